@@ -1,0 +1,295 @@
+// Package config is banter's configuration: the YAML schema, its built-in defaults, the
+// environment overlay for secrets, validation with field paths, and live reload.
+//
+// One YAML file configures the bot. It is found through -config, then BANTER_CONFIG, then
+// ./banter.yaml when present; without any, the built-in defaults apply. Secrets never live in
+// the file: DISCORD_TOKEN, OPENAI_API_KEY and OPENAI_BASE_URL come from the environment.
+//
+// docs/config.md is the reference for every key; banter.example.yaml shows them all.
+package config
+
+// Config is the whole configuration. The zero value is not useful: start from Default or Load.
+type Config struct {
+	Bot              Bot              `yaml:"bot"`
+	Discord          Discord          `yaml:"discord"`
+	Permissions      Permissions      `yaml:"permissions"`
+	Activity         Activity         `yaml:"activity"`
+	Context          Context          `yaml:"context"`
+	LLM              LLM              `yaml:"llm"`
+	ReplyFollowupLLM ReplyFollowupLLM `yaml:"replyFollowupLlm"`
+	Voice            Voice            `yaml:"voice"`
+	Safety           Safety           `yaml:"safety"`
+	Metrics          Metrics          `yaml:"metrics"`
+	Store            Store            `yaml:"store"`
+	Log              Log              `yaml:"log"`
+
+	// Secrets come from the environment only and are never printed.
+	Secrets Secrets `yaml:"-" json:"-"`
+}
+
+// Bot is who the bot is: its name, the names it also answers to, and its personas.
+type Bot struct {
+	// Name is the bot's name as people address it ("hey banter").
+	Name string `yaml:"name"`
+	// Aliases are other names that address the bot.
+	Aliases []string `yaml:"aliases"`
+	// Persona names the default persona, a key of Personas.
+	Persona string `yaml:"persona"`
+	// Personas are the characters the bot can play, by name.
+	Personas map[string]Persona `yaml:"personas"`
+	// CommandPrefix starts text commands such as "!banter(Persona) topic".
+	CommandPrefix string `yaml:"commandPrefix"`
+}
+
+// Persona is one character the bot can play.
+type Persona struct {
+	// Prompt is the system prompt that sets the character.
+	Prompt string `yaml:"prompt"`
+	// Description is a one-line summary shown by /persona.
+	Description string `yaml:"description"`
+}
+
+// Discord holds where and how the bot reaches Discord.
+type Discord struct {
+	// APIURL is the base URL of Discord's HTTP API host. Point it at the simulator for local runs.
+	APIURL string `yaml:"apiUrl"`
+	// VoiceCAFile is a PEM file of extra certificate authorities trusted for the voice WebSocket
+	// (the simulator's CA); empty uses the system roots only.
+	VoiceCAFile string `yaml:"voiceCaFile"`
+	// RegisterSlashCommands registers /persona, /join and /leave at start.
+	RegisterSlashCommands bool `yaml:"registerSlashCommands"`
+	// ShutdownTimeoutSeconds bounds how long in-flight work may finish after SIGINT/SIGTERM.
+	ShutdownTimeoutSeconds int `yaml:"shutdownTimeoutSeconds"`
+}
+
+// Permissions decide where the bot may speak and whom it ignores.
+type Permissions struct {
+	// AllowInitiativeReplies lets the bot join conversations it was not addressed in.
+	AllowInitiativeReplies bool `yaml:"allowInitiativeReplies"`
+	// InitiativeChannelIDs are channels where the bot may speak up on its own.
+	InitiativeChannelIDs []string `yaml:"initiativeChannelIds"`
+	// AllowedChannelIDs limits the bot to these channels (and their threads); empty allows all.
+	AllowedChannelIDs []string `yaml:"allowedChannelIds"`
+	// BlockedUserIDs are users the bot ignores entirely.
+	BlockedUserIDs []string `yaml:"blockedUserIds"`
+	// PingRepliedUser lets a reply notify the author of the message it replies to. Model text can
+	// never ping @everyone, @here or roles.
+	PingRepliedUser bool `yaml:"pingRepliedUser"`
+}
+
+// Activity tunes how eager and how busy the bot is in text channels.
+type Activity struct {
+	// ReplyLevelInitiative is the eagerness (0-100) in initiative channels.
+	ReplyLevelInitiative int `yaml:"replyLevelInitiative"`
+	// ReplyLevelNonInitiative is the eagerness (0-100) elsewhere.
+	ReplyLevelNonInitiative int `yaml:"replyLevelNonInitiative"`
+	// ReplyCoalesceWindowSeconds gathers a burst of messages into one reply attempt.
+	ReplyCoalesceWindowSeconds float64 `yaml:"replyCoalesceWindowSeconds"`
+	// ReplyCoalesceMaxMessages closes a burst early once it has this many messages.
+	ReplyCoalesceMaxMessages int `yaml:"replyCoalesceMaxMessages"`
+	// MaxPromptsPerHour caps model calls per channel in a sliding hour.
+	MaxPromptsPerHour int `yaml:"maxPromptsPerHour"`
+	// ExplicitReservePromptsPerHour of that cap is kept for turns that address the bot.
+	ExplicitReservePromptsPerHour int `yaml:"explicitReservePromptsPerHour"`
+	// InitiativeReplyShare is the share (0-1) of threaded initiative candidates sent as replies.
+	InitiativeReplyShare float64 `yaml:"initiativeReplyShare"`
+	// RecentWindowSeconds: after the bot spoke in a channel, follow-ups within this window may be
+	// admitted without an address when initiative replies are allowed.
+	RecentWindowSeconds int `yaml:"recentWindowSeconds"`
+	// QueueCapacity bounds pending reply attempts per channel.
+	QueueCapacity int `yaml:"queueCapacity"`
+}
+
+// Context shapes what the reply model sees.
+type Context struct {
+	// ReplyChainDepth is how many messages of a reply chain are walked back.
+	ReplyChainDepth int `yaml:"replyChainDepth"`
+	// IncludeOwnMessagesInHistory shows the bot's own lines in the history.
+	IncludeOwnMessagesInHistory bool `yaml:"includeOwnMessagesInHistory"`
+	// HistoryLimit is the most recent messages fetched for context.
+	HistoryLimit int `yaml:"historyLimit"`
+	// ClusterGapMinutes ends a conversation cluster at a silence longer than this.
+	ClusterGapMinutes int `yaml:"clusterGapMinutes"`
+	// ClusterLookback is how many messages clustering may walk back.
+	ClusterLookback int `yaml:"clusterLookback"`
+	// MaxCharsPerMessage truncates each message shown to the model.
+	MaxCharsPerMessage int `yaml:"maxCharsPerMessage"`
+	// TokenBudget caps the whole context; the oldest lines are dropped first.
+	TokenBudget int `yaml:"tokenBudget"`
+	// MaxParticipants caps the participants block.
+	MaxParticipants int `yaml:"maxParticipants"`
+}
+
+// LLM is the reply model for text and the OpenAI-compatible endpoint.
+type LLM struct {
+	// Model generates text replies.
+	Model string `yaml:"model"`
+	// API is "responses" (OpenAI Responses API) or "chat_completions" for servers that only
+	// offer chat completions.
+	API string `yaml:"api"`
+	// BaseURL of the OpenAI-compatible API; OPENAI_BASE_URL overrides it.
+	BaseURL string `yaml:"baseUrl"`
+	// TimeoutSeconds bounds one model request.
+	TimeoutSeconds int `yaml:"timeoutSeconds"`
+	// MaxRetries for 429 and 5xx answers.
+	MaxRetries int `yaml:"maxRetries"`
+	// DirectAddressClassifier is the optional cheap model asked whether an ambiguous message
+	// addresses the bot.
+	DirectAddressClassifier DirectAddressClassifier `yaml:"directAddressClassifier"`
+}
+
+// DirectAddressClassifier configures the llm_direct_address signal.
+type DirectAddressClassifier struct {
+	Enabled bool   `yaml:"enabled"`
+	Model   string `yaml:"model"`
+	// Threshold is the confidence (0-1) above which a message counts as addressed.
+	Threshold float64 `yaml:"threshold"`
+}
+
+// ReplyFollowupLLM is an optional second model pass over a drafted reply.
+type ReplyFollowupLLM struct {
+	Enabled bool   `yaml:"enabled"`
+	Model   string `yaml:"model"`
+}
+
+// Voice configures voice channels.
+type Voice struct {
+	// Enabled allows the bot to join voice channels.
+	Enabled bool `yaml:"enabled"`
+	// Mode is "stt_pipeline" (transcribe, generate, speak) or "realtime" (a realtime speech model).
+	Mode string `yaml:"mode"`
+	// RealtimeReplyStrategy is "brain" (local generation with [SKIP]) or "native" (the realtime
+	// model answers admitted turns itself).
+	RealtimeReplyStrategy string `yaml:"realtimeReplyStrategy"`
+	// ReplyEagerness (0-100) is how readily the bot answers turns not addressed to it; 0 answers
+	// only direct addresses.
+	ReplyEagerness int `yaml:"replyEagerness"`
+	// AutoJoin lists voice channels joined at start.
+	AutoJoin []VoiceChannelRef `yaml:"autoJoin"`
+	// LogChannelID, when set, receives a text log of what was said in voice.
+	LogChannelID string `yaml:"logChannelId"`
+	// InactivityLeaveSeconds: leave when alone this long.
+	InactivityLeaveSeconds int `yaml:"inactivityLeaveSeconds"`
+	// MaxSessionMinutes: leave after this long in any case.
+	MaxSessionMinutes int `yaml:"maxSessionMinutes"`
+	// FocusedSpeakerWindowSeconds: the speaker the bot is talking with may follow up without an
+	// address within this window.
+	FocusedSpeakerWindowSeconds int `yaml:"focusedSpeakerWindowSeconds"`
+	// RecentReplyWindowSeconds: a continuation within this window after the bot spoke to a
+	// speaker is admitted.
+	RecentReplyWindowSeconds int `yaml:"recentReplyWindowSeconds"`
+	// JoinGreetingWindowSeconds favours a short greeting right after joining; 0 disables it.
+	JoinGreetingWindowSeconds int              `yaml:"joinGreetingWindowSeconds"`
+	ReplyDecisionLLM          ReplyDecisionLLM `yaml:"replyDecisionLlm"`
+	GenerationLLM             ModelRef         `yaml:"generationLlm"`
+	STTPipeline               STTPipeline      `yaml:"sttPipeline"`
+	OpenAIRealtime            OpenAIRealtime   `yaml:"openaiRealtime"`
+	Endpointing               Endpointing      `yaml:"endpointing"`
+	BargeIn                   BargeIn          `yaml:"bargeIn"`
+}
+
+// VoiceChannelRef names a voice channel in a guild.
+type VoiceChannelRef struct {
+	GuildID   string `yaml:"guildId"`
+	ChannelID string `yaml:"channelId"`
+}
+
+// ReplyDecisionLLM is the YES/NO classifier asked whether to answer a voice turn.
+type ReplyDecisionLLM struct {
+	Enabled bool   `yaml:"enabled"`
+	Model   string `yaml:"model"`
+	// MaxAttempts before failing closed.
+	MaxAttempts int `yaml:"maxAttempts"`
+	// TimeoutMs per attempt.
+	TimeoutMs int                  `yaml:"timeoutMs"`
+	Prompts   ReplyDecisionPrompts `yaml:"prompts"`
+}
+
+// ReplyDecisionPrompts override the classifier's built-in prompts; empty keeps the built-in.
+type ReplyDecisionPrompts struct {
+	System string `yaml:"system"`
+	User   string `yaml:"user"`
+}
+
+// ModelRef names a model.
+type ModelRef struct {
+	Model string `yaml:"model"`
+}
+
+// STTPipeline names the models of voice.mode stt_pipeline.
+type STTPipeline struct {
+	TranscriptionModel string `yaml:"transcriptionModel"`
+	// Language is an ISO-639-1 hint for transcription; empty lets the model detect it.
+	Language string `yaml:"language"`
+	TTSModel string `yaml:"ttsModel"`
+	TTSVoice string `yaml:"ttsVoice"`
+}
+
+// OpenAIRealtime configures voice.mode realtime.
+type OpenAIRealtime struct {
+	Model string `yaml:"model"`
+	Voice string `yaml:"voice"`
+	// SessionMaxMinutes rolls the realtime session over before the provider's limit.
+	SessionMaxMinutes int `yaml:"sessionMaxMinutes"`
+	// ServerTurnDetection lets the provider detect turns; off keeps endpointing local.
+	ServerTurnDetection bool `yaml:"serverTurnDetection"`
+}
+
+// Endpointing finds the end of each utterance.
+type Endpointing struct {
+	// SilenceMs of silence ends an utterance.
+	SilenceMs int `yaml:"silenceMs"`
+	// MinUtteranceMs: shorter sounds are ignored.
+	MinUtteranceMs int `yaml:"minUtteranceMs"`
+	// MaxUtteranceMs: longer speech is cut into chunks whose transcripts are merged.
+	MaxUtteranceMs int `yaml:"maxUtteranceMs"`
+	// RoomHoldMs holds a finished turn while another member is still talking (unless it
+	// addresses the bot directly).
+	RoomHoldMs int `yaml:"roomHoldMs"`
+}
+
+// BargeIn decides when the bot stops talking because someone speaks over it.
+type BargeIn struct {
+	// Policy is "reply_target" (only the person answered), "anyone", or "none".
+	Policy string `yaml:"policy"`
+	// MinSpeechMs of speech over the bot interrupts it.
+	MinSpeechMs int `yaml:"minSpeechMs"`
+	// EchoGuardMs after the bot starts speaking during which speech is not an interruption.
+	EchoGuardMs int `yaml:"echoGuardMs"`
+}
+
+// Safety holds content rules.
+type Safety struct {
+	// BanWords: incoming messages containing one are ignored; model output has them scrubbed.
+	BanWords []string `yaml:"banWords"`
+}
+
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Listen is the address of /metrics, /healthz and /readyz; empty disables the server.
+	Listen string `yaml:"listen"`
+}
+
+// Store configures persistence.
+type Store struct {
+	// Driver is "sqlite".
+	Driver string `yaml:"driver"`
+	// DSN is the SQLite file path.
+	DSN string `yaml:"dsn"`
+	// RetentionDays prunes stored messages older than this; 0 keeps them forever.
+	RetentionDays int `yaml:"retentionDays"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is json or text.
+	Format string `yaml:"format"`
+}
+
+// Secrets are read from the environment only.
+type Secrets struct {
+	DiscordToken string
+	OpenAIAPIKey string
+}

@@ -1,0 +1,286 @@
+package config
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func noEnv(string) string { return "" }
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaultsAreValid(t *testing.T) {
+	cfg, err := Load("", noEnv)
+	if err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	if cfg.Context.ReplyChainDepth != 40 || cfg.Context.ClusterGapMinutes != 60 || cfg.Context.ClusterLookback != 25 {
+		t.Errorf("context defaults = %+v, want depth 40, gap 60, lookback 25", cfg.Context)
+	}
+	if !cfg.Context.IncludeOwnMessagesInHistory {
+		t.Error("includeOwnMessagesInHistory defaults to false, want true")
+	}
+	if cfg.Metrics.Listen != "127.0.0.1:9090" {
+		t.Errorf("metrics.listen = %q", cfg.Metrics.Listen)
+	}
+	if cfg.Activity.InitiativeReplyShare != 0.65 {
+		t.Errorf("initiativeReplyShare = %v, want 0.65", cfg.Activity.InitiativeReplyShare)
+	}
+}
+
+func TestExampleFileIsValidAndComplete(t *testing.T) {
+	data, err := os.ReadFile("../banter.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(data); err != nil {
+		t.Fatalf("banter.example.yaml: %v", err)
+	}
+	// Every key of the schema appears in the example, so operators see them all.
+	rendered, err := Default().Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(rendered), "\n") {
+		key, _, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || strings.HasPrefix(key, "#") || strings.HasPrefix(key, "-") || key == "default" {
+			continue
+		}
+		if !strings.Contains(string(data), key+":") {
+			t.Errorf("banter.example.yaml does not mention key %q", key)
+		}
+	}
+}
+
+func TestValidationMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // every fragment must appear in the error
+	}{
+		{"unknown key with suggestion", "bot:\n  nmae: x\n",
+			[]string{"bot.nmae (line 2): unknown key", `did you mean "name"?`, "allowed keys: aliases, commandPrefix, name, persona, personas"}},
+		{"unknown top-level section", "voic:\n  mode: realtime\n",
+			[]string{"voic (line 1): unknown key", `did you mean "voice"?`}},
+		{"bad enum", "voice:\n  mode: sst\n",
+			[]string{`voice.mode: "sst" is not allowed (allowed values: stt_pipeline, realtime)`}},
+		{"out of range eagerness", "activity:\n  replyLevelInitiative: 150\n",
+			[]string{"activity.replyLevelInitiative: 150 is out of range (allowed 0 to 100)"}},
+		{"wrong type", "context:\n  replyChainDepth: lots\n",
+			[]string{`context.replyChainDepth (line 2): "lots" is not a valid whole number`}},
+		{"list expected", "safety:\n  banWords: nope\n",
+			[]string{"safety.banWords (line 2): must be a list"}},
+		{"bad snowflake", "permissions:\n  allowedChannelIds: [general]\n",
+			[]string{`permissions.allowedChannelIds[0]: "general" is not a Discord id`}},
+		{"reserve above cap", "activity:\n  maxPromptsPerHour: 10\n  explicitReservePromptsPerHour: 20\n",
+			[]string{"activity.explicitReservePromptsPerHour: 20 is out of range (allowed 0 to 10)"}},
+		{"unknown persona", "bot:\n  persona: pirate\n",
+			[]string{`bot.persona: "pirate" is not one of bot.personas (defined: default)`}},
+		{"several problems at once", "voice:\n  bargeIn:\n    policy: sometimes\nlog:\n  format: xml\n",
+			[]string{`voice.bargeIn.policy: "sometimes"`, "reply_target, anyone, none", `log.format: "xml"`}},
+		{"not yaml", "bot: [unclosed\n", []string{"not valid YAML"}},
+		{"bad metrics address", "metrics:\n  listen: nine-zero\n", []string{`metrics.listen: "nine-zero" is not host:port`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "banter.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, noEnv)
+			if err == nil {
+				t.Fatal("Load accepted an invalid file")
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestOverlayKeepsDefaultsForUnsetKeys(t *testing.T) {
+	cfg, err := Parse([]byte("bot:\n  name: pip\n  aliases: [pipster]\n  personas:\n    pirate:\n      prompt: arr\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Bot.Name != "pip" || cfg.Bot.Aliases[0] != "pipster" {
+		t.Errorf("bot = %+v", cfg.Bot)
+	}
+	if _, ok := cfg.Bot.Personas["default"]; !ok {
+		t.Error("adding a persona dropped the default persona")
+	}
+	if cfg.Bot.Personas["pirate"].Prompt != "arr" {
+		t.Error("pirate persona not loaded")
+	}
+	if cfg.Context.ReplyChainDepth != 40 {
+		t.Errorf("unset key lost its default: replyChainDepth = %d", cfg.Context.ReplyChainDepth)
+	}
+}
+
+func TestEnvOverlay(t *testing.T) {
+	cfg, err := Load("", env(map[string]string{
+		EnvDiscordToken:  " tok ",
+		EnvOpenAIAPIKey:  "sk-test",
+		EnvOpenAIBaseURL: "http://127.0.0.1:9999/v1",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Secrets.DiscordToken != "tok" || cfg.Secrets.OpenAIAPIKey != "sk-test" {
+		t.Errorf("secrets not read from the environment: %#v", cfg.Secrets)
+	}
+	if cfg.LLM.BaseURL != "http://127.0.0.1:9999/v1" {
+		t.Errorf("OPENAI_BASE_URL not applied: %q", cfg.LLM.BaseURL)
+	}
+	if _, err := Load("", env(map[string]string{EnvOpenAIBaseURL: "not a url"})); err == nil ||
+		!strings.Contains(err.Error(), "llm.baseUrl") {
+		t.Errorf("bad OPENAI_BASE_URL: err = %v, want one naming llm.baseUrl", err)
+	}
+}
+
+func TestSecretsNeverRendered(t *testing.T) {
+	cfg, err := Load("", env(map[string]string{EnvDiscordToken: "super-secret-token", EnvOpenAIAPIKey: "sk-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfg.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("x", "secrets", cfg.Secrets, "cfg", cfg)
+	for _, s := range []string{string(out), logs.String()} {
+		if strings.Contains(s, "super-secret-token") || strings.Contains(s, "sk-secret") {
+			t.Fatalf("secret leaked:\n%s", s)
+		}
+	}
+	if !strings.Contains(string(out), "DISCORD_TOKEN: set (redacted)") {
+		t.Errorf("redacted output does not say the token is set:\n%s", out)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	if got := Locate("a.yaml", env(map[string]string{EnvConfigPath: "b.yaml"})); got != "a.yaml" {
+		t.Errorf("flag should win, got %q", got)
+	}
+	if got := Locate("", env(map[string]string{EnvConfigPath: "b.yaml"})); got != "b.yaml" {
+		t.Errorf("BANTER_CONFIG should be used, got %q", got)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if got := Locate("", noEnv); got != "" {
+		t.Errorf("no file: got %q, want defaults", got)
+	}
+	if err := os.WriteFile(DefaultPath, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := Locate("", noEnv); got != DefaultPath {
+		t.Errorf("./banter.yaml present: got %q", got)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil { // the way editors save
+		t.Fatal(err)
+	}
+}
+
+func TestReloadOnFileChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "banter.yaml")
+	writeFile(t, path, "activity:\n  replyLevelInitiative: 10\n")
+	cfg, err := Load(path, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+	changes := make(chan *Config, 4)
+	w.Subscribe(func(_, updated *Config) { changes <- updated })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// fsnotify needs the watch in place before the write; retry the write until seen.
+	var got *Config
+	deadline := time.After(10 * time.Second)
+	for got == nil {
+		writeFile(t, path, "activity:\n  replyLevelInitiative: 80\nmetrics:\n  listen: 127.0.0.1:1\n")
+		select {
+		case got = <-changes:
+		case <-time.After(300 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("valid change was not picked up")
+		}
+	}
+	if got.Activity.ReplyLevelInitiative != 80 || w.Current().Activity.ReplyLevelInitiative != 80 {
+		t.Errorf("eagerness not reloaded: %d", got.Activity.ReplyLevelInitiative)
+	}
+	if got.Metrics.Listen != "127.0.0.1:9090" {
+		t.Errorf("metrics.listen changed live to %q; it needs a restart", got.Metrics.Listen)
+	}
+	if !strings.Contains(logs.String(), "config_reload_needs_restart") {
+		t.Errorf("no restart warning logged: %s", logs.String())
+	}
+
+	// An invalid file keeps the running configuration and logs why.
+	writeFile(t, path, "activity:\n  replyLevelInitiative: 500\n")
+	deadline = time.After(10 * time.Second)
+	for !strings.Contains(logs.String(), "config_reload_rejected") {
+		select {
+		case <-changes:
+			t.Fatal("invalid config was applied")
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("invalid change was not reported")
+		}
+	}
+	if w.Current().Activity.ReplyLevelInitiative != 80 {
+		t.Errorf("running config replaced by an invalid one")
+	}
+	if !strings.Contains(logs.String(), "activity.replyLevelInitiative: 500 is out of range") {
+		t.Errorf("rejection does not say why: %s", logs.String())
+	}
+}
+
+func TestReloadExplicit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "banter.yaml")
+	writeFile(t, path, "voice:\n  replyEagerness: 5\n")
+	cfg, err := Load(path, env(map[string]string{EnvDiscordToken: "t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(path, cfg, env(map[string]string{EnvDiscordToken: "t"}), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	writeFile(t, path, "voice:\n  replyEagerness: 60\n")
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Current().Voice.ReplyEagerness != 60 || w.Current().Secrets.DiscordToken != "t" {
+		t.Errorf("after SIGHUP-style reload: eagerness %d, token kept %v", w.Current().Voice.ReplyEagerness, w.Current().Secrets.DiscordToken == "t")
+	}
+	writeFile(t, path, "voice: [")
+	if err := w.Reload(); err == nil {
+		t.Error("broken YAML accepted on reload")
+	}
+	if w.Current().Voice.ReplyEagerness != 60 {
+		t.Error("broken reload replaced the running config")
+	}
+}

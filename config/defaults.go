@@ -1,0 +1,98 @@
+package config
+
+// DefaultPersonaPrompt is the built-in character of the default persona.
+const DefaultPersonaPrompt = `You are banter, a witty, warm regular in this Discord server. ` +
+	`You talk like a friend in the room: short, casual, on topic, never preachy. ` +
+	`You know who said what and answer the person you are talking to. ` +
+	`If nobody needs you to speak, answer exactly [SKIP].`
+
+// Default returns the built-in configuration: what banter runs with when no file is given.
+func Default() *Config {
+	return &Config{
+		Bot: Bot{
+			Name:    "banter",
+			Persona: "default",
+			Personas: map[string]Persona{
+				"default": {Prompt: DefaultPersonaPrompt, Description: "banter's own easy-going self"},
+			},
+			CommandPrefix: "!",
+		},
+		Discord: Discord{
+			APIURL:                 "https://discord.com",
+			RegisterSlashCommands:  true,
+			ShutdownTimeoutSeconds: 15,
+		},
+		Permissions: Permissions{PingRepliedUser: true},
+		Activity: Activity{
+			ReplyLevelInitiative:          50,
+			ReplyLevelNonInitiative:       20,
+			ReplyCoalesceWindowSeconds:    3,
+			ReplyCoalesceMaxMessages:      6,
+			MaxPromptsPerHour:             60,
+			ExplicitReservePromptsPerHour: 20,
+			InitiativeReplyShare:          0.65,
+			RecentWindowSeconds:           300,
+			QueueCapacity:                 32,
+		},
+		Context: Context{
+			ReplyChainDepth:             40,
+			IncludeOwnMessagesInHistory: true,
+			HistoryLimit:                50,
+			ClusterGapMinutes:           60,
+			ClusterLookback:             25,
+			MaxCharsPerMessage:          1200,
+			TokenBudget:                 6000,
+			MaxParticipants:             12,
+		},
+		LLM: LLM{
+			Model:          "gpt-5-mini",
+			API:            "responses",
+			BaseURL:        "https://api.openai.com/v1",
+			TimeoutSeconds: 60,
+			MaxRetries:     2,
+			DirectAddressClassifier: DirectAddressClassifier{
+				Model:     "gpt-5-nano",
+				Threshold: 0.75,
+			},
+		},
+		ReplyFollowupLLM: ReplyFollowupLLM{Model: "gpt-5-mini"},
+		Voice: Voice{
+			Enabled:                     true,
+			Mode:                        "stt_pipeline",
+			RealtimeReplyStrategy:       "brain",
+			ReplyEagerness:              30,
+			InactivityLeaveSeconds:      300,
+			MaxSessionMinutes:           180,
+			FocusedSpeakerWindowSeconds: 20,
+			RecentReplyWindowSeconds:    30,
+			JoinGreetingWindowSeconds:   10,
+			ReplyDecisionLLM: ReplyDecisionLLM{
+				Enabled:     true,
+				Model:       "gpt-5-nano",
+				MaxAttempts: 2,
+				TimeoutMs:   2500,
+			},
+			GenerationLLM: ModelRef{Model: "gpt-5-mini"},
+			STTPipeline: STTPipeline{
+				TranscriptionModel: "gpt-4o-mini-transcribe",
+				TTSModel:           "gpt-4o-mini-tts",
+				TTSVoice:           "alloy",
+			},
+			OpenAIRealtime: OpenAIRealtime{
+				Model:             "gpt-realtime",
+				Voice:             "marin",
+				SessionMaxMinutes: 55,
+			},
+			Endpointing: Endpointing{
+				SilenceMs:      700,
+				MinUtteranceMs: 300,
+				MaxUtteranceMs: 15000,
+				RoomHoldMs:     1500,
+			},
+			BargeIn: BargeIn{Policy: "anyone", MinSpeechMs: 400, EchoGuardMs: 250},
+		},
+		Metrics: Metrics{Listen: "127.0.0.1:9090"},
+		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90},
+		Log:     Log{Level: "info", Format: "json"},
+	}
+}

@@ -1,0 +1,246 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Environment variables read by Load.
+const (
+	EnvConfigPath    = "BANTER_CONFIG"
+	EnvDiscordToken  = "DISCORD_TOKEN"
+	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	// DefaultPath is used when present and nothing else names a file.
+	DefaultPath = "banter.yaml"
+)
+
+// Locate picks the config file: the flag value, else $BANTER_CONFIG, else ./banter.yaml when it
+// exists. An empty result means "built-in defaults".
+func Locate(flagValue string, getenv func(string) string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if p := getenv(EnvConfigPath); p != "" {
+		return p
+	}
+	if _, err := os.Stat(DefaultPath); err == nil {
+		return DefaultPath
+	}
+	return ""
+}
+
+// Load reads the file at path (defaults only when path is empty), applies the environment
+// overlay through getenv and validates the result. Errors name the file, the field path, the
+// value and what is allowed.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	cfg := Default()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: read %s: %w", path, err)
+		}
+		if err := decodeInto(cfg, data); err != nil {
+			return nil, fmt.Errorf("config: %s: %w", path, err)
+		}
+	}
+	applyEnv(cfg, getenv)
+	if err := cfg.Validate(); err != nil {
+		if path != "" {
+			return nil, fmt.Errorf("config: %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes YAML over the defaults and validates it, without the environment.
+func Parse(data []byte) (*Config, error) {
+	cfg := Default()
+	if err := decodeInto(cfg, data); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) {
+	if getenv == nil {
+		return
+	}
+	cfg.Secrets.DiscordToken = strings.TrimSpace(getenv(EnvDiscordToken))
+	cfg.Secrets.OpenAIAPIKey = strings.TrimSpace(getenv(EnvOpenAIAPIKey))
+	if u := strings.TrimSpace(getenv(EnvOpenAIBaseURL)); u != "" {
+		cfg.LLM.BaseURL = u
+	}
+}
+
+// decodeInto checks the document against the schema (unknown keys, wrong types), then decodes
+// it over cfg.
+func decodeInto(cfg *Config, data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	var problems []string
+	checkNode(doc.Content[0], reflect.TypeOf(*cfg), "", &problems)
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	if err := doc.Content[0].Decode(cfg); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	return nil
+}
+
+// checkNode walks a YAML node against the Go type it will decode into and records unknown keys
+// and values of the wrong kind with their field paths.
+func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
+	where := func() string {
+		if path == "" {
+			return "(top level)"
+		}
+		return path
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			*problems = append(*problems, fmt.Sprintf("%s (line %d): must be a mapping of keys (allowed keys: %s)", where(), n.Line, strings.Join(yamlKeys(t), ", ")))
+			return
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			f, ok := fields[key.Value]
+			if !ok {
+				hint := ""
+				if s := closest(key.Value, yamlKeys(t)); s != "" {
+					hint = fmt.Sprintf("; did you mean %q?", s)
+				}
+				*problems = append(*problems, fmt.Sprintf("%s (line %d): unknown key%s (allowed keys: %s)", join(path, key.Value), key.Line, hint, strings.Join(yamlKeys(t), ", ")))
+				continue
+			}
+			checkNode(val, f.Type, join(path, key.Value), problems)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			*problems = append(*problems, fmt.Sprintf("%s (line %d): must be a mapping of names to entries", where(), n.Line))
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			checkNode(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), problems)
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			*problems = append(*problems, fmt.Sprintf("%s (line %d): must be a list", where(), n.Line))
+			return
+		}
+		for i, item := range n.Content {
+			checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), problems)
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			*problems = append(*problems, fmt.Sprintf("%s (line %d): must be a single %s value", where(), n.Line, kindName(t)))
+			return
+		}
+		v := reflect.New(t)
+		if err := n.Decode(v.Interface()); err != nil {
+			*problems = append(*problems, fmt.Sprintf("%s (line %d): %q is not a valid %s", where(), n.Line, n.Value, kindName(t)))
+		}
+	}
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "whole number"
+	case reflect.Float64, reflect.Float32:
+		return "number"
+	case reflect.Bool:
+		return "boolean (true or false)"
+	case reflect.String:
+		return "string"
+	}
+	return t.Kind().String()
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	m := make(map[string]reflect.StructField, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		m[name] = f
+	}
+	return m
+}
+
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for k := range yamlFields(t) {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// closest returns the allowed key nearest to s by edit distance, when near enough to be a typo.
+func closest(s string, allowed []string) string {
+	best, bestD := "", 4
+	for _, a := range allowed {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(a)); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,205 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Allowed values of the enumerated settings.
+var (
+	// These are read-only tables, never modified.
+	voiceModes         = []string{"stt_pipeline", "realtime"}
+	realtimeStrategies = []string{"brain", "native"}
+	llmAPIs            = []string{"responses", "chat_completions"}
+	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
+	storeDrivers       = []string{"sqlite"}
+	logLevels          = []string{"debug", "info", "warn", "error"}
+	logFormats         = []string{"json", "text"}
+)
+
+// Validate checks every value and returns all problems at once, one per line, each naming the
+// field path, the value and what is allowed.
+func (c *Config) Validate() error {
+	v := &validator{}
+	v.nonEmpty("bot.name", c.Bot.Name)
+	for i, a := range c.Bot.Aliases {
+		v.nonEmpty(fmt.Sprintf("bot.aliases[%d]", i), a)
+	}
+	if _, ok := c.Bot.Personas[c.Bot.Persona]; !ok {
+		v.addf("bot.persona: %q is not one of bot.personas (defined: %s)", c.Bot.Persona, strings.Join(c.PersonaNames(), ", "))
+	}
+	for name, p := range c.Bot.Personas {
+		if strings.TrimSpace(name) == "" {
+			v.addf("bot.personas: a persona has an empty name")
+		}
+		v.nonEmpty("bot.personas."+name+".prompt", p.Prompt)
+	}
+	if strings.ContainsAny(c.Bot.CommandPrefix, " \t\n") || c.Bot.CommandPrefix == "" {
+		v.addf("bot.commandPrefix: %q must be non-empty and contain no spaces (for example \"!\")", c.Bot.CommandPrefix)
+	}
+
+	v.url("discord.apiUrl", c.Discord.APIURL)
+	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
+
+	v.snowflakes("permissions.initiativeChannelIds", c.Permissions.InitiativeChannelIDs)
+	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
+	v.snowflakes("permissions.blockedUserIds", c.Permissions.BlockedUserIDs)
+
+	a := c.Activity
+	v.intRange("activity.replyLevelInitiative", a.ReplyLevelInitiative, 0, 100)
+	v.intRange("activity.replyLevelNonInitiative", a.ReplyLevelNonInitiative, 0, 100)
+	v.floatRange("activity.replyCoalesceWindowSeconds", a.ReplyCoalesceWindowSeconds, 0, 60)
+	v.intRange("activity.replyCoalesceMaxMessages", a.ReplyCoalesceMaxMessages, 1, 100)
+	v.intRange("activity.maxPromptsPerHour", a.MaxPromptsPerHour, 1, 100000)
+	v.intRange("activity.explicitReservePromptsPerHour", a.ExplicitReservePromptsPerHour, 0, a.MaxPromptsPerHour)
+	v.floatRange("activity.initiativeReplyShare", a.InitiativeReplyShare, 0, 1)
+	v.intRange("activity.recentWindowSeconds", a.RecentWindowSeconds, 0, 86400)
+	v.intRange("activity.queueCapacity", a.QueueCapacity, 1, 10000)
+
+	x := c.Context
+	v.intRange("context.replyChainDepth", x.ReplyChainDepth, 1, 200)
+	v.intRange("context.historyLimit", x.HistoryLimit, 1, 100)
+	v.intRange("context.clusterGapMinutes", x.ClusterGapMinutes, 1, 10080)
+	v.intRange("context.clusterLookback", x.ClusterLookback, 1, 100)
+	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
+	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
+	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+
+	v.nonEmpty("llm.model", c.LLM.Model)
+	v.enum("llm.api", c.LLM.API, llmAPIs)
+	v.url("llm.baseUrl", c.LLM.BaseURL)
+	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
+	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
+	if c.LLM.DirectAddressClassifier.Enabled {
+		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
+	}
+	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
+	if c.ReplyFollowupLLM.Enabled {
+		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
+	}
+
+	vo := c.Voice
+	v.enum("voice.mode", vo.Mode, voiceModes)
+	v.enum("voice.realtimeReplyStrategy", vo.RealtimeReplyStrategy, realtimeStrategies)
+	v.intRange("voice.replyEagerness", vo.ReplyEagerness, 0, 100)
+	for i, ref := range vo.AutoJoin {
+		v.snowflake(fmt.Sprintf("voice.autoJoin[%d].guildId", i), ref.GuildID)
+		v.snowflake(fmt.Sprintf("voice.autoJoin[%d].channelId", i), ref.ChannelID)
+	}
+	if vo.LogChannelID != "" {
+		v.snowflake("voice.logChannelId", vo.LogChannelID)
+	}
+	v.intRange("voice.inactivityLeaveSeconds", vo.InactivityLeaveSeconds, 10, 86400)
+	v.intRange("voice.maxSessionMinutes", vo.MaxSessionMinutes, 1, 10080)
+	v.intRange("voice.focusedSpeakerWindowSeconds", vo.FocusedSpeakerWindowSeconds, 0, 600)
+	v.intRange("voice.recentReplyWindowSeconds", vo.RecentReplyWindowSeconds, 0, 600)
+	v.intRange("voice.joinGreetingWindowSeconds", vo.JoinGreetingWindowSeconds, 0, 120)
+	if vo.ReplyDecisionLLM.Enabled {
+		v.nonEmpty("voice.replyDecisionLlm.model", vo.ReplyDecisionLLM.Model)
+	}
+	v.intRange("voice.replyDecisionLlm.maxAttempts", vo.ReplyDecisionLLM.MaxAttempts, 1, 5)
+	v.intRange("voice.replyDecisionLlm.timeoutMs", vo.ReplyDecisionLLM.TimeoutMs, 100, 30000)
+	v.nonEmpty("voice.generationLlm.model", vo.GenerationLLM.Model)
+	v.nonEmpty("voice.sttPipeline.transcriptionModel", vo.STTPipeline.TranscriptionModel)
+	v.nonEmpty("voice.sttPipeline.ttsModel", vo.STTPipeline.TTSModel)
+	v.nonEmpty("voice.sttPipeline.ttsVoice", vo.STTPipeline.TTSVoice)
+	v.nonEmpty("voice.openaiRealtime.model", vo.OpenAIRealtime.Model)
+	v.nonEmpty("voice.openaiRealtime.voice", vo.OpenAIRealtime.Voice)
+	v.intRange("voice.openaiRealtime.sessionMaxMinutes", vo.OpenAIRealtime.SessionMaxMinutes, 1, 120)
+	e := vo.Endpointing
+	v.intRange("voice.endpointing.silenceMs", e.SilenceMs, 100, 5000)
+	v.intRange("voice.endpointing.minUtteranceMs", e.MinUtteranceMs, 0, 5000)
+	v.intRange("voice.endpointing.maxUtteranceMs", e.MaxUtteranceMs, max(e.MinUtteranceMs, 1000), 120000)
+	v.intRange("voice.endpointing.roomHoldMs", e.RoomHoldMs, 0, 10000)
+	v.enum("voice.bargeIn.policy", vo.BargeIn.Policy, bargeInPolicies)
+	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)
+	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
+
+	for i, w := range c.Safety.BanWords {
+		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
+	}
+
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
+		}
+	}
+	v.enum("store.driver", c.Store.Driver, storeDrivers)
+	v.nonEmpty("store.dsn", c.Store.DSN)
+	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.enum("log.level", c.Log.Level, logLevels)
+	v.enum("log.format", c.Log.Format, logFormats)
+	return v.err()
+}
+
+// PersonaNames lists the configured persona names, sorted.
+func (c *Config) PersonaNames() []string {
+	names := make([]string, 0, len(c.Bot.Personas))
+	for n := range c.Bot.Personas {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+type validator struct{ problems []string }
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	slices.Sort(v.problems)
+	return errors.New("invalid configuration:\n  " + strings.Join(v.problems, "\n  "))
+}
+
+func (v *validator) nonEmpty(path, s string) {
+	if strings.TrimSpace(s) == "" {
+		v.addf("%s: must not be empty", path)
+	}
+}
+
+func (v *validator) intRange(path string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.addf("%s: %d is out of range (allowed %d to %d)", path, n, lo, hi)
+	}
+}
+
+func (v *validator) floatRange(path string, f, lo, hi float64) {
+	if f < lo || f > hi || f != f {
+		v.addf("%s: %g is out of range (allowed %g to %g)", path, f, lo, hi)
+	}
+}
+
+func (v *validator) enum(path, s string, allowed []string) {
+	if !slices.Contains(allowed, s) {
+		v.addf("%s: %q is not allowed (allowed values: %s)", path, s, strings.Join(allowed, ", "))
+	}
+}
+
+func (v *validator) url(path, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.addf("%s: %q is not an http(s) URL (for example https://api.openai.com/v1)", path, s)
+	}
+}
+
+func (v *validator) snowflake(path, s string) {
+	if _, err := strconv.ParseUint(s, 10, 64); err != nil || s == "" {
+		v.addf("%s: %q is not a Discord id (a number such as 123456789012345678, quoted)", path, s)
+	}
+}
+
+func (v *validator) snowflakes(path string, ids []string) {
+	for i, id := range ids {
+		v.snowflake(fmt.Sprintf("%s[%d]", path, i), id)
+	}
+}

@@ -1,0 +1,154 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watcher holds the running configuration and replaces it when the file changes (Run) or on
+// request (Reload, wired to SIGHUP). Tunables (eagerness, windows, models, limits, personas, …)
+// take effect at once; settings bound at start (discord, store, metrics, log format, secrets)
+// keep their running values and a warning says a restart is needed. An invalid new file keeps
+// the running configuration and logs why.
+type Watcher struct {
+	path    string
+	getenv  func(string) string
+	logger  *slog.Logger
+	current atomic.Pointer[Config]
+
+	mu     sync.Mutex // guards following; also serializes Reload
+	subs   []func(old, updated *Config)
+}
+
+// NewWatcher returns a Watcher serving initial, reloading from path (which may be empty: then
+// only the defaults and the environment apply and there is nothing to watch).
+func NewWatcher(path string, initial *Config, getenv func(string) string, logger *slog.Logger) *Watcher {
+	w := &Watcher{path: path, getenv: getenv, logger: logger}
+	w.current.Store(initial)
+	return w
+}
+
+// Current returns the configuration in force. It must not be modified.
+func (w *Watcher) Current() *Config { return w.current.Load() }
+
+// Subscribe registers fn to be called after each successful reload. Callbacks run on the
+// goroutine that reloaded, outside the Watcher's lock, in registration order.
+func (w *Watcher) Subscribe(fn func(old, updated *Config)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.subs = append(w.subs, fn)
+}
+
+// Reload reads the file again. On error the running configuration stays and the error says why.
+func (w *Watcher) Reload() error {
+	w.mu.Lock()
+	old := w.current.Load()
+	next, err := Load(w.path, w.getenv)
+	if err != nil {
+		w.mu.Unlock()
+		w.logger.Error("config_reload_rejected", "path", w.path, "error", err.Error())
+		return err
+	}
+	if fixed := keepStartupSettings(old, next); len(fixed) > 0 {
+		w.logger.Warn("config_reload_needs_restart", "path", w.path, "sections", fixed)
+	}
+	if reflect.DeepEqual(old, next) {
+		w.mu.Unlock()
+		return nil
+	}
+	w.current.Store(next)
+	subs := append([]func(old, updated *Config){}, w.subs...)
+	w.mu.Unlock()
+	w.logger.Info("config_reloaded", "path", w.path)
+	for _, fn := range subs {
+		fn(old, next)
+	}
+	return nil
+}
+
+// keepStartupSettings copies the settings bound at start from old into next and reports which
+// of them the new file tried to change.
+func keepStartupSettings(old, next *Config) []string {
+	var changed []string
+	if !reflect.DeepEqual(old.Discord, next.Discord) {
+		changed = append(changed, "discord")
+		next.Discord = old.Discord
+	}
+	if old.Store != next.Store {
+		changed = append(changed, "store")
+		next.Store = old.Store
+	}
+	if old.Metrics != next.Metrics {
+		changed = append(changed, "metrics")
+		next.Metrics = old.Metrics
+	}
+	if old.Log.Format != next.Log.Format {
+		changed = append(changed, "log.format")
+		next.Log.Format = old.Log.Format
+	}
+	if old.LLM.BaseURL != next.LLM.BaseURL {
+		changed = append(changed, "llm.baseUrl")
+		next.LLM.BaseURL = old.LLM.BaseURL
+	}
+	next.Secrets = old.Secrets
+	return changed
+}
+
+// Run watches the file for changes until ctx is done, reloading after writes settle. It
+// watches the directory so that editors which replace the file (rename over it) are seen.
+func (w *Watcher) Run(ctx context.Context) error {
+	if w.path == "" {
+		<-ctx.Done()
+		return nil
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("config: watch: %w", err)
+	}
+	defer fw.Close()
+	abs, err := filepath.Abs(w.path)
+	if err != nil {
+		return fmt.Errorf("config: watch %s: %w", w.path, err)
+	}
+	if err := fw.Add(filepath.Dir(abs)); err != nil {
+		return fmt.Errorf("config: watch %s: %w", w.path, err)
+	}
+	const settle = 150 * time.Millisecond
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return nil
+			}
+			if filepath.Clean(ev.Name) != abs || !ev.Has(fsnotify.Write|fsnotify.Create|fsnotify.Rename) {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(settle)
+			} else {
+				timer.Reset(settle)
+			}
+			fire = timer.C
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return nil
+			}
+			w.logger.Warn("config_watch_error", "error", err.Error())
+		case <-fire:
+			fire = nil
+			_ = w.Reload() // logged inside
+		}
+	}
+}
