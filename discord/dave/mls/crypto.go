@@ -23,7 +23,7 @@ const (
 	// CipherSuite is MLS_128_DHKEMP256_AES128GCM_SHA256_P256.
 	CipherSuite uint16 = 2
 	// HashSize is Nh for SHA-256.
-	HashSize = 32
+	HashSize      = 32
 	aeadKeySize   = 16
 	aeadNonceSize = 12
 )

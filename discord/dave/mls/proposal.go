@@ -209,3 +209,14 @@ func (c *Commit) decode(r *tls.Reader) {
 		c.Path.decode(r)
 	}
 }
+
+// UnmarshalProposal parses a Proposal. The result aliases b.
+func UnmarshalProposal(b []byte) (*Proposal, error) {
+	r := tls.NewReader(b)
+	p := new(Proposal)
+	p.decode(r)
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("mls: proposal: %w", err)
+	}
+	return p, nil
+}
