@@ -1,0 +1,357 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// SQLite is the embedded Store: one file, WAL journal, migrations applied at Open.
+type SQLite struct {
+	db   *sql.DB
+	path string
+}
+
+var _ Store = (*SQLite)(nil)
+
+// Open opens (creating if needed) the SQLite database at path and brings its schema up to date.
+// The folder is created when missing. Errors name the path and what to do.
+func Open(ctx context.Context, path string) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("store: open: empty path (set store.dsn)")
+	}
+	if path != ":memory:" {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("store: cannot create the folder of %s (check permissions or set store.dsn): %w", path, err)
+			}
+		}
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One connection: SQLite serializes writers anyway, and this keeps WAL mode and pragmas on
+	// the connection every query uses.
+	db.SetMaxOpenConns(1)
+	s := &SQLite{db: db, path: path}
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s (is the file and its folder writable?): %w", path, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s (is the file and its folder writable?): %w", path, err)
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// migrations are applied in order; PRAGMA user_version records how many ran. Append only.
+func migrations() []string {
+	return []string{
+		`CREATE TABLE messages (
+			id          TEXT PRIMARY KEY,
+			channel_id  TEXT NOT NULL,
+			guild_id    TEXT NOT NULL DEFAULT '',
+			thread_id   TEXT NOT NULL DEFAULT '',
+			author_id   TEXT NOT NULL,
+			author_name TEXT NOT NULL DEFAULT '',
+			is_bot      INTEGER NOT NULL DEFAULT 0,
+			is_self     INTEGER NOT NULL DEFAULT 0,
+			content     TEXT NOT NULL DEFAULT '',
+			created_at  INTEGER NOT NULL,
+			edited_at   INTEGER NOT NULL DEFAULT 0,
+			reply_to_id TEXT NOT NULL DEFAULT '',
+			persona     TEXT NOT NULL DEFAULT '',
+			deleted     INTEGER NOT NULL DEFAULT 0
+		);
+		CREATE INDEX messages_channel_created ON messages (channel_id, created_at);
+		CREATE INDEX messages_reply_to ON messages (reply_to_id) WHERE reply_to_id <> '';
+		CREATE TABLE user_personas (
+			user_id        TEXT PRIMARY KEY,
+			preferred_name TEXT NOT NULL DEFAULT '',
+			pronouns       TEXT NOT NULL DEFAULT '',
+			description    TEXT NOT NULL DEFAULT '',
+			updated_at     INTEGER NOT NULL
+		);
+		CREATE TABLE prompt_ledger (
+			channel_id TEXT NOT NULL,
+			kind       TEXT NOT NULL,
+			at         INTEGER NOT NULL
+		);
+		CREATE INDEX prompt_ledger_channel_at ON prompt_ledger (channel_id, at);`,
+	}
+}
+
+func (s *SQLite) migrate(ctx context.Context) error {
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	all := migrations()
+	if version > len(all) {
+		return fmt.Errorf("schema version %d is newer than this banter knows (%d): upgrade banter", version, len(all))
+	}
+	for i := version; i < len(all); i++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, all[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion reports how many migrations have been applied.
+func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// SaveMessage implements Store.
+func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO messages
+		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
+		 created_at, edited_at, reply_to_id, persona, deleted)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
+		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
+		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
+		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
+		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
+		 deleted=excluded.deleted`,
+		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted)
+	if err != nil {
+		return fmt.Errorf("store: save message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// EditMessage implements Store.
+func (s *SQLite) EditMessage(ctx context.Context, id, content string, editedAt time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET content=?, edited_at=? WHERE id=?`, content, ms(editedAt), id)
+	if err != nil {
+		return fmt.Errorf("store: edit message %s: %w", id, err)
+	}
+	return affected(res, "edit message", id)
+}
+
+// DeleteMessage implements Store.
+func (s *SQLite) DeleteMessage(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET deleted=1 WHERE id=?`, id)
+	if err != nil {
+		return fmt.Errorf("store: delete message %s: %w", id, err)
+	}
+	return affected(res, "delete message", id)
+}
+
+func affected(res sql.Result, op, id string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s %s: %w", op, id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: %s %s: %w", op, id, ErrNotFound)
+	}
+	return nil
+}
+
+const messageColumns = `id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self,
+	content, created_at, edited_at, reply_to_id, persona, deleted`
+
+func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
+	var m Message
+	var created, edited int64
+	err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.ThreadID, &m.AuthorID, &m.AuthorName, &m.IsBot,
+		&m.IsSelf, &m.Content, &created, &edited, &m.ReplyToID, &m.Persona, &m.Deleted)
+	m.CreatedAt, m.EditedAt = fromMS(created), fromMS(edited)
+	return m, err
+}
+
+// Message implements Store.
+func (s *SQLite) Message(ctx context.Context, id string) (Message, error) {
+	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE id=?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, fmt.Errorf("store: message %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("store: message %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// RecentMessages implements Store.
+func (s *SQLite) RecentMessages(ctx context.Context, channelID string, before time.Time, limit int) ([]Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	beforeMS := ms(before)
+	if beforeMS == 0 {
+		beforeMS = 1<<63 - 1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE channel_id=? AND created_at < ? AND deleted=0
+		ORDER BY created_at DESC, id DESC LIMIT ?`, channelID, beforeMS, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: recent messages of %s: %w", channelID, err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: recent messages of %s: %w", channelID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: recent messages of %s: %w", channelID, err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// SavePersona implements Store.
+func (s *SQLite) SavePersona(ctx context.Context, p UserPersona) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO user_personas (user_id, preferred_name, pronouns, description, updated_at)
+		VALUES (?,?,?,?,?) ON CONFLICT(user_id) DO UPDATE SET preferred_name=excluded.preferred_name,
+		pronouns=excluded.pronouns, description=excluded.description, updated_at=excluded.updated_at`,
+		p.UserID, p.PreferredName, p.Pronouns, p.Description, ms(p.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("store: save persona of %s: %w", p.UserID, err)
+	}
+	return nil
+}
+
+// Personas implements Store.
+func (s *SQLite) Personas(ctx context.Context, userIDs []string) (map[string]UserPersona, error) {
+	out := make(map[string]UserPersona, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(userIDs))
+	for i, id := range userIDs {
+		args[i] = id
+	}
+	q := `SELECT user_id, preferred_name, pronouns, description, updated_at FROM user_personas WHERE user_id IN (?` +
+		strings.Repeat(",?", len(userIDs)-1) + `)`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: personas: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p UserPersona
+		var updated int64
+		if err := rows.Scan(&p.UserID, &p.PreferredName, &p.Pronouns, &p.Description, &updated); err != nil {
+			return nil, fmt.Errorf("store: personas: %w", err)
+		}
+		p.UpdatedAt = fromMS(updated)
+		out[p.UserID] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: personas: %w", err)
+	}
+	return out, nil
+}
+
+// RecordPrompt implements Store.
+func (s *SQLite) RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error {
+	if kind == PromptUnknown {
+		return fmt.Errorf("store: record prompt for %s: kind is unknown", channelID)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO prompt_ledger (channel_id, kind, at) VALUES (?,?,?)`,
+		channelID, kind.String(), ms(at)); err != nil {
+		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
+	}
+	return nil
+}
+
+// CountPrompts implements Store.
+func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM prompt_ledger WHERE channel_id=? AND at >= ? GROUP BY kind`,
+		channelID, ms(since))
+	if err != nil {
+		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
+	}
+	defer rows.Close()
+	out := map[PromptKind]int{}
+	for rows.Next() {
+		var kind string
+		var n int
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
+		}
+		switch kind {
+		case PromptExplicit.String():
+			out[PromptExplicit] += n
+		case PromptInitiative.String():
+			out[PromptInitiative] += n
+		}
+	}
+	return out, rows.Err()
+}
+
+// Prune implements Store.
+func (s *SQLite) Prune(ctx context.Context, cutoff, now time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM messages WHERE created_at < ?`, ms(cutoff))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune messages: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE at < ?`, ms(now.Add(-time.Hour))); err != nil {
+		return int(n), fmt.Errorf("store: prune ledger: %w", err)
+	}
+	return int(n), nil
+}
+
+// Close implements Store: it checkpoints the WAL into the main file and closes.
+func (s *SQLite) Close() error {
+	_, cpErr := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	if cpErr != nil {
+		return fmt.Errorf("store: checkpoint %s: %w", s.path, cpErr)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+// Package store persists what banter must remember across restarts: the messages it has seen and
+// sent (with reply links and the persona each of its own messages used), people's personas, and
+// the ledger of model calls that rate limits count.
+//
+// Store is the interface the pipelines use; Open returns its embedded default, SQLite. The
+// driver is modernc.org/sqlite, a pure-Go translation of SQLite: it needs no system library and
+// no C compiler of its own, so `go build` and CI stay simple, and its speed is far beyond the
+// bot's write rate (a few rows per message). See docs/store.md.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// Message is one Discord message as banter remembers it.
+type Message struct {
+	ID         string
+	ChannelID  string
+	GuildID    string
+	ThreadID   string // set when the message is in a thread; ChannelID is then the thread itself
+	AuthorID   string
+	AuthorName string
+	IsBot      bool // written by any bot
+	IsSelf     bool // written by banter itself
+	Content    string
+	CreatedAt  time.Time
+	EditedAt   time.Time // zero when never edited
+	ReplyToID  string    // the message this one replies to, if any
+	Persona    string    // for banter's own messages: the persona that wrote it
+	Deleted    bool
+}
+
+// UserPersona is how a person wants to be known to the bot.
+type UserPersona struct {
+	UserID        string
+	PreferredName string
+	Pronouns      string
+	Description   string
+	UpdatedAt     time.Time
+}
+
+// PromptKind tells the rate-limit ledger whether a model call answered an addressed turn.
+type PromptKind int
+
+const (
+	// PromptUnknown is the zero value and is never recorded.
+	PromptUnknown PromptKind = iota
+	// PromptExplicit answered a turn that addressed the bot.
+	PromptExplicit
+	// PromptInitiative was the bot speaking up on its own.
+	PromptInitiative
+)
+
+// String returns the kind's name as stored.
+func (k PromptKind) String() string {
+	switch k {
+	case PromptExplicit:
+		return "explicit"
+	case PromptInitiative:
+		return "initiative"
+	}
+	return "unknown"
+}
+
+// Store is banter's persistence. Implementations are safe for concurrent use.
+type Store interface {
+	// SaveMessage inserts or replaces a message.
+	SaveMessage(ctx context.Context, m Message) error
+	// EditMessage updates a stored message's content; ErrNotFound when it was never stored.
+	EditMessage(ctx context.Context, id, content string, editedAt time.Time) error
+	// DeleteMessage marks a message deleted; ErrNotFound when it was never stored.
+	DeleteMessage(ctx context.Context, id string) error
+	// Message returns one message, deleted ones included (check Deleted).
+	Message(ctx context.Context, id string) (Message, error)
+	// RecentMessages returns up to limit non-deleted messages of a channel created before
+	// `before` (all when zero), oldest first.
+	RecentMessages(ctx context.Context, channelID string, before time.Time, limit int) ([]Message, error)
+
+	// SavePersona inserts or replaces a user's persona.
+	SavePersona(ctx context.Context, p UserPersona) error
+	// Personas returns the personas of the given users that exist, keyed by user id.
+	Personas(ctx context.Context, userIDs []string) (map[string]UserPersona, error)
+
+	// RecordPrompt notes one model call for a channel.
+	RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error
+	// CountPrompts counts a channel's model calls since a time, by kind.
+	CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error)
+
+	// Prune deletes messages created before cutoff and ledger rows older than an hour before
+	// now, and reports how many messages went.
+	Prune(ctx context.Context, cutoff, now time.Time) (int, error)
+	// Close flushes and closes the store.
+	Close() error
+}
