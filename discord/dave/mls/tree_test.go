@@ -11,7 +11,7 @@ func TestTreeValidation(t *testing.T) {
 	var vs []struct {
 		CipherSuite int `json:"cipher_suite"`
 		Tree        hexb
-		GroupID     hexb `json:"group_id"`
+		GroupID     hexb   `json:"group_id"`
 		TreeHashes  []hexb `json:"tree_hashes"`
 		Resolutions [][]uint32
 	}
