@@ -1,0 +1,574 @@
+package voicesim
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Session is what the main gateway hands out for one voice join: the
+// VOICE_STATE_UPDATE session_id and the VOICE_SERVER_UPDATE token for a
+// user in a guild's voice channel. The voice server accepts an Identify
+// only for an authorized Session.
+type Session struct {
+	GuildID   string
+	ChannelID string
+	UserID    string
+	SessionID string
+	Token     string
+	// SelfDeaf stops the forwarding unit from sending audio to this
+	// member, as Discord does for self-deafened users.
+	SelfDeaf bool
+}
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Logger receives connection-level events (never per packet).
+	// Nil discards.
+	Logger *slog.Logger
+	// HeartbeatInterval is sent in Hello (op 8). Default 13.75 s.
+	HeartbeatInterval time.Duration
+	// HeartbeatTimeout closes a connection that sent nothing for this
+	// long with 4009 (session timeout). Default 2.5 × HeartbeatInterval.
+	HeartbeatTimeout time.Duration
+	// Modes are the encryption modes offered in Ready, in order.
+	// Default: aead_aes256_gcm_rtpsize, aead_xchacha20_poly1305_rtpsize
+	// (Discord's order; clients pick the first they support).
+	Modes []Mode
+	// RequireDAVE closes an Identify with max_dave_protocol_version < 1
+	// with 4017, as Discord does since 2026-03-02. The simulator still
+	// negotiates dave_protocol_version 0 (the DAVE server role is not
+	// implemented yet), so this only exercises the client's 4017 path.
+	RequireDAVE bool
+	// ResumeBuffer bounds the messages kept per session for buffered
+	// resume. Default 1024.
+	ResumeBuffer int
+	// OnBinary, if set, receives every binary (DAVE) frame a client
+	// sends. It is called on the connection's read goroutine without
+	// locks held; Payload is a copy the callee may keep.
+	OnBinary func(BinaryMessage)
+}
+
+// Option edits Options (for Serve).
+type Option func(*Options)
+
+// WithLogger sets Options.Logger.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// WithHeartbeat sets the Hello interval and the server-side timeout.
+func WithHeartbeat(interval, timeout time.Duration) Option {
+	return func(o *Options) { o.HeartbeatInterval, o.HeartbeatTimeout = interval, timeout }
+}
+
+// WithModes sets the offered encryption modes.
+func WithModes(m ...Mode) Option { return func(o *Options) { o.Modes = m } }
+
+// WithRequireDAVE sets Options.RequireDAVE.
+func WithRequireDAVE() Option { return func(o *Options) { o.RequireDAVE = true } }
+
+// WithOnBinary sets Options.OnBinary.
+func WithOnBinary(f func(BinaryMessage)) Option { return func(o *Options) { o.OnBinary = f } }
+
+// BinaryMessage is a binary frame a client sent: [opcode u8][payload].
+type BinaryMessage struct {
+	GuildID, UserID string
+	Op              Op
+	Payload         []byte
+}
+
+// Stats counts what the server's UDP socket received. Counters only grow.
+type Stats struct {
+	Packets         uint64 // every datagram
+	IPDiscovery     uint64 // IP discovery requests answered
+	Keepalives      uint64 // datagrams of 8 bytes or fewer
+	RTCP            uint64 // RTCP packets (ignored)
+	RTP             uint64 // RTP packets decrypted
+	DecryptFailures uint64 // RTP that failed authentication or had no session key
+	Malformed       uint64 // neither of the above: bad version, type, length, padding
+	UnknownSSRC     uint64 // well-formed RTP from an SSRC no session owns
+	Unannounced     uint64 // RTP from a user who never sent op 5 Speaking (dropped)
+	Forwarded       uint64 // packets sent to receivers by the forwarding unit
+	FaultDropped    uint64 // packets dropped by injected loss
+}
+
+func (a *Stats) add(b Stats) {
+	a.Packets += b.Packets
+	a.IPDiscovery += b.IPDiscovery
+	a.Keepalives += b.Keepalives
+	a.RTCP += b.RTCP
+	a.RTP += b.RTP
+	a.DecryptFailures += b.DecryptFailures
+	a.Malformed += b.Malformed
+	a.UnknownSSRC += b.UnknownSSRC
+	a.Unannounced += b.Unannounced
+	a.Forwarded += b.Forwarded
+	a.FaultDropped += b.FaultDropped
+}
+
+type partKey struct{ guild, user string }
+
+// Server is the simulated Discord voice server: a voice gateway v8 over TLS
+// and a UDP forwarding unit on loopback. Create it with New or Serve; all
+// methods are safe for concurrent use.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	certs    *certs
+	caDir    string
+	ln       net.Listener
+	http     *http.Server
+	udp      *net.UDPConn
+	udpPort  int
+	endpoint string
+	upgrader websocket.Upgrader
+	wg       sync.WaitGroup // http serve loop, UDP loop, WS handlers
+
+	mu       sync.Mutex // guards following
+	closed   bool
+	auth     map[string]Session // token → session
+	parts    map[partKey]*participant
+	bySSRC   map[uint32]*participant
+	nextSSRC uint32
+	conns    map[*wsConn]struct{}
+	faults   map[faultKey]*faultPath
+	stats    Stats
+	perUser  map[string]*Stats // ingress stats by sending user
+	members  map[*Member]struct{}
+}
+
+// participant is one user's voice session in a guild: a WS client (conn
+// may be nil while it is disconnected and may resume) or an in-process
+// Member. Fields are guarded by Server.mu.
+type participant struct {
+	key      partKey
+	sess     Session
+	ssrc     uint32
+	maxDAVE  int
+	conn     *wsConn
+	out      seqBuffer
+	tr       *transport   // nil until op 1 Select Protocol
+	remote   *net.UDPAddr // where forwarded RTP goes
+	speaking int          // last op 5 flags
+	spoke    bool         // op 5 seen at least once
+	knows    map[uint32]bool
+	member   *Member
+	counter  uint32 // transport nonce counter for packets we send it
+}
+
+// New starts a voice server on loopback: a TLS listener for the voice
+// gateway and a UDP socket, with a freshly generated CA.
+func New(opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = 13750 * time.Millisecond
+	}
+	if opts.HeartbeatTimeout <= 0 {
+		opts.HeartbeatTimeout = opts.HeartbeatInterval * 5 / 2
+	}
+	if len(opts.Modes) == 0 {
+		opts.Modes = []Mode{ModeAES256GCMRTPSize, ModeXChaCha20Poly1305RTPSize}
+	}
+	if opts.ResumeBuffer <= 0 {
+		opts.ResumeBuffer = 1024
+	}
+	c, err := newCerts(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		certs:    c,
+		auth:     map[string]Session{},
+		parts:    map[partKey]*participant{},
+		bySSRC:   map[uint32]*participant{},
+		nextSSRC: 1000,
+		conns:    map[*wsConn]struct{}{},
+		faults:   map[faultKey]*faultPath{},
+		perUser:  map[string]*Stats{},
+		members:  map[*Member]struct{}{},
+		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
+	}
+	if s.caDir, err = os.MkdirTemp("", "voicesim-ca-"); err != nil {
+		return nil, fmt.Errorf("voicesim: ca dir: %w", err)
+	}
+	if err = os.WriteFile(s.CAFile(), c.caPEM, 0o600); err != nil {
+		os.RemoveAll(s.caDir)
+		return nil, fmt.Errorf("voicesim: write ca: %w", err)
+	}
+	s.ln, err = tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{c.server},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"},
+	})
+	if err != nil {
+		os.RemoveAll(s.caDir)
+		return nil, fmt.Errorf("voicesim: listen: %w", err)
+	}
+	s.udp, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		s.ln.Close()
+		os.RemoveAll(s.caDir)
+		return nil, fmt.Errorf("voicesim: listen udp: %w", err)
+	}
+	s.udpPort = s.udp.LocalAddr().(*net.UDPAddr).Port
+	s.endpoint = s.ln.Addr().String()
+	s.http = &http.Server{Handler: http.HandlerFunc(s.handleWS), ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Warn("voicesim: serve", "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.udpLoop()
+	}()
+	s.log.Info("voicesim: listening", "endpoint", s.endpoint, "udp", s.udp.LocalAddr().String())
+	return s, nil
+}
+
+// Serve starts a Server for a test and closes it in t.Cleanup. It fails
+// the test if the server cannot start.
+func Serve(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var o Options
+	for _, f := range opts {
+		f(&o)
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatalf("voicesim.Serve: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("voicesim: close: %v", err)
+		}
+	})
+	return s
+}
+
+// Endpoint is the voice server address as VOICE_SERVER_UPDATE carries it:
+// "127.0.0.1:PORT", without scheme. Clients dial wss://ENDPOINT/?v=8.
+func (s *Server) Endpoint() string { return s.endpoint }
+
+// URL is the voice gateway URL a v8 client dials.
+func (s *Server) URL() string { return "wss://" + s.endpoint + "/?v=8" }
+
+// UDPAddr is the address of the server's UDP socket (what Ready carries).
+func (s *Server) UDPAddr() *net.UDPAddr {
+	return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: s.udpPort}
+}
+
+// CACertPEM returns the PEM of the CA that signed the server certificate.
+func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.certs.caPEM...) }
+
+// CAFile is the path of a file holding CACertPEM (for NODE_EXTRA_CA_CERTS
+// and the like). It is removed by Close.
+func (s *Server) CAFile() string { return filepath.Join(s.caDir, "voicesim-ca.pem") }
+
+// Authorize lets a client Identify with sess (called by the main-gateway
+// simulator when it sends VOICE_SERVER_UPDATE). A user has one session per
+// guild: any earlier token of the same user in the guild stops working, and
+// if the user is connected in another channel that connection is closed
+// with 4014 (moved), as Discord does.
+func (s *Server) Authorize(sess Session) error {
+	if sess.GuildID == "" || sess.ChannelID == "" || sess.UserID == "" || sess.SessionID == "" || sess.Token == "" {
+		return fmt.Errorf("voicesim: authorize: %w: %+v", errMissingField, sess)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, old := range s.auth {
+		if old.GuildID == sess.GuildID && old.UserID == sess.UserID {
+			delete(s.auth, tok)
+		}
+	}
+	s.auth[sess.Token] = sess
+	if p := s.parts[partKey{sess.GuildID, sess.UserID}]; p != nil && p.sess.ChannelID != sess.ChannelID {
+		s.removeLocked(p, CloseDisconnected)
+	}
+	return nil
+}
+
+// Revoke ends a user's voice session in a guild (the user left the channel
+// or was kicked): the token stops working, a connected client is closed
+// with 4014, and the others in the channel get op 13.
+func (s *Server) Revoke(guildID, userID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, old := range s.auth {
+		if old.GuildID == guildID && old.UserID == userID {
+			delete(s.auth, tok)
+		}
+	}
+	if p := s.parts[partKey{guildID, userID}]; p != nil {
+		s.removeLocked(p, CloseDisconnected)
+	}
+}
+
+var errNoSession = errors.New("no voice session")
+
+// CloseVoice closes the user's voice WebSockets with code (any code). For
+// resumable codes (below 4000, and 4015) the session survives and the
+// client may resume; for every other code the session and its token are
+// discarded and the others in the channel get op 13.
+func (s *Server) CloseVoice(userID string, code int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, p := range s.parts {
+		if p.key.user != userID || p.conn == nil {
+			continue
+		}
+		found = true
+		if CloseCode(code).Resumable() {
+			p.conn.closeWith(CloseCode(code), "voicesim: CloseVoice")
+			p.conn = nil
+			continue
+		}
+		s.removeLocked(p, CloseCode(code))
+	}
+	if !found {
+		return fmt.Errorf("voicesim: close voice %s: %w", userID, errNoSession)
+	}
+	return nil
+}
+
+// DropVoice cuts the TCP connection under the user's voice WebSockets
+// without a close frame (the client sees 1006 and resumes). The session
+// and its buffered messages stay.
+func (s *Server) DropVoice(userID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, p := range s.parts {
+		if p.key.user == userID && p.conn != nil {
+			p.conn.drop()
+			p.conn = nil
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("voicesim: drop voice %s: %w", userID, errNoSession)
+	}
+	return nil
+}
+
+// SendJSON sends a sequenced JSON message (e.g. DAVE ops 21, 22, 24) to the
+// user's session in a guild; it is buffered for resume like every
+// sequenced message.
+func (s *Server) SendJSON(guildID, userID string, op Op, d any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partKey{guildID, userID}]
+	if p == nil || p.member != nil {
+		return fmt.Errorf("voicesim: send %v to %s: %w", op, userID, errNoSession)
+	}
+	s.sendSeqJSONLocked(p, op, d)
+	return nil
+}
+
+// SendBinary sends a binary frame [seq u16][op][payload] (DAVE ops 25, 27,
+// 29, 30) to the user's session in a guild. payload is copied.
+func (s *Server) SendBinary(guildID, userID string, op Op, payload []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partKey{guildID, userID}]
+	if p == nil || p.member != nil {
+		return fmt.Errorf("voicesim: send %v to %s: %w", op, userID, errNoSession)
+	}
+	f := p.out.add(func(seq uint16) outFrame {
+		return outFrame{binary: true, data: appendServerBinary(nil, seq, op, payload)}
+	})
+	s.deliverLocked(p, f)
+	return nil
+}
+
+// Users returns the user ids with a voice session in the channel, members
+// included.
+func (s *Server) Users(guildID, channelID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for _, p := range s.parts {
+		if p.key.guild == guildID && p.sess.ChannelID == channelID {
+			ids = append(ids, p.key.user)
+		}
+	}
+	return ids
+}
+
+// SSRC returns the SSRC assigned to the user's session in a guild.
+func (s *Server) SSRC(guildID, userID string) (uint32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partKey{guildID, userID}]
+	if p == nil {
+		return 0, false
+	}
+	return p.ssrc, true
+}
+
+// Stats returns the server-wide UDP counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// UserStats returns the UDP counters for packets attributed to a sending
+// user (by SSRC).
+func (s *Server) UserStats(userID string) Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.perUser[userID]; st != nil {
+		return *st
+	}
+	return Stats{}
+}
+
+// Close stops the server: members leave, WebSockets are closed with 1001,
+// the listeners close, every goroutine is waited for and the CA file is
+// removed.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	members := make([]*Member, 0, len(s.members))
+	for m := range s.members {
+		members = append(members, m)
+	}
+	s.mu.Unlock()
+	for _, m := range members {
+		m.Leave()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	s.mu.Lock()
+	for c := range s.conns {
+		c.closeWith(CloseCode(websocket.CloseGoingAway), "voicesim: shutting down")
+	}
+	s.mu.Unlock()
+	s.udp.Close()
+	s.wg.Wait()
+	if rerr := os.RemoveAll(s.caDir); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("voicesim: close: %w", err)
+	}
+	return nil
+}
+
+// allocSSRCLocked returns a fresh SSRC.
+func (s *Server) allocSSRCLocked() uint32 {
+	for {
+		s.nextSSRC++
+		if s.nextSSRC != 0 && s.bySSRC[s.nextSSRC] == nil {
+			return s.nextSSRC
+		}
+	}
+}
+
+// peersLocked returns the other participants in p's channel.
+func (s *Server) peersLocked(p *participant) []*participant {
+	var out []*participant
+	for _, q := range s.parts {
+		if q != p && q.key.guild == p.key.guild && q.sess.ChannelID == p.sess.ChannelID {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// removeLocked ends p's session: its conn is closed with code (if any),
+// its token is dropped and the channel gets op 13.
+func (s *Server) removeLocked(p *participant, code CloseCode) {
+	if s.parts[p.key] != p {
+		return
+	}
+	delete(s.parts, p.key)
+	delete(s.bySSRC, p.ssrc)
+	if p.conn != nil {
+		p.conn.closeWith(code, code.String())
+		p.conn = nil
+	}
+	for tok, sess := range s.auth {
+		if sess.GuildID == p.key.guild && sess.UserID == p.key.user && sess.Token == p.sess.Token {
+			delete(s.auth, tok)
+		}
+	}
+	for _, q := range s.peersLocked(p) {
+		delete(q.knows, p.ssrc)
+		s.sendSeqJSONLocked(q, OpClientDisconnect, clientDisconnectPayload{UserID: p.key.user})
+	}
+	s.log.Info("voicesim: session ended", "guild", p.key.guild, "user", p.key.user, "code", int(code))
+}
+
+// sendSeqJSONLocked numbers, buffers and delivers a JSON message to p.
+// Members have no WebSocket and get nothing.
+func (s *Server) sendSeqJSONLocked(p *participant, op Op, d any) {
+	if p.member != nil {
+		return
+	}
+	f := p.out.add(func(seq uint16) outFrame {
+		return outFrame{data: encodeServerJSON(op, int(seq), d)}
+	})
+	s.deliverLocked(p, f)
+}
+
+// deliverLocked hands a frame to p's live connection, if any. A connection
+// whose queue is full is dropped: the client resumes and gets the frame
+// from the buffer, so nothing is lost.
+func (s *Server) deliverLocked(p *participant, f outFrame) {
+	if p.conn == nil {
+		return
+	}
+	if !p.conn.enqueue(f) {
+		s.log.Warn("voicesim: client too slow, dropping connection", "user", p.key.user)
+		p.conn.drop()
+		p.conn = nil
+	}
+}
+
+// announceSpeakingLocked relays p's SSRC mapping and speaking flags (op 5)
+// to everyone else in the channel.
+func (s *Server) announceSpeakingLocked(p *participant) {
+	for _, q := range s.peersLocked(p) {
+		if q.knows == nil {
+			q.knows = map[uint32]bool{}
+		}
+		q.knows[p.ssrc] = true
+		s.sendSeqJSONLocked(q, OpSpeaking, serverSpeakingPayload{UserID: p.key.user, SSRC: p.ssrc, Speaking: p.speaking})
+	}
+}
+
+func userStatsLocked(s *Server, user string) *Stats {
+	st := s.perUser[user]
+	if st == nil {
+		st = &Stats{}
+		s.perUser[user] = st
+	}
+	return st
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

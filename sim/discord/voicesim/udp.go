@@ -1,0 +1,168 @@
+package voicesim
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+)
+
+// udpScratch holds the UDP loop's reusable buffers; only the UDP loop
+// goroutine touches it.
+type udpScratch struct {
+	plain   []byte
+	out     []byte
+	targets []target
+}
+
+// target is one receiver of a forwarded packet.
+type target struct {
+	tr      *transport
+	addr    *net.UDPAddr
+	counter uint32
+	fp      *faultPath
+}
+
+func (s *Server) udpLoop() {
+	buf := make([]byte, 64*1024)
+	sc := &udpScratch{plain: make([]byte, 0, 64*1024), out: make([]byte, 0, 64*1024)}
+	for {
+		n, from, err := s.udp.ReadFromUDP(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		s.handleDatagram(sc, buf[:n], from)
+	}
+}
+
+// handleDatagram applies the sender's ToServer faults (found by the SSRC
+// in an RTP-looking packet) and processes what comes through.
+func (s *Server) handleDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
+	var fp *faultPath
+	if len(pkt) >= rtpHeaderLen && pkt[0]>>6 == rtpVersion && !isRTCP(pkt) {
+		ssrc := binary.BigEndian.Uint32(pkt[8:])
+		s.mu.Lock()
+		if p := s.bySSRC[ssrc]; p != nil {
+			fp = s.faults[faultKey{p.key.user, ToServer}]
+		}
+		s.mu.Unlock()
+	}
+	if fp == nil {
+		s.processDatagram(sc, pkt, from)
+		return
+	}
+	if fp.apply(pkt, func(b []byte) { s.processDatagram(sc, b, from) }) {
+		s.mu.Lock()
+		s.stats.Packets++
+		s.stats.FaultDropped++
+		s.mu.Unlock()
+	}
+}
+
+// processDatagram classifies one datagram and runs the forwarding unit for
+// RTP: decrypt with the sender's key, re-encrypt for every other member
+// of the channel with the receiver's key and nonce counter, keeping the
+// sender's RTP sequence number, timestamp and SSRC.
+func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
+	s.mu.Lock()
+	s.stats.Packets++
+	if ssrc, ok := isIPDiscoveryRequest(pkt); ok {
+		s.stats.IPDiscovery++
+		s.mu.Unlock()
+		resp := appendIPDiscoveryResponse(sc.out[:0], ssrc, from.IP.String(), uint16(from.Port))
+		s.udp.WriteToUDP(resp, from)
+		return
+	}
+	if len(pkt) <= 8 {
+		s.stats.Keepalives++
+		s.mu.Unlock()
+		return
+	}
+	if isRTCP(pkt) {
+		s.stats.RTCP++
+		s.mu.Unlock()
+		return
+	}
+	var h rtpHeader
+	if err := parseRTPHeader(&h, pkt); err != nil || h.PT != opusPT {
+		s.stats.Malformed++
+		s.mu.Unlock()
+		return
+	}
+	sender := s.bySSRC[h.SSRC]
+	if sender == nil {
+		s.stats.UnknownSSRC++
+		s.mu.Unlock()
+		return
+	}
+	us := userStatsLocked(s, sender.key.user)
+	us.Packets++
+	tr := sender.tr
+	s.mu.Unlock()
+
+	var plain []byte
+	var err error
+	if tr == nil {
+		err = errDecrypt
+	} else {
+		plain, err = tr.open(sc.plain[:0], &h, pkt)
+	}
+
+	s.mu.Lock()
+	switch {
+	case errors.Is(err, errDecrypt):
+		s.stats.DecryptFailures++
+		us.DecryptFailures++
+		s.mu.Unlock()
+		return
+	case err != nil:
+		s.stats.Malformed++
+		us.Malformed++
+		s.mu.Unlock()
+		return
+	case !sender.spoke && sender.member == nil:
+		s.stats.Unannounced++
+		us.Unannounced++
+		s.mu.Unlock()
+		return
+	case s.parts[sender.key] != sender:
+		s.stats.UnknownSSRC++ // the session ended while we decrypted
+		s.mu.Unlock()
+		return
+	}
+	s.stats.RTP++
+	us.RTP++
+	sc.targets = sc.targets[:0]
+	for _, q := range s.parts {
+		if q == sender || q.key.guild != sender.key.guild || q.sess.ChannelID != sender.sess.ChannelID ||
+			q.tr == nil || q.remote == nil || q.sess.SelfDeaf || (q.member == nil && !q.knows[sender.ssrc]) {
+			continue
+		}
+		q.counter++
+		sc.targets = append(sc.targets, target{tr: q.tr, addr: q.remote, counter: q.counter, fp: s.faults[faultKey{q.key.user, FromServer}]})
+	}
+	s.mu.Unlock()
+
+	var sent, dropped uint64
+	emit := func(b []byte, addr *net.UDPAddr) {
+		if _, err := s.udp.WriteToUDP(b, addr); err == nil {
+			sent++
+		}
+	}
+	for _, t := range sc.targets {
+		out := t.tr.appendRTP(sc.out[:0], h.Seq, h.Timestamp, h.SSRC, plain, t.counter)
+		if t.fp == nil {
+			emit(out, t.addr)
+			continue
+		}
+		if t.fp.apply(out, func(b []byte) { emit(b, t.addr) }) {
+			dropped++
+		}
+	}
+	s.mu.Lock()
+	s.stats.Forwarded += sent
+	s.stats.FaultDropped += dropped
+	s.mu.Unlock()
+}
