@@ -116,3 +116,13 @@ type ClientsConnectEvent struct {
 type ClientDisconnectEvent struct {
 	UserID string `json:"user_id"`
 }
+
+// OutboundMessage is a message an end-to-end encryption session (DAVE) asks
+// the voice connection to send: a JSON command (Data is the "d" value, already
+// JSON-encoded) or a binary command (Payload follows the opcode byte).
+type OutboundMessage struct {
+	Op      Opcode
+	Binary  bool
+	Data    []byte
+	Payload []byte
+}
