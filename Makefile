@@ -1,0 +1,36 @@
+# banter — make run (the bot), make test (the whole suite).
+GO        ?= go
+BIN       ?= bin/banter
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X main.buildVersion=$(VERSION)
+GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
+
+.PHONY: run build test lint bench interop-deps clean
+
+## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
+run: build
+	./$(BIN) run
+
+## build: compile bin/banter
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/banter
+
+## test: lint, install the npm interop peers, run every test (fuzz seeds included)
+test: lint interop-deps
+	$(GO) test -count=1 -timeout 18m ./...
+
+## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
+interop-deps:
+	cd interop && npm ci --no-audit --no-fund --loglevel=error
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## bench: the benchmarks named by the issues
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,80 @@
+// Command banter is the banter Discord companion bot.
+//
+// Usage:
+//
+//	banter [run] [-config FILE] [-log-format json|text]   run the bot (the default)
+//	banter config check FILE                              validate a config, print it (secrets redacted)
+//	banter version                                        print the version
+//
+// See README.md and docs/ for the rest.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// exitCoder is an error that carries the process exit status.
+type exitCoder interface{ ExitCode() int }
+
+// usageError marks a command-line mistake (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+func (e *usageError) ExitCode() int { return 2 }
+
+// env is what a subcommand may touch of the process: arguments, streams and environment.
+type env struct {
+	args   []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := dispatch(ctx, env{args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "banter:", err)
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		os.Exit(ec.ExitCode())
+	}
+	os.Exit(1)
+}
+
+const usage = `usage:
+  banter [run] [-config FILE] [-log-format json|text]   run the bot (default)
+  banter config check FILE                              validate FILE and print the effective config
+  banter version                                        print the version
+`
+
+func dispatch(ctx context.Context, e env) error {
+	if len(e.args) == 0 || (len(e.args[0]) > 0 && e.args[0][0] == '-') {
+		return runCommand(ctx, e)
+	}
+	cmd, rest := e.args[0], e.args[1:]
+	e.args = rest
+	switch cmd {
+	case "run":
+		return runCommand(ctx, e)
+	case "config":
+		return configCommand(e)
+	case "version":
+		fmt.Fprintln(e.stdout, "banter", version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return nil
+	}
+	return &usageError{fmt.Sprintf("unknown command %q\n%s", cmd, usage)}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = dispatch(context.Background(), env{
+		args: args, stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return vars[k] },
+	})
+	return out.String(), errb.String(), err
+}
+
+func exitCode(err error) int {
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func TestRunWithoutTokenFailsClearly(t *testing.T) {
+	t.Chdir(t.TempDir()) // no ./banter.yaml here
+	for _, args := range [][]string{nil, {"run"}} {
+		_, _, err := runCLI(t, nil, args...)
+		if exitCode(err) == 0 {
+			t.Fatalf("banter %v without a token succeeded", args)
+		}
+		msg := err.Error()
+		for _, want := range []string{"DISCORD_TOKEN is not set", "discord.com/developers/applications", "Message Content intent", "OPENAI_API_KEY"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("banter %v: message lacks %q:\n%s", args, want, msg)
+			}
+		}
+	}
+}
+
+func TestRunWithoutOpenAIFailsClearly(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "x"}, "run")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "OPENAI_API_KEY is not set") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunBadConfigNamesField(t *testing.T) {
+	_, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "x"}, "run", "-config", "testdata/bad.yaml")
+	if exitCode(err) != 2 {
+		t.Fatalf("exit %d, err %v", exitCode(err), err)
+	}
+	for _, want := range []string{"testdata/bad.yaml", `voice.mode: "loud" is not allowed (allowed values: stt_pipeline, realtime)`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	_, _, err = runCLI(t, nil, "run", "-config", "testdata/missing.yaml")
+	if err == nil || !strings.Contains(err.Error(), "testdata/missing.yaml") {
+		t.Errorf("unreadable config: %v", err)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	out, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "very-secret", "OPENAI_API_KEY": "sk-very-secret"},
+		"config", "check", "../../banter.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "is valid") || !strings.Contains(out, "replyChainDepth: 40") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+	if strings.Contains(out, "very-secret") {
+		t.Error("config check printed a secret")
+	}
+	if !strings.Contains(out, "DISCORD_TOKEN: set (redacted)") {
+		t.Error("config check does not say whether the token is set")
+	}
+	if _, _, err := runCLI(t, nil, "config", "check", "testdata/bad.yaml"); exitCode(err) != 2 {
+		t.Errorf("bad file: exit %d", exitCode(err))
+	}
+	if _, _, err := runCLI(t, nil, "config"); exitCode(err) != 2 {
+		t.Errorf("missing args: exit %d", exitCode(err))
+	}
+}
+
+func TestVersionAndUnknown(t *testing.T) {
+	out, _, err := runCLI(t, nil, "version")
+	if err != nil || !strings.HasPrefix(out, "banter ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, nil, "frobnicate"); exitCode(err) != 2 || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("unknown command: %v", err)
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/metrics"
+	"github.com/banterbot/banter/store"
+	"github.com/bwmarrin/discordgo"
+)
+
+// missingTokenHelp is printed when DISCORD_TOKEN is not set: one paragraph saying what to set
+// and where to get it.
+const missingTokenHelp = `DISCORD_TOKEN is not set, so banter cannot log in to Discord. Create an
+application at https://discord.com/developers/applications, add a bot to it, copy the bot's token
+(Bot → Reset Token), enable the Message Content intent on the same page, and run
+"DISCORD_TOKEN=... OPENAI_API_KEY=... make run" (or put both in your environment). banter also
+needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at any OpenAI-compatible server. To try banter
+without Discord, run it against the local simulator: see docs/simulator.md.`
+
+const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
+api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
+or set OPENAI_BASE_URL to an OpenAI-compatible server (a local one may not need a key).`
+
+// runFlags are the flags of `banter run`.
+type runFlags struct {
+	configPath string
+	logFormat  string
+	logLevel   string
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
+	var f runFlags
+	fs := flag.NewFlagSet("banter run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.configPath, "config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
+	fs.StringVar(&f.logFormat, "log-format", "", "log format: json or text (overrides log.format)")
+	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
+	if err := fs.Parse(args); err != nil {
+		return f, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return f, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return f, nil
+}
+
+// newLogger builds the process logger; level is shared so reloads can change it.
+func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// runCommand implements `banter run`.
+func runCommand(ctx context.Context, e env) error {
+	f, err := parseRunFlags(e.args, e.stderr)
+	if err != nil {
+		return err
+	}
+	path := config.Locate(f.configPath, e.getenv)
+	cfg, err := config.Load(path, e.getenv)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	if f.logFormat != "" {
+		if f.logFormat != "json" && f.logFormat != "text" {
+			return &usageError{fmt.Sprintf("-log-format %q: allowed values are json, text", f.logFormat)}
+		}
+		cfg.Log.Format = f.logFormat
+	}
+	if f.logLevel != "" {
+		cfg.Log.Level = f.logLevel
+	}
+	if cfg.Secrets.DiscordToken == "" {
+		return &usageError{missingTokenHelp}
+	}
+	if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
+		return &usageError{missingOpenAIHelp}
+	}
+
+	level := new(slog.LevelVar)
+	level.Set(parseLevel(cfg.Log.Level))
+	logger := newLogger(e.stderr, cfg.Log.Format, level)
+	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name)
+
+	a := &app{cfg: cfg, path: path, getenv: e.getenv, logger: logger, level: level}
+	return a.run(ctx)
+}
+
+func describePath(p string) string {
+	if p == "" {
+		return "(built-in defaults)"
+	}
+	return p
+}
+
+// app is one running banter process: it owns every component and shuts them down in order.
+type app struct {
+	cfg    *config.Config
+	path   string
+	getenv func(string) string
+	logger *slog.Logger
+	level  *slog.LevelVar
+
+	connected atomic.Bool
+}
+
+func (a *app) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	st, err := store.Open(ctx, a.cfg.Store.DSN)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			a.logger.Error("store_close_failed", "error", err.Error())
+		}
+	}()
+	if a.cfg.Store.RetentionDays > 0 {
+		wg.Go(func() { a.pruneLoop(ctx, st) })
+	}
+
+	reg := metrics.NewRegistry(version())
+	if a.cfg.Metrics.Listen != "" {
+		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
+		if err != nil {
+			return err
+		}
+		wg.Go(func() {
+			if err := ms.Serve(ctx); err != nil {
+				a.logger.Error("metrics_server_failed", "error", err.Error())
+			}
+		})
+		a.logger.Info("metrics_listening", "addr", ms.Addr())
+	}
+
+	watcher := config.NewWatcher(a.path, a.cfg, a.getenv, a.logger)
+	watcher.Subscribe(func(_, updated *config.Config) { a.level.Set(parseLevel(updated.Log.Level)) })
+	wg.Go(func() {
+		if err := watcher.Run(ctx); err != nil {
+			a.logger.Warn("config_watch_failed", "error", err.Error())
+		}
+	})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = watcher.Reload() // logs its own outcome
+			}
+		}
+	})
+
+	session, err := discord.NewSession(discord.SessionOptions{Token: a.cfg.Secrets.DiscordToken, APIURL: a.cfg.Discord.APIURL})
+	if err != nil {
+		return err
+	}
+	session.AddHandler(func(_ any, r *discordgo.Ready) { a.connected.Store(true) })
+	session.AddHandler(func(_ any, _ *discordgo.Disconnect) { a.connected.Store(false) })
+	if err := session.Open(); err != nil {
+		return fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
+	}
+	a.connected.Store(true)
+	a.logger.Info("discord_connected", "user", session.State.User.Username, "user_id", session.State.User.ID,
+		"guilds", len(session.State.Guilds))
+
+	<-ctx.Done()
+	a.logger.Info("banter_stopping", "reason", context.Cause(ctx).Error())
+	deadline := time.Duration(a.cfg.Discord.ShutdownTimeoutSeconds) * time.Second
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), deadline)
+	defer cancelShutdown()
+	_ = shutdownCtx // in-flight pipeline work drains within this deadline
+	if err := session.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		a.logger.Warn("discord_close_failed", "error", err.Error())
+	}
+	a.logger.Info("banter_stopped")
+	return nil
+}
+
+func (a *app) ready() error {
+	if !a.connected.Load() {
+		return errors.New("not connected to the Discord gateway")
+	}
+	return nil
+}
+
+// pruneLoop deletes messages past store.retentionDays once an hour.
+func (a *app) pruneLoop(ctx context.Context, st store.Store) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		cutoff := now.AddDate(0, 0, -a.cfg.Store.RetentionDays)
+		if n, err := st.Prune(ctx, cutoff, now); err != nil {
+			a.logger.Warn("store_prune_failed", "error", err.Error())
+		} else if n > 0 {
+			a.logger.Info("store_pruned", "messages", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
