@@ -36,10 +36,15 @@ func deriveEpochSecrets(joiner, pskSecret, groupContext []byte) *EpochSecrets {
 		pskSecret = zeroSecret()
 	}
 	member := Extract(joiner, pskSecret)
-	epoch := ExpandWithLabel(member, "epoch", groupContext, HashSize)
+	s := secretsFromEpoch(ExpandWithLabel(member, "epoch", groupContext, HashSize))
+	s.Joiner = joiner
+	s.Welcome = DeriveSecret(member, "welcome")
+	return s
+}
+
+// secretsFromEpoch derives the per-epoch secrets from epoch_secret.
+func secretsFromEpoch(epoch []byte) *EpochSecrets {
 	return &EpochSecrets{
-		Joiner:        joiner,
-		Welcome:       DeriveSecret(member, "welcome"),
 		Epoch:         epoch,
 		SenderData:    DeriveSecret(epoch, "sender data"),
 		Encryption:    DeriveSecret(epoch, "encryption"),
