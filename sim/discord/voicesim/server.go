@@ -78,6 +78,9 @@ func WithModes(m ...Mode) Option { return func(o *Options) { o.Modes = m } }
 // WithRequireDAVE sets Options.RequireDAVE.
 func WithRequireDAVE() Option { return func(o *Options) { o.RequireDAVE = true } }
 
+// WithResumeBuffer sets Options.ResumeBuffer.
+func WithResumeBuffer(n int) Option { return func(o *Options) { o.ResumeBuffer = n } }
+
 // WithOnBinary sets Options.OnBinary.
 func WithOnBinary(f func(BinaryMessage)) Option { return func(o *Options) { o.OnBinary = f } }
 
