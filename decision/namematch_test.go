@@ -1,0 +1,204 @@
+package decision
+
+import (
+	"testing"
+)
+
+func TestMatchText(t *testing.T) {
+	m := NewNameMatcher("banter", "bant", "Big B")
+	tests := []struct {
+		name     string
+		in       string
+		kind     MatchKind
+		pos      Position
+		alias    bool
+		minConf  float64
+		wantWord string
+	}{
+		// Positives.
+		{"greeting comma", "hey banter, what's the weather like today?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"leading comma", "banter, tell us a joke", MatchAddress, PositionLeading, false, 0.9, "banter"},
+		{"leading no comma", "banter tell us a joke", MatchAddress, PositionLeading, false, 0.8, "banter"},
+		{"capitalised", "Hey Banter!", MatchAddress, PositionGreeting, false, 0.9, "Banter"},
+		{"greeting no comma", "yo banter what's up", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"two greetings", "ok so banter, thoughts?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"thank you", "thank you banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"vocative end", "what do you think, banter?", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"vocative mid", "I wonder, banter, if you know", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"second sentence", "I'm bored. banter, tell me something", MatchAddress, PositionLeading, false, 0.9, "banter"},
+		{"new line", "lol\nbanter what time is it", MatchAddress, PositionLeading, false, 0.8, "banter"},
+		{"plain at", "can @banter help here", MatchAddress, PositionAt, false, 0.9, "banter"},
+		{"merged", "heybanter what's new", MatchAddress, PositionMerged, false, 0.85, "heybanter"},
+		{"merged yo", "yobanter", MatchAddress, PositionMerged, false, 0.85, "yobanter"},
+		{"dash", "banter — quick question", MatchAddress, PositionLeading, false, 0.9, "banter"},
+		{"alias", "hey bant, you there?", MatchAddress, PositionGreeting, true, 0.9, "bant"},
+		{"multiword alias", "big b, play something", MatchAddress, PositionLeading, true, 0.9, "big b"},
+		{"unicode punctuation", "hi banter… are you awake", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		// Talking about the bot.
+		{"asked yesterday", "I asked banter yesterday", MatchMention, PositionMention, false, 0, "banter"},
+		{"just banter", "that's just banter, man", MatchMention, PositionMention, false, 0, "banter"},
+		{"sentence about", "banter is great", MatchMention, PositionMention, false, 0, "banter"},
+		{"said", "Banter said no earlier", MatchMention, PositionMention, false, 0, "Banter"},
+		{"possessive", "banter's jokes are bad", MatchMention, PositionMention, false, 0, "banter's"},
+		{"object", "did anyone else see what banter wrote", MatchMention, PositionMention, false, 0, "banter"},
+		{"quoted", "he said 'banter' like a word", MatchMention, PositionMention, false, 0, "'banter'"},
+		// Not the name at all.
+		{"substring", "we were bantering all night", MatchNone, PositionNone, false, 0, ""},
+		{"prefix", "banters gonna banter... not", MatchMention, PositionMention, false, 0, "banter"},
+		{"empty", "", MatchNone, PositionNone, false, 0, ""},
+		{"no name", "what do you think about pineapple on pizza? and be honest", MatchNone, PositionNone, false, 0, ""},
+		{"banner text", "hey banner, what's the weather", MatchNone, PositionNone, false, 0, ""},
+		{"other greeting merged", "heybanner", MatchNone, PositionNone, false, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := m.MatchText(tc.in)
+			if got.Kind != tc.kind || got.Position != tc.pos || got.Alias != tc.alias {
+				t.Fatalf("MatchText(%q) = %+v, want kind %v pos %v alias %v", tc.in, got, tc.kind, tc.pos, tc.alias)
+			}
+			if got.Variant {
+				t.Errorf("text match reported a variant: %+v", got)
+			}
+			if got.Confidence < tc.minConf {
+				t.Errorf("confidence %.2f < %.2f", got.Confidence, tc.minConf)
+			}
+			if tc.kind == MatchAddress && got.Confidence < 0.8 {
+				t.Errorf("address confidence %.2f too low", got.Confidence)
+			}
+			if tc.kind == MatchMention && got.Confidence >= 0.5 {
+				t.Errorf("mention confidence %.2f too high", got.Confidence)
+			}
+			if word := tc.in[got.Start:got.End]; word != tc.wantWord {
+				t.Errorf("matched %q, want %q", word, tc.wantWord)
+			}
+		})
+	}
+}
+
+// The fixture transcripts of the speech corpus, as speech recognition
+// returns them.
+func TestMatchVoice(t *testing.T) {
+	m := NewNameMatcher("banter")
+	tests := []struct {
+		in      string
+		kind    MatchKind
+		variant bool
+		minConf float64
+		maxConf float64
+	}{
+		{"hey banter, what's the weather like today?", MatchAddress, false, 0.9, 1},
+		{"banter, tell us a joke", MatchAddress, false, 0.9, 1},
+		{"hey banner, what's the weather", MatchAddress, true, 0.7, 0.85},
+		{"Hey Banner. What's the weather?", MatchAddress, true, 0.7, 0.85},
+		{"banner, tell us a joke", MatchAddress, true, 0.7, 0.85},
+		{"hey bander can you hear me", MatchAddress, true, 0.7, 0.85},
+		{"banner what do you think", MatchAddress, true, 0.5, 0.7},
+		{"can you pass me the banner", MatchNone, false, 0, 0},
+		{"the banner fell down", MatchNone, false, 0, 0},
+		{"mike, can you hear me?", MatchNone, false, 0, 0},
+		{"uh huh", MatchNone, false, 0, 0},
+		{"that's just banter, man", MatchMention, false, 0.1, 0.5},
+		{"banter, stop talking please", MatchAddress, false, 0.9, 1},
+		{"what do you think about pineapple on pizza? and be honest", MatchNone, false, 0, 0},
+		{"hey manner, what's up", MatchNone, false, 0, 0},       // different first sound
+		{"hey better, what's up", MatchAddress, true, 0.5, 0.7}, // two edits: below the fast path
+		{"hey bandwagon", MatchNone, false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got := m.MatchVoice(tc.in)
+			if got.Kind != tc.kind || got.Variant != tc.variant {
+				t.Fatalf("MatchVoice(%q) = %+v, want kind %v variant %v", tc.in, got, tc.kind, tc.variant)
+			}
+			if got.Kind != MatchNone && (got.Confidence < tc.minConf || got.Confidence > tc.maxConf) {
+				t.Errorf("confidence %.3f not in [%.2f, %.2f]", got.Confidence, tc.minConf, tc.maxConf)
+			}
+		})
+	}
+}
+
+func TestPhoneticKey(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"banter", "BNTR"},
+		{"banner", "BNR"},
+		{"Panther", "BNTR"},
+		{"bander", "BNTR"},
+		{"Alice", "ALS"},
+		{"philip", "FLB"},
+		{"banana", "BNN"},
+	}
+	for _, tc := range tests {
+		var buf [keyMax]byte
+		n := phoneticKey(tc.in, &buf)
+		if got := string(buf[:n]); got != tc.want {
+			t.Errorf("phoneticKey(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"banter", "banner", 1}, {"banter", "BANTER", 0}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"banter", "better", 2},
+	}
+	for _, tc := range tests {
+		if got := editDistance(tc.a, tc.b, true); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestAddressesName(t *testing.T) {
+	tests := []struct {
+		s, name string
+		want    bool
+	}{
+		{"mike, can you hear me?", "Mike", true},
+		{"mike can you hear me", "mike_92", true},
+		{"hey Mike!", "~Mike (he/him)", true},
+		{"I told mike already", "Mike", false},
+		{"mikey, you there?", "Mike", false},
+		{"anyone seen the mic", "Mike", false},
+		{"hey banter", "", false},
+	}
+	for _, tc := range tests {
+		if got := addressesName(tc.s, tc.name); got != tc.want {
+			t.Errorf("addressesName(%q, %q) = %v, want %v", tc.s, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestMatcherAllocs(t *testing.T) {
+	m := NewNameMatcher("banter", "bant")
+	for _, s := range []string{"hey banner, what's the weather", "I asked banter yesterday about pizza, he was fine", "heybanter"} {
+		if n := testing.AllocsPerRun(200, func() { m.MatchVoice(s) }); n != 0 {
+			t.Errorf("MatchVoice(%q): %v allocs, want 0", s, n)
+		}
+		if n := testing.AllocsPerRun(200, func() { addressesName(s, "Mike Smith") }); n != 0 {
+			t.Errorf("addressesName(%q): %v allocs, want 0", s, n)
+		}
+	}
+}
+
+func FuzzMatchVoice(f *testing.F) {
+	for _, s := range []string{"hey banter, what's the weather like today?", "hey banner, what's the weather",
+		"can you pass me the banner", "…‽", "@@banter", "heybanter", "banter's", "ба́нтер, привет", "\xff\xfe banter"} {
+		f.Add(s)
+	}
+	m := NewNameMatcher("banter", "big b")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, got := range []NameMatch{m.MatchText(s), m.MatchVoice(s)} {
+			if got.Kind == MatchNone {
+				continue
+			}
+			if got.Start < 0 || got.End > len(s) || got.Start >= got.End {
+				t.Fatalf("bad range %d..%d for %q", got.Start, got.End, s)
+			}
+			if got.Confidence <= 0 || got.Confidence > 1 {
+				t.Fatalf("confidence %v out of range for %q", got.Confidence, s)
+			}
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package decision
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// SkipSentinel is the answer with which the model declines a turn.
+const SkipSentinel = "[SKIP]"
+
+// ParseReply is Stage B: it reads the model's answer and says whether the
+// turn is skipped. Skipped, with reason llm_skip: exactly "[SKIP]" (any
+// case, optionally quoted, or a bare "SKIP"), a reply that starts or ends
+// with "[SKIP]", or a structured {"skip": true, ...} object (optionally in
+// a ```json fence). Skipped with empty_reply: nothing but whitespace. A
+// structured {"skip": false, "text": "..."} yields its text. Otherwise the
+// reply is kept (model_replied), with any stray "[SKIP]" removed so that no
+// sentinel ever reaches Discord or TTS.
+func ParseReply(text string) (cleaned string, skipped bool, reason Reason) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return "", true, ReasonEmptyReply
+	}
+	if s, isJSON, skip := parseStructured(t); isJSON {
+		if skip {
+			return "", true, ReasonLLMSkip
+		}
+		t = strings.TrimSpace(s)
+		if t == "" {
+			return "", true, ReasonEmptyReply
+		}
+	}
+	bare := strings.Trim(t, "\"'`*_ \t\r\n")
+	if strings.EqualFold(bare, SkipSentinel) || bare == "SKIP" {
+		return "", true, ReasonLLMSkip
+	}
+	if hasPrefixFold(bare, SkipSentinel) || hasSuffixFold(bare, SkipSentinel) {
+		return "", true, ReasonLLMSkip
+	}
+	t = StripSentinels(t)
+	if t == "" {
+		return "", true, ReasonEmptyReply
+	}
+	return t, false, ReasonModelReplied
+}
+
+// StripSentinels removes every "[SKIP]" (any case) from s and trims the
+// result.
+func StripSentinels(s string) string {
+	for {
+		i := indexFold(s, SkipSentinel)
+		if i < 0 {
+			return strings.TrimSpace(s)
+		}
+		s = s[:i] + s[i+len(SkipSentinel):]
+	}
+}
+
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// structuredReply is the structured form a model may answer in.
+type structuredReply struct {
+	Skip    *bool   `json:"skip"`
+	Text    *string `json:"text"`
+	Reply   *string `json:"reply"`
+	Content *string `json:"content"`
+}
+
+// parseStructured recognises a JSON object with a "skip" field. isJSON is
+// false for anything else (including JSON without "skip").
+func parseStructured(t string) (text string, isJSON, skip bool) {
+	body := t
+	if strings.HasPrefix(body, "```") {
+		body = strings.TrimPrefix(body, "```")
+		body = strings.TrimPrefix(body, "json")
+		body = strings.TrimSuffix(strings.TrimSpace(body), "```")
+		body = strings.TrimSpace(body)
+	}
+	if !strings.HasPrefix(body, "{") || !strings.HasSuffix(body, "}") {
+		return "", false, false
+	}
+	var r structuredReply
+	if err := json.Unmarshal([]byte(body), &r); err != nil || r.Skip == nil {
+		return "", false, false
+	}
+	if *r.Skip {
+		return "", true, true
+	}
+	for _, s := range []*string{r.Text, r.Reply, r.Content} {
+		if s != nil {
+			return *s, true, false
+		}
+	}
+	return "", true, false
+}
+
+// ReplyDecision turns a model reply into the cleaned text and a Stage B Decision
+// (reply_skipped when skipped, reply_accepted otherwise). force marks a
+// force-responded turn: its skip is honoured (the model may only skip for
+// safety) but stays visible in the decision.
+func ReplyDecision(p Pipeline, reply string, force bool) (string, Decision) {
+	cleaned, skipped, reason := ParseReply(reply)
+	d := Decision{Pipeline: p, Stage: StageB, Outcome: OutcomeAllow, Reason: reason, Force: force}
+	if skipped {
+		d.Outcome = OutcomeDeny
+	}
+	return cleaned, d
+}

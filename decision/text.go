@@ -1,0 +1,334 @@
+package decision
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// TextPolicy is the text pipeline's admission policy. The lead maps the
+// config (bot.*, permissions.*, activity.*) onto it; DefaultTextPolicy
+// documents the defaults. Zero durations mean their default.
+type TextPolicy struct {
+	// BotName and Aliases are matched as addressing names (bot.name,
+	// bot.aliases).
+	BotName string
+	Aliases []string
+	// AllowInitiativeReplies lets the bot join unaddressed conversations
+	// (permissions.allowInitiativeReplies).
+	AllowInitiativeReplies bool
+	// InitiativeChannelIDs are channels where the bot may always take
+	// initiative (permissions.initiativeChannelIds).
+	InitiativeChannelIDs []string
+	// RecentWindow: outside initiative channels, unaddressed turns are
+	// considered only this long after the bot last spoke in the channel
+	// (default 5m).
+	RecentWindow time.Duration
+	// ReplyLevelInitiative and ReplyLevelNonInitiative are the eagerness
+	// levels 0-100 (activity.replyLevel*) for unaddressed turns in
+	// initiative channels and in other channels within RecentWindow. They
+	// shape the prompt guidance; 0 admits only addressed turns. Defaults
+	// (DefaultTextPolicy): 50 and 20.
+	ReplyLevelInitiative    int
+	ReplyLevelNonInitiative int
+	// StaleAfterMessages and StaleAfter: at the pre-generation re-check an
+	// unaddressed turn is dropped when this many newer messages arrived
+	// (default 6) or it is this old (default 2m). Addressed turns never go
+	// stale.
+	StaleAfterMessages int
+	StaleAfter         time.Duration
+	// DirectAddress is the optional cheap classifier for ambiguous turns
+	// (the name appears but is not in an addressing position). It is asked
+	// only when the initiative rules would deny the turn.
+	DirectAddress ClassifierPolicy
+}
+
+// Text policy defaults.
+const (
+	DefaultRecentWindow            = 5 * time.Minute
+	DefaultReplyLevelInitiative    = 50
+	DefaultReplyLevelNonInitiative = 20
+	DefaultStaleAfterMessages      = 6
+	DefaultStaleAfter              = 2 * time.Minute
+)
+
+// DefaultTextPolicy returns the documented defaults for a bot called name:
+// initiative replies off, no initiative channels, eagerness 50/20, no
+// direct-address classifier.
+func DefaultTextPolicy(name string) TextPolicy {
+	return TextPolicy{
+		BotName:                 name,
+		RecentWindow:            DefaultRecentWindow,
+		ReplyLevelInitiative:    DefaultReplyLevelInitiative,
+		ReplyLevelNonInitiative: DefaultReplyLevelNonInitiative,
+		StaleAfterMessages:      DefaultStaleAfterMessages,
+		StaleAfter:              DefaultStaleAfter,
+	}
+}
+
+// TextTurn is one incoming chat message as Stage A sees it. The text
+// pipeline fills it from the gateway event and its store.
+type TextTurn struct {
+	MessageID  string
+	ChannelID  string
+	AuthorID   string
+	AuthorName string
+	Content    string
+	// IsSelf marks the bot's own messages, IsBot other bots' messages.
+	IsSelf bool
+	IsBot  bool
+	// MentionsBot: the message mentions the bot (user or its managed role).
+	MentionsBot bool
+	// ReplyToBot: the message replies to one of the bot's own messages in
+	// the same channel.
+	ReplyToBot bool
+	// Command: an explicit invocation (prefix or slash command); always
+	// answered.
+	Command bool
+	// At is when the message was created; Now when the decision is taken
+	// (zero: At).
+	At  time.Time
+	Now time.Time
+	// BotLastSpokeAt is when the bot last posted in this channel (zero:
+	// never or unknown).
+	BotLastSpokeAt time.Time
+	// Phase: PhaseEnqueue, or PhasePreGeneration for the re-check.
+	Phase Phase
+	// NewerMessages counts messages posted in the channel after this one
+	// (used at the pre-generation re-check).
+	NewerMessages int
+	// Recent is optional context for the direct-address classifier,
+	// oldest first.
+	Recent []ContextLine
+}
+
+// ContextLine is one earlier line of a conversation, for classifier prompts.
+type ContextLine struct {
+	Speaker string
+	Text    string
+	Bot     bool // said by the bot
+}
+
+// EngineOptions are the collaborators of an engine. All are optional.
+type EngineOptions struct {
+	// Classifier answers the classifier questions. When nil, a turn that
+	// needs one comes back as OutcomePending / needs_classifier (replay
+	// without -llm).
+	Classifier Classifier
+	// Logger and Metrics receive every decision made through Decide.
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// Now is the clock for classifier latency (default time.Now).
+	Now func() time.Time
+}
+
+type textConfig struct {
+	p          TextPolicy
+	names      *NameMatcher
+	initiative map[string]struct{}
+}
+
+// TextEngine is text Stage A. It is safe for concurrent use; SetPolicy
+// swaps the policy atomically (hot reload).
+type TextEngine struct {
+	cfg        atomic.Pointer[textConfig]
+	classifier Classifier
+	rec        Recorder
+	now        func() time.Time
+}
+
+// NewTextEngine returns a text engine with policy p.
+func NewTextEngine(p TextPolicy, o EngineOptions) *TextEngine {
+	e := &TextEngine{classifier: o.Classifier, rec: Recorder{Logger: o.Logger, Metrics: o.Metrics}, now: o.Now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.SetPolicy(p)
+	return e
+}
+
+// SetPolicy replaces the policy for decisions that start afterwards.
+func (e *TextEngine) SetPolicy(p TextPolicy) {
+	if p.RecentWindow <= 0 {
+		p.RecentWindow = DefaultRecentWindow
+	}
+	if p.StaleAfterMessages <= 0 {
+		p.StaleAfterMessages = DefaultStaleAfterMessages
+	}
+	if p.StaleAfter <= 0 {
+		p.StaleAfter = DefaultStaleAfter
+	}
+	p.ReplyLevelInitiative = clampLevel(p.ReplyLevelInitiative)
+	p.ReplyLevelNonInitiative = clampLevel(p.ReplyLevelNonInitiative)
+	c := &textConfig{p: p, names: NewNameMatcher(p.BotName, p.Aliases...), initiative: make(map[string]struct{}, len(p.InitiativeChannelIDs))}
+	for _, id := range p.InitiativeChannelIDs {
+		c.initiative[id] = struct{}{}
+	}
+	e.cfg.Store(c)
+}
+
+// Policy returns the policy in force (with defaults applied).
+func (e *TextEngine) Policy() TextPolicy { return e.cfg.Load().p }
+
+func clampLevel(v int) int { return min(max(v, 0), 100) }
+
+// Admit runs the deterministic part of text Stage A: no I/O, no
+// allocation. In order, first match wins:
+//
+//	own_message, bot_author (deny); command, direct_mention, reply_to_bot,
+//	name_address, alias_address (allow, force); room_moved_on (deny,
+//	pre-generation only); then the initiative rules: initiative_disabled,
+//	eagerness_disabled_without_direct_address, initiative_channel,
+//	recent_bot_activity, not_addressed. An ambiguous turn (the name is
+//	mentioned, not used to address) that the initiative rules would deny
+//	comes back pending with needs_classifier when the direct-address
+//	classifier is enabled; Decide then asks it.
+func (e *TextEngine) Admit(t *TextTurn) Decision {
+	d, _ := e.admit(e.cfg.Load(), t)
+	return d
+}
+
+func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
+	d := Decision{Pipeline: PipelineText, Stage: StageA, Phase: t.Phase, Signal: SignalLLMDecides,
+		TurnID: t.MessageID, ChannelID: t.ChannelID, UserID: t.AuthorID}
+	_, initiative := c.initiative[t.ChannelID]
+	level := c.p.ReplyLevelNonInitiative
+	if initiative {
+		level = c.p.ReplyLevelInitiative
+	}
+	d.Eagerness = level
+	deny := func(r Reason) Decision { d.Outcome, d.Reason = OutcomeDeny, r; return d }
+	force := func(r Reason, s Signal, conf float64) Decision {
+		d.Outcome, d.Reason, d.Signal, d.Confidence = OutcomeAllow, r, s, conf
+		d.Force, d.DirectAddressed = true, true
+		return d
+	}
+	switch {
+	case t.IsSelf:
+		return deny(ReasonOwnMessage), NameMatch{}
+	case t.IsBot:
+		return deny(ReasonBotAuthor), NameMatch{}
+	case t.Command:
+		return force(ReasonCommand, SignalDirect, 1), NameMatch{}
+	case t.MentionsBot:
+		return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
+	case t.ReplyToBot:
+		return force(ReasonReplyToBot, SignalDirect, 1), NameMatch{}
+	}
+	m := c.names.MatchText(t.Content)
+	if m.Kind == MatchAddress {
+		if m.Alias {
+			return force(ReasonAliasAddress, SignalNameAlias, m.Confidence), m
+		}
+		return force(ReasonNameAddress, SignalNameExact, m.Confidence), m
+	}
+	now := t.Now
+	if now.IsZero() {
+		now = t.At
+	}
+	if t.Phase == PhasePreGeneration && (t.NewerMessages >= c.p.StaleAfterMessages || now.Sub(t.At) > c.p.StaleAfter) {
+		return deny(ReasonRoomMovedOn), m
+	}
+	recent := !t.BotLastSpokeAt.IsZero() && now.Sub(t.BotLastSpokeAt) <= c.p.RecentWindow
+	switch {
+	case !c.p.AllowInitiativeReplies:
+		d.Reason = ReasonInitiativeDisabled
+	case (initiative || recent) && level == 0:
+		d.Reason = ReasonEagernessDisabled
+	case initiative:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonInitiativeChannel
+		return d, m
+	case recent:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonRecentBotActivity
+		return d, m
+	default:
+		d.Reason = ReasonNotAddressed
+	}
+	d.Outcome = OutcomeDeny
+	if m.Kind == MatchMention && c.p.DirectAddress.Enabled {
+		d.Outcome, d.Reason, d.Confidence = OutcomePending, ReasonNeedsClassifier, m.Confidence
+	}
+	return d, m
+}
+
+// Decide runs Admit and, for a pending ambiguous turn, the direct-address
+// classifier: a confidence at or above the threshold admits it as
+// llm_direct_address (not forced: the model may still [SKIP]); otherwise it
+// is denied with llm_no, classifier_unclear_answer, classifier_error or
+// classifier_timeout. Without a classifier the decision stays pending. The
+// decision is logged (reply_admission, with extra attributes) and counted.
+func (e *TextEngine) Decide(ctx context.Context, t *TextTurn, extra ...slog.Attr) Decision {
+	c := e.cfg.Load()
+	d, m := e.admit(c, t)
+	if d.Outcome == OutcomePending && e.classifier != nil {
+		p := c.p.DirectAddress
+		req := ClassifierRequest{Purpose: PurposeDirectAddress, Model: p.Model, MaxTokens: classifierMaxTokens,
+			System: directAddressSystemPrompt(c.p, p), User: directAddressUserPrompt(c.p, t, m)}
+		var conf float64
+		res := runClassifier(ctx, e.classifier, p, req, e.now, func(raw string) bool {
+			v, ok := ParseConfidence(raw)
+			conf = v
+			return ok
+		})
+		d.applyClassifier(p.Model, res)
+		switch {
+		case !res.ok:
+			d.Outcome, d.Reason = OutcomeDeny, res.reason
+		case conf >= p.threshold():
+			d.Outcome, d.Reason, d.Signal, d.Confidence = OutcomeAllow, ReasonLLMDirectAddress, SignalLLMDirectAddress, conf
+			d.DirectAddressed = true
+		default:
+			d.Outcome, d.Reason, d.Confidence = OutcomeDeny, ReasonLLMNo, conf
+		}
+	}
+	e.rec.Record(ctx, d, extra...)
+	return d
+}
+
+func directAddressSystemPrompt(tp TextPolicy, p ClassifierPolicy) string {
+	if p.SystemPrompt != "" {
+		return p.SystemPrompt
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "You judge whether a Discord chat message is addressed to the assistant named %q", tp.BotName)
+	if len(tp.Aliases) > 0 {
+		fmt.Fprintf(&b, " (also called %s)", strings.Join(tp.Aliases, ", "))
+	}
+	b.WriteString(": spoken to, asked or told something, as opposed to merely mentioned or talked about. ")
+	b.WriteString("Answer with only a number from 0 to 1: your confidence that the message is addressed to the assistant.")
+	return b.String()
+}
+
+func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
+	var b strings.Builder
+	if len(t.Recent) > 0 {
+		b.WriteString("Recent messages, oldest first:\n")
+		for _, l := range t.Recent {
+			writeLine(&b, l.Speaker, l.Text, l.Bot, tp.BotName)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", nonEmpty(t.AuthorName, "someone"), t.Content)
+	if m.Kind != MatchNone {
+		fmt.Fprintf(&b, "\nThe name appears as %q.\n", t.Content[m.Start:m.End])
+	}
+	b.WriteString("Confidence (0 to 1) that the message is addressed to the assistant:")
+	return b.String()
+}
+
+func writeLine(b *strings.Builder, speaker, text string, bot bool, botName string) {
+	if bot {
+		speaker = botName + " (you)"
+	}
+	fmt.Fprintf(b, "[%s] %s\n", nonEmpty(speaker, "someone"), text)
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,413 @@
+package decision
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// VoicePolicy is the voice pipeline's admission policy. The lead maps the
+// config (bot.name, bot.aliases, voice.replyEagerness,
+// voice.replyDecisionLlm) onto it. Zero durations and thresholds mean their
+// default; ReplyEagerness 0 is meaningful (only direct addresses).
+type VoicePolicy struct {
+	BotName string
+	Aliases []string
+	// ReplyEagerness 0-100 (voice.replyEagerness, default 50): 0 answers
+	// only direct addresses and follow-ups; otherwise it biases the
+	// classifier and the generation guidance.
+	ReplyEagerness int
+	// FocusedSpeakerWindow: the speaker the bot is in conversation with
+	// is answered without the classifier for this long after the focus was
+	// last refreshed (default 20s).
+	FocusedSpeakerWindow time.Duration
+	// RecentReplyWindow: a speaker the bot just replied to is answered
+	// without the classifier for this long after the reply (default 10s).
+	RecentReplyWindow time.Duration
+	// DeferRetryAfter is the retry-after of a turn deferred while the bot
+	// speaks, when the end of its speech is not known (default 750ms).
+	DeferRetryAfter time.Duration
+	// DirectAddressConfidence is the name-match confidence from which a
+	// turn takes the direct-address fast path (default 0.7).
+	DirectAddressConfidence float64
+	// Classifier is the YES/NO reply classifier (voice.replyDecisionLlm).
+	Classifier ClassifierPolicy
+}
+
+// Voice policy defaults.
+const (
+	DefaultReplyEagerness          = 50
+	DefaultFocusedSpeakerWindow    = 20 * time.Second
+	DefaultRecentReplyWindow       = 10 * time.Second
+	DefaultDeferRetryAfter         = 750 * time.Millisecond
+	DefaultDirectAddressConfidence = 0.7
+)
+
+// DefaultVoicePolicy returns the documented defaults for a bot called name,
+// with the classifier off.
+func DefaultVoicePolicy(name string) VoicePolicy {
+	return VoicePolicy{
+		BotName:                 name,
+		ReplyEagerness:          DefaultReplyEagerness,
+		FocusedSpeakerWindow:    DefaultFocusedSpeakerWindow,
+		RecentReplyWindow:       DefaultRecentReplyWindow,
+		DeferRetryAfter:         DefaultDeferRetryAfter,
+		DirectAddressConfidence: DefaultDirectAddressConfidence,
+	}
+}
+
+// VoiceTurn is one transcribed utterance as voice Stage A sees it.
+type VoiceTurn struct {
+	ID          string
+	ChannelID   string
+	SpeakerID   string
+	SpeakerName string
+	Transcript  string
+	Duration    time.Duration
+	// At is when the utterance ended.
+	At time.Time
+	// Participants are the other members in the channel (not the bot).
+	Participants []Participant
+	// Timeline is the recent conversation, oldest first, for the
+	// classifier.
+	Timeline []ContextLine
+	// Engagement is the session's state at At.
+	Engagement Engagement
+}
+
+// Participant is a member of a voice channel.
+type Participant struct {
+	ID   string
+	Name string
+}
+
+// Engagement is who the bot is talking with. The voice session owns it and
+// updates it with Observe and BotReplied.
+type Engagement struct {
+	// BotSpeaking: the bot's turn is open (it is speaking or about to).
+	BotSpeaking bool
+	// BotSpeechEndsAt estimates when the bot stops (zero: unknown).
+	BotSpeechEndsAt time.Time
+	// FocusedSpeakerID is the speaker the bot is in conversation with,
+	// refreshed at FocusedAt.
+	FocusedSpeakerID string
+	FocusedAt        time.Time
+	// LastReplyToID is the speaker the bot last answered, at LastReplyAt
+	// (when that reply finished).
+	LastReplyToID string
+	LastReplyAt   time.Time
+}
+
+// Observe updates the focus after an admitted decision on t: a direct
+// address or a follow-up focuses (or keeps focus on) the speaker.
+func (g *Engagement) Observe(d Decision, t *VoiceTurn) {
+	if !d.Allowed() {
+		return
+	}
+	switch d.Reason {
+	case ReasonWakePing, ReasonDirectAddressFastPath, ReasonFocusedSpeaker, ReasonRecentReplyFollowup, ReasonLLMYes:
+		g.FocusedSpeakerID, g.FocusedAt = t.SpeakerID, t.At
+	}
+}
+
+// BotReplied records that the bot finished speaking a reply to speakerID.
+func (g *Engagement) BotReplied(speakerID string, at time.Time) {
+	g.LastReplyToID, g.LastReplyAt = speakerID, at
+	if g.FocusedSpeakerID == speakerID {
+		g.FocusedAt = at
+	}
+}
+
+type voiceConfig struct {
+	p     VoicePolicy
+	names *NameMatcher
+}
+
+// VoiceEngine is voice Stage A. It is safe for concurrent use; SetPolicy
+// swaps the policy atomically (hot reload).
+type VoiceEngine struct {
+	cfg        atomic.Pointer[voiceConfig]
+	classifier Classifier
+	rec        Recorder
+	now        func() time.Time
+}
+
+// NewVoiceEngine returns a voice engine with policy p.
+func NewVoiceEngine(p VoicePolicy, o EngineOptions) *VoiceEngine {
+	e := &VoiceEngine{classifier: o.Classifier, rec: Recorder{Logger: o.Logger, Metrics: o.Metrics}, now: o.Now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.SetPolicy(p)
+	return e
+}
+
+// SetPolicy replaces the policy for decisions that start afterwards.
+func (e *VoiceEngine) SetPolicy(p VoicePolicy) {
+	if p.FocusedSpeakerWindow <= 0 {
+		p.FocusedSpeakerWindow = DefaultFocusedSpeakerWindow
+	}
+	if p.RecentReplyWindow <= 0 {
+		p.RecentReplyWindow = DefaultRecentReplyWindow
+	}
+	if p.DeferRetryAfter <= 0 {
+		p.DeferRetryAfter = DefaultDeferRetryAfter
+	}
+	if p.DirectAddressConfidence <= 0 || p.DirectAddressConfidence > 1 {
+		p.DirectAddressConfidence = DefaultDirectAddressConfidence
+	}
+	p.ReplyEagerness = clampLevel(p.ReplyEagerness)
+	e.cfg.Store(&voiceConfig{p: p, names: NewNameMatcher(p.BotName, p.Aliases...)})
+}
+
+// Policy returns the policy in force (with defaults applied).
+func (e *VoiceEngine) Policy() VoicePolicy { return e.cfg.Load().p }
+
+// fragment describes the words of a transcript.
+type fragment struct {
+	words      int
+	question   bool // a '?' or an opening question word
+	allFiller  bool // every word is filler ("uh huh", "yeah ok")
+	allNoise   bool // every word is a backchannel noise ("uh", "mm", "huh")
+	onlyGreets bool // every word except the name is a greeting or filler
+}
+
+// noiseWords are backchannels that never carry an answer.
+var noiseWords = []string{"uh", "um", "umm", "uhm", "uhh", "er", "erm", "ah", "ahh", "oh", "ohh",
+	"huh", "hm", "hmm", "hmmm", "mm", "mhm", "mmhm"}
+
+func describe(s string, m NameMatch) fragment {
+	f := fragment{allFiller: true, allNoise: true, onlyGreets: true}
+	tz := tokenizer{s: s}
+	for {
+		tok, ok := tz.next()
+		if !ok {
+			break
+		}
+		w, _ := trimWord(s[tok.start:tok.end])
+		if f.words == 0 && inSet(w, questionWords) {
+			f.question = true
+		}
+		f.words++
+		if tok.question {
+			f.question = true
+		}
+		inName := m.Kind != MatchNone && tok.start >= m.Start && tok.end <= m.End
+		if inName {
+			continue
+		}
+		filler := inSet(w, fillerWords)
+		f.allFiller = f.allFiller && filler
+		f.allNoise = f.allNoise && inSet(w, noiseWords)
+		f.onlyGreets = f.onlyGreets && (filler || inSet(w, greetingWords))
+	}
+	return f
+}
+
+// Admit runs the deterministic part of voice Stage A: no I/O, no
+// allocation. In order, first match wins:
+//
+//	missing_transcript (deny), bot_turn_open (defer, RetryAfter),
+//	low_signal_fragment (deny) or direct_address_wake_ping (allow),
+//	direct_address_fast_path (allow, force), addressed_to_other_participant
+//	(deny), focused_speaker_followup, bot_recent_reply_followup (allow),
+//	eagerness_disabled_without_direct_address (deny), then
+//	eager_turn_llm_decides (allow, EagerTurn) when the classifier is off,
+//	or needs_classifier (pending) for Decide to ask it.
+//
+// A short fragment from the speaker the bot has just answered ("yes
+// please") is not low-signal unless it is only backchannel noise ("uh huh").
+func (e *VoiceEngine) Admit(t *VoiceTurn) Decision {
+	d, _ := e.admit(e.cfg.Load(), t)
+	return d
+}
+
+func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) {
+	p := &c.p
+	d := Decision{Pipeline: PipelineVoice, Stage: StageA, Signal: SignalLLMDecides, Eagerness: p.ReplyEagerness,
+		TurnID: t.ID, ChannelID: t.ChannelID, UserID: t.SpeakerID}
+	tz := tokenizer{s: t.Transcript}
+	if _, ok := tz.next(); !ok {
+		d.Outcome, d.Reason = OutcomeDeny, ReasonMissingTranscript
+		return d, NameMatch{}
+	}
+	g := &t.Engagement
+	if g.BotSpeaking {
+		d.Outcome, d.Reason, d.RetryAfter = OutcomeDefer, ReasonBotTurnOpen, p.DeferRetryAfter
+		if left := g.BotSpeechEndsAt.Sub(t.At); !g.BotSpeechEndsAt.IsZero() && left > 0 {
+			d.RetryAfter = left
+		}
+		return d, NameMatch{}
+	}
+	m := c.names.MatchVoice(t.Transcript)
+	addressed := m.Kind == MatchAddress && m.Confidence >= p.DirectAddressConfidence
+	if m.Kind != MatchNone {
+		d.Confidence = m.Confidence
+	}
+	if addressed {
+		d.Signal, d.Force, d.DirectAddressed = SignalNameExact, true, true
+		if m.Alias {
+			d.Signal = SignalNameAlias
+		}
+	}
+	f := describe(t.Transcript, m)
+	justAnswered := g.LastReplyToID == t.SpeakerID && !g.LastReplyAt.IsZero() && t.At.Sub(g.LastReplyAt) <= p.RecentReplyWindow
+	switch {
+	case addressed && f.onlyGreets:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonWakePing
+		return d, m
+	case addressed:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonDirectAddressFastPath
+		return d, m
+	case m.Kind != MatchNone || f.question:
+		// The name or a question: never a low-signal fragment.
+	case justAnswered && !f.allNoise && f.words <= 3:
+		// A short answer to the bot ("yes please"): not low-signal.
+	case f.allFiller || f.words <= 3:
+		d.Outcome, d.Reason = OutcomeDeny, ReasonLowSignalFragment
+		return d, m
+	}
+	for i := range t.Participants {
+		pt := &t.Participants[i]
+		if pt.ID == t.SpeakerID || (pt.Name != "" && c.names.MatchText(pt.Name).Kind != MatchNone) {
+			continue
+		}
+		if addressesName(t.Transcript, pt.Name) {
+			d.Outcome, d.Reason = OutcomeDeny, ReasonAddressedToOther
+			return d, m
+		}
+	}
+	switch {
+	case g.FocusedSpeakerID != "" && g.FocusedSpeakerID == t.SpeakerID && t.At.Sub(g.FocusedAt) <= p.FocusedSpeakerWindow:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonFocusedSpeaker
+	case justAnswered:
+		d.Outcome, d.Reason = OutcomeAllow, ReasonRecentReplyFollowup
+	case p.ReplyEagerness == 0:
+		d.Outcome, d.Reason = OutcomeDeny, ReasonEagernessDisabled
+	case !p.Classifier.Enabled:
+		d.Outcome, d.Reason, d.EagerTurn = OutcomeAllow, ReasonEagerTurn, true
+	default:
+		d.Outcome, d.Reason = OutcomePending, ReasonNeedsClassifier
+	}
+	return d, m
+}
+
+// Decide runs Admit and, for a turn that needs it, the YES/NO classifier
+// with the speaker, transcript, participants, recent timeline, engagement
+// and eagerness: llm_yes admits; llm_no, classifier_unclear_answer,
+// classifier_error and classifier_timeout deny (fail closed). Without a
+// classifier the decision stays pending. The decision is logged
+// (voice_turn_addressing, with extra attributes) and counted.
+func (e *VoiceEngine) Decide(ctx context.Context, t *VoiceTurn, extra ...slog.Attr) Decision {
+	c := e.cfg.Load()
+	d, m := e.admit(c, t)
+	if d.Outcome == OutcomePending && e.classifier != nil {
+		p := c.p.Classifier
+		req := ClassifierRequest{Purpose: PurposeReplyDecision, Model: p.Model, MaxTokens: classifierMaxTokens,
+			System: ReplyClassifierSystemPrompt(&c.p), User: replyClassifierUserPrompt(&c.p, t, m)}
+		var ans YesNo
+		res := runClassifier(ctx, e.classifier, p, req, e.now, func(raw string) bool {
+			ans = ParseYesNo(raw)
+			return ans != AnswerUnclear
+		})
+		d.applyClassifier(p.Model, res)
+		switch {
+		case !res.ok:
+			d.Outcome, d.Reason = OutcomeDeny, res.reason
+		case ans == AnswerYes:
+			d.Outcome, d.Reason = OutcomeAllow, ReasonLLMYes
+		default:
+			d.Outcome, d.Reason = OutcomeDeny, ReasonLLMNo
+		}
+	}
+	e.rec.Record(ctx, d, extra...)
+	return d
+}
+
+// ReplyClassifierSystemPrompt returns the YES/NO classifier's instructions
+// for policy p: the configured prompt or the built-in one, plus the bias
+// wording for the eagerness level.
+func ReplyClassifierSystemPrompt(p *VoicePolicy) string {
+	var b strings.Builder
+	if p.Classifier.SystemPrompt != "" {
+		b.WriteString(p.Classifier.SystemPrompt)
+	} else {
+		b.WriteString("You are the turn-taking judge for ")
+		b.WriteString(nonEmpty(p.BotName, "the assistant"))
+		b.WriteString(", a voice assistant in a Discord voice channel with several people. ")
+		b.WriteString("Decide whether it should speak in response to the latest utterance. ")
+		b.WriteString("Utterances aimed at another person by name are not for it. ")
+		b.WriteString("Answer with exactly one word: YES or NO.")
+	}
+	b.WriteString("\n")
+	b.WriteString(ClassifierBias(p.ReplyEagerness))
+	return b.String()
+}
+
+func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string {
+	var b strings.Builder
+	name := nonEmpty(p.BotName, "the assistant")
+	b.WriteString("Participants: ")
+	for i, pt := range t.Participants {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(nonEmpty(pt.Name, pt.ID))
+	}
+	if len(t.Participants) == 0 {
+		b.WriteString(nonEmpty(t.SpeakerName, "one person"))
+	}
+	b.WriteString("\nEngagement: ")
+	g := &t.Engagement
+	switch {
+	case g.FocusedSpeakerID != "":
+		b.WriteString(name + " was last in conversation with " + speakerName(t, g.FocusedSpeakerID) +
+			", " + ago(t.At.Sub(g.FocusedAt)) + ".")
+	case g.LastReplyToID != "":
+		b.WriteString(name + " last replied to " + speakerName(t, g.LastReplyToID) + ", " + ago(t.At.Sub(g.LastReplyAt)) + ".")
+	default:
+		b.WriteString(name + " is not in a conversation with anyone.")
+	}
+	b.WriteString("\nEagerness: ")
+	b.WriteString(strconv.Itoa(p.ReplyEagerness))
+	b.WriteString("/100\n")
+	if len(t.Timeline) > 0 {
+		b.WriteString("Recent conversation, oldest first:\n")
+		for _, l := range t.Timeline {
+			writeLine(&b, l.Speaker, l.Text, l.Bot, name)
+		}
+	}
+	b.WriteString("Latest utterance, from ")
+	b.WriteString(nonEmpty(t.SpeakerName, "someone"))
+	b.WriteString(": \"")
+	b.WriteString(t.Transcript)
+	b.WriteString("\"\n")
+	if m.Kind != MatchNone {
+		b.WriteString("Name cue: the transcript contains \"" + t.Transcript[m.Start:m.End] + "\"")
+		if m.Variant {
+			b.WriteString(", possibly a misheard \"" + p.BotName + "\"")
+		}
+		b.WriteString(", not in an addressing position.\n")
+	}
+	b.WriteString("Should " + name + " respond? Answer YES or NO.")
+	return b.String()
+}
+
+func speakerName(t *VoiceTurn, id string) string {
+	if id == t.SpeakerID && t.SpeakerName != "" {
+		return t.SpeakerName + " (the speaker)"
+	}
+	for _, pt := range t.Participants {
+		if pt.ID == id && pt.Name != "" {
+			return pt.Name
+		}
+	}
+	return "someone else"
+}
+
+func ago(d time.Duration) string {
+	return d.Round(time.Second).String() + " ago"
+}
