@@ -1,0 +1,190 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+)
+
+// Speech audio format delivered by Speak: signed 16-bit little-endian PCM,
+// 24 kHz, mono (OpenAI's response_format "pcm").
+const (
+	SpeechSampleRate = 24000
+	SpeechChannels   = 1
+)
+
+// speechPrimeBytes is how much Speak reads before returning (one read).
+const speechPrimeBytes = 4096
+
+// SpeechStream is the streamed audio of Speak. It implements io.ReadCloser;
+// Read errors after the first byte are *APIError (truncation, idle
+// timeout). A SpeechStream is read by one goroutine; Close may be called
+// from any goroutine and stops the download.
+type SpeechStream struct {
+	c       *Client
+	model   string
+	start   time.Time
+	body    io.ReadCloser
+	sctx    context.Context
+	cancel  context.CancelCauseFunc
+	callCtx context.Context
+	idle    *time.Timer
+
+	primed    []byte
+	firstByte time.Duration
+	attempts  int
+	bytes     int64
+
+	mu       sync.Mutex // guards following
+	done     bool
+	closed   bool
+	finalErr error
+}
+
+// Speak synthesises text with /v1/audio/speech (response_format pcm) and
+// returns the audio as it streams in. It returns once the first audio bytes
+// arrived, so failures before any audio are retried and reported here.
+func (c *Client) Speak(ctx context.Context, model, voice, text string) (*SpeechStream, error) {
+	if model == "" || voice == "" || text == "" {
+		return nil, &APIError{Op: OpSpeak, Model: model, Kind: ErrorKindBadRequest,
+			Err: errors.New("speak needs a model, a voice and text")}
+	}
+	s := &SpeechStream{c: c, model: model, start: c.now(), callCtx: ctx}
+	attempts, err := c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, hr **http.Response) error {
+		return s.open(ctx, voice, text, hr)
+	})
+	s.attempts = attempts
+	if err != nil {
+		c.metrics.observeCall(OpSpeak, model, err, c.now().Sub(s.start))
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *SpeechStream) open(ctx context.Context, voice, text string, hr **http.Response) error {
+	sctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(s.c.opts.FirstByteTimeout, func() { cancel(errTimeout) })
+	fail := func(err error) error {
+		timer.Stop()
+		cancel(nil)
+		if errors.Is(context.Cause(sctx), errTimeout) {
+			return fmt.Errorf("%w: %w", errTimeout, err)
+		}
+		return err
+	}
+	res, err := s.c.audio.Speech.New(sctx, openai.AudioSpeechNewParams{
+		Model:          model(s.model),
+		Input:          text,
+		Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: param.NewOpt(voice)},
+		ResponseFormat: openai.AudioSpeechNewParamsResponseFormatPCM,
+	}, option.WithResponseInto(hr))
+	if err != nil {
+		return fail(err)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" || mt == "text/html" {
+		_ = res.Body.Close()
+		return fail(fmt.Errorf("speech: content-type %q, want audio", mt))
+	}
+	buf := make([]byte, speechPrimeBytes)
+	n, err := io.ReadAtLeast(res.Body, buf, 1)
+	if err != nil {
+		_ = res.Body.Close()
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("speech: %w (empty body)", errTruncated)
+		}
+		return fail(err)
+	}
+	timer.Stop()
+	s.body, s.sctx, s.cancel, s.idle = res.Body, sctx, cancel, timer
+	s.primed = buf[:n]
+	s.bytes = int64(n)
+	s.firstByte = s.c.now().Sub(s.start)
+	s.c.metrics.observeFirstByte(OpSpeak, s.model, s.firstByte)
+	return nil
+}
+
+func model(m string) openai.SpeechModel { return m }
+
+// Read implements io.Reader over the PCM bytes.
+func (s *SpeechStream) Read(p []byte) (int, error) {
+	if len(s.primed) > 0 {
+		n := copy(p, s.primed)
+		s.primed = s.primed[n:]
+		return n, nil
+	}
+	s.mu.Lock()
+	done, ferr := s.done, s.finalErr
+	s.mu.Unlock()
+	if done {
+		if ferr != nil {
+			return 0, ferr
+		}
+		return 0, io.EOF
+	}
+	s.idle.Reset(s.c.opts.IdleTimeout)
+	n, err := s.body.Read(p)
+	s.idle.Stop()
+	s.bytes += int64(n)
+	if err == io.EOF {
+		s.finish(nil)
+		return n, io.EOF
+	}
+	if err != nil {
+		return n, s.finish(err)
+	}
+	return n, nil
+}
+
+// FirstByte returns the time from the Speak call to the first audio byte,
+// retries included.
+func (s *SpeechStream) FirstByte() time.Duration { return s.firstByte }
+
+// Attempts returns how many HTTP attempts Speak made.
+func (s *SpeechStream) Attempts() int { return s.attempts }
+
+// Close stops the download and releases the connection. Safe to call more
+// than once.
+func (s *SpeechStream) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel(context.Canceled)
+	s.finish(nil)
+	return nil
+}
+
+// finish records the outcome once and returns the error Read should report.
+func (s *SpeechStream) finish(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return s.finalErr
+	}
+	s.done = true
+	s.idle.Stop()
+	_ = s.body.Close()
+	if err != nil {
+		if errors.Is(context.Cause(s.sctx), errTimeout) {
+			err = fmt.Errorf("%w: idle for %s: %w", errTimeout, s.c.opts.IdleTimeout, err)
+		}
+		e := classify(s.callCtx, OpSpeak, s.model, http.StatusOK, nil, err)
+		if s.closed {
+			e.Kind, e.Retryable = ErrorKindCanceled, false
+		}
+		e.Attempts = s.attempts
+		s.finalErr = e
+	}
+	s.cancel(context.Canceled)
+	// A Close before EOF (barge-in) is recorded as ok: nothing failed.
+	s.c.metrics.observeCall(OpSpeak, s.model, s.finalErr, s.c.now().Sub(s.start))
+	return s.finalErr
+}
