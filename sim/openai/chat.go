@@ -1,0 +1,267 @@
+package openaisim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// chatRequest is the subset of POST /v1/chat/completions the simulator reads.
+// https://platform.openai.com/docs/api-reference/chat/create
+type chatRequest struct {
+	Model         string            `json:"model"`
+	Messages      []chatMessageIn   `json:"messages"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	N *int `json:"n"`
+}
+
+type chatMessageIn struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+type chatToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// parseChatRequest decodes and validates a chat completions body (untrusted).
+func parseChatRequest(body []byte) (*chatRequest, *prompt, error) {
+	var req chatRequest
+	if err := strictJSON(body, &req); err != nil {
+		return nil, nil, err
+	}
+	if req.Model == "" {
+		return nil, nil, reqErr("model", "Missing required parameter: 'model'.")
+	}
+	if len(req.Messages) == 0 {
+		return nil, nil, reqErr("messages", "[] is too short - 'messages'")
+	}
+	if req.N != nil && *req.N != 1 {
+		return nil, nil, reqErr("n", "openaisim: only n=1 is simulated")
+	}
+	p := &prompt{model: req.Model, stream: req.Stream}
+	var lines []string
+	pending := map[string]bool{}
+	for i, m := range req.Messages {
+		param := fmt.Sprintf("messages[%d]", i)
+		var text string
+		c := bytes.TrimSpace(m.Content)
+		if len(c) > 0 && string(c) != "null" {
+			var err error
+			if text, err = contentText(c, param+".content"); err != nil {
+				return nil, nil, err
+			}
+		} else if m.Role != "assistant" {
+			return nil, nil, reqErr(param+".content", "Missing required parameter: '%s.content'.", param)
+		}
+		switch m.Role {
+		case "system", "developer":
+			if p.instructions != "" {
+				p.instructions += "\n"
+			}
+			p.instructions += text
+		case "user":
+			p.lastUser = text
+			lines = append(lines, "user: "+text)
+		case "assistant":
+			if text != "" {
+				lines = append(lines, "assistant: "+text)
+			}
+			for _, tc := range m.ToolCalls {
+				pending[tc.ID] = true
+				lines = append(lines, fmt.Sprintf("function_call %s(%s)", tc.Function.Name, tc.Function.Arguments))
+			}
+		case "tool":
+			if !pending[m.ToolCallID] {
+				return nil, nil, reqErr(param+".role", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+			}
+			lines = append(lines, fmt.Sprintf("function_call_output %s: %s", m.ToolCallID, text))
+		default:
+			return nil, nil, reqErr(param+".role", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.", m.Role)
+		}
+	}
+	tools, err := parseTools(req.Tools, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.tools = tools
+	if err := parseToolChoice(req.ToolChoice, p, true); err != nil {
+		return nil, nil, err
+	}
+	p.flat = flatten(p.instructions, lines)
+	return &req, p, nil
+}
+
+type chatMessageOut struct {
+	Role        string         `json:"role"`
+	Content     *string        `json:"content"`
+	Refusal     *string        `json:"refusal"`
+	ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
+	Annotations []any          `json:"annotations"`
+}
+
+type chatUsage struct {
+	PromptTokens            int            `json:"prompt_tokens"`
+	CompletionTokens        int            `json:"completion_tokens"`
+	TotalTokens             int            `json:"total_tokens"`
+	PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
+	CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
+}
+
+func chatUsageFor(promptText string, out int) *chatUsage {
+	in := countTokens(promptText)
+	return &chatUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out,
+		PromptTokensDetails: map[string]int{"cached_tokens": 0}, CompletionTokensDetails: map[string]int{"reasoning_tokens": 0}}
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	rec := s.newRecord(r, EndpointChatCompletions)
+	defer s.record(rec)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		badRequest(w, "", "openaisim: read body: "+err.Error())
+		return
+	}
+	rec.Body = json.RawMessage(body)
+	req, p, err := parseChatRequest(body)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		re, _ := asRequestError(err)
+		badRequest(w, re.param, re.msg)
+		return
+	}
+	fillRecord(rec, p)
+	o := s.resolve(&matchInput{
+		endpoint: EndpointChatCompletions, model: p.model, lastUser: p.lastUser, prompt: p.flat,
+		tools: toolNames(p.tools), streaming: p.stream,
+	})
+	rec.Rule = o.rule
+	if s.preFault(w, r, &o, rec) {
+		return
+	}
+	pl := s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced)
+	id := "chatcmpl-" + s.newID("sim")
+	created := s.now().Unix()
+	finish := "stop"
+	if len(pl.calls) > 0 {
+		finish = "tool_calls"
+	}
+	rec.Status = http.StatusOK
+	if !p.stream {
+		n := countTokens(pl.text) + countTokens(pl.refusal)
+		msg := chatMessageOut{Role: "assistant", Annotations: []any{}}
+		if pl.refusal != "" {
+			msg.Refusal = &pl.refusal
+		} else if pl.text != "" {
+			msg.Content = &pl.text
+		}
+		for _, c := range pl.calls {
+			var tc chatToolCall
+			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = c.CallID, "function", c.Name, c.Arguments
+			msg.ToolCalls = append(msg.ToolCalls, tc)
+			n += countTokens(c.Arguments)
+		}
+		if s.wait(r.Context(), o.latency.TimeToFirstToken, &rec.Injected.FirstToken) != nil ||
+			s.wait(r.Context(), time.Duration(max(n-1, 0))*o.latency.PerToken, &rec.Injected.Tokens) != nil {
+			rec.Status = 0
+			return
+		}
+		writeBody(w, map[string]any{
+			"id": id, "object": "chat.completion", "created": created, "model": p.model,
+			"choices": []any{map[string]any{
+				"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish,
+			}},
+			"usage":              chatUsageFor(p.flat, n),
+			"service_tier":       "default",
+			"system_fingerprint": "fp_openaisim",
+		}, o.fault)
+		return
+	}
+
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	sw := newSSE(w, false, o.fault)
+	chunk := func(delta map[string]any, finishReason any, delta2 bool) {
+		c := map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,
+			"system_fingerprint": "fp_openaisim", "service_tier": "default",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finishReason}},
+		}
+		if includeUsage {
+			c["usage"] = nil
+		}
+		sw.event("", c, delta2)
+	}
+	ctx := r.Context()
+	first := true
+	n := 0
+	pace := func() bool {
+		var err error
+		if first {
+			err = s.wait(ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
+			first = false
+		} else {
+			err = s.wait(ctx, o.latency.PerToken, &rec.Injected.Tokens)
+		}
+		n++
+		return err == nil
+	}
+	chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil, false)
+	for _, tok := range tokens(pl.text) {
+		if !pace() {
+			rec.Status = 0
+			return
+		}
+		chunk(map[string]any{"content": tok}, nil, true)
+	}
+	for _, tok := range tokens(pl.refusal) {
+		if !pace() {
+			rec.Status = 0
+			return
+		}
+		chunk(map[string]any{"refusal": tok}, nil, true)
+	}
+	for i, c := range pl.calls {
+		if !pace() {
+			rec.Status = 0
+			return
+		}
+		chunk(map[string]any{"tool_calls": []any{map[string]any{
+			"index": i, "id": c.CallID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""},
+		}}}, nil, false)
+		for _, part := range chunkString(c.Arguments, 8) {
+			if !pace() {
+				rec.Status = 0
+				return
+			}
+			chunk(map[string]any{"tool_calls": []any{map[string]any{
+				"index": i, "function": map[string]any{"arguments": part},
+			}}}, nil, true)
+		}
+	}
+	chunk(map[string]any{}, finish, false)
+	if includeUsage {
+		sw.event("", map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,
+			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(p.flat, n),
+		}, false)
+	}
+	sw.done()
+}

@@ -1,0 +1,50 @@
+package openaisim
+
+// Endpoint names an API surface of the simulator. Rules match on it and every
+// recorded request carries it.
+type Endpoint int
+
+// Endpoints. The zero value EndpointUnknown in a [Match] means "any endpoint".
+const (
+	EndpointUnknown Endpoint = iota
+	// EndpointResponses is POST /v1/responses.
+	EndpointResponses
+	// EndpointChatCompletions is POST /v1/chat/completions.
+	EndpointChatCompletions
+	// EndpointTranscriptions is POST /v1/audio/transcriptions.
+	EndpointTranscriptions
+	// EndpointSpeech is POST /v1/audio/speech.
+	EndpointSpeech
+	// EndpointModels is GET /v1/models and /v1/models/{id}.
+	EndpointModels
+	// EndpointRealtime is the WebSocket handshake at /v1/realtime. A rule
+	// matching it can refuse the upgrade (Fault.Status) or drop the socket after
+	// a number of server events (Fault.DropAfterEvents).
+	EndpointRealtime
+	// EndpointRealtimeResponse is one response.create on a realtime socket
+	// (explicit, or automatic after server VAD commits a turn).
+	EndpointRealtimeResponse
+	// EndpointRealtimeTranscription is the input-audio transcription of a
+	// committed realtime audio item (when the session enables it).
+	EndpointRealtimeTranscription
+)
+
+var endpointNames = [...]string{
+	EndpointUnknown:               "unknown",
+	EndpointResponses:             "responses",
+	EndpointChatCompletions:       "chat.completions",
+	EndpointTranscriptions:        "audio.transcriptions",
+	EndpointSpeech:                "audio.speech",
+	EndpointModels:                "models",
+	EndpointRealtime:              "realtime",
+	EndpointRealtimeResponse:      "realtime.response",
+	EndpointRealtimeTranscription: "realtime.transcription",
+}
+
+// String returns a short stable name, e.g. "responses".
+func (e Endpoint) String() string {
+	if e >= 0 && int(e) < len(endpointNames) {
+		return endpointNames[e]
+	}
+	return "unknown"
+}

@@ -1,0 +1,169 @@
+package openaisim
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Recorded is one request as the simulator saw it.
+type Recorded struct {
+	// Seq numbers requests in the order they were recorded (when handling
+	// ends), from 1.
+	Seq      int
+	Endpoint Endpoint
+	// Method and Path are the HTTP request line (Path without query).
+	Method, Path string
+	// Model is the requested model.
+	Model string
+	// Instructions are the instructions / system and developer messages.
+	Instructions string
+	// LastUserText is the text of the last user input (for speech: the text
+	// to voice; for realtime: the last user text or audio transcript).
+	LastUserText string
+	// Prompt is the flattened prompt: instructions, then one line per input
+	// item ("user: ...", "assistant: ...", "function_call name(args)",
+	// "function_call_output call_id: output").
+	Prompt string
+	// Tools are the offered function tools.
+	Tools []Tool
+	// ToolChoice is the tool_choice as JSON text ("auto", {"type":...}), or "".
+	ToolChoice string
+	// Stream reports a streaming request.
+	Stream bool
+	// AudioDuration is the duration of uploaded or committed audio.
+	AudioDuration time.Duration
+	// AudioBytes is the size of uploaded audio, or of synthesized speech.
+	AudioBytes int
+	// Voice and Format are the speech voice and response_format (or the
+	// transcription response_format).
+	Voice, Format string
+	// Language and TranscriptionPrompt are transcription form fields.
+	Language, TranscriptionPrompt string
+	// Rule is the name of the matched rule ("" for the default reply).
+	Rule string
+	// Status is the HTTP status answered (101 for realtime upgrades, 0 if
+	// the request hung until the client gave up).
+	Status int
+	// Fault is the fault that was applied, if any.
+	Fault Fault
+	// Injected is the latency the simulator deliberately added.
+	Injected Injected
+	// Body is the raw request body (JSON endpoints only).
+	Body json.RawMessage
+	// At is when the request arrived; Duration how long handling took.
+	At       time.Time
+	Duration time.Duration
+}
+
+// Tool is one offered function tool.
+type Tool struct {
+	Type        string
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Injected is latency the simulator added to one request, per phase.
+type Injected struct {
+	FirstToken   time.Duration
+	Tokens       time.Duration
+	TTSFirstByte time.Duration
+	AudioChunks  time.Duration
+}
+
+// Total is the sum of all phases.
+func (i Injected) Total() time.Duration {
+	return i.FirstToken + i.Tokens + i.TTSFirstByte + i.AudioChunks
+}
+
+// RealtimeEvent is one client event received on a realtime socket.
+type RealtimeEvent struct {
+	// Session is the realtime session id ("sess_sim000001").
+	Session string
+	// Type is the event's "type" ("" if it did not parse).
+	Type string
+	// EventID is the client's event_id, if any.
+	EventID string
+	// Raw is the event exactly as received.
+	Raw json.RawMessage
+	At  time.Time
+}
+
+// Requests returns a copy of every request recorded so far, in the order
+// their handling ended.
+func (s *Server) Requests() []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Recorded(nil), s.requests...)
+}
+
+// RequestsFor returns the recorded requests of one endpoint.
+func (s *Server) RequestsFor(e Endpoint) []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Recorded
+	for _, r := range s.requests {
+		if r.Endpoint == e {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RealtimeEvents returns a copy of every realtime client event received.
+func (s *Server) RealtimeEvents() []RealtimeEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RealtimeEvent(nil), s.rtEvents...)
+}
+
+// InjectedTotal is the latency injected into all recorded requests so far.
+func (s *Server) InjectedTotal() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d time.Duration
+	for _, r := range s.requests {
+		d += r.Injected.Total()
+	}
+	return d
+}
+
+// WaitRequests waits until at least n requests are recorded (requests are
+// recorded when their handling ends) and returns them.
+func (s *Server) WaitRequests(ctx context.Context, n int) ([]Recorded, error) {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if r := s.Requests(); len(r) >= n {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s.Requests(), ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// ResetRecords forgets recorded requests and realtime events.
+func (s *Server) ResetRecords() {
+	s.mu.Lock()
+	s.requests = nil
+	s.rtEvents = nil
+	s.mu.Unlock()
+}
+
+func (s *Server) record(r *Recorded) {
+	r.Duration = s.now().Sub(r.At)
+	s.mu.Lock()
+	r.Seq = len(s.requests) + 1
+	s.requests = append(s.requests, *r)
+	s.mu.Unlock()
+}
+
+func (s *Server) recordEvent(e RealtimeEvent) {
+	s.mu.Lock()
+	s.rtEvents = append(s.rtEvents, e)
+	s.mu.Unlock()
+}

@@ -1,0 +1,291 @@
+package openaisim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Wire shapes of the Responses API output, as parsed by openai-go's
+// responses.Response and responses.ResponseStreamEventUnion.
+// https://platform.openai.com/docs/api-reference/responses/object
+
+type responseObject struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	CreatedAt          int64             `json:"created_at"`
+	Status             string            `json:"status"`
+	Background         bool              `json:"background"`
+	Error              any               `json:"error"`
+	IncompleteDetails  any               `json:"incomplete_details"`
+	Instructions       *string           `json:"instructions"`
+	MaxOutputTokens    *int64            `json:"max_output_tokens"`
+	Model              string            `json:"model"`
+	Output             []any             `json:"output"`
+	ParallelToolCalls  bool              `json:"parallel_tool_calls"`
+	PreviousResponseID *string           `json:"previous_response_id"`
+	Reasoning          map[string]any    `json:"reasoning"`
+	Store              bool              `json:"store"`
+	Temperature        float64           `json:"temperature"`
+	Text               map[string]any    `json:"text"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	Tools              []json.RawMessage `json:"tools"`
+	TopP               float64           `json:"top_p"`
+	Truncation         string            `json:"truncation"`
+	Usage              *responseUsage    `json:"usage"`
+	User               *string           `json:"user"`
+	Metadata           map[string]string `json:"metadata"`
+}
+
+type responseUsage struct {
+	InputTokens         int            `json:"input_tokens"`
+	InputTokensDetails  map[string]int `json:"input_tokens_details"`
+	OutputTokens        int            `json:"output_tokens"`
+	OutputTokensDetails map[string]int `json:"output_tokens_details"`
+	TotalTokens         int            `json:"total_tokens"`
+}
+
+type messageItem struct {
+	ID      string       `json:"id"`
+	Type    string       `json:"type"`
+	Status  string       `json:"status"`
+	Role    string       `json:"role"`
+	Content []outputPart `json:"content"`
+}
+
+type outputPart struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	Refusal     string `json:"refusal,omitempty"`
+	Annotations []any  `json:"annotations,omitempty"`
+	Logprobs    []any  `json:"logprobs,omitempty"`
+}
+
+type functionCallItem struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Status    string `json:"status"`
+	Arguments string `json:"arguments"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+}
+
+func textPart(text string) outputPart {
+	return outputPart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+}
+
+func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
+	rec := s.newRecord(r, EndpointResponses)
+	defer s.record(rec)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		badRequest(w, "", "openaisim: read body: "+err.Error())
+		return
+	}
+	rec.Body = json.RawMessage(body)
+	req, p, err := parseResponsesRequest(body)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		re, _ := asRequestError(err)
+		badRequest(w, re.param, re.msg)
+		return
+	}
+	fillRecord(rec, p)
+	o := s.resolve(&matchInput{
+		endpoint: EndpointResponses, model: p.model, lastUser: p.lastUser, prompt: p.flat,
+		tools: toolNames(p.tools), streaming: p.stream,
+	})
+	rec.Rule = o.rule
+	if s.preFault(w, r, &o, rec) {
+		return
+	}
+	pl := s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced)
+	resp := s.newResponseObject(req, p)
+	items := s.planItems(&pl)
+	rec.Status = http.StatusOK
+	if !p.stream {
+		n := countTokens(pl.text) + countTokens(pl.refusal)
+		for _, c := range pl.calls {
+			n += countTokens(c.Arguments)
+		}
+		if s.wait(r.Context(), o.latency.TimeToFirstToken, &rec.Injected.FirstToken) != nil ||
+			s.wait(r.Context(), time.Duration(max(n-1, 0))*o.latency.PerToken, &rec.Injected.Tokens) != nil {
+			rec.Status = 0
+			return
+		}
+		resp.Status = "completed"
+		resp.Output = items
+		resp.Usage = usageFor(p.flat, n)
+		writeBody(w, resp, o.fault)
+		return
+	}
+	s.streamResponse(w, r, rec, &o, resp, items, p)
+}
+
+func fillRecord(rec *Recorded, p *prompt) {
+	rec.Model = p.model
+	rec.Instructions = p.instructions
+	rec.LastUserText = p.lastUser
+	rec.Prompt = p.flat
+	rec.Tools = p.tools
+	rec.ToolChoice = p.toolChoice
+	rec.Stream = p.stream
+}
+
+func toolNames(ts []Tool) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func usageFor(promptText string, out int) *responseUsage {
+	in := countTokens(promptText)
+	return &responseUsage{
+		InputTokens: in, InputTokensDetails: map[string]int{"cached_tokens": 0},
+		OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": 0},
+		TotalTokens: in + out,
+	}
+}
+
+func (s *Server) newResponseObject(req *responsesRequest, p *prompt) *responseObject {
+	tc := json.RawMessage(`"auto"`)
+	if p.toolChoice != "" {
+		tc = json.RawMessage(p.toolChoice)
+	}
+	tools := req.Tools
+	if tools == nil {
+		tools = []json.RawMessage{}
+	}
+	resp := &responseObject{
+		ID: s.newID("resp"), Object: "response", CreatedAt: s.now().Unix(), Status: "in_progress",
+		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: p.model,
+		Output: []any{}, ParallelToolCalls: req.ParallelToolCalls == nil || *req.ParallelToolCalls,
+		PreviousResponseID: req.PreviousResponseID,
+		Reasoning:          map[string]any{"effort": nil, "summary": nil},
+		Store:              req.Store == nil || *req.Store, Temperature: 1, TopP: 1,
+		Text:       map[string]any{"format": map[string]string{"type": "text"}},
+		ToolChoice: tc, Tools: tools, Truncation: "disabled", User: req.User, Metadata: req.Metadata,
+	}
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]string{}
+	}
+	if req.Temperature != nil {
+		resp.Temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		resp.TopP = *req.TopP
+	}
+	return resp
+}
+
+// planItems builds the completed output items: a message (if there is text
+// or a refusal), then one function_call per tool call.
+func (s *Server) planItems(pl *plan) []any {
+	var items []any
+	switch {
+	case pl.refusal != "":
+		items = append(items, messageItem{ID: s.newID("msg"), Type: "message", Status: "completed", Role: "assistant",
+			Content: []outputPart{{Type: "refusal", Refusal: pl.refusal}}})
+	case pl.text != "":
+		items = append(items, messageItem{ID: s.newID("msg"), Type: "message", Status: "completed", Role: "assistant",
+			Content: []outputPart{textPart(pl.text)}})
+	}
+	for _, c := range pl.calls {
+		items = append(items, functionCallItem{ID: s.newID("fc"), Type: "function_call", Status: "completed",
+			Arguments: c.Arguments, CallID: c.CallID, Name: c.Name})
+	}
+	if items == nil {
+		items = []any{}
+	}
+	return items
+}
+
+// streamResponse writes the Responses SSE event sequence:
+// response.created, response.in_progress, then per item output_item.added,
+// (content_part.added, output_text.delta..., output_text.done,
+// content_part.done | function_call_arguments.delta..., .done),
+// output_item.done, and finally response.completed.
+func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Recorded, o *outcome, resp *responseObject, items []any, p *prompt) {
+	ctx := r.Context()
+	sw := newSSE(w, true, o.fault)
+	seq := 0
+	emit := func(typ string, fields map[string]any, delta bool) {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		sw.event(typ, fields, delta)
+	}
+	snapshot := *resp
+	emit("response.created", map[string]any{"response": &snapshot}, false)
+	emit("response.in_progress", map[string]any{"response": &snapshot}, false)
+
+	first := true
+	outTokens := 0
+	pace := func() bool {
+		var err error
+		if first {
+			err = s.wait(ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
+			first = false
+		} else {
+			err = s.wait(ctx, o.latency.PerToken, &rec.Injected.Tokens)
+		}
+		outTokens++
+		return err == nil
+	}
+	for idx, it := range items {
+		switch item := it.(type) {
+		case messageItem:
+			added := item
+			added.Status, added.Content = "in_progress", []outputPart{}
+			emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
+			part := item.Content[0]
+			empty := outputPart{Type: part.Type, Annotations: part.Annotations, Logprobs: nil}
+			if part.Type == "output_text" {
+				empty.Annotations = []any{}
+			}
+			emit("response.content_part.added", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "part": empty}, false)
+			if part.Type == "refusal" {
+				for _, tok := range tokens(part.Refusal) {
+					if !pace() {
+						rec.Status = 0
+						return
+					}
+					emit("response.refusal.delta", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "delta": tok}, true)
+				}
+				emit("response.refusal.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "refusal": part.Refusal}, false)
+			} else {
+				for _, tok := range tokens(part.Text) {
+					if !pace() {
+						rec.Status = 0
+						return
+					}
+					emit("response.output_text.delta", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "delta": tok, "logprobs": []any{}}, true)
+				}
+				emit("response.output_text.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "text": part.Text, "logprobs": []any{}}, false)
+			}
+			emit("response.content_part.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "part": part}, false)
+			emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+		case functionCallItem:
+			added := item
+			added.Status, added.Arguments = "in_progress", ""
+			emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
+			for _, chunk := range chunkString(item.Arguments, 8) {
+				if !pace() {
+					rec.Status = 0
+					return
+				}
+				emit("response.function_call_arguments.delta", map[string]any{"item_id": item.ID, "output_index": idx, "delta": chunk}, true)
+			}
+			emit("response.function_call_arguments.done", map[string]any{"item_id": item.ID, "output_index": idx, "name": item.Name, "arguments": item.Arguments}, false)
+			emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+		}
+	}
+	resp.Status = "completed"
+	resp.Output = items
+	resp.Usage = usageFor(p.flat, outTokens)
+	emit("response.completed", map[string]any{"response": resp}, false)
+}

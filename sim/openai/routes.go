@@ -1,0 +1,163 @@
+package openaisim
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /v1/responses", s.handleResponses)
+	m.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	m.HandleFunc("POST /v1/audio/transcriptions", s.handleTranscription)
+	m.HandleFunc("POST /v1/audio/speech", s.handleSpeech)
+	m.HandleFunc("GET /v1/models", s.handleModels)
+	m.HandleFunc("GET /v1/models/{id}", s.handleModel)
+	m.HandleFunc("GET /v1/realtime", s.handleRealtime)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, APIError{
+			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
+			Type:    "invalid_request_error",
+		}, 0)
+	})
+	s.mux = m
+}
+
+// ServeHTTP makes the simulator an http.Handler (paths start with /v1/).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.apiKey != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.apiKey)) != 1 {
+			drain(r.Body)
+			writeError(w, http.StatusUnauthorized, errorFor(http.StatusUnauthorized, ""), 0)
+			return
+		}
+	}
+	s.log.Debug("openaisim: request", "method", r.Method, "path", r.URL.Path)
+	s.mux.ServeHTTP(w, r)
+}
+
+// newRecord starts the record of a request.
+func (s *Server) newRecord(r *http.Request, e Endpoint) *Recorded {
+	return &Recorded{Endpoint: e, Method: r.Method, Path: r.URL.Path, At: s.now()}
+}
+
+// preFault applies the faults that replace a reply entirely (Timeout,
+// Status). It reports whether the request has been answered.
+func (s *Server) preFault(w http.ResponseWriter, r *http.Request, o *outcome, rec *Recorded) bool {
+	f := o.fault
+	rec.Fault = f
+	if f.Timeout {
+		<-r.Context().Done()
+		rec.Status = 0
+		return true
+	}
+	if f.Status != 0 {
+		ra := f.RetryAfter
+		if ra == 0 && f.Status == http.StatusTooManyRequests {
+			ra = time.Second
+		}
+		if f.Status != http.StatusTooManyRequests && f.Status != http.StatusServiceUnavailable {
+			ra = 0
+		}
+		writeError(w, f.Status, errorFor(f.Status, f.Message), ra)
+		rec.Status = f.Status
+		return true
+	}
+	return false
+}
+
+// writeBody writes a complete non-streamed JSON body, corrupted by
+// MalformedJSON or cut by TruncateAfterEvents.
+func writeBody(w http.ResponseWriter, v any, f Fault) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, errorFor(500, "openaisim: encode: "+err.Error()), 0)
+		return
+	}
+	if f.MalformedJSON {
+		b = append([]byte(`{"id": "malformed", "output": [`), b[:len(b)/2]...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+	if f.TruncateAfterEvents > 0 {
+		_, _ = w.Write(b[:len(b)/2])
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		panic(http.ErrAbortHandler) // net/http closes the connection mid-body
+	}
+	_, _ = w.Write(b)
+}
+
+// sseWriter writes text/event-stream events and applies stream faults.
+type sseWriter struct {
+	w         http.ResponseWriter
+	fl        http.Flusher
+	named     bool // write "event: <type>" lines (responses API) or only data (chat)
+	fault     Fault
+	n         int
+	malformed bool // a malformed event was already written
+}
+
+func newSSE(w http.ResponseWriter, named bool, f Fault) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	sw := &sseWriter{w: w, fl: fl, named: named, fault: f}
+	sw.flush()
+	return sw
+}
+
+func (sw *sseWriter) flush() {
+	if sw.fl != nil {
+		sw.fl.Flush()
+	}
+}
+
+// event writes one event. delta marks content deltas, the events that
+// MalformedJSON corrupts (the first one only).
+func (sw *sseWriter) event(typ string, v any, delta bool) {
+	if sw.fault.TruncateAfterEvents > 0 && sw.n >= sw.fault.TruncateAfterEvents {
+		sw.flush()
+		panic(http.ErrAbortHandler)
+	}
+	sw.n++
+	var b []byte
+	if delta && sw.fault.MalformedJSON && !sw.malformed {
+		sw.malformed = true
+		b = []byte(`{"type":"` + typ + `","delta":"unterminated`)
+	} else {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			b = []byte(`{"type":"error","message":"openaisim: encode failed"}`)
+		}
+	}
+	var out []byte
+	if sw.named {
+		out = append(out, "event: "...)
+		out = append(out, typ...)
+		out = append(out, '\n')
+	}
+	out = append(out, "data: "...)
+	out = append(out, b...)
+	out = append(out, "\n\n"...)
+	_, _ = sw.w.Write(out)
+	sw.flush()
+}
+
+// done writes the chat completions terminator.
+func (sw *sseWriter) done() {
+	if sw.fault.TruncateAfterEvents > 0 && sw.n >= sw.fault.TruncateAfterEvents {
+		panic(http.ErrAbortHandler)
+	}
+	_, _ = sw.w.Write([]byte("data: [DONE]\n\n"))
+	sw.flush()
+}

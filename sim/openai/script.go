@@ -1,0 +1,244 @@
+package openaisim
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// SkipText is the reply text a Reply with Skip set produces: the bot's
+// "I choose not to speak" marker.
+const SkipText = "[SKIP]"
+
+// Rule maps a request to an outcome. Rules are tried in the order they were
+// added; the first whose Match accepts the request and whose Times budget is
+// not spent wins. A request no rule matches gets the default reply.
+type Rule struct {
+	// Name labels the rule in recorded requests ([Recorded].Rule).
+	Name string
+	// Match selects the requests this rule answers.
+	Match Match
+	// Reply is what the simulator answers (unless Fault.Status is set).
+	Reply Reply
+	// Latency is injected into the reply; the zero value means the server's
+	// default latency ([WithLatency]).
+	Latency Latency
+	// Fault, when non-zero, replaces or corrupts the reply.
+	Fault Fault
+	// Times limits how many requests the rule answers; 0 means unlimited.
+	// Times: 1 rules work as a queue of one-shot outcomes.
+	Times int
+}
+
+// Match selects requests. Every non-zero field must accept the request.
+type Match struct {
+	// Endpoint restricts the rule to one endpoint; EndpointUnknown matches all.
+	Endpoint Endpoint
+	// Model must equal the request's model exactly.
+	Model string
+	// InputPattern is a regexp (RE2) searched in the last user input text
+	// (last user message for responses/chat, speech input text, realtime
+	// user text or transcript of the last audio item).
+	InputPattern string
+	// PromptPattern is a regexp searched in the whole flattened prompt
+	// (instructions + every input item), e.g. to tell a YES/NO classifier
+	// prompt from a generation prompt.
+	PromptPattern string
+	// HasTools, when set, requires the request to offer tools (true) or none.
+	HasTools *bool
+	// Tool requires a function tool with this name to be offered.
+	Tool string
+	// MinAudio and MaxAudio bound the uploaded/committed audio duration
+	// (inclusive); zero means unbounded.
+	MinAudio, MaxAudio time.Duration
+	// Stream, when set, requires a streaming (true) or non-streaming request.
+	Stream *bool
+}
+
+// Reply is a scripted outcome.
+type Reply struct {
+	// Text is the assistant text (streamed token by token). For speech it is
+	// ignored: speech always voices the request's input.
+	Text string
+	// Skip makes the text SkipText ("[SKIP]").
+	Skip bool
+	// ToolCalls are function calls the model "makes" instead of (or after)
+	// Text. Arguments are sent verbatim, so invalid JSON and hallucinated ids
+	// can be scripted.
+	ToolCalls []ToolCall
+	// Transcript answers transcription requests (REST and realtime input).
+	Transcript string
+	// Language is reported by verbose_json transcriptions; default "english".
+	Language string
+	// Refusal makes a responses/chat reply a refusal with this text.
+	Refusal string
+}
+
+// ToolCall is one function call in a reply.
+type ToolCall struct {
+	// Name is the function name; it need not be one of the offered tools.
+	Name string
+	// Arguments is the raw JSON argument string (sent as-is, may be invalid).
+	Arguments string
+	// CallID is the call id; empty means generated ("call_sim...").
+	CallID string
+}
+
+// Latency is injected delay per phase. Every delay the simulator sleeps is
+// recorded in [Recorded].Injected so callers can subtract it.
+type Latency struct {
+	// TimeToFirstToken delays the first output (first SSE delta, the whole
+	// non-streamed body, a transcription result, the first realtime delta).
+	TimeToFirstToken time.Duration
+	// PerToken delays each further token (streamed deltas; for non-streamed
+	// bodies the sum is slept before answering).
+	PerToken time.Duration
+	// TTSFirstByte delays the first byte of a speech body.
+	TTSFirstByte time.Duration
+	// PerAudioChunk delays each further speech chunk (100 ms of audio each).
+	PerAudioChunk time.Duration
+}
+
+// IsZero reports whether no latency is configured.
+func (l Latency) IsZero() bool { return l == Latency{} }
+
+// Fault corrupts or replaces a reply. Each kind is reproducible on its own.
+type Fault struct {
+	// Status, when non-zero, answers with this HTTP status and an OpenAI JSON
+	// error body instead of the reply (429 gets a retry-after header). On the
+	// realtime handshake the upgrade is refused; inside a realtime response an
+	// `error` event with response.done status "failed" is sent instead.
+	Status int
+	// RetryAfter is sent as retry-after (seconds) and retry-after-ms with 429
+	// and 503 statuses; default 1s for 429.
+	RetryAfter time.Duration
+	// Message overrides the error message.
+	Message string
+	// Timeout makes the simulator never answer: the request hangs until the
+	// client gives up (or the server closes). Realtime responses stall.
+	Timeout bool
+	// TruncateAfterEvents aborts a streamed reply after this many SSE events
+	// (or a speech body after this many chunks) without a terminal event; a
+	// non-streamed body is cut in half with a wrong Content-Length. Any
+	// value > 0 triggers truncation; for non-streamed bodies the number is
+	// not used.
+	TruncateAfterEvents int
+	// MalformedJSON makes the body (non-streamed) or the first delta event
+	// (streamed, realtime) invalid JSON.
+	MalformedJSON bool
+	// DropAfterEvents closes a realtime socket abruptly (no close frame)
+	// after this many server events: counted from the handshake for
+	// EndpointRealtime rules, from response.create for
+	// EndpointRealtimeResponse rules.
+	DropAfterEvents int
+}
+
+// IsZero reports whether the fault is empty.
+func (f Fault) IsZero() bool { return f == Fault{} }
+
+// compiledRule is a Rule with its regexps compiled and its budget tracked.
+type compiledRule struct {
+	Rule
+	input  *regexp.Regexp
+	prompt *regexp.Regexp
+	used   int
+}
+
+func compileRule(r Rule) (*compiledRule, error) {
+	c := &compiledRule{Rule: r}
+	var err error
+	if r.Match.InputPattern != "" {
+		if c.input, err = regexp.Compile(r.Match.InputPattern); err != nil {
+			return nil, fmt.Errorf("openaisim: rule %q: input pattern: %w", r.Name, err)
+		}
+	}
+	if r.Match.PromptPattern != "" {
+		if c.prompt, err = regexp.Compile(r.Match.PromptPattern); err != nil {
+			return nil, fmt.Errorf("openaisim: rule %q: prompt pattern: %w", r.Name, err)
+		}
+	}
+	if r.Times < 0 {
+		return nil, fmt.Errorf("openaisim: rule %q: negative Times %d", r.Name, r.Times)
+	}
+	return c, nil
+}
+
+// matchInput is what rules are matched against.
+type matchInput struct {
+	endpoint  Endpoint
+	model     string
+	lastUser  string
+	prompt    string
+	tools     []string
+	audio     time.Duration
+	hasAudio  bool
+	streaming bool
+}
+
+func (c *compiledRule) matches(in *matchInput) bool {
+	if c.Times > 0 && c.used >= c.Times {
+		return false
+	}
+	m := &c.Match
+	if m.Endpoint != EndpointUnknown && m.Endpoint != in.endpoint {
+		return false
+	}
+	if m.Model != "" && m.Model != in.model {
+		return false
+	}
+	if c.input != nil && !c.input.MatchString(in.lastUser) {
+		return false
+	}
+	if c.prompt != nil && !c.prompt.MatchString(in.prompt) {
+		return false
+	}
+	if m.HasTools != nil && *m.HasTools != (len(in.tools) > 0) {
+		return false
+	}
+	if m.Tool != "" && !contains(in.tools, m.Tool) {
+		return false
+	}
+	if m.MinAudio > 0 || m.MaxAudio > 0 {
+		if !in.hasAudio {
+			return false
+		}
+		if m.MinAudio > 0 && in.audio < m.MinAudio {
+			return false
+		}
+		if m.MaxAudio > 0 && in.audio > m.MaxAudio {
+			return false
+		}
+	}
+	if m.Stream != nil && *m.Stream != in.streaming {
+		return false
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome is the resolved result of rule matching for one request.
+type outcome struct {
+	rule    string
+	reply   Reply
+	latency Latency
+	fault   Fault
+}
+
+// text returns the reply text, honouring Skip.
+func (o *outcome) text() string {
+	if o.reply.Skip {
+		return SkipText
+	}
+	return o.reply.Text
+}
+
+// Bool returns a pointer to b, for Match.HasTools and Match.Stream.
+func Bool(b bool) *bool { return &b }

@@ -1,0 +1,326 @@
+package openaisim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a running (or mountable) OpenAI API simulator. It is safe for
+// concurrent use; rules may be added while requests are served.
+type Server struct {
+	log       *slog.Logger
+	models    []string
+	apiKey    string
+	latency   Latency
+	sleep     func(ctx context.Context, d time.Duration) error
+	now       func() time.Time
+	maxUpload int64
+
+	mux *http.ServeMux
+
+	// Set by Start; nil when used as a plain http.Handler.
+	ln      net.Listener
+	srv     *http.Server
+	baseURL string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	serveWG sync.WaitGroup // the http.Server.Serve goroutine
+	connWG  sync.WaitGroup // realtime sessions
+
+	mu          sync.Mutex // guards following
+	rules       []*compiledRule
+	transcripts []string
+	requests    []Recorded
+	rtEvents    []RealtimeEvent
+	rtConns     map[*rtSession]struct{}
+	ids         map[string]int
+	closed      bool
+}
+
+// Option configures a Server.
+type Option func(*Server) error
+
+// WithLogger sets the logger (default: discard). The simulator logs per
+// request at debug level, never per audio chunk.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Server) error { s.log = l; return nil }
+}
+
+// WithRules adds scripted rules, in order.
+func WithRules(rules ...Rule) Option {
+	return func(s *Server) error {
+		for _, r := range rules {
+			if err := s.AddRule(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// WithLatency sets the latency injected into replies whose rule has none
+// (including default replies).
+func WithLatency(l Latency) Option {
+	return func(s *Server) error { s.latency = l; return nil }
+}
+
+// WithModels replaces the model list served by GET /v1/models. Requests for
+// other models are still answered (OpenAI-compatible servers vary).
+func WithModels(ids ...string) Option {
+	return func(s *Server) error { s.models = append([]string(nil), ids...); return nil }
+}
+
+// WithAPIKey makes the simulator demand "Authorization: Bearer key" (401
+// invalid_api_key otherwise). By default any key is accepted.
+func WithAPIKey(key string) Option {
+	return func(s *Server) error { s.apiKey = key; return nil }
+}
+
+// WithSleep replaces how injected latency is waited for (default: a timer
+// that also ends when ctx is done). Tests of timing logic can record or
+// compress delays with it; recorded Injected values are the requested ones.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(s *Server) error { s.sleep = sleep; return nil }
+}
+
+// WithClock sets the clock used for timestamps (default time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(s *Server) error { s.now = now; return nil }
+}
+
+// DefaultModels returns what GET /v1/models lists unless WithModels is given.
+func DefaultModels() []string {
+	return []string{
+		"gpt-5-mini", "gpt-5-nano", "gpt-4.1-mini", "gpt-4o-mini",
+		"gpt-4o-transcribe", "gpt-4o-mini-transcribe", "whisper-1",
+		"gpt-4o-mini-tts", "tts-1", "gpt-realtime", "gpt-realtime-mini",
+	}
+}
+
+// NewServer builds a simulator that is not listening; it is an http.Handler
+// (mount it under any server) until Start is called.
+func NewServer(opts ...Option) (*Server, error) {
+	s := &Server{
+		log:       slog.New(slog.DiscardHandler),
+		models:    DefaultModels(),
+		sleep:     sleepCtx,
+		now:       time.Now,
+		maxUpload: 25 << 20,
+		rtConns:   make(map[*rtSession]struct{}),
+		ids:       make(map[string]int),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			s.cancel()
+			return nil, err
+		}
+	}
+	s.routes()
+	return s, nil
+}
+
+// Start builds a simulator and serves it on addr (e.g. "127.0.0.1:0") until
+// Close.
+func Start(addr string, opts ...Option) (*Server, error) {
+	s, err := NewServer(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.listen(addr); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Serve starts a simulator on 127.0.0.1 with a free port and closes it when
+// the test ends. It fails the test if the simulator cannot start.
+func Serve(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start("127.0.0.1:0", opts...)
+	if err != nil {
+		t.Fatalf("openaisim: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("openaisim: close: %v", err)
+		}
+	})
+	return s
+}
+
+func (s *Server) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("openaisim: listen %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.baseURL = "http://" + ln.Addr().String() + "/v1"
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.serveWG.Add(1)
+	go func() {
+		defer s.serveWG.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("openaisim: serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Close stops the listener, ends hanging (Timeout) requests and realtime
+// sockets, and waits for every goroutine the server started.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conns := make([]*rtSession, 0, len(s.rtConns))
+	for c := range s.rtConns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	s.cancel()
+	for _, c := range conns {
+		c.abort()
+	}
+	var err error
+	if s.srv != nil {
+		err = s.srv.Close()
+		s.serveWG.Wait()
+	}
+	s.connWG.Wait()
+	if err != nil {
+		return fmt.Errorf("openaisim: close: %w", err)
+	}
+	return nil
+}
+
+// BaseURL is the API base, e.g. "http://127.0.0.1:PORT/v1", usable as
+// openai-go's option.WithBaseURL. Empty if the server is not listening.
+func (s *Server) BaseURL() string { return s.baseURL }
+
+// RealtimeURL is the realtime WebSocket endpoint, e.g.
+// "ws://127.0.0.1:PORT/v1/realtime" (append ?model=...).
+func (s *Server) RealtimeURL() string {
+	if s.baseURL == "" {
+		return ""
+	}
+	return "ws" + strings.TrimPrefix(s.baseURL, "http") + "/realtime"
+}
+
+// Addr is the listening address ("127.0.0.1:PORT").
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// AddRule appends a rule. It fails if a pattern does not compile.
+func (s *Server) AddRule(r Rule) error {
+	c, err := compileRule(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.rules = append(s.rules, c)
+	s.mu.Unlock()
+	return nil
+}
+
+// ResetRules removes every rule and queued transcript.
+func (s *Server) ResetRules() {
+	s.mu.Lock()
+	s.rules = nil
+	s.transcripts = nil
+	s.mu.Unlock()
+}
+
+// QueueTranscripts queues transcripts that the next transcription requests
+// (REST or realtime input transcription) return, in order, before any rule
+// is consulted.
+func (s *Server) QueueTranscripts(texts ...string) {
+	s.mu.Lock()
+	s.transcripts = append(s.transcripts, texts...)
+	s.mu.Unlock()
+}
+
+// resolve picks the outcome for a request and consumes one use of the rule.
+func (s *Server) resolve(in *matchInput) outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription) && len(s.transcripts) > 0 {
+		t := s.transcripts[0]
+		s.transcripts = s.transcripts[1:]
+		return outcome{rule: "queued transcript", reply: Reply{Transcript: t}, latency: s.latency}
+	}
+	for _, r := range s.rules {
+		if r.matches(in) {
+			r.used++
+			o := outcome{rule: r.Name, reply: r.Reply, latency: r.Latency, fault: r.Fault}
+			if o.rule == "" {
+				o.rule = "unnamed"
+			}
+			if o.latency.IsZero() {
+				o.latency = s.latency
+			}
+			return o
+		}
+	}
+	return outcome{latency: s.latency}
+}
+
+// newID returns a deterministic, unique id with the given prefix, e.g.
+// "resp_sim000001".
+func (s *Server) newID(prefix string) string {
+	s.mu.Lock()
+	s.ids[prefix]++
+	n := s.ids[prefix]
+	s.mu.Unlock()
+	return fmt.Sprintf("%s_sim%06d", prefix, n)
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// wait sleeps d (if positive) and adds it to *acc.
+func (s *Server) wait(ctx context.Context, d time.Duration, acc *time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	*acc += d
+	return s.sleep(ctx, d)
+}
+
+// drain reads and discards a request body so keep-alive connections survive.
+func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 1<<20)) }

@@ -1,0 +1,162 @@
+package openaisim
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"unicode/utf8"
+)
+
+// speechRequest is POST /v1/audio/speech.
+// https://platform.openai.com/docs/api-reference/audio/createSpeech
+type speechRequest struct {
+	Model          string          `json:"model"`
+	Input          string          `json:"input"`
+	Voice          json.RawMessage `json:"voice"`
+	Instructions   string          `json:"instructions"`
+	ResponseFormat string          `json:"response_format"`
+	Speed          *float64        `json:"speed"`
+	StreamFormat   string          `json:"stream_format"`
+}
+
+// speechChunk is the size of one streamed speech chunk: 100 ms of audio.
+const speechChunk = SpeechRate / 10 * 2
+
+// parseSpeechRequest decodes and validates a speech body (untrusted) and
+// returns the voice name.
+func parseSpeechRequest(body []byte) (*speechRequest, string, error) {
+	var req speechRequest
+	if err := strictJSON(body, &req); err != nil {
+		return nil, "", err
+	}
+	if req.Model == "" {
+		return nil, "", reqErr("model", "Missing required parameter: 'model'.")
+	}
+	if req.Input == "" {
+		return nil, "", reqErr("input", "Missing required parameter: 'input'.")
+	}
+	if utf8.RuneCountInString(req.Input) > 4096 {
+		return nil, "", reqErr("input", "'input' is too long: string longer than 4096 characters.")
+	}
+	voice := ""
+	v := bytes.TrimSpace(req.Voice)
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return nil, "", reqErr("voice", "Missing required parameter: 'voice'.")
+	case v[0] == '"':
+		_ = json.Unmarshal(v, &voice)
+	default:
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(v, &obj); err != nil || obj.ID == "" {
+			return nil, "", reqErr("voice", "Invalid 'voice': expected a voice name or an object with 'id'.")
+		}
+		voice = obj.ID
+	}
+	if voice == "" {
+		return nil, "", reqErr("voice", "Missing required parameter: 'voice'.")
+	}
+	if req.ResponseFormat == "" {
+		req.ResponseFormat = "mp3"
+	}
+	switch req.ResponseFormat {
+	case "pcm", "wav":
+	case "mp3", "opus", "aac", "flac":
+		return nil, "", reqErr("response_format", "openaisim: response_format '%s' is not simulated; use 'pcm' or 'wav'.", req.ResponseFormat)
+	default:
+		return nil, "", reqErr("response_format", "Invalid value: '%s'. Supported values are: 'mp3', 'opus', 'aac', 'flac', 'wav', and 'pcm'.", req.ResponseFormat)
+	}
+	if req.Speed != nil && (*req.Speed < 0.25 || *req.Speed > 4) {
+		return nil, "", reqErr("speed", "Invalid 'speed': must be between 0.25 and 4.0.")
+	}
+	switch req.StreamFormat {
+	case "", "audio", "sse":
+	default:
+		return nil, "", reqErr("stream_format", "Invalid value: '%s'. Supported values are: 'sse' and 'audio'.", req.StreamFormat)
+	}
+	return &req, voice, nil
+}
+
+func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
+	rec := s.newRecord(r, EndpointSpeech)
+	defer s.record(rec)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		badRequest(w, "", "openaisim: read body: "+err.Error())
+		return
+	}
+	rec.Body = json.RawMessage(body)
+	req, voice, err := parseSpeechRequest(body)
+	if err != nil {
+		rec.Status = http.StatusBadRequest
+		re, _ := asRequestError(err)
+		badRequest(w, re.param, re.msg)
+		return
+	}
+	rec.Model, rec.Voice, rec.Format, rec.LastUserText, rec.Prompt = req.Model, voice, req.ResponseFormat, req.Input, req.Input
+	rec.Instructions = req.Instructions
+	rec.Stream = req.StreamFormat == "sse"
+	o := s.resolve(&matchInput{endpoint: EndpointSpeech, model: req.Model, lastUser: req.Input, prompt: req.Input, streaming: rec.Stream})
+	rec.Rule = o.rule
+	if s.preFault(w, r, &o, rec) {
+		return
+	}
+	speed := 1.0
+	if req.Speed != nil {
+		speed = *req.Speed
+	}
+	pcm := Synthesize(req.Input, voice, speed)
+	rec.AudioBytes = len(pcm)
+	rec.AudioDuration = pcmDuration(len(pcm), SpeechRate)
+	ctx := r.Context()
+	if s.wait(ctx, o.latency.TTSFirstByte, &rec.Injected.TTSFirstByte) != nil {
+		return
+	}
+	rec.Status = http.StatusOK
+	if rec.Stream {
+		sw := newSSE(w, false, o.fault)
+		for i := 0; i < len(pcm); i += speechChunk {
+			if i > 0 && s.wait(ctx, o.latency.PerAudioChunk, &rec.Injected.AudioChunks) != nil {
+				return
+			}
+			chunk := pcm[i:min(i+speechChunk, len(pcm))]
+			sw.event("speech.audio.delta", map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(chunk)}, true)
+		}
+		in := countTokens(req.Input)
+		out := len(pcm) / 2 / 480 // ~20 ms per audio token
+		sw.event("speech.audio.done", map[string]any{"type": "speech.audio.done", "usage": map[string]int{
+			"input_tokens": in, "output_tokens": out, "total_tokens": in + out}}, false)
+		return
+	}
+	h := w.Header()
+	if req.ResponseFormat == "wav" {
+		h.Set("Content-Type", "audio/wav")
+	} else {
+		h.Set("Content-Type", "audio/pcm")
+	}
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	if req.ResponseFormat == "wav" {
+		_, _ = w.Write(appendWAVHeader(nil, len(pcm), SpeechRate, 1))
+	}
+	n := 0
+	for i := 0; i < len(pcm); i += speechChunk {
+		if i > 0 && s.wait(ctx, o.latency.PerAudioChunk, &rec.Injected.AudioChunks) != nil {
+			return
+		}
+		if o.fault.TruncateAfterEvents > 0 && n >= o.fault.TruncateAfterEvents {
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(pcm[i:min(i+speechChunk, len(pcm))]); err != nil {
+			return
+		}
+		n++
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}

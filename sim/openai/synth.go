@@ -1,0 +1,135 @@
+package openaisim
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math"
+	"time"
+	"unicode"
+)
+
+// SpeechRate is the sample rate of all simulated speech (OpenAI's pcm
+// format: s16le, 24 kHz, mono).
+const SpeechRate = 24000
+
+// PerCharDuration is how much audio one character of input text produces at
+// speed 1 (about 15 characters per second, like natural speech).
+const PerCharDuration = 65 * time.Millisecond
+
+// SpeechDuration is the audio length Synthesize produces for text at speed.
+func SpeechDuration(text string, speed float64) time.Duration {
+	if speed <= 0 {
+		speed = 1
+	}
+	n := len([]rune(text))
+	d := time.Duration(float64(time.Duration(n)*PerCharDuration) / speed)
+	return max(d, 200*time.Millisecond)
+}
+
+// vowel formants (F1, F2 in Hz) cycled per syllable.
+var vowelFormants = [...][2]float64{{730, 1090}, {270, 2290}, {530, 1840}, {570, 840}, {300, 870}, {660, 1720}}
+
+// Synthesize renders speech-like audio for text: s16le mono at SpeechRate,
+// SpeechDuration(text, speed) long. Letters are voiced (a harmonic series on
+// a gliding fundamental, shaped by per-syllable formants and modulated at a
+// syllable rate of ~4.5 Hz with short noise bursts at syllable onsets),
+// spaces and punctuation are pauses. The voice name picks the pitch. Output
+// is deterministic for the same inputs. The returned slice is new.
+func Synthesize(text, voice string, speed float64) []byte {
+	if speed <= 0 {
+		speed = 1
+	}
+	runes := []rune(text)
+	total := int(SpeechDuration(text, speed).Seconds() * SpeechRate)
+	perChar := float64(PerCharDuration.Seconds()*SpeechRate) / speed
+	if len(runes) == 0 {
+		runes = []rune{' '}
+		perChar = float64(total)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(voice))
+	vh := h.Sum64()
+	base := 95 + float64(vh%140) // 95..235 Hz fundamental
+	_, _ = h.Write([]byte(text))
+	rng := h.Sum64() | 1
+
+	out := make([]byte, total*2)
+	var phase float64
+	// Word spans: voiced runs of letters/digits.
+	type span struct{ start, end int }
+	var words []span
+	inWord := false
+	for i, r := range runes {
+		voiced := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case voiced && !inWord:
+			words = append(words, span{i, i + 1})
+			inWord = true
+		case voiced:
+			words[len(words)-1].end = i + 1
+		default:
+			inWord = false
+		}
+	}
+	const syllableRate = 4.5
+	syll := 0
+	for wi, wsp := range words {
+		s0 := int(float64(wsp.start) * perChar)
+		s1 := min(int(float64(wsp.end)*perChar), total)
+		n := s1 - s0
+		if n <= 0 {
+			continue
+		}
+		dur := float64(n) / SpeechRate
+		nsyl := max(1, int(math.Round(dur*syllableRate)))
+		attack := min(float64(n)/4, 0.015*SpeechRate)
+		for i := 0; i < n; i++ {
+			t := float64(s0+i) / SpeechRate
+			pos := float64(i) / float64(n) // 0..1 within the word
+			sp := pos * float64(nsyl)
+			si := int(sp)
+			frac := sp - float64(si)
+			v := vowelFormants[(syll+si+wi)%len(vowelFormants)]
+			// pitch: glide within the word plus slow declination
+			f0 := base * (1 + 0.12*math.Sin(2*math.Pi*(0.7*t+float64(wi)*0.37))) * (1 - 0.1*float64(s0+i)/float64(total))
+			phase += 2 * math.Pi * f0 / SpeechRate
+			if phase > 2*math.Pi*1e6 {
+				phase = math.Mod(phase, 2*math.Pi)
+			}
+			var x float64
+			for k := 1; k <= 10; k++ {
+				fk := float64(k) * f0
+				if fk > 4000 {
+					break
+				}
+				a := 1 / float64(k)
+				a *= 1 + 2.5*math.Exp(-sq((fk-v[0])/180)) + 1.5*math.Exp(-sq((fk-v[1])/260))
+				x += a * math.Sin(float64(k)*phase)
+			}
+			// syllable envelope: dips between syllables, never to zero
+			env := 0.25 + 0.75*sq(math.Sin(math.Pi*frac))
+			// consonant noise at syllable onset
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			noise := (float64(rng>>11)/float64(1<<53))*2 - 1
+			if frac < 0.12 {
+				x = 0.6*x*frac/0.12 + 0.8*noise*(1-frac/0.12)
+			}
+			// word attack/release
+			edge := 1.0
+			if fi := float64(i); fi < attack {
+				edge = 0.5 - 0.5*math.Cos(math.Pi*fi/attack)
+			} else if fr := float64(n - 1 - i); fr < attack {
+				edge = 0.5 - 0.5*math.Cos(math.Pi*fr/attack)
+			}
+			y := 0.12 * x * env * edge
+			sample := int16(max(-32767, min(32767, y*32767)))
+			binary.LittleEndian.PutUint16(out[2*(s0+i):], uint16(sample))
+		}
+		syll += nsyl
+	}
+	return out
+}
+
+func sq(x float64) float64 { return x * x }
