@@ -1,0 +1,74 @@
+package voice
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+)
+
+// Config is what one voice connection needs. Endpoint, GuildID, UserID,
+// SessionID and Token come from the main gateway's VOICE_STATE_UPDATE and
+// VOICE_SERVER_UPDATE; a token is good for one connection only.
+type Config struct {
+	// Endpoint is VOICE_SERVER_UPDATE's endpoint ("host:port"; a wss://
+	// prefix is tolerated). The URL dialled is wss://{Endpoint}?v=8.
+	Endpoint  string
+	GuildID   string
+	ChannelID string // for logs
+	UserID    string // the bot's user id
+	SessionID string
+	Token     string
+
+	// TLSConfig is used for the WebSocket (nil: system roots). Point it at
+	// a simulator with RootCAs.
+	TLSConfig *tls.Config
+	// E2EE is the DAVE session; nil advertises max_dave_protocol_version 0
+	// and passes frames through.
+	E2EE E2EE
+	// Logger receives connection-level events (never per packet). Nil
+	// discards.
+	Logger *slog.Logger
+	// Metrics may be nil.
+	Metrics *Metrics
+
+	// HandshakeTimeout bounds Dial and each resume. Default 10 s.
+	HandshakeTimeout time.Duration
+	// KeepaliveInterval is the UDP keepalive period. Default 5 s.
+	KeepaliveInterval time.Duration
+	// ResumeAttempts bounds consecutive resume attempts after a drop.
+	// Default 5.
+	ResumeAttempts int
+	// ResumeBackoff is the delay before the second resume attempt; it
+	// doubles per attempt (the first is immediate). Default 250 ms.
+	ResumeBackoff time.Duration
+	// MissedHeartbeats is how many unacknowledged heartbeats mark the
+	// socket dead (it is then resumed). Default 3.
+	MissedHeartbeats int
+	// StreamDepth is each speaker stream's channel capacity in frames.
+	// Default 50 (one second).
+	StreamDepth int
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.KeepaliveInterval <= 0 {
+		c.KeepaliveInterval = 5 * time.Second
+	}
+	if c.ResumeAttempts <= 0 {
+		c.ResumeAttempts = 5
+	}
+	if c.ResumeBackoff <= 0 {
+		c.ResumeBackoff = 250 * time.Millisecond
+	}
+	if c.MissedHeartbeats <= 0 {
+		c.MissedHeartbeats = 3
+	}
+	if c.StreamDepth <= 0 {
+		c.StreamDepth = 50
+	}
+}

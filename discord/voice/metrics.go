@@ -1,0 +1,203 @@
+package voice
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// State is a voice connection's state, for the connections gauge.
+type State int
+
+// Connection states.
+const (
+	StateUnknown State = iota
+	StateConnecting
+	StateReady
+	StateResuming
+	StateClosed
+)
+
+// String returns the state's label value.
+func (s State) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateReady:
+		return "ready"
+	case StateResuming:
+		return "resuming"
+	case StateClosed:
+		return "closed"
+	default:
+		return "unknown"
+	}
+}
+
+// Drop reasons for banter_voice_packets_dropped_total.
+const (
+	dropRTCP         = "rtcp"
+	dropUnknownSSRC  = "unknown_ssrc"
+	dropDuplicate    = "duplicate"
+	dropTooOld       = "too_old"
+	dropSlowConsumer = "slow_consumer"
+	dropNotOpus      = "not_opus"
+)
+
+// Metrics are the voice transport's Prometheus metrics. A nil *Metrics is
+// valid and records nothing. One Metrics serves all connections.
+type Metrics struct {
+	packetsIn       prometheus.Counter
+	packetsOut      prometheus.Counter
+	lost            prometheus.Counter
+	decryptFailures *prometheus.CounterVec
+	malformed       prometheus.Counter
+	dropped         *prometheus.CounterVec
+	reconnects      *prometheus.CounterVec
+	connections     *prometheus.GaugeVec
+	sendLate        prometheus.Counter
+	sendSkipped     prometheus.Counter
+
+	// Children resolved once, so the per-packet path does no label lookups.
+	decryptTransport, decryptE2EE                             prometheus.Counter
+	dropRTCP, dropUnknown, dropDup, dropOld, dropSlow, dropPT prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		packetsIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_packets_in_total", Help: "UDP datagrams received on voice sockets.",
+		}),
+		packetsOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_packets_out_total", Help: "RTP packets sent.",
+		}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_packets_lost_total", Help: "Incoming RTP packets that never arrived (sequence gaps).",
+		}),
+		decryptFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_decrypt_failures_total", Help: "Incoming packets that failed authentication, by layer (transport or e2ee).",
+		}, []string{"layer"}),
+		malformed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_malformed_packets_total", Help: "Incoming datagrams that are not valid voice packets.",
+		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_packets_dropped_total", Help: "Valid incoming packets not delivered, by reason.",
+		}, []string{"reason"}),
+		reconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_reconnects_total", Help: "Voice WebSocket closes that led to a reconnect attempt, by close code.",
+		}, []string{"code"}),
+		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "banter_voice_connections", Help: "Voice connections by state.",
+		}, []string{"state"}),
+		sendLate: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_send_late_frames_total", Help: "Frames sent more than 2 ms after their slot.",
+		}),
+		sendSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_send_skipped_slots_total", Help: "20 ms send slots skipped after stalls.",
+		}),
+	}
+	reg.MustRegister(m.packetsIn, m.packetsOut, m.lost, m.decryptFailures, m.malformed, m.dropped,
+		m.reconnects, m.connections, m.sendLate, m.sendSkipped)
+	m.decryptTransport = m.decryptFailures.WithLabelValues("transport")
+	m.decryptE2EE = m.decryptFailures.WithLabelValues("e2ee")
+	m.dropRTCP = m.dropped.WithLabelValues(dropRTCP)
+	m.dropUnknown = m.dropped.WithLabelValues(dropUnknownSSRC)
+	m.dropDup = m.dropped.WithLabelValues(dropDuplicate)
+	m.dropOld = m.dropped.WithLabelValues(dropTooOld)
+	m.dropSlow = m.dropped.WithLabelValues(dropSlowConsumer)
+	m.dropPT = m.dropped.WithLabelValues(dropNotOpus)
+	for _, s := range []State{StateConnecting, StateReady, StateResuming} {
+		m.connections.WithLabelValues(s.String())
+	}
+	return m
+}
+
+func inc(c prometheus.Counter) { c.Inc() }
+
+func (m *Metrics) in() {
+	if m != nil {
+		inc(m.packetsIn)
+	}
+}
+
+func (m *Metrics) out() {
+	if m != nil {
+		inc(m.packetsOut)
+	}
+}
+
+func (m *Metrics) addLost(n int) {
+	if m != nil && n > 0 {
+		m.lost.Add(float64(n))
+	}
+}
+
+func (m *Metrics) malformedPacket() {
+	if m != nil {
+		inc(m.malformed)
+	}
+}
+
+func (m *Metrics) decryptFailed(e2ee bool) {
+	if m == nil {
+		return
+	}
+	if e2ee {
+		inc(m.decryptE2EE)
+	} else {
+		inc(m.decryptTransport)
+	}
+}
+
+func (m *Metrics) drop(reason string) {
+	if m == nil {
+		return
+	}
+	switch reason {
+	case dropRTCP:
+		inc(m.dropRTCP)
+	case dropUnknownSSRC:
+		inc(m.dropUnknown)
+	case dropDuplicate:
+		inc(m.dropDup)
+	case dropTooOld:
+		inc(m.dropOld)
+	case dropSlowConsumer:
+		inc(m.dropSlow)
+	case dropNotOpus:
+		inc(m.dropPT)
+	}
+}
+
+func (m *Metrics) reconnect(code int) {
+	if m != nil {
+		m.reconnects.WithLabelValues(strconv.Itoa(code)).Inc()
+	}
+}
+
+func (m *Metrics) sent(skipped int, late bool) {
+	if m == nil {
+		return
+	}
+	inc(m.packetsOut)
+	if skipped > 0 {
+		m.sendSkipped.Add(float64(skipped))
+	}
+	if late {
+		inc(m.sendLate)
+	}
+}
+
+// transition moves one connection from state from to state to.
+func (m *Metrics) transition(from, to State) {
+	if m == nil || from == to {
+		return
+	}
+	if from != StateUnknown && from != StateClosed {
+		m.connections.WithLabelValues(from.String()).Dec()
+	}
+	if to != StateUnknown && to != StateClosed {
+		m.connections.WithLabelValues(to.String()).Inc()
+	}
+}

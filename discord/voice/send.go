@@ -1,0 +1,120 @@
+package voice
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/banterbot/banter/discord/voice/gateway"
+	"github.com/banterbot/banter/discord/voice/rtp"
+)
+
+const (
+	frameDuration   = 20 * time.Millisecond
+	samplesPerFrame = 960 // 20 ms at 48 kHz
+	lateThreshold   = 2 * time.Millisecond
+	silenceFrames   = 5
+)
+
+// silence is the Opus silence frame sent five times after speaking.
+var silence = [3]byte{0xF8, 0xFF, 0xFE}
+
+// SendOpus sends one 20 ms Opus frame. It blocks until the frame's slot: the
+// first frame of a talk spurt goes out at once (after Op 5 Speaking), each
+// next one 20 ms after the previous slot on a monotonic grid without drift.
+// If the caller falls behind by a whole frame or more, the missed slots are
+// skipped (the RTP timestamp advances over them) instead of sending a burst.
+// opus is not retained.
+//
+// SendOpus and StopSpeaking may not be called concurrently (an error says
+// so); callers feed one goroutine.
+func (c *Conn) SendOpus(ctx context.Context, opus []byte) error {
+	if !c.sending.CompareAndSwap(false, true) {
+		return errConcurrentSend
+	}
+	defer c.sending.Store(false)
+	if err := c.startSpeaking(); err != nil {
+		return err
+	}
+	return c.sendFrame(ctx, opus, true)
+}
+
+// StopSpeaking ends a talk spurt: five silence frames F8 FF FE on the same
+// pacing grid (unencrypted by E2EE, as DAVE specifies), then Op 5 with
+// speaking 0. It does nothing if the connection is not speaking.
+func (c *Conn) StopSpeaking(ctx context.Context) error {
+	if !c.sending.CompareAndSwap(false, true) {
+		return errConcurrentSend
+	}
+	defer c.sending.Store(false)
+	if !c.speaking {
+		return nil
+	}
+	for range silenceFrames {
+		if err := c.sendFrame(ctx, silence[:], false); err != nil {
+			return err
+		}
+	}
+	c.speaking = false
+	if err := c.writeJSON(gateway.OpSpeaking, gateway.SpeakingCommand{SSRC: c.ssrc}); err != nil {
+		return fmt.Errorf("voice: speaking off: %w", err)
+	}
+	return nil
+}
+
+func (c *Conn) startSpeaking() error {
+	if c.speaking {
+		return nil
+	}
+	if c.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if err := c.writeJSON(gateway.OpSpeaking, gateway.SpeakingCommand{Speaking: gateway.SpeakingMicrophone, SSRC: c.ssrc}); err != nil {
+		return fmt.Errorf("voice: speaking: %w", err)
+	}
+	c.speaking = true
+	if !c.lastSend.IsZero() {
+		// Keep the RTP clock running across the pause.
+		c.rtpTS += uint32(time.Since(c.lastSend)/frameDuration) * samplesPerFrame
+	}
+	c.pacer.Reset()
+	return nil
+}
+
+func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
+	slot, err := c.pacer.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if c.ctx.Err() != nil {
+		return ErrClosed
+	}
+	c.rtpTS += uint32(slot.Skipped) * samplesPerFrame
+	payload := opus
+	if c.e2ee != nil && e2ee && !bytes.Equal(opus, silence[:]) {
+		if payload, err = c.e2ee.EncryptOpus(c.e2eeBuf[:0], opus); err != nil {
+			return fmt.Errorf("voice: e2ee encrypt: %w", err)
+		}
+		c.e2eeBuf = payload[:0]
+	}
+	c.hdr = rtp.Header{PayloadType: rtp.PayloadTypeOpus, SequenceNumber: c.rtpSeq, Timestamp: c.rtpTS, SSRC: c.ssrc}
+	n, err := c.hdr.MarshalTo(c.hdrBuf[:])
+	if err != nil {
+		return fmt.Errorf("voice: rtp header: %w", err)
+	}
+	c.counter++
+	pkt := c.sendCipher.Seal(c.sendBuf[:0], c.hdrBuf[:n], payload, c.counter)
+	c.sendBuf = pkt[:0]
+	c.rtpSeq++
+	c.rtpTS += samplesPerFrame
+	c.lastSend = time.Now()
+	if _, err := c.udp.Write(pkt); err != nil {
+		if c.ctx.Err() != nil {
+			return ErrClosed
+		}
+		return fmt.Errorf("voice: send rtp: %w", err)
+	}
+	c.m.sent(slot.Skipped, slot.Lateness > lateThreshold)
+	return nil
+}
