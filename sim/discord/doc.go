@@ -1,0 +1,31 @@
+// Package discordsim is a local Discord: REST (API v9 and v10 paths), the
+// gateway (v9/v10 JSON, payload compression and zlib-stream), voice
+// signalling on the main gateway, and a scripting API for Go tests.
+//
+// It exists so that banter's production code (discordgo v0.29.0) and
+// unmodified third-party clients (discord.js 14) can be run against
+// something that speaks Discord's real wire protocols on loopback. What the
+// clients send and require is recorded in the project's reference notes
+// (discord-clients.md); the §4 checklist there is this package's acceptance
+// list, and docs/simulator.md describes what is simulated and what is not.
+//
+// A test starts a simulator with Serve, which listens on 127.0.0.1 and
+// closes it with t.Cleanup:
+//
+//	sim := discordsim.Serve(t)
+//	g := sim.CreateGuild("Sim Guild")
+//	general := sim.CreateTextChannel(g, "general")
+//	alice := sim.CreateUser("alice")
+//	sim.AddMember(g, alice)
+//	// point the bot at sim.APIBaseURL() with token sim.Token()
+//	sim.Post(ctx, alice, general, "hello "+discordsim.MentionUser(sim.BotID()))
+//	reply, err := sim.WaitMessage(ctx, discordsim.From(sim.BotID()))
+//
+// Everything is concurrency safe. Waiting methods take a context and never
+// sleep. Close stops and waits for every goroutine the server started.
+//
+// The voice server (voice gateway v8, UDP, DAVE external sender) lives in
+// the sibling package voicesim; this package only does the main-gateway
+// signalling (op 4 → VOICE_STATE_UPDATE then VOICE_SERVER_UPDATE) and
+// tells a VoiceBackend whom to admit.
+package discordsim

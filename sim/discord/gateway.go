@@ -1,0 +1,256 @@
+package discordsim
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// frame is one item of a connection's send queue: a JSON payload, or a
+// close frame with a code, after which the writer stops.
+type frame struct {
+	data      []byte
+	closeCode int
+	closeText string
+	compress  bool // payload compression (identify compress:true)
+}
+
+// sendQueue bounds what a connection may fall behind by; a client slower
+// than this is disconnected (its session stays resumable), never waited for.
+const sendQueue = 4096
+
+// gwConn is one gateway WebSocket. The handler goroutine reads; a writer
+// goroutine owns all writes and, with zlib-stream, the shared compressor.
+type gwConn struct {
+	s          *Server
+	ws         *websocket.Conn
+	num        int
+	out        chan frame
+	done       chan struct{} // closed by kill
+	writerDone chan struct{}
+	killOnce   sync.Once
+	zlibStream bool
+
+	// Guarded by s.mu:
+	sess        *session
+	compress    bool // payload compression was requested at Identify
+	withholdACK int  // heartbeats left to leave unacknowledged
+}
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  4096,
+	WriteBufferSize: 4096,
+	CheckOrigin:     func(*http.Request) bool { return true },
+}
+
+// serveGateway upgrades any path with ?v=9|10&encoding=json (§4 C).
+// https://discord.com/developers/docs/events/gateway#connecting
+func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ws, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	c := &gwConn{
+		s: s, ws: ws, out: make(chan frame, sendQueue), done: make(chan struct{}),
+		writerDone: make(chan struct{}), zlibStream: q.Get("compress") == "zlib-stream",
+	}
+	ws.SetReadLimit(1 << 20)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = ws.Close()
+		return
+	}
+	s.wg.Add(2) // this handler goroutine (the reader) and the writer
+	s.conns[c] = struct{}{}
+	c.num = len(s.gwEvents) + 1
+	comp := ""
+	if c.zlibStream {
+		comp = "zlib-stream"
+	}
+	s.recordLocked(GatewayEvent{Kind: GatewayConnected, Conn: c.num, Compression: comp})
+	s.mu.Unlock()
+	defer s.wg.Done()
+	go c.writeLoop()
+
+	v := q.Get("v")
+	if enc := q.Get("encoding"); enc != "" && enc != "json" {
+		c.closeWith(CloseDecodeError, "only encoding=json is simulated")
+	} else if v != "9" && v != "10" {
+		c.closeWith(CloseInvalidAPIVersion, "Invalid API version")
+	} else {
+		c.send(frame{data: encodeOp(OpHello, map[string]int64{"heartbeat_interval": s.heartbeat.Milliseconds()})})
+		c.readLoop()
+	}
+	<-c.writerDone
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// readLoop handles client frames until the socket fails or closes. Missing
+// heartbeats (none for 1.5 intervals plus a second) time the socket out.
+func (c *gwConn) readLoop() {
+	s := c.s
+	deadline := func() time.Time { return time.Now().Add(s.heartbeat*3/2 + time.Second) }
+	_ = c.ws.SetReadDeadline(deadline())
+	for {
+		mt, data, err := c.ws.ReadMessage()
+		if err != nil {
+			code := 0
+			var ce *websocket.CloseError
+			var ne net.Error
+			switch {
+			case errors.As(err, &ce):
+				code = ce.Code
+			case errors.As(err, &ne) && ne.Timeout():
+				s.mu.Lock()
+				s.recordLocked(c.eventLocked(GatewayTimedOut, CloseSessionTimedOut))
+				s.mu.Unlock()
+				c.closeWith(CloseSessionTimedOut, "Session timed out")
+				c.detach(CloseSessionTimedOut)
+				return // the writer closes the socket after the close frame
+			}
+			c.detach(code)
+			c.kill()
+			return
+		}
+		if mt != websocket.TextMessage {
+			c.closeWith(CloseDecodeError, "binary frames from clients are not supported")
+			c.detach(CloseDecodeError)
+			return
+		}
+		p, err := decodeClientPayload(data)
+		if err != nil {
+			var ce *codecError
+			code := CloseDecodeError
+			if errors.As(err, &ce) {
+				code = ce.Code
+			}
+			s.log.Debug("discordsim: bad gateway payload", "err", err)
+			c.closeWith(code, err.Error())
+			c.detach(code)
+			return
+		}
+		if p.Op == OpHeartbeat {
+			_ = c.ws.SetReadDeadline(deadline())
+		}
+		if code := c.handle(p); code != 0 {
+			c.detach(code)
+			return
+		}
+	}
+}
+
+func (c *gwConn) eventLocked(k GatewayEventKind, code int) GatewayEvent {
+	e := GatewayEvent{Kind: k, Conn: c.num, CloseCode: code}
+	if c.sess != nil {
+		e.User, e.Session, e.Intents = c.sess.user, c.sess.id, c.sess.intents
+	}
+	return e
+}
+
+// detach unbinds the connection from its session; the session stays for
+// Resume.
+func (c *gwConn) detach(code int) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordLocked(c.eventLocked(GatewayDisconnected, code))
+	if c.sess != nil && c.sess.conn == c {
+		c.sess.conn = nil
+	}
+}
+
+// send queues a frame without blocking; a full queue kills the connection.
+func (c *gwConn) send(f frame) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	select {
+	case c.out <- f:
+	default:
+		c.s.log.Warn("discordsim: gateway client too slow, disconnecting", "conn", c.num)
+		c.kill()
+	}
+}
+
+// sendLocked queues a payload, compressed per the session's Identify.
+// s.mu must be held.
+func (c *gwConn) sendLocked(data []byte) { c.send(frame{data: data, compress: c.compress}) }
+
+// closeWith queues a close frame; the writer sends it and shuts the socket.
+func (c *gwConn) closeWith(code int, text string) {
+	c.send(frame{closeCode: code, closeText: text})
+}
+
+// kill drops the TCP connection at once, with no close frame.
+func (c *gwConn) kill() {
+	c.killOnce.Do(func() {
+		close(c.done)
+		_ = c.ws.NetConn().Close()
+	})
+}
+
+func (c *gwConn) writeLoop() {
+	defer c.s.wg.Done()
+	defer close(c.writerDone)
+	defer c.kill()
+	var (
+		streamBuf bytes.Buffer
+		streamZ   *zlib.Writer
+	)
+	if c.zlibStream {
+		streamZ = zlib.NewWriter(&streamBuf)
+	}
+	for {
+		var f frame
+		select {
+		case f = <-c.out:
+		case <-c.done:
+			return
+		}
+		_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if f.closeCode != 0 {
+			text := f.closeText
+			if len(text) > 120 { // control frames carry at most 125 bytes
+				text = text[:120]
+			}
+			msg := websocket.FormatCloseMessage(f.closeCode, text)
+			_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+			return
+		}
+		var err error
+		switch {
+		case c.zlibStream:
+			// One zlib context for the connection; each message ends with a
+			// sync flush (00 00 ff ff).
+			// https://discord.com/developers/docs/events/gateway#zlibstream
+			streamBuf.Reset()
+			_, _ = streamZ.Write(f.data)
+			_ = streamZ.Flush()
+			err = c.ws.WriteMessage(websocket.BinaryMessage, streamBuf.Bytes())
+		case f.compress:
+			// Payload compression: each binary frame is a whole zlib stream.
+			var b bytes.Buffer
+			z := zlib.NewWriter(&b)
+			_, _ = z.Write(f.data)
+			_ = z.Close()
+			err = c.ws.WriteMessage(websocket.BinaryMessage, b.Bytes())
+		default:
+			err = c.ws.WriteMessage(websocket.TextMessage, f.data)
+		}
+		if err != nil {
+			return
+		}
+	}
+}

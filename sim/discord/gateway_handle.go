@@ -1,0 +1,203 @@
+package discordsim
+
+import (
+	"encoding/json"
+)
+
+// handle acts on one decoded client payload. It returns a close code when
+// the connection was closed because of it, else 0.
+func (c *gwConn) handle(p clientPayload) int {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch p.Op {
+	case OpHeartbeat:
+		e := c.eventLocked(GatewayHeartbeat, 0)
+		if p.Heartbeat != nil {
+			e.Seq = *p.Heartbeat
+		}
+		if c.withholdACK > 0 {
+			c.withholdACK--
+		} else {
+			e.ACKed = true
+			c.sendLocked(encodeOp(OpHeartbeatACK, nil))
+		}
+		s.recordLocked(e)
+		return 0
+	case OpIdentify:
+		return c.identifyLocked(p.Identify)
+	case OpResume:
+		return c.resumeLocked(p.Resume)
+	}
+	if c.sess == nil || c.sess.conn != c {
+		c.closeWith(CloseNotAuthenticated, "Not authenticated")
+		return CloseNotAuthenticated
+	}
+	switch p.Op {
+	case OpVoiceStateUpdate:
+		s.recordLocked(c.eventLocked(GatewayVoiceState, 0))
+		s.voiceStateUpdateLocked(c.sess, p.Voice)
+	case OpRequestGuildMembers:
+		s.requestMembersLocked(c.sess, p.Members)
+	}
+	return 0
+}
+
+// identifyLocked handles Op 2: a new session, READY, then one GUILD_CREATE
+// per guild (§4 C, D). After Invalid Session the same socket may identify
+// again (discordgo does).
+func (c *gwConn) identifyLocked(id *identifyCommand) int {
+	s := c.s
+	if c.sess != nil && c.sess.conn == c && !c.sess.invalid {
+		c.closeWith(CloseAlreadyAuthenticated, "Already authenticated")
+		return CloseAlreadyAuthenticated
+	}
+	uid, ok := s.tokens[id.Token]
+	if !ok {
+		c.closeWith(CloseAuthenticationFailed, "Authentication failed")
+		return CloseAuthenticationFailed
+	}
+	if id.Intents == nil || *id.Intents < 0 || *id.Intents&^intentsAll != 0 {
+		c.closeWith(CloseInvalidIntents, "Invalid intent(s)")
+		return CloseInvalidIntents
+	}
+	privileged := IntentGuildMembers | IntentGuildPresences | IntentMessageContent
+	if *id.Intents&privileged&^s.cfg.privileged != 0 {
+		c.closeWith(CloseDisallowedIntents, "Disallowed intent(s)")
+		return CloseDisallowedIntents
+	}
+	ss := &session{id: randomHex(16), user: uid, intents: *id.Intents, conn: c}
+	s.sessions[ss.id] = ss
+	c.sess = ss
+	c.compress = id.Compress && !c.zlibStream
+	ev := c.eventLocked(GatewayIdentified, 0)
+	switch {
+	case c.zlibStream:
+		ev.Compression = "zlib-stream"
+	case c.compress:
+		ev.Compression = "payload"
+	}
+	s.recordLocked(ev)
+
+	var stubs []wireUnavailableGuild
+	var member []*guild
+	for _, gid := range s.guildOrder {
+		if g := s.guilds[gid]; g.members[uid] != nil {
+			stubs = append(stubs, wireUnavailableGuild{ID: gid, Unavailable: true})
+			member = append(member, g)
+		}
+	}
+	if stubs == nil {
+		stubs = []wireUnavailableGuild{}
+	}
+	shard := id.Shard
+	if len(shard) != 2 {
+		shard = []int{0, 1}
+	}
+	empty := []json.RawMessage{}
+	ready := struct {
+		V                  int                    `json:"v"`
+		User               wireSelfUser           `json:"user"`
+		Guilds             []wireUnavailableGuild `json:"guilds"`
+		SessionID          string                 `json:"session_id"`
+		SessionType        string                 `json:"session_type"`
+		ResumeGatewayURL   string                 `json:"resume_gateway_url"`
+		Application        *readyApplication      `json:"application,omitempty"`
+		Shard              []int                  `json:"shard"`
+		PrivateChannels    []json.RawMessage      `json:"private_channels"`
+		Presences          []json.RawMessage      `json:"presences"`
+		Relationships      []json.RawMessage      `json:"relationships"`
+		GuildJoinRequests  []json.RawMessage      `json:"guild_join_requests"`
+		UserSettings       struct{}               `json:"user_settings"`
+		GeoOrderedRTCRegns []string               `json:"geo_ordered_rtc_regions"`
+		Auth               struct{}               `json:"auth"`
+	}{
+		V: 10, User: s.wireSelfUserLocked(uid), Guilds: stubs, SessionID: ss.id, SessionType: "normal",
+		ResumeGatewayURL: s.GatewayURL(), Shard: shard, PrivateChannels: empty, Presences: empty,
+		Relationships: empty, GuildJoinRequests: empty, GeoOrderedRTCRegns: []string{},
+	}
+	if uid == s.bot {
+		ready.Application = &readyApplication{ID: s.bot, Flags: 0}
+	}
+	s.dispatchToLocked(ss, "READY", ready, 0)
+	for _, g := range member {
+		s.dispatchToLocked(ss, "GUILD_CREATE", s.wireGuildCreateLocked(g), IntentGuilds)
+	}
+	return 0
+}
+
+type readyApplication struct {
+	ID    UserID `json:"id"`
+	Flags int    `json:"flags"`
+}
+
+// resumeLocked handles Op 6: replay every dispatch after seq with its
+// original number, then RESUMED. An unknown, invalidated or too old
+// session gets Invalid Session (d:false) on the same socket.
+// https://discord.com/developers/docs/events/gateway#resuming
+func (c *gwConn) resumeLocked(r *resumeCommand) int {
+	s := c.s
+	ss := s.sessions[r.SessionID]
+	uid, tokOK := s.tokens[r.Token]
+	ok := ss != nil && tokOK && ss.user == uid && !ss.invalid && r.Seq <= ss.seq
+	if ok && r.Seq < ss.seq && (len(ss.replay) == 0 || ss.replay[0].seq > r.Seq+1) {
+		ok = false // the window no longer reaches back that far
+	}
+	if !ok {
+		e := c.eventLocked(GatewayResumeRefused, 0)
+		e.Session, e.Seq = r.SessionID, r.Seq
+		s.recordLocked(e)
+		c.sendLocked(encodeOp(OpInvalidSession, false))
+		return 0
+	}
+	if old := ss.conn; old != nil && old != c {
+		old.closeWith(CloseUnknownError, "Session resumed elsewhere")
+	}
+	ss.conn = c
+	c.sess = ss
+	replayed := 0
+	for _, e := range ss.replay {
+		if e.seq > r.Seq {
+			c.sendLocked(e.payload)
+			replayed++
+		}
+	}
+	ss.seq++
+	b, err := encodeDispatch(ss.seq, "RESUMED", struct{}{})
+	if err == nil {
+		c.sendLocked(b)
+	}
+	ev := c.eventLocked(GatewayResumed, 0)
+	ev.Seq, ev.Replayed = r.Seq, replayed
+	s.recordLocked(ev)
+	return 0
+}
+
+// requestMembersLocked answers Op 8 with one GUILD_MEMBERS_CHUNK.
+func (s *Server) requestMembersLocked(ss *session, r *requestMembersCommand) {
+	var ids []GuildID
+	var one GuildID
+	if json.Unmarshal(r.GuildID, &one) == nil {
+		ids = []GuildID{one}
+	} else {
+		_ = json.Unmarshal(r.GuildID, &ids)
+	}
+	for _, gid := range ids {
+		g := s.guilds[gid]
+		if g == nil || g.members[ss.user] == nil {
+			continue
+		}
+		members := []wireMember{}
+		for _, u := range g.memberOrder {
+			members = append(members, s.wireMemberLocked(g, u, true))
+		}
+		chunk := struct {
+			GuildID    GuildID      `json:"guild_id"`
+			Members    []wireMember `json:"members"`
+			ChunkIndex int          `json:"chunk_index"`
+			ChunkCount int          `json:"chunk_count"`
+			Nonce      string       `json:"nonce,omitempty"`
+		}{gid, members, 0, 1, r.Nonce}
+		s.dispatchToLocked(ss, "GUILD_MEMBERS_CHUNK", chunk, 0)
+	}
+}
