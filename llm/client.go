@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -204,21 +206,65 @@ func New(opts Options) (*Client, error) {
 // API returns the generation API in use.
 func (c *Client) API() API { return c.opts.API }
 
-// attemptFunc performs one HTTP attempt. It must store the HTTP response (if
-// any) through resp so that failures can be classified by status.
-type attemptFunc func(ctx context.Context, resp **http.Response) error
+// attempt records what one HTTP attempt saw, for classification: pass
+// a.options() to the SDK call.
+type attempt struct {
+	resp    *http.Response
+	mu      sync.Mutex // guards bodyErr (read by the SDK's goroutine-free reader, but be safe)
+	bodyErr error
+}
+
+func (a *attempt) options() []option.RequestOption {
+	return []option.RequestOption{option.WithResponseInto(&a.resp), option.WithMiddleware(a.track)}
+}
+
+// track wraps the response body to remember a failed read (as opposed to a
+// body that was read whole and then failed to decode).
+func (a *attempt) track(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if res != nil && res.Body != nil {
+		res.Body = &trackedBody{ReadCloser: res.Body, a: a}
+	}
+	return res, err
+}
+
+func (a *attempt) readErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bodyErr
+}
+
+type trackedBody struct {
+	io.ReadCloser
+	a *attempt
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.a.mu.Lock()
+		if b.a.bodyErr == nil {
+			b.a.bodyErr = err
+		}
+		b.a.mu.Unlock()
+	}
+	return n, err
+}
+
+// attemptFunc performs one HTTP attempt, passing a.options() to the SDK.
+type attemptFunc func(ctx context.Context, a *attempt) error
 
 // call runs attempt with the retry policy. timeout > 0 bounds each attempt
 // with a context deadline that is released when attempt returns; streaming
 // attempts pass 0 and bound themselves. It returns the number of attempts.
-func (c *Client) call(ctx context.Context, op Op, model string, timeout time.Duration, attempt attemptFunc) (int, error) {
+func (c *Client) call(ctx context.Context, op Op, model string, timeout time.Duration, run attemptFunc) (int, error) {
 	for n := 1; ; n++ {
-		var resp *http.Response
+		var a attempt
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {
 			actx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		}
-		err := attempt(actx, &resp)
+		err := run(actx, &a)
 		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errTimeout) {
 			err = fmt.Errorf("%w (%s): %w", errTimeout, timeout, err)
 		}
@@ -228,10 +274,10 @@ func (c *Client) call(ctx context.Context, op Op, model string, timeout time.Dur
 		}
 		status := 0
 		var header http.Header
-		if resp != nil {
-			status, header = resp.StatusCode, resp.Header
+		if a.resp != nil {
+			status, header = a.resp.StatusCode, a.resp.Header
 		}
-		e := classify(ctx, op, model, status, header, err)
+		e := classify(ctx, op, model, status, header, err, a.readErr())
 		e.Attempts = n
 		if !e.Retryable || n > c.opts.MaxRetries || ctx.Err() != nil {
 			return n, e

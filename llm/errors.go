@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -130,13 +129,16 @@ var (
 	errTruncated = errors.New("stream ended before its terminal event")
 	errTimeout   = errors.New("attempt deadline exceeded")
 	errEmpty     = errors.New("response has no output")
+	errMalformed = errors.New("malformed response")
 )
 
 // classify turns any error from an attempt into an *APIError. status is the
-// HTTP status seen for the attempt (0 if none); ctx is the caller's context
-// (not the per-attempt one) so a caller cancel is told apart from our own
-// per-attempt deadline.
-func classify(ctx context.Context, op Op, model string, status int, header http.Header, err error) *APIError {
+// HTTP status seen for the attempt (0 if none); bodyErr is the error reading
+// the response body hit, if any (a body that was read whole but did not
+// decode is malformed, one that broke off is truncated); ctx is the caller's
+// context (not the per-attempt one) so a caller cancel is told apart from our
+// own per-attempt deadline.
+func classify(ctx context.Context, op Op, model string, status int, header http.Header, err, bodyErr error) *APIError {
 	var already *APIError
 	if errors.As(err, &already) {
 		return already
@@ -159,15 +161,15 @@ func classify(ctx context.Context, op Op, model string, status int, header http.
 		e.Kind, e.Retryable = classifyStatus(oerr.StatusCode, oerr.Code)
 	case errors.Is(err, errTimeout), errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Retryable = ErrorKindTimeout, true
-	case errors.Is(err, errTruncated), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, errMalformed):
+		e.Kind = ErrorKindMalformed
+	case errors.Is(err, errTruncated), bodyErr != nil:
 		e.Kind, e.Retryable = ErrorKindTruncated, true
 	case status >= 200 && status < 300:
-		// A response arrived but could not be understood.
+		// The body arrived whole but could not be understood.
 		e.Kind = ErrorKindMalformed
-		var ne net.Error
-		if errors.As(err, &ne) || errors.Is(err, io.EOF) {
-			e.Kind, e.Retryable = ErrorKindTruncated, true
-		}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		e.Kind, e.Retryable = ErrorKindTruncated, true
 	case status >= 400:
 		e.Kind, e.Retryable = classifyStatus(status, "")
 	default:

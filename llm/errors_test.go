@@ -40,7 +40,7 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
+func TestClassifyError(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	bg := context.Background()
@@ -51,23 +51,26 @@ func TestClassify(t *testing.T) {
 		err       error
 		kind      ErrorKind
 		retryable bool
+		bodyErr   error
 	}{
-		{"429", bg, 429, &openai.Error{StatusCode: 429, Code: "rate_limit_exceeded"}, ErrorKindRateLimited, true},
-		{"quota", bg, 429, &openai.Error{StatusCode: 429, Code: "insufficient_quota"}, ErrorKindAuth, false},
-		{"500", bg, 500, &openai.Error{StatusCode: 500}, ErrorKindServer, true},
-		{"503", bg, 503, &openai.Error{StatusCode: 503}, ErrorKindServer, true},
-		{"401", bg, 401, &openai.Error{StatusCode: 401}, ErrorKindAuth, false},
-		{"400", bg, 400, &openai.Error{StatusCode: 400}, ErrorKindBadRequest, false},
-		{"timeout", bg, 0, fmt.Errorf("%w: %w", errTimeout, context.DeadlineExceeded), ErrorKindTimeout, true},
-		{"truncated", bg, 200, io.ErrUnexpectedEOF, ErrorKindTruncated, true},
-		{"stream truncated", bg, 200, errTruncated, ErrorKindTruncated, true},
-		{"malformed", bg, 200, errors.New("invalid character 'x'"), ErrorKindMalformed, false},
-		{"network", bg, 0, errors.New("dial tcp: connection refused"), ErrorKindNetwork, true},
-		{"canceled", canceled, 0, context.Canceled, ErrorKindCanceled, false},
+		{"429", bg, 429, &openai.Error{StatusCode: 429, Code: "rate_limit_exceeded"}, ErrorKindRateLimited, true, nil},
+		{"quota", bg, 429, &openai.Error{StatusCode: 429, Code: "insufficient_quota"}, ErrorKindAuth, false, nil},
+		{"500", bg, 500, &openai.Error{StatusCode: 500}, ErrorKindServer, true, nil},
+		{"503", bg, 503, &openai.Error{StatusCode: 503}, ErrorKindServer, true, nil},
+		{"401", bg, 401, &openai.Error{StatusCode: 401}, ErrorKindAuth, false, nil},
+		{"400", bg, 400, &openai.Error{StatusCode: 400}, ErrorKindBadRequest, false, nil},
+		{"timeout", bg, 0, fmt.Errorf("%w: %w", errTimeout, context.DeadlineExceeded), ErrorKindTimeout, true, nil},
+		{"truncated body", bg, 200, io.ErrUnexpectedEOF, ErrorKindTruncated, true, io.ErrUnexpectedEOF},
+		{"incomplete json", bg, 200, io.ErrUnexpectedEOF, ErrorKindMalformed, false, nil},
+		{"truncated no response", bg, 0, io.ErrUnexpectedEOF, ErrorKindTruncated, true, nil},
+		{"stream truncated", bg, 200, errTruncated, ErrorKindTruncated, true, nil},
+		{"malformed", bg, 200, errors.New("invalid character 'x'"), ErrorKindMalformed, false, nil},
+		{"network", bg, 0, errors.New("dial tcp: connection refused"), ErrorKindNetwork, true, nil},
+		{"canceled", canceled, 0, context.Canceled, ErrorKindCanceled, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := classify(tt.ctx, OpGenerate, "m", tt.status, nil, tt.err)
+			e := classify(tt.ctx, OpGenerate, "m", tt.status, nil, tt.err, tt.bodyErr)
 			if e.Kind != tt.kind || e.Retryable != tt.retryable {
 				t.Errorf("kind=%v retryable=%v, want %v %v", e.Kind, e.Retryable, tt.kind, tt.retryable)
 			}

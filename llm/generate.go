@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
@@ -128,12 +127,12 @@ func (c *Client) Generate(ctx context.Context, req GenerateRequest) (*Result, er
 	}
 	start := c.now()
 	var res *Result
-	attempts, err := c.call(ctx, OpGenerate, req.Model, c.opts.Timeout, func(ctx context.Context, hr **http.Response) error {
+	attempts, err := c.call(ctx, OpGenerate, req.Model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
 		var err error
 		if c.opts.API == APIChatCompletions {
-			res, err = c.generateChat(ctx, req, hr)
+			res, err = c.generateChat(ctx, req, a)
 		} else {
-			res, err = c.generateResponses(ctx, req, hr)
+			res, err = c.generateResponses(ctx, req, a)
 		}
 		return err
 	})
@@ -200,8 +199,8 @@ func (c *Client) responsesParams(req GenerateRequest) responses.ResponseNewParam
 	return p
 }
 
-func (c *Client) generateResponses(ctx context.Context, req GenerateRequest, hr **http.Response) (*Result, error) {
-	resp, err := c.responses.New(ctx, c.responsesParams(req), option.WithResponseInto(hr))
+func (c *Client) generateResponses(ctx context.Context, req GenerateRequest, a *attempt) (*Result, error) {
+	resp, err := c.responses.New(ctx, c.responsesParams(req), a.options()...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,8 +270,8 @@ func (c *Client) chatParams(req GenerateRequest) openai.ChatCompletionNewParams 
 	return p
 }
 
-func (c *Client) generateChat(ctx context.Context, req GenerateRequest, hr **http.Response) (*Result, error) {
-	resp, err := c.chat.Completions.New(ctx, c.chatParams(req), option.WithResponseInto(hr))
+func (c *Client) generateChat(ctx context.Context, req GenerateRequest, a *attempt) (*Result, error) {
+	resp, err := c.chat.Completions.New(ctx, c.chatParams(req), a.options()...)
 	if err != nil {
 		return nil, err
 	}
@@ -303,13 +302,13 @@ func (c *Client) Classify(ctx context.Context, model, system, user string) (stri
 		Messages: []Message{{Role: RoleUser, Content: user}}, MaxOutputTokens: c.opts.ClassifierMaxTokens}
 	start := c.now()
 	var raw string
-	_, err := c.call(ctx, OpClassify, model, c.opts.Timeout, func(ctx context.Context, hr **http.Response) error {
+	_, err := c.call(ctx, OpClassify, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
 		var res *Result
 		var err error
 		if c.opts.API == APIChatCompletions {
-			res, err = c.generateChat(ctx, req, hr)
+			res, err = c.generateChat(ctx, req, a)
 		} else {
-			res, err = c.generateResponses(ctx, req, hr)
+			res, err = c.generateResponses(ctx, req, a)
 		}
 		if err == nil {
 			raw = res.Text

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 )
 
@@ -59,8 +58,8 @@ func (c *Client) Speak(ctx context.Context, model, voice, text string) (*SpeechS
 			Err: errors.New("speak needs a model, a voice and text")}
 	}
 	s := &SpeechStream{c: c, model: model, start: c.now(), callCtx: ctx}
-	attempts, err := c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, hr **http.Response) error {
-		return s.open(ctx, voice, text, hr)
+	attempts, err := c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, a *attempt) error {
+		return s.open(ctx, voice, text, a)
 	})
 	s.attempts = attempts
 	if err != nil {
@@ -70,7 +69,7 @@ func (c *Client) Speak(ctx context.Context, model, voice, text string) (*SpeechS
 	return s, nil
 }
 
-func (s *SpeechStream) open(ctx context.Context, voice, text string, hr **http.Response) error {
+func (s *SpeechStream) open(ctx context.Context, voice, text string, a *attempt) error {
 	sctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(s.c.opts.FirstByteTimeout, func() { cancel(errTimeout) })
 	fail := func(err error) error {
@@ -86,13 +85,13 @@ func (s *SpeechStream) open(ctx context.Context, voice, text string, hr **http.R
 		Input:          text,
 		Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: param.NewOpt(voice)},
 		ResponseFormat: openai.AudioSpeechNewParamsResponseFormatPCM,
-	}, option.WithResponseInto(hr))
+	}, a.options()...)
 	if err != nil {
 		return fail(err)
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" || mt == "text/html" {
 		_ = res.Body.Close()
-		return fail(fmt.Errorf("speech: content-type %q, want audio", mt))
+		return fail(fmt.Errorf("%w: speech content-type %q, want audio", errMalformed, mt))
 	}
 	buf := make([]byte, speechPrimeBytes)
 	n, err := io.ReadAtLeast(res.Body, buf, 1)
@@ -176,7 +175,7 @@ func (s *SpeechStream) finish(err error) error {
 		if errors.Is(context.Cause(s.sctx), errTimeout) {
 			err = fmt.Errorf("%w: idle for %s: %w", errTimeout, s.c.opts.IdleTimeout, err)
 		}
-		e := classify(s.callCtx, OpSpeak, s.model, http.StatusOK, nil, err)
+		e := classify(s.callCtx, OpSpeak, s.model, http.StatusOK, nil, err, err)
 		if s.closed {
 			e.Kind, e.Retryable = ErrorKindCanceled, false
 		}

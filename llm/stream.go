@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
@@ -45,6 +44,7 @@ type TextStream struct {
 	callCtx context.Context // the caller's ctx
 	idle    *time.Timer
 	closed  atomic.Bool
+	att     *attempt // the successful attempt, for body-error tracking
 
 	pending    string
 	hasPending bool
@@ -72,8 +72,8 @@ func (c *Client) Stream(ctx context.Context, req GenerateRequest) (*TextStream, 
 			Err: errors.New("stream needs a model and takes no tools")}
 	}
 	s := &TextStream{c: c, model: req.Model, start: c.now(), callCtx: ctx}
-	attempts, err := c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, hr **http.Response) error {
-		return s.open(ctx, req, hr)
+	attempts, err := c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, a *attempt) error {
+		return s.open(ctx, req, a)
 	})
 	s.attempts = attempts
 	if err != nil {
@@ -84,16 +84,16 @@ func (c *Client) Stream(ctx context.Context, req GenerateRequest) (*TextStream, 
 }
 
 // open makes one attempt: request, then read until the first delta.
-func (s *TextStream) open(ctx context.Context, req GenerateRequest, hr **http.Response) error {
+func (s *TextStream) open(ctx context.Context, req GenerateRequest, a *attempt) error {
 	sctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(s.c.opts.FirstByteTimeout, func() { cancel(errTimeout) })
 	var src deltaSource
 	if s.c.opts.API == APIChatCompletions {
 		p := s.c.chatParams(req)
 		p.StreamOptions.IncludeUsage = param.NewOpt(true)
-		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, p, option.WithResponseInto(hr))}
+		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, p, a.options()...)}
 	} else {
-		src = &responsesSource{st: s.c.responses.NewStreaming(sctx, s.c.responsesParams(req), option.WithResponseInto(hr))}
+		src = &responsesSource{st: s.c.responses.NewStreaming(sctx, s.c.responsesParams(req), a.options()...)}
 	}
 	delta, ok, err := src.next()
 	for ok && delta == "" && err == nil {
@@ -106,7 +106,7 @@ func (s *TextStream) open(ctx context.Context, req GenerateRequest, hr **http.Re
 		return streamErr(sctx, err)
 	}
 	timer.Stop() // re-armed around each read in Next
-	s.src, s.sctx, s.cancel, s.idle = src, sctx, cancel, timer
+	s.src, s.sctx, s.cancel, s.idle, s.att = src, sctx, cancel, timer, a
 	s.firstToken = s.c.now().Sub(s.start)
 	if ok {
 		s.pending, s.hasPending = delta, true
@@ -129,7 +129,7 @@ func streamErr(sctx context.Context, err error) error {
 	var syn *json.SyntaxError
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &ute) {
-		return fmt.Errorf("stream event: %w", err)
+		return fmt.Errorf("%w: stream event: %w", errMalformed, err)
 	}
 	return err
 }
@@ -211,7 +211,7 @@ func (s *TextStream) finish(err error) {
 		if errors.Is(err, errTimeout) {
 			err = fmt.Errorf("%w: idle for %s", err, s.c.opts.IdleTimeout)
 		}
-		e := classify(s.callCtx, OpStream, s.model, http.StatusOK, nil, err)
+		e := classify(s.callCtx, OpStream, s.model, http.StatusOK, nil, err, s.att.readErr())
 		if s.closed.Load() {
 			e.Kind, e.Retryable = ErrorKindCanceled, false
 		}

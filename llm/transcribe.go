@@ -6,12 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 )
 
@@ -51,7 +49,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 	}
 	start := c.now()
 	out := &Transcript{Duration: info.Duration()}
-	attempts, err := c.call(ctx, OpTranscribe, model, c.opts.Timeout, func(ctx context.Context, hr **http.Response) error {
+	attempts, err := c.call(ctx, OpTranscribe, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
 		p := openai.AudioTranscriptionNewParams{
 			File:           openai.File(bytes.NewReader(wav), "audio.wav", "audio/wav"),
 			Model:          model,
@@ -63,7 +61,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 		if opts.Prompt != "" {
 			p.Prompt = param.NewOpt(opts.Prompt)
 		}
-		res, err := c.audio.Transcriptions.New(ctx, p, option.WithResponseInto(hr))
+		res, err := c.audio.Transcriptions.New(ctx, p, a.options()...)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,272 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+var convo = GenerateRequest{
+	Model:        "gpt-5-mini",
+	Instructions: "You are banter, a friendly regular of this server.",
+	Messages: []Message{
+		{Role: RoleUser, Content: "[id 111] alice: anyone seen the match?"},
+		{Role: RoleAssistant, Content: "[id 112] banter: which one?"},
+		{Role: RoleUser, Content: "[id 113] alice: @banter the final, obviously"},
+	},
+	SendMessageTool: true,
+}
+
+func toolRule(name, args string) openaisim.Rule {
+	return openaisim.Rule{Name: name, Match: openaisim.Match{Tool: SendMessageToolName},
+		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: SendMessageToolName, Arguments: args}}}}
+}
+
+// TestGenerate runs the text pipeline's call through both APIs.
+func TestGenerate(t *testing.T) {
+	tests := []struct {
+		name     string
+		rule     openaisim.Rule
+		kind     ResultKind
+		send     SendMessageArgs
+		text     string
+		reason   ToolCallReason
+		nameSeen string
+	}{
+		{name: "tool call reply",
+			rule: toolRule("reply", `{"mode":"reply","target_message_id":"113","text":"What a final!"}`),
+			kind: ResultToolCall, send: SendMessageArgs{SendModeReply, "113", "What a final!"}},
+		{name: "tool call broadcast",
+			rule: toolRule("broadcast", `{"mode":"broadcast","target_message_id":null,"text":"GG everyone"}`),
+			kind: ResultToolCall, send: SendMessageArgs{SendModeBroadcast, "", "GG everyone"}},
+		{name: "hallucinated id passes shape check",
+			// Whether 999 was shown is the caller's check; llm only checks shape.
+			rule: toolRule("hallucinated", `{"mode":"reply","target_message_id":"999","text":"hm"}`),
+			kind: ResultToolCall, send: SendMessageArgs{SendModeReply, "999", "hm"}},
+		{name: "invalid json arguments",
+			rule: toolRule("badjson", `{"mode":"reply","target_message_id":"113","text":"cut`),
+			kind: ResultInvalidToolCall, reason: ToolCallReasonNotJSON},
+		{name: "invalid mode keeps text",
+			rule: toolRule("badmode", `{"mode":"dm","target_message_id":"113","text":"psst"}`),
+			kind: ResultInvalidToolCall, reason: ToolCallReasonBadMode, send: SendMessageArgs{Text: "psst"}},
+		{name: "unknown tool",
+			rule: openaisim.Rule{Name: "other", Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{
+				{Name: "ban_user", Arguments: `{"user":"alice"}`}}}},
+			kind: ResultInvalidToolCall, reason: ToolCallReasonUnknownTool},
+		{name: "free text",
+			rule: openaisim.Rule{Name: "text", Reply: openaisim.Reply{Text: "The final was wild."}},
+			kind: ResultText, text: "The final was wild."},
+		{name: "skip",
+			rule: openaisim.Rule{Name: "skip", Reply: openaisim.Reply{Skip: true}},
+			kind: ResultText, text: "[SKIP]"},
+	}
+	for _, api := range []API{APIResponses, APIChatCompletions} {
+		for _, tt := range tests {
+			t.Run(api.String()+"/"+tt.name, func(t *testing.T) {
+				env := newEnv(t, Options{API: api}, tt.rule)
+				res, err := env.client.Generate(context.Background(), convo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Kind != tt.kind {
+					t.Fatalf("kind = %v, want %v (%v)", res.Kind, tt.kind, res)
+				}
+				if res.Send != tt.send {
+					t.Errorf("send = %+v, want %+v", res.Send, tt.send)
+				}
+				if res.Text != tt.text {
+					t.Errorf("text = %q, want %q", res.Text, tt.text)
+				}
+				if tt.reason != ToolCallReasonUnknown {
+					if res.ToolErr == nil || res.ToolErr.Reason != tt.reason {
+						t.Errorf("tool error = %v, want %v", res.ToolErr, tt.reason)
+					}
+					if got := env.counter(t, "banter_llm_invalid_tool_calls_total", map[string]string{"reason": tt.reason.String()}); got != 1 {
+						t.Errorf("invalid tool call counter = %v, want 1", got)
+					}
+				}
+				if res.Attempts != 1 || res.Latency <= 0 || res.ResponseID == "" {
+					t.Errorf("attempts=%d latency=%v id=%q", res.Attempts, res.Latency, res.ResponseID)
+				}
+				// What the server saw: the persona prompt, every line, the tool offered with auto.
+				rec := last(t, env.sim.Requests())
+				if rec.Model != "gpt-5-mini" || rec.Instructions != convo.Instructions {
+					t.Errorf("model %q instructions %q", rec.Model, rec.Instructions)
+				}
+				if !containsAll(rec.Prompt, "anyone seen the match?", "which one?", "the final, obviously") {
+					t.Errorf("prompt lacks the conversation: %q", rec.Prompt)
+				}
+				if len(rec.Tools) != 1 || rec.Tools[0].Name != SendMessageToolName ||
+					!containsAll(string(rec.Tools[0].Parameters), `"target_message_id"`, `"broadcast"`, `"null"`) {
+					t.Errorf("tools = %+v", rec.Tools)
+				}
+				if !strings.Contains(rec.ToolChoice, "auto") {
+					t.Errorf("tool_choice = %q, want auto", rec.ToolChoice)
+				}
+				if got := env.counter(t, "banter_llm_requests_total", map[string]string{"op": "generate", "outcome": "ok"}); got != 1 {
+					t.Errorf("requests_total{ok} = %v", got)
+				}
+			})
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct{ answer, want string }{
+		{"YES", "YES"},
+		{"NO", "NO"},
+		{"  Yes.  ", "Yes."},
+		{"I think maybe", "I think maybe"},
+	}
+	for _, api := range []API{APIResponses, APIChatCompletions} {
+		for _, tt := range tests {
+			t.Run(api.String()+"/"+tt.want, func(t *testing.T) {
+				env := newEnv(t, Options{API: api}, openaisim.Rule{Name: "yn",
+					Match: openaisim.Match{PromptPattern: "Answer YES or NO", HasTools: openaisim.Bool(false)},
+					Reply: openaisim.Reply{Text: tt.answer}})
+				raw, err := env.client.Classify(context.Background(), "gpt-5-nano",
+					"Should the bot answer? Answer YES or NO.", "alice: banter, you there?")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if raw != tt.want {
+					t.Errorf("raw = %q, want %q", raw, tt.want)
+				}
+				rec := last(t, env.sim.Requests())
+				if rec.Rule != "yn" || rec.Model != "gpt-5-nano" || rec.LastUserText != "alice: banter, you there?" {
+					t.Errorf("recorded rule=%q model=%q last=%q", rec.Rule, rec.Model, rec.LastUserText)
+				}
+				if !strings.Contains(string(rec.Body), `"16"`) && !strings.Contains(string(rec.Body), `:16`) {
+					t.Errorf("body lacks the 16-token budget: %s", rec.Body)
+				}
+			})
+		}
+	}
+}
+
+// TestGenerateFaults covers the error classification and retry policy
+// against the simulator's fault injection.
+func TestGenerateFaults(t *testing.T) {
+	once := func(f openaisim.Fault) openaisim.Rule {
+		return openaisim.Rule{Name: "fault", Fault: f, Times: 1}
+	}
+	always := func(f openaisim.Fault) openaisim.Rule {
+		return openaisim.Rule{Name: "fault", Fault: f}
+	}
+	tests := []struct {
+		name      string
+		opts      Options
+		rule      openaisim.Rule
+		kind      ErrorKind // 0: success expected
+		status    int
+		requests  int
+		minTime   time.Duration
+		retryable bool
+	}{
+		{name: "429 retried after retry-after",
+			rule: once(openaisim.Fault{Status: 429, RetryAfter: 300 * time.Millisecond}), requests: 2, minTime: 300 * time.Millisecond},
+		{name: "429 no retries", opts: Options{MaxRetries: -1},
+			rule: always(openaisim.Fault{Status: 429, RetryAfter: 2 * time.Second}), kind: ErrorKindRateLimited, status: 429, requests: 1, retryable: true},
+		{name: "429 retry-after beyond cap", opts: Options{MaxRetryDelay: time.Second},
+			rule: always(openaisim.Fault{Status: 429, RetryAfter: 5 * time.Second}), kind: ErrorKindRateLimited, status: 429, requests: 1, retryable: true},
+		{name: "500 retried", rule: once(openaisim.Fault{Status: 500}), requests: 2},
+		{name: "500 persistent", opts: Options{MaxRetries: 2},
+			rule: always(openaisim.Fault{Status: 500}), kind: ErrorKindServer, status: 500, requests: 3, retryable: true},
+		{name: "400 not retried", rule: always(openaisim.Fault{Status: 400, Message: "bad"}), kind: ErrorKindBadRequest, status: 400, requests: 1},
+		{name: "timeout", opts: Options{Timeout: 150 * time.Millisecond, MaxRetries: -1},
+			rule: always(openaisim.Fault{Timeout: true}), kind: ErrorKindTimeout, requests: 0, retryable: true, minTime: 150 * time.Millisecond},
+		{name: "timeout then ok", opts: Options{Timeout: 150 * time.Millisecond},
+			rule: once(openaisim.Fault{Timeout: true}), requests: 1, minTime: 150 * time.Millisecond},
+		{name: "truncated body retried", rule: once(openaisim.Fault{TruncateAfterEvents: 1}), requests: 2},
+		{name: "malformed json not retried", rule: always(openaisim.Fault{MalformedJSON: true}), kind: ErrorKindMalformed, status: 200, requests: 1},
+	}
+	for _, api := range []API{APIResponses, APIChatCompletions} {
+		for _, tt := range tests {
+			t.Run(api.String()+"/"+tt.name, func(t *testing.T) {
+				tt.opts.API = api
+				env := newEnv(t, tt.opts, tt.rule)
+				start := time.Now()
+				res, err := env.client.Generate(context.Background(), convo)
+				elapsed := time.Since(start)
+				if elapsed < tt.minTime {
+					t.Errorf("returned after %v, want >= %v", elapsed, tt.minTime)
+				}
+				if got := countFinished(env.sim.Requests()); got != tt.requests {
+					t.Errorf("server saw %d finished requests, want %d", got, tt.requests)
+				}
+				if tt.kind == 0 {
+					if err != nil {
+						t.Fatalf("want success after retry, got %v", err)
+					}
+					if res.Kind != ResultText || res.Text == "" {
+						t.Errorf("result %v", res)
+					}
+					return
+				}
+				var apiErr *APIError
+				if !errors.As(err, &apiErr) {
+					t.Fatalf("err = %v, want *APIError", err)
+				}
+				if apiErr.Kind != tt.kind || apiErr.Status != tt.status || apiErr.Retryable != tt.retryable {
+					t.Errorf("kind=%v status=%d retryable=%v, want %v %d %v (%v)",
+						apiErr.Kind, apiErr.Status, apiErr.Retryable, tt.kind, tt.status, tt.retryable, err)
+				}
+				if tt.status == 429 && apiErr.RetryAfter <= 0 {
+					t.Errorf("429 without RetryAfter: %v", err)
+				}
+				if got := env.counter(t, "banter_llm_requests_total", map[string]string{"outcome": tt.kind.String()}); got != 1 {
+					t.Errorf("requests_total{outcome=%v} = %v", tt.kind, got)
+				}
+			})
+		}
+	}
+}
+
+// countFinished counts requests the simulator answered (a hung request the
+// client abandoned is recorded with status 0).
+func countFinished(recs []openaisim.Recorded) int {
+	n := 0
+	for _, r := range recs {
+		if r.Status != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCallerCancel(t *testing.T) {
+	env := newEnv(t, Options{}, openaisim.Rule{Name: "hang", Fault: openaisim.Fault{Timeout: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := env.client.Generate(ctx, convo)
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Kind != ErrorKindCanceled || apiErr.Retryable {
+		t.Fatalf("err = %v, want canceled, not retryable", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("errors.Is(err, DeadlineExceeded) = false for %v", err)
+	}
+}
+
+func TestNewOptions(t *testing.T) {
+	for _, bad := range []string{"api.openai.com", "ftp://x/v1", "http://"} {
+		if _, err := New(Options{BaseURL: bad}); err == nil {
+			t.Errorf("New(BaseURL %q) accepted", bad)
+		}
+	}
+	c, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.opts.BaseURL != DefaultBaseURL || c.API() != APIResponses || c.opts.MaxRetries != DefaultMaxRetries {
+		t.Errorf("defaults not applied: %+v", c.opts)
+	}
+	c, _ = New(Options{MaxRetries: -1})
+	if c.opts.MaxRetries != 0 {
+		t.Errorf("MaxRetries -1 -> %d, want 0", c.opts.MaxRetries)
+	}
+}
