@@ -1,0 +1,109 @@
+package vad
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/banterbot/banter/audio/pcm"
+)
+
+// Config tunes the detector and the endpointer. Zero fields take the
+// defaults in brackets; durations are rounded to whole 20 ms frames.
+type Config struct {
+	// SampleRate of the mono frames pushed [16000].
+	SampleRate int
+
+	// ThresholdDB is the absolute minimum speech level in dBFS [-50].
+	ThresholdDB float64
+	// MarginDB is how far above the noise floor speech must be [12].
+	MarginDB float64
+	// PriorFloorDB caps the floor before NoiseWindow has passed [-45]: a
+	// stream that starts with steady noise below it is not speech.
+	PriorFloorDB float64
+	// NoiseWindow is the noise floor's minimum-tracking window [1.5 s].
+	NoiseWindow time.Duration
+
+	// StartSpeech is the run of speech frames that starts an utterance [60 ms].
+	StartSpeech time.Duration
+	// EndSilence is the silence that ends an utterance [700 ms].
+	EndSilence time.Duration
+	// MinUtterance is the shortest speech span (first to last speech frame)
+	// reported; shorter ones end in EventDiscard [250 ms].
+	MinUtterance time.Duration
+	// MaxUtterance is the longest chunk of audio; longer speech is cut into
+	// chunks, preferably at a pause in the last CutSearch [15 s].
+	MaxUtterance time.Duration
+	// CutSearch is how far back from MaxUtterance a cut looks for a pause [1 s].
+	CutSearch time.Duration
+	// PreRoll is audio kept before the first speech frame [200 ms]; negative for none.
+	PreRoll time.Duration
+	// PostRoll is audio kept after the last speech frame [100 ms]; negative for none.
+	PostRoll time.Duration
+	// SpeakingMin is the speech that makes an utterance count as someone
+	// speaking (EventSpeaking, Speaking) for barge-in and coalescing [250 ms].
+	SpeakingMin time.Duration
+	// MinSpreadDB: an utterance whose speech-frame levels vary less than
+	// this (standard deviation, dB) is steady noise or hum and is
+	// discarded [2.5]; negative disables the check.
+	MinSpreadDB float64
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < 0 {
+			*v = 0
+		}
+	}
+	if c.SampleRate == 0 {
+		c.SampleRate = 16000
+	}
+	if c.ThresholdDB == 0 {
+		c.ThresholdDB = -50
+	}
+	if c.MarginDB == 0 {
+		c.MarginDB = 12
+	}
+	if c.PriorFloorDB == 0 {
+		c.PriorFloorDB = -45
+	}
+	if c.MinSpreadDB == 0 {
+		c.MinSpreadDB = 2.5
+	}
+	def(&c.NoiseWindow, 1500*time.Millisecond)
+	def(&c.StartSpeech, 60*time.Millisecond)
+	def(&c.EndSilence, 700*time.Millisecond)
+	def(&c.MinUtterance, 250*time.Millisecond)
+	def(&c.MaxUtterance, 15*time.Second)
+	def(&c.CutSearch, time.Second)
+	def(&c.PreRoll, 200*time.Millisecond)
+	def(&c.PostRoll, 100*time.Millisecond)
+	def(&c.SpeakingMin, 250*time.Millisecond)
+	return c
+}
+
+func (c Config) validate() error {
+	if err := (pcm.Format{Rate: c.SampleRate, Channels: 1}).Validate(); err != nil {
+		return fmt.Errorf("vad: config: %w", err)
+	}
+	if c.SampleRate%50 != 0 {
+		return fmt.Errorf("vad: config: rate %d has no whole 20 ms frame", c.SampleRate)
+	}
+	if c.MaxUtterance < time.Second || c.MaxUtterance > 10*time.Minute {
+		return fmt.Errorf("vad: config: max utterance %v outside 1 s..10 min", c.MaxUtterance)
+	}
+	if c.PreRoll+c.StartSpeech >= c.MaxUtterance/2 {
+		return fmt.Errorf("vad: config: pre-roll %v too long for max utterance %v", c.PreRoll, c.MaxUtterance)
+	}
+	if c.EndSilence < pcm.FrameDuration || c.StartSpeech < pcm.FrameDuration {
+		return fmt.Errorf("vad: config: end silence %v and start speech %v must be ≥ 20 ms", c.EndSilence, c.StartSpeech)
+	}
+	return nil
+}
+
+func frames(d time.Duration) int { return int(d / pcm.FrameDuration) }

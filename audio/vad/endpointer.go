@@ -1,0 +1,355 @@
+// Package vad finds utterances in a stream of mono 20 ms frames: a
+// Detector classifies each frame (energy against an adaptive noise floor,
+// zero-crossing rate for unvoiced consonants) and an Endpointer turns the
+// classes into utterances with pre-roll, end-of-speech silence, minimum and
+// maximum length (long speech is cut into numbered chunks), and a
+// "speaking now" signal for barge-in and room-aware coalescing.
+//
+// There is no wall clock inside: time is the frame count. Every timestamp in
+// an Event is the stream position of the Endpointer, i.e. the number of
+// frames pushed times 20 ms. The owner maps positions to wall time.
+//
+// Push does not allocate (AllocsPerRun test); all audio buffers are sized at
+// New from Config.
+package vad
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/banterbot/banter/audio/pcm"
+)
+
+// EventKind says what happened.
+type EventKind int
+
+// Event kinds.
+const (
+	EventUnknown EventKind = iota
+	// EventStart: an utterance began (StartSpeech of speech seen).
+	EventStart
+	// EventSpeaking: the utterance has SpeakingMin of speech whose level
+	// varies like speech (not a steady hum); from now on
+	// Speaking is true until it ends (barge-in trigger).
+	EventSpeaking
+	// EventEnd: a chunk of the utterance is complete, with its Audio. Final
+	// is false when MaxUtterance cut it and another chunk follows.
+	EventEnd
+	// EventDiscard: the utterance ended but was too short or too steady to
+	// be speech; no audio.
+	EventDiscard
+)
+
+// String returns the lower-case name.
+func (k EventKind) String() string {
+	switch k {
+	case EventStart:
+		return "start"
+	case EventSpeaking:
+		return "speaking"
+	case EventEnd:
+		return "end"
+	case EventDiscard:
+		return "discard"
+	default:
+		return "unknown"
+	}
+}
+
+// Event is one endpointing decision.
+type Event struct {
+	Kind EventKind
+	// Utterance numbers utterances from 1 per Endpointer.
+	Utterance uint64
+	// Chunk numbers the chunks of a long utterance from 0.
+	Chunk int
+	// Final marks the last chunk (EventEnd, EventDiscard).
+	Final bool
+	// At is the stream position when the event was decided (the end of the
+	// frame just pushed).
+	At time.Duration
+	// SpeechStart is the position of the utterance's first speech frame.
+	SpeechStart time.Duration
+	// SpeechEnd is the end of the last speech frame so far (EventEnd,
+	// EventDiscard: of this chunk).
+	SpeechEnd time.Duration
+	// AudioStart is the position of Audio[0] (pre-roll included).
+	AudioStart time.Duration
+	// Audio is the chunk's mono PCM (EventEnd), pre-roll and post-roll
+	// included. It may be empty for a final chunk that holds no speech.
+	// It is owned by the Endpointer and valid until the next Push; copy it
+	// (e.g. into a WAV) to keep it.
+	Audio []int16
+}
+
+// Endpointer is the utterance state machine for one speaker. Not safe for
+// concurrent use.
+type Endpointer struct {
+	cfg Config
+	det *Detector
+	fl  int // samples per frame
+
+	startN, endN, minN, maxN, cutN, preN, postN, speakN int // config in frames
+
+	pos uint64 // frames pushed
+
+	// pre-roll ring: the last preN+startN frames, always written.
+	ring      []int16
+	ringNext  int // frame slot written next
+	ringCount int
+
+	// current utterance
+	active     bool
+	utt        uint64
+	chunk      int
+	buf        []int16 // chunk audio, frame-aligned, capacity maxN frames
+	flags      []Class // per buffered frame
+	bufN       int     // frames in buf
+	bufPos     uint64  // stream position (frames) of buf frame 0
+	shift      int     // frames to drop from the front on the next Push
+	speechRun  int     // consecutive speech frames while idle
+	firstPos   uint64  // first speech frame of the utterance
+	lastSpeech int     // buf index of the last speech frame in this chunk, -1 if none
+	lastPos    uint64  // end position of the last speech frame of the utterance
+	silence    int     // consecutive non-speech frames
+	speechN    int     // speech frames in the utterance
+	speaking   bool
+	levN       int     // speech frames measured for the spread check
+	sum, sumSq float64 // and their energies
+
+	events [3]Event
+}
+
+// New returns an Endpointer for cfg (zero fields take defaults).
+func New(cfg Config) (*Endpointer, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	fl := cfg.SampleRate / 50
+	e := &Endpointer{
+		cfg: cfg, det: newDetector(cfg), fl: fl,
+		startN: max(1, frames(cfg.StartSpeech)), endN: max(1, frames(cfg.EndSilence)),
+		minN: frames(cfg.MinUtterance), maxN: frames(cfg.MaxUtterance), cutN: frames(cfg.CutSearch),
+		preN: frames(cfg.PreRoll), postN: frames(cfg.PostRoll), speakN: max(1, frames(cfg.SpeakingMin)),
+	}
+	e.ring = make([]int16, (e.preN+e.startN)*fl)
+	e.buf = make([]int16, e.maxN*fl)
+	e.flags = make([]Class, e.maxN)
+	return e, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (e *Endpointer) Config() Config { return e.cfg }
+
+// FrameLen returns the samples per frame Push expects (SampleRate/50).
+func (e *Endpointer) FrameLen() int { return e.fl }
+
+// Position returns the stream position: frames pushed × 20 ms.
+func (e *Endpointer) Position() time.Duration { return dur(e.pos) }
+
+// Active reports whether an utterance is in progress (started, not ended).
+func (e *Endpointer) Active() bool { return e.active }
+
+// Speaking reports whether the utterance in progress has at least
+// SpeakingMin of speech: the speaker is talking now.
+func (e *Endpointer) Speaking() bool { return e.active && e.speaking }
+
+// Idle reports whether nothing is pending: no utterance and no speech run
+// that could start one. An owner may stop pushing silence then.
+func (e *Endpointer) Idle() bool { return !e.active && e.speechRun == 0 }
+
+func dur(frames uint64) time.Duration { return time.Duration(frames) * pcm.FrameDuration }
+
+// Push processes one frame of FrameLen mono samples and returns the events
+// it caused, in order (usually none). The slice and any Audio in it are
+// owned by the Endpointer and valid until the next Push.
+func (e *Endpointer) Push(frame []int16) ([]Event, error) {
+	if len(frame) != e.fl {
+		return nil, fmt.Errorf("vad: push: frame of %d samples, want %d", len(frame), e.fl)
+	}
+	e.compact()
+	ev := e.events[:0]
+	m := e.det.Classify(frame)
+	e.pos++
+
+	// Every frame enters the pre-roll ring.
+	if len(e.ring) > 0 {
+		copy(e.ring[e.ringNext*e.fl:], frame)
+		e.ringNext = (e.ringNext + 1) % (e.preN + e.startN)
+		e.ringCount = min(e.ringCount+1, e.preN+e.startN)
+	}
+
+	if !e.active {
+		if m.Class != ClassSpeech {
+			e.speechRun = 0
+			return ev, nil
+		}
+		e.speechRun++
+		if e.speechRun < e.startN {
+			return ev, nil
+		}
+		e.begin()
+		ev = append(ev, e.event(EventStart))
+	} else {
+		e.append(frame, m.Class)
+	}
+
+	if m.Class == ClassSilence {
+		e.silence++
+	} else {
+		e.silence = 0
+		e.lastSpeech = e.bufN - 1
+		e.lastPos = e.pos
+		e.speechN++
+		e.levN++
+		e.sum += m.EnergyDB
+		e.sumSq += m.EnergyDB * m.EnergyDB
+	}
+	if !e.speaking && e.speechN >= e.speakN && !e.steady() {
+		e.speaking = true
+		ev = append(ev, e.event(EventSpeaking))
+	}
+	switch {
+	case e.silence >= e.endN:
+		ev = append(ev, e.finish())
+	case e.bufN >= e.maxN:
+		ev = append(ev, e.cut())
+	}
+	return ev, nil
+}
+
+// Flush ends the utterance in progress, as if EndSilence had passed (the
+// speaker left or the stream closed). It returns the final event, if any.
+func (e *Endpointer) Flush() []Event {
+	e.compact()
+	e.speechRun = 0
+	if !e.active {
+		return e.events[:0]
+	}
+	e.events[0] = e.finish()
+	return e.events[:1]
+}
+
+// Reset drops everything, including the noise floor.
+func (e *Endpointer) Reset() {
+	e.det.Reset()
+	e.active, e.speaking = false, false
+	e.speechRun, e.ringCount, e.ringNext, e.bufN, e.shift = 0, 0, 0, 0, 0
+}
+
+// begin starts an utterance from the ring: pre-roll plus the speech run.
+func (e *Endpointer) begin() {
+	e.active = true
+	e.utt++
+	e.chunk = 0
+	e.speaking = false
+	e.levN, e.sum, e.sumSq = 0, 0, 0
+	n := min(e.ringCount, e.preN+e.speechRun)
+	e.bufN = n
+	e.bufPos = e.pos - uint64(n)
+	slots := e.preN + e.startN
+	for i := range n {
+		s := (e.ringNext - n + i + 2*slots) % slots
+		copy(e.buf[i*e.fl:(i+1)*e.fl], e.ring[s*e.fl:(s+1)*e.fl])
+		e.flags[i] = ClassSilence
+	}
+	// The run's frames before this one are speech; this one is counted by
+	// Push like any other.
+	run := e.speechRun
+	for i := n - run; i < n; i++ {
+		e.flags[i] = ClassSpeech
+	}
+	e.speechN = run - 1
+	e.firstPos = e.pos - uint64(run)
+	e.lastSpeech = n - 1
+	e.speechRun = 0
+	e.silence = 0
+}
+
+func (e *Endpointer) append(frame []int16, c Class) {
+	copy(e.buf[e.bufN*e.fl:], frame)
+	e.flags[e.bufN] = c
+	e.bufN++
+}
+
+func (e *Endpointer) event(k EventKind) Event {
+	return Event{
+		Kind: k, Utterance: e.utt, Chunk: e.chunk, At: dur(e.pos),
+		SpeechStart: dur(e.firstPos), SpeechEnd: dur(e.lastPos), AudioStart: dur(e.bufPos),
+	}
+}
+
+// finish ends the utterance: EventEnd with the chunk's audio up to the last
+// speech frame plus post-roll, or EventDiscard.
+func (e *Endpointer) finish() Event {
+	ev := e.event(EventEnd)
+	ev.Final = true
+	e.active, e.speaking = false, false
+	span := e.lastPos - e.firstPos
+	if e.chunk == 0 && (span < uint64(e.minN) || e.steady()) {
+		ev.Kind = EventDiscard
+		e.shift = e.bufN
+		return ev
+	}
+	if e.lastSpeech >= 0 {
+		end := min(e.lastSpeech+1+e.postN, e.bufN)
+		ev.Audio = e.buf[:end*e.fl]
+	}
+	e.shift = e.bufN
+	return ev
+}
+
+// steady reports whether the speech frames' levels hardly vary (noise).
+func (e *Endpointer) steady() bool {
+	if e.cfg.MinSpreadDB <= 0 || e.levN < 2 {
+		return false
+	}
+	n := float64(e.levN)
+	mean := e.sum / n
+	v := e.sumSq/n - mean*mean
+	return math.Sqrt(max(0, v)) < e.cfg.MinSpreadDB
+}
+
+// cut closes a full chunk at the last pause within CutSearch, or at the
+// end, and keeps the rest as the start of the next chunk.
+func (e *Endpointer) cut() Event {
+	at := e.bufN
+	for i := e.bufN - 1; i >= max(0, e.bufN-e.cutN); i-- {
+		if e.flags[i] == ClassSilence {
+			at = i + 1
+			break
+		}
+	}
+	ev := e.event(EventEnd)
+	ev.Audio = e.buf[:at*e.fl]
+	e.shift = at
+	return ev
+}
+
+// compact drops the frames the previous Push handed out, after their Audio
+// stopped being valid.
+func (e *Endpointer) compact() {
+	if e.shift == 0 {
+		return
+	}
+	n := e.shift
+	e.shift = 0
+	copy(e.buf, e.buf[n*e.fl:e.bufN*e.fl])
+	copy(e.flags, e.flags[n:e.bufN])
+	e.bufN -= n
+	e.bufPos += uint64(n)
+	if !e.active {
+		e.bufN = 0
+		return
+	}
+	e.chunk++
+	e.lastSpeech = -1
+	for i := e.bufN - 1; i >= 0; i-- {
+		if e.flags[i] != ClassSilence {
+			e.lastSpeech = i
+			break
+		}
+	}
+}

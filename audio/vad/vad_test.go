@@ -1,0 +1,332 @@
+package vad
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/internal/testaudio"
+	"github.com/banterbot/banter/audio/pcm"
+)
+
+const ms = time.Millisecond
+
+// collected is an event with its audio copied out.
+type collected struct {
+	Event
+	audio []int16
+}
+
+// feed pushes s (16 kHz mono) frame by frame followed by tail of digital
+// silence and returns every event.
+func feed(t testing.TB, e *Endpointer, s []int16, tail time.Duration) []collected {
+	t.Helper()
+	var out []collected
+	fl := e.FrameLen()
+	s = append(s[:len(s):len(s)], make([]int16, pcm.Speech16k().Len(tail))...)
+	for off := 0; off+fl <= len(s); off += fl {
+		evs, err := e.Push(s[off : off+fl])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			out = append(out, collected{ev, append([]int16(nil), ev.Audio...)})
+		}
+	}
+	return out
+}
+
+func summary(evs []collected) string {
+	var b []string
+	for _, e := range evs {
+		s := fmt.Sprintf("%v#%d.%d", e.Kind, e.Utterance, e.Chunk)
+		if e.Kind == EventEnd && e.Final {
+			s += "F"
+		}
+		b = append(b, s)
+	}
+	return strings.Join(b, " ")
+}
+
+// addNoise adds white noise at level dBFS (RMS) with a fixed seed.
+func addNoise(s []int16, level float64) []int16 {
+	r := rand.New(rand.NewPCG(1, 2))
+	amp := 32768 * math.Pow(10, level/20) * 1.7320508 // uniform: RMS = amp/√3
+	out := make([]int16, len(s))
+	for i, v := range s {
+		out[i] = pcm.Clamp16(float32(v) + float32((r.Float64()*2-1)*amp))
+	}
+	return out
+}
+
+// TestFixtureEndpoints checks utterance boundaries on the espeak fixtures
+// against the speech extents measured on the original 48 kHz files
+// (0.2 s of padding before; speech ends ~0.63 s before the end of file:
+// 0.3 s of padding plus espeak's own trailing silence).
+func TestFixtureEndpoints(t *testing.T) {
+	tests := []struct {
+		file        string
+		noiseDB     float64 // 0: clean
+		start, end  time.Duration
+		wantSummary string
+	}{
+		{"hey-banter-weather.wav", 0, 210 * ms, 2700 * ms, "start#1.0 speaking#1.0 end#1.0F"},
+		{"uh-huh.wav", 0, 200 * ms, 570 * ms, "start#1.0 speaking#1.0 end#1.0F"},
+		{"two-questions.wav", 0, 200 * ms, 3670 * ms, "start#1.0 speaking#1.0 end#1.0F"},
+		{"hey-banter-weather.wav", -55, 210 * ms, 2700 * ms, "start#1.0 speaking#1.0 end#1.0F"},
+		{"two-questions.wav", -45, 200 * ms, 3670 * ms, "start#1.0 speaking#1.0 end#1.0F"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s noise %v", tt.file, tt.noiseDB), func(t *testing.T) {
+			s := testaudio.Speech16k(t, tt.file)
+			tail := 2 * time.Second
+			if tt.noiseDB != 0 {
+				s = addNoise(append(s, make([]int16, pcm.Speech16k().Len(tail))...), tt.noiseDB)
+				tail = 0
+			}
+			e, err := New(Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := feed(t, e, s, tail)
+			if got := summary(evs); got != tt.wantSummary {
+				t.Fatalf("events %s, want %s", got, tt.wantSummary)
+			}
+			end := evs[len(evs)-1]
+			t.Logf("speech %v..%v", end.SpeechStart, end.SpeechEnd)
+			if d := end.SpeechStart - tt.start; d < -40*ms || d > 60*ms {
+				t.Errorf("speech start %v, want %v (-40/+60 ms)", end.SpeechStart, tt.start)
+			}
+			if d := end.SpeechEnd - tt.end; d < -120*ms || d > 80*ms {
+				t.Errorf("speech end %v, want %v (-120/+80 ms)", end.SpeechEnd, tt.end)
+			}
+			// Ends after EndSilence, not before.
+			if got := end.At - end.SpeechEnd; got != e.Config().EndSilence {
+				t.Errorf("end decided %v after speech end, want %v", got, e.Config().EndSilence)
+			}
+			// Audio: pre-roll before the first speech frame, post-roll after the last.
+			if got := end.SpeechStart - end.AudioStart; got != 200*ms {
+				t.Errorf("pre-roll %v, want 200ms", got)
+			}
+			audioEnd := end.AudioStart + pcm.Speech16k().Duration(len(end.audio))
+			if got := audioEnd - end.SpeechEnd; got != 100*ms {
+				t.Errorf("post-roll %v, want 100ms", got)
+			}
+			// The audio is the input at those positions.
+			off := pcm.Speech16k().Len(end.AudioStart)
+			if snr := pcm.SNR(s[off:off+len(end.audio)], end.audio); !math.IsInf(snr, 1) {
+				t.Errorf("utterance audio differs from the input at its position")
+			}
+		})
+	}
+}
+
+// TestSplitAtPause: a short end-of-speech silence splits "what do you
+// think about pineapple on pizza? ... and be honest" at its 300 ms pause.
+func TestSplitAtPause(t *testing.T) {
+	e, _ := New(Config{EndSilence: 200 * ms})
+	evs := feed(t, e, testaudio.Speech16k(t, "two-questions.wav"), time.Second)
+	var ends []collected
+	for _, ev := range evs {
+		if ev.Kind == EventEnd {
+			ends = append(ends, ev)
+		}
+	}
+	if len(ends) != 2 {
+		t.Fatalf("events %s, want two utterances", summary(evs))
+	}
+	// The pause is around 2.6-2.9 s (the "?").
+	if ends[0].SpeechEnd < 2400*ms || ends[0].SpeechEnd > 3000*ms || ends[1].SpeechStart < ends[0].SpeechEnd+200*ms {
+		t.Errorf("split at %v / %v, want around the pause at 2.6-2.9 s", ends[0].SpeechEnd, ends[1].SpeechStart)
+	}
+}
+
+// TestLongSpeechIsChunked cuts the 10 s story into chunks of at most 4 s,
+// at pauses, with contiguous audio that reassembles to the whole utterance.
+func TestLongSpeechIsChunked(t *testing.T) {
+	s := testaudio.Speech16k(t, "long-story.wav")
+	e, _ := New(Config{MaxUtterance: 4 * time.Second})
+	evs := feed(t, e, s, 2*time.Second)
+	var ends []collected
+	for _, ev := range evs {
+		if ev.Kind == EventEnd {
+			ends = append(ends, ev)
+		}
+	}
+	if len(ends) < 3 {
+		t.Fatalf("events %s, want ≥ 3 chunks", summary(evs))
+	}
+	f := pcm.Speech16k()
+	next := ends[0].AudioStart
+	var joined []int16
+	for i, c := range ends {
+		if c.Chunk != i || c.Utterance != 1 || c.Final != (i == len(ends)-1) {
+			t.Errorf("chunk %d: #%d.%d final %v", i, c.Utterance, c.Chunk, c.Final)
+		}
+		if d := f.Duration(len(c.audio)); d > 4*time.Second {
+			t.Errorf("chunk %d is %v long", i, d)
+		}
+		if c.AudioStart != next {
+			t.Errorf("chunk %d starts at %v, previous ended at %v", i, c.AudioStart, next)
+		}
+		next = c.AudioStart + f.Duration(len(c.audio))
+		joined = append(joined, c.audio...)
+		if i < len(ends)-1 {
+			// A cut at a pause: the chunk's last frame is quiet.
+			if lvl := pcm.EnergyDB(c.audio[len(c.audio)-320:]); lvl > -50 {
+				t.Errorf("chunk %d cut inside speech (last frame %.0f dBFS)", i, lvl)
+			}
+		}
+	}
+	off := f.Len(ends[0].AudioStart)
+	for i, v := range joined {
+		if s[off+i] != v {
+			t.Fatalf("joined chunks differ from input at sample %d", i)
+		}
+	}
+	if end := ends[len(ends)-1].SpeechEnd; end < 10*time.Second || end > 10300*ms {
+		t.Errorf("story ends at %v, want ~10.16 s", end)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	f := pcm.Speech16k()
+	click := make([]int16, f.Len(time.Second))
+	for i := f.Len(300 * ms); i < f.Len(400*ms); i++ { // 100 ms burst
+		click[i] = int16((i%7 - 3) * 3000)
+	}
+	hum := make([]int16, f.Len(4*time.Second))
+	for i := range hum { // steady 100 Hz hum at about -20 dBFS, from the first sample
+		hum[i] = int16(4000 * math.Sin(float64(i)*2*3.141592653589793*100/16000))
+	}
+	tests := []struct {
+		name string
+		s    []int16
+		want string
+	}{
+		{"silence", make([]int16, f.Len(2*time.Second)), ""},
+		{"noise at -45 dBFS", addNoise(make([]int16, f.Len(5*time.Second)), -45), ""},
+		{"100 ms click is too short", click, "start#1.0 discard#1.0"},
+		{"steady hum is not speech", hum, "start#1.0 discard#1.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := New(Config{})
+			evs := feed(t, e, tt.s, 2*time.Second)
+			if got := summary(evs); got != tt.want {
+				t.Errorf("events %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSpeakingSignal: Speaking turns true SpeakingMin into speech (for
+// barge-in) and false when the utterance ends; Active spans the utterance.
+func TestSpeakingSignal(t *testing.T) {
+	s := testaudio.Speech16k(t, "hey-banter-weather.wav")
+	e, _ := New(Config{SpeakingMin: 300 * ms})
+	var speakingAt, activeAt, endAt time.Duration
+	fl := e.FrameLen()
+	s = append(s, make([]int16, 16000)...)
+	for off := 0; off+fl <= len(s); off += fl {
+		evs, _ := e.Push(s[off : off+fl])
+		for _, ev := range evs {
+			if ev.Kind == EventSpeaking && !e.Speaking() {
+				t.Error("EventSpeaking but Speaking() false")
+			}
+			if ev.Kind == EventEnd && (e.Speaking() || e.Active()) {
+				t.Error("still speaking after EventEnd")
+			}
+		}
+		if e.Active() && activeAt == 0 {
+			activeAt = e.Position()
+		}
+		if e.Speaking() && speakingAt == 0 {
+			speakingAt = e.Position()
+		}
+		if activeAt != 0 && !e.Active() && endAt == 0 {
+			endAt = e.Position()
+		}
+	}
+	if activeAt < 250*ms || activeAt > 320*ms {
+		t.Errorf("active at %v, want ~0.27 s (start + 60 ms)", activeAt)
+	}
+	if speakingAt < activeAt+240*ms || speakingAt > activeAt+600*ms {
+		t.Errorf("speaking at %v, want ≥ 300 ms of speech after start %v", speakingAt, activeAt)
+	}
+	if endAt < 3300*ms || endAt > 3500*ms {
+		t.Errorf("ended at %v, want ~2.7 s + 0.7 s", endAt)
+	}
+}
+
+func TestFlush(t *testing.T) {
+	s := testaudio.Speech16k(t, "hey-banter-weather.wav")[:16000] // cut mid-speech at 1 s
+	e, _ := New(Config{})
+	feed(t, e, s, 0)
+	if !e.Active() {
+		t.Fatal("not active mid-speech")
+	}
+	evs := e.Flush()
+	if len(evs) != 1 || evs[0].Kind != EventEnd || !evs[0].Final || len(evs[0].Audio) == 0 {
+		t.Fatalf("flush: %+v", evs)
+	}
+	if e.Active() || len(e.Flush()) != 0 {
+		t.Error("still active after Flush")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []Config{
+		{SampleRate: 44110},
+		{MaxUtterance: 100 * ms},
+		{PreRoll: 10 * time.Second, MaxUtterance: 5 * time.Second},
+	} {
+		if _, err := New(c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	e, _ := New(Config{})
+	if _, err := e.Push(make([]int16, 100)); err == nil {
+		t.Error("short frame accepted")
+	}
+}
+
+func TestPushDoesNotAllocate(t *testing.T) {
+	s := testaudio.Speech16k(t, "two-questions.wav")
+	e, _ := New(Config{MaxUtterance: 2 * time.Second})
+	fl := e.FrameLen()
+	off := 0
+	if n := testing.AllocsPerRun(len(s)/fl-1, func() {
+		_, _ = e.Push(s[off : off+fl])
+		off += fl
+	}); n != 0 {
+		t.Errorf("%v allocs per frame, want 0", n)
+	}
+}
+
+func BenchmarkPush(b *testing.B) {
+	s := testaudio.Speech16k(b, "long-story.wav")
+	e, _ := New(Config{})
+	fl := e.FrameLen()
+	off := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if off+fl > len(s) {
+			off = 0
+		}
+		_, _ = e.Push(s[off : off+fl])
+		off += fl
+	}
+}
+
+// BenchmarkEnergy is the same-run baseline: the frame energy alone.
+func BenchmarkEnergy(b *testing.B) {
+	s := testaudio.Speech16k(b, "long-story.wav")[:320]
+	b.ReportAllocs()
+	for b.Loop() {
+		pcm.EnergyDB(s)
+	}
+}
