@@ -64,6 +64,7 @@ type Conn struct {
 	sendCipher *transport.Cipher
 	pacer      *pace.Pacer
 	speaking   bool
+	announced  bool // a Speaking was ever sent on this connection
 	rtpSeq     uint16
 	rtpTS      uint32
 	counter    uint32

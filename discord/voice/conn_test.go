@@ -90,7 +90,7 @@ func TestAudioBothWays(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := member.WaitHeard(ctx, testBot, len(out)); err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v; server stats for the bot: %+v", err, s.UserStats(testBot))
 			}
 			heard := member.Heard(testBot)
 			for i := range out {

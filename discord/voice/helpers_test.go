@@ -110,7 +110,9 @@ func value(c prometheus.Collector) float64 {
 	return sum
 }
 
-func counterOf(v *prometheus.CounterVec, label string) float64 { return value(v.WithLabelValues(label)) }
+func counterOf(v *prometheus.CounterVec, label string) float64 {
+	return value(v.WithLabelValues(label))
+}
 
 // sine returns n 20 ms frames of 48 kHz stereo PCM.
 func sine(frames int, hz float64) []int16 {

@@ -21,7 +21,8 @@ const (
 var silence = [3]byte{0xF8, 0xFF, 0xFE}
 
 // SendOpus sends one 20 ms Opus frame. It blocks until the frame's slot: the
-// first frame of a talk spurt goes out at once (after Op 5 Speaking), each
+// first frame of a talk spurt goes out at once after Op 5 Speaking (one slot
+// later on a connection's very first spurt, so the server has mapped the SSRC), each
 // next one 20 ms after the previous slot on a monotonic grid without drift.
 // If the caller falls behind by a whole frame or more, the missed slots are
 // skipped (the RTP timestamp advances over them) instead of sending a burst.
@@ -34,7 +35,7 @@ func (c *Conn) SendOpus(ctx context.Context, opus []byte) error {
 		return errConcurrentSend
 	}
 	defer c.sending.Store(false)
-	if err := c.startSpeaking(); err != nil {
+	if err := c.startSpeaking(ctx); err != nil {
 		return err
 	}
 	return c.sendFrame(ctx, opus, true)
@@ -63,7 +64,7 @@ func (c *Conn) StopSpeaking(ctx context.Context) error {
 	return nil
 }
 
-func (c *Conn) startSpeaking() error {
+func (c *Conn) startSpeaking(ctx context.Context) error {
 	if c.speaking {
 		return nil
 	}
@@ -79,6 +80,15 @@ func (c *Conn) startSpeaking() error {
 		c.rtpTS += uint32(time.Since(c.lastSend)/frameDuration) * samplesPerFrame
 	}
 	c.pacer.Reset()
+	if !c.announced {
+		// The very first Speaking maps our SSRC on the server; give it one
+		// frame slot on the WebSocket before the first RTP packet races it
+		// over UDP (later talk spurts start at once).
+		c.announced = true
+		if _, err := c.pacer.Wait(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
