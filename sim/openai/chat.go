@@ -135,16 +135,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	defer s.record(rec)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		badRequest(w, "", "openaisim: read body: "+err.Error())
+		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
 	rec.Body = json.RawMessage(body)
 	req, p, err := parseChatRequest(body)
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		re, _ := asRequestError(err)
-		badRequest(w, re.param, re.msg)
+		s.reject(w, rec, err)
 		return
 	}
 	fillRecord(rec, p)
@@ -183,6 +180,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			rec.Status = 0
 			return
 		}
+		s.record(rec)
 		writeBody(w, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": p.model,
 			"choices": []any{map[string]any{
@@ -256,6 +254,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			}}}, nil, true)
 		}
 	}
+	s.record(rec)
 	chunk(map[string]any{}, finish, false)
 	if includeUsage {
 		sw.event("", map[string]any{

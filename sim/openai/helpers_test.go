@@ -1,6 +1,7 @@
 package openaisim
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -53,4 +54,8 @@ func serveT(t *testing.T, opts ...Option) *Server {
 	t.Helper()
 	checkNoLeaks(t) // registered first, so it runs after Serve's Close
 	return Serve(t, opts...)
+}
+
+func asOpenAIError(err error, target **openai.Error) bool {
+	return errors.As(err, target)
 }

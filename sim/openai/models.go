@@ -26,6 +26,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		data = append(data, modelObject{ID: id, Object: "model", Created: 1700000000, OwnedBy: "openaisim"})
 	}
 	rec.Status = http.StatusOK
+	s.record(rec)
 	writeBody(w, map[string]any{"object": "list", "data": data}, o.fault)
 }
 
@@ -42,6 +43,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	}
 	if !contains(s.models, id) {
 		rec.Status = http.StatusNotFound
+		s.record(rec)
 		writeError(w, http.StatusNotFound, APIError{
 			Message: "The model '" + id + "' does not exist or you do not have access to it.",
 			Type:    "invalid_request_error", Code: strp("model_not_found"),
@@ -49,5 +51,6 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Status = http.StatusOK
+	s.record(rec)
 	writeBody(w, modelObject{ID: id, Object: "model", Created: 1700000000, OwnedBy: "openaisim"}, o.fault)
 }

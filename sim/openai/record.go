@@ -54,6 +54,8 @@ type Recorded struct {
 	// At is when the request arrived; Duration how long handling took.
 	At       time.Time
 	Duration time.Duration
+
+	recorded bool
 }
 
 // Tool is one offered function tool.
@@ -146,6 +148,27 @@ func (s *Server) WaitRequests(ctx context.Context, n int) ([]Recorded, error) {
 	}
 }
 
+// WaitRequestsStarted waits until at least n requests have arrived (recorded
+// or still being handled, e.g. hanging in a Timeout fault) and returns how
+// many have.
+func (s *Server) WaitRequestsStarted(ctx context.Context, n int) (int, error) {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		got := s.started
+		s.mu.Unlock()
+		if got >= n {
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			return got, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
 // ResetRecords forgets recorded requests and realtime events.
 func (s *Server) ResetRecords() {
 	s.mu.Lock()
@@ -154,7 +177,14 @@ func (s *Server) ResetRecords() {
 	s.mu.Unlock()
 }
 
+// record publishes r once. Handlers call it just before writing the final
+// bytes of a reply, so a client that has read the whole reply always finds
+// its request recorded; a deferred call covers aborted replies.
 func (s *Server) record(r *Recorded) {
+	if r.recorded {
+		return
+	}
+	r.recorded = true
 	r.Duration = s.now().Sub(r.At)
 	s.mu.Lock()
 	r.Seq = len(s.requests) + 1

@@ -80,16 +80,13 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	defer s.record(rec)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		badRequest(w, "", "openaisim: read body: "+err.Error())
+		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
 	rec.Body = json.RawMessage(body)
 	req, p, err := parseResponsesRequest(body)
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		re, _ := asRequestError(err)
-		badRequest(w, re.param, re.msg)
+		s.reject(w, rec, err)
 		return
 	}
 	fillRecord(rec, p)
@@ -118,6 +115,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		resp.Status = "completed"
 		resp.Output = items
 		resp.Usage = usageFor(p.flat, n)
+		s.record(rec)
 		writeBody(w, resp, o.fault)
 		return
 	}
@@ -287,5 +285,6 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Rec
 	resp.Status = "completed"
 	resp.Output = items
 	resp.Usage = usageFor(p.flat, outTokens)
+	s.record(rec)
 	emit("response.completed", map[string]any{"response": resp}, false)
 }

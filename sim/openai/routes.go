@@ -19,6 +19,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	m.HandleFunc("GET /v1/realtime", s.handleRealtime)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		rec := s.newRecord(r, EndpointUnknown)
+		rec.Status = http.StatusNotFound
+		s.record(rec)
 		writeError(w, http.StatusNotFound, APIError{
 			Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 			Type:    "invalid_request_error",
@@ -33,6 +36,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.apiKey)) != 1 {
 			drain(r.Body)
+			rec := s.newRecord(r, EndpointUnknown)
+			rec.Status = http.StatusUnauthorized
+			s.record(rec)
 			writeError(w, http.StatusUnauthorized, errorFor(http.StatusUnauthorized, ""), 0)
 			return
 		}
@@ -43,6 +49,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // newRecord starts the record of a request.
 func (s *Server) newRecord(r *http.Request, e Endpoint) *Recorded {
+	s.mu.Lock()
+	s.started++
+	s.mu.Unlock()
 	return &Recorded{Endpoint: e, Method: r.Method, Path: r.URL.Path, At: s.now()}
 }
 
@@ -64,11 +73,23 @@ func (s *Server) preFault(w http.ResponseWriter, r *http.Request, o *outcome, re
 		if f.Status != http.StatusTooManyRequests && f.Status != http.StatusServiceUnavailable {
 			ra = 0
 		}
-		writeError(w, f.Status, errorFor(f.Status, f.Message), ra)
 		rec.Status = f.Status
+		s.record(rec)
+		writeError(w, f.Status, errorFor(f.Status, f.Message), ra)
 		return true
 	}
 	return false
+}
+
+// reject answers a request error with a 400 (after recording it).
+func (s *Server) reject(w http.ResponseWriter, rec *Recorded, err error) {
+	rec.Status = http.StatusBadRequest
+	s.record(rec)
+	re, ok := asRequestError(err)
+	if !ok {
+		re = &requestError{msg: err.Error()}
+	}
+	badRequest(w, re.param, re.msg)
 }
 
 // writeBody writes a complete non-streamed JSON body, corrupted by

@@ -43,6 +43,7 @@ type Server struct {
 	rtEvents    []RealtimeEvent
 	rtConns     map[*rtSession]struct{}
 	ids         map[string]int
+	started     int // requests (and realtime sockets) that have arrived
 	closed      bool
 }
 

@@ -85,16 +85,13 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	defer s.record(rec)
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		badRequest(w, "", "openaisim: read body: "+err.Error())
+		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
 	rec.Body = json.RawMessage(body)
 	req, voice, err := parseSpeechRequest(body)
 	if err != nil {
-		rec.Status = http.StatusBadRequest
-		re, _ := asRequestError(err)
-		badRequest(w, re.param, re.msg)
+		s.reject(w, rec, err)
 		return
 	}
 	rec.Model, rec.Voice, rec.Format, rec.LastUserText, rec.Prompt = req.Model, voice, req.ResponseFormat, req.Input, req.Input
@@ -128,6 +125,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		}
 		in := countTokens(req.Input)
 		out := len(pcm) / 2 / 480 // ~20 ms per audio token
+		s.record(rec)
 		sw.event("speech.audio.done", map[string]any{"type": "speech.audio.done", "usage": map[string]int{
 			"input_tokens": in, "output_tokens": out, "total_tokens": in + out}}, false)
 		return
@@ -150,6 +148,9 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		}
 		if o.fault.TruncateAfterEvents > 0 && n >= o.fault.TruncateAfterEvents {
 			panic(http.ErrAbortHandler)
+		}
+		if i+speechChunk >= len(pcm) {
+			s.record(rec)
 		}
 		if _, err := w.Write(pcm[i:min(i+speechChunk, len(pcm))]); err != nil {
 			return

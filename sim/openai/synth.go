@@ -26,13 +26,10 @@ func SpeechDuration(text string, speed float64) time.Duration {
 	return max(d, 200*time.Millisecond)
 }
 
-// vowel formants (F1, F2 in Hz) cycled per syllable.
-var vowelFormants = [...][2]float64{{730, 1090}, {270, 2290}, {530, 1840}, {570, 840}, {300, 870}, {660, 1720}}
-
 // Synthesize renders speech-like audio for text: s16le mono at SpeechRate,
 // SpeechDuration(text, speed) long. Letters are voiced (a harmonic series on
 // a gliding fundamental, shaped by per-syllable formants and modulated at a
-// syllable rate of ~4.5 Hz with short noise bursts at syllable onsets),
+// syllable rate of ~5 Hz with short noise bursts at syllable onsets),
 // spaces and punctuation are pauses. The voice name picks the pitch. Output
 // is deterministic for the same inputs. The returned slice is new.
 func Synthesize(text, voice string, speed float64) []byte {
@@ -53,6 +50,8 @@ func Synthesize(text, voice string, speed float64) []byte {
 	_, _ = h.Write([]byte(text))
 	rng := h.Sum64() | 1
 
+	// vowel formants (F1, F2 in Hz) cycled per syllable
+	vowelFormants := [...][2]float64{{730, 1090}, {270, 2290}, {530, 1840}, {570, 840}, {300, 870}, {660, 1720}}
 	out := make([]byte, total*2)
 	var phase float64
 	// Word spans: voiced runs of letters/digits.
@@ -71,7 +70,7 @@ func Synthesize(text, voice string, speed float64) []byte {
 			inWord = false
 		}
 	}
-	const syllableRate = 4.5
+	const charsPerSyllable = 2.7 // ~5.7 syllables/s at 65 ms per character
 	syll := 0
 	for wi, wsp := range words {
 		s0 := int(float64(wsp.start) * perChar)
@@ -80,8 +79,7 @@ func Synthesize(text, voice string, speed float64) []byte {
 		if n <= 0 {
 			continue
 		}
-		dur := float64(n) / SpeechRate
-		nsyl := max(1, int(math.Round(dur*syllableRate)))
+		nsyl := max(1, int(math.Round(float64(wsp.end-wsp.start)/charsPerSyllable)))
 		attack := min(float64(n)/4, 0.015*SpeechRate)
 		for i := 0; i < n; i++ {
 			t := float64(s0+i) / SpeechRate

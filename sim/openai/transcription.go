@@ -134,10 +134,12 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 		drain(r.Body)
 		if errors.Is(err, errTooLarge) {
 			rec.Status = http.StatusRequestEntityTooLarge
+			s.record(rec)
 			writeError(w, http.StatusRequestEntityTooLarge, APIError{Message: err.Error(), Type: "invalid_request_error"}, 0)
 			return
 		}
 		rec.Status = http.StatusBadRequest
+		s.record(rec)
 		re, _ := asRequestError(err)
 		e := APIError{Message: re.msg, Type: "invalid_request_error", Param: strp(re.param)}
 		if re.param == "file" && strings.HasPrefix(re.msg, "Audio file is too short") {
@@ -177,6 +179,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 			sw.event("transcript.text.delta", map[string]any{"type": "transcript.text.delta", "delta": tok}, true)
 		}
 		in := int(math.Ceil(secs * 10))
+		s.record(rec)
 		sw.event("transcript.text.done", map[string]any{"type": "transcript.text.done", "text": text,
 			"usage": map[string]any{"type": "tokens", "input_tokens": in, "output_tokens": len(toks), "total_tokens": in + len(toks),
 				"input_token_details": map[string]int{"text_tokens": 0, "audio_tokens": in}}}, false)
@@ -186,6 +189,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 		rec.Status = 0
 		return
 	}
+	s.record(rec)
 	usage := map[string]any{"type": "duration", "seconds": int(math.Ceil(secs))}
 	lang := o.reply.Language
 	if lang == "" {
