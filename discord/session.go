@@ -48,6 +48,9 @@ func NewSession(opts SessionOptions) (*discordgo.Session, error) {
 	}
 	s.Identify.Intents = Intents
 	s.StateEnabled = true
+	// Handlers run in the gateway's order, one at a time, so that a burst of messages reaches
+	// the pipelines as it was sent. Handlers must therefore return quickly.
+	s.SyncEvents = true
 	timeout := opts.HTTPTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second

@@ -1,0 +1,159 @@
+package text
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/store"
+)
+
+// channelInfo is what the pipeline needs to know of a channel.
+type channelInfo struct {
+	id       string
+	name     string
+	isThread bool
+	parentID string // the thread's parent channel
+	parent   string // the parent's name
+}
+
+// channelInfo resolves a channel from discordgo's state cache when the handler's session has
+// one, else from REST; failures yield a bare record with the id only.
+func (s *Service) channelInfo(ctx context.Context, id string) channelInfo {
+	cs := s.channel(id)
+	if info, ok := cs.cachedInfo(); ok {
+		return info
+	}
+	info := channelInfo{id: id}
+	c, err := s.opts.Discord.Channel(id, discordgo.WithContext(ctx))
+	if err != nil {
+		s.logger.Warn("channel_lookup_failed", "channel_id", id, "error", err.Error())
+		return info
+	}
+	info.name = c.Name
+	info.isThread = c.IsThread()
+	if info.isThread {
+		info.parentID = c.ParentID
+		if p, err := s.opts.Discord.Channel(c.ParentID, discordgo.WithContext(ctx)); err == nil {
+			info.parent = p.Name
+		}
+	}
+	cs.setInfo(info)
+	return info
+}
+
+// channelAllowed applies permissions.allowedChannelIds: a thread is allowed with its parent.
+func (s *Service) channelAllowed(allowed []string, ch channelInfo) bool {
+	if len(allowed) == 0 {
+		return true
+	}
+	return slices.Contains(allowed, ch.id) || (ch.parentID != "" && slices.Contains(allowed, ch.parentID))
+}
+
+// channel returns the state of a channel, creating it on first use.
+func (s *Service) channel(id string) *channelState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.channels[id]
+	if !ok {
+		cs = &channelState{id: id, wakeCh: make(chan struct{}, 1)}
+		s.channels[id] = cs
+	}
+	return cs
+}
+
+// lookup finds a message by id: the store first, then REST (which is stored on the way). ok is
+// false when it does not exist or cannot be fetched; a deleted message comes back with Deleted.
+func (s *Service) lookup(ctx context.Context, channelID, id string) (store.Message, bool) {
+	m, err := s.opts.Store.Message(ctx, id)
+	if err == nil {
+		return m, true
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		s.logger.Warn("store_failed", "op", "message", "message_id", id, "error", err.Error())
+	}
+	dm, err := s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
+	if err != nil {
+		var re *discordgo.RESTError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+			return store.Message{ID: id, ChannelID: channelID, Deleted: true}, true
+		}
+		s.logger.Warn("message_fetch_failed", "message_id", id, "channel_id", channelID, "error", err.Error())
+		return store.Message{}, false
+	}
+	if dm.ChannelID == "" {
+		dm.ChannelID = channelID
+	}
+	selfID := s.selfID()
+	rec := storedFromDiscord(dm, s.channelInfo(ctx, dm.ChannelID), dm.Author != nil && dm.Author.ID == selfID)
+	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+		s.logger.Warn("store_failed", "op", "save_message", "message_id", id, "error", err.Error())
+	}
+	return rec, true
+}
+
+// channelState is one channel's queue and bookkeeping.
+type channelState struct {
+	id     string
+	wakeCh chan struct{}
+
+	mu         sync.Mutex // guards following
+	info       *channelInfo
+	pending    []*turn
+	running    bool      // a worker goroutine owns the queue
+	seq        uint64    // messages seen in this channel
+	lastBotAt  time.Time // when the bot last posted here
+	backfilled bool      // history fetched from REST once
+}
+
+func (c *channelState) cachedInfo() (channelInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.info == nil {
+		return channelInfo{}, false
+	}
+	return *c.info, true
+}
+
+func (c *channelState) setInfo(info channelInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.info = &info
+}
+
+// noteMessage counts a message and remembers when the bot last spoke.
+func (c *channelState) noteMessage(isSelf bool, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if isSelf && at.After(c.lastBotAt) {
+		c.lastBotAt = at
+	}
+}
+
+func (c *channelState) snapshot() (lastBot time.Time, seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastBotAt, c.seq
+}
+
+func (c *channelState) wake() {
+	select {
+	case c.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// markBackfilled reports whether this call is the first to claim the channel's backfill.
+func (c *channelState) markBackfilled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := !c.backfilled
+	c.backfilled = true
+	return first
+}

@@ -1,0 +1,296 @@
+package text
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/store"
+)
+
+// contextKind says how the conversation shown to the model was chosen.
+type contextKind int
+
+const (
+	kindUnknown     contextKind = iota
+	kindDirectReply             // a reply to the bot: the reply chain is the conversation
+	kindAnchor                  // a reply to someone else's message while addressing the bot
+	kindCluster                 // anything else: the recent conversation cluster
+)
+
+func (k contextKind) String() string {
+	switch k {
+	case kindDirectReply:
+		return "direct_reply"
+	case kindAnchor:
+		return "reply_anchor"
+	case kindCluster:
+		return "cluster"
+	}
+	return "unknown"
+}
+
+// convo is what the model will see of the conversation.
+type convo struct {
+	kind     contextKind
+	channel  channelInfo
+	chain    []store.Message // DirectReply: the reply chain, oldest first, ending at the trigger
+	anchor   *store.Message  // kindAnchor: the message being replied to
+	cluster  []store.Message // the recent cluster, oldest first, ending at the trigger
+	triggers []store.Message // the batch's messages to answer, oldest first
+	primary  store.Message   // the message the reply is for
+	persona  string          // the persona to answer in
+	people   []participant
+	shown    map[string]bool // ids of messages the model was shown (valid targets)
+}
+
+// participant is a person in the context with the persona they gave.
+type participant struct {
+	id, name string
+	persona  *store.UserPersona
+}
+
+// buildConvo gathers the context for answering batch (primary is its main turn).
+func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *turn, batch []*turn) convo {
+	c := convo{primary: primary.msg, shown: map[string]bool{}}
+	c.channel = s.channelInfo(ctx, primary.msg.ChannelID)
+	for _, t := range batch {
+		c.triggers = append(c.triggers, t.msg)
+	}
+	c.persona = cfg.Bot.Persona
+
+	switch {
+	case primary.replyToBot:
+		c.kind = kindDirectReply
+		c.chain = s.replyChain(ctx, primary.msg, cfg.Context.ReplyChainDepth)
+		if len(c.chain) >= 2 {
+			// The persona of the bot message being replied to carries on.
+			if p := c.chain[len(c.chain)-2]; p.IsSelf && p.Persona != "" {
+				if _, ok := cfg.Bot.Personas[p.Persona]; ok {
+					c.persona = p.Persona
+				}
+			}
+		}
+	case primary.replyRef != "" && primary.addressed():
+		if a, ok := s.lookup(ctx, primary.msg.ChannelID, primary.replyRef); ok && !a.Deleted {
+			c.kind = kindAnchor
+			c.anchor = &a
+		}
+	}
+	if c.kind == kindUnknown {
+		c.kind = kindCluster
+	}
+	if cmd := primary.command; cmd != nil {
+		if p, ok := resolvePersona(cfg, cmd.persona); ok {
+			c.persona = p
+		}
+	}
+	if c.kind != kindDirectReply {
+		c.cluster = s.cluster(ctx, cfg, primary.msg)
+	}
+	s.fitBudget(cfg, &c)
+	for _, m := range c.all() {
+		c.shown[m.ID] = true
+	}
+	c.people = s.participants(ctx, cfg, c.all())
+	return c
+}
+
+// all returns every message shown, in display order, without duplicates.
+func (c *convo) all() []store.Message {
+	var out []store.Message
+	seen := map[string]bool{}
+	add := func(ms ...store.Message) {
+		for _, m := range ms {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				out = append(out, m)
+			}
+		}
+	}
+	if c.anchor != nil {
+		add(*c.anchor)
+	}
+	add(c.chain...)
+	add(c.cluster...)
+	add(c.triggers...)
+	return out
+}
+
+// replyChain walks message_reference links back from m (store first, REST on a miss), with a
+// cycle guard, up to depth messages including m, and returns them oldest first. The walk stops
+// at a deleted or missing message, or one in another channel.
+func (s *Service) replyChain(ctx context.Context, m store.Message, depth int) []store.Message {
+	chain := []store.Message{m}
+	seen := map[string]bool{m.ID: true}
+	cur := m
+	for len(chain) < depth && cur.ReplyToID != "" && !seen[cur.ReplyToID] {
+		seen[cur.ReplyToID] = true
+		parent, ok := s.lookup(ctx, m.ChannelID, cur.ReplyToID)
+		if !ok || parent.Deleted || parent.ChannelID != m.ChannelID {
+			break
+		}
+		chain = append(chain, parent)
+		cur = parent
+	}
+	slices.Reverse(chain)
+	return chain
+}
+
+// cluster is the conversation around m: walking back from m over up to clusterLookback
+// messages, stopping at the first gap longer than clusterGapMinutes (anchored time-gap
+// clustering). It ends with m.
+func (s *Service) cluster(ctx context.Context, cfg *config.Config, m store.Message) []store.Message {
+	lookback := cfg.Context.ClusterLookback
+	gap := time.Duration(cfg.Context.ClusterGapMinutes) * time.Minute
+	before, err := s.opts.Store.RecentMessages(ctx, m.ChannelID, m.CreatedAt, lookback)
+	if err != nil {
+		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", m.ChannelID, "error", err.Error())
+	}
+	if len(before) < lookback && s.channel(m.ChannelID).markBackfilled() {
+		s.backfill(ctx, cfg, m)
+		before, _ = s.opts.Store.RecentMessages(ctx, m.ChannelID, m.CreatedAt, lookback)
+	}
+	out := []store.Message{m}
+	prev := m.CreatedAt
+	for i := len(before) - 1; i >= 0; i-- {
+		b := before[i]
+		if prev.Sub(b.CreatedAt) > gap {
+			break
+		}
+		prev = b.CreatedAt
+		if b.IsSelf && !cfg.Context.IncludeOwnMessagesInHistory {
+			continue
+		}
+		out = append(out, b)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// backfill stores the channel's recent history from REST once, so that a freshly started bot
+// knows the conversation it joins.
+func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Message) {
+	msgs, err := s.opts.Discord.ChannelMessages(m.ChannelID, cfg.Context.HistoryLimit, m.ID, "", "", discordgo.WithContext(ctx))
+	if err != nil {
+		s.logger.Warn("history_fetch_failed", "channel_id", m.ChannelID, "error", err.Error())
+		return
+	}
+	info := s.channelInfo(ctx, m.ChannelID)
+	selfID := s.selfID()
+	for _, dm := range msgs {
+		if dm.Author == nil || (dm.Author.Bot && dm.Author.ID != selfID) {
+			continue
+		}
+		if dm.ChannelID == "" {
+			dm.ChannelID = m.ChannelID
+		}
+		rec := storedFromDiscord(dm, info, dm.Author.ID == selfID)
+		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+			s.logger.Warn("store_failed", "op", "save_message", "message_id", rec.ID, "error", err.Error())
+			return
+		}
+	}
+}
+
+// fitBudget truncates each message to maxCharsPerMessage and drops the oldest lines (cluster
+// first, then chain) until the context fits context.tokenBudget. The trigger messages and the
+// anchor are always kept.
+func (s *Service) fitBudget(cfg *config.Config, c *convo) {
+	maxChars := cfg.Context.MaxCharsPerMessage
+	trunc := func(ms []store.Message) {
+		for i := range ms {
+			ms[i].Content = truncate(ms[i].Content, maxChars)
+		}
+	}
+	trunc(c.chain)
+	trunc(c.cluster)
+	trunc(c.triggers)
+	if c.anchor != nil {
+		c.anchor.Content = truncate(c.anchor.Content, maxChars)
+	}
+	c.primary.Content = truncate(c.primary.Content, maxChars)
+
+	budget := cfg.Context.TokenBudget
+	keep := map[string]bool{}
+	for _, t := range c.triggers {
+		keep[t.ID] = true
+	}
+	for estimateTokens(c.all()) > budget {
+		switch {
+		case dropOldest(&c.cluster, keep):
+		case dropOldest(&c.chain, keep):
+		default:
+			return
+		}
+	}
+}
+
+// dropOldest removes the oldest message not in keep; false when none can go.
+func dropOldest(ms *[]store.Message, keep map[string]bool) bool {
+	for i, m := range *ms {
+		if !keep[m.ID] {
+			*ms = append((*ms)[:i], (*ms)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// estimateTokens approximates the prompt size: about four characters per token, plus the
+// per-line label.
+func estimateTokens(ms []store.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += (len(m.Content)+len(m.AuthorName))/4 + 12
+	}
+	return n
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	if n <= 0 || len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// participants lists the people in ms (not the bot), ordered by first appearance, capped, with
+// their personas.
+func (s *Service) participants(ctx context.Context, cfg *config.Config, ms []store.Message) []participant {
+	var out []participant
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if m.IsSelf || m.AuthorID == "" || seen[m.AuthorID] {
+			continue
+		}
+		seen[m.AuthorID] = true
+		out = append(out, participant{id: m.AuthorID, name: m.AuthorName})
+	}
+	// Keep the most recent speakers when capping: the primary's author is last in display
+	// order's newest lines, so drop from the front.
+	if limit := cfg.Context.MaxParticipants; len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	ids := make([]string, len(out))
+	for i, p := range out {
+		ids[i] = p.id
+	}
+	personas, err := s.opts.Store.Personas(ctx, ids)
+	if err != nil {
+		s.logger.Warn("store_failed", "op", "personas", "error", err.Error())
+	}
+	for i := range out {
+		if p, ok := personas[out[i].id]; ok {
+			out[i].persona = &p
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package text
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// wordList matches whole words or phrases case-insensitively (ban words).
+type wordList struct {
+	words []string // lower-cased
+}
+
+func newWordList(words []string) wordList {
+	var w wordList
+	for _, s := range words {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+			w.words = append(w.words, s)
+		}
+	}
+	return w
+}
+
+// find returns the byte ranges in s where a listed word occurs as a whole word.
+func (w wordList) find(s string) [][2]int {
+	if len(w.words) == 0 {
+		return nil
+	}
+	lower := strings.ToLower(s)
+	if len(lower) != len(s) { // case folding changed byte lengths: fall back to exact-case search
+		lower = s
+	}
+	var out [][2]int
+	for _, word := range w.words {
+		for from := 0; from < len(lower); {
+			i := strings.Index(lower[from:], word)
+			if i < 0 {
+				break
+			}
+			start, end := from+i, from+i+len(word)
+			if boundary(lower, start-1, true) && boundary(lower, end, false) {
+				out = append(out, [2]int{start, end})
+			}
+			from = start + 1
+		}
+	}
+	return out
+}
+
+// boundary reports whether the rune ending at (before) or starting at (after) byte i is not part
+// of a word.
+func boundary(s string, i int, before bool) bool {
+	if i < 0 || i >= len(s) {
+		return true
+	}
+	var r rune
+	if before {
+		r, _ = utf8.DecodeLastRuneInString(s[:i+1])
+	} else {
+		r, _ = utf8.DecodeRuneInString(s[i:])
+	}
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+}
+
+// contains reports whether s contains a listed word.
+func (w wordList) contains(s string) bool { return len(w.find(s)) > 0 }
+
+// scrub replaces every listed word in s with asterisks of the same length.
+func (w wordList) scrub(s string) string {
+	ranges := w.find(s)
+	if len(ranges) == 0 {
+		return s
+	}
+	b := []byte(s)
+	for _, r := range ranges {
+		for i := r[0]; i < r[1]; i++ {
+			if b[i]&0xC0 != 0x80 {
+				b[i] = '*'
+			} else {
+				b[i] = 0
+			}
+		}
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c != 0 {
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// defuseMentions breaks mass mentions and role mentions in model output so that even a client
+// ignoring allowed_mentions shows them as plain text. allowed_mentions is the real guard.
+func defuseMentions(s string) string {
+	r := strings.NewReplacer("@everyone", "@\u200beveryone", "@here", "@\u200bhere", "<@&", "<@\u200b&")
+	return r.Replace(s)
+}

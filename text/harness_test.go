@@ -1,0 +1,306 @@
+package text_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/llm"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/text"
+)
+
+// clock is a settable clock shared by the Discord simulator and the pipeline, so that tests can
+// make old conversations.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond) // strictly increasing
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// logBuffer collects JSON log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// harness runs the real text pipeline against both simulators: discordgo to the Discord
+// simulator, openai-go (through llm) to the OpenAI simulator, SQLite in a temp dir.
+type harness struct {
+	t       *testing.T
+	ctx     context.Context
+	clock   *clock
+	dsim    *discordsim.Server
+	osim    *openaisim.Server
+	cfg     atomic.Pointer[config.Config]
+	dbPath  string
+	logs    *logBuffer
+	reg     *prometheus.Registry
+	guild   discordsim.GuildID
+	general discordsim.ChannelID
+	alice   discordsim.UserID
+	bob     discordsim.UserID
+
+	// the running bot
+	st   *store.SQLite
+	sess *discordgo.Session
+	svc  *text.Service
+	stop func()
+}
+
+func newHarness(t *testing.T, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	h := &harness{t: t, ctx: ctx, clock: &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
+	h.dsim = discordsim.Serve(t, discordsim.WithClock(h.clock.Now))
+	h.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
+	h.guild = h.dsim.CreateGuild("Banter Test")
+	h.general = h.dsim.CreateTextChannel(h.guild, "general")
+	h.alice = h.dsim.CreateUser("alice")
+	h.bob = h.dsim.CreateUser("bob")
+	h.dsim.AddMember(h.guild, h.alice)
+	h.dsim.AddMember(h.guild, h.bob)
+
+	cfg := config.Default()
+	cfg.Discord.APIURL = h.dsim.APIBaseURL()
+	cfg.LLM.BaseURL = h.osim.BaseURL()
+	cfg.LLM.MaxRetries = 1
+	cfg.LLM.TimeoutSeconds = 5
+	cfg.Activity.ReplyCoalesceWindowSeconds = 0
+	cfg.Bot.Aliases = []string{"bants"}
+	cfg.Bot.Personas["pirate"] = config.Persona{Prompt: "You are banter the pirate. Arr, speak like a pirate always.", Description: "a pirate"}
+	cfg.Secrets.DiscordToken = h.dsim.Token()
+	cfg.Secrets.OpenAIAPIKey = "sk-test"
+	if mutate != nil {
+		mutate(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Store(cfg)
+	h.dbPath = filepath.Join(t.TempDir(), "banter.db")
+	h.start()
+	t.Cleanup(h.shutdown)
+	return h
+}
+
+// start runs a bot process (store, discordgo session, llm client, engine, service).
+func (h *harness) start() {
+	t := h.t
+	t.Helper()
+	cfg := h.cfg.Load()
+	st, err := store.Open(h.ctx, h.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.reg = prometheus.NewRegistry()
+	client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
+		Timeout: time.Duration(cfg.LLM.TimeoutSeconds) * time.Second, MaxRetries: cfg.LLM.MaxRetries,
+		MaxRetryDelay: 2 * time.Second, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := decision.NewMetrics(h.reg)
+	engine := decision.NewTextEngine(text.Policy(cfg), decision.EngineOptions{Logger: logger, Metrics: dm})
+	sess, err := discord.NewSession(discord.SessionOptions{Token: cfg.Secrets.DiscordToken, APIURL: cfg.Discord.APIURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := text.New(text.Options{
+		Config: h.cfg.Load, Discord: sess, Store: st, Model: client, Engine: engine,
+		Decisions: &decision.Recorder{Logger: logger, Metrics: dm},
+		Logger:    logger, Metrics: text.NewMetrics(h.reg), Now: h.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detach := svc.Attach(sess)
+	if err := sess.Open(); err != nil {
+		t.Fatal(err)
+	}
+	h.st, h.sess, h.svc = st, sess, svc
+	h.stop = func() {
+		detach()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := svc.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		sess.Close()
+		st.Close()
+	}
+}
+
+func (h *harness) shutdown() {
+	if h.stop != nil {
+		h.stop()
+		h.stop = nil
+	}
+}
+
+// restart stops the bot process and starts a new one on the same database.
+func (h *harness) restart() {
+	h.shutdown()
+	h.start()
+}
+
+func (h *harness) post(u discordsim.UserID, content string, opts ...discordsim.PostOption) discordsim.Message {
+	h.t.Helper()
+	m, err := h.dsim.Post(h.ctx, u, h.general, content, opts...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+// waitReply waits for the bot's next message after `after` bot messages in total.
+func (h *harness) waitBot(n int) discordsim.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	for {
+		var bot []discordsim.Message
+		for _, m := range h.dsim.Sent() {
+			if m.Author == h.dsim.BotID() {
+				bot = append(bot, m)
+			}
+		}
+		if len(bot) >= n {
+			return bot[n-1]
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("bot sent %d messages, want %d; logs:\n%s", len(bot), n, h.tail())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// botMessages is what the bot has sent so far.
+func (h *harness) botMessages() []discordsim.Message {
+	var bot []discordsim.Message
+	for _, m := range h.dsim.Sent() {
+		if m.Author == h.dsim.BotID() {
+			bot = append(bot, m)
+		}
+	}
+	return bot
+}
+
+// waitLog waits for a log line containing all fragments.
+func (h *harness) waitLog(fragments ...string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(h.logs.String(), "\n") {
+			ok := line != ""
+			for _, f := range fragments {
+				ok = ok && strings.Contains(line, f)
+			}
+			if ok {
+				return line
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("no log line with %q; logs:\n%s", fragments, h.tail())
+	return ""
+}
+
+func (h *harness) tail() string {
+	s := h.logs.String()
+	if len(s) > 6000 {
+		s = s[len(s)-6000:]
+	}
+	return s
+}
+
+// generations returns the recorded model requests that offered the reply tool.
+func (h *harness) generations() []openaisim.Recorded {
+	var out []openaisim.Recorded
+	for _, r := range h.osim.Requests() {
+		if len(r.Tools) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func mention(u discordsim.UserID) string { return discordsim.MentionUser(u) }
+
+// toolReply scripts a send_discord_message call.
+func toolReply(pattern, mode, target, text string) openaisim.Rule {
+	t := "null"
+	if target != "" {
+		t = `"` + target + `"`
+	}
+	return openaisim.Rule{Match: openaisim.Match{InputPattern: pattern}, Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{
+		Name: "send_discord_message", Arguments: `{"mode":"` + mode + `","target_message_id":` + t + `,"text":` + quote(text) + `}`,
+	}}}}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// reconfigure applies a change to the running configuration, as a live reload does.
+func (h *harness) reconfigure(mutate func(*config.Config)) {
+	h.t.Helper()
+	cfg := *h.cfg.Load()
+	mutate(&cfg)
+	if err := cfg.Validate(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.cfg.Store(&cfg)
+}
+
+// initiativeIn makes ch an initiative channel where every threaded candidate replies.
+func (h *harness) initiativeIn(ch discordsim.ChannelID) {
+	h.reconfigure(func(c *config.Config) {
+		c.Permissions.AllowInitiativeReplies = true
+		c.Permissions.InitiativeChannelIDs = []string{string(ch)}
+		c.Activity.InitiativeReplyShare = 1
+	})
+}

@@ -1,0 +1,89 @@
+package text
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the text pipeline's Prometheus metrics. A nil *Metrics is a no-op.
+type Metrics struct {
+	ingestedTotal *prometheus.CounterVec
+	shedTotal     *prometheus.CounterVec
+	queueDepthG   prometheus.Histogram
+	repliesTotal  *prometheus.CounterVec
+	targetTotal   *prometheus.CounterVec
+	phaseSeconds  *prometheus.HistogramVec
+	fallbackTotal *prometheus.CounterVec
+}
+
+// NewMetrics registers the text metrics with reg (nil: not registered):
+//
+//	banter_text_messages_total{result}          ingested messages: stored, self, other_bot, blocked_user, channel_not_allowed, ban_word
+//	banter_text_turns_shed_total{addressed}     turns dropped by the bounded queue
+//	banter_text_queue_depth                     queue depth seen at each enqueue
+//	banter_text_replies_total{outcome}          sent, skipped, rate_limited, failed, apologized, denied
+//	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
+//	banter_text_phase_seconds{phase}            context, model, followup, send, total
+//	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
+		shedTotal:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_turns_shed_total", Help: "Admitted turns dropped because a channel queue was full."}, []string{"addressed"}),
+		queueDepthG:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "banter_text_queue_depth", Help: "Channel queue depth at enqueue.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64}}),
+		repliesTotal:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_replies_total", Help: "Reply attempts by outcome."}, []string{"outcome"}),
+		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
+		phaseSeconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "banter_text_phase_seconds", Help: "Latency of each reply phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"phase"}),
+		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal)
+	}
+	return m
+}
+
+func (m *Metrics) ingested(result string) {
+	if m != nil {
+		m.ingestedTotal.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *Metrics) shed(addressed bool) {
+	if m != nil {
+		l := "false"
+		if addressed {
+			l = "true"
+		}
+		m.shedTotal.WithLabelValues(l).Inc()
+	}
+}
+
+func (m *Metrics) queueDepth(n int) {
+	if m != nil {
+		m.queueDepthG.Observe(float64(n))
+	}
+}
+
+func (m *Metrics) reply(outcome string) {
+	if m != nil {
+		m.repliesTotal.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) target(mode string) {
+	if m != nil {
+		m.targetTotal.WithLabelValues(mode).Inc()
+	}
+}
+
+func (m *Metrics) fallback(reason string) {
+	if m != nil {
+		m.fallbackTotal.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) phase(name string, d time.Duration) {
+	if m != nil {
+		m.phaseSeconds.WithLabelValues(name).Observe(d.Seconds())
+	}
+}

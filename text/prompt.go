@@ -1,0 +1,144 @@
+package text
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
+)
+
+// toolInstructions explain the send_discord_message tool to the model.
+const toolInstructions = `You are in a Discord server, in a group conversation. Every line of the conversation is
+labelled with its message id, its age and who wrote it; lines marked "(you)" are yours.
+To answer, call send_discord_message with:
+- mode "reply" and target_message_id set to the id of the message you are answering, or
+- mode "broadcast" and target_message_id null to post to the channel.
+Put only your message in text: no labels, ids or names of your own in front. Keep it short
+and natural, like a person in chat. Never use @everyone or @here.`
+
+// buildRequest renders the model request for a conversation.
+func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Time, selfName string) llm.GenerateRequest {
+	persona := cfg.Bot.Personas[c.persona]
+	var sys strings.Builder
+	sys.WriteString(strings.TrimSpace(persona.Prompt))
+	sys.WriteString("\n\nYour name is ")
+	sys.WriteString(cfg.Bot.Name)
+	if len(cfg.Bot.Aliases) > 0 {
+		sys.WriteString(" (also called ")
+		sys.WriteString(strings.Join(cfg.Bot.Aliases, ", "))
+		sys.WriteString(")")
+	}
+	sys.WriteString(".\n\n")
+	sys.WriteString(toolInstructions)
+	sys.WriteString("\n\n")
+	sys.WriteString(decision.Guidance(d, c.primary.AuthorName))
+
+	return llm.GenerateRequest{
+		Model:           cfg.LLM.Model,
+		Instructions:    sys.String(),
+		Messages:        []llm.Message{{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}},
+		SendMessageTool: true,
+	}
+}
+
+// renderConvo writes the context block the model reads.
+func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) string {
+	var b strings.Builder
+	if c.channel.isThread {
+		fmt.Fprintf(&b, "Channel: #%s, thread %q\n", nonEmpty(c.channel.parent, c.channel.parentID), nonEmpty(c.channel.name, c.channel.id))
+	} else {
+		fmt.Fprintf(&b, "Channel: #%s\n", nonEmpty(c.channel.name, c.channel.id))
+	}
+	fmt.Fprintf(&b, "Time now: %s\n\n", now.UTC().Format("2006-01-02 15:04 UTC"))
+
+	b.WriteString("Participants:\n")
+	for _, p := range c.people {
+		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, describePersona(p.persona))
+	}
+	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
+
+	line := func(m store.Message) {
+		who := m.AuthorName
+		if m.IsSelf {
+			who = selfName + " (you)"
+		}
+		fmt.Fprintf(&b, "[msg %s · %s] %s: %s\n", m.ID, age(now, m.CreatedAt), who, m.Content)
+	}
+	switch c.kind {
+	case kindDirectReply:
+		b.WriteString("The conversation you are continuing (a reply chain, oldest first):\n")
+		for _, m := range c.chain {
+			line(m)
+		}
+	case kindAnchor:
+		a := c.anchor
+		fmt.Fprintf(&b, "%s is replying to this message:\n", c.primary.AuthorName)
+		line(*a)
+		b.WriteString("\nRecent conversation in the channel (oldest first):\n")
+		for _, m := range c.cluster {
+			line(m)
+		}
+	default:
+		b.WriteString("Recent conversation in the channel (oldest first):\n")
+		for _, m := range c.cluster {
+			line(m)
+		}
+	}
+	var ids []string
+	for _, t := range c.triggers {
+		if !c.shown[t.ID] {
+			line(t)
+		}
+		ids = append(ids, t.ID)
+	}
+	fmt.Fprintf(&b, "\nMessage to answer: msg %s from %s", c.primary.ID, c.primary.AuthorName)
+	if len(ids) > 1 {
+		fmt.Fprintf(&b, " (the burst of messages %s arrived together)", strings.Join(ids, ", "))
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+func describePersona(p *store.UserPersona) string {
+	if p == nil {
+		return "no persona on file"
+	}
+	var parts []string
+	if p.PreferredName != "" {
+		parts = append(parts, "goes by "+p.PreferredName)
+	}
+	if p.Pronouns != "" {
+		parts = append(parts, "pronouns "+p.Pronouns)
+	}
+	if p.Description != "" {
+		parts = append(parts, "about: "+p.Description)
+	}
+	if len(parts) == 0 {
+		return "no persona on file"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+func nonEmpty(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

@@ -1,0 +1,155 @@
+package text
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
+)
+
+// Discord is the REST surface the pipeline uses. *discordgo.Session satisfies it.
+type Discord interface {
+	ChannelMessageSendComplex(channelID string, data *discordgo.MessageSend, options ...discordgo.RequestOption) (*discordgo.Message, error)
+	ChannelMessage(channelID, messageID string, options ...discordgo.RequestOption) (*discordgo.Message, error)
+	ChannelMessages(channelID string, limit int, beforeID, afterID, aroundID string, options ...discordgo.RequestOption) ([]*discordgo.Message, error)
+	ChannelTyping(channelID string, options ...discordgo.RequestOption) error
+	Channel(channelID string, options ...discordgo.RequestOption) (*discordgo.Channel, error)
+}
+
+var _ Discord = (*discordgo.Session)(nil)
+
+// Generator is the reply model. *llm.Client satisfies it.
+type Generator interface {
+	Generate(ctx context.Context, req llm.GenerateRequest) (*llm.Result, error)
+}
+
+var _ Generator = (*llm.Client)(nil)
+
+// Options are the collaborators of a Service.
+type Options struct {
+	// Config returns the configuration in force; it is read for every turn, so reloads apply
+	// at once.
+	Config func() *config.Config
+	// Discord is the REST client; Store persists messages, personas and the prompt ledger.
+	Discord Discord
+	Store   store.Store
+	// Model writes replies; FollowupModel, when set, reviews a draft (replyFollowupLlm).
+	Model Generator
+	// Engine is text Stage A. Its policy is kept in step with Config by the Service.
+	Engine *decision.TextEngine
+	// Decisions logs and counts Stage B decisions (Stage A records its own through Engine).
+	Decisions *decision.Recorder
+	Logger    *slog.Logger
+	Metrics   *Metrics
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the text pipeline. Feed it gateway events with Attach (or the Handle methods);
+// Shutdown stops intake and waits for in-flight replies.
+type Service struct {
+	opts   Options
+	logger *slog.Logger
+	now    func() time.Time
+	self   atomic.Pointer[discordgo.User]
+	// policyFor is the configuration the engine's policy was last built from.
+	policyFor atomic.Pointer[config.Config]
+
+	ctx    context.Context // lifetime of queued work; cancelled by Shutdown's deadline
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // channel workers
+
+	mu       sync.Mutex // guards following
+	closed   bool
+	channels map[string]*channelState
+}
+
+// New returns a Service. Start it with Start before feeding it events.
+func New(opts Options) (*Service, error) {
+	if opts.Config == nil || opts.Discord == nil || opts.Store == nil || opts.Model == nil || opts.Engine == nil {
+		return nil, errors.New("text: new service: Config, Discord, Store, Model and Engine are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Service{opts: opts, logger: opts.Logger, now: opts.Now, channels: map[string]*channelState{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// SetSelf tells the pipeline who the bot is (from READY).
+func (s *Service) SetSelf(u *discordgo.User) {
+	if u != nil {
+		s.self.Store(u)
+	}
+}
+
+func (s *Service) selfID() string {
+	if u := s.self.Load(); u != nil {
+		return u.ID
+	}
+	return ""
+}
+
+// Attach registers the pipeline's handlers on a discordgo session and returns a function that
+// removes them (stop intake).
+func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
+	if sess.State != nil && sess.State.User != nil {
+		s.SetSelf(sess.State.User)
+	}
+	removers := []func(){
+		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { s.SetSelf(r.User) }),
+		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
+		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
+		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),
+	}
+	return func() {
+		for _, r := range removers {
+			r()
+		}
+	}
+}
+
+// Shutdown stops accepting turns, lets queued and in-flight replies finish until ctx is done,
+// then cancels what is left and waits for the workers to exit.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, ch := range s.channels {
+		ch.wake()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		<-done
+		return fmt.Errorf("text: shutdown: in-flight replies cancelled: %w", ctx.Err())
+	}
+}
+
+// cfg returns the configuration in force and keeps Stage A's policy in step with it.
+func (s *Service) cfg() *config.Config {
+	c := s.opts.Config()
+	if s.policyFor.Swap(c) != c {
+		s.opts.Engine.SetPolicy(Policy(c))
+	}
+	return c
+}

@@ -1,0 +1,268 @@
+package text_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+func TestMentionRepliesToTrigger(t *testing.T) {
+	h := newHarness(t, nil, toolReply("weather", "reply", "", "Sunny with a chance of memes."))
+	m := h.post(h.alice, mention(h.dsim.BotID())+" what's the weather like?")
+	r := h.waitBot(1)
+	if r.Content != "Sunny with a chance of memes." {
+		t.Errorf("reply = %q", r.Content)
+	}
+	if r.ReplyTo() != m.ID {
+		t.Errorf("reply references %q, want the trigger %q", r.ReplyTo(), m.ID)
+	}
+	if r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 || !r.AllowedMentions.RepliedUser {
+		t.Errorf("allowed_mentions = %+v, want parse [] and replied_user true", r.AllowedMentions)
+	}
+	typing := false
+	for _, e := range h.dsim.Typing() {
+		typing = typing || (e.User == h.dsim.BotID() && e.Channel == h.general)
+	}
+	if !typing {
+		t.Error("no typing indicator for an addressed turn")
+	}
+	h.waitLog(`"msg":"sent_reply"`, `"signal":"direct"`, string(m.ID))
+	// The model saw who said what, with ids.
+	g := h.generations()
+	if len(g) != 1 || !strings.Contains(g[0].Prompt, "[msg "+string(m.ID)) || !strings.Contains(g[0].Prompt, "alice") {
+		t.Errorf("prompt lacks the labelled trigger:\n%v", g)
+	}
+}
+
+func TestNameAndAliasAddressing(t *testing.T) {
+	h := newHarness(t, nil)
+	tests := []struct {
+		content string
+		want    bool
+	}{
+		{"hey banter, can you settle a bet?", true},
+		{"bants, you awake?", true},
+		{"I asked banter yesterday about it", false},
+		{"stop bantering around", false},
+	}
+	sent := 0
+	for _, tt := range tests {
+		m := h.post(h.alice, tt.content)
+		if tt.want {
+			sent++
+			r := h.waitBot(sent)
+			if r.ReplyTo() != m.ID {
+				t.Errorf("%q: reply references %q, want %q", tt.content, r.ReplyTo(), m.ID)
+			}
+		} else {
+			h.waitLog(`"msg":"reply_admission"`, string(m.ID), `"allow":false`)
+		}
+	}
+	if n := len(h.botMessages()); n != sent {
+		t.Errorf("bot sent %d messages, want %d", n, sent)
+	}
+}
+
+func TestDirectReplyChainAndPersonaAcrossRestart(t *testing.T) {
+	h := newHarness(t, nil)
+	// The bot answers a pirate command, in the pirate persona.
+	cmd := h.post(h.alice, "!banter(pirate) tell me about treasure")
+	b1 := h.waitBot(1)
+	if b1.ReplyTo() != cmd.ID {
+		t.Fatalf("command answer references %q", b1.ReplyTo())
+	}
+	if g := h.generations(); !strings.Contains(g[0].Instructions, "banter the pirate") {
+		t.Fatalf("command did not use the pirate persona:\n%s", g[0].Instructions)
+	}
+	// Alice replies to the bot: a DirectReply, answered in the same persona.
+	m2 := h.post(h.alice, "where is it buried?", discordsim.ReplyTo(b1.ID))
+	b2 := h.waitBot(2)
+	if b2.ReplyTo() != m2.ID {
+		t.Fatalf("direct reply answer references %q", b2.ReplyTo())
+	}
+
+	// Restart: the persona of b2 comes from the store.
+	h.restart()
+	m3 := h.post(h.alice, "and who guards it?", discordsim.ReplyTo(b2.ID))
+	b3 := h.waitBot(3)
+	if b3.ReplyTo() != m3.ID {
+		t.Fatalf("post-restart answer references %q", b3.ReplyTo())
+	}
+	g := h.generations()
+	last := g[len(g)-1]
+	if !strings.Contains(last.Instructions, "banter the pirate") {
+		t.Errorf("persona lost across restart:\n%s", last.Instructions)
+	}
+	// The 3-hop chain, oldest first, bot lines marked.
+	p := last.Prompt
+	want := []string{"reply chain", string(cmd.ID), string(b1.ID) + " · ", "banter (you)", string(m2.ID), string(b2.ID), string(m3.ID)}
+	prev := -1
+	for _, w := range want {
+		i := strings.Index(p, w)
+		if i < 0 {
+			t.Fatalf("prompt lacks %q:\n%s", w, p)
+		}
+		if w != "banter (you)" && i < prev {
+			t.Errorf("%q out of order in:\n%s", w, p)
+		}
+		if w != "banter (you)" {
+			prev = i
+		}
+	}
+	h.waitLog(`"msg":"reply_admission"`, string(m3.ID), `"reason":"reply_to_bot"`)
+}
+
+func TestReplyChainDeeperThanCap(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Context.ReplyChainDepth = 3 })
+	m1 := h.post(h.alice, "banter, first question")
+	b1 := h.waitBot(1)
+	m2 := h.post(h.alice, "second", discordsim.ReplyTo(b1.ID))
+	b2 := h.waitBot(2)
+	m3 := h.post(h.alice, "third", discordsim.ReplyTo(b2.ID))
+	h.waitBot(3)
+	g := h.generations()
+	p := g[len(g)-1].Prompt
+	for _, id := range []discordsim.MessageID{m2.ID, b2.ID, m3.ID} {
+		if !strings.Contains(p, "[msg "+string(id)) {
+			t.Errorf("chain within the cap lacks %s:\n%s", id, p)
+		}
+	}
+	for _, id := range []discordsim.MessageID{m1.ID, b1.ID} {
+		if strings.Contains(p, "[msg "+string(id)) {
+			t.Errorf("chain beyond the cap (3) includes %s:\n%s", id, p)
+		}
+	}
+}
+
+func TestDeletedParentStopsChainAndDeletedBotMessageFallsBack(t *testing.T) {
+	h := newHarness(t, nil)
+	m1 := h.post(h.alice, "banter, remember this secret: tacos")
+	b1 := h.waitBot(1)
+	if err := h.dsim.Delete(h.ctx, m1.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog(`"msg":"reply_admission"`) // let the delete event land before the next reply
+	time.Sleep(50 * time.Millisecond)
+	m2 := h.post(h.alice, "what was it?", discordsim.ReplyTo(b1.ID))
+	h.waitBot(2)
+	g := h.generations()
+	p := g[len(g)-1].Prompt
+	if strings.Contains(p, "tacos") {
+		t.Errorf("deleted parent still shown:\n%s", p)
+	}
+	if !strings.Contains(p, string(b1.ID)) || !strings.Contains(p, string(m2.ID)) {
+		t.Errorf("chain lacks the live messages:\n%s", p)
+	}
+
+	// A reply to a deleted bot message is not a DirectReply: without another address it is
+	// handled like any unaddressed message (here: initiative off, so no reply).
+	b2 := h.waitBot(2)
+	if err := h.dsim.Delete(h.ctx, b2.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	m3, err := h.dsim.Post(h.ctx, h.alice, h.general, "thanks!", discordsim.ReplyTo(b2.ID))
+	if err != nil {
+		t.Skipf("simulator refuses replies to deleted messages (as Discord does): %v", err)
+	}
+	h.waitLog(`"msg":"reply_admission"`, string(m3.ID), `"allow":false`)
+}
+
+func TestChimeInClusterCutsOldConversation(t *testing.T) {
+	h := newHarness(t, nil)
+	h.post(h.bob, "pineapple on pizza is a crime")
+	h.post(h.alice, "it's delicious, fight me")
+	h.clock.Advance(2 * time.Hour)
+	t1 := h.post(h.bob, "tacos tonight?")
+	t2 := h.post(h.alice, "only if there is guac")
+	trig := h.post(h.alice, mention(h.dsim.BotID())+" what do you think?")
+	h.waitBot(1)
+	p := h.generations()[0].Prompt
+	for _, id := range []discordsim.MessageID{t1.ID, t2.ID, trig.ID} {
+		if !strings.Contains(p, string(id)) {
+			t.Errorf("cluster lacks %s:\n%s", id, p)
+		}
+	}
+	if strings.Contains(p, "pineapple") {
+		t.Errorf("cluster crossed a 2h gap (clusterGapMinutes 60):\n%s", p)
+	}
+	if !strings.Contains(p, "Participants:") || !strings.Contains(p, "bob (user id "+string(h.bob)) {
+		t.Errorf("participants block missing bob:\n%s", p)
+	}
+}
+
+func TestReplyAnchorToOldMessage(t *testing.T) {
+	h := newHarness(t, nil)
+	old := h.post(h.bob, "we should build a catapult for the office")
+	h.clock.Advance(72 * time.Hour)
+	h.post(h.bob, "anyway, lunch?")
+	trig := h.post(h.alice, mention(h.dsim.BotID())+" is this a good idea?", discordsim.ReplyTo(old.ID))
+	r := h.waitBot(1)
+	if r.ReplyTo() != trig.ID {
+		t.Errorf("reply references %q, want trigger %q", r.ReplyTo(), trig.ID)
+	}
+	p := h.generations()[0].Prompt
+	i := strings.Index(p, "alice is replying to this message")
+	j := strings.Index(p, "catapult")
+	if i < 0 || j < i {
+		t.Errorf("anchor not shown first:\n%s", p)
+	}
+	if !strings.Contains(p, "3d ago") {
+		t.Errorf("anchor age missing:\n%s", p)
+	}
+}
+
+func TestCoalescedBurst(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Activity.ReplyCoalesceWindowSeconds = 0.5 })
+	a := h.post(h.alice, "banter, quick one")
+	b := h.post(h.alice, "banter, also this")
+	c := h.post(h.alice, "banter, and finally that")
+	r := h.waitBot(1)
+	time.Sleep(700 * time.Millisecond)
+	if n := len(h.botMessages()); n != 1 {
+		t.Fatalf("burst produced %d replies, want 1", n)
+	}
+	if n := len(h.generations()); n != 1 {
+		t.Fatalf("burst produced %d model calls, want 1", n)
+	}
+	if r.ReplyTo() != c.ID {
+		t.Errorf("burst reply references %q, want the latest addressed %q", r.ReplyTo(), c.ID)
+	}
+	line := h.waitLog(`"msg":"sent_reply"`)
+	for _, id := range []discordsim.MessageID{a.ID, b.ID, c.ID} {
+		if !strings.Contains(line, string(id)) {
+			t.Errorf("sent_reply lacks trigger id %s: %s", id, line)
+		}
+	}
+}
+
+func TestUnaddressedFallbacks(t *testing.T) {
+	tests := []struct {
+		name     string
+		rule     openaisim.Rule
+		wantMode string
+	}{
+		{"hallucinated target", toolReply("", "reply", "123456789012345678", "I think so too"), "unknown_target"},
+		{"free text", openaisim.Rule{Reply: openaisim.Reply{Text: "I think so too"}}, "free_text"},
+		{"invalid arguments", openaisim.Rule{Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "send_discord_message", Arguments: `{"mode":"sideways","target_message_id":null,"text":"I think so too"}`}}}}, "invalid_tool_call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, nil, tt.rule)
+			h.initiativeIn(h.general)
+			h.post(h.alice, "does anyone like rainy days?")
+			r := h.waitBot(1)
+			if r.Reference != nil {
+				t.Errorf("fallback sent as a reply to %q, want a plain channel message", r.ReplyTo())
+			}
+			if r.Content == "" {
+				t.Error("empty fallback message")
+			}
+			h.waitLog(`"msg":"sent_message"`, `"fallback":"`+tt.wantMode+`"`)
+		})
+	}
+}
