@@ -1,0 +1,140 @@
+package voicesim
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// settle waits until the member's receive counter stops moving.
+func settle(t *testing.T, m *Member) {
+	t.Helper()
+	last, stable := m.Stats().Packets, 0
+	for stable < 10 {
+		time.Sleep(10 * time.Millisecond)
+		if n := m.Stats().Packets; n == last {
+			stable++
+		} else {
+			last, stable = n, 0
+		}
+	}
+}
+
+func TestFaults(t *testing.T) {
+	checkGoroutines(t)
+	const n = 40
+	frames := make([][]byte, n)
+	for i := range frames {
+		frames[i] = []byte{0xfc, byte(i), 0xee}
+	}
+	type result struct {
+		s      *Server
+		tx, rx *Member
+		heard  [][]byte
+	}
+	run := func(t *testing.T, user string, dir Direction, f Faults) result {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		s := Serve(t)
+		tx, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: "c", UserID: "tx", FrameInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rx, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: "c", UserID: "rx", FrameInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetFaults(user, dir, f)
+		if err := tx.PlayOpus(ctx, frames); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, rx)
+		return result{s: s, tx: tx, rx: rx, heard: rx.Heard("tx")}
+	}
+	tests := []struct {
+		name  string
+		user  string
+		dir   Direction
+		f     Faults
+		check func(t *testing.T, r result)
+	}{
+		{"no faults", "tx", ToServer, Faults{}, func(t *testing.T, r result) {
+			if !slices.EqualFunc(r.heard, frames, bytes.Equal) {
+				t.Fatalf("heard %d frames, want %d in order", len(r.heard), n)
+			}
+		}},
+		{"loss 100 to server", "tx", ToServer, Faults{LossPercent: 100}, func(t *testing.T, r result) {
+			waitFor(t, func() bool { return r.s.Stats().FaultDropped == n+silenceTrailing })
+			if len(r.heard) != 0 {
+				t.Fatalf("heard %d, stats %+v", len(r.heard), r.s.Stats())
+			}
+		}},
+		{"loss 30 from server", "rx", FromServer, Faults{LossPercent: 30, Seed: 7}, func(t *testing.T, r result) {
+			if len(r.heard) == 0 || len(r.heard) >= n {
+				t.Fatalf("heard %d of %d", len(r.heard), n)
+			}
+			st := r.s.Stats()
+			if st.Forwarded+st.FaultDropped != n+silenceTrailing || st.RTP != n+silenceTrailing {
+				t.Fatalf("stats %+v", st)
+			}
+		}},
+		{"duplicate 100", "rx", FromServer, Faults{DuplicatePercent: 100}, func(t *testing.T, r result) {
+			if len(r.heard) != 2*n {
+				t.Fatalf("heard %d, want %d", len(r.heard), 2*n)
+			}
+			for i := 0; i < n; i++ {
+				if !bytes.Equal(r.heard[2*i], frames[i]) || !bytes.Equal(r.heard[2*i+1], frames[i]) {
+					t.Fatalf("frame pair %d: %x %x", i, r.heard[2*i], r.heard[2*i+1])
+				}
+			}
+		}},
+		{"reorder 100", "tx", ToServer, Faults{ReorderPercent: 100}, func(t *testing.T, r result) {
+			if len(r.heard) != n {
+				t.Fatalf("heard %d, want %d", len(r.heard), n)
+			}
+			for i := 0; i+1 < n; i += 2 {
+				if !bytes.Equal(r.heard[i], frames[i+1]) || !bytes.Equal(r.heard[i+1], frames[i]) {
+					t.Fatalf("pair %d not swapped: %x %x", i, r.heard[i], r.heard[i+1])
+				}
+			}
+		}},
+		{"garbage 100 to server", "tx", ToServer, Faults{GarbagePercent: 100, Seed: 3}, func(t *testing.T, r result) {
+			st := r.s.Stats()
+			if len(r.heard) != n || st.Malformed+st.Keepalives+st.DecryptFailures+st.RTCP+st.UnknownSSRC < n+silenceTrailing {
+				t.Fatalf("heard %d, stats %+v", len(r.heard), st)
+			}
+		}},
+		{"garbage 100 from server", "rx", FromServer, Faults{GarbagePercent: 100, Seed: 3}, func(t *testing.T, r result) {
+			ms := r.rx.Stats()
+			if len(r.heard) != n || ms.Malformed+ms.DecryptFailures+ms.UnknownSSRC != n+silenceTrailing {
+				t.Fatalf("heard %d, member stats %+v", len(r.heard), ms)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, run(t, tt.user, tt.dir, tt.f))
+		})
+	}
+	t.Run("deterministic", func(t *testing.T) {
+		f := Faults{LossPercent: 20, ReorderPercent: 20, DuplicatePercent: 20, Seed: 42}
+		a := run(t, "tx", ToServer, f).heard
+		b := run(t, "tx", ToServer, f).heard
+		if !slices.EqualFunc(a, b, bytes.Equal) {
+			t.Fatalf("same seed, different results: %d vs %d frames", len(a), len(b))
+		}
+		if slices.EqualFunc(a, frames, bytes.Equal) {
+			t.Fatal("faults had no effect")
+		}
+	})
+	t.Run("clear", func(t *testing.T) {
+		s := Serve(t)
+		s.SetFaults("tx", ToServer, Faults{LossPercent: 100})
+		s.SetFaults("tx", ToServer, Faults{})
+		if len(s.faults) != 0 {
+			t.Fatal("zero Faults did not clear")
+		}
+	})
+}
