@@ -1,0 +1,160 @@
+package voice
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/discord/voice/gateway"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+)
+
+// recordingE2EE stands in for discord/dave (its own issue) to check the
+// hand-off: it records the ops it is given, answers op 4 with a key package
+// (op 26, binary), and marks frames so the test can see that E2EE runs
+// before transport encryption and is skipped for silence.
+type recordingE2EE struct {
+	mu  sync.Mutex
+	ops []gateway.Opcode
+	bin []bool
+	in  []string // users DecryptOpus was called for
+}
+
+var keyPackage = []byte{0x00, 0x01, 0x00, 0x02, 0x40, 0x41, 0x04}
+
+func (r *recordingE2EE) MaxProtocolVersion() int { return 1 }
+
+func (r *recordingE2EE) HandleGateway(op gateway.Opcode, payload []byte, binary bool) ([]gateway.OutboundMessage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ops = append(r.ops, op)
+	r.bin = append(r.bin, binary)
+	switch op {
+	case gateway.OpSessionDescription:
+		return []gateway.OutboundMessage{{Op: gateway.OpMLSKeyPackage, Binary: true, Payload: keyPackage}}, nil
+	case gateway.OpDAVEPrepareTransition:
+		return []gateway.OutboundMessage{{Op: gateway.OpDAVETransitionReady, Data: []byte(`{"transition_id":7}`)}}, nil
+	case gateway.OpMLSProposals:
+		return nil, errors.New("cannot process proposals") // must be logged, not fatal
+	}
+	return nil, nil
+}
+
+func (r *recordingE2EE) EncryptOpus(dst, opus []byte) ([]byte, error) {
+	return append(append(dst, 0xDA, 0x7E), opus...), nil
+}
+
+func (r *recordingE2EE) DecryptOpus(userID string, dst, frame []byte) ([]byte, error) {
+	r.mu.Lock()
+	r.in = append(r.in, userID)
+	r.mu.Unlock()
+	return append(dst, frame...), nil
+}
+
+func (r *recordingE2EE) seen() []gateway.Opcode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ops)
+}
+
+// TestResumeReplaysBufferedMessages cuts the WebSocket, lets the server
+// send (and buffer) JSON and binary messages while the client cannot
+// reconnect, then lets the resume through: Op 7 carries seq_ack, the
+// server replays exactly what was missed, and the connection processes it
+// (a new speaker's stream, DAVE ops to E2EE and its answers back).
+func TestResumeReplaysBufferedMessages(t *testing.T) {
+	checkGoroutines(t)
+	var binMu sync.Mutex
+	var fromClient []voicesim.BinaryMessage
+	s := voicesim.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
+		binMu.Lock()
+		fromClient = append(fromClient, b)
+		binMu.Unlock()
+	}))
+	proxy := newTCPProxy(t, s.Endpoint())
+	m := newMetrics()
+	e := &recordingE2EE{}
+	cfg := simConfig(t, s, testBot, m)
+	cfg.Endpoint = proxy.addr()
+	cfg.E2EE = e
+	c := dial(t, cfg)
+
+	waitFor(t, "key package after op 4", func() bool {
+		binMu.Lock()
+		defer binMu.Unlock()
+		return len(fromClient) == 1 && fromClient[0].Op == voicesim.Op(gateway.OpMLSKeyPackage) && bytes.Equal(fromClient[0].Payload, keyPackage)
+	})
+
+	proxy.cutAndHold()
+	waitFor(t, "resuming", func() bool { return c.State() == StateResuming })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	member, err := s.JoinMember(ctx, voicesim.MemberOptions{GuildID: testGuild, ChannelID: testChannel, UserID: testHuman, FrameInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Leave()
+	if err := s.SendJSON(testGuild, testBot, voicesim.Op(gateway.OpDAVEPrepareTransition), map[string]int{"transition_id": 7, "protocol_version": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendBinary(testGuild, testBot, voicesim.Op(gateway.OpMLSExternalSender), []byte{0x40, 0x41, 0x04}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendBinary(testGuild, testBot, voicesim.Op(gateway.OpMLSProposals), []byte{0x00, 0x00}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := e.seen(); slices.Contains(got, gateway.OpDAVEPrepareTransition) {
+		t.Fatalf("DAVE op delivered while disconnected: %v", got)
+	}
+	proxy.release()
+
+	st := nextStream(t, c, testHuman) // from the replayed op 5
+	waitFor(t, "replayed DAVE ops", func() bool { return len(e.seen()) >= 5 })
+	want := []gateway.Opcode{gateway.OpSessionDescription, gateway.OpClientsConnect, gateway.OpDAVEPrepareTransition, gateway.OpMLSExternalSender, gateway.OpMLSProposals}
+	if got := e.seen(); !slices.Equal(got, want) {
+		t.Fatalf("E2EE saw %v, want %v (each once, in order)", got, want)
+	}
+	waitFor(t, "ready after resume", func() bool { return c.State() == StateReady })
+	if n := counterOf(m.reconnects, "1006"); n != 1 {
+		t.Errorf("reconnects{1006} = %v", n)
+	}
+
+	// Audio flows both ways after the resume, through E2EE.
+	frames := opusFrames(t, 5)
+	if err := member.PlayOpus(ctx, frames); err != nil {
+		t.Fatal(err)
+	}
+	for i := range frames {
+		f := <-st.Frames()
+		if !bytes.Equal(f.Opus, frames[i]) {
+			t.Fatalf("frame %d differs", i)
+		}
+	}
+	for _, f := range frames {
+		if err := c.SendOpus(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.StopSpeaking(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := member.WaitHeard(ctx, testBot, len(frames)); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range member.Heard(testBot)[:len(frames)] {
+		if !bytes.Equal(h, append([]byte{0xDA, 0x7E}, frames[i]...)) {
+			t.Fatalf("frame %d not E2EE-wrapped: %x", i, h[:4])
+		}
+	}
+	waitFor(t, "unencrypted silence", func() bool { return member.Stats().Silence == 5 })
+	binMu.Lock()
+	defer binMu.Unlock()
+	if len(fromClient) != 1 {
+		t.Errorf("client sent %d binary frames, want the one key package", len(fromClient))
+	}
+}
