@@ -1,0 +1,277 @@
+package audio
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/audio/vad"
+)
+
+// ListenerConfig configures one speaker's receive pipeline. Zero fields
+// take defaults.
+type ListenerConfig struct {
+	// Format is the mono format utterances are delivered in: 16 kHz for
+	// speech-to-text (default), 24 kHz for the realtime API.
+	Format pcm.Format
+	// Jitter sizes the reorder buffer (default 60 ms window).
+	Jitter jitter.Config
+	// VAD tunes endpointing; its SampleRate is set from Format.
+	VAD vad.Config
+	// MaxConceal is how much of a loss Opus concealment fills [60 ms]; the
+	// rest of a longer loss is silence. Negative disables concealment.
+	MaxConceal time.Duration
+}
+
+// Listener is one speaker's receive pipeline: jitter buffer → Opus decode
+// (with loss concealment and FEC) → downmix and resample → VAD and
+// endpointing. Events go to the handler given to NewListener.
+//
+// Time: the owner calls Tick once per 20 ms of wall time. Packets that stop
+// (the speaker released push-to-talk, Discord stops sending in silence)
+// then become silence for the endpointer, so utterances end on time; gaps in
+// the RTP timestamps (resumed speech) become silence too. Long silences are
+// compressed: at most as much as the endpointer needs to end an utterance
+// and refill its pre-roll is fed, so Event positions are audio time.
+//
+// Push, Tick and Flush do not allocate (AllocsPerRun test). They run the
+// handler synchronously on the caller's goroutine. A Listener is not safe
+// for concurrent use: one goroutine owns a speaker.
+type Listener struct {
+	jb      *jitter.Buffer
+	dec     *opus.Decoder
+	rs      *resample.Resampler
+	ep      *vad.Endpointer
+	handle  func(vad.Event)
+	metrics *Metrics
+
+	pcm48 []int16 // decoded 48 kHz stereo
+	rsOut []int16 // resampled
+	acc   []int16 // resampled samples waiting for a whole frame
+	fl    int     // mono samples per 20 ms frame
+	zero  []int16 // one silent frame
+
+	windowTicks int
+	concealN    int // frames of loss concealment at most
+	gapN        int // silence frames fed for one gap at most
+	preN        int // pre-roll frames
+
+	haveTS  bool
+	nextTS  uint32 // expected timestamp of the next packet
+	pushed  bool   // a packet arrived since the last Tick
+	idle    int    // Ticks without packets
+	filled  int    // silence frames fed since the last packet
+}
+
+// NewListener builds a Listener. handle receives every endpointer event;
+// an EventEnd's Audio is only valid during the call (copy it, e.g. with
+// wav.Append, to keep it). m may be nil.
+func NewListener(cfg ListenerConfig, handle func(vad.Event), m *Metrics) (*Listener, error) {
+	if handle == nil {
+		return nil, fmt.Errorf("audio: new listener: nil event handler")
+	}
+	if cfg.Format == (pcm.Format{}) {
+		cfg.Format = pcm.Speech16k()
+	}
+	if cfg.Format.Channels != 1 {
+		return nil, fmt.Errorf("audio: new listener: format %v is not mono", cfg.Format)
+	}
+	if cfg.MaxConceal == 0 {
+		cfg.MaxConceal = 60 * time.Millisecond
+	}
+	cfg.VAD.SampleRate = cfg.Format.Rate
+	jb, err := jitter.New(cfg.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("audio: new listener: %w", err)
+	}
+	dec, err := opus.NewDecoder()
+	if err != nil {
+		return nil, fmt.Errorf("audio: new listener: %w", err)
+	}
+	rs, err := resample.New(pcm.Discord(), cfg.Format)
+	if err != nil {
+		return nil, fmt.Errorf("audio: new listener: %w", err)
+	}
+	ep, err := vad.New(cfg.VAD)
+	if err != nil {
+		return nil, fmt.Errorf("audio: new listener: %w", err)
+	}
+	vc := ep.Config()
+	window := cfg.Jitter.Window
+	if window == 0 {
+		window = 60 * time.Millisecond
+	}
+	l := &Listener{
+		jb: jb, dec: dec, rs: rs, ep: ep, handle: handle, metrics: m,
+		pcm48:       make([]int16, opus.MaxFrameSamples*opus.Channels),
+		fl:          ep.FrameLen(),
+		windowTicks: int((window + pcm.FrameDuration - 1) / pcm.FrameDuration),
+		concealN:    max(0, int(cfg.MaxConceal/pcm.FrameDuration)),
+		preN:        int(vc.PreRoll / pcm.FrameDuration),
+	}
+	l.gapN = int((vc.EndSilence+vc.PreRoll)/pcm.FrameDuration) + 1
+	l.rsOut = make([]int16, rs.MaxOut(len(l.pcm48)))
+	l.acc = make([]int16, 0, len(l.rsOut)+l.fl)
+	l.zero = make([]int16, l.fl)
+	return l, nil
+}
+
+// Active reports whether the speaker is mid-utterance (for room-aware
+// coalescing: hold other turns while someone is still talking).
+func (l *Listener) Active() bool { return l.ep.Active() }
+
+// Speaking reports whether the utterance in progress has at least the
+// configured SpeakingMin of speech (the barge-in signal).
+func (l *Listener) Speaking() bool { return l.ep.Speaking() }
+
+// Position returns the endpointer's stream position (audio time).
+func (l *Listener) Position() time.Duration { return l.ep.Position() }
+
+// Stats returns the jitter buffer's counters.
+func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
+
+// Push takes one received packet (the payload is copied) and runs every
+// frame it makes ready through the pipeline.
+func (l *Listener) Push(p jitter.Packet) {
+	l.pushed = true
+	r := l.jb.Push(p)
+	l.metrics.pushed(r)
+	for o, ok := l.jb.Pop(); ok; o, ok = l.jb.Pop() {
+		l.process(&o)
+	}
+}
+
+// Tick advances wall time by one 20 ms frame. Call it every 20 ms.
+func (l *Listener) Tick() {
+	if l.pushed {
+		l.pushed, l.idle = false, 0
+		return
+	}
+	l.idle++
+	if l.idle <= l.windowTicks {
+		return
+	}
+	if l.idle == l.windowTicks+1 { // the stream paused: release what is held
+		for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
+			l.process(&o)
+		}
+	}
+	if l.ep.Active() || !l.ep.Idle() || l.filled < l.preN {
+		l.silence(1)
+	}
+}
+
+// Flush ends the speaker's stream (they left, or the session ends): held
+// packets are processed and an utterance in progress ends now.
+func (l *Listener) Flush() {
+	for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
+		l.process(&o)
+	}
+	for _, ev := range l.ep.Flush() {
+		l.emit(&ev)
+	}
+	l.jb.Reset()
+	l.haveTS, l.acc = false, l.acc[:0]
+}
+
+func (l *Listener) process(o *jitter.Output) {
+	if o.Restart {
+		l.dec.Reset()
+		l.haveTS = false
+	}
+	switch o.Kind {
+	case jitter.KindPacket:
+		if l.haveTS {
+			// A timestamp jump with contiguous sequence numbers is a pause
+			// in transmission: feed what Tick has not already fed.
+			if gap := int32(o.Timestamp - l.nextTS); gap >= opus.FrameSamples {
+				if n := int(gap/opus.FrameSamples) - l.filled; n > 0 {
+					l.silence(n)
+				}
+			}
+		}
+		l.filled = 0
+		n, err := l.dec.Decode(o.Payload, l.pcm48)
+		if err != nil { // corrupt packet: counted, concealed
+			l.metrics.malformedPacket()
+			n, err = l.dec.Conceal(l.pcm48[:opus.FrameLen])
+			if err != nil {
+				return
+			}
+		}
+		l.nextTS, l.haveTS = o.Timestamp+uint32(n), true
+		l.feed(l.pcm48[:n*opus.Channels])
+	case jitter.KindLost:
+		l.metrics.addLost(o.Lost)
+		for i := range o.Lost {
+			if i >= l.concealN {
+				l.silence(min(o.Lost-i, l.gapN))
+				break
+			}
+			frame := l.pcm48[:opus.FrameLen]
+			var err error
+			if i == o.Lost-1 && o.Payload != nil {
+				_, err = l.dec.DecodeFEC(o.Payload, frame)
+			} else {
+				_, err = l.dec.Conceal(frame)
+			}
+			if err != nil {
+				clear(frame)
+			}
+			l.metrics.conceal()
+			l.feed(frame)
+		}
+		l.nextTS += uint32(o.Lost) * opus.FrameSamples
+	}
+}
+
+// feed resamples 48 kHz stereo and pushes every whole frame to the VAD.
+func (l *Listener) feed(s []int16) {
+	n, err := l.rs.Process(l.rsOut, s)
+	if err != nil { // unreachable: buffers are sized for the largest packet
+		return
+	}
+	l.acc = append(l.acc, l.rsOut[:n]...)
+	off := 0
+	for ; off+l.fl <= len(l.acc); off += l.fl {
+		l.push(l.acc[off : off+l.fl])
+	}
+	l.acc = l.acc[:copy(l.acc, l.acc[off:])]
+}
+
+// silence feeds n silent frames (at most one gap's worth), after any
+// partial frame, and restarts the resampler so speech resumes cleanly.
+func (l *Listener) silence(n int) {
+	n = min(n, l.gapN)
+	for range n {
+		if len(l.acc) > 0 { // complete the partial frame with zeros
+			k := len(l.acc)
+			l.acc = l.acc[:l.fl]
+			clear(l.acc[k:])
+			l.push(l.acc)
+			l.acc = l.acc[:0]
+		} else {
+			l.push(l.zero)
+		}
+		l.filled++
+	}
+	l.rs.Reset()
+}
+
+func (l *Listener) push(frame []int16) {
+	evs, err := l.ep.Push(frame)
+	if err != nil { // unreachable: frames are always FrameLen
+		return
+	}
+	for i := range evs {
+		l.emit(&evs[i])
+	}
+}
+
+func (l *Listener) emit(ev *vad.Event) {
+	l.metrics.event(ev)
+	l.handle(*ev)
+}

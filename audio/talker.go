@@ -1,0 +1,125 @@
+package audio
+
+import (
+	"fmt"
+
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+)
+
+// Talker turns a stream of PCM in any supported format (TTS or realtime
+// audio, typically 24 kHz mono) into Discord's 20 ms Opus frames: resample
+// and upmix to 48 kHz stereo, cut into frames, encode. Input may arrive in
+// chunks of any size; a partial frame waits for the next Write or Flush.
+//
+// Write and Flush do not allocate (AllocsPerRun test). A Talker is not safe
+// for concurrent use; one goroutine owns an outgoing stream.
+type Talker struct {
+	in      pcm.Format
+	rs      *resample.Resampler // nil when the input is 48 kHz stereo already
+	enc     *opus.Encoder
+	metrics *Metrics
+
+	conv   []int16 // resampler output for one input chunk
+	acc    []int16 // 48 kHz stereo waiting for a whole frame
+	pkt    []byte  // encoded frame
+	chunk  int     // input values per resampler pass
+	frames uint64  // frames emitted since New or Reset
+}
+
+// NewTalker returns a Talker for PCM in format in. m may be nil.
+func NewTalker(in pcm.Format, enc opus.EncoderConfig, m *Metrics) (*Talker, error) {
+	e, err := opus.NewEncoder(enc)
+	if err != nil {
+		return nil, fmt.Errorf("audio: new talker: %w", err)
+	}
+	t := &Talker{in: in, enc: e, metrics: m, pkt: make([]byte, opus.MaxPacketSize)}
+	t.chunk = in.FrameLen() // 20 ms of input per pass
+	if in != pcm.Discord() {
+		if t.rs, err = resample.New(in, pcm.Discord()); err != nil {
+			return nil, fmt.Errorf("audio: new talker: %w", err)
+		}
+		t.conv = make([]int16, t.rs.MaxOut(t.chunk))
+	}
+	t.acc = make([]int16, 0, len(t.conv)+t.chunk+opus.FrameLen)
+	return t, nil
+}
+
+// Encoder returns the Opus encoder, e.g. to change the bitrate.
+func (t *Talker) Encoder() *opus.Encoder { return t.enc }
+
+// Frames returns the number of frames emitted since NewTalker or Reset;
+// times 20 ms it is the audio duration handed out so far.
+func (t *Talker) Frames() uint64 { return t.frames }
+
+// Pending returns the 48 kHz stereo values waiting for a whole frame.
+func (t *Talker) Pending() int { return len(t.acc) }
+
+// Write converts s (interleaved In format; whole sample frames) and calls
+// emit with each complete Opus frame in order. The packet passed to emit is
+// reused after emit returns: copy it to keep it. An error from emit stops
+// Write and is returned.
+func (t *Talker) Write(s []int16, emit func(packet []byte) error) error {
+	if len(s)%t.in.Channels != 0 {
+		return fmt.Errorf("audio: talker write: %d values is not whole %d-channel frames", len(s), t.in.Channels)
+	}
+	for len(s) > 0 {
+		n := min(len(s), t.chunk)
+		if t.rs == nil {
+			t.acc = append(t.acc, s[:n]...)
+		} else {
+			w, err := t.rs.Process(t.conv, s[:n])
+			if err != nil {
+				return fmt.Errorf("audio: talker write: %w", err)
+			}
+			t.acc = append(t.acc, t.conv[:w]...)
+		}
+		s = s[n:]
+		if err := t.drain(emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush pads a pending partial frame with silence and emits it. Call it at
+// the end of an utterance.
+func (t *Talker) Flush(emit func(packet []byte) error) error {
+	if len(t.acc) == 0 {
+		return nil
+	}
+	k := len(t.acc)
+	t.acc = t.acc[:opus.FrameLen]
+	clear(t.acc[k:])
+	return t.drain(emit)
+}
+
+// Reset drops pending audio and restarts the resampler and encoder (a new
+// reply, or playback was interrupted).
+func (t *Talker) Reset() {
+	t.acc = t.acc[:0]
+	t.frames = 0
+	if t.rs != nil {
+		t.rs.Reset()
+	}
+	t.enc.Reset()
+}
+
+func (t *Talker) drain(emit func([]byte) error) error {
+	off := 0
+	defer func() { t.acc = t.acc[:copy(t.acc, t.acc[off:])] }()
+	for ; off+opus.FrameLen <= len(t.acc); off += opus.FrameLen {
+		n, err := t.enc.Encode(t.acc[off:off+opus.FrameLen], t.pkt)
+		t.metrics.encodedFrame(err)
+		if err != nil {
+			return fmt.Errorf("audio: talker: %w", err)
+		}
+		t.frames++
+		if err := emit(t.pkt[:n]); err != nil {
+			off += opus.FrameLen
+			return err
+		}
+	}
+	return nil
+}
