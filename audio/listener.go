@@ -59,11 +59,11 @@ type Listener struct {
 	gapN        int // silence frames fed for one gap at most
 	preN        int // pre-roll frames
 
-	haveTS  bool
-	nextTS  uint32 // expected timestamp of the next packet
-	pushed  bool   // a packet arrived since the last Tick
-	idle    int    // Ticks without packets
-	filled  int    // silence frames fed since the last packet
+	haveTS bool
+	nextTS uint32 // expected timestamp of the next packet
+	pushed bool   // a packet arrived since the last Tick
+	idle   int    // Ticks without packets
+	filled int    // silence frames fed since the last packet
 }
 
 // NewListener builds a Listener. handle receives every endpointer event;
