@@ -299,7 +299,7 @@ func TestThreads(t *testing.T) {
 
 func TestRateLimits(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	w := newWorld(t, WithClock(clock.now), WithRouteLimit(RouteMessageCreate, 2, 5*time.Second), WithGlobalLimit(5, time.Second))
+	w := newWorld(t, WithRateLimitClock(clock.now), WithRouteLimit(RouteMessageCreate, 2, 5*time.Second), WithGlobalLimit(5, time.Second))
 	auth := "Bot " + w.sim.Token()
 	post := func(ch ChannelID) (*http.Response, map[string]any) {
 		var body map[string]any

@@ -18,6 +18,7 @@ type Option func(*config)
 type config struct {
 	log         *slog.Logger
 	now         func() time.Time
+	limitNow    func() time.Time
 	heartbeat   time.Duration
 	botName     string
 	voice       VoiceBackend
@@ -31,9 +32,15 @@ type config struct {
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
-// WithClock sets the clock used for snowflakes, timestamps and rate-limit
-// windows (default time.Now).
+// WithClock sets the clock used for snowflakes and message timestamps
+// (default time.Now). Ids stay strictly increasing even when it stands
+// still. Rate-limit windows do not follow it (see WithRateLimitClock), so
+// a frozen test clock cannot wedge a client in endless 429s.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithRateLimitClock sets the clock rate-limit buckets refill by (default
+// time.Now), for deterministic rate-limit tests.
+func WithRateLimitClock(now func() time.Time) Option { return func(c *config) { c.limitNow = now } }
 
 // WithHeartbeatInterval sets the heartbeat_interval sent in Hello (default
 // 41.25 s, as Discord). Tests of missed heartbeats shorten it. It is sent in
@@ -119,6 +126,7 @@ func New(opts ...Option) *Server {
 	c := config{
 		log:         slog.New(slog.DiscardHandler),
 		now:         time.Now,
+		limitNow:    time.Now,
 		heartbeat:   41250 * time.Millisecond,
 		botName:     "simbot",
 		limits:      map[Route]Limit{},
@@ -148,7 +156,7 @@ func New(opts ...Option) *Server {
 		sessions:     map[string]*session{},
 		conns:        map[*gwConn]struct{}{},
 	}
-	s.limiter = newLimiter(c.now, c.limits, c.defaultLim, c.global)
+	s.limiter = newLimiter(c.limitNow, c.limits, c.defaultLim, c.global)
 	s.bot = s.createUser(c.botName, true, true)
 	return s
 }

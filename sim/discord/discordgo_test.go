@@ -1,0 +1,420 @@
+package discordsim
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// rewrite sends discordgo's https://discord.com/api/v9/... requests to the
+// simulator, keeping the path (the reference's recommended option A).
+type rewrite struct{ base *url.URL }
+
+func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = r.base.Scheme, r.base.Host
+	req.Host = r.base.Host
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// events collects discordgo events for waiting on.
+type events struct {
+	mu      sync.Mutex // guards following
+	list    []any
+	changed chan struct{}
+}
+
+func (e *events) add(v any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, v)
+	if e.changed != nil {
+		close(e.changed)
+	}
+	e.changed = make(chan struct{})
+}
+
+// wait returns the first collected event (from index from on) for which
+// match is true.
+func (e *events) wait(t *testing.T, ctx context.Context, match func(any) bool) any {
+	t.Helper()
+	for {
+		e.mu.Lock()
+		for _, v := range e.list {
+			if match(v) {
+				e.mu.Unlock()
+				return v
+			}
+		}
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		ch := e.changed
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("discordgo event not seen: %v", ctx.Err())
+		}
+	}
+}
+
+// openDiscordgo opens a real discordgo v0.29.0 session on the simulator as
+// the bot, with MESSAGE_CONTENT, and collects its events.
+func openDiscordgo(t *testing.T, s *Server) (*discordgo.Session, *events) {
+	t.Helper()
+	dg, err := discordgo.New("Bot " + s.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(s.APIBaseURL())
+	dg.Client = &http.Client{Transport: rewrite{base}, Timeout: 10 * time.Second}
+	dg.Identify.Intents = discordgo.IntentsAllWithoutPrivileged | discordgo.IntentMessageContent | discordgo.IntentGuildMembers
+	dg.LogLevel = -1
+	ev := &events{}
+	dg.AddHandler(func(_ *discordgo.Session, e any) { ev.add(e) })
+	if err := dg.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dg.Close() })
+	return dg, ev
+}
+
+func isMessage(content string) func(any) bool {
+	return func(v any) bool {
+		m, ok := v.(*discordgo.MessageCreate)
+		return ok && m.Content == content
+	}
+}
+
+func TestDiscordgoTextFlow(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	dg, ev := openDiscordgo(t, w.sim)
+	ev.wait(t, ctx, func(v any) bool { _, ok := v.(*discordgo.GuildCreate); return ok })
+	if dg.State.User == nil || dg.State.User.ID != string(w.sim.BotID()) {
+		t.Fatalf("state user %+v", dg.State.User)
+	}
+	g, err := dg.State.Guild(string(w.guild))
+	if err != nil || len(g.Channels) != 2 || len(g.Members) != 2 {
+		t.Fatalf("state guild %+v, %v", g, err)
+	}
+
+	orig, err := w.sim.Post(ctx, w.alice, w.text, "hello "+MentionUser(w.sim.BotID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := ev.wait(t, ctx, isMessage(orig.Content)).(*discordgo.MessageCreate)
+	if mc.Author.ID != string(w.alice) || mc.GuildID != string(w.guild) || len(mc.Mentions) != 1 || mc.Member == nil {
+		t.Fatalf("MESSAGE_CREATE %+v", mc.Message)
+	}
+
+	reply, err := dg.ChannelMessageSendComplex(string(w.text), &discordgo.MessageSend{
+		Content:         "hi " + MentionUser(w.alice),
+		Reference:       mc.Reference(),
+		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.ReferencedMessage == nil || reply.ReferencedMessage.ID != string(orig.ID) || reply.Type != discordgo.MessageTypeReply {
+		t.Fatalf("reply %+v", reply)
+	}
+	sent, err := w.sim.WaitMessage(ctx, From(w.sim.BotID()))
+	if err != nil || sent.ReplyTo() != orig.ID || !sent.AllowedMentions.RepliedUser || len(sent.AllowedMentions.Parse) != 0 || !sent.MentionsUser(w.alice) {
+		t.Fatalf("sent %+v %v", sent, err)
+	}
+	// The echo reaches the sender too.
+	ev.wait(t, ctx, isMessage(reply.Content))
+
+	if err := dg.ChannelTyping(string(w.text)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.sim.WaitTyping(ctx, w.text, w.sim.BotID()); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := dg.ChannelMessages(string(w.text), 10, "", "", "")
+	if err != nil || len(msgs) != 2 || msgs[0].ID != reply.ID {
+		t.Fatalf("ChannelMessages %v %v", msgs, err)
+	}
+	older, err := dg.ChannelMessages(string(w.text), 10, reply.ID, "", "")
+	if err != nil || len(older) != 1 || older[0].ID != string(orig.ID) {
+		t.Fatalf("before: %v %v", older, err)
+	}
+	edited, err := dg.ChannelMessageEdit(string(w.text), reply.ID, "edited")
+	if err != nil || edited.Content != "edited" || edited.EditedTimestamp == nil {
+		t.Fatalf("edit %+v %v", edited, err)
+	}
+	if _, err := w.sim.Edit(ctx, orig.ID, "changed"); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, func(v any) bool { u, ok := v.(*discordgo.MessageUpdate); return ok && u.Content == "changed" })
+	if err := w.sim.Delete(ctx, orig.ID); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, func(v any) bool { d, ok := v.(*discordgo.MessageDelete); return ok && d.ID == string(orig.ID) })
+	_, err = dg.ChannelMessage(string(w.text), string(orig.ID))
+	var re *discordgo.RESTError
+	if !asRESTError(err, &re) || re.Response.StatusCode != 404 || re.Message == nil || re.Message.Code != discordgo.ErrCodeUnknownMessage {
+		t.Fatalf("fetch deleted: %v", err)
+	}
+	ch, err := dg.Channel(string(w.text))
+	if err != nil || ch.GuildID != string(w.guild) {
+		t.Fatalf("Channel %+v %v", ch, err)
+	}
+	mem, err := dg.GuildMember(string(w.guild), string(w.alice))
+	if err != nil || mem.User.Username != "alice" {
+		t.Fatalf("GuildMember %+v %v", mem, err)
+	}
+	th, err := dg.MessageThreadStartComplex(string(w.text), reply.ID, &discordgo.ThreadStart{Name: "t", AutoArchiveDuration: 60})
+	if err != nil || !th.IsThread() || th.ParentID != string(w.text) {
+		t.Fatalf("thread %+v %v", th, err)
+	}
+	if _, err := dg.ChannelMessageSend(th.ID, "in thread"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func asRESTError(err error, re **discordgo.RESTError) bool {
+	e, ok := err.(*discordgo.RESTError)
+	if ok {
+		*re = e
+	}
+	return ok
+}
+
+func TestDiscordgoRetriesRateLimitsAnd502(t *testing.T) {
+	w := newWorld(t)
+	dg, _ := openDiscordgo(t, w.sim)
+	tests := []struct {
+		name   string
+		inject func()
+		want   []int // statuses the simulator answered, in order
+	}{
+		{"route 429", func() { w.sim.RateLimitNext(RouteMessageCreate, 2, 20*time.Millisecond, false) }, []int{429, 429, 200}},
+		{"global 429", func() { w.sim.RateLimitNext(RouteAny, 1, 20*time.Millisecond, true) }, []int{429, 200}},
+		{"502", func() { w.sim.FailNext(RouteMessageCreate, 2, 502) }, []int{502, 502, 200}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(w.sim.RESTLog())
+			tc.inject()
+			if _, err := dg.ChannelMessageSend(string(w.text), tc.name); err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, r := range w.sim.RESTLog()[before:] {
+				got = append(got, r.Status)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("statuses %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("statuses %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	t.Run("500 is an error", func(t *testing.T) {
+		w.sim.FailNext(RouteMessageCreate, 1, 500)
+		if _, err := dg.ChannelMessageSend(string(w.text), "x"); err == nil || !strings.Contains(err.Error(), "500") {
+			t.Fatalf("err %v, want a 500 RESTError", err)
+		}
+	})
+}
+
+// TestDiscordgoFaults drives discordgo through each gateway fault and
+// checks it recovers the way the reference says it does.
+func TestDiscordgoFaults(t *testing.T) {
+	w := newWorld(t, WithHeartbeatInterval(100*time.Millisecond))
+	ctx := testCtx(t)
+	dg, ev := openDiscordgo(t, w.sim)
+	post := func(content string) {
+		t.Helper()
+		if _, err := w.sim.Post(ctx, w.alice, w.text, content); err != nil {
+			t.Fatal(err)
+		}
+		ev.wait(t, ctx, isMessage(content))
+	}
+	post("before")
+
+	t.Run("DropGateway resumes with replay", func(t *testing.T) {
+		n := w.sim.CountGateway(GatewayResumed)
+		if err := w.sim.DropGateway(); err != nil {
+			t.Fatal(err)
+		}
+		// Posted while the socket is down or reconnecting: must be replayed.
+		if _, err := w.sim.Post(ctx, w.alice, w.text, "while down"); err != nil {
+			t.Fatal(err)
+		}
+		e, err := w.sim.WaitGateway(ctx, GatewayResumed, n+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.wait(t, ctx, isMessage("while down"))
+		t.Logf("resumed after seq %d, replayed %d", e.Seq, e.Replayed)
+		post("after drop")
+	})
+	t.Run("ForceReconnect", func(t *testing.T) {
+		n := w.sim.CountGateway(GatewayResumed)
+		if err := w.sim.ForceReconnect(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.sim.WaitGateway(ctx, GatewayResumed, n+1); err != nil {
+			t.Fatal(err)
+		}
+		post("after reconnect")
+	})
+	t.Run("ForceInvalidSession re-identifies on the same socket", func(t *testing.T) {
+		for _, resumable := range []bool{false, true} {
+			n := w.sim.CountGateway(GatewayIdentified)
+			conns := w.sim.CountGateway(GatewayConnected)
+			if err := w.sim.ForceInvalidSession(resumable); err != nil {
+				t.Fatal(err)
+			}
+			e, err := w.sim.WaitGateway(ctx, GatewayIdentified, n+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.sim.CountGateway(GatewayConnected) != conns {
+				t.Errorf("discordgo opened a new socket; it re-identifies on the same one")
+			}
+			if e.Compression != "payload" || e.Intents&IntentMessageContent == 0 {
+				t.Errorf("identify %+v", e)
+			}
+			post("after invalid session " + map[bool]string{true: "resumable", false: "final"}[resumable])
+		}
+	})
+	t.Run("missed ACKs", func(t *testing.T) {
+		n := w.sim.CountGateway(GatewayResumed)
+		if err := w.sim.WithholdACKs(1000); err != nil {
+			t.Fatal(err)
+		}
+		// discordgo gives up after 5 intervals without an ACK and resumes.
+		if _, err := w.sim.WaitGateway(ctx, GatewayResumed, n+1); err != nil {
+			t.Fatal(err)
+		}
+		post("after missed acks")
+	})
+	if dg.State.User.ID != string(w.sim.BotID()) {
+		t.Fatal("state lost")
+	}
+}
+
+func TestDiscordgoVoiceSignalling(t *testing.T) {
+	backend := &fakeVoice{endpoint: "localhost:9999"}
+	w := newWorld(t, WithVoiceBackend(backend))
+	ctx := testCtx(t)
+	dg, ev := openDiscordgo(t, w.sim)
+	if _, err := w.sim.JoinVoice(w.alice, w.voice); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, func(v any) bool { e, ok := v.(*discordgo.VoiceStateUpdate); return ok && e.UserID == string(w.alice) })
+	if err := dg.ChannelVoiceJoinManual(string(w.guild), string(w.voice), false, true); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, func(v any) bool {
+		e, ok := v.(*discordgo.VoiceServerUpdate)
+		return ok && e.Token != "" && e.Endpoint == "localhost:9999" && e.GuildID == string(w.guild)
+	})
+	var order []string
+	ev.mu.Lock()
+	for _, v := range ev.list {
+		switch e := v.(type) {
+		case *discordgo.VoiceStateUpdate:
+			if e.UserID == dg.State.User.ID && e.SessionID != "" {
+				order = append(order, "state")
+			}
+		case *discordgo.VoiceServerUpdate:
+			order = append(order, "server")
+		}
+	}
+	ev.mu.Unlock()
+	if strings.Join(order, ",") != "state,server" {
+		t.Fatalf("order %v", order)
+	}
+	vs, err := dg.State.VoiceState(string(w.guild), string(w.alice))
+	if err != nil || vs.ChannelID != string(w.voice) {
+		t.Fatalf("state cache voice state %+v %v", vs, err)
+	}
+}
+
+func TestDiscordgoSlashCommand(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	dg, ev := openDiscordgo(t, w.sim)
+	app := string(w.sim.ApplicationID())
+	cmds, err := dg.ApplicationCommandBulkOverwrite(app, string(w.guild), []*discordgo.ApplicationCommand{
+		{Name: "ping", Description: "Ping!"}, {Name: "persona", Description: "Switch persona"},
+	})
+	if err != nil || len(cmds) != 2 || cmds[0].ID == "" || cmds[0].Version == "" || cmds[0].ApplicationID != app {
+		t.Fatalf("bulk overwrite %+v %v", cmds, err)
+	}
+	again, err := dg.ApplicationCommandBulkOverwrite(app, string(w.guild), []*discordgo.ApplicationCommand{{Name: "ping", Description: "Ping!"}})
+	if err != nil || len(again) != 1 || again[0].ID != cmds[0].ID {
+		t.Fatalf("overwrite keeps ids: %+v %v", again, err)
+	}
+	if _, err := dg.ApplicationCommandCreate(app, "", &discordgo.ApplicationCommand{Name: "help", Description: "Help"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := dg.ApplicationCommands(app, string(w.guild))
+	if err != nil || len(list) != 1 || len(w.sim.Commands("")) != 1 {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	it, err := w.sim.InvokeCommand(w.alice, w.text, "ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := ev.wait(t, ctx, func(v any) bool { _, ok := v.(*discordgo.InteractionCreate); return ok }).(*discordgo.InteractionCreate)
+	if ic.ApplicationCommandData().Name != "ping" || ic.Member.User.ID != string(w.alice) {
+		t.Fatalf("interaction %+v", ic.Interaction)
+	}
+	if err := dg.InteractionRespond(ic.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: "pong"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := w.sim.WaitInteractionResponse(ctx, it.ID)
+	if err != nil || resp.Type != CallbackChannelMessage || resp.Message == "" {
+		t.Fatalf("response %+v %v", resp, err)
+	}
+	m, ok := w.sim.Message(resp.Message)
+	if !ok || m.Content != "pong" || m.Origin != OriginInteraction || m.Type != MessageChatInputCommand {
+		t.Fatalf("response message %+v", m)
+	}
+	if err := dg.InteractionRespond(ic.Interaction, &discordgo.InteractionResponse{Type: 4, Data: &discordgo.InteractionResponseData{Content: "x"}}); err == nil {
+		t.Fatal("a second response must fail")
+	}
+	fu, err := dg.FollowupMessageCreate(ic.Interaction, true, &discordgo.WebhookParams{Content: "follow-up"})
+	if err != nil || fu.Content != "follow-up" {
+		t.Fatalf("follow-up %+v %v", fu, err)
+	}
+	orig, err := dg.InteractionResponseEdit(ic.Interaction, &discordgo.WebhookEdit{Content: ptr("pong!")})
+	if err != nil || orig.ID != string(resp.Message) || orig.Content != "pong!" {
+		t.Fatalf("edit original %+v %v", orig, err)
+	}
+
+	// Deferred: the original appears when @original is edited.
+	it2, _ := w.sim.InvokeCommand(w.alice, w.text, "ping")
+	ic2 := ev.wait(t, ctx, func(v any) bool { e, ok := v.(*discordgo.InteractionCreate); return ok && e.ID == string(it2.ID) }).(*discordgo.InteractionCreate)
+	if err := dg.InteractionRespond(ic2.Interaction, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dg.InteractionResponseEdit(ic2.Interaction, &discordgo.WebhookEdit{Content: ptr("later")}); err != nil {
+		t.Fatal(err)
+	}
+	r2, _ := w.sim.WaitInteractionResponse(ctx, it2.ID)
+	if m, ok := w.sim.Message(r2.Message); !ok || m.Content != "later" {
+		t.Fatalf("deferred original %+v", m)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
