@@ -1,0 +1,168 @@
+package dave
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/banterbot/banter/discord/dave/mls"
+)
+
+const testChannel = 1234567890123456789
+
+// prefer makes the gateway broadcast m's commit when m sent one.
+func prefer(m member) func([]member) int {
+	return func(ss []member) int {
+		for i, s := range ss {
+			if s.UID() == m.UID() {
+				return i
+			}
+		}
+		return 0
+	}
+}
+
+// runScenarios is the interop-test design of dave-notes §5.3: a (always a
+// banter Session) and members made by other go through group creation
+// with either side committing, add, remove with path commits from both
+// sides, revoke, an invalid welcome (op 31), and a sole-member reset,
+// checking equal epoch authenticators and frames both ways after every
+// transition.
+func runScenarios(t *testing.T, other func(uid uint64) member) {
+	g := newGateway(t, testChannel)
+	a := newGoMember(1001, testChannel)
+	b := other(1002)
+	g.connect(a)
+	g.connect(b)
+
+	// 1. Group creation, the other side's commit wins.
+	g.commitWinner = prefer(b)
+	g.create()
+	g.checkAuth("create")
+	g.checkFrames("create")
+
+	// 2. A third member; the Go side commits the add (no path).
+	c := other(1003)
+	g.connect(c)
+	g.commitWinner = prefer(a)
+	if inv := g.add(c); len(inv) > 0 {
+		t.Fatalf("%s rejected the add", inv[0].Name())
+	}
+	g.checkAuth("add c")
+	g.checkFrames("add c")
+
+	// 3. Remove c; the other side commits with a path, Go processes it.
+	g.commitWinner = prefer(b)
+	g.remove(c)
+	g.checkAuth("remove c")
+	g.checkFrames("remove c")
+
+	// 4. Revoke: proposals answered with commits, then revoked; nothing changes.
+	d := other(1004)
+	g.connect(d)
+	epoch := g.epoch
+	payload, refs := g.propose(g.addProposal(d.UID()))
+	if s, _ := g.broadcastProposals(g.recipients(d.UID()), payload); len(s) == 0 {
+		t.Fatal("no commit for the add proposal")
+	}
+	rv := ProposalsEvent{Op: ProposalsRevoke, Refs: refs}
+	if s, _ := g.broadcastProposals(g.recipients(d.UID()), rv.AppendTo(nil)); len(s) != 0 {
+		t.Fatalf("%s committed after the revoke", s[0].Name())
+	}
+	if g.epoch != epoch {
+		t.Fatal("epoch changed by a revoke")
+	}
+	// Then the add, committed by the other side (Go processes an add-only commit).
+	g.commitWinner = prefer(b)
+	if inv := g.add(d); len(inv) > 0 {
+		t.Fatalf("%s rejected the add", inv[0].Name())
+	}
+	g.checkAuth("add d")
+	g.checkFrames("add d")
+
+	// 5. Remove d; Go commits with a path, the other side processes it.
+	g.commitWinner = prefer(a)
+	g.remove(d)
+	g.checkAuth("remove d")
+	g.checkFrames("remove d")
+
+	// 6. Invalid welcome: the joiner answers op 31 and a new key package.
+	e := other(1005)
+	g.connect(e)
+	oldKP := g.kps[e.UID()]
+	payload, _ = g.propose(g.addProposal(e.UID()))
+	s, cs := g.broadcastProposals(g.recipients(e.UID()), payload)
+	w, cw := g.pick(s, cs)
+	cw.Welcome = bytes.Clone(cw.Welcome)
+	cw.Welcome[len(cw.Welcome)-5] ^= 0xFF // corrupt the encrypted GroupInfo
+	inv := g.announce(w, cw, []member{e})
+	if len(inv) != 1 || inv[0].UID() != e.UID() {
+		t.Fatalf("invalid welcome: op 31 from %v", inv)
+	}
+	if bytes.Equal(g.kps[e.UID()], oldKP) {
+		t.Fatal("no new key package after op 31")
+	}
+	delete(g.inGroup, e.UID())
+	g.refreshLeaves()
+	g.checkAuth("invalid welcome")
+	// The gateway removes the stale leaf and re-adds e with its new key package.
+	payload, _ = g.propose(
+		&mls.Proposal{Type: mls.ProposalRemove, Removed: g.leaf[e.UID()]},
+		g.addProposal(e.UID()),
+	)
+	s, cs = g.broadcastProposals(g.recipients(e.UID()), payload)
+	g.commitWinner = prefer(b)
+	w, cw = g.pick(s, cs)
+	if inv := g.announce(w, cw, []member{e}); len(inv) > 0 {
+		t.Fatalf("%s rejected the re-add", inv[0].Name())
+	}
+	g.refreshLeaves()
+	g.checkAuth("re-add e")
+	g.checkFrames("re-add e")
+
+	// 7. Sole-member reset: everyone but a leaves.
+	g.commitWinner = prefer(a)
+	g.remove(b)
+	g.remove(e)
+	g.checkAuth("remove b, e")
+	g.deliver(a, OpPrepareEpoch, jsonBytes(PrepareEpochEvent{Epoch: 1, ProtocolVersion: 1}), false)
+	if !hasOp(g.lastOut[a.UID()], OpMLSKeyPackage) {
+		t.Fatal("no key package after op 24 epoch 1")
+	}
+	g.deliver(a, OpPrepareTransition, jsonBytes(PrepareTransitionEvent{TransitionID: 0, ProtocolVersion: 1}), false)
+	if f := a.Encrypt(t, []byte("alone")); bytes.Contains(f, []byte("alone")) {
+		t.Fatal("sole member sends plaintext")
+	}
+	g.epoch, g.inGroup = 0, map[uint64]bool{}
+
+	// 8. A new call forms; the Go side's creation commit wins.
+	f := other(1006)
+	g.connect(f)
+	g.commitWinner = prefer(a)
+	g.create()
+	g.checkAuth("recreate")
+	g.checkFrames("recreate")
+}
+
+
+func hasOp(out []Outbound, op Opcode) bool {
+	for _, o := range out {
+		if o.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// TestScenariosGo runs the scenarios with banter Sessions only.
+func TestScenariosGo(t *testing.T) {
+	runScenarios(t, func(uid uint64) member { return newGoMember(uid, testChannel) })
+}
+
+// TestInteropDavey runs the scenarios with @snazzah/davey 0.1.12 (node) as
+// every other call member.
+func TestInteropDavey(t *testing.T) {
+	daveyPeerPath(t)
+	runScenarios(t, func(uid uint64) member { return newDaveyMember(t, uid, testChannel) })
+}
+
+
