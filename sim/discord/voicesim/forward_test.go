@@ -107,13 +107,13 @@ func TestForwardingRules(t *testing.T) {
 	other := joinRaw(t, s, testSession("1100000000000000013", "1100000000000000099"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect) // the deafened member; the other channel is not announced
 
-	// Before op 5 the server drops the sender's RTP.
+	// RTP before op 5 is counted; it goes to nobody who has not been told the SSRC.
 	a.sendOpus(t, []byte{0xfc, 1})
 	waitFor(t, func() bool { return s.Stats().Unannounced == 1 })
 	a.speak(1)
 	a.sendOpus(t, []byte{0xfc, 2})
-	waitFor(t, func() bool { return s.Stats().RTP == 1 })
-	if st := s.Stats(); st.Forwarded != 0 {
+	waitFor(t, func() bool { return s.Stats().RTP == 2 })
+	if st := s.Stats(); st.Forwarded != 0 || st.Unannounced != 1 {
 		t.Fatalf("forwarded to a deafened member or another channel: %+v", st)
 	}
 	if _, ok := d.recvRTP(t, 30*time.Millisecond); ok {

@@ -101,7 +101,7 @@ type Stats struct {
 	DecryptFailures uint64 // RTP that failed authentication or had no session key
 	Malformed       uint64 // neither of the above: bad version, type, length, padding
 	UnknownSSRC     uint64 // well-formed RTP from an SSRC no session owns
-	Unannounced     uint64 // RTP from a user who never sent op 5 Speaking (dropped)
+	Unannounced     uint64 // subset of RTP: sent before the user's first op 5 Speaking (a client's first packets race its op 5); clients that have not been told the SSRC get none of it
 	Forwarded       uint64 // packets sent to receivers by the forwarding unit
 	FaultDropped    uint64 // packets dropped by injected loss
 }

@@ -122,11 +122,6 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 		us.Malformed++
 		s.mu.Unlock()
 		return
-	case !sender.spoke && sender.member == nil:
-		s.stats.Unannounced++
-		us.Unannounced++
-		s.mu.Unlock()
-		return
 	case s.parts[sender.key] != sender:
 		s.stats.UnknownSSRC++ // the session ended while we decrypted
 		s.mu.Unlock()
@@ -134,6 +129,10 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 	}
 	s.stats.RTP++
 	us.RTP++
+	if !sender.spoke && sender.member == nil {
+		s.stats.Unannounced++
+		us.Unannounced++
+	}
 	sc.targets = sc.targets[:0]
 	for _, q := range s.parts {
 		if q == sender || q.key.guild != sender.key.guild || q.sess.ChannelID != sender.sess.ChannelID ||

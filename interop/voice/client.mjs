@@ -1,0 +1,143 @@
+// Fidelity peer for banter's voice simulator (sim/discord/voicesim).
+//
+// Runs an unmodified @discordjs/voice 0.19.2 VoiceConnection against the
+// simulator. The main gateway is replaced by a minimal adapter (the
+// documented DiscordGatewayAdapterCreator interface): when the library
+// sends op 4 it answers with VOICE_STATE_UPDATE then VOICE_SERVER_UPDATE
+// built from the environment, exactly as discord.js's guild adapter would.
+//
+// Environment: VOICE_ENDPOINT, VOICE_TOKEN, VOICE_SESSION_ID, GUILD_ID,
+// CHANNEL_ID, BOT_USER_ID, PEER_USER_ID, and NODE_EXTRA_CA_CERTS (the
+// simulator's CA; the library hard-codes wss://).
+//
+// Protocol with the Go test: one JSON object per line on stdout
+//   {"event":"ready"}                 connection is Ready
+//   {"event":"opus","user":U,"hex":H} an Opus packet received from PEER_USER_ID
+//   {"event":"played"}                the tone finished playing
+//   {"event":"state","status":S}      every connection state change
+//   {"event":"error","message":M}
+// Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "quit".
+import {
+  joinVoiceChannel,
+  entersState,
+  VoiceConnectionStatus,
+  createAudioPlayer,
+  createAudioResource,
+  StreamType,
+  AudioPlayerStatus,
+  EndBehaviorType,
+} from '@discordjs/voice';
+import { Readable } from 'node:stream';
+import { createInterface } from 'node:readline';
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) {
+    emit({ event: 'error', message: `missing ${k}` });
+    process.exit(2);
+  }
+  return v;
+};
+
+function emit(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+}
+
+const endpoint = env('VOICE_ENDPOINT');
+const token = env('VOICE_TOKEN');
+const sessionId = env('VOICE_SESSION_ID');
+const guildId = env('GUILD_ID');
+const channelId = env('CHANNEL_ID');
+const botUserId = env('BOT_USER_ID');
+const peerUserId = env('PEER_USER_ID');
+
+// The adapter: what discord.js's Guild#voiceAdapterCreator does, minus the
+// main gateway. VOICE_STATE_UPDATE must come before VOICE_SERVER_UPDATE.
+const adapterCreator = (methods) => ({
+  sendPayload(payload) {
+    if (payload.op === 4 && payload.d.channel_id) {
+      setImmediate(() => {
+        methods.onVoiceStateUpdate({
+          guild_id: guildId,
+          channel_id: payload.d.channel_id,
+          user_id: botUserId,
+          session_id: sessionId,
+          deaf: false,
+          mute: false,
+          self_deaf: payload.d.self_deaf,
+          self_mute: payload.d.self_mute,
+          self_video: false,
+          suppress: false,
+          request_to_speak_timestamp: null,
+        });
+        methods.onVoiceServerUpdate({ token, guild_id: guildId, endpoint });
+      });
+    }
+    return true;
+  },
+  destroy() {},
+});
+
+const connection = joinVoiceChannel({
+  channelId,
+  guildId,
+  adapterCreator,
+  selfDeaf: false,
+  selfMute: false,
+  debug: true,
+});
+connection.on('debug', (m) => process.stderr.write(`[djs] ${m}\n`));
+connection.on('error', (e) => emit({ event: 'error', message: String(e) }));
+connection.on('stateChange', (_, next) => emit({ event: 'state', status: next.status }));
+
+try {
+  await entersState(connection, VoiceConnectionStatus.Ready, 15_000);
+} catch (e) {
+  emit({ event: 'error', message: `not ready: ${e}` });
+  process.exit(1);
+}
+emit({ event: 'ready' });
+
+const stream = connection.receiver.subscribe(peerUserId, {
+  end: { behavior: EndBehaviorType.Manual },
+});
+stream.on('data', (pkt) => emit({ event: 'opus', user: peerUserId, hex: Buffer.from(pkt).toString('hex') }));
+
+const player = createAudioPlayer();
+connection.subscribe(player);
+player.on('error', (e) => emit({ event: 'error', message: String(e) }));
+
+function tone(seconds, freq) {
+  const n = 48000 * seconds;
+  const buf = Buffer.alloc(n * 4);
+  for (let i = 0; i < n; i++) {
+    const v = Math.round(12000 * Math.sin((2 * Math.PI * freq * i) / 48000));
+    buf.writeInt16LE(v, 4 * i);
+    buf.writeInt16LE(v, 4 * i + 2);
+  }
+  return buf;
+}
+
+function play() {
+  const resource = createAudioResource(Readable.from([tone(1, 440)]), { inputType: StreamType.Raw });
+  player.play(resource);
+  player.once(AudioPlayerStatus.Playing, () => {
+    player.once(AudioPlayerStatus.Idle, () => emit({ event: 'played' }));
+  });
+}
+
+const rl = createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  switch (line.trim()) {
+    case 'play':
+      play();
+      break;
+    case 'quit':
+      player.stop(true);
+      connection.destroy();
+      emit({ event: 'bye' });
+      setTimeout(() => process.exit(0), 100);
+      break;
+  }
+});
+rl.on('close', () => process.exit(0));

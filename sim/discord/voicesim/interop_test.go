@@ -1,0 +1,229 @@
+package voicesim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// interopDir is the repository's interop/ directory (npm project pinning
+// discord.js, @discordjs/voice, @snazzah/davey, opusscript).
+func interopDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "interop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ensureNodeModules runs `npm ci` once if interop/node_modules is missing.
+func ensureNodeModules(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@discordjs", "voice", "package.json")); err == nil {
+		return
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("interop/node_modules is missing and npm is not installed: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+}
+
+type nodeEvent struct {
+	Event   string `json:"event"`
+	Status  string `json:"status"`
+	User    string `json:"user"`
+	Hex     string `json:"hex"`
+	Message string `json:"message"`
+}
+
+// TestDiscordJSVoiceInterop runs an unmodified @discordjs/voice 0.19.2
+// VoiceConnection (interop/voice/client.mjs) against the simulator: it
+// connects over wss with the simulator's CA, receives Opus a simulated
+// member plays (byte-exact), and plays a tone the member hears and decodes.
+func TestDiscordJSVoiceInterop(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the @discordjs/voice fidelity test needs Node 20+")
+	}
+	dir := interopDir(t)
+	ensureNodeModules(t, dir)
+	checkGoroutines(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := Serve(t)
+	const (
+		bot     = "1100000000000000010"
+		peer    = "1100000000000000011"
+		channel = "1100000000000000003"
+	)
+	sess := Session{GuildID: guild, ChannelID: channel, UserID: bot, SessionID: "9f2c0c8e1d", Token: "vtok-8f1e2d"}
+	if err := s.Authorize(sess); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: channel, UserID: peer})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "voice", "client.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"NODE_EXTRA_CA_CERTS="+s.CAFile(),
+		"VOICE_ENDPOINT="+s.Endpoint(),
+		"VOICE_TOKEN="+sess.Token,
+		"VOICE_SESSION_ID="+sess.SessionID,
+		"GUILD_ID="+guild,
+		"CHANNEL_ID="+channel,
+		"BOT_USER_ID="+bot,
+		"PEER_USER_ID="+peer,
+	)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &lockedWriter{w: &stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan nodeEvent, 1024)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(events)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var e nodeEvent
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				events <- e
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	exited := false
+	defer func() {
+		if !exited {
+			stdin.Close()
+			cmd.Process.Kill()
+			<-readDone
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("node stderr:\n%s", tail(stderr.String(), 60))
+		}
+	}()
+
+	wait := func(what string, pred func(nodeEvent) bool) {
+		t.Helper()
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					t.Fatalf("node exited while waiting for %s", what)
+				}
+				if e.Event == "error" {
+					t.Fatalf("node: %s", e.Message)
+				}
+				if pred(e) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("waiting for %s: %v", what, ctx.Err())
+			}
+		}
+	}
+	wait("ready", func(e nodeEvent) bool { return e.Event == "ready" })
+
+	// Member → djs: real Opus, byte-exact at the receiver.
+	frames, err := EncodePCM(sine(880, 25))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.PlayOpus(ctx, frames); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]byte
+	wait("opus from the member", func(e nodeEvent) bool {
+		if e.Event == "opus" && e.User == peer {
+			b, _ := hex.DecodeString(e.Hex)
+			got = append(got, b)
+		}
+		return len(got) >= len(frames)
+	})
+	for i := range frames {
+		if !bytes.Equal(got[i], frames[i]) {
+			t.Fatalf("djs frame %d = %x, want %x", i, got[i], frames[i])
+		}
+	}
+
+	// djs → member: a 1 s 440 Hz tone encoded by djs (prism-media + opusscript).
+	io.WriteString(stdin, "play\n")
+	if err := m.WaitHeard(ctx, bot, 45); err != nil {
+		t.Fatal(err)
+	}
+	pcm := m.HeardPCM(bot)
+	if f := dominantFreq(pcm[len(pcm)/4:]); f < 400 || f > 480 {
+		t.Fatalf("member heard %.0f Hz from djs, want 440", f)
+	}
+	wait("played", func(e nodeEvent) bool { return e.Event == "played" })
+
+	st := s.UserStats(bot)
+	if st.RTP < 45 || st.DecryptFailures != 0 || st.Malformed != 0 {
+		t.Fatalf("server stats for djs: %+v", st)
+	}
+	if ms := m.Stats(); ms.DecryptFailures != 0 || ms.Malformed != 0 || ms.DecodeErrors != 0 {
+		t.Fatalf("member stats: %+v", ms)
+	}
+
+	io.WriteString(stdin, "quit\n")
+	wait("bye", func(e nodeEvent) bool { return e.Event == "bye" })
+	stdin.Close()
+	<-readDone
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node exit: %v", err)
+	}
+	exited = true
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(s, "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n")
+}
