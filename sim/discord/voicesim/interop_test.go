@@ -69,7 +69,8 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s := Serve(t)
+	// A short heartbeat interval so djs heartbeats (with seq_ack) during the test.
+	s := Serve(t, WithHeartbeat(300*time.Millisecond, 5*time.Second))
 	const (
 		bot     = "1100000000000000010"
 		peer    = "1100000000000000011"
@@ -199,6 +200,35 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 		t.Fatalf("member stats: %+v", ms)
 	}
 
+	// Transport drop: djs must resume (op 7 with seq_ack) on a new socket,
+	// keep its UDP session and SSRC, and get what it missed replayed.
+	ssrc, _ := s.SSRC(guild, bot)
+	if err := s.DropVoice(bot); err != nil {
+		t.Fatal(err)
+	}
+	wait("connecting after drop", func(e nodeEvent) bool { return e.Event == "state" && e.Status == "connecting" })
+	wait("ready after resume", func(e nodeEvent) bool { return e.Event == "state" && e.Status == "ready" })
+	if again, _ := s.SSRC(guild, bot); again != ssrc {
+		t.Fatalf("SSRC changed across resume: %d → %d (fresh identify instead of resume?)", ssrc, again)
+	}
+	if log := stderrOf(&stderr, cmd); !strings.Contains(log, `>> {"op":7,`) || !strings.Contains(log, `<< {"op":9,`) {
+		t.Fatalf("djs did not resume with op 7 / op 9")
+	}
+	got = got[:0]
+	if err := m.PlayOpus(ctx, frames[:10]); err != nil {
+		t.Fatal(err)
+	}
+	wait("opus after resume", func(e nodeEvent) bool {
+		if e.Event == "opus" && e.User == peer {
+			b, _ := hex.DecodeString(e.Hex)
+			got = append(got, b)
+		}
+		return len(got) >= 10
+	})
+	if !bytes.Equal(got[9], frames[9]) {
+		t.Fatalf("after resume frame 9 = %x, want %x", got[9], frames[9])
+	}
+
 	io.WriteString(stdin, "quit\n")
 	wait("bye", func(e nodeEvent) bool { return e.Event == "bye" })
 	stdin.Close()
@@ -207,6 +237,13 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 		t.Fatalf("node exit: %v", err)
 	}
 	exited = true
+}
+
+func stderrOf(b *bytes.Buffer, cmd *exec.Cmd) string {
+	lw := cmd.Stderr.(*lockedWriter)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return b.String()
 }
 
 type lockedWriter struct {
