@@ -143,7 +143,7 @@ func (m *NameMatcher) MatchText(s string) NameMatch {
 	if m == nil {
 		return NameMatch{}
 	}
-	return scanNames(s, m.forms, false)
+	return scanNames(s, m.forms, false, false)
 }
 
 // MatchVoice finds the bot's name in a speech transcript. Besides exact
@@ -155,7 +155,7 @@ func (m *NameMatcher) MatchVoice(s string) NameMatch {
 	if m == nil {
 		return NameMatch{}
 	}
-	return scanNames(s, m.forms, true)
+	return scanNames(s, m.forms, true, false)
 }
 
 // addressesName reports whether s addresses someone called name (its first
@@ -170,7 +170,7 @@ func addressesName(s, name string) bool {
 	var forms [1]nameForm
 	forms[0].words = words[:]
 	forms[0].compact = first
-	return scanNames(s, forms[:], false).Kind == MatchAddress
+	return scanNames(s, forms[:], false, true).Kind == MatchAddress
 }
 
 // firstWord returns the first run of letters in a display name
@@ -191,9 +191,17 @@ func firstWord(s string) string {
 	return s[start:]
 }
 
-// scanNames walks the words of s once and returns the best match of any form.
-func scanNames(s string, forms []nameForm, voice bool) NameMatch {
+// scanNames walks the words of s once and returns the best match of any
+// form. With addressOnly it looks only at words that could be addressing
+// (sentence starts, after commas, after '@') and never reports mentions.
+func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 	var best NameMatch
+	if !containsAnyForm(s, forms) {
+		if !voice {
+			return best // no exact word, no merged form: nothing to find
+		}
+		addressOnly = true // only variants in addressing positions remain
+	}
 	tz := tokenizer{s: s}
 	lead, greeted, prevThank := true, false, false
 	for {
@@ -204,32 +212,45 @@ func scanNames(s string, forms []nameForm, voice bool) NameMatch {
 		if tok.pre == sepSentence {
 			lead, greeted, prevThank = true, false, false
 		}
-		for i := range forms {
-			nm := matchFormAt(s, tz, tok, &forms[i], lead, greeted, voice)
-			if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
-				best = nm
+		if addressOnly && !lead && !tok.at && tok.pre != sepComma {
+			continue // cannot address anyone, and mentions are not wanted
+		}
+		word, possessive := trimWord(s[tok.start:tok.end])
+		if !addressOnly || lead || tok.at || tok.pre == sepComma {
+			for i := range forms {
+				nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], lead, greeted, voice)
+				if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
+					best = nm
+				}
+			}
+			if addressOnly && best.Kind == MatchAddress {
+				return best
 			}
 		}
-		w, _ := trimWord(s[tok.start:tok.end])
-		isGreeting := inSet(w, greetingWords) || (prevThank && strings.EqualFold(w, "you"))
-		prevThank = strings.EqualFold(w, "thank")
+		if !lead {
+			continue
+		}
+		isGreeting := lookupWord(word)&flagGreeting != 0 || (prevThank && strings.EqualFold(word, "you"))
+		prevThank = strings.EqualFold(word, "thank")
 		if isGreeting {
 			greeted = true
 		} else {
 			lead = false
 		}
 	}
+	if addressOnly && best.Kind != MatchAddress {
+		return NameMatch{}
+	}
 	return best
 }
 
-// matchFormAt tries form f at token tok. tz is positioned right after tok.
-func matchFormAt(s string, tz tokenizer, tok token, f *nameForm, lead, greeted, voice bool) NameMatch {
-	word, possessive := trimWord(s[tok.start:tok.end])
-	sim := 1.0
+// matchFormAt tries form f at token tok, whose trimmed text is word. tz is
+// positioned right after tok.
+func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool, f *nameForm, lead, greeted, voice bool) NameMatch {
 	variant := false
 	end := tok.end
 	switch {
-	case strings.EqualFold(word, f.words[0]):
+	case len(word) == len(f.words[0]) && strings.EqualFold(word, f.words[0]):
 		// Multi-word names: the following words must match, spaces only.
 		for _, w := range f.words[1:] {
 			nt, ok := tz.next()
@@ -246,11 +267,9 @@ func matchFormAt(s string, tz tokenizer, tok token, f *nameForm, lead, greeted, 
 	case lead && !possessive && mergedGreeting(word, f.compact):
 		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias,
 			Confidence: confMerged, Start: tok.start, End: tok.end}
-	case voice && len(f.words) == 1 && !possessive:
-		sim = variantSimilarity(word, f)
-		if sim == 0 {
-			return NameMatch{}
-		}
+	case voice && len(f.words) == 1 && !possessive && (lead || tok.at || tok.pre == sepComma) && maybeVariant(word, f):
+		// Only words in a possible addressing position can be variants;
+		// the similarity is computed once the position is confirmed.
 		variant = true
 	default:
 		return NameMatch{}
@@ -268,7 +287,7 @@ func matchFormAt(s string, tz tokenizer, tok token, f *nameForm, lead, greeted, 
 		nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionLeading, confLeadPunct
 	case lead:
 		nt, _ := tz.next()
-		if nw, _ := trimWord(s[nt.start:nt.end]); inSet(nw, aboutWords) {
+		if nw, _ := trimWord(s[nt.start:nt.end]); lookupWord(nw)&flagAbout != 0 {
 			nm.Kind, nm.Position, nm.Confidence = MatchMention, PositionMention, confMention
 		} else {
 			nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionLeading, confLead
@@ -283,9 +302,25 @@ func matchFormAt(s string, tz tokenizer, tok token, f *nameForm, lead, greeted, 
 			// A look-alike word that is not addressing anyone is just a word.
 			return NameMatch{}
 		}
+		sim := variantSimilarity(word, f)
+		if sim == 0 {
+			return NameMatch{}
+		}
 		nm.Confidence *= sim
 	}
 	return nm
+}
+
+// containsAnyForm reports whether the compact form or the first word of any
+// form occurs in s (ASCII case-insensitive substring): a cheap pre-check
+// before the word walk.
+func containsAnyForm(s string, forms []nameForm) bool {
+	for i := range forms {
+		if indexFold(s, forms[i].words[0]) >= 0 || (len(forms[i].words) > 1 && indexFold(s, forms[i].compact) >= 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergedGreeting reports whether word is a greeting glued to the name:
@@ -298,7 +333,7 @@ func mergedGreeting(word, compact string) bool {
 	for len(head) > 0 && head[len(head)-1] == '_' {
 		head = head[:len(head)-1]
 	}
-	return inSet(head, mergedGreetings)
+	return lookupWord(head)&flagMergedGreeting != 0
 }
 
 // isASCII reports whether s is plain ASCII.

@@ -86,6 +86,19 @@ func lower(c byte) byte {
 	return c
 }
 
+// maybeVariant is the cheap pre-check of variantSimilarity: plausible
+// length and the same first sound.
+func maybeVariant(word string, f *nameForm) bool {
+	if d := len(word) - len(f.compact); d > 2 || d < -2 || len(word) < 3 || f.keyLen == 0 {
+		return false
+	}
+	var key [keyMax]byte
+	if phoneticKey(word[:min(len(word), 3)], &key) == 0 {
+		return false
+	}
+	return key[0] == f.key[0]
+}
+
 // variantSimilarity returns the similarity in (0,1) of word to the name
 // form f when word is a speech-recognition variant of it, else 0. Exact
 // matches are handled by the caller.

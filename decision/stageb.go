@@ -56,9 +56,22 @@ func StripSentinels(s string) string {
 	}
 }
 
+// indexFold returns the index of the first ASCII case-insensitive match of
+// sub in s, or -1. Non-ASCII bytes must match exactly.
 func indexFold(s, sub string) int {
+	if sub == "" {
+		return 0
+	}
+	first := lower(sub[0])
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		if lower(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < len(sub) && lower(s[i+j]) == lower(sub[j]) {
+			j++
+		}
+		if j == len(sub) {
 			return i
 		}
 	}

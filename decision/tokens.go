@@ -36,76 +36,108 @@ func isWordRune(r rune) bool {
 	return r == '\'' || r == '’' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// next returns the next word. ok is false at the end of the text; post then
-// reports the separators after the last word.
+// Byte classes of the tokenizer.
+const (
+	bcIgnore   uint8 = iota // spaces and symbols that separate words only
+	bcWord                  // ASCII letters, digits, ' and _
+	bcComma                 // , :
+	bcSentence              // . ! ? ; newline
+	bcAt                    // @
+	bcHigh                  // first or continuation byte of a multi-byte rune
+)
+
+// byteClasses classifies every byte value; it is built once and only read.
+var byteClasses = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = bcHigh
+		case c == '\'' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9'):
+			t[c] = bcWord
+		case c == ',' || c == ':':
+			t[c] = bcComma
+		case c == '.' || c == '!' || c == '?' || c == ';' || c == '\n':
+			t[c] = bcSentence
+		case c == '@':
+			t[c] = bcAt
+		}
+	}
+	return t
+}()
+
+// next returns the next word. ok is false at the end of the text.
 func (t *tokenizer) next() (tok token, ok bool) {
 	class := sepSpace
 	if t.pos == 0 {
 		class = sepSentence
 	}
 	at := false
-	for t.pos < len(t.s) {
-		c := t.s[t.pos]
-		if c < utf8.RuneSelf {
-			if c == '\'' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
-				break
+	s := t.s
+	pos := t.pos
+scan:
+	for pos < len(s) {
+		switch byteClasses[s[pos]] {
+		case bcWord:
+			break scan
+		case bcIgnore:
+			at = false
+		case bcComma:
+			at = false
+			class = max(class, sepComma)
+		case bcSentence:
+			at = false
+			class = sepSentence
+		case bcAt:
+			at = true
+		case bcHigh:
+			r, size := utf8.DecodeRuneInString(s[pos:])
+			if isWordRune(r) {
+				break scan
 			}
 			at = false
-			switch c {
-			case ',', ':':
+			switch r {
+			case '–', '—', '，':
 				class = max(class, sepComma)
-			case '.', '!', '?', ';', '\n':
+			case '…', '。', '！', '？':
 				class = sepSentence
-			case '@':
-				at = true
 			}
-			t.pos++
+			pos += size
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(t.s[t.pos:])
-		if isWordRune(r) {
-			break
-		}
-		at = false
-		switch r {
-		case '–', '—', '，':
-			class = max(class, sepComma)
-		case '…', '。', '！', '？':
-			class = sepSentence
-		}
-		t.pos += size
+		pos++
 	}
-	if t.pos >= len(t.s) {
+	if pos >= len(s) {
+		t.pos = pos
 		return token{}, false
 	}
-	tok.start, tok.pre, tok.at = t.pos, class, at
-	for t.pos < len(t.s) {
-		c := t.s[t.pos]
-		if c < utf8.RuneSelf {
-			if c == '\'' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
-				t.pos++
-				continue
-			}
+	tok.start, tok.pre, tok.at = pos, class, at
+	for pos < len(s) {
+		c := byteClasses[s[pos]]
+		if c == bcWord {
+			pos++
+			continue
+		}
+		if c != bcHigh {
 			break
 		}
-		r, size := utf8.DecodeRuneInString(t.s[t.pos:])
+		r, size := utf8.DecodeRuneInString(s[pos:])
 		if !isWordRune(r) {
 			break
 		}
-		t.pos += size
+		pos += size
 	}
-	tok.end = t.pos
+	tok.end = pos
+	t.pos = pos
 	// Peek the separators after the word for a question mark.
-	for i := t.pos; i < len(t.s); i++ {
-		c := t.s[i]
+	for i := pos; i < len(s); i++ {
+		c := s[i]
 		if c == '?' {
 			tok.question = true
 			break
 		}
-		if c == ' ' || c == '\t' || c == '"' || c == ')' || c == '*' || c == '!' || c == '.' {
-			continue
+		if c != ' ' && c != '"' && c != ')' && c != '*' && c != '!' && c != '.' && c != '\t' {
+			break
 		}
-		break
 	}
 	return tok, true
 }
@@ -152,14 +184,67 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// inSet reports whether w equals (case-insensitively) one of set.
-func inSet(w string, set []string) bool {
-	for _, s := range set {
-		if len(s) == len(w) && strings.EqualFold(s, w) {
-			return true
+// wordFlag marks the word lists a word belongs to.
+type wordFlag uint8
+
+const (
+	flagGreeting wordFlag = 1 << iota
+	flagMergedGreeting
+	flagAbout
+	flagFiller
+	flagNoise
+	flagQuestion
+)
+
+// wordFlags indexes the word lists below by lower-case word. It is built
+// once and only read afterwards.
+var wordFlags = func() map[string]wordFlag {
+	m := make(map[string]wordFlag)
+	for _, l := range []struct {
+		words []string
+		flag  wordFlag
+	}{
+		{greetingWords, flagGreeting}, {mergedGreetings, flagMergedGreeting}, {aboutWords, flagAbout},
+		{fillerWords, flagFiller}, {noiseWords, flagNoise}, {questionWords, flagQuestion},
+	} {
+		for _, w := range l.words {
+			m[w] |= l.flag
 		}
 	}
-	return false
+	return m
+}()
+
+const maxListWord = 16 // longer words are in no list
+
+// lookupWord returns the list flags of w (case-insensitive; ’ counts as ').
+// It does not allocate.
+func lookupWord(w string) wordFlag {
+	if len(w) > maxListWord*3 {
+		return 0
+	}
+	var buf [maxListWord]byte
+	n := 0
+	for i := 0; i < len(w); i++ {
+		if n == len(buf) {
+			return 0
+		}
+		c := w[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			if strings.HasPrefix(w[i:], "’") {
+				buf[n] = '\''
+				n++
+				i += len("’") - 1
+				continue
+			}
+			return 0
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return wordFlags[string(buf[:n])]
 }
 
 // Word lists. They are read-only; the matcher never changes them.

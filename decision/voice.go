@@ -188,7 +188,8 @@ func describe(s string, m NameMatch) fragment {
 			break
 		}
 		w, _ := trimWord(s[tok.start:tok.end])
-		if f.words == 0 && inSet(w, questionWords) {
+		flags := lookupWord(w)
+		if f.words == 0 && flags&flagQuestion != 0 {
 			f.question = true
 		}
 		f.words++
@@ -199,10 +200,13 @@ func describe(s string, m NameMatch) fragment {
 		if inName {
 			continue
 		}
-		filler := inSet(w, fillerWords)
+		filler := flags&flagFiller != 0
 		f.allFiller = f.allFiller && filler
-		f.allNoise = f.allNoise && inSet(w, noiseWords)
-		f.onlyGreets = f.onlyGreets && (filler || inSet(w, greetingWords))
+		f.allNoise = f.allNoise && flags&flagNoise != 0
+		f.onlyGreets = f.onlyGreets && (filler || flags&flagGreeting != 0)
+		if f.words > 3 && !f.allFiller && !f.onlyGreets {
+			break // enough to rule out a low-signal fragment or a wake ping
+		}
 	}
 	return f
 }

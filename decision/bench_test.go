@@ -1,0 +1,123 @@
+package decision
+
+import (
+	"testing"
+	"time"
+)
+
+// stageATurns are the turns the Stage A benchmarks and allocation tests
+// cycle through: a mix of addressed, talking-about, ASR-variant and
+// unaddressed turns, long and short.
+func stageATextTurns() []TextTurn {
+	long := "so yesterday I went to the store and they were out of everything, no bread, no milk, nothing at all, " +
+		"and then on the way back it started raining and I had forgotten my umbrella, what do you think banter would say"
+	turns := []TextTurn{
+		textTurn("c1", "hey banter, what's the weather like today?"),
+		textTurn("init", "anyone watching the game tonight?"),
+		textTurn("c1", "I asked banter yesterday about the deploy"),
+		textTurn("c1", long),
+		textTurn("c1", "we were bantering all night"),
+	}
+	turns[1].BotLastSpokeAt = t0.Add(-time.Minute)
+	return turns
+}
+
+func stageAVoiceTurns() []VoiceTurn {
+	turns := []VoiceTurn{
+		voiceTurn("hey banter, what's the weather like today?"),
+		voiceTurn("hey banner, what's the weather"),
+		voiceTurn("can you pass me the banner"),
+		voiceTurn("mike, can you hear me?"),
+		voiceTurn("uh huh"),
+		voiceTurn("that's just banter, man"),
+		voiceTurn("what do you think about pineapple on pizza? and be honest"),
+		voiceTurn("so yesterday I went to the store and they were out of everything, no bread, no milk, nothing at all, " +
+			"and then on the way back it started raining and I had forgotten my umbrella"),
+	}
+	turns[6].Engagement.FocusedSpeakerID, turns[6].Engagement.FocusedAt = "u1", t0.Add(-5*time.Second)
+	return turns
+}
+
+// cpuPerOp reports the process CPU time per operation ("cpu-ns/op") of
+// the loop run by f, next to the wall time the framework measures.
+func cpuPerOp(b *testing.B, f func()) {
+	b.Helper()
+	b.ReportAllocs()
+	start := processCPU()
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	if cpu := processCPU() - start; cpu > 0 && n > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+	}
+}
+
+func BenchmarkTextStageA(b *testing.B) {
+	p := textPolicy()
+	withClassifier(&p)
+	e := NewTextEngine(p, EngineOptions{})
+	turns := stageATextTurns()
+	i := 0
+	cpuPerOp(b, func() {
+		e.Admit(&turns[i%len(turns)])
+		i++
+	})
+}
+
+func BenchmarkVoiceStageA(b *testing.B) {
+	e := NewVoiceEngine(voicePolicy(), EngineOptions{})
+	turns := stageAVoiceTurns()
+	i := 0
+	cpuPerOp(b, func() {
+		e.Admit(&turns[i%len(turns)])
+		i++
+	})
+}
+
+// BenchmarkVoiceStageATurn breaks the voice benchmark down by turn.
+func BenchmarkVoiceStageATurn(b *testing.B) {
+	e := NewVoiceEngine(voicePolicy(), EngineOptions{})
+	for _, turn := range stageAVoiceTurns() {
+		b.Run(turn.Transcript[:min(len(turn.Transcript), 20)], func(b *testing.B) {
+			cpuPerOp(b, func() { e.Admit(&turn) })
+		})
+	}
+}
+
+// BenchmarkBaselineLower is the same-run baseline: one strings.ToLower-style
+// pass (allocating) over the same voice transcripts, the cheapest thing a
+// naive matcher would do before it even starts looking for the name.
+func BenchmarkBaselineLower(b *testing.B) {
+	turns := stageAVoiceTurns()
+	var sink, i int
+	cpuPerOp(b, func() {
+		s := []byte(turns[i%len(turns)].Transcript)
+		for j, c := range s {
+			if 'A' <= c && c <= 'Z' {
+				s[j] = c + 32
+			}
+		}
+		sink += len(s)
+		i++
+	})
+	_ = sink
+}
+
+func TestStageAZeroAllocs(t *testing.T) {
+	p := textPolicy()
+	withClassifier(&p)
+	te := NewTextEngine(p, EngineOptions{})
+	for _, turn := range stageATextTurns() {
+		if n := testing.AllocsPerRun(500, func() { te.Admit(&turn) }); n != 0 {
+			t.Errorf("text Admit(%q): %v allocs, want 0", turn.Content, n)
+		}
+	}
+	ve := NewVoiceEngine(voicePolicy(), EngineOptions{})
+	for _, turn := range stageAVoiceTurns() {
+		if n := testing.AllocsPerRun(500, func() { ve.Admit(&turn) }); n != 0 {
+			t.Errorf("voice Admit(%q): %v allocs, want 0", turn.Transcript, n)
+		}
+	}
+}

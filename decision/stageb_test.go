@@ -1,0 +1,178 @@
+package decision
+
+import (
+	"strings"
+	"testing"
+)
+
+type replyCase struct {
+	name    string
+	in      string
+	want    string
+	skipped bool
+	reason  Reason
+}
+
+func replyCases() []replyCase {
+	return []replyCase{
+		{"plain", "Sunny, 21 degrees.", "Sunny, 21 degrees.", false, ReasonModelReplied},
+		{"trimmed", "  hi there \n", "hi there", false, ReasonModelReplied},
+		{"exact", "[SKIP]", "", true, ReasonLLMSkip},
+		{"exact spaced", "  [SKIP]\n", "", true, ReasonLLMSkip},
+		{"lower case", "[skip]", "", true, ReasonLLMSkip},
+		{"quoted", "`[SKIP]`", "", true, ReasonLLMSkip},
+		{"bare word", "SKIP", "", true, ReasonLLMSkip},
+		{"trailing", "They are talking among themselves. [SKIP]", "", true, ReasonLLMSkip},
+		{"leading", "[SKIP] not for me", "", true, ReasonLLMSkip},
+		{"structured", `{"skip": true, "reason": "not addressed"}`, "", true, ReasonLLMSkip},
+		{"structured fence", "```json\n{\"skip\":true}\n```", "", true, ReasonLLMSkip},
+		{"structured reply", `{"skip": false, "text": "Sure, here you go."}`, "Sure, here you go.", false, ReasonModelReplied},
+		{"structured empty", `{"skip": false}`, "", true, ReasonEmptyReply},
+		{"json without skip", `{"a": 1}`, `{"a": 1}`, false, ReasonModelReplied},
+		{"embedded sentinel", "Well [SKIP] maybe I will answer: yes.", "Well  maybe I will answer: yes.", false, ReasonModelReplied},
+		{"word skip in text", "Skip the intro and read chapter 2.", "Skip the intro and read chapter 2.", false, ReasonModelReplied},
+		{"empty", "", "", true, ReasonEmptyReply},
+		{"whitespace", " \n\t ", "", true, ReasonEmptyReply},
+	}
+}
+
+func TestParseReply(t *testing.T) {
+	for _, tc := range replyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			got, skipped, reason := ParseReply(tc.in)
+			if got != tc.want || skipped != tc.skipped || reason != tc.reason {
+				t.Errorf("ParseReply(%q) = %q, %v, %v; want %q, %v, %v", tc.in, got, skipped, reason, tc.want, tc.skipped, tc.reason)
+			}
+			cleaned, d := ReplyDecision(PipelineText, tc.in, true)
+			if cleaned != tc.want || d.Skipped() != tc.skipped || d.Reason != tc.reason || !d.Force || d.Stage != StageB {
+				t.Errorf("ReplyDecision: %q %+v", cleaned, d)
+			}
+			wantEvent := EventReplyAccepted
+			if tc.skipped {
+				wantEvent = EventReplySkipped
+			}
+			if d.Event() != wantEvent {
+				t.Errorf("event %q, want %q", d.Event(), wantEvent)
+			}
+		})
+	}
+}
+
+func TestStreamFilter(t *testing.T) {
+	tests := []struct {
+		name   string
+		deltas []string
+		want   string
+		reason Reason
+	}{
+		{"plain", []string{"Hello", " there.", " How are you?"}, "Hello there. How are you?", ReasonModelReplied},
+		{"skip split", []string{" [S", "KI", "P]"}, "", ReasonLLMSkip},
+		{"skip then text", []string{"[SKIP]", " sorry"}, "", ReasonLLMSkip},
+		{"structured skip", []string{`{"sk`, `ip": true}`}, "", ReasonLLMSkip},
+		{"structured text", []string{`{"skip": false, `, `"text": "Yes!"}`}, "Yes!", ReasonModelReplied},
+		{"trailing sentinel dropped", []string{"Nice one.", " [SK", "IP]"}, "Nice one.", ReasonModelReplied},
+		{"bracket that is not a sentinel", []string{"See [1", "] for more"}, "See [1] for more", ReasonModelReplied},
+		{"empty", []string{"", "  "}, "", ReasonEmptyReply},
+		{"partial sentinel at end", []string{"ok [SK"}, "ok [SK", ReasonModelReplied},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f StreamFilter
+			var b strings.Builder
+			for _, d := range tc.deltas {
+				b.WriteString(f.Push(d))
+			}
+			rest, reason := f.Finish()
+			b.WriteString(rest)
+			if got := strings.TrimSpace(b.String()); got != tc.want || reason != tc.reason {
+				t.Errorf("got %q, %v; want %q, %v", got, reason, tc.want, tc.reason)
+			}
+			if strings.Contains(strings.ToUpper(b.String()), SkipSentinel) {
+				t.Errorf("sentinel leaked: %q", b.String())
+			}
+		})
+	}
+}
+
+func TestStreamFilterHoldsOnlyWhileUndecided(t *testing.T) {
+	var f StreamFilter
+	if got := f.Push("["); got != "" {
+		t.Fatalf("'[' released early: %q", got)
+	}
+	if got := f.Push("Note] the first"); got != "[Note] the first" {
+		t.Errorf("after deciding: %q", got)
+	}
+	if got := f.Push(" chunk"); got != " chunk" {
+		t.Errorf("later chunk held back: %q", got)
+	}
+}
+
+func TestParseYesNo(t *testing.T) {
+	tests := []struct {
+		in   string
+		want YesNo
+	}{
+		{"YES", AnswerYes}, {"yes", AnswerYes}, {"Yes.", AnswerYes}, {"**YES**", AnswerYes}, {"\"No\"", AnswerNo},
+		{"NO", AnswerNo}, {"no, they are talking to Mike", AnswerNo}, {"Answer: YES", AnswerYes},
+		{"Yes, because they asked.", AnswerYes}, {"yes or no", AnswerUnclear}, {"maybe", AnswerUnclear},
+		{"", AnswerUnclear}, {"I think yes", AnswerUnclear}, {"Nope", AnswerUnclear}, {"yesterday", AnswerUnclear},
+	}
+	for _, tc := range tests {
+		if got := ParseYesNo(tc.in); got != tc.want {
+			t.Errorf("ParseYesNo(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseConfidence(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0.93", 0.93, true}, {"  1", 1, true}, {"0", 0, true}, {"85%", 0.85, true}, {"85", 0.85, true},
+		{"Confidence: 0.4", 0.4, true}, {"YES", 1, true}, {"no", 0, true}, {"maybe", 0, false},
+		{"250", 0, false}, {"...", 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := ParseConfidence(tc.in)
+		if ok != tc.ok || (ok && (got < tc.want-1e-9 || got > tc.want+1e-9)) {
+			t.Errorf("ParseConfidence(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseReply(f *testing.F) {
+	for _, tc := range replyCases() {
+		f.Add(tc.in)
+	}
+	f.Add("[SKIP][SKIP]")
+	f.Add("[[SKIP]SKIP]")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, skipped, reason := ParseReply(s)
+		if skipped && got != "" {
+			t.Fatalf("skipped with text %q", got)
+		}
+		if !skipped && (got == "" || reason != ReasonModelReplied) {
+			t.Fatalf("kept reply %q with reason %v", got, reason)
+		}
+		if strings.Contains(strings.ToUpper(got), SkipSentinel) {
+			t.Fatalf("sentinel survived in %q (from %q)", got, s)
+		}
+	})
+}
+
+func FuzzParseYesNo(f *testing.F) {
+	for _, s := range []string{"YES", "no.", "yes or no", "Answer: NO", "**yes**", "", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a := ParseYesNo(s)
+		if a == AnswerYes && ParseYesNo(s) != AnswerYes {
+			t.Fatal("not deterministic")
+		}
+		if c, ok := ParseConfidence(s); ok && (c < 0 || c > 1) {
+			t.Fatalf("confidence %v out of range for %q", c, s)
+		}
+	})
+}
