@@ -42,6 +42,8 @@ const (
 	dropTooOld       = "too_old"
 	dropSlowConsumer = "slow_consumer"
 	dropNotOpus      = "not_opus"
+	dropShort        = "short" // ≤ 8 bytes: keepalive echoes and runts
+	dropDiscovery    = "discovery"
 )
 
 // Metrics are the voice transport's Prometheus metrics. A nil *Metrics is
@@ -59,8 +61,8 @@ type Metrics struct {
 	sendSkipped     prometheus.Counter
 
 	// Children resolved once, so the per-packet path does no label lookups.
-	decryptTransport, decryptE2EE                             prometheus.Counter
-	dropRTCP, dropUnknown, dropDup, dropOld, dropSlow, dropPT prometheus.Counter
+	decryptTransport, decryptE2EE                                                  prometheus.Counter
+	dropRTCP, dropUnknown, dropDup, dropOld, dropSlow, dropPT, dropShort, dropDisc prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -107,6 +109,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.dropOld = m.dropped.WithLabelValues(dropTooOld)
 	m.dropSlow = m.dropped.WithLabelValues(dropSlowConsumer)
 	m.dropPT = m.dropped.WithLabelValues(dropNotOpus)
+	m.dropShort = m.dropped.WithLabelValues(dropShort)
+	m.dropDisc = m.dropped.WithLabelValues(dropDiscovery)
 	for _, s := range []State{StateConnecting, StateReady, StateResuming} {
 		m.connections.WithLabelValues(s.String())
 	}
@@ -167,6 +171,10 @@ func (m *Metrics) drop(reason string) {
 		inc(m.dropSlow)
 	case dropNotOpus:
 		inc(m.dropPT)
+	case dropShort:
+		inc(m.dropShort)
+	case dropDiscovery:
+		inc(m.dropDisc)
 	}
 }
 

@@ -110,10 +110,12 @@ func (c *Conn) readUDP() {
 func (c *Conn) receive(pkt []byte) {
 	c.m.in()
 	if len(pkt) <= transport.KeepaliveSize {
-		return // keepalive echo
+		c.m.drop(dropShort) // keepalive echo or runt
+		return
 	}
 	if len(pkt) == transport.DiscoverySize && pkt[0] == 0 && pkt[1] == 2 {
-		return // a late IP discovery response
+		c.m.drop(dropDiscovery) // a late IP discovery response
+		return
 	}
 	if rtp.IsRTCP(pkt) {
 		c.m.drop(dropRTCP)
