@@ -1,7 +1,6 @@
 package discordsim
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,12 +165,11 @@ func decodeClientPayload(data []byte) (clientPayload, error) {
 		Op *Opcode         `json:"op"`
 		D  json.RawMessage `json:"d"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return clientPayload{Op: opUnknown}, &codecError{CloseDecodeError, err}
+	if !json.Valid(data) {
+		return clientPayload{Op: opUnknown}, &codecError{CloseDecodeError, errors.New("invalid JSON")}
 	}
-	if dec.More() {
-		return clientPayload{Op: opUnknown}, &codecError{CloseDecodeError, errors.New("trailing data")}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return clientPayload{Op: opUnknown}, &codecError{CloseDecodeError, err}
 	}
 	if raw.Op == nil {
 		return clientPayload{Op: opUnknown}, &codecError{CloseDecodeError, errors.New("missing op")}
