@@ -1,0 +1,72 @@
+// Fidelity check: an unmodified discord.js v14 client against banter's
+// Discord simulator (sim/discord). Driven by sim/discord's
+// TestDiscordJSFidelity, which starts the simulator, runs this script and
+// plays the human side.
+//
+// Environment:
+//   SIM_API      REST base for discord.js, e.g. http://127.0.0.1:PORT/api
+//   SIM_TOKEN    the bot token
+//   SIM_CHANNEL  the text channel to talk in
+//
+// Protocol: one JSON object per stdout line ({"event": ...}); the Go side
+// reacts to "ready" by posting "ping from go" as a human. Exit 0 on
+// success, 1 with a message on stderr otherwise.
+import { Client, Events, GatewayIntentBits } from 'discord.js';
+
+const { SIM_API, SIM_TOKEN, SIM_CHANNEL } = process.env;
+if (!SIM_API || !SIM_TOKEN || !SIM_CHANNEL) {
+  console.error('SIM_API, SIM_TOKEN and SIM_CHANNEL are required');
+  process.exit(2);
+}
+
+const emit = (event, data = {}) => console.log(JSON.stringify({ event, ...data }));
+const fail = (err) => {
+  console.error(err?.stack ?? String(err));
+  process.exit(1);
+};
+const timer = setTimeout(() => fail(new Error('timed out after 45 s')), 45_000);
+
+const client = new Client({
+  intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent],
+  rest: { api: SIM_API },
+});
+
+client.once(Events.ClientReady, (c) => {
+  const channel = c.channels.cache.get(SIM_CHANNEL);
+  emit('ready', {
+    user: c.user.id,
+    bot: c.user.bot,
+    application: c.application?.id ?? null,
+    guilds: c.guilds.cache.size,
+    channelCached: Boolean(channel),
+    guildAvailable: channel?.guild?.available ?? false,
+  });
+});
+
+client.on(Events.MessageCreate, async (message) => {
+  try {
+    if (message.author.id === client.user.id || message.content !== 'ping from go') return;
+    emit('received', { id: message.id, author: message.author.id, content: message.content, guild: message.guildId });
+    await message.channel.sendTyping();
+    const sent = await message.channel.send('hello from discord.js');
+    const reply = await message.reply('reply from discord.js');
+    emit('sent', { id: sent.id, reply: reply.id, replyRef: reply.reference?.messageId ?? null });
+    const fetched = await message.channel.messages.fetch({ limit: 10 });
+    const older = await message.channel.messages.fetch({ limit: 10, before: reply.id });
+    const one = await message.channel.messages.fetch(message.id);
+    emit('fetched', {
+      ids: [...fetched.keys()],
+      before: [...older.keys()],
+      single: one.content,
+    });
+    clearTimeout(timer);
+    await client.destroy();
+    emit('done');
+    process.exit(0);
+  } catch (err) {
+    fail(err);
+  }
+});
+
+client.on(Events.Error, fail);
+client.login(SIM_TOKEN).catch(fail);

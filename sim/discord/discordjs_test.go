@@ -1,0 +1,124 @@
+package discordsim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestDiscordJSFidelity runs the unmodified discord.js 14 client in
+// interop/discordjs/text.mjs against the simulator: log in (READY,
+// GUILD_CREATE), receive a MESSAGE_CREATE, type, send a message and a
+// reply, fetch messages (list, before, single). Whatever discord.js needs
+// that the simulator lacks fails here.
+func TestDiscordJSFidelity(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the discord.js fidelity test needs Node 20+")
+	}
+	interop, err := filepath.Abs("../../interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(interop, "node_modules", "discord.js")); err != nil {
+		t.Fatalf("discord.js is not installed: run `npm ci` in %s (make test does): %v", interop, err)
+	}
+	w := newWorld(t)
+	ctx := testCtx(t)
+
+	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "discordjs", "text.mjs"))
+	cmd.Env = append(os.Environ(),
+		"SIM_API="+w.sim.APIBaseURL()+"/api",
+		"SIM_TOKEN="+w.sim.Token(),
+		"SIM_CHANNEL="+string(w.text),
+	)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Event          string    `json:"event"`
+		User           UserID    `json:"user"`
+		Bot            bool      `json:"bot"`
+		Application    UserID    `json:"application"`
+		ChannelCached  bool      `json:"channelCached"`
+		GuildAvailable bool      `json:"guildAvailable"`
+		ID             MessageID `json:"id"`
+		Author         UserID    `json:"author"`
+		Content        string    `json:"content"`
+		Reply          MessageID `json:"reply"`
+		ReplyRef       MessageID `json:"replyRef"`
+		IDs            []MessageID
+		Before         []MessageID
+		Single         string
+	}
+	var events []line
+	var ping Message
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Logf("node: %s", sc.Text())
+			continue
+		}
+		events = append(events, l)
+		if l.Event == "ready" {
+			if l.User != w.sim.BotID() || !l.Bot || l.Application != w.sim.BotID() || !l.ChannelCached || !l.GuildAvailable {
+				t.Errorf("ready: %+v", l)
+			}
+			if ping, err = w.sim.Post(ctx, w.alice, w.text, "ping from go"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("discord.js: %v\nstderr:\n%s", err, stderr.String())
+	}
+	byEvent := map[string]line{}
+	for _, l := range events {
+		byEvent[l.Event] = l
+	}
+	for _, e := range []string{"ready", "received", "sent", "fetched", "done"} {
+		if _, ok := byEvent[e]; !ok {
+			t.Fatalf("discord.js never reported %q; events %+v\nstderr:\n%s", e, events, stderr.String())
+		}
+	}
+	if r := byEvent["received"]; r.ID != ping.ID || r.Author != w.alice || r.Content != "ping from go" {
+		t.Errorf("received %+v", r)
+	}
+	sent := byEvent["sent"]
+	if sent.ReplyRef != ping.ID {
+		t.Errorf("reply reference %q, want %q", sent.ReplyRef, ping.ID)
+	}
+	m, ok := w.sim.Message(sent.ID)
+	if !ok || m.Content != "hello from discord.js" || m.Author != w.sim.BotID() || m.Origin != OriginREST {
+		t.Errorf("sent message %+v", m)
+	}
+	r, ok := w.sim.Message(sent.Reply)
+	if !ok || r.ReplyTo() != ping.ID || r.Type != MessageReply || r.Reference.FailIfNotExists == nil || !*r.Reference.FailIfNotExists {
+		t.Errorf("reply %+v", r)
+	}
+	if _, err := w.sim.WaitTyping(ctx, w.text, w.sim.BotID()); err != nil {
+		t.Error(err)
+	}
+	f := byEvent["fetched"]
+	if want := []MessageID{sent.Reply, sent.ID, ping.ID}; !slices.Equal(f.IDs, want) {
+		t.Errorf("fetched %v, want %v", f.IDs, want)
+	}
+	if want := []MessageID{sent.ID, ping.ID}; !slices.Equal(f.Before, want) {
+		t.Errorf("fetched before %v, want %v", f.Before, want)
+	}
+	if f.Single != "ping from go" {
+		t.Errorf("single fetch %q", f.Single)
+	}
+}
