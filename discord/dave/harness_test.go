@@ -23,10 +23,10 @@ type member interface {
 	UID() uint64
 	Name() string
 	// Op delivers a gateway message (JSON d or binary payload) and returns what the member sends.
-	Op(t *testing.T, op Opcode, payload []byte, binary bool) []Outbound
-	Auth(t *testing.T) []byte
-	Encrypt(t *testing.T, opus []byte) []byte
-	Decrypt(t *testing.T, from uint64, frame []byte) ([]byte, error)
+	Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound
+	Auth(t testing.TB) []byte
+	Encrypt(t testing.TB, opus []byte) []byte
+	Decrypt(t testing.TB, from uint64, frame []byte) ([]byte, error)
 }
 
 // goMember is a banter Session.
@@ -41,7 +41,7 @@ func newGoMember(uid, channel uint64) *goMember {
 
 func (g *goMember) UID() uint64  { return g.uid }
 func (g *goMember) Name() string { return "go-" + strconv.FormatUint(g.uid, 10) }
-func (g *goMember) Op(t *testing.T, op Opcode, payload []byte, binary bool) []Outbound {
+func (g *goMember) Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound {
 	t.Helper()
 	out, err := g.s.HandleGateway(op, payload, binary)
 	if err != nil {
@@ -49,8 +49,8 @@ func (g *goMember) Op(t *testing.T, op Opcode, payload []byte, binary bool) []Ou
 	}
 	return out
 }
-func (g *goMember) Auth(t *testing.T) []byte { return g.s.EpochAuthenticator() }
-func (g *goMember) Encrypt(t *testing.T, opus []byte) []byte {
+func (g *goMember) Auth(t testing.TB) []byte { return g.s.EpochAuthenticator() }
+func (g *goMember) Encrypt(t testing.TB, opus []byte) []byte {
 	t.Helper()
 	f, err := g.s.EncryptOpus(nil, opus)
 	if err != nil {
@@ -58,7 +58,7 @@ func (g *goMember) Encrypt(t *testing.T, opus []byte) []byte {
 	}
 	return f
 }
-func (g *goMember) Decrypt(t *testing.T, from uint64, f []byte) ([]byte, error) {
+func (g *goMember) Decrypt(t testing.TB, from uint64, f []byte) ([]byte, error) {
 	return g.s.DecryptOpus(strconv.FormatUint(from, 10), nil, f)
 }
 
@@ -146,7 +146,7 @@ func (d *daveyMember) call(t testing.TB, req map[string]any, resp any) error {
 
 func (d *daveyMember) UID() uint64  { return d.uid }
 func (d *daveyMember) Name() string { return "davey-" + strconv.FormatUint(d.uid, 10) }
-func (d *daveyMember) Op(t *testing.T, op Opcode, payload []byte, binary bool) []Outbound {
+func (d *daveyMember) Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound {
 	t.Helper()
 	req := map[string]any{"cmd": "op", "op": int(op)}
 	if binary {
@@ -188,7 +188,7 @@ type daveyState struct {
 	UserIDs []string
 }
 
-func (d *daveyMember) State(t *testing.T) daveyState {
+func (d *daveyMember) State(t testing.TB) daveyState {
 	var s daveyState
 	if err := d.call(t, map[string]any{"cmd": "state"}, &s); err != nil {
 		t.Fatal(err)
@@ -196,12 +196,12 @@ func (d *daveyMember) State(t *testing.T) daveyState {
 	return s
 }
 
-func (d *daveyMember) Auth(t *testing.T) []byte {
+func (d *daveyMember) Auth(t testing.TB) []byte {
 	b, _ := hex.DecodeString(d.State(t).Auth)
 	return b
 }
 
-func (d *daveyMember) Encrypt(t *testing.T, opus []byte) []byte {
+func (d *daveyMember) Encrypt(t testing.TB, opus []byte) []byte {
 	t.Helper()
 	var r struct{ Hex string }
 	if err := d.call(t, map[string]any{"cmd": "enc", "hex": hex.EncodeToString(opus)}, &r); err != nil {
@@ -211,7 +211,7 @@ func (d *daveyMember) Encrypt(t *testing.T, opus []byte) []byte {
 	return b
 }
 
-func (d *daveyMember) Decrypt(t *testing.T, from uint64, f []byte) ([]byte, error) {
+func (d *daveyMember) Decrypt(t testing.TB, from uint64, f []byte) ([]byte, error) {
 	var r struct{ Hex string }
 	if err := d.call(t, map[string]any{"cmd": "dec", "uid": strconv.FormatUint(from, 10), "hex": hex.EncodeToString(f)}, &r); err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (d *daveyMember) Decrypt(t *testing.T, from uint64, f []byte) ([]byte, erro
 // broadcast, commit selection, welcome routing and transitions
 // (WP §"Voice Gateway"; dave-notes §5.3).
 type gateway struct {
-	t       *testing.T
+	t       testing.TB
 	channel uint64
 	key     *ecdsa.PrivateKey
 	es      []byte
@@ -239,7 +239,7 @@ type gateway struct {
 	lastOut map[uint64][]Outbound
 }
 
-func newGateway(t *testing.T, channel uint64) *gateway {
+func newGateway(t testing.TB, channel uint64) *gateway {
 	key, err := mls.GenerateSignatureKey()
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,6 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.checkFrames("recreate")
 }
 
-
 func hasOp(out []Outbound, op Opcode) bool {
 	for _, o := range out {
 		if o.Op == op {
@@ -164,5 +163,3 @@ func TestInteropDavey(t *testing.T) {
 	daveyPeerPath(t)
 	runScenarios(t, func(uid uint64) member { return newDaveyMember(t, uid, testChannel) })
 }
-
-

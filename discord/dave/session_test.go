@@ -1,0 +1,183 @@
+package dave
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestSessionRules covers DAVE rules that the scenarios do not reach.
+func TestSessionRules(t *testing.T) {
+	t.Run("proposals without a group are ignored", func(t *testing.T) {
+		g := newGateway(t, testChannel)
+		s := NewSession(Config{UserID: 1, ChannelID: testChannel})
+		payload, _ := g.propose(&mls.Proposal{Type: mls.ProposalRemove, Removed: 1})
+		out, err := s.HandleGateway(OpMLSProposals, payload, true)
+		if err != nil || len(out) != 0 {
+			t.Fatalf("%v %v", out, err)
+		}
+	})
+	t.Run("add of an unrecognized user is refused", func(t *testing.T) {
+		g := newGateway(t, testChannel)
+		a, b := newGoMember(1, testChannel), newGoMember(2, testChannel)
+		g.connect(a)
+		g.members = nil // b connects unseen by a: no op 11 for a
+		g.connect(b)
+		g.members = []member{a, b}
+		payload, _ := g.propose(g.addProposal(2))
+		out, err := a.s.HandleGateway(OpMLSProposals, payload, true)
+		if err == nil || !strings.Contains(err.Error(), "unrecognized") || len(out) != 0 {
+			t.Fatalf("%v %v", out, err)
+		}
+	})
+	t.Run("malformed JSON is an error and counted", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := NewMetrics(reg)
+		s := NewSession(Config{UserID: 1, ChannelID: 2, Metrics: m})
+		if _, err := s.HandleGateway(OpPrepareTransition, []byte("{"), false); err == nil {
+			t.Fatal("no error")
+		}
+		if n := gathered(t, reg, "banter_dave_gateway_errors_total"); n != 1 {
+			t.Fatalf("counter %v", n)
+		}
+	})
+	t.Run("encrypt before the first transition", func(t *testing.T) {
+		s := NewSession(Config{UserID: 1, ChannelID: 2})
+		if _, err := s.EncryptOpus(nil, []byte{1, 2, 3}); err == nil {
+			t.Fatal("encrypted without a key")
+		}
+		if f, err := s.EncryptOpus(nil, []byte{0xF8, 0xFF, 0xFE}); err != nil || !bytes.Equal(f, []byte{0xF8, 0xFF, 0xFE}) {
+			t.Fatalf("silence: %x %v", f, err)
+		}
+	})
+}
+
+// TestDuplicateUserRejected: a commit that puts the same user id in two
+// leaves is refused with op 31 (WP §"Client Commit Validity").
+func TestDuplicateUserRejected(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	g := newGateway(t, testChannel)
+	a := &goMember{uid: 1, s: NewSession(Config{UserID: 1, ChannelID: testChannel, Metrics: m})}
+	b := newGoMember(2, testChannel)
+	g.connect(a)
+	g.connect(b)
+	g.commitWinner = prefer(b)
+	g.create()
+	// A second session of user 2 sends a key package; b commits its add.
+	b2 := newGoMember(2, testChannel)
+	g.connect(b2)
+	payload, _ := g.propose(g.addProposal(2))
+	s, cs := g.broadcastProposals([]member{a, b}, payload)
+	w, cw := g.pick(s, cs)
+	inv := g.announce(w, cw, nil)
+	if len(inv) != 1 || inv[0].UID() != 1 {
+		t.Fatalf("op 31 from %v", inv)
+	}
+	if !hasOp(g.lastOut[1], OpMLSKeyPackage) {
+		t.Fatal("no new key package")
+	}
+	if n := gathered(t, reg, "banter_dave_invalid_commit_welcome_total"); n != 1 {
+		t.Fatalf("invalid counter %v", n)
+	}
+}
+
+// TestPassthroughTransitions: downgrade to protocol 0 and back, with the
+// 10 s window for unencrypted frames after the upgrade.
+func TestPassthroughTransitions(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	g := newGateway(t, testChannel)
+	a := &goMember{uid: 1, s: NewSession(Config{UserID: 1, ChannelID: testChannel, Now: clock})}
+	b := newGoMember(2, testChannel)
+	g.connect(a)
+	g.connect(b)
+	g.create()
+	g.checkFrames("created")
+	if _, err := a.Decrypt(t, 2, []byte("plain opus")); err == nil {
+		t.Fatal("plaintext accepted in protocol 1")
+	}
+	steps := []struct {
+		op   Opcode
+		v    any
+		want Opcode // expected reply, or OpUnknown
+	}{
+		{OpPrepareTransition, PrepareTransitionEvent{TransitionID: 7, ProtocolVersion: 0}, OpTransitionReady},
+		{OpExecuteTransition, ExecuteTransitionEvent{TransitionID: 7}, OpUnknown},
+	}
+	for _, st := range steps {
+		out, err := a.s.HandleGateway(st.op, jsonBytes(st.v), false)
+		if err != nil || (st.want != OpUnknown && !hasOp(out, st.want)) {
+			t.Fatalf("%s: %v %v", st.op, out, err)
+		}
+	}
+	if a.s.ProtocolVersion() != 0 {
+		t.Fatal("still protocol 1")
+	}
+	if f := a.Encrypt(t, []byte("plain")); string(f) != "plain" {
+		t.Fatalf("passthrough send: %q", f)
+	}
+	if pt, err := a.Decrypt(t, 2, []byte("plain opus")); err != nil || string(pt) != "plain opus" {
+		t.Fatalf("passthrough receive: %q %v", pt, err)
+	}
+	// Upgrade (a new epoch comes with it in practice; the old key is reused here).
+	a.s.HandleGateway(OpPrepareTransition, jsonBytes(PrepareTransitionEvent{TransitionID: 8, ProtocolVersion: 1}), false)
+	a.s.mu.Lock()
+	a.s.sendRatchet = nil
+	a.s.mu.Unlock()
+	a.s.HandleGateway(OpExecuteTransition, jsonBytes(ExecuteTransitionEvent{TransitionID: 8}), false)
+	if _, err := a.Decrypt(t, 2, []byte("late plain")); err != nil {
+		t.Fatalf("plaintext inside the upgrade window: %v", err)
+	}
+	now = now.Add(11 * time.Second)
+	if _, err := a.Decrypt(t, 2, []byte("late plain")); err == nil {
+		t.Fatal("plaintext after the upgrade window")
+	}
+}
+
+// TestForeignCommitIgnored: a commit for another group changes nothing.
+func TestForeignCommitIgnored(t *testing.T) {
+	g := newGateway(t, testChannel)
+	a, b := newGoMember(1, testChannel), newGoMember(2, testChannel)
+	g.connect(a)
+	g.connect(b)
+	g.create()
+	other := newGateway(t, 99)
+	x, y := newGoMember(1, 99), newGoMember(2, 99)
+	other.connect(x)
+	other.connect(y)
+	payload, _ := other.propose(other.addProposal(2))
+	_, cs := other.broadcastProposals([]member{x}, payload)
+	before := a.s.EpochAuthenticator()
+	tm := TransitionMessage{TransitionID: 3, Message: cs[0].Commit}
+	out, err := a.s.HandleGateway(OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true)
+	if err != nil || len(out) != 0 || !bytes.Equal(a.s.EpochAuthenticator(), before) {
+		t.Fatalf("%v %v", out, err)
+	}
+	if a.s.Status() != StatusActive || a.s.Epoch() != 1 {
+		t.Fatalf("status %s epoch %d", a.s.Status(), a.s.Epoch())
+	}
+}
+
+// gathered sums the samples of metric name in reg.
+func gathered(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
