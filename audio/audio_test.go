@@ -334,3 +334,39 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return d.GetCounter().GetValue()
 }
+
+// FuzzListener pushes arbitrary packet streams (sequence, timestamp and
+// payload all hostile) with ticks in between: the listener must never
+// panic, and every event must be well formed.
+func FuzzListener(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 0, 3, 0xF8, 0xFF, 0xFE, 1})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 2, 0x03, 0x00, 0})
+	f.Add([]byte{0x80, 0, 0x10, 0, 4, 0xfc, 0x83, 0x01, 0x02, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := NewListener(ListenerConfig{}, func(ev vad.Event) {
+			if ev.Kind == vad.EventUnknown || (ev.Kind == vad.EventEnd && ev.SpeechEnd < ev.SpeechStart) {
+				t.Fatalf("bad event %+v", ev)
+			}
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Records: seq(2) ts-step(2) len(1) payload(len) ticks(1).
+		var ts uint32
+		for len(data) >= 5 {
+			seq := uint16(data[0])<<8 | uint16(data[1])
+			ts += uint32(data[2])<<8 | uint32(data[3])
+			n := min(int(data[4]), len(data)-5)
+			payload := data[5 : 5+n]
+			data = data[5+n:]
+			l.Push(jitter.Packet{SSRC: 1, Seq: seq, Timestamp: ts, Payload: payload})
+			if len(data) > 0 {
+				for range data[0] % 8 {
+					l.Tick()
+				}
+				data = data[1:]
+			}
+		}
+		l.Flush()
+	})
+}

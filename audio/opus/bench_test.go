@@ -2,78 +2,181 @@ package opus
 
 import (
 	"testing"
+	"time"
 
 	"layeh.com/gopus"
 )
 
-// The benchmarks run one 20 ms stereo speech frame per iteration through
-// this package and through bare layeh.com/gopus (same libopus, same
-// settings) in the same run, so the ratio of the two is the wrapper's cost.
+// The benchmarks run one 20 ms stereo speech frame per iteration (cycling
+// through the uh-huh fixture) through this package and through bare
+// layeh.com/gopus with the same libopus settings. BenchmarkPaired* alternate
+// the two frame by frame inside one loop and report both per-frame costs and
+// their ratio, which keeps the comparison fair on a loaded machine.
 
-func benchFrame(b *testing.B) []int16 {
-	return speech48k(b)[20*FrameLen : 21*FrameLen]
+// frames returns the fixture cut into 20 ms frames.
+func frames(b *testing.B) [][]int16 {
+	s := speech48k(b)
+	var f [][]int16
+	for off := 0; off+FrameLen <= len(s); off += FrameLen {
+		f = append(f, s[off:off+FrameLen])
+	}
+	return f
+}
+
+// packets encodes the fixture frames with the default encoder.
+func packets(b *testing.B) [][]byte {
+	e, _ := NewEncoder(EncoderConfig{})
+	return encodeAll(b, e, speech48k(b))
 }
 
 func BenchmarkEncode(b *testing.B) {
-	src := benchFrame(b)
-	b.Run("banter", func(b *testing.B) {
-		e, _ := NewEncoder(EncoderConfig{})
-		pkt := make([]byte, MaxPacketSize)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := e.Encode(src, pkt); err != nil {
-				b.Fatal(err)
+	src := frames(b)
+	for _, v := range []struct {
+		name string
+		cfg  EncoderConfig
+	}{
+		{"banter", EncoderConfig{}},
+		// Settings that change the cost (not comparable with gopus's defaults).
+		{"banter-complexity5", EncoderConfig{Complexity: 5}},
+		{"banter-complexity10", EncoderConfig{Complexity: 10}},
+		{"banter-signal-voice", EncoderConfig{Signal: SignalVoice}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			e, _ := NewEncoder(v.cfg)
+			pkt := make([]byte, MaxPacketSize)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := e.Encode(src[i%len(src)], pkt); err != nil {
+					b.Fatal(err)
+				}
+				i++
 			}
-		}
-	})
-	// Lower complexity is the knob for CPU-bound hosts (see docs/audio.md).
-	b.Run("banter-complexity5", func(b *testing.B) {
-		e, _ := NewEncoder(EncoderConfig{Complexity: 5})
-		pkt := make([]byte, MaxPacketSize)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := e.Encode(src, pkt); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 	b.Run("gopus", func(b *testing.B) {
 		e, _ := gopus.NewEncoder(SampleRate, Channels, gopus.Voip)
 		e.SetBitrate(DefaultBitrate)
 		b.ReportAllocs()
+		i := 0
 		for b.Loop() {
-			if _, err := e.Encode(src, FrameSamples, MaxPacketSize); err != nil {
+			if _, err := e.Encode(src[i%len(src)], FrameSamples, MaxPacketSize); err != nil {
 				b.Fatal(err)
 			}
+			i++
 		}
 	})
 }
 
 func BenchmarkDecode(b *testing.B) {
-	src := benchFrame(b)
-	e, _ := NewEncoder(EncoderConfig{})
-	pkt := make([]byte, MaxPacketSize)
-	n, _ := e.Encode(src, pkt)
-	pkt = pkt[:n]
+	pkts := packets(b)
 	b.Run("banter", func(b *testing.B) {
 		d, _ := NewDecoder()
 		frame := make([]int16, FrameLen)
 		b.ReportAllocs()
+		i := 0
 		for b.Loop() {
-			if _, err := d.Decode(pkt, frame); err != nil {
+			if _, err := d.Decode(pkts[i%len(pkts)], frame); err != nil {
 				b.Fatal(err)
 			}
+			i++
 		}
 	})
 	b.Run("gopus", func(b *testing.B) {
 		d, _ := gopus.NewDecoder(SampleRate, Channels)
 		b.ReportAllocs()
+		i := 0
 		for b.Loop() {
-			if _, err := d.Decode(pkt, FrameSamples, false); err != nil {
+			if _, err := d.Decode(pkts[i%len(pkts)], FrameSamples, false); err != nil {
 				b.Fatal(err)
 			}
+			i++
 		}
 	})
+}
+
+// BenchmarkPairedEncode encodes each frame with both encoders in turn.
+func BenchmarkPairedEncode(b *testing.B) {
+	src := frames(b)
+	ours, _ := NewEncoder(EncoderConfig{})
+	theirs, _ := gopus.NewEncoder(SampleRate, Channels, gopus.Voip)
+	theirs.SetBitrate(DefaultBitrate)
+	pkt := make([]byte, MaxPacketSize)
+	var tOurs, tTheirs time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		f := src[i%len(src)]
+		a := func() {
+			t := time.Now()
+			if _, err := ours.Encode(f, pkt); err != nil {
+				b.Fatal(err)
+			}
+			tOurs += time.Since(t)
+		}
+		g := func() {
+			t := time.Now()
+			if _, err := theirs.Encode(f, FrameSamples, MaxPacketSize); err != nil {
+				b.Fatal(err)
+			}
+			tTheirs += time.Since(t)
+		}
+		alternate(i, a, g)
+		i++
+	}
+	reportPair(b, tOurs, tTheirs)
+}
+
+// BenchmarkPairedDecode decodes each packet with both decoders in turn.
+func BenchmarkPairedDecode(b *testing.B) {
+	pkts := packets(b)
+	ours, _ := NewDecoder()
+	theirs, _ := gopus.NewDecoder(SampleRate, Channels)
+	frame := make([]int16, FrameLen)
+	var tOurs, tTheirs time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		p := pkts[i%len(pkts)]
+		a := func() {
+			t := time.Now()
+			if _, err := ours.Decode(p, frame); err != nil {
+				b.Fatal(err)
+			}
+			tOurs += time.Since(t)
+		}
+		g := func() {
+			t := time.Now()
+			if _, err := theirs.Decode(p, FrameSamples, false); err != nil {
+				b.Fatal(err)
+			}
+			tTheirs += time.Since(t)
+		}
+		alternate(i, a, g)
+		i++
+	}
+	reportPair(b, tOurs, tTheirs)
+}
+
+// alternate runs a then g on even i, g then a on odd i, so neither always
+// runs with the other's data in cache.
+func alternate(i int, a, g func()) {
+	if i%2 == 0 {
+		a()
+		g()
+	} else {
+		g()
+		a()
+	}
+}
+
+func reportPair(b *testing.B, ours, theirs time.Duration) {
+	n := float64(b.N)
+	b.ReportMetric(float64(ours.Nanoseconds())/n, "banter-ns/frame")
+	b.ReportMetric(float64(theirs.Nanoseconds())/n, "gopus-ns/frame")
+	if theirs > 0 {
+		b.ReportMetric(float64(ours)/float64(theirs), "banter/gopus")
+	}
 }
 
 func BenchmarkConceal(b *testing.B) {

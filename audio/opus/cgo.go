@@ -59,6 +59,5 @@ const (
 	ctlSetPacketLossPerc = 4014
 	ctlSetSignal         = 4024
 
-	signalVoice = 3001
-	opusAuto    = -1000
+	opusAuto = -1000
 )

@@ -196,6 +196,8 @@ func TestEncoderConfig(t *testing.T) {
 		{"complexity", EncoderConfig{Complexity: 11}, true, 0},
 		{"loss", EncoderConfig{PacketLossPercent: 101}, true, 0},
 		{"application", EncoderConfig{Application: 9}, true, 0},
+		{"signal", EncoderConfig{Signal: 7}, true, 0},
+		{"voice", EncoderConfig{Signal: SignalVoice, Complexity: 10}, false, DefaultBitrate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,6 +219,9 @@ func TestEncoderConfig(t *testing.T) {
 	}
 	if _, err := e.Encode(make([]int16, 1000), make([]byte, MaxPacketSize)); !errors.Is(err, ErrBadArgument) {
 		t.Errorf("odd frame size: %v", err)
+	}
+	if SignalVoice.String() != "voice" || SignalAuto.String() != "auto" {
+		t.Error("Signal.String")
 	}
 	for _, a := range []Application{ApplicationVoIP, ApplicationAudio, ApplicationLowDelay} {
 		if got, err := ParseApplication(a.String()); err != nil || got != a {
@@ -247,4 +252,36 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			t.Errorf("%s: %v allocs per frame, want 0", name, a)
 		}
 	}
+}
+
+// FuzzDecode feeds arbitrary bytes to the decoder as network packets would
+// arrive: it must return an error or a sample count that fits the buffer
+// and matches PacketSamples, never crash, and keep decoding afterwards.
+func FuzzDecode(f *testing.F) {
+	e, _ := NewEncoder(EncoderConfig{})
+	pkt := make([]byte, MaxPacketSize)
+	n, _ := e.Encode(make([]int16, FrameLen), pkt)
+	f.Add(pkt[:n])
+	s := SilenceFrame()
+	f.Add(s[:])
+	f.Add([]byte{0x03, 0x00})
+	f.Add([]byte{0x0b, 0x30, 0xff})
+	f.Add([]byte{0xfc, 0x83, 0x01, 0x02})
+	d, _ := NewDecoder()
+	out := make([]int16, MaxFrameSamples*Channels)
+	f.Fuzz(func(t *testing.T, p []byte) {
+		n, err := d.Decode(p, out)
+		if err != nil {
+			if _, err := d.Conceal(out[:FrameLen]); err != nil {
+				t.Fatalf("conceal after bad packet: %v", err)
+			}
+			return
+		}
+		if n <= 0 || n > MaxFrameSamples {
+			t.Fatalf("decoded %d samples", n)
+		}
+		if ps, err := PacketSamples(p); err != nil || ps != n {
+			t.Fatalf("PacketSamples %d, %v; Decode %d", ps, err, n)
+		}
+	})
 }

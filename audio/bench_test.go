@@ -1,0 +1,119 @@
+package audio
+
+import (
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/internal/testaudio"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/vad"
+)
+
+// BenchmarkListenerFrame is the whole receive path for one 20 ms packet of
+// a speaker (jitter, decode, resample to 16 kHz, VAD/endpointing), cycling
+// through the long-story fixture. BenchmarkDecodeFrame, the same-run
+// baseline, is the Opus decode alone: the pipeline's own overhead is the
+// difference.
+func BenchmarkListenerFrame(b *testing.B) {
+	pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
+	l, _ := NewListener(ListenerConfig{}, func(vad.Event) {}, nil)
+	b.ReportAllocs()
+	i := 0
+	var seqOff uint16
+	for b.Loop() {
+		p := pkts[i%len(pkts)].pkt
+		if i > 0 && i%len(pkts) == 0 {
+			seqOff += uint16(len(pkts))
+		}
+		p.Seq += seqOff
+		p.Timestamp += uint32(seqOff) * opus.FrameSamples
+		l.Push(p)
+		l.Tick()
+		i++
+	}
+}
+
+func BenchmarkDecodeFrame(b *testing.B) {
+	pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
+	d, _ := opus.NewDecoder()
+	frame := make([]int16, opus.FrameLen)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		_, _ = d.Decode(pkts[i%len(pkts)].pkt.Payload, frame)
+		i++
+	}
+}
+
+// BenchmarkTalkerFrame is the realtime/TTS bridge per 20 ms frame: 24 kHz
+// mono in, resample and upmix to 48 kHz stereo, Opus encode. Its baseline
+// BenchmarkEncodeFrame is the encode alone of the same audio at 48 kHz.
+func BenchmarkTalkerFrame(b *testing.B) {
+	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
+	t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	emit := func([]byte) error { return nil }
+	const fl = 480
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		off := (i * fl) % (len(src) - fl)
+		_ = t.Write(src[off:off+fl], emit)
+		i++
+	}
+}
+
+func BenchmarkEncodeFrame(b *testing.B) {
+	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Discord())
+	e, _ := opus.NewEncoder(opus.EncoderConfig{})
+	pkt := make([]byte, opus.MaxPacketSize)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		off := (i * opus.FrameLen) % (len(src) - opus.FrameLen)
+		_, _ = e.Encode(src[off:off+opus.FrameLen], pkt)
+		i++
+	}
+}
+
+// BenchmarkFirstDeltaToPacket is the bridge's share of issue 10's "first
+// audio delta → first packet out": a fresh reply (Reset) receives its first
+// realtime delta (100 ms of 24 kHz mono, a typical first chunk) and the
+// time until the first Opus frame is handed to the sender is measured.
+// The median is reported next to the mean.
+func BenchmarkFirstDeltaToPacket(b *testing.B) {
+	src := convert(b, testaudio.Speech16k(b, "two-questions.wav"), pcm.Speech16k(), pcm.Mono24k())
+	delta := src[pcm.Mono24k().Len(300*time.Millisecond):][:2400]
+	t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	var start time.Time
+	var lat []time.Duration
+	first := true
+	emit := func([]byte) error {
+		if first {
+			lat = append(lat, time.Since(start))
+			first = false
+		}
+		return nil
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Reset()
+		first = true
+		start = time.Now()
+		_ = t.Write(delta, emit)
+	}
+	b.StopTimer()
+	if len(lat) > 0 {
+		b.ReportMetric(float64(median(lat).Microseconds()), "median-µs")
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	for i := 1; i < len(s); i++ { // insertion sort: benchmark-sized input
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}
