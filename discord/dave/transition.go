@@ -182,7 +182,9 @@ func (s *Session) decryptorLocked(uid uint64) *frame.Decryptor {
 	return d
 }
 
-var errNotReady = errors.New("dave: no sender key yet")
+// ErrNotReady is returned by EncryptOpus before the first transition gives
+// us a sender key: the frame should be dropped (WP: send nothing yet).
+var ErrNotReady = errors.New("dave: no sender key yet")
 
 // EncryptOpus appends the DAVE frame for opus to dst. Before the first
 // transition it fails with an error (send nothing); silence and
@@ -191,7 +193,7 @@ func (s *Session) EncryptOpus(dst, opus []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.enc.Ready() && !frame.IsSilence(opus) {
-		return dst, errNotReady
+		return dst, ErrNotReady
 	}
 	return s.enc.Encrypt(dst, opus)
 }
