@@ -26,6 +26,9 @@ type Talker struct {
 	pkt    []byte  // encoded frame
 	chunk  int     // input values per resampler pass
 	frames uint64  // frames emitted since New or Reset
+
+	bytesIn pcm.ByteDecoder // WriteBytes: odd byte carried between calls
+	samples []int16         // WriteBytes: decoded samples, a leftover partial frame first
 }
 
 // NewTalker returns a Talker for PCM in format in. m may be nil.
@@ -43,7 +46,29 @@ func NewTalker(in pcm.Format, enc opus.EncoderConfig, m *Metrics) (*Talker, erro
 		t.conv = make([]int16, t.rs.MaxOut(t.chunk))
 	}
 	t.acc = make([]int16, 0, len(t.conv)+t.chunk+opus.FrameLen)
+	t.samples = make([]int16, 0, bytesChunk/2+2)
 	return t, nil
+}
+
+// bytesChunk is the most bytes WriteBytes decodes per pass.
+const bytesChunk = 4096
+
+// WriteBytes is Write for a little-endian byte stream (an OpenAI TTS "pcm"
+// body or a decoded Realtime audio delta) split at arbitrary offsets: an
+// odd byte or a partial sample frame waits for the next call.
+func (t *Talker) WriteBytes(b []byte, emit func(packet []byte) error) error {
+	for len(b) > 0 {
+		n := min(len(b), bytesChunk)
+		t.samples = t.bytesIn.Decode(t.samples, b[:n])
+		b = b[n:]
+		whole := len(t.samples) - len(t.samples)%t.in.Channels
+		if err := t.Write(t.samples[:whole], emit); err != nil {
+			t.samples = t.samples[:0]
+			return err
+		}
+		t.samples = t.samples[:copy(t.samples, t.samples[whole:])]
+	}
+	return nil
 }
 
 // Encoder returns the Opus encoder, e.g. to change the bitrate.
@@ -55,6 +80,9 @@ func (t *Talker) Frames() uint64 { return t.frames }
 
 // Pending returns the 48 kHz stereo values waiting for a whole frame.
 func (t *Talker) Pending() int { return len(t.acc) }
+
+// In returns the input format.
+func (t *Talker) In() pcm.Format { return t.in }
 
 // Write converts s (interleaved In format; whole sample frames) and calls
 // emit with each complete Opus frame in order. The packet passed to emit is
@@ -99,6 +127,8 @@ func (t *Talker) Flush(emit func(packet []byte) error) error {
 // reply, or playback was interrupted).
 func (t *Talker) Reset() {
 	t.acc = t.acc[:0]
+	t.samples = t.samples[:0]
+	t.bytesIn.Reset()
 	t.frames = 0
 	if t.rs != nil {
 		t.rs.Reset()

@@ -81,6 +81,35 @@ func TestTalker(t *testing.T) {
 	}
 }
 
+// TestTalkerWriteBytes: the same audio as a byte stream split at odd
+// offsets yields exactly the packets of the sample-wise Write.
+func TestTalkerWriteBytes(t *testing.T) {
+	src := convert(t, testaudio.Speech16k(t, "uh-huh.wav"), pcm.Speech16k(), pcm.Mono24k())
+	collect := func(dst *[][]byte) func([]byte) error {
+		return func(p []byte) error { *dst = append(*dst, append([]byte(nil), p...)); return nil }
+	}
+	var want, got [][]byte
+	a, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	if err := a.Write(src, collect(&want)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	raw := pcm.AppendBytes(nil, src)
+	for off, step := 0, 1; off < len(raw); off, step = off+step, step*3%10007+1 {
+		if err := b.WriteBytes(raw[off:min(off+step, len(raw))], collect(&got)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d packets from bytes, %d from samples", len(got), len(want))
+	}
+	for i := range got {
+		if string(got[i]) != string(want[i]) {
+			t.Fatalf("packet %d differs", i)
+		}
+	}
+}
+
 func TestTalkerEmitErrorAndReset(t *testing.T) {
 	tk, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
 	stop := errors.New("barge-in")
@@ -124,6 +153,15 @@ func TestTalkerDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocs per write, want 0", allocs)
+	}
+	raw := pcm.AppendBytes(nil, src)
+	off = 0
+	allocs = testing.AllocsPerRun(len(raw)/2001-1, func() {
+		_ = tk.WriteBytes(raw[off:off+2001], emit) // odd-sized deltas
+		off += 2001
+	})
+	if allocs != 0 {
+		t.Errorf("WriteBytes: %v allocs per write, want 0", allocs)
 	}
 	if frames == 0 {
 		t.Error("no frames encoded")
