@@ -71,8 +71,13 @@ type ClassifierPolicy struct {
 	// Timeout per attempt (default 3s).
 	Timeout time.Duration
 	// SystemPrompt replaces the built-in instructions when not empty; the
-	// eagerness bias wording is still appended.
+	// eagerness bias wording is still appended (voice).
 	SystemPrompt string
+	// UserPrompt replaces the built-in question when not empty. Voice
+	// placeholders: {{botName}} {{speaker}} {{transcript}} {{participants}}
+	// {{engagement}} {{eagerness}} {{timeline}} {{nameCue}}. Text
+	// placeholders: {{botName}} {{author}} {{content}} {{recent}}.
+	UserPrompt string
 	// Threshold is the confidence (default 0.8) at or above which the text
 	// direct-address classifier counts as addressing. Unused for voice.
 	Threshold float64

@@ -10,8 +10,9 @@ import (
 )
 
 // TextPolicy is the text pipeline's admission policy. The lead maps the
-// config (bot.*, permissions.*, activity.*) onto it; DefaultTextPolicy
-// documents the defaults. Zero durations mean their default.
+// config (bot.*, permissions.*, activity.*, llm.directAddressClassifier)
+// onto it; DefaultTextPolicy documents the defaults. Windows and levels are
+// taken as given (0 disables); the stale limits use their defaults when 0.
 type TextPolicy struct {
 	// BotName and Aliases are matched as addressing names (bot.name,
 	// bot.aliases).
@@ -25,7 +26,7 @@ type TextPolicy struct {
 	InitiativeChannelIDs []string
 	// RecentWindow: outside initiative channels, unaddressed turns are
 	// considered only this long after the bot last spoke in the channel
-	// (default 5m).
+	// (activity.recentWindowSeconds; DefaultTextPolicy: 5m; 0 disables).
 	RecentWindow time.Duration
 	// ReplyLevelInitiative and ReplyLevelNonInitiative are the eagerness
 	// levels 0-100 (activity.replyLevel*) for unaddressed turns in
@@ -152,9 +153,7 @@ func NewTextEngine(p TextPolicy, o EngineOptions) *TextEngine {
 
 // SetPolicy replaces the policy for decisions that start afterwards.
 func (e *TextEngine) SetPolicy(p TextPolicy) {
-	if p.RecentWindow <= 0 {
-		p.RecentWindow = DefaultRecentWindow
-	}
+	p.RecentWindow = max(p.RecentWindow, 0)
 	if p.StaleAfterMessages <= 0 {
 		p.StaleAfterMessages = DefaultStaleAfterMessages
 	}
@@ -232,7 +231,7 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 	if t.Phase == PhasePreGeneration && (t.NewerMessages >= c.p.StaleAfterMessages || now.Sub(t.At) > c.p.StaleAfter) {
 		return deny(ReasonRoomMovedOn), m
 	}
-	recent := !t.BotLastSpokeAt.IsZero() && now.Sub(t.BotLastSpokeAt) <= c.p.RecentWindow
+	recent := !t.BotLastSpokeAt.IsZero() && c.p.RecentWindow > 0 && now.Sub(t.BotLastSpokeAt) <= c.p.RecentWindow
 	switch {
 	case !c.p.AllowInitiativeReplies:
 		d.Reason = ReasonInitiativeDisabled
@@ -303,15 +302,20 @@ func directAddressSystemPrompt(tp TextPolicy, p ClassifierPolicy) string {
 }
 
 func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
-	var b strings.Builder
-	if len(t.Recent) > 0 {
-		b.WriteString("Recent messages, oldest first:\n")
-		for _, l := range t.Recent {
-			writeLine(&b, l.Speaker, l.Text, l.Bot, tp.BotName)
-		}
-		b.WriteString("\n")
+	var recent strings.Builder
+	for _, l := range t.Recent {
+		writeLine(&recent, l.Speaker, l.Text, l.Bot, tp.BotName)
 	}
-	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", nonEmpty(t.AuthorName, "someone"), t.Content)
+	author := nonEmpty(t.AuthorName, "someone")
+	if tmpl := tp.DirectAddress.UserPrompt; tmpl != "" {
+		return strings.NewReplacer("{{botName}}", tp.BotName, "{{author}}", author, "{{content}}", t.Content,
+			"{{recent}}", recent.String()).Replace(tmpl)
+	}
+	var b strings.Builder
+	if recent.Len() > 0 {
+		b.WriteString("Recent messages, oldest first:\n" + recent.String() + "\n")
+	}
+	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", author, t.Content)
 	if m.Kind != MatchNone {
 		fmt.Fprintf(&b, "\nThe name appears as %q.\n", t.Content[m.Start:m.End])
 	}

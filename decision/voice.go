@@ -11,8 +11,9 @@ import (
 
 // VoicePolicy is the voice pipeline's admission policy. The lead maps the
 // config (bot.name, bot.aliases, voice.replyEagerness,
-// voice.replyDecisionLlm) onto it. Zero durations and thresholds mean their
-// default; ReplyEagerness 0 is meaningful (only direct addresses).
+// voice.*WindowSeconds, voice.replyDecisionLlm) onto it. Eagerness and
+// windows are taken as given (0 disables); DeferRetryAfter and
+// DirectAddressConfidence use their defaults when 0.
 type VoicePolicy struct {
 	BotName string
 	Aliases []string
@@ -22,10 +23,10 @@ type VoicePolicy struct {
 	ReplyEagerness int
 	// FocusedSpeakerWindow: the speaker the bot is in conversation with
 	// is answered without the classifier for this long after the focus was
-	// last refreshed (default 20s).
+	// last refreshed (DefaultVoicePolicy: 20s; 0 disables).
 	FocusedSpeakerWindow time.Duration
 	// RecentReplyWindow: a speaker the bot just replied to is answered
-	// without the classifier for this long after the reply (default 10s).
+	// without the classifier for this long after the reply (DefaultVoicePolicy: 10s; 0 disables).
 	RecentReplyWindow time.Duration
 	// DeferRetryAfter is the retry-after of a turn deferred while the bot
 	// speaks, when the end of its speech is not known (default 750ms).
@@ -147,12 +148,8 @@ func NewVoiceEngine(p VoicePolicy, o EngineOptions) *VoiceEngine {
 
 // SetPolicy replaces the policy for decisions that start afterwards.
 func (e *VoiceEngine) SetPolicy(p VoicePolicy) {
-	if p.FocusedSpeakerWindow <= 0 {
-		p.FocusedSpeakerWindow = DefaultFocusedSpeakerWindow
-	}
-	if p.RecentReplyWindow <= 0 {
-		p.RecentReplyWindow = DefaultRecentReplyWindow
-	}
+	p.FocusedSpeakerWindow = max(p.FocusedSpeakerWindow, 0)
+	p.RecentReplyWindow = max(p.RecentReplyWindow, 0)
 	if p.DeferRetryAfter <= 0 {
 		p.DeferRetryAfter = DefaultDeferRetryAfter
 	}
@@ -258,7 +255,8 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		}
 	}
 	f := describe(t.Transcript, m)
-	justAnswered := g.LastReplyToID == t.SpeakerID && !g.LastReplyAt.IsZero() && t.At.Sub(g.LastReplyAt) <= p.RecentReplyWindow
+	justAnswered := g.LastReplyToID == t.SpeakerID && !g.LastReplyAt.IsZero() && p.RecentReplyWindow > 0 &&
+		t.At.Sub(g.LastReplyAt) <= p.RecentReplyWindow
 	switch {
 	case addressed && f.onlyGreets:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonWakePing
@@ -285,7 +283,8 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		}
 	}
 	switch {
-	case g.FocusedSpeakerID != "" && g.FocusedSpeakerID == t.SpeakerID && t.At.Sub(g.FocusedAt) <= p.FocusedSpeakerWindow:
+	case g.FocusedSpeakerID != "" && g.FocusedSpeakerID == t.SpeakerID && p.FocusedSpeakerWindow > 0 &&
+		t.At.Sub(g.FocusedAt) <= p.FocusedSpeakerWindow:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonFocusedSpeaker
 	case justAnswered:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonRecentReplyFollowup
@@ -352,49 +351,55 @@ func ReplyClassifierSystemPrompt(p *VoicePolicy) string {
 }
 
 func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string {
-	var b strings.Builder
 	name := nonEmpty(p.BotName, "the assistant")
-	b.WriteString("Participants: ")
+	var parts strings.Builder
 	for i, pt := range t.Participants {
 		if i > 0 {
-			b.WriteString(", ")
+			parts.WriteString(", ")
 		}
-		b.WriteString(nonEmpty(pt.Name, pt.ID))
+		parts.WriteString(nonEmpty(pt.Name, pt.ID))
 	}
 	if len(t.Participants) == 0 {
-		b.WriteString(nonEmpty(t.SpeakerName, "one person"))
+		parts.WriteString(nonEmpty(t.SpeakerName, "one person"))
 	}
-	b.WriteString("\nEngagement: ")
+	var engagement string
 	g := &t.Engagement
 	switch {
 	case g.FocusedSpeakerID != "":
-		b.WriteString(name + " was last in conversation with " + speakerName(t, g.FocusedSpeakerID) +
-			", " + ago(t.At.Sub(g.FocusedAt)) + ".")
+		engagement = name + " was last in conversation with " + speakerName(t, g.FocusedSpeakerID) + ", " + ago(t.At.Sub(g.FocusedAt)) + "."
 	case g.LastReplyToID != "":
-		b.WriteString(name + " last replied to " + speakerName(t, g.LastReplyToID) + ", " + ago(t.At.Sub(g.LastReplyAt)) + ".")
+		engagement = name + " last replied to " + speakerName(t, g.LastReplyToID) + ", " + ago(t.At.Sub(g.LastReplyAt)) + "."
 	default:
-		b.WriteString(name + " is not in a conversation with anyone.")
+		engagement = name + " is not in a conversation with anyone."
 	}
-	b.WriteString("\nEagerness: ")
-	b.WriteString(strconv.Itoa(p.ReplyEagerness))
-	b.WriteString("/100\n")
-	if len(t.Timeline) > 0 {
-		b.WriteString("Recent conversation, oldest first:\n")
-		for _, l := range t.Timeline {
-			writeLine(&b, l.Speaker, l.Text, l.Bot, name)
-		}
+	var timeline strings.Builder
+	for _, l := range t.Timeline {
+		writeLine(&timeline, l.Speaker, l.Text, l.Bot, name)
 	}
-	b.WriteString("Latest utterance, from ")
-	b.WriteString(nonEmpty(t.SpeakerName, "someone"))
-	b.WriteString(": \"")
-	b.WriteString(t.Transcript)
-	b.WriteString("\"\n")
+	var cue string
 	if m.Kind != MatchNone {
-		b.WriteString("Name cue: the transcript contains \"" + t.Transcript[m.Start:m.End] + "\"")
+		cue = "the transcript contains \"" + t.Transcript[m.Start:m.End] + "\""
 		if m.Variant {
-			b.WriteString(", possibly a misheard \"" + p.BotName + "\"")
+			cue += ", possibly a misheard \"" + p.BotName + "\""
 		}
-		b.WriteString(", not in an addressing position.\n")
+		cue += ", not in an addressing position."
+	}
+	speaker := nonEmpty(t.SpeakerName, "someone")
+	if tmpl := p.Classifier.UserPrompt; tmpl != "" {
+		return strings.NewReplacer("{{botName}}", name, "{{speaker}}", speaker, "{{transcript}}", t.Transcript,
+			"{{participants}}", parts.String(), "{{engagement}}", engagement, "{{eagerness}}", strconv.Itoa(p.ReplyEagerness),
+			"{{timeline}}", timeline.String(), "{{nameCue}}", cue).Replace(tmpl)
+	}
+	var b strings.Builder
+	b.WriteString("Participants: " + parts.String() + "\n")
+	b.WriteString("Engagement: " + engagement + "\n")
+	b.WriteString("Eagerness: " + strconv.Itoa(p.ReplyEagerness) + "/100\n")
+	if timeline.Len() > 0 {
+		b.WriteString("Recent conversation, oldest first:\n" + timeline.String())
+	}
+	b.WriteString("Latest utterance, from " + speaker + ": \"" + t.Transcript + "\"\n")
+	if cue != "" {
+		b.WriteString("Name cue: " + cue + "\n")
 	}
 	b.WriteString("Should " + name + " respond? Answer YES or NO.")
 	return b.String()

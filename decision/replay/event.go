@@ -1,0 +1,103 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Event is one line of a recorded conversation, oldest first. Two types:
+//
+//	{"type":"message","id":"1001","channel_id":"c1","author_id":"u1","author_name":"alice",
+//	 "is_bot":false,"is_self":false,"content":"...","mentions_bot":false,"reply_to":null,
+//	 "ts":"2026-11-21T10:00:00Z"}
+//	{"type":"voice","id":"v1","channel_id":"vc1","speaker_id":"u1","speaker_name":"alice",
+//	 "transcript":"...","duration_ms":1400,"ts":"..."}
+//
+// is_self marks the bot's own messages; reply_to is a message id. A voice
+// event's ts is when the utterance started; it ends duration_ms later.
+type Event struct {
+	Type      string    `json:"type"`
+	ID        string    `json:"id"`
+	ChannelID string    `json:"channel_id"`
+	TS        time.Time `json:"ts"`
+
+	// Text messages.
+	AuthorID    string  `json:"author_id,omitempty"`
+	AuthorName  string  `json:"author_name,omitempty"`
+	IsBot       bool    `json:"is_bot,omitempty"`
+	IsSelf      bool    `json:"is_self,omitempty"`
+	Content     string  `json:"content,omitempty"`
+	MentionsBot bool    `json:"mentions_bot,omitempty"`
+	ReplyTo     *string `json:"reply_to,omitempty"`
+
+	// Voice utterances.
+	SpeakerID   string `json:"speaker_id,omitempty"`
+	SpeakerName string `json:"speaker_name,omitempty"`
+	Transcript  string `json:"transcript,omitempty"`
+	DurationMS  int64  `json:"duration_ms,omitempty"`
+}
+
+// Event types.
+const (
+	TypeMessage = "message"
+	TypeVoice   = "voice"
+)
+
+var errBadEvent = errors.New("bad event")
+
+// ParseEvent decodes and validates one input line. Unknown fields are
+// rejected (they are usually typos), as are missing ids, channels, authors
+// or speakers, timestamps and negative durations.
+func ParseEvent(line []byte) (Event, error) {
+	var e Event
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return Event{}, fmt.Errorf("%w: invalid JSON: %w", errBadEvent, err)
+	}
+	if dec.More() {
+		return Event{}, fmt.Errorf("%w: more than one JSON value on the line", errBadEvent)
+	}
+	missing := func(field string) error { return fmt.Errorf("%w: %s %q: missing %s", errBadEvent, e.Type, e.ID, field) }
+	switch {
+	case e.Type != TypeMessage && e.Type != TypeVoice:
+		return Event{}, fmt.Errorf("%w: type %q: want %q or %q", errBadEvent, e.Type, TypeMessage, TypeVoice)
+	case e.ID == "":
+		return Event{}, missing("id")
+	case e.ChannelID == "":
+		return Event{}, missing("channel_id")
+	case e.TS.IsZero():
+		return Event{}, missing("ts")
+	case e.Type == TypeMessage && e.AuthorID == "":
+		return Event{}, missing("author_id")
+	case e.Type == TypeVoice && e.SpeakerID == "":
+		return Event{}, missing("speaker_id")
+	case e.DurationMS < 0:
+		return Event{}, fmt.Errorf("%w: voice %q: negative duration_ms %d", errBadEvent, e.ID, e.DurationMS)
+	}
+	return e, nil
+}
+
+// Result is one output line, in input order:
+//
+//	{"id":"1001","allow":true,"reason":"...","signal":"...","confidence":0.95,"force":true}
+//
+// allow is null when a classifier was needed and none was given (reason
+// needs_classifier). retry_after_ms is set for deferred voice turns. With a
+// generator (-llm), Stage B adds skipped, skip_reason and reply.
+type Result struct {
+	ID           string  `json:"id"`
+	Allow        *bool   `json:"allow"`
+	Reason       string  `json:"reason"`
+	Signal       string  `json:"signal"`
+	Confidence   float64 `json:"confidence"`
+	Force        bool    `json:"force"`
+	RetryAfterMS int64   `json:"retry_after_ms,omitempty"`
+	Skipped      *bool   `json:"skipped,omitempty"`
+	SkipReason   string  `json:"skip_reason,omitempty"`
+	Reply        string  `json:"reply,omitempty"`
+	Error        string  `json:"error,omitempty"`
+}
