@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
 // Option configures a Server.
@@ -22,6 +24,7 @@ type config struct {
 	heartbeat   time.Duration
 	botName     string
 	voice       VoiceBackend
+	voiceSim    *voicesim.Server
 	limits      map[Route]Limit
 	global      Limit
 	defaultLim  Limit
