@@ -21,6 +21,8 @@ const (
 	SpeechChannels   = 1
 )
 
+var errSpeechClosed = errors.New("llm: read from a closed speech stream")
+
 // speechPrimeBytes is how much Speak reads before returning (one read).
 const speechPrimeBytes = 4096
 
@@ -115,18 +117,19 @@ func model(m string) openai.SpeechModel { return m }
 
 // Read implements io.Reader over the PCM bytes.
 func (s *SpeechStream) Read(p []byte) (int, error) {
-	if len(s.primed) > 0 {
+	s.mu.Lock()
+	done, closed, ferr := s.done, s.closed, s.finalErr
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return 0, errSpeechClosed
+	case len(s.primed) > 0:
 		n := copy(p, s.primed)
 		s.primed = s.primed[n:]
 		return n, nil
-	}
-	s.mu.Lock()
-	done, ferr := s.done, s.finalErr
-	s.mu.Unlock()
-	if done {
-		if ferr != nil {
-			return 0, ferr
-		}
+	case done && ferr != nil:
+		return 0, ferr
+	case done:
 		return 0, io.EOF
 	}
 	s.idle.Reset(s.c.opts.IdleTimeout)
