@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -188,4 +189,138 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[str
 		}
 	}
 	return 0
+}
+
+func run(t *testing.T, input string, opts Options) ([]Result, string, string) {
+	t.Helper()
+	var out, sum bytes.Buffer
+	if err := Run(context.Background(), strings.NewReader(input), &out, &sum, opts); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return decodeResults(t, out.String()), out.String(), sum.String()
+}
+
+func TestReplayBadLines(t *testing.T) {
+	good := `{"type":"message","id":"1","channel_id":"c1","author_id":"u1","content":"hi","ts":"2026-11-21T10:00:00Z"}`
+	tests := []struct {
+		name, line, want string
+	}{
+		{"truncated", `{"type":"message","id":"2"`, "invalid JSON"},
+		{"not json", `hello`, "invalid JSON"},
+		{"unknown type", `{"type":"reaction","id":"2","channel_id":"c1","ts":"2026-11-21T10:00:00Z"}`, `type "reaction"`},
+		{"typo field", `{"type":"message","id":"2","channel":"c1","author_id":"u1","ts":"2026-11-21T10:00:00Z"}`, `unknown field "channel"`},
+		{"no id", `{"type":"message","channel_id":"c1","author_id":"u1","ts":"2026-11-21T10:00:00Z"}`, "missing id"},
+		{"no channel", `{"type":"message","id":"2","author_id":"u1","ts":"2026-11-21T10:00:00Z"}`, "missing channel_id"},
+		{"no ts", `{"type":"message","id":"2","channel_id":"c1","author_id":"u1"}`, "missing ts"},
+		{"bad ts", `{"type":"message","id":"2","channel_id":"c1","author_id":"u1","ts":"yesterday"}`, "invalid JSON"},
+		{"no author", `{"type":"message","id":"2","channel_id":"c1","ts":"2026-11-21T10:00:00Z"}`, "missing author_id"},
+		{"no speaker", `{"type":"voice","id":"2","channel_id":"c1","transcript":"hi","ts":"2026-11-21T10:00:00Z"}`, "missing speaker_id"},
+		{"negative duration", `{"type":"voice","id":"2","channel_id":"c1","speaker_id":"u1","duration_ms":-5,"ts":"2026-11-21T10:00:00Z"}`, "negative duration_ms"},
+		{"two values", good + " {}", "more than one JSON value"},
+		{"wrong type", `{"type":"message","id":2,"channel_id":"c1","author_id":"u1","ts":"2026-11-21T10:00:00Z"}`, "invalid JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			input := good + "\r\n\n" + tc.line + "\n" + strings.Replace(good, `"id":"1"`, `"id":"3"`, 1)
+			results, _, summary := run(t, input, examplePolicies())
+			if len(results) != 2 || results[0].ID != "1" || results[1].ID != "3" {
+				t.Fatalf("results %+v: the good lines around the bad one must come through", results)
+			}
+			if !strings.Contains(summary, "replay: line 3: skipped: ") || !strings.Contains(summary, tc.want) || !strings.Contains(summary, "1 bad lines") {
+				t.Errorf("summary does not report line 3 (%q):\n%s", tc.want, summary)
+			}
+		})
+	}
+}
+
+func TestReplayLongLine(t *testing.T) {
+	long := `{"type":"message","id":"1","channel_id":"c1","author_id":"u1","content":"` + strings.Repeat("a", 5000) + `","ts":"2026-11-21T10:00:00Z"}`
+	good := `{"type":"message","id":"2","channel_id":"c1","author_id":"u1","content":"hi","ts":"2026-11-21T10:00:00Z"}`
+	opts := examplePolicies()
+	opts.MaxLineBytes = 1000
+	results, _, summary := run(t, long+"\n"+good+"\n", opts)
+	if len(results) != 1 || results[0].ID != "2" || !strings.Contains(summary, "line 1: skipped: longer than 1000 bytes") {
+		t.Errorf("results %+v, summary:\n%s", results, summary)
+	}
+}
+
+func TestReplayPendingIsNull(t *testing.T) {
+	in := `{"type":"voice","id":"v1","channel_id":"vc1","speaker_id":"u1","speaker_name":"alice","transcript":"what do you think about pineapple on pizza? and be honest","duration_ms":3000,"ts":"2026-11-21T10:00:00Z"}`
+	_, raw, _ := run(t, in, examplePolicies())
+	want := `{"id":"v1","allow":null,"reason":"needs_classifier","signal":"llm_decides","confidence":0,"force":false}` + "\n"
+	if raw != want {
+		t.Errorf("got  %s\nwant %s", raw, want)
+	}
+}
+
+func TestReplayDefersWhileBotSpeaks(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"voice","id":"v1","channel_id":"vc1","speaker_id":"u1","speaker_name":"alice","transcript":"banter, tell us a joke","duration_ms":1000,"ts":"2026-11-21T10:00:00Z"}`,
+		// Ends at 10:00:03, while the bot speaks until 10:00:06.
+		`{"type":"voice","id":"v2","channel_id":"vc1","speaker_id":"u2","speaker_name":"bob","transcript":"banter, make it a good one","duration_ms":1000,"ts":"2026-11-21T10:00:02Z"}`,
+		// Ends at 10:00:08: the bot is done, and alice follows up.
+		`{"type":"voice","id":"v3","channel_id":"vc1","speaker_id":"u1","speaker_name":"alice","transcript":"ha, tell me another one","duration_ms":1000,"ts":"2026-11-21T10:00:07Z"}`,
+	}, "\n")
+	opts := examplePolicies()
+	opts.VoiceReplyDuration = 5 * time.Second
+	results, _, summary := run(t, in, opts)
+	if len(results) != 3 {
+		t.Fatalf("results: %+v", results)
+	}
+	if r := results[1]; r.Reason != "bot_turn_open" || r.Allow == nil || *r.Allow || r.RetryAfterMS != 3000 {
+		t.Errorf("v2: %+v, want deferred with retry_after_ms 3000", r)
+	}
+	if r := results[2]; r.Reason != "focused_speaker_followup" || r.Allow == nil || !*r.Allow {
+		t.Errorf("v3: %+v", r)
+	}
+	if !strings.Contains(summary, "1 deferred") {
+		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+func TestReplayGeneratorError(t *testing.T) {
+	in := `{"type":"message","id":"1","channel_id":"c1","author_id":"u1","content":"banter, hi","ts":"2026-11-21T10:00:00Z"}`
+	opts := examplePolicies()
+	opts.Generator = GeneratorFunc(func(ctx context.Context, system, user string) (string, error) {
+		return "", errors.New("status 500")
+	})
+	results, _, _ := run(t, in, opts)
+	if len(results) != 1 || results[0].Error != "stage B: status 500" || results[0].Skipped != nil || results[0].Allow == nil || !*results[0].Allow {
+		t.Errorf("results: %+v", results)
+	}
+}
+
+func TestReplayCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, sum bytes.Buffer
+	err := Run(ctx, strings.NewReader("{}\n"), &out, &sum, examplePolicies())
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run on a cancelled context: %v", err)
+	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join(examples, "conversation.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f.Add(l)
+	}
+	f.Add(`{"type":"voice","id":"v","channel_id":"c","speaker_id":"s","duration_ms":1e3,"ts":"2026-11-21T10:00:00Z"}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		ev, err := ParseEvent([]byte(line))
+		if err != nil {
+			return
+		}
+		if ev.ID == "" || ev.ChannelID == "" || ev.TS.IsZero() || (ev.Type != TypeMessage && ev.Type != TypeVoice) {
+			t.Fatalf("accepted an invalid event: %+v", ev)
+		}
+		// Whatever parses must replay without panicking.
+		var out, sum bytes.Buffer
+		if err := Run(context.Background(), strings.NewReader(line), &out, &sum, examplePolicies()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
