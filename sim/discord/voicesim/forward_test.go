@@ -105,15 +105,25 @@ func TestForwardingRules(t *testing.T) {
 	deaf.SelfDeaf = true
 	d := joinRaw(t, s, deaf, ModeAES256GCMRTPSize)
 	other := joinRaw(t, s, testSession("1100000000000000013", "1100000000000000099"), ModeAES256GCMRTPSize)
+	r := joinRaw(t, s, testSession("1100000000000000014", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect) // the deafened member; the other channel is not announced
+	a.expect(OpClientsConnect) // r
 
 	// RTP before op 5 is counted; it goes to nobody who has not been told the SSRC.
 	a.sendOpus(t, []byte{0xfc, 1})
 	waitFor(t, func() bool { return s.Stats().Unannounced == 1 })
+	if _, ok := r.recvRTP(t, 30*time.Millisecond); ok {
+		t.Fatal("RTP forwarded before the receiver was told the SSRC")
+	}
 	a.speak(1)
 	a.sendOpus(t, []byte{0xfc, 2})
 	waitFor(t, func() bool { return s.Stats().RTP == 2 })
-	if st := s.Stats(); st.Forwarded != 0 || st.Unannounced != 1 {
+	if pkt, ok := r.recvRTP(t, 5*time.Second); !ok {
+		t.Fatal("announced RTP not forwarded")
+	} else if _, _, _, _, p := clientOpen(t, r.mode, r.key, pkt); !bytes.Equal(p, []byte{0xfc, 2}) {
+		t.Fatalf("forwarded %x", p)
+	}
+	if st := s.Stats(); st.Forwarded != 1 || st.Unannounced != 1 {
 		t.Fatalf("forwarded to a deafened member or another channel: %+v", st)
 	}
 	if _, ok := d.recvRTP(t, 30*time.Millisecond); ok {

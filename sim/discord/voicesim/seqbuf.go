@@ -26,10 +26,12 @@ type seqEntry struct {
 	frame outFrame
 }
 
-// outFrame is one WebSocket message ready to write.
+// outFrame is one WebSocket message ready to write, or a batch of them
+// (a resume replay, which may be longer than the send queue).
 type outFrame struct {
 	binary bool
 	data   []byte
+	batch  []outFrame
 }
 
 var errResumeGap = errors.New("resume: missed messages no longer buffered")

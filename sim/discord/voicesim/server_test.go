@@ -3,8 +3,11 @@ package voicesim
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,4 +380,63 @@ func waitFor(t testing.TB, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestSlowClient checks that a client that stops reading never blocks the
+// server: its connection is dropped once the send queue is full, and a
+// resume replays everything, more messages than the queue holds.
+func TestSlowClient(t *testing.T) {
+	checkGoroutines(t)
+	var logs lockedBuffer
+	s := Serve(t, WithResumeBuffer(4096), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
+	big := bytes.Repeat([]byte{0xab}, 64<<10)
+	const n = 600
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			if err := s.SendBinary(guild, a.sess.UserID, OpMLSProposals, big); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SendBinary blocked on a client that does not read")
+	}
+	if !strings.Contains(logs.String(), "too slow") {
+		t.Fatal("the slow connection was not dropped")
+	}
+	a.ws.Close()
+	c := dialRaw(t, s, "?v=8")
+	c.ws.SetReadLimit(1 << 20)
+	c.send(OpResume, map[string]any{"server_id": guild, "session_id": a.sess.SessionID, "token": a.sess.Token, "seq_ack": 1})
+	c.expect(OpHello)
+	c.expect(OpResumed)
+	for i := range n {
+		m := c.expect(OpMLSProposals)
+		if *m.Seq != i+2 || len(m.Body) != len(big) {
+			t.Fatalf("replay %d: seq %d, %d bytes", i, *m.Seq, len(m.Body))
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
