@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 )
 
 // member is one call participant as the test gateway sees it.
@@ -23,7 +24,7 @@ type member interface {
 	UID() uint64
 	Name() string
 	// Op delivers a gateway message (JSON d or binary payload) and returns what the member sends.
-	Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound
+	Op(t testing.TB, op wire.Opcode, payload []byte, binary bool) []Outbound
 	Auth(t testing.TB) []byte
 	Encrypt(t testing.TB, opus []byte) []byte
 	Decrypt(t testing.TB, from uint64, frame []byte) ([]byte, error)
@@ -41,7 +42,7 @@ func newGoMember(uid, channel uint64) *goMember {
 
 func (g *goMember) UID() uint64  { return g.uid }
 func (g *goMember) Name() string { return "go-" + strconv.FormatUint(g.uid, 10) }
-func (g *goMember) Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound {
+func (g *goMember) Op(t testing.TB, op wire.Opcode, payload []byte, binary bool) []Outbound {
 	t.Helper()
 	out, err := g.s.HandleGateway(op, payload, binary)
 	if err != nil {
@@ -146,7 +147,7 @@ func (d *daveyMember) call(t testing.TB, req map[string]any, resp any) error {
 
 func (d *daveyMember) UID() uint64  { return d.uid }
 func (d *daveyMember) Name() string { return "davey-" + strconv.FormatUint(d.uid, 10) }
-func (d *daveyMember) Op(t testing.TB, op Opcode, payload []byte, binary bool) []Outbound {
+func (d *daveyMember) Op(t testing.TB, op wire.Opcode, payload []byte, binary bool) []Outbound {
 	t.Helper()
 	req := map[string]any{"cmd": "op", "op": int(op)}
 	if binary {
@@ -172,9 +173,9 @@ func (d *daveyMember) Op(t testing.TB, op Opcode, payload []byte, binary bool) [
 		}
 		if o.Hex != nil {
 			b, _ := hex.DecodeString(*o.Hex)
-			out = append(out, Outbound{Op: Opcode(o.Op), Binary: true, Payload: b})
+			out = append(out, Outbound{Op: wire.Opcode(o.Op), Binary: true, Payload: b})
 		} else {
-			out = append(out, Outbound{Op: Opcode(o.Op), Data: o.JSON})
+			out = append(out, Outbound{Op: wire.Opcode(o.Op), Data: o.JSON})
 		}
 	}
 	return out
@@ -258,13 +259,13 @@ func jsonBytes(v any) []byte {
 }
 
 // deliver sends one message to m and absorbs key packages; it returns the rest.
-func (g *gateway) deliver(m member, op Opcode, payload []byte, binary bool) []Outbound {
+func (g *gateway) deliver(m member, op wire.Opcode, payload []byte, binary bool) []Outbound {
 	g.t.Helper()
 	out := m.Op(g.t, op, payload, binary)
 	g.lastOut[m.UID()] = out
 	var rest []Outbound
 	for _, o := range out {
-		if o.Op == OpMLSKeyPackage {
+		if o.Op == wire.OpMLSKeyPackage {
 			if _, err := mls.UnmarshalKeyPackage(o.Payload); err != nil {
 				g.t.Fatalf("%s sent a bad key package: %v", m.Name(), err)
 			}
@@ -282,14 +283,14 @@ func (g *gateway) connect(m member) {
 	ids := []string{}
 	for _, o := range g.members {
 		ids = append(ids, strconv.FormatUint(o.UID(), 10))
-		g.deliver(o, OpClientsConnect, jsonBytes(ClientsConnectEvent{UserIDs: []string{strconv.FormatUint(m.UID(), 10)}}), false)
+		g.deliver(o, wire.OpClientsConnect, jsonBytes(wire.ClientsConnectEvent{UserIDs: []string{strconv.FormatUint(m.UID(), 10)}}), false)
 	}
 	g.members = append(g.members, m)
-	g.deliver(m, OpSessionDescription, jsonBytes(map[string]any{"mode": "aead_aes256_gcm_rtpsize", "dave_protocol_version": 1}), false)
+	g.deliver(m, wire.OpSessionDescription, jsonBytes(map[string]any{"mode": "aead_aes256_gcm_rtpsize", "dave_protocol_version": 1}), false)
 	if len(ids) > 0 {
-		g.deliver(m, OpClientsConnect, jsonBytes(ClientsConnectEvent{UserIDs: ids}), false)
+		g.deliver(m, wire.OpClientsConnect, jsonBytes(wire.ClientsConnectEvent{UserIDs: ids}), false)
 	}
-	g.deliver(m, OpMLSExternalSender, g.es, true)
+	g.deliver(m, wire.OpMLSExternalSender, g.es, true)
 	if g.kps[m.UID()] == nil {
 		g.t.Fatalf("%s sent no key package", m.Name())
 	}
@@ -311,7 +312,7 @@ func (g *gateway) propose(ps ...*mls.Proposal) (payload []byte, refs [][]byte) {
 	for i := range 8 {
 		gid[i] = byte(g.channel >> (56 - 8*i))
 	}
-	e := ProposalsEvent{Op: ProposalsAppend}
+	e := wire.ProposalsEvent{Op: wire.ProposalsAppend}
 	for _, p := range ps {
 		msg, ref, err := mls.NewExternalProposal(gid, g.epoch, 0, p, g.key)
 		if err != nil {
@@ -347,14 +348,14 @@ func (g *gateway) recipients(exclude uint64) []member {
 }
 
 // broadcastProposals sends op 27 and collects the op 28 commits.
-func (g *gateway) broadcastProposals(to []member, payload []byte) (senders []member, commits []CommitWelcomeCommand) {
+func (g *gateway) broadcastProposals(to []member, payload []byte) (senders []member, commits []wire.CommitWelcomeCommand) {
 	g.t.Helper()
 	for _, m := range to {
-		for _, o := range g.deliver(m, OpMLSProposals, payload, true) {
-			if o.Op != OpMLSCommitWelcome {
+		for _, o := range g.deliver(m, wire.OpMLSProposals, payload, true) {
+			if o.Op != wire.OpMLSCommitWelcome {
 				g.t.Fatalf("%s answered op 27 with %s", m.Name(), o.Op)
 			}
-			var c CommitWelcomeCommand
+			var c wire.CommitWelcomeCommand
 			if err := c.Unmarshal(o.Payload); err != nil {
 				g.t.Fatalf("%s sent a bad op 28: %v", m.Name(), err)
 			}
@@ -368,7 +369,7 @@ func (g *gateway) broadcastProposals(to []member, payload []byte) (senders []mem
 // announce broadcasts the winning commit (op 29 to members of the
 // committer's group) and welcome (op 30 to joiners), then executes the
 // transition once every recipient is ready. It returns the op 31 senders.
-func (g *gateway) announce(committer member, c CommitWelcomeCommand, joiners []member) (invalid []member) {
+func (g *gateway) announce(committer member, c wire.CommitWelcomeCommand, joiners []member) (invalid []member) {
 	g.t.Helper()
 	g.tid++
 	tid := g.tid
@@ -390,23 +391,23 @@ func (g *gateway) announce(committer member, c CommitWelcomeCommand, joiners []m
 	handle := func(m member, out []Outbound) {
 		for _, o := range out {
 			switch o.Op {
-			case OpTransitionReady:
+			case wire.OpTransitionReady:
 				ready[m.UID()] = true
-			case OpMLSInvalidCommitWelcome:
+			case wire.OpMLSInvalidCommitWelcome:
 				invalid = append(invalid, m)
 			default:
 				g.t.Fatalf("%s answered with %s", m.Name(), o.Op)
 			}
 		}
 	}
-	tm := TransitionMessage{TransitionID: tid, Message: c.Commit}
+	tm := wire.TransitionMessage{TransitionID: tid, Message: c.Commit}
 	for _, m := range oldMembers {
-		handle(m, g.deliver(m, OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true))
+		handle(m, g.deliver(m, wire.OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true))
 	}
 	if len(joiners) > 0 {
-		wm := TransitionMessage{TransitionID: tid, Message: c.Welcome}
+		wm := wire.TransitionMessage{TransitionID: tid, Message: c.Welcome}
 		for _, m := range joiners {
-			handle(m, g.deliver(m, OpMLSWelcome, wm.AppendTo(nil), true))
+			handle(m, g.deliver(m, wire.OpMLSWelcome, wm.AppendTo(nil), true))
 		}
 	}
 	g.epoch = info.Epoch + 1
@@ -421,7 +422,7 @@ func (g *gateway) announce(committer member, c CommitWelcomeCommand, joiners []m
 	}
 	for _, m := range g.members {
 		if ready[m.UID()] {
-			g.deliver(m, OpExecuteTransition, jsonBytes(ExecuteTransitionEvent{TransitionID: tid}), false)
+			g.deliver(m, wire.OpExecuteTransition, jsonBytes(wire.ExecuteTransitionEvent{TransitionID: tid}), false)
 		}
 	}
 	return invalid
@@ -437,7 +438,7 @@ func contains(ms []member, m member) bool {
 }
 
 // pick returns the winning commit among collected ones.
-func (g *gateway) pick(senders []member, commits []CommitWelcomeCommand) (member, CommitWelcomeCommand) {
+func (g *gateway) pick(senders []member, commits []wire.CommitWelcomeCommand) (member, wire.CommitWelcomeCommand) {
 	g.t.Helper()
 	if len(commits) == 0 {
 		g.t.Fatal("nobody committed")
@@ -453,7 +454,7 @@ func (g *gateway) pick(senders []member, commits []CommitWelcomeCommand) (member
 func (g *gateway) create() {
 	g.t.Helper()
 	var senders []member
-	var commits []CommitWelcomeCommand
+	var commits []wire.CommitWelcomeCommand
 	for _, m := range g.members {
 		var ps []*mls.Proposal
 		for _, o := range g.members {
@@ -496,7 +497,7 @@ func (g *gateway) remove(m member) {
 	for _, o := range g.members {
 		if o.UID() != m.UID() {
 			rest = append(rest, o)
-			g.deliver(o, OpClientDisconnect, jsonBytes(ClientDisconnectEvent{UserID: strconv.FormatUint(m.UID(), 10)}), false)
+			g.deliver(o, wire.OpClientDisconnect, jsonBytes(wire.ClientDisconnectEvent{UserID: strconv.FormatUint(m.UID(), 10)}), false)
 		}
 	}
 	g.members = rest

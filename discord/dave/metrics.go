@@ -1,6 +1,9 @@
 package dave
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/banterbot/banter/discord/dave/wire"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics counts DAVE session events. A nil *Metrics is a no-op.
 type Metrics struct {
@@ -52,7 +55,7 @@ func (m *Metrics) decryptFailure() {
 	}
 }
 
-func (m *Metrics) malformed(op Opcode) {
+func (m *Metrics) malformed(op wire.Opcode) {
 	if m != nil {
 		m.malformedOps.WithLabelValues(op.String()).Inc()
 	}

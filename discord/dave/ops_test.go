@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 )
 
 type transcriptStep struct {
@@ -73,7 +74,7 @@ func TestDaveyTranscript(t *testing.T) {
 			}
 			kps++
 		case 27:
-			var e ProposalsEvent
+			var e wire.ProposalsEvent
 			raw := unhex(t, s.Payload)
 			if err := e.Unmarshal(raw); err != nil {
 				t.Fatalf("step %d: %v", i, err)
@@ -95,7 +96,7 @@ func TestDaveyTranscript(t *testing.T) {
 				revokes++
 			}
 			if s.Op28Reply != nil {
-				var c CommitWelcomeCommand
+				var c wire.CommitWelcomeCommand
 				reply := unhex(t, *s.Op28Reply)
 				if err := c.Unmarshal(reply); err != nil {
 					t.Fatalf("step %d: op 28: %v", i, err)
@@ -153,15 +154,15 @@ func FuzzOps(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = mls.UnmarshalExternalSender(b) // op 25
 		_, _ = mls.UnmarshalKeyPackage(b)     // op 26
-		var p ProposalsEvent                  // op 27
+		var p wire.ProposalsEvent             // op 27
 		if p.Unmarshal(b) == nil && !bytes.Equal(p.AppendTo(nil), b) {
 			t.Fatalf("op 27 round trip: %x", b)
 		}
-		var c CommitWelcomeCommand // op 28
+		var c wire.CommitWelcomeCommand // op 28
 		if c.Unmarshal(b) == nil && !bytes.Equal(c.AppendTo(nil), b) {
 			t.Fatalf("op 28 round trip: %x", b)
 		}
-		var tm TransitionMessage // ops 29, 30
+		var tm wire.TransitionMessage // ops 29, 30
 		if tm.Unmarshal(b) == nil {
 			if !bytes.Equal(tm.AppendTo(nil), b) {
 				t.Fatalf("op 29/30 round trip: %x", b)
@@ -178,8 +179,8 @@ func FuzzSession(f *testing.F) {
 	opSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := NewSession(Config{UserID: 1, ChannelID: 2})
-		for _, op := range []Opcode{OpSessionDescription, OpMLSExternalSender, OpClientsConnect, OpMLSProposals,
-			OpMLSAnnounceCommitTransition, OpMLSWelcome, OpPrepareTransition, OpExecuteTransition, OpPrepareEpoch, OpClientDisconnect} {
+		for _, op := range []wire.Opcode{wire.OpSessionDescription, wire.OpMLSExternalSender, wire.OpClientsConnect, wire.OpMLSProposals,
+			wire.OpMLSAnnounceCommitTransition, wire.OpMLSWelcome, wire.OpPrepareTransition, wire.OpExecuteTransition, wire.OpPrepareEpoch, wire.OpClientDisconnect} {
 			_, _ = s.HandleGateway(op, b, op >= 25)
 		}
 		_, _ = s.DecryptOpus("5", nil, b)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 )
 
 const testChannel = 1234567890123456789
@@ -64,7 +65,7 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	if s, _ := g.broadcastProposals(g.recipients(d.UID()), payload); len(s) == 0 {
 		t.Fatal("no commit for the add proposal")
 	}
-	rv := ProposalsEvent{Op: ProposalsRevoke, Refs: refs}
+	rv := wire.ProposalsEvent{Op: wire.ProposalsRevoke, Refs: refs}
 	if s, _ := g.broadcastProposals(g.recipients(d.UID()), rv.AppendTo(nil)); len(s) != 0 {
 		t.Fatalf("%s committed after the revoke", s[0].Name())
 	}
@@ -124,11 +125,11 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.remove(b)
 	g.remove(e)
 	g.checkAuth("remove b, e")
-	g.deliver(a, OpPrepareEpoch, jsonBytes(PrepareEpochEvent{Epoch: 1, ProtocolVersion: 1}), false)
-	if !hasOp(g.lastOut[a.UID()], OpMLSKeyPackage) {
+	g.deliver(a, wire.OpPrepareEpoch, jsonBytes(wire.PrepareEpochEvent{Epoch: 1, ProtocolVersion: 1}), false)
+	if !hasOp(g.lastOut[a.UID()], wire.OpMLSKeyPackage) {
 		t.Fatal("no key package after op 24 epoch 1")
 	}
-	g.deliver(a, OpPrepareTransition, jsonBytes(PrepareTransitionEvent{TransitionID: 0, ProtocolVersion: 1}), false)
+	g.deliver(a, wire.OpPrepareTransition, jsonBytes(wire.PrepareTransitionEvent{TransitionID: 0, ProtocolVersion: 1}), false)
 	if f := a.Encrypt(t, []byte("alone")); bytes.Contains(f, []byte("alone")) {
 		t.Fatal("sole member sends plaintext")
 	}
@@ -143,7 +144,7 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.checkFrames("recreate")
 }
 
-func hasOp(out []Outbound, op Opcode) bool {
+func hasOp(out []Outbound, op wire.Opcode) bool {
 	for _, o := range out {
 		if o.Op == op {
 			return true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/banterbot/banter/discord/dave/frame"
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 )
 
 // ProtocolVersion is the DAVE protocol version this package speaks.
@@ -36,7 +37,7 @@ type Config struct {
 // Outbound is a gateway message the session asks the connection to send:
 // JSON (Data is the encoded "d") or binary (Payload follows the opcode).
 type Outbound struct {
-	Op      Opcode
+	Op      wire.Opcode
 	Binary  bool
 	Data    []byte
 	Payload []byte
@@ -128,7 +129,7 @@ var errMalformed = errors.New("dave: malformed message")
 // byte. It returns the messages to send, in order. An error means the
 // message was malformed or unusable; the session stays consistent and any
 // recovery messages (op 31, op 26) are still returned.
-func (s *Session) HandleGateway(op Opcode, payload []byte, binary bool) ([]Outbound, error) {
+func (s *Session) HandleGateway(op wire.Opcode, payload []byte, binary bool) ([]Outbound, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out, err := s.handleLocked(op, payload)
@@ -139,16 +140,16 @@ func (s *Session) HandleGateway(op Opcode, payload []byte, binary bool) ([]Outbo
 	return out, nil
 }
 
-func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
+func (s *Session) handleLocked(op wire.Opcode, payload []byte) ([]Outbound, error) {
 	switch op {
-	case OpSessionDescription:
-		var e SessionDescriptionEvent
+	case wire.OpSessionDescription:
+		var e wire.SessionDescriptionEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return s.setVersionLocked(e.DAVEProtocolVersion)
-	case OpClientsConnect:
-		var e ClientsConnectEvent
+	case wire.OpClientsConnect:
+		var e wire.ClientsConnectEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
@@ -157,8 +158,8 @@ func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
 				s.recognized[id] = true
 			}
 		}
-	case OpClientDisconnect:
-		var e ClientDisconnectEvent
+	case wire.OpClientDisconnect:
+		var e wire.ClientDisconnectEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
@@ -166,20 +167,20 @@ func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
 			delete(s.recognized, id)
 			delete(s.dec, id)
 		}
-	case OpPrepareTransition:
-		var e PrepareTransitionEvent
+	case wire.OpPrepareTransition:
+		var e wire.PrepareTransitionEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return s.prepareTransitionLocked(e)
-	case OpExecuteTransition:
-		var e ExecuteTransitionEvent
+	case wire.OpExecuteTransition:
+		var e wire.ExecuteTransitionEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		s.executeLocked(e.TransitionID)
-	case OpPrepareEpoch:
-		var e PrepareEpochEvent
+	case wire.OpPrepareEpoch:
+		var e wire.PrepareEpochEvent
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
@@ -187,7 +188,7 @@ func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
 			s.version = e.ProtocolVersion
 			return s.resetLocked()
 		}
-	case OpMLSExternalSender:
+	case wire.OpMLSExternalSender:
 		if _, err := mls.UnmarshalExternalSender(payload); err != nil {
 			return nil, err
 		}
@@ -195,20 +196,20 @@ func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
 		if s.group == nil && s.kp != nil {
 			return nil, s.createPendingLocked()
 		}
-	case OpMLSProposals:
-		var e ProposalsEvent
+	case wire.OpMLSProposals:
+		var e wire.ProposalsEvent
 		if err := e.Unmarshal(payload); err != nil {
 			return nil, err
 		}
 		return s.proposalsLocked(&e)
-	case OpMLSAnnounceCommitTransition:
-		var t TransitionMessage
+	case wire.OpMLSAnnounceCommitTransition:
+		var t wire.TransitionMessage
 		if err := t.Unmarshal(payload); err != nil {
 			return nil, err
 		}
 		return s.commitLocked(t)
-	case OpMLSWelcome:
-		var t TransitionMessage
+	case wire.OpMLSWelcome:
+		var t wire.TransitionMessage
 		if err := t.Unmarshal(payload); err != nil {
 			return nil, err
 		}
@@ -217,7 +218,7 @@ func (s *Session) handleLocked(op Opcode, payload []byte) ([]Outbound, error) {
 	return nil, nil
 }
 
-func jsonOut(op Opcode, v any) Outbound {
+func jsonOut(op wire.Opcode, v any) Outbound {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic("dave: marshal " + op.String() + ": " + err.Error())
@@ -258,7 +259,7 @@ func (s *Session) resetLocked() ([]Outbound, error) {
 		}
 	}
 	s.log.Debug("dave: new key package", "epoch_reset", true)
-	return []Outbound{{Op: OpMLSKeyPackage, Binary: true, Payload: kp.AppendTo(nil)}}, nil
+	return []Outbound{{Op: wire.OpMLSKeyPackage, Binary: true, Payload: kp.AppendTo(nil)}}, nil
 }
 
 func (s *Session) createPendingLocked() error {
@@ -284,13 +285,13 @@ func (s *Session) currentLocked() *mls.Group {
 }
 
 // proposalsLocked handles op 27 (WP §"Proposal Handling").
-func (s *Session) proposalsLocked(e *ProposalsEvent) ([]Outbound, error) {
+func (s *Session) proposalsLocked(e *wire.ProposalsEvent) ([]Outbound, error) {
 	g := s.currentLocked()
 	if g == nil {
 		return nil, nil // no local group: ignored (WP §"Initial Group Creation")
 	}
 	switch e.Op {
-	case ProposalsAppend:
+	case wire.ProposalsAppend:
 		for _, m := range e.Messages {
 			if err := s.checkProposalLocked(m); err != nil {
 				return nil, err
@@ -299,7 +300,7 @@ func (s *Session) proposalsLocked(e *ProposalsEvent) ([]Outbound, error) {
 				return nil, err
 			}
 		}
-	case ProposalsRevoke:
+	case wire.ProposalsRevoke:
 		for _, ref := range e.Refs {
 			if err := g.Revoke(ref); err != nil {
 				return nil, err
@@ -315,8 +316,8 @@ func (s *Session) proposalsLocked(e *ProposalsEvent) ([]Outbound, error) {
 		return nil, err
 	}
 	s.myCommit, s.myNext = out.Commit, out.Next
-	cw := CommitWelcomeCommand{Commit: out.Commit, Welcome: out.Welcome}
-	return []Outbound{{Op: OpMLSCommitWelcome, Binary: true, Payload: cw.AppendTo(nil)}}, nil
+	cw := wire.CommitWelcomeCommand{Commit: out.Commit, Welcome: out.Welcome}
+	return []Outbound{{Op: wire.OpMLSCommitWelcome, Binary: true, Payload: cw.AppendTo(nil)}}, nil
 }
 
 // checkProposalLocked applies DAVE's rules to an external proposal.

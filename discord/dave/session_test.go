@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -16,7 +17,7 @@ func TestSessionRules(t *testing.T) {
 		g := newGateway(t, testChannel)
 		s := NewSession(Config{UserID: 1, ChannelID: testChannel})
 		payload, _ := g.propose(&mls.Proposal{Type: mls.ProposalRemove, Removed: 1})
-		out, err := s.HandleGateway(OpMLSProposals, payload, true)
+		out, err := s.HandleGateway(wire.OpMLSProposals, payload, true)
 		if err != nil || len(out) != 0 {
 			t.Fatalf("%v %v", out, err)
 		}
@@ -29,7 +30,7 @@ func TestSessionRules(t *testing.T) {
 		g.connect(b)
 		g.members = []member{a, b}
 		payload, _ := g.propose(g.addProposal(2))
-		out, err := a.s.HandleGateway(OpMLSProposals, payload, true)
+		out, err := a.s.HandleGateway(wire.OpMLSProposals, payload, true)
 		if err == nil || !strings.Contains(err.Error(), "unrecognized") || len(out) != 0 {
 			t.Fatalf("%v %v", out, err)
 		}
@@ -38,7 +39,7 @@ func TestSessionRules(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		m := NewMetrics(reg)
 		s := NewSession(Config{UserID: 1, ChannelID: 2, Metrics: m})
-		if _, err := s.HandleGateway(OpPrepareTransition, []byte("{"), false); err == nil {
+		if _, err := s.HandleGateway(wire.OpPrepareTransition, []byte("{"), false); err == nil {
 			t.Fatal("no error")
 		}
 		if n := gathered(t, reg, "banter_dave_gateway_errors_total"); n != 1 {
@@ -78,7 +79,7 @@ func TestDuplicateUserRejected(t *testing.T) {
 	if len(inv) != 1 || inv[0].UID() != 1 {
 		t.Fatalf("op 31 from %v", inv)
 	}
-	if !hasOp(g.lastOut[1], OpMLSKeyPackage) {
+	if !hasOp(g.lastOut[1], wire.OpMLSKeyPackage) {
 		t.Fatal("no new key package")
 	}
 	if n := gathered(t, reg, "banter_dave_invalid_commit_welcome_total"); n != 1 {
@@ -102,16 +103,16 @@ func TestPassthroughTransitions(t *testing.T) {
 		t.Fatal("plaintext accepted in protocol 1")
 	}
 	steps := []struct {
-		op   Opcode
+		op   wire.Opcode
 		v    any
-		want Opcode // expected reply, or OpUnknown
+		want wire.Opcode // expected reply, or wire.OpUnknown
 	}{
-		{OpPrepareTransition, PrepareTransitionEvent{TransitionID: 7, ProtocolVersion: 0}, OpTransitionReady},
-		{OpExecuteTransition, ExecuteTransitionEvent{TransitionID: 7}, OpUnknown},
+		{wire.OpPrepareTransition, wire.PrepareTransitionEvent{TransitionID: 7, ProtocolVersion: 0}, wire.OpTransitionReady},
+		{wire.OpExecuteTransition, wire.ExecuteTransitionEvent{TransitionID: 7}, wire.OpUnknown},
 	}
 	for _, st := range steps {
 		out, err := a.s.HandleGateway(st.op, jsonBytes(st.v), false)
-		if err != nil || (st.want != OpUnknown && !hasOp(out, st.want)) {
+		if err != nil || (st.want != wire.OpUnknown && !hasOp(out, st.want)) {
 			t.Fatalf("%s: %v %v", st.op, out, err)
 		}
 	}
@@ -125,11 +126,11 @@ func TestPassthroughTransitions(t *testing.T) {
 		t.Fatalf("passthrough receive: %q %v", pt, err)
 	}
 	// Upgrade (a new epoch comes with it in practice; the old key is reused here).
-	a.s.HandleGateway(OpPrepareTransition, jsonBytes(PrepareTransitionEvent{TransitionID: 8, ProtocolVersion: 1}), false)
+	a.s.HandleGateway(wire.OpPrepareTransition, jsonBytes(wire.PrepareTransitionEvent{TransitionID: 8, ProtocolVersion: 1}), false)
 	a.s.mu.Lock()
 	a.s.sendRatchet = nil
 	a.s.mu.Unlock()
-	a.s.HandleGateway(OpExecuteTransition, jsonBytes(ExecuteTransitionEvent{TransitionID: 8}), false)
+	a.s.HandleGateway(wire.OpExecuteTransition, jsonBytes(wire.ExecuteTransitionEvent{TransitionID: 8}), false)
 	if _, err := a.Decrypt(t, 2, []byte("late plain")); err != nil {
 		t.Fatalf("plaintext inside the upgrade window: %v", err)
 	}
@@ -153,8 +154,8 @@ func TestForeignCommitIgnored(t *testing.T) {
 	payload, _ := other.propose(other.addProposal(2))
 	_, cs := other.broadcastProposals([]member{x}, payload)
 	before := a.s.EpochAuthenticator()
-	tm := TransitionMessage{TransitionID: 3, Message: cs[0].Commit}
-	out, err := a.s.HandleGateway(OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true)
+	tm := wire.TransitionMessage{TransitionID: 3, Message: cs[0].Commit}
+	out, err := a.s.HandleGateway(wire.OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true)
 	if err != nil || len(out) != 0 || !bytes.Equal(a.s.EpochAuthenticator(), before) {
 		t.Fatalf("%v %v", out, err)
 	}

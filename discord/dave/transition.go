@@ -8,10 +8,11 @@ import (
 
 	"github.com/banterbot/banter/discord/dave/frame"
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 )
 
 // commitLocked handles op 29 (WP §"Commit Handling", §"Client Commit Validity").
-func (s *Session) commitLocked(t TransitionMessage) ([]Outbound, error) {
+func (s *Session) commitLocked(t wire.TransitionMessage) ([]Outbound, error) {
 	if s.myCommit != nil && bytes.Equal(t.Message, s.myCommit) {
 		return s.adoptLocked(s.myNext, t.TransitionID), nil
 	}
@@ -49,7 +50,7 @@ func (s *Session) commitLocked(t TransitionMessage) ([]Outbound, error) {
 }
 
 // welcomeLocked handles op 30 (WP §"Welcome Handling").
-func (s *Session) welcomeLocked(t TransitionMessage) ([]Outbound, error) {
+func (s *Session) welcomeLocked(t wire.TransitionMessage) ([]Outbound, error) {
 	if s.group != nil || s.kp == nil {
 		return nil, nil // already in a group, or not initialized: ignored
 	}
@@ -91,7 +92,7 @@ func checkRoster(g *mls.Group) error {
 func (s *Session) invalidLocked(tid uint16, cause error) ([]Outbound, error) {
 	s.metrics.invalid()
 	s.log.Warn("dave: invalid commit or welcome", "transition_id", tid, "err", cause)
-	out := []Outbound{jsonOut(OpMLSInvalidCommitWelcome, InvalidCommitWelcomeCommand{TransitionID: tid})}
+	out := []Outbound{jsonOut(wire.OpMLSInvalidCommitWelcome, wire.InvalidCommitWelcomeCommand{TransitionID: tid})}
 	more, err := s.resetLocked()
 	return append(out, more...), err
 }
@@ -115,11 +116,11 @@ func (s *Session) adoptLocked(g *mls.Group, tid uint16) []Outbound {
 		return nil
 	}
 	s.transitions[tid] = transition{version: ProtocolVersion}
-	return []Outbound{jsonOut(OpTransitionReady, TransitionReadyCommand{TransitionID: tid})}
+	return []Outbound{jsonOut(wire.OpTransitionReady, wire.TransitionReadyCommand{TransitionID: tid})}
 }
 
 // prepareTransitionLocked handles op 21.
-func (s *Session) prepareTransitionLocked(e PrepareTransitionEvent) ([]Outbound, error) {
+func (s *Session) prepareTransitionLocked(e wire.PrepareTransitionEvent) ([]Outbound, error) {
 	if e.TransitionID == 0 {
 		s.applyLocked(e.ProtocolVersion)
 		return nil, nil
@@ -130,7 +131,7 @@ func (s *Session) prepareTransitionLocked(e PrepareTransitionEvent) ([]Outbound,
 			d.SetPassthrough(true, 0)
 		}
 	}
-	return []Outbound{jsonOut(OpTransitionReady, TransitionReadyCommand{TransitionID: e.TransitionID})}, nil
+	return []Outbound{jsonOut(wire.OpTransitionReady, wire.TransitionReadyCommand{TransitionID: e.TransitionID})}, nil
 }
 
 // executeLocked handles op 22.

@@ -5,6 +5,7 @@ package voiceadapter
 
 import (
 	"github.com/banterbot/banter/discord/dave"
+	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/gateway"
 )
@@ -24,7 +25,7 @@ func (e *E2EE) MaxProtocolVersion() int { return e.S.MaxProtocolVersion() }
 
 // HandleGateway implements voice.E2EE.
 func (e *E2EE) HandleGateway(op gateway.Opcode, payload []byte, binary bool) ([]gateway.OutboundMessage, error) {
-	out, err := e.S.HandleGateway(dave.Opcode(op), payload, binary)
+	out, err := e.S.HandleGateway(wire.Opcode(op), payload, binary)
 	if len(out) == 0 {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/banterbot/banter/discord/dave"
 	"github.com/banterbot/banter/discord/dave/mls"
+	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/banterbot/banter/discord/voice/gateway"
 )
 
@@ -26,13 +27,13 @@ func TestAdapter(t *testing.T) {
 	}
 	for _, c := range []struct {
 		g gateway.Opcode
-		d dave.Opcode
+		d wire.Opcode
 	}{
-		{gateway.OpDAVEPrepareTransition, dave.OpPrepareTransition},
-		{gateway.OpDAVETransitionReady, dave.OpTransitionReady},
-		{gateway.OpMLSWelcome, dave.OpMLSWelcome},
-		{gateway.OpMLSInvalidCommitWelcome, dave.OpMLSInvalidCommitWelcome},
-		{gateway.OpClientDisconnect, dave.OpClientDisconnect},
+		{gateway.OpDAVEPrepareTransition, wire.OpPrepareTransition},
+		{gateway.OpDAVETransitionReady, wire.OpTransitionReady},
+		{gateway.OpMLSWelcome, wire.OpMLSWelcome},
+		{gateway.OpMLSInvalidCommitWelcome, wire.OpMLSInvalidCommitWelcome},
+		{gateway.OpClientDisconnect, wire.OpClientDisconnect},
 	} {
 		if int(c.g) != int(c.d) {
 			t.Errorf("%s = %d, dave %s = %d", c.g, c.g, c.d, c.d)

@@ -1,11 +1,9 @@
-// Package dave is the DAVE end-to-end encryption session of a Discord voice
-// connection (DAVE protocol whitepaper v1.1.4): it handles voice gateway
-// ops 21–31, keeps the MLS group (discord/dave/mls) and the per-sender
-// media keys (discord/dave/frame), and encrypts and decrypts Opus frames.
-//
-// The session does no I/O: the voice connection feeds it gateway messages
-// and sends what it returns.
-package dave
+// Package wire holds the DAVE voice gateway messages (ops 4, 11, 13 and
+// 21–31; DAVE whitepaper §"Voice Gateway Opcodes"): typed opcodes, the JSON
+// payloads and the binary payload codecs. It has no state and no I/O; the
+// client session (discord/dave) and the gateway's external sender
+// (discord/dave/extsender) both use it.
+package wire
 
 import (
 	"errors"
@@ -73,7 +71,7 @@ func (o Opcode) String() string {
 	return fmt.Sprintf("Opcode(%d)", int(o))
 }
 
-var errPayload = errors.New("dave: malformed payload")
+var errPayload = errors.New("wire: malformed payload")
 
 // JSON payloads (WP §"Voice Gateway Opcodes").
 
