@@ -42,6 +42,7 @@ type Server struct {
 	requests    []Recorded
 	rtEvents    []RealtimeEvent
 	rtConns     map[*rtSession]struct{}
+	truncations []Truncation
 	ids         map[string]int
 	started     int // requests (and realtime sockets) that have arrived
 	closed      bool

@@ -1,0 +1,353 @@
+package openaisim
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// rtResponse is one in-flight realtime response.
+type rtResponse struct {
+	id     string
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex // guards following
+	reason string     // why it was cancelled: client_cancelled, turn_detected
+}
+
+func (r *rtResponse) cancelWith(reason string) {
+	r.mu.Lock()
+	if r.reason == "" {
+		r.reason = reason
+	}
+	r.mu.Unlock()
+	r.cancel()
+}
+
+func (r *rtResponse) cancelReason() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reason
+}
+
+// rtResponseParams are the response.create overrides the simulator honours.
+type rtResponseParams struct {
+	Instructions     *string  `json:"instructions"`
+	OutputModalities []string `json:"output_modalities"`
+	Conversation     *string  `json:"conversation"`
+	Metadata         any      `json:"metadata"`
+}
+
+func (c *rtSession) onResponseCreate(ev *rtClientEvent) {
+	var p rtResponseParams
+	if len(ev.Response) > 0 && string(ev.Response) != "null" {
+		if err := json.Unmarshal(ev.Response, &p); err != nil {
+			c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "response", "Invalid 'response': "+err.Error())
+			return
+		}
+	}
+	c.startResponse(ev.EventID, &p)
+}
+
+func (c *rtSession) onResponseCancel(ev *rtClientEvent) {
+	c.mu.Lock()
+	r := c.active
+	c.mu.Unlock()
+	if r == nil || (ev.ResponseID != "" && ev.ResponseID != r.id) {
+		c.sendError(ev.EventID, "invalid_request_error", "response_cancel_not_active", "",
+			"Cancellation failed: no active response found.")
+		return
+	}
+	r.cancelWith("client_cancelled")
+}
+
+// startResponse begins a response unless one is active.
+func (c *rtSession) startResponse(clientEventID string, p *rtResponseParams) {
+	if p == nil {
+		p = &rtResponseParams{}
+	}
+	c.mu.Lock()
+	if c.active != nil {
+		id := c.active.id
+		c.mu.Unlock()
+		c.sendError(clientEventID, "invalid_request_error", "conversation_already_has_active_response", "",
+			fmt.Sprintf("Conversation already has an active response in progress: %s. Wait until the response is finished before creating a new one.", id))
+		return
+	}
+	r := &rtResponse{id: c.s.newID("resp")}
+	r.ctx, r.cancel = context.WithCancel(c.ctx)
+	c.active = r
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer r.cancel()
+		c.runResponse(r, p)
+		c.mu.Lock()
+		c.active = nil
+		c.mu.Unlock()
+	}()
+}
+
+// responseInput gathers what rules match on. Call with c.mu held.
+func (c *rtSession) responseInputLocked(p *rtResponseParams) (*matchInput, *Recorded) {
+	instr, _ := c.session["instructions"].(string)
+	if p.Instructions != nil {
+		instr = *p.Instructions
+	}
+	in := &matchInput{endpoint: EndpointRealtimeResponse, model: c.model}
+	var lines []string
+	if p.Conversation == nil || *p.Conversation != "none" {
+		for _, it := range c.items {
+			switch it.typ {
+			case "message":
+				if it.role == "user" {
+					in.lastUser = it.text
+					if it.audioMs > 0 {
+						in.audio, in.hasAudio = time.Duration(it.audioMs)*time.Millisecond, true
+					} else {
+						in.audio, in.hasAudio = 0, false
+					}
+				}
+				lines = append(lines, it.role+": "+it.text)
+			case "function_call":
+				lines = append(lines, "function_call "+it.text)
+			case "function_call_output":
+				cid, _ := it.raw["call_id"].(string)
+				lines = append(lines, "function_call_output "+cid+": "+it.text)
+			}
+		}
+	}
+	in.prompt = flatten(instr, lines)
+	var tools []Tool
+	if ts, ok := c.session["tools"].([]any); ok {
+		for _, t := range ts {
+			tm, _ := t.(map[string]any)
+			name, _ := tm["name"].(string)
+			typ, _ := tm["type"].(string)
+			desc, _ := tm["description"].(string)
+			params, _ := json.Marshal(tm["parameters"])
+			tools = append(tools, Tool{Type: typ, Name: name, Description: desc, Parameters: params})
+			in.tools = append(in.tools, name)
+		}
+	}
+	rec := &Recorded{
+		Endpoint: EndpointRealtimeResponse, Method: "WS", Path: "/v1/realtime", Model: c.model,
+		Instructions: instr, LastUserText: in.lastUser, Prompt: in.prompt, Tools: tools,
+		AudioDuration: in.audio, Stream: true, At: c.s.now(),
+	}
+	if v, ok := c.pathLocked("audio", "output", "voice").(string); ok {
+		rec.Voice = v
+	}
+	return in, rec
+}
+
+// runResponse streams one response: response.created, output items with
+// audio + transcript deltas (or text, or function calls), response.done.
+func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
+	c.mu.Lock()
+	in, rec := c.responseInputLocked(p)
+	modalities := []string{"audio"}
+	if m, ok := c.session["output_modalities"].([]any); ok && len(m) == 1 && m[0] == "text" {
+		modalities = []string{"text"}
+	}
+	if len(p.OutputModalities) == 1 {
+		modalities = p.OutputModalities
+	}
+	c.mu.Unlock()
+	defer c.s.record(rec)
+
+	o := c.s.resolve(in)
+	rec.Rule, rec.Fault = o.rule, o.fault
+	if o.fault.DropAfterEvents > 0 {
+		c.writeMu.Lock()
+		c.dropAt = c.sent + o.fault.DropAfterEvents
+		c.writeMu.Unlock()
+	}
+	if o.fault.MalformedJSON {
+		c.writeMu.Lock()
+		c.malformedDelta = true
+		c.writeMu.Unlock()
+	}
+	resp := map[string]any{
+		"id": r.id, "object": "realtime.response", "status": "in_progress", "status_details": nil,
+		"output": []any{}, "conversation_id": "conv_" + c.id, "output_modalities": modalities,
+		"max_output_tokens": "inf", "usage": nil, "metadata": p.Metadata,
+		"audio": map[string]any{"output": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 24000}, "voice": rec.Voice}},
+	}
+	c.send(map[string]any{"type": "response.created", "response": deepCopy(resp)})
+	var output []any
+	outTokens := 0
+	finish := func(status string, details any) {
+		resp["status"], resp["status_details"], resp["output"] = status, details, output
+		if output == nil {
+			resp["output"] = []any{}
+		}
+		in := countTokens(rec.Prompt)
+		resp["usage"] = map[string]any{"total_tokens": in + outTokens, "input_tokens": in, "output_tokens": outTokens,
+			"input_token_details":  map[string]any{"text_tokens": in, "audio_tokens": 0, "cached_tokens": 0},
+			"output_token_details": map[string]any{"text_tokens": outTokens, "audio_tokens": 0}}
+		c.s.record(rec)
+		c.send(map[string]any{"type": "response.done", "response": resp})
+	}
+	cancelled := func() {
+		reason := r.cancelReason()
+		if reason == "" {
+			reason = "client_cancelled"
+		}
+		finish("cancelled", map[string]any{"type": "cancelled", "reason": reason})
+	}
+	if o.fault.Status != 0 {
+		e := errorFor(o.fault.Status, o.fault.Message)
+		c.send(map[string]any{"type": "error", "error": e})
+		finish("failed", map[string]any{"type": "failed", "error": map[string]any{"type": e.Type, "code": e.Code}})
+		return
+	}
+	if o.fault.Timeout {
+		<-r.ctx.Done()
+		if c.ctx.Err() == nil {
+			cancelled()
+		}
+		return
+	}
+	pl := c.s.makePlan(&o, in.lastUser, rec.Tools, toolPolicyAuto, "")
+	first := true
+	pace := func() bool {
+		var err error
+		if first {
+			err = c.s.wait(r.ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
+			first = false
+		} else {
+			err = c.s.wait(r.ctx, o.latency.PerToken, &rec.Injected.Tokens)
+		}
+		outTokens++
+		return err == nil
+	}
+	idx := 0
+	text := pl.text
+	if pl.refusal != "" {
+		text = pl.refusal
+	}
+	if text != "" {
+		itemID := c.s.newID("item")
+		audioOut := modalities[0] == "audio"
+		partType := "output_text"
+		if audioOut {
+			partType = "output_audio"
+		}
+		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
+		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
+		c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": c.lastItemID(), "item": deepCopy(item)})
+		it := &rtItem{id: itemID, typ: "message", role: "assistant", truncateMs: -1, raw: item}
+		c.mu.Lock()
+		c.items = append(c.items, it)
+		c.mu.Unlock()
+		emptyPart := map[string]any{"type": partType}
+		if audioOut {
+			emptyPart["transcript"] = ""
+		} else {
+			emptyPart["text"] = ""
+		}
+		c.send(map[string]any{"type": "response.content_part.added", "response_id": r.id, "item_id": itemID, "output_index": idx, "content_index": 0, "part": emptyPart})
+		var pcm []byte
+		if audioOut {
+			pcm = Synthesize(text, rec.Voice, 1)
+			rec.AudioBytes = len(pcm)
+		}
+		toks := tokens(text)
+		sentAudio := 0
+		base := map[string]any{"response_id": r.id, "item_id": itemID, "output_index": idx, "content_index": 0}
+		with := func(typ string, kv ...any) map[string]any {
+			m := map[string]any{"type": typ}
+			for k, v := range base {
+				m[k] = v
+			}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		}
+		var spoken strings.Builder
+		for i, tok := range toks {
+			if !pace() {
+				c.markPartial(it, sentAudio, spoken.String())
+				if c.ctx.Err() == nil {
+					cancelled()
+				}
+				return
+			}
+			spoken.WriteString(tok)
+			if !audioOut {
+				c.sendEvent(with("response.output_text.delta", "delta", tok), true)
+				continue
+			}
+			c.sendEvent(with("response.output_audio_transcript.delta", "delta", tok), true)
+			upto := len(pcm) * (i + 1) / len(toks) &^ 1
+			for sentAudio < upto {
+				end := min(upto, sentAudio+9600) // ≤ 200 ms per delta
+				c.sendEvent(with("response.output_audio.delta", "delta", base64.StdEncoding.EncodeToString(pcm[sentAudio:end])), true)
+				sentAudio = end
+			}
+		}
+		c.markPartial(it, sentAudio, text)
+		var part map[string]any
+		if audioOut {
+			c.send(with("response.output_audio.done"))
+			c.send(with("response.output_audio_transcript.done", "transcript", text))
+			part = map[string]any{"type": "output_audio", "transcript": text}
+		} else {
+			c.send(with("response.output_text.done", "text", text))
+			part = map[string]any{"type": "output_text", "text": text}
+		}
+		c.send(with("response.content_part.done", "part", part))
+		item["status"], item["content"] = "completed", []any{part}
+		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
+		output = append(output, item)
+		idx++
+	}
+	for _, call := range pl.calls {
+		itemID := c.s.newID("item")
+		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "function_call", "status": "in_progress",
+			"name": call.Name, "call_id": call.CallID, "arguments": ""}
+		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
+		for _, chunk := range chunkString(call.Arguments, 8) {
+			if !pace() {
+				if c.ctx.Err() == nil {
+					cancelled()
+				}
+				return
+			}
+			c.sendEvent(map[string]any{"type": "response.function_call_arguments.delta", "response_id": r.id, "item_id": itemID,
+				"output_index": idx, "call_id": call.CallID, "delta": chunk}, true)
+		}
+		c.send(map[string]any{"type": "response.function_call_arguments.done", "response_id": r.id, "item_id": itemID,
+			"output_index": idx, "call_id": call.CallID, "name": call.Name, "arguments": call.Arguments})
+		item["status"], item["arguments"] = "completed", call.Arguments
+		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
+		c.mu.Lock()
+		c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
+		c.mu.Unlock()
+		output = append(output, item)
+		idx++
+	}
+	finish("completed", nil)
+}
+
+// markPartial records how much assistant audio was sent for an item.
+func (c *rtSession) markPartial(it *rtItem, audioBytes int, text string) {
+	c.mu.Lock()
+	it.audioMs = audioBytes / 2 * 1000 / SpeechRate
+	it.text = text
+	c.mu.Unlock()
+}
+
+func (c *rtSession) lastItemID() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastItemIDLocked()
+}

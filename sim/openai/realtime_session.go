@@ -1,0 +1,566 @@
+package openaisim
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// rtClientEvent is the envelope of every realtime client event; the fields
+// of all handled types are flattened here (untrusted input).
+type rtClientEvent struct {
+	Type           string          `json:"type"`
+	EventID        string          `json:"event_id"`
+	Session        json.RawMessage `json:"session"`
+	Audio          *string         `json:"audio"`
+	Item           json.RawMessage `json:"item"`
+	ItemID         string          `json:"item_id"`
+	PreviousItemID *string         `json:"previous_item_id"`
+	ContentIndex   int             `json:"content_index"`
+	AudioEndMs     *int            `json:"audio_end_ms"`
+	Response       json.RawMessage `json:"response"`
+	ResponseID     string          `json:"response_id"`
+}
+
+// decodeClientEvent parses one client event.
+func decodeClientEvent(data []byte) (*rtClientEvent, error) {
+	var ev rtClientEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if ev.Type == "" {
+		return &ev, fmt.Errorf("missing required parameter: 'type'")
+	}
+	return &ev, nil
+}
+
+func defaultSession(id, model string, now time.Time) map[string]any {
+	return map[string]any{
+		"type": "realtime", "object": "realtime.session", "id": id, "model": model,
+		"output_modalities": []any{"audio"}, "instructions": "",
+		"tools": []any{}, "tool_choice": "auto", "max_output_tokens": "inf",
+		"tracing": nil, "truncation": "auto", "prompt": nil, "include": nil,
+		"expires_at": now.Add(time.Hour).Unix(),
+		"audio": map[string]any{
+			"input": map[string]any{
+				"format":          map[string]any{"type": "audio/pcm", "rate": 24000},
+				"transcription":   nil,
+				"noise_reduction": nil,
+				"turn_detection": map[string]any{
+					"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300,
+					"silence_duration_ms": 500, "idle_timeout_ms": nil,
+					"create_response": true, "interrupt_response": true,
+				},
+			},
+			"output": map[string]any{
+				"format": map[string]any{"type": "audio/pcm", "rate": 24000},
+				"voice":  "alloy", "speed": 1.0,
+			},
+		},
+	}
+}
+
+// mergeJSON merges src into dst: objects merge recursively, anything else
+// (including null) replaces.
+func mergeJSON(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeJSON(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		a := make([]any, len(t))
+		for i, x := range t {
+			a[i] = deepCopy(x)
+		}
+		return a
+	default:
+		return v
+	}
+}
+
+func (c *rtSession) sessionSnapshot() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return deepCopy(c.session).(map[string]any)
+}
+
+// path reads a nested value from the session. Call with c.mu held.
+func (c *rtSession) pathLocked(keys ...string) any {
+	var v any = c.session
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// vadConfig is the effective server VAD configuration.
+type vadConfig struct {
+	enabled           bool
+	threshold         float64
+	prefixMs          int
+	silenceMs         int
+	createResponse    bool
+	interruptResponse bool
+}
+
+func num(v any, def float64) float64 {
+	if f, ok := v.(float64); ok {
+		return f
+	}
+	if i, ok := v.(int); ok {
+		return float64(i)
+	}
+	return def
+}
+
+func boolean(v any, def bool) bool {
+	if b, ok := v.(bool); ok {
+		return b
+	}
+	return def
+}
+
+func (c *rtSession) vadConfigLocked() vadConfig {
+	td, ok := c.pathLocked("audio", "input", "turn_detection").(map[string]any)
+	if !ok {
+		return vadConfig{}
+	}
+	return vadConfig{
+		enabled:           true,
+		threshold:         num(td["threshold"], 0.5),
+		prefixMs:          int(num(td["prefix_padding_ms"], 300)),
+		silenceMs:         int(num(td["silence_duration_ms"], 500)),
+		createResponse:    boolean(td["create_response"], true),
+		interruptResponse: boolean(td["interrupt_response"], true),
+	}
+}
+
+// validateSessionUpdate checks a session.update payload.
+func validateSessionUpdate(upd map[string]any) (param, msg string) {
+	typ, _ := upd["type"].(string)
+	if typ == "" {
+		return "session.type", "Missing required parameter: 'session.type'."
+	}
+	if typ != "realtime" {
+		return "session.type", fmt.Sprintf("Invalid value: '%s'. openaisim supports 'realtime' sessions.", typ)
+	}
+	if m, ok := upd["output_modalities"]; ok {
+		a, _ := m.([]any)
+		if len(a) != 1 || (a[0] != "audio" && a[0] != "text") {
+			return "session.output_modalities", "Invalid 'session.output_modalities': expected ['audio'] or ['text']."
+		}
+	}
+	if audio, ok := upd["audio"].(map[string]any); ok {
+		if in, ok := audio["input"].(map[string]any); ok {
+			if td, ok := in["turn_detection"].(map[string]any); ok {
+				if t, _ := td["type"].(string); t != "server_vad" && t != "semantic_vad" {
+					return "session.audio.input.turn_detection.type", fmt.Sprintf("Invalid value: '%v'. Supported values are: 'server_vad' and 'semantic_vad'.", td["type"])
+				}
+			}
+			if f, ok := in["format"].(map[string]any); ok && f["type"] != "audio/pcm" {
+				return "session.audio.input.format.type", fmt.Sprintf("openaisim: only 'audio/pcm' (24 kHz) input is simulated, got '%v'.", f["type"])
+			}
+		}
+		if out, ok := audio["output"].(map[string]any); ok {
+			if f, ok := out["format"].(map[string]any); ok && f["type"] != "audio/pcm" {
+				return "session.audio.output.format.type", fmt.Sprintf("openaisim: only 'audio/pcm' (24 kHz) output is simulated, got '%v'.", f["type"])
+			}
+		}
+	}
+	return "", ""
+}
+
+// vadState tracks server VAD over appended audio.
+type vadState struct {
+	inSpeech   bool
+	startMs    int
+	silenceMs  int
+	itemID     string // id announced in speech_started
+	frame      []byte // partial 20 ms frame
+	frameStart int    // audio ms at the start of frame
+}
+
+const vadFrameBytes = SpeechRate / 50 * 2 // 20 ms of pcm16
+
+// frameRMS is the normalized RMS of a pcm16 frame.
+func frameRMS(b []byte) float64 {
+	var e float64
+	n := len(b) / 2
+	for i := 0; i < n; i++ {
+		v := float64(int16(binary.LittleEndian.Uint16(b[2*i:]))) / 32768
+		e += v * v
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(e / float64(n))
+}
+
+// vadEvent is what appending audio caused.
+type vadEvent int
+
+const (
+	vadNone vadEvent = iota
+	vadStarted
+	vadStopped
+)
+
+// feedVADLocked runs VAD over appended audio and returns the events in
+// order with their audio times. A frame is speech when its RMS exceeds
+// threshold × 0.05 (threshold 0.5 ≈ −32 dBFS).
+func (c *rtSession) feedVADLocked(audio []byte, cfg vadConfig) (events []vadEvent, times []int) {
+	v := &c.vad
+	for len(audio) > 0 {
+		need := vadFrameBytes - len(v.frame)
+		take := min(need, len(audio))
+		v.frame = append(v.frame, audio[:take]...)
+		audio = audio[take:]
+		if len(v.frame) < vadFrameBytes {
+			break
+		}
+		speech := frameRMS(v.frame) > cfg.threshold*0.05
+		start := v.frameStart
+		v.frameStart += 20
+		v.frame = v.frame[:0]
+		switch {
+		case !v.inSpeech && speech:
+			v.inSpeech, v.silenceMs = true, 0
+			v.startMs = max(0, start-cfg.prefixMs)
+			events, times = append(events, vadStarted), append(times, v.startMs)
+		case v.inSpeech && speech:
+			v.silenceMs = 0
+		case v.inSpeech && !speech:
+			v.silenceMs += 20
+			if v.silenceMs >= cfg.silenceMs {
+				v.inSpeech = false
+				events, times = append(events, vadStopped), append(times, v.frameStart-v.silenceMs)
+			}
+		}
+	}
+	return events, times
+}
+
+// handleEvent processes one client event (read-loop goroutine only).
+func (c *rtSession) handleEvent(data []byte) {
+	ev, err := decodeClientEvent(data)
+	rec := RealtimeEvent{Session: c.id, Raw: append(json.RawMessage(nil), data...), At: c.s.now()}
+	if ev != nil {
+		rec.Type, rec.EventID = ev.Type, ev.EventID
+	}
+	c.s.recordEvent(rec)
+	if err != nil {
+		eid := ""
+		if ev != nil {
+			eid = ev.EventID
+		}
+		c.sendError(eid, "invalid_request_error", "invalid_json", "", "Failed to parse client event: "+err.Error())
+		return
+	}
+	switch ev.Type {
+	case "session.update":
+		c.onSessionUpdate(ev)
+	case "input_audio_buffer.append":
+		c.onAppend(ev)
+	case "input_audio_buffer.commit":
+		c.onCommit(ev)
+	case "input_audio_buffer.clear":
+		c.mu.Lock()
+		c.buf = c.buf[:0]
+		c.vad.inSpeech, c.vad.silenceMs = false, 0
+		c.mu.Unlock()
+		c.send(map[string]any{"type": "input_audio_buffer.cleared"})
+	case "conversation.item.create":
+		c.onItemCreate(ev)
+	case "conversation.item.truncate":
+		c.onTruncate(ev)
+	case "conversation.item.delete":
+		c.onDelete(ev)
+	case "response.create":
+		c.onResponseCreate(ev)
+	case "response.cancel":
+		c.onResponseCancel(ev)
+	default:
+		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "type",
+			fmt.Sprintf("Invalid value: '%s'. Supported values are: 'session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear', 'conversation.item.create', 'conversation.item.truncate', 'conversation.item.delete', 'response.create', and 'response.cancel'.", ev.Type))
+	}
+}
+
+func (c *rtSession) onSessionUpdate(ev *rtClientEvent) {
+	var upd map[string]any
+	if err := json.Unmarshal(ev.Session, &upd); err != nil || upd == nil {
+		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "session", "Missing required parameter: 'session'.")
+		return
+	}
+	if param, msg := validateSessionUpdate(upd); msg != "" {
+		code := "invalid_value"
+		if strings.HasPrefix(msg, "Missing") {
+			code = "missing_required_parameter"
+		}
+		c.sendError(ev.EventID, "invalid_request_error", code, param, msg)
+		return
+	}
+	for _, k := range []string{"id", "object", "expires_at"} {
+		delete(upd, k)
+	}
+	c.mu.Lock()
+	mergeJSON(c.session, upd)
+	c.mu.Unlock()
+	c.send(map[string]any{"type": "session.updated", "session": c.sessionSnapshot()})
+}
+
+func (c *rtSession) onAppend(ev *rtClientEvent) {
+	if ev.Audio == nil {
+		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "audio", "Missing required parameter: 'audio'.")
+		return
+	}
+	audio, err := base64.StdEncoding.DecodeString(*ev.Audio)
+	if err != nil {
+		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "audio", "Invalid 'audio': not valid base64.")
+		return
+	}
+	c.mu.Lock()
+	c.buf = append(c.buf, audio...)
+	cfg := c.vadConfigLocked()
+	var events []vadEvent
+	var times []int
+	if cfg.enabled {
+		events, times = c.feedVADLocked(audio, cfg)
+	} else {
+		c.vad.frameStart += len(audio) / 2 * 1000 / SpeechRate
+	}
+	c.audioMs += len(audio) / 2 * 1000 / SpeechRate
+	c.mu.Unlock()
+	for i, e := range events {
+		switch e {
+		case vadStarted:
+			id := c.s.newID("item")
+			c.mu.Lock()
+			c.vad.itemID = id
+			active := c.active
+			c.mu.Unlock()
+			c.send(map[string]any{"type": "input_audio_buffer.speech_started", "audio_start_ms": times[i], "item_id": id})
+			if active != nil && cfg.interruptResponse {
+				active.cancelWith("turn_detected")
+			}
+		case vadStopped:
+			c.mu.Lock()
+			id := c.vad.itemID
+			c.mu.Unlock()
+			c.send(map[string]any{"type": "input_audio_buffer.speech_stopped", "audio_end_ms": times[i], "item_id": id})
+			if c.commit("", id) && cfg.createResponse {
+				c.startResponse("", nil)
+			}
+		}
+	}
+}
+
+func (c *rtSession) onCommit(ev *rtClientEvent) {
+	c.commit(ev.EventID, "")
+}
+
+// commit turns the input buffer into a user audio item. It reports whether
+// an item was created.
+func (c *rtSession) commit(clientEventID, id string) bool {
+	c.mu.Lock()
+	ms := len(c.buf) / 2 * 1000 / SpeechRate
+	if ms < 100 {
+		c.mu.Unlock()
+		c.sendError(clientEventID, "invalid_request_error", "input_audio_buffer_commit_empty", "",
+			fmt.Sprintf("Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has %.2fms of audio.", float64(ms)))
+		return false
+	}
+	if id == "" {
+		id = c.s.newID("item")
+	}
+	prev := c.lastItemIDLocked()
+	it := &rtItem{id: id, typ: "message", role: "user", audioMs: ms, truncateMs: -1}
+	c.buf = c.buf[:0]
+	c.items = append(c.items, it)
+	transcribe := c.pathLocked("audio", "input", "transcription") != nil
+	c.mu.Unlock()
+
+	item := map[string]any{"id": id, "object": "realtime.item", "type": "message", "status": "completed", "role": "user",
+		"content": []any{map[string]any{"type": "input_audio", "transcript": nil}}}
+	it.raw = item
+	c.send(map[string]any{"type": "input_audio_buffer.committed", "previous_item_id": prev, "item_id": id})
+	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
+	if transcribe {
+		c.transcribe(it)
+	}
+	return true
+}
+
+// transcribe answers the input transcription of a committed audio item.
+func (c *rtSession) transcribe(it *rtItem) {
+	d := time.Duration(it.audioMs) * time.Millisecond
+	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, Method: "WS", Path: "/v1/realtime", Model: c.model, AudioDuration: d, At: c.s.now()}
+	o := c.s.resolve(&matchInput{endpoint: EndpointRealtimeTranscription, model: c.model, audio: d, hasAudio: true})
+	rec.Rule, rec.Fault = o.rule, o.fault
+	text := transcriptFor(&o, d)
+	rec.LastUserText = text
+	c.mu.Lock()
+	it.text = text
+	c.mu.Unlock()
+	for _, tok := range tokens(text) {
+		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.delta", "item_id": it.id, "content_index": 0, "delta": tok})
+	}
+	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": it.id, "content_index": 0,
+		"transcript": text, "usage": map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}})
+	c.s.record(rec)
+}
+
+func (c *rtSession) lastItemIDLocked() any {
+	if len(c.items) == 0 {
+		return nil
+	}
+	return c.items[len(c.items)-1].id
+}
+
+func (c *rtSession) onItemCreate(ev *rtClientEvent) {
+	var item map[string]any
+	if err := json.Unmarshal(ev.Item, &item); err != nil || item == nil {
+		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "item", "Missing required parameter: 'item'.")
+		return
+	}
+	it := &rtItem{truncateMs: -1}
+	it.typ, _ = item["type"].(string)
+	switch it.typ {
+	case "message":
+		it.role, _ = item["role"].(string)
+		if it.role != "user" && it.role != "assistant" && it.role != "system" {
+			c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.role",
+				fmt.Sprintf("Invalid value: '%v'. Supported values are: 'user', 'assistant', and 'system'.", item["role"]))
+			return
+		}
+		parts, _ := item["content"].([]any)
+		var texts []string
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			switch pm["type"] {
+			case "input_text", "output_text", "text":
+				s, _ := pm["text"].(string)
+				texts = append(texts, s)
+			case "input_audio":
+				if a, ok := pm["audio"].(string); ok {
+					b, err := base64.StdEncoding.DecodeString(a)
+					if err != nil {
+						c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.content", "Invalid 'audio': not valid base64.")
+						return
+					}
+					it.audioMs += len(b) / 2 * 1000 / SpeechRate
+				}
+				if s, ok := pm["transcript"].(string); ok {
+					texts = append(texts, s)
+				}
+			default:
+				c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.content.type",
+					fmt.Sprintf("Invalid value: '%v'. Supported values are: 'input_text', 'input_audio', 'output_text' and 'output_audio'.", pm["type"]))
+				return
+			}
+		}
+		it.text = strings.Join(texts, " ")
+	case "function_call_output":
+		if cid, _ := item["call_id"].(string); cid == "" {
+			c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "item.call_id", "Missing required parameter: 'item.call_id'.")
+			return
+		}
+		it.text, _ = item["output"].(string)
+	case "function_call":
+		it.text, _ = item["arguments"].(string)
+	default:
+		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.type",
+			fmt.Sprintf("Invalid value: '%v'. Supported values are: 'message', 'function_call', and 'function_call_output'.", item["type"]))
+		return
+	}
+	if id, _ := item["id"].(string); id != "" {
+		it.id = id
+	} else {
+		it.id = c.s.newID("item")
+	}
+	item["id"], item["object"], item["status"] = it.id, "realtime.item", "completed"
+	it.raw = item
+	c.mu.Lock()
+	prev := c.lastItemIDLocked()
+	c.items = append(c.items, it)
+	c.mu.Unlock()
+	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
+}
+
+func (c *rtSession) findItemLocked(id string) (int, *rtItem) {
+	for i, it := range c.items {
+		if it.id == id {
+			return i, it
+		}
+	}
+	return -1, nil
+}
+
+func (c *rtSession) onTruncate(ev *rtClientEvent) {
+	if ev.AudioEndMs == nil {
+		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "audio_end_ms", "Missing required parameter: 'audio_end_ms'.")
+		return
+	}
+	c.mu.Lock()
+	_, it := c.findItemLocked(ev.ItemID)
+	switch {
+	case it == nil:
+		c.mu.Unlock()
+		c.sendError(ev.EventID, "invalid_request_error", "item_truncate_invalid_item_id", "item_id",
+			fmt.Sprintf("Item with item_id not found: %s", ev.ItemID))
+		return
+	case it.role != "assistant" || it.audioMs == 0:
+		c.mu.Unlock()
+		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item_id", "Only assistant messages with audio can be truncated.")
+		return
+	case *ev.AudioEndMs < 0 || *ev.AudioEndMs > it.audioMs:
+		c.mu.Unlock()
+		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "audio_end_ms",
+			fmt.Sprintf("audio_end_ms (%d) must not exceed the audio length (%d ms).", *ev.AudioEndMs, it.audioMs))
+		return
+	}
+	it.truncateMs = *ev.AudioEndMs
+	full := it.audioMs
+	c.mu.Unlock()
+	c.s.mu.Lock()
+	c.s.truncations = append(c.s.truncations, Truncation{Session: c.id, ItemID: ev.ItemID, AudioEndMs: *ev.AudioEndMs, AudioMs: full})
+	c.s.mu.Unlock()
+	c.send(map[string]any{"type": "conversation.item.truncated", "item_id": ev.ItemID, "content_index": ev.ContentIndex, "audio_end_ms": *ev.AudioEndMs})
+}
+
+func (c *rtSession) onDelete(ev *rtClientEvent) {
+	c.mu.Lock()
+	i, it := c.findItemLocked(ev.ItemID)
+	if it != nil {
+		c.items = append(c.items[:i], c.items[i+1:]...)
+	}
+	c.mu.Unlock()
+	if it == nil {
+		c.sendError(ev.EventID, "invalid_request_error", "item_delete_invalid_item_id", "item_id",
+			fmt.Sprintf("Item with item_id not found: %s", ev.ItemID))
+		return
+	}
+	c.send(map[string]any{"type": "conversation.item.deleted", "item_id": ev.ItemID})
+}
