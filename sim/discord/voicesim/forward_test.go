@@ -247,7 +247,7 @@ func TestMembers(t *testing.T) {
 		for _, f := range frames {
 			a.sendOpus(t, f)
 		}
-		a.sendOpus(t, silenceFrame[:])
+		a.sendOpus(t, []byte(silence))
 		if err := m.WaitHeard(ctx, a.sess.UserID, len(frames)); err != nil {
 			t.Fatal(err)
 		}

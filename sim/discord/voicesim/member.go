@@ -210,7 +210,7 @@ func (m *Member) PlayOpus(ctx context.Context, frames [][]byte) error {
 			case <-t.C:
 			}
 		}
-		f := silenceFrame[:]
+		f := []byte(silence)
 		if i < len(frames) {
 			f = frames[i]
 		}

@@ -250,10 +250,8 @@ func isRTCP(pkt []byte) bool {
 	return len(pkt) >= 8 && pkt[0]>>6 == rtpVersion && pkt[1] >= 200 && pkt[1] <= 204
 }
 
-// silenceFrame is the Opus frame Discord clients send five of before they
-// stop ("Voice Data Interpolation").
-var silenceFrame = [3]byte{0xF8, 0xFF, 0xFE}
+// silence is the Opus frame Discord clients send five of before they stop
+// ("Voice Data Interpolation").
+const silence = "\xF8\xFF\xFE"
 
-func isSilence(frame []byte) bool {
-	return len(frame) == 3 && frame[0] == silenceFrame[0] && frame[1] == silenceFrame[1] && frame[2] == silenceFrame[2]
-}
+func isSilence(frame []byte) bool { return string(frame) == silence }

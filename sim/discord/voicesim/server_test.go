@@ -440,3 +440,37 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestRejoin: a new token for the same channel leaves the old connection
+// alone until the user identifies again; then the old one is closed with
+// 4014 and the channel sees the user leave and come back.
+func TestRejoin(t *testing.T) {
+	checkGoroutines(t)
+	s := Serve(t)
+	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
+	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
+	a.expect(OpClientsConnect)
+	b.expect(OpClientsConnect)
+	oldSSRC := a.ssrc
+
+	again := a.sess
+	again.Token, again.SessionID = "tok-new", "sess-new"
+	if err := s.Authorize(again); err != nil {
+		t.Fatal(err)
+	}
+	a.send(OpHeartbeat, map[string]any{"t": 5, "seq_ack": a.last})
+	a.expect(OpHeartbeatACK)
+
+	n := joinRaw(t, s, again, ModeXChaCha20Poly1305RTPSize)
+	a.expectClose(4014)
+	if n.ssrc == oldSSRC {
+		t.Fatal("a fresh identify reused the SSRC")
+	}
+	var dc clientDisconnectPayload
+	b.decode(b.expect(OpClientDisconnect), &dc)
+	var cc clientsConnectPayload
+	b.decode(b.expect(OpClientsConnect), &cc)
+	if dc.UserID != a.sess.UserID || len(cc.UserIDs) != 1 || cc.UserIDs[0] != a.sess.UserID {
+		t.Fatalf("op 13 %+v, op 11 %+v", dc, cc)
+	}
+}

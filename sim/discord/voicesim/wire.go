@@ -43,23 +43,55 @@ const (
 	OpMLSInvalidCommitWelcome Op = 31 // client (JSON)
 )
 
-var opNames = map[Op]string{
-	OpIdentify: "Identify", OpSelectProtocol: "SelectProtocol", OpReady: "Ready",
-	OpHeartbeat: "Heartbeat", OpSessionDescription: "SessionDescription", OpSpeaking: "Speaking",
-	OpHeartbeatACK: "HeartbeatACK", OpResume: "Resume", OpHello: "Hello", OpResumed: "Resumed",
-	OpClientsConnect: "ClientsConnect", OpClientDisconnect: "ClientDisconnect",
-	OpDAVEPrepareTransition: "DAVEPrepareTransition", OpDAVEExecuteTransition: "DAVEExecuteTransition",
-	OpDAVETransitionReady: "DAVETransitionReady", OpDAVEPrepareEpoch: "DAVEPrepareEpoch",
-	OpMLSExternalSender: "MLSExternalSender", OpMLSKeyPackage: "MLSKeyPackage",
-	OpMLSProposals: "MLSProposals", OpMLSCommitWelcome: "MLSCommitWelcome",
-	OpMLSAnnounceCommit: "MLSAnnounceCommitTransition", OpMLSWelcome: "MLSWelcome",
-	OpMLSInvalidCommitWelcome: "MLSInvalidCommitWelcome",
-}
-
 // String returns the opcode's documented name.
 func (o Op) String() string {
-	if n, ok := opNames[o]; ok {
-		return n
+	switch o {
+	case OpIdentify:
+		return "Identify"
+	case OpSelectProtocol:
+		return "SelectProtocol"
+	case OpReady:
+		return "Ready"
+	case OpHeartbeat:
+		return "Heartbeat"
+	case OpSessionDescription:
+		return "SessionDescription"
+	case OpSpeaking:
+		return "Speaking"
+	case OpHeartbeatACK:
+		return "HeartbeatACK"
+	case OpResume:
+		return "Resume"
+	case OpHello:
+		return "Hello"
+	case OpResumed:
+		return "Resumed"
+	case OpClientsConnect:
+		return "ClientsConnect"
+	case OpClientDisconnect:
+		return "ClientDisconnect"
+	case OpDAVEPrepareTransition:
+		return "DAVEPrepareTransition"
+	case OpDAVEExecuteTransition:
+		return "DAVEExecuteTransition"
+	case OpDAVETransitionReady:
+		return "DAVETransitionReady"
+	case OpDAVEPrepareEpoch:
+		return "DAVEPrepareEpoch"
+	case OpMLSExternalSender:
+		return "MLSExternalSender"
+	case OpMLSKeyPackage:
+		return "MLSKeyPackage"
+	case OpMLSProposals:
+		return "MLSProposals"
+	case OpMLSCommitWelcome:
+		return "MLSCommitWelcome"
+	case OpMLSAnnounceCommit:
+		return "MLSAnnounceCommitTransition"
+	case OpMLSWelcome:
+		return "MLSWelcome"
+	case OpMLSInvalidCommitWelcome:
+		return "MLSInvalidCommitWelcome"
 	}
 	return "Op(" + strconv.Itoa(int(o)) + ")"
 }
@@ -91,21 +123,43 @@ const (
 	CloseCallTerminated    CloseCode = 4022
 )
 
-var closeNames = map[CloseCode]string{
-	CloseNormal: "normal", CloseUnknownOpcode: "unknown opcode", CloseDecodeError: "failed to decode payload",
-	CloseNotAuthenticated: "not authenticated", CloseAuthFailed: "authentication failed",
-	CloseAlreadyAuth: "already authenticated", CloseSessionInvalid: "session no longer valid",
-	CloseSessionTimeout: "session timeout", CloseServerNotFound: "server not found",
-	CloseUnknownProtocol: "unknown protocol", CloseDisconnected: "disconnected",
-	CloseServerCrashed: "voice server crashed", CloseUnknownEncryption: "unknown encryption mode",
-	CloseDAVERequired: "E2EE/DAVE protocol required", CloseBadRequest: "bad request",
-	CloseRateLimited: "disconnected: rate limited", CloseCallTerminated: "disconnected: call terminated",
-}
-
 // String returns the documented description of the close code.
 func (c CloseCode) String() string {
-	if n, ok := closeNames[c]; ok {
-		return n
+	switch c {
+	case CloseNormal:
+		return "normal"
+	case CloseUnknownOpcode:
+		return "unknown opcode"
+	case CloseDecodeError:
+		return "failed to decode payload"
+	case CloseNotAuthenticated:
+		return "not authenticated"
+	case CloseAuthFailed:
+		return "authentication failed"
+	case CloseAlreadyAuth:
+		return "already authenticated"
+	case CloseSessionInvalid:
+		return "session no longer valid"
+	case CloseSessionTimeout:
+		return "session timeout"
+	case CloseServerNotFound:
+		return "server not found"
+	case CloseUnknownProtocol:
+		return "unknown protocol"
+	case CloseDisconnected:
+		return "disconnected"
+	case CloseServerCrashed:
+		return "voice server crashed"
+	case CloseUnknownEncryption:
+		return "unknown encryption mode"
+	case CloseDAVERequired:
+		return "E2EE/DAVE protocol required"
+	case CloseBadRequest:
+		return "bad request"
+	case CloseRateLimited:
+		return "disconnected: rate limited"
+	case CloseCallTerminated:
+		return "disconnected: call terminated"
 	}
 	return "close(" + strconv.Itoa(int(c)) + ")"
 }
