@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,17 +41,30 @@ func (e *events) add(v any) {
 	e.changed = make(chan struct{})
 }
 
-// wait returns the first collected event (from index from on) for which
-// match is true.
+// wait returns the first collected event for which match is true.
 func (e *events) wait(t *testing.T, ctx context.Context, match func(any) bool) any {
+	t.Helper()
+	var found any
+	e.waitList(t, ctx, func(list []any) bool {
+		for _, v := range list {
+			if match(v) {
+				found = v
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// waitList waits until match holds for the whole list collected so far.
+func (e *events) waitList(t *testing.T, ctx context.Context, match func([]any) bool) {
 	t.Helper()
 	for {
 		e.mu.Lock()
-		for _, v := range e.list {
-			if match(v) {
-				e.mu.Unlock()
-				return v
-			}
+		if match(e.list) {
+			e.mu.Unlock()
+			return
 		}
 		if e.changed == nil {
 			e.changed = make(chan struct{})
@@ -77,6 +91,7 @@ func openDiscordgo(t *testing.T, s *Server) (*discordgo.Session, *events) {
 	dg.Client = &http.Client{Transport: rewrite{base}, Timeout: 10 * time.Second}
 	dg.Identify.Intents = discordgo.IntentsAllWithoutPrivileged | discordgo.IntentMessageContent | discordgo.IntentGuildMembers
 	dg.LogLevel = -1
+	dg.SyncEvents = true // handlers in dispatch order
 	ev := &events{}
 	dg.AddHandler(func(_ *discordgo.Session, e any) { ev.add(e) })
 	if err := dg.Open(); err != nil {
@@ -418,3 +433,48 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestConcurrentPosts: scripted users post from many goroutines while
+// discordgo reads; every message arrives once, in id order per channel.
+func TestConcurrentPosts(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	_, ev := openDiscordgo(t, w.sim)
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			for j := range each {
+				if _, err := w.sim.Post(ctx, w.alice, w.text, fmt.Sprintf("%d-%d", i, j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ev.waitList(t, ctx, func(list []any) bool {
+		n := 0
+		for _, v := range list {
+			if _, ok := v.(*discordgo.MessageCreate); ok {
+				n++
+			}
+		}
+		return n >= writers*each
+	})
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var last string
+	seen := map[string]bool{}
+	for _, v := range ev.list {
+		if m, ok := v.(*discordgo.MessageCreate); ok {
+			if seen[m.ID] || (last != "" && !snowflakeLess(last, m.ID)) {
+				t.Fatalf("message %s duplicated or out of order after %s", m.ID, last)
+			}
+			seen[m.ID], last = true, m.ID
+		}
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("%d messages, want %d", len(seen), writers*each)
+	}
+}

@@ -496,3 +496,47 @@ type fakeVoice struct {
 func (f *fakeVoice) Endpoint() string             { return f.endpoint }
 func (f *fakeVoice) Authorize(g VoiceGrant) error { f.grants = append(f.grants, g); return nil }
 func (f *fakeVoice) Revoke(_ GuildID, u UserID)   { f.revoked = append(f.revoked, u) }
+
+func TestGatewayAnyPath(t *testing.T) {
+	w := newWorld(t)
+	g := dialGW(t, w.sim, "v=10&encoding=json")
+	g.read()
+	u := w.sim.GatewayURL() + "/some/path?v=10&encoding=json"
+	ws, _, err := websocket.DefaultDialer.DialContext(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	g2 := &rawGW{t: t, ws: ws}
+	if f := g2.read(); f.Op != 10 {
+		t.Fatalf("op %d", f.Op)
+	}
+}
+
+// TestSlowClientIsDisconnected: a client that stops reading is cut off
+// once its send queue is full; the simulator never blocks on it. It missed
+// more than the replay window, so a Resume gets Invalid Session and a
+// fresh Identify works.
+func TestSlowClientIsDisconnected(t *testing.T) {
+	w := newWorld(t, WithReplayLimit(1<<20)) // clamped below the send queue
+	ctx := testCtx(t)
+	g, r := identify(t, w.sim, w.sim.Token(), allIntents)
+	_ = g // never read again
+	big := strings.Repeat("x", 2000)
+	for i := 0; w.sim.CountGateway(GatewayDisconnected) == 0; i++ {
+		if i > 50*sendQueue {
+			t.Fatal("a client that never reads was never disconnected")
+		}
+		if _, err := w.sim.Post(ctx, w.alice, w.text, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g2 := dialGW(t, w.sim, "v=10")
+	g2.read()
+	g2.send(map[string]any{"op": 6, "d": map[string]any{"token": w.sim.Token(), "session_id": r.SessionID, "seq": 1}})
+	if f := g2.read(); f.Op != 9 {
+		t.Fatalf("resume from far behind: op %d, want 9", f.Op)
+	}
+	g2.send(identifyPayload(w.sim.Token(), allIntents, false))
+	g2.until("READY")
+}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/gorilla/websocket"
 )
 
 // REST plumbing: routing for /api/v9 and /api/v10, authentication, rate
@@ -54,8 +56,13 @@ func (s *Server) routes() http.Handler {
 			mux.Handle(method+" /api/"+v+path, s.api(route, o, h))
 		}
 	})
-	mux.HandleFunc("GET /{$}", s.serveGateway)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// The gateway answers on any path (§4 C): clients append
+		// "?v=…&encoding=json" to whatever URL they were given.
+		if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) && !strings.HasPrefix(r.URL.Path, "/api/") {
+			s.serveGateway(w, r)
+			return
+		}
 		writeJSON(w, http.StatusNotFound, wireError{Message: "404: Not Found", Code: codeGeneral})
 	})
 	return mux

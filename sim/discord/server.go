@@ -79,8 +79,11 @@ func WithGlobalLimit(limit int, window time.Duration) Option {
 }
 
 // WithReplayLimit sets how many dispatches a session keeps for Resume
-// (default 1000). A Resume from further back gets Invalid Session.
-func WithReplayLimit(n int) Option { return func(c *config) { c.replayLimit = n } }
+// (default 1000, at most 3/4 of the 4096-frame send queue so that a
+// replay always fits). A Resume from further back gets Invalid Session.
+func WithReplayLimit(n int) Option {
+	return func(c *config) { c.replayLimit = min(max(n, 1), sendQueue*3/4) }
+}
 
 // WithPrivilegedIntents sets which privileged intents the application may
 // request (default all of GUILD_MEMBERS, GUILD_PRESENCES and
