@@ -3,7 +3,6 @@ package dave
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/discord/dave/extsender"
 	"github.com/banterbot/banter/discord/dave/mls"
 	"github.com/banterbot/banter/discord/dave/wire"
 )
@@ -220,20 +220,15 @@ func (d *daveyMember) Decrypt(t testing.TB, from uint64, f []byte) ([]byte, erro
 	return hex.DecodeString(r.Hex)
 }
 
-// gateway plays the Discord voice gateway: the external sender, proposal
-// broadcast, commit selection, welcome routing and transitions
-// (WP §"Voice Gateway"; dave-notes §5.3).
+// gateway plays the Discord voice gateway around an extsender.Sender:
+// connection handshake, proposal broadcast, commit selection, welcome
+// routing and transitions (WP §"Voice Gateway"; dave-notes §5.3).
 type gateway struct {
 	t       testing.TB
-	channel uint64
-	key     *ecdsa.PrivateKey
-	es      []byte
+	x       *extsender.Sender
 	members []member          // connected
 	inGroup map[uint64]bool   // established members
 	kps     map[uint64][]byte // latest key package per user
-	leaf    map[uint64]uint32 // leaf index per established user
-	epoch   uint64            // established epoch (0: none)
-	tid     uint16
 	// commitWinner picks the commit to broadcast among the senders' op 28s.
 	commitWinner func(senders []member) int
 	// lastOut records what each member sent in the last delivery.
@@ -241,13 +236,11 @@ type gateway struct {
 }
 
 func newGateway(t testing.TB, channel uint64) *gateway {
-	key, err := mls.GenerateSignatureKey()
+	x, err := extsender.New(channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := mls.ExternalSender{SignatureKey: mls.SignaturePublicKey(key), Credential: mls.Credential{Type: mls.CredentialBasic, Identity: []byte{0, 0, 0, 0, 0, 0, 0, 0}}}
-	return &gateway{t: t, channel: channel, key: key, es: es.AppendTo(nil),
-		inGroup: map[uint64]bool{}, kps: map[uint64][]byte{}, leaf: map[uint64]uint32{}, lastOut: map[uint64][]Outbound{}}
+	return &gateway{t: t, x: x, inGroup: map[uint64]bool{}, kps: map[uint64][]byte{}, lastOut: map[uint64][]Outbound{}}
 }
 
 func jsonBytes(v any) []byte {
@@ -290,7 +283,7 @@ func (g *gateway) connect(m member) {
 	if len(ids) > 0 {
 		g.deliver(m, wire.OpClientsConnect, jsonBytes(wire.ClientsConnectEvent{UserIDs: ids}), false)
 	}
-	g.deliver(m, wire.OpMLSExternalSender, g.es, true)
+	g.deliver(m, wire.OpMLSExternalSender, g.x.Package(), true)
 	if g.kps[m.UID()] == nil {
 		g.t.Fatalf("%s sent no key package", m.Name())
 	}
@@ -305,31 +298,19 @@ func (g *gateway) member(uid uint64) member {
 	return nil
 }
 
-// propose builds external proposals at the gateway's epoch.
-func (g *gateway) propose(ps ...*mls.Proposal) (payload []byte, refs [][]byte) {
+// propose makes one op 27 payload adding users (by their latest key
+// package) and removing users.
+func (g *gateway) propose(adds, removes []uint64) (payload []byte, refs [][]byte) {
 	g.t.Helper()
-	gid := make([]byte, 8)
-	for i := range 8 {
-		gid[i] = byte(g.channel >> (56 - 8*i))
+	var kps [][]byte
+	for _, u := range adds {
+		kps = append(kps, g.kps[u])
 	}
-	e := wire.ProposalsEvent{Op: wire.ProposalsAppend}
-	for _, p := range ps {
-		msg, ref, err := mls.NewExternalProposal(gid, g.epoch, 0, p, g.key)
-		if err != nil {
-			g.t.Fatal(err)
-		}
-		e.Raw = append(e.Raw, msg)
-		refs = append(refs, ref)
-	}
-	return e.AppendTo(nil), refs
-}
-
-func (g *gateway) addProposal(uid uint64) *mls.Proposal {
-	kp, err := mls.UnmarshalKeyPackage(g.kps[uid])
+	payload, refs, err := g.x.Propose(kps, removes)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	return &mls.Proposal{Type: mls.ProposalAdd, KeyPackage: kp}
+	return payload, refs
 }
 
 // recipients are the members that take proposals: the established group,
@@ -337,56 +318,55 @@ func (g *gateway) addProposal(uid uint64) *mls.Proposal {
 func (g *gateway) recipients(exclude uint64) []member {
 	var rs []member
 	for _, m := range g.members {
-		if m.UID() == exclude {
-			continue
-		}
-		if g.epoch == 0 || g.inGroup[m.UID()] {
+		if m.UID() != exclude && (!g.x.Established() || g.inGroup[m.UID()]) {
 			rs = append(rs, m)
 		}
 	}
 	return rs
 }
 
-// broadcastProposals sends op 27 and collects the op 28 commits.
-func (g *gateway) broadcastProposals(to []member, payload []byte) (senders []member, commits []wire.CommitWelcomeCommand) {
+// broadcastProposals sends op 27 and collects the op 28 payloads.
+func (g *gateway) broadcastProposals(to []member, payload []byte) (senders []member, commits [][]byte) {
 	g.t.Helper()
 	for _, m := range to {
 		for _, o := range g.deliver(m, wire.OpMLSProposals, payload, true) {
 			if o.Op != wire.OpMLSCommitWelcome {
 				g.t.Fatalf("%s answered op 27 with %s", m.Name(), o.Op)
 			}
-			var c wire.CommitWelcomeCommand
-			if err := c.Unmarshal(o.Payload); err != nil {
-				g.t.Fatalf("%s sent a bad op 28: %v", m.Name(), err)
-			}
 			senders = append(senders, m)
-			commits = append(commits, c)
+			commits = append(commits, o.Payload)
 		}
 	}
 	return senders, commits
 }
 
-// announce broadcasts the winning commit (op 29 to members of the
-// committer's group) and welcome (op 30 to joiners), then executes the
-// transition once every recipient is ready. It returns the op 31 senders.
-func (g *gateway) announce(committer member, c wire.CommitWelcomeCommand, joiners []member) (invalid []member) {
+// pick returns the winning commit among collected ones.
+func (g *gateway) pick(senders []member, commits [][]byte) (member, []byte) {
 	g.t.Helper()
-	g.tid++
-	tid := g.tid
-	info, err := mls.InspectCommit(c.Commit)
+	if len(commits) == 0 {
+		g.t.Fatal("nobody committed")
+	}
+	i := 0
+	if g.commitWinner != nil {
+		i = g.commitWinner(senders)
+	}
+	return senders[i], commits[i]
+}
+
+// accept validates the winning op 28 in the external sender.
+func (g *gateway) accept(from member, op28 []byte) *extsender.Announcement {
+	g.t.Helper()
+	a, err := g.x.AcceptCommit(from.UID(), op28)
 	if err != nil {
-		g.t.Fatal(err)
+		g.t.Fatalf("gateway refused %s's commit: %v", from.Name(), err)
 	}
-	var oldMembers []member
-	if g.epoch == 0 {
-		oldMembers = []member{committer}
-	} else {
-		for _, m := range g.members {
-			if g.inGroup[m.UID()] {
-				oldMembers = append(oldMembers, m)
-			}
-		}
-	}
+	return a
+}
+
+// announce sends op 29 and op 30, then executes the transition once every
+// recipient is ready. It returns the members that answered op 31.
+func (g *gateway) announce(a *extsender.Announcement) (invalid []member) {
+	g.t.Helper()
 	ready := map[uint64]bool{}
 	handle := func(m member, out []Outbound) {
 		for _, o := range out {
@@ -400,29 +380,28 @@ func (g *gateway) announce(committer member, c wire.CommitWelcomeCommand, joiner
 			}
 		}
 	}
-	tm := wire.TransitionMessage{TransitionID: tid, Message: c.Commit}
-	for _, m := range oldMembers {
-		handle(m, g.deliver(m, wire.OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true))
-	}
-	if len(joiners) > 0 {
-		wm := wire.TransitionMessage{TransitionID: tid, Message: c.Welcome}
-		for _, m := range joiners {
-			handle(m, g.deliver(m, wire.OpMLSWelcome, wm.AppendTo(nil), true))
+	for _, u := range a.CommitTo {
+		if m := g.member(u); m != nil {
+			handle(m, g.deliver(m, wire.OpMLSAnnounceCommitTransition, a.Commit, true))
 		}
 	}
-	g.epoch = info.Epoch + 1
-	for _, m := range joiners {
-		g.inGroup[m.UID()] = true
+	for _, u := range a.WelcomeTo {
+		if m := g.member(u); m != nil {
+			handle(m, g.deliver(m, wire.OpMLSWelcome, a.Welcome, true))
+		}
 	}
-	g.inGroup[committer.UID()] = true
-	for _, m := range g.members {
-		if g.inGroup[m.UID()] && !ready[m.UID()] && !contains(invalid, m) {
-			g.t.Fatalf("%s did not send op 23 for transition %d", m.Name(), tid)
+	clear(g.inGroup)
+	for _, u := range g.x.Members() {
+		if m := g.member(u); m != nil && !contains(invalid, m) {
+			g.inGroup[u] = true
+			if !ready[u] {
+				g.t.Fatalf("%s did not send op 23 for transition %d", m.Name(), a.TransitionID)
+			}
 		}
 	}
 	for _, m := range g.members {
 		if ready[m.UID()] {
-			g.deliver(m, wire.OpExecuteTransition, jsonBytes(wire.ExecuteTransitionEvent{TransitionID: tid}), false)
+			g.deliver(m, wire.OpExecuteTransition, jsonBytes(wire.ExecuteTransitionEvent{TransitionID: a.TransitionID}), false)
 		}
 	}
 	return invalid
@@ -437,57 +416,42 @@ func contains(ms []member, m member) bool {
 	return false
 }
 
-// pick returns the winning commit among collected ones.
-func (g *gateway) pick(senders []member, commits []wire.CommitWelcomeCommand) (member, wire.CommitWelcomeCommand) {
+// round proposes to the recipients, picks a commit, accepts and announces it.
+func (g *gateway) round(to []member, payload []byte) []member {
 	g.t.Helper()
-	if len(commits) == 0 {
-		g.t.Fatal("nobody committed")
-	}
-	i := 0
-	if g.commitWinner != nil {
-		i = g.commitWinner(senders)
-	}
-	return senders[i], commits[i]
+	s, c := g.broadcastProposals(to, payload)
+	w, cw := g.pick(s, c)
+	return g.announce(g.accept(w, cw))
 }
 
-// create establishes the group among all connected pending members.
+// create establishes the group among all connected pending members; each
+// gets Add proposals for the others.
 func (g *gateway) create() {
 	g.t.Helper()
 	var senders []member
-	var commits []wire.CommitWelcomeCommand
+	var commits [][]byte
 	for _, m := range g.members {
-		var ps []*mls.Proposal
+		var adds []uint64
 		for _, o := range g.members {
 			if o.UID() != m.UID() {
-				ps = append(ps, g.addProposal(o.UID()))
+				adds = append(adds, o.UID())
 			}
 		}
-		payload, _ := g.propose(ps...)
+		payload, _ := g.propose(adds, nil)
 		s, c := g.broadcastProposals([]member{m}, payload)
 		senders, commits = append(senders, s...), append(commits, c...)
 	}
 	w, c := g.pick(senders, commits)
-	var joiners []member
-	for _, m := range g.members {
-		if m.UID() != w.UID() {
-			joiners = append(joiners, m)
-		}
-	}
-	if inv := g.announce(w, c, joiners); len(inv) > 0 {
+	if inv := g.announce(g.accept(w, c)); len(inv) > 0 {
 		g.t.Fatalf("%s rejected the group", inv[0].Name())
 	}
-	g.refreshLeaves()
 }
 
 // add proposes m (already connected) to the established group.
 func (g *gateway) add(m member) []member {
 	g.t.Helper()
-	payload, _ := g.propose(g.addProposal(m.UID()))
-	s, c := g.broadcastProposals(g.recipients(m.UID()), payload)
-	w, cw := g.pick(s, c)
-	inv := g.announce(w, cw, []member{m})
-	g.refreshLeaves()
-	return inv
+	payload, _ := g.propose([]uint64{m.UID()}, nil)
+	return g.round(g.recipients(m.UID()), payload)
 }
 
 // remove disconnects m and commits its removal.
@@ -501,37 +465,10 @@ func (g *gateway) remove(m member) {
 		}
 	}
 	g.members = rest
-	leaf := g.leaf[m.UID()]
-	delete(g.inGroup, m.UID())
-	payload, _ := g.propose(&mls.Proposal{Type: mls.ProposalRemove, Removed: leaf})
-	s, c := g.broadcastProposals(g.recipients(0), payload)
-	w, cw := g.pick(s, c)
-	if inv := g.announce(w, cw, nil); len(inv) > 0 {
+	payload, _ := g.propose(nil, []uint64{m.UID()})
+	if inv := g.round(g.recipients(0), payload); len(inv) > 0 {
 		g.t.Fatalf("%s rejected a remove commit", inv[0].Name())
 	}
-	g.refreshLeaves()
-}
-
-// refreshLeaves learns leaf indices from a Go member's view (the gateway
-// would track them from the commits it validates).
-func (g *gateway) refreshLeaves() {
-	for _, m := range g.members {
-		if gm, ok := m.(*goMember); ok && g.inGroup[m.UID()] {
-			gm.s.mu.Lock()
-			members := gm.s.group.Members()
-			gm.s.mu.Unlock()
-			clear(g.leaf)
-			for i, id := range members {
-				var uid uint64
-				for _, b := range id {
-					uid = uid<<8 | uint64(b)
-				}
-				g.leaf[uid] = i
-			}
-			return
-		}
-	}
-	g.t.Fatal("no Go member in the group to learn leaves from")
 }
 
 // checkAuth asserts every established member has the same epoch authenticator.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/banterbot/banter/discord/dave/mls"
 	"github.com/banterbot/banter/discord/dave/wire"
 )
 
@@ -60,16 +59,15 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	// 4. Revoke: proposals answered with commits, then revoked; nothing changes.
 	d := other(1004)
 	g.connect(d)
-	epoch := g.epoch
-	payload, refs := g.propose(g.addProposal(d.UID()))
+	epoch := g.x.Epoch()
+	payload, refs := g.propose([]uint64{d.UID()}, nil)
 	if s, _ := g.broadcastProposals(g.recipients(d.UID()), payload); len(s) == 0 {
 		t.Fatal("no commit for the add proposal")
 	}
-	rv := wire.ProposalsEvent{Op: wire.ProposalsRevoke, Refs: refs}
-	if s, _ := g.broadcastProposals(g.recipients(d.UID()), rv.AppendTo(nil)); len(s) != 0 {
+	if s, _ := g.broadcastProposals(g.recipients(d.UID()), g.x.Revoke(refs...)); len(s) != 0 {
 		t.Fatalf("%s committed after the revoke", s[0].Name())
 	}
-	if g.epoch != epoch {
+	if g.x.Epoch() != epoch {
 		t.Fatal("epoch changed by a revoke")
 	}
 	// Then the add, committed by the other side (Go processes an add-only commit).
@@ -90,33 +88,25 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	e := other(1005)
 	g.connect(e)
 	oldKP := g.kps[e.UID()]
-	payload, _ = g.propose(g.addProposal(e.UID()))
+	payload, _ = g.propose([]uint64{e.UID()}, nil)
 	s, cs := g.broadcastProposals(g.recipients(e.UID()), payload)
 	w, cw := g.pick(s, cs)
-	cw.Welcome = bytes.Clone(cw.Welcome)
-	cw.Welcome[len(cw.Welcome)-5] ^= 0xFF // corrupt the encrypted GroupInfo
-	inv := g.announce(w, cw, []member{e})
+	ann := g.accept(w, cw)
+	ann.Welcome[len(ann.Welcome)-5] ^= 0xFF // corrupt the encrypted GroupInfo
+	inv := g.announce(ann)
 	if len(inv) != 1 || inv[0].UID() != e.UID() {
 		t.Fatalf("invalid welcome: op 31 from %v", inv)
 	}
 	if bytes.Equal(g.kps[e.UID()], oldKP) {
 		t.Fatal("no new key package after op 31")
 	}
-	delete(g.inGroup, e.UID())
-	g.refreshLeaves()
 	g.checkAuth("invalid welcome")
 	// The gateway removes the stale leaf and re-adds e with its new key package.
-	payload, _ = g.propose(
-		&mls.Proposal{Type: mls.ProposalRemove, Removed: g.leaf[e.UID()]},
-		g.addProposal(e.UID()),
-	)
-	s, cs = g.broadcastProposals(g.recipients(e.UID()), payload)
 	g.commitWinner = prefer(b)
-	w, cw = g.pick(s, cs)
-	if inv := g.announce(w, cw, []member{e}); len(inv) > 0 {
+	payload, _ = g.propose([]uint64{e.UID()}, []uint64{e.UID()})
+	if inv := g.round(g.recipients(e.UID()), payload); len(inv) > 0 {
 		t.Fatalf("%s rejected the re-add", inv[0].Name())
 	}
-	g.refreshLeaves()
 	g.checkAuth("re-add e")
 	g.checkFrames("re-add e")
 
@@ -125,6 +115,8 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.remove(b)
 	g.remove(e)
 	g.checkAuth("remove b, e")
+	g.x.Reset()
+	clear(g.inGroup)
 	g.deliver(a, wire.OpPrepareEpoch, jsonBytes(wire.PrepareEpochEvent{Epoch: 1, ProtocolVersion: 1}), false)
 	if !hasOp(g.lastOut[a.UID()], wire.OpMLSKeyPackage) {
 		t.Fatal("no key package after op 24 epoch 1")
@@ -133,7 +125,6 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	if f := a.Encrypt(t, []byte("alone")); bytes.Contains(f, []byte("alone")) {
 		t.Fatal("sole member sends plaintext")
 	}
-	g.epoch, g.inGroup = 0, map[uint64]bool{}
 
 	// 8. A new call forms; the Go side's creation commit wins.
 	f := other(1006)

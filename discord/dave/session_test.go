@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/banterbot/banter/discord/dave/mls"
 	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -15,8 +14,9 @@ import (
 func TestSessionRules(t *testing.T) {
 	t.Run("proposals without a group are ignored", func(t *testing.T) {
 		g := newGateway(t, testChannel)
+		g.connect(newGoMember(2, testChannel))
 		s := NewSession(Config{UserID: 1, ChannelID: testChannel})
-		payload, _ := g.propose(&mls.Proposal{Type: mls.ProposalRemove, Removed: 1})
+		payload, _ := g.propose([]uint64{2}, nil)
 		out, err := s.HandleGateway(wire.OpMLSProposals, payload, true)
 		if err != nil || len(out) != 0 {
 			t.Fatalf("%v %v", out, err)
@@ -29,7 +29,7 @@ func TestSessionRules(t *testing.T) {
 		g.members = nil // b connects unseen by a: no op 11 for a
 		g.connect(b)
 		g.members = []member{a, b}
-		payload, _ := g.propose(g.addProposal(2))
+		payload, _ := g.propose([]uint64{2}, nil)
 		out, err := a.s.HandleGateway(wire.OpMLSProposals, payload, true)
 		if err == nil || !strings.Contains(err.Error(), "unrecognized") || len(out) != 0 {
 			t.Fatalf("%v %v", out, err)
@@ -72,10 +72,9 @@ func TestDuplicateUserRejected(t *testing.T) {
 	// A second session of user 2 sends a key package; b commits its add.
 	b2 := newGoMember(2, testChannel)
 	g.connect(b2)
-	payload, _ := g.propose(g.addProposal(2))
-	s, cs := g.broadcastProposals([]member{a, b}, payload)
-	w, cw := g.pick(s, cs)
-	inv := g.announce(w, cw, nil)
+	payload, _ := g.propose([]uint64{2}, nil)
+	g.commitWinner = prefer(b)
+	inv := g.round([]member{a, b}, payload)
 	if len(inv) != 1 || inv[0].UID() != 1 {
 		t.Fatalf("op 31 from %v", inv)
 	}
@@ -151,10 +150,14 @@ func TestForeignCommitIgnored(t *testing.T) {
 	x, y := newGoMember(1, 99), newGoMember(2, 99)
 	other.connect(x)
 	other.connect(y)
-	payload, _ := other.propose(other.addProposal(2))
+	payload, _ := other.propose([]uint64{2}, nil)
 	_, cs := other.broadcastProposals([]member{x}, payload)
 	before := a.s.EpochAuthenticator()
-	tm := wire.TransitionMessage{TransitionID: 3, Message: cs[0].Commit}
+	var cw wire.CommitWelcomeCommand
+	if err := cw.Unmarshal(cs[0]); err != nil {
+		t.Fatal(err)
+	}
+	tm := wire.TransitionMessage{TransitionID: 3, Message: cw.Commit}
 	out, err := a.s.HandleGateway(wire.OpMLSAnnounceCommitTransition, tm.AppendTo(nil), true)
 	if err != nil || len(out) != 0 || !bytes.Equal(a.s.EpochAuthenticator(), before) {
 		t.Fatalf("%v %v", out, err)
