@@ -146,13 +146,7 @@ func (r *Resampler) run(dst []int16) int {
 		p := r.t - i*l
 		h := r.coef[p*k : p*k+k]
 		for c := range r.ch {
-			x := r.buf[c][i-k+1 : i+1]
-			x = x[:len(h)]
-			var acc float32
-			for u, hv := range h {
-				acc += hv * x[u]
-			}
-			v := pcm.Clamp16(acc)
+			v := pcm.Clamp16(dot(h, r.buf[c][i-k+1:i+1]))
 			if r.out.Channels == 2 && r.ch == 1 {
 				dst[w] = v
 				dst[w+1] = v
@@ -174,4 +168,22 @@ func (r *Resampler) run(dst []int16) int {
 		r.t -= drop * l
 	}
 	return w
+}
+
+// dot returns Σ h[u]·x[u] over len(h) (x is at least as long). Four
+// independent accumulators let the CPU overlap the multiply-adds.
+func dot(h, x []float32) float32 {
+	x = x[:len(h)]
+	var a0, a1, a2, a3 float32
+	u := 0
+	for ; u+4 <= len(h); u += 4 {
+		a0 += h[u] * x[u]
+		a1 += h[u+1] * x[u+1]
+		a2 += h[u+2] * x[u+2]
+		a3 += h[u+3] * x[u+3]
+	}
+	for ; u < len(h); u++ {
+		a0 += h[u] * x[u]
+	}
+	return (a0 + a1) + (a2 + a3)
 }
