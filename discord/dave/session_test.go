@@ -3,6 +3,7 @@ package dave
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,4 +185,53 @@ func gathered(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestConcurrentMediaAndGateway sends and receives frames on other
+// goroutines while the gateway changes the group (run with -race).
+func TestConcurrentMediaAndGateway(t *testing.T) {
+	g := newGateway(t, testChannel)
+	a, b := newGoMember(1, testChannel), newGoMember(2, testChannel)
+	g.connect(a)
+	g.connect(b)
+	g.create()
+	frameFromB, err := b.s.EncryptOpus(nil, []byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 0, 64)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			buf, _ = a.s.EncryptOpus(buf[:0], []byte("opus"))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 0, 64)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			buf, _ = a.s.DecryptOpus("2", buf[:0], frameFromB) // replays fail, but race-free
+		}
+	}()
+	c := newGoMember(3, testChannel)
+	g.connect(c)
+	g.add(c)
+	g.remove(c)
+	close(stop)
+	wg.Wait()
+	g.checkAuth("after concurrent media")
+	g.checkFrames("after concurrent media")
 }
