@@ -152,9 +152,17 @@ func (t tokenizer) peekSep() sepClass {
 	return nt.pre
 }
 
-// trimApostrophes strips leading and trailing apostrophes of a word
+// trimWord strips leading and trailing apostrophes of a word
 // ("'banter'" quotes) and reports whether it ended in a possessive 's.
 func trimWord(w string) (core string, possessive bool) {
+	if n := len(w); n > 0 {
+		// Fast path: a plain word (no quotes, no possessive).
+		f, l := w[0], w[n-1]
+		plainEnd := l != '\'' && l != '_' && l < utf8.RuneSelf && (n < 2 || (l != 's' && l != 'S') || (w[n-2] != '\'' && w[n-2] != 0x99))
+		if f != '\'' && f != '_' && f < utf8.RuneSelf && plainEnd {
+			return w, false
+		}
+	}
 	for len(w) > 0 && (w[0] == '\'' || w[0] == '_') {
 		w = w[1:]
 	}
