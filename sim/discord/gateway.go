@@ -70,7 +70,8 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wg.Add(2) // this handler goroutine (the reader) and the writer
 	s.conns[c] = struct{}{}
-	c.num = len(s.gwEvents) + 1
+	s.connSeq++
+	c.num = s.connSeq
 	comp := ""
 	if c.zlibStream {
 		comp = "zlib-stream"

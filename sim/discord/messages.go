@@ -102,7 +102,7 @@ func (m Message) ReplyTo() MessageID {
 	return m.Reference.MessageID
 }
 
-// Mentions reports whether the message's computed mentions include u.
+// MentionsUser reports whether the message's computed mentions include u.
 func (m Message) MentionsUser(u UserID) bool { return slices.Contains(m.Mentions, u) }
 
 type message struct {

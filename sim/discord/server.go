@@ -124,6 +124,7 @@ type Server struct {
 	conns        map[*gwConn]struct{}
 	gwEvents     []GatewayEvent
 	restLog      []RESTRequest
+	connSeq      int
 }
 
 // New builds a Server with its bot user and application; it does not
