@@ -316,6 +316,9 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 // before the word walk.
 func containsAnyForm(s string, forms []nameForm) bool {
 	for i := range forms {
+		if !isASCII(forms[i].compact) {
+			return true // the ASCII pre-check cannot fold it: walk the words
+		}
 		if indexFold(s, forms[i].words[0]) >= 0 || (len(forms[i].words) > 1 && indexFold(s, forms[i].compact) >= 0) {
 			return true
 		}

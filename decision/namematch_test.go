@@ -42,7 +42,13 @@ func TestMatchText(t *testing.T) {
 		{"possessive", "banter's jokes are bad", MatchMention, PositionMention, false, 0, "banter's"},
 		{"object", "did anyone else see what banter wrote", MatchMention, PositionMention, false, 0, "banter"},
 		{"quoted", "he said 'banter' like a word", MatchMention, PositionMention, false, 0, "'banter'"},
+		{"after a real mention", "<@123456> banter, you there?", MatchAddress, PositionLeading, false, 0.9, "banter"},
+		{"channel link then name", "see <#98765>, banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
 		// Not the name at all.
+		{"custom emoji", "lol <:banter:112233445566> nice", MatchNone, PositionNone, false, 0, ""},
+		{"animated emoji", "<a:banter:112233445566>", MatchNone, PositionNone, false, 0, ""},
+		{"url", "see https://banter.example.com/docs", MatchNone, PositionNone, false, 0, ""},
+		{"name after url", "https://x.io/a banter, thoughts?", MatchAddress, PositionLeading, false, 0.9, "banter"},
 		{"substring", "we were bantering all night", MatchNone, PositionNone, false, 0, ""},
 		{"prefix", "banters gonna banter... not", MatchMention, PositionMention, false, 0, "banter"},
 		{"empty", "", MatchNone, PositionNone, false, 0, ""},
@@ -114,6 +120,19 @@ func TestMatchVoice(t *testing.T) {
 				t.Errorf("confidence %.3f not in [%.2f, %.2f]", got.Confidence, tc.minConf, tc.maxConf)
 			}
 		})
+	}
+}
+
+func TestMatchNonASCIIName(t *testing.T) {
+	m := NewNameMatcher("Zoë")
+	if got := m.MatchText("ZOË, what's up?"); got.Kind != MatchAddress {
+		t.Errorf("upper-case non-ASCII name: %+v", got)
+	}
+	if got := m.MatchText("I like zoë"); got.Kind != MatchMention {
+		t.Errorf("mention: %+v", got)
+	}
+	if got := NewNameMatcher("", "").MatchText("hey"); got.Kind != MatchNone || !NewNameMatcher("").Empty() {
+		t.Errorf("empty matcher: %+v", got)
 	}
 }
 

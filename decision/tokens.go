@@ -44,7 +44,31 @@ const (
 	bcSentence              // . ! ? ; newline
 	bcAt                    // @
 	bcHigh                  // first or continuation byte of a multi-byte rune
+	bcAngle                 // < (may open Discord markup)
 )
+
+// markupLen returns the length of the Discord markup at the start of s
+// ("<@123>", "<:name:123>", "<a:name:123>", "<#123>", "<t:1700000000:R>",
+// "</cmd:123>"), or 0.
+func markupLen(s string) int {
+	if len(s) < 3 || s[0] != '<' {
+		return 0
+	}
+	switch s[1] {
+	case '@', '#', ':', 'a', 't', '/':
+	default:
+		return 0
+	}
+	for i := 2; i < len(s) && i < 128; i++ {
+		switch c := s[i]; {
+		case c == '>':
+			return i + 1
+		case c == ' ' || c == '\n' || c == '<':
+			return 0
+		}
+	}
+	return 0
+}
 
 // byteClasses classifies every byte value; it is built once and only read.
 var byteClasses = func() (t [256]uint8) {
@@ -60,6 +84,8 @@ var byteClasses = func() (t [256]uint8) {
 			t[c] = bcSentence
 		case c == '@':
 			t[c] = bcAt
+		case c == '<':
+			t[c] = bcAngle
 		}
 	}
 	return t
@@ -89,6 +115,15 @@ scan:
 			class = sepSentence
 		case bcAt:
 			at = true
+		case bcAngle:
+			// Discord markup (<@id>, <#id>, <:emoji:id>, <t:123:R>, </cmd:id>)
+			// is not words: skip it whole.
+			if n := markupLen(s[pos:]); n > 0 {
+				at = false
+				pos += n
+				continue
+			}
+			at = false
 		case bcHigh:
 			r, size := utf8.DecodeRuneInString(s[pos:])
 			if isWordRune(r) {
@@ -125,6 +160,14 @@ scan:
 			break
 		}
 		pos += size
+	}
+	if strings.HasPrefix(s[pos:], "://") {
+		// A URL is not words: skip it up to the next whitespace.
+		for pos < len(s) && s[pos] != ' ' && s[pos] != '\n' && s[pos] != '\t' {
+			pos++
+		}
+		t.pos = pos
+		return t.next()
 	}
 	tok.end = pos
 	t.pos = pos
