@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -411,3 +413,49 @@ func TestClassifierPrompts(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return indexFold(s, sub) >= 0 }
+
+// The speech fixtures (copied from the shared corpus's INDEX.tsv) are what
+// the voice pipeline's end-to-end tests speak; this pins what Stage A makes
+// of their transcripts, with mike in the channel and no classifier wired.
+func TestSpeechFixtureTranscripts(t *testing.T) {
+	data, err := os.ReadFile("testdata/speech_index.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Reason{
+		"hey-banter-weather.wav": ReasonDirectAddressFastPath,
+		"banter-joke.wav":        ReasonDirectAddressFastPath,
+		"hey-banner-weather.wav": ReasonDirectAddressFastPath,
+		"pass-the-banner.wav":    ReasonNeedsClassifier,
+		"mike-hear-me.wav":       ReasonAddressedToOther,
+		"uh-huh.wav":             ReasonLowSignalFragment,
+		"thats-just-banter.wav":  ReasonNeedsClassifier,
+		"long-story.wav":         ReasonNeedsClassifier,
+		"banter-stop.wav":        ReasonDirectAddressFastPath,
+		"two-questions.wav":      ReasonNeedsClassifier,
+	}
+	e := NewVoiceEngine(voicePolicy(), EngineOptions{})
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("bad index line %q", line)
+		}
+		w, ok := want[f[0]]
+		if !ok {
+			t.Errorf("no expectation for fixture %s (%q)", f[0], f[2])
+			continue
+		}
+		seen++
+		turn := voiceTurn(f[2])
+		if d := e.Admit(&turn); d.Reason != w {
+			t.Errorf("%s %q: %v, want %v", f[0], f[2], d.Reason, w)
+		}
+		if m := e.MatchName(f[2]); m.Addressed() != (w == ReasonDirectAddressFastPath) {
+			t.Errorf("%s: MatchName addressed = %v", f[0], m.Addressed())
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("saw %d fixtures, want %d", seen, len(want))
+	}
+}

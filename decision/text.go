@@ -172,6 +172,12 @@ func (e *TextEngine) SetPolicy(p TextPolicy) {
 // Policy returns the policy in force (with defaults applied).
 func (e *TextEngine) Policy() TextPolicy { return e.cfg.Load().p }
 
+// MatchName runs the text name matcher of the policy in force on a
+// message. It does not allocate.
+func (e *TextEngine) MatchName(content string) NameMatch {
+	return e.cfg.Load().names.MatchText(content)
+}
+
 func clampLevel(v int) int { return min(max(v, 0), 100) }
 
 // Admit runs the deterministic part of text Stage A: no I/O, no

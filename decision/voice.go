@@ -163,6 +163,13 @@ func (e *VoiceEngine) SetPolicy(p VoicePolicy) {
 // Policy returns the policy in force (with defaults applied).
 func (e *VoiceEngine) Policy() VoicePolicy { return e.cfg.Load().p }
 
+// MatchName runs the voice name matcher of the policy in force on a
+// transcript, e.g. to let a turn that addresses the bot skip room-aware
+// holding. It does not allocate.
+func (e *VoiceEngine) MatchName(transcript string) NameMatch {
+	return e.cfg.Load().names.MatchVoice(transcript)
+}
+
 // fragment describes the words of a transcript.
 type fragment struct {
 	words      int
