@@ -352,6 +352,7 @@ func FuzzListener(f *testing.F) {
 			t.Fatal(err)
 		}
 		// Records: seq(2) ts-step(2) len(1) payload(len) ticks(1).
+		data = data[:min(len(data), 8000)] // bound the cost of one input
 		var ts uint32
 		for len(data) >= 5 {
 			seq := uint16(data[0])<<8 | uint16(data[1])

@@ -181,6 +181,7 @@ func FuzzBuffer(f *testing.F) {
 		}
 		var seq uint16
 		var expect uint16
+		data = data[:min(len(data), 30000)] // bound the cost of one input
 		started := false
 		seen := map[uint16]bool{}
 		check := func(o Output) {

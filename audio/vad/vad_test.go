@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,87 @@ func BenchmarkEnergy(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		pcm.EnergyDB(s)
+	}
+}
+
+// FuzzEndpointer drives the state machine with arbitrary frame sequences
+// (each input byte picks a frame: silence, quiet or loud noise, a tone; the
+// configuration is small so chunking and discards happen often) and checks
+// the invariants the voice layer relies on: events in order per utterance,
+// chunks contiguous and numbered, Speaking only inside an utterance, audio
+// exactly the input at its position.
+func FuzzEndpointer(f *testing.F) {
+	f.Add([]byte{0, 0, 3, 3, 3, 3, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{1, 2, 1, 2, 3, 0, 3, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(endpointerInvariants)
+}
+
+func endpointerInvariants(t *testing.T, data []byte) {
+	e, err := New(Config{StartSpeech: 40 * ms, EndSilence: 100 * ms, MinUtterance: 60 * ms,
+		MaxUtterance: time.Second, CutSearch: 200 * ms, PreRoll: 60 * ms, PostRoll: 40 * ms, SpeakingMin: 80 * ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fl = 320
+	data = data[:min(len(data), 3000)] // bound the cost of one input
+	var input []int16
+	r := rand.New(rand.NewPCG(3, 4))
+	var utt uint64
+	active, nextChunk := false, 0
+	var chunkEnd time.Duration
+	for i, b := range data {
+		frame := make([]int16, fl)
+		amp := []float64{0, 300, 3000, 12000}[b%4]
+		for j := range frame {
+			if b%8 >= 4 { // tone with a level that varies by frame
+				frame[j] = int16(amp * (0.3 + 0.7*float64(i%5)/4) * math.Sin(float64(j)*0.3))
+			} else {
+				frame[j] = int16((r.Float64()*2 - 1) * amp)
+			}
+		}
+		input = append(input, frame...)
+		evs, err := e.Push(frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			switch ev.Kind {
+			case EventStart:
+				if active || ev.Utterance != utt+1 {
+					t.Fatalf("start #%d while active=%v after #%d", ev.Utterance, active, utt)
+				}
+				utt, active, nextChunk = ev.Utterance, true, 0
+			case EventSpeaking:
+				if !active || ev.Utterance != utt {
+					t.Fatalf("speaking outside utterance")
+				}
+			case EventEnd, EventDiscard:
+				if !active || ev.Utterance != utt || ev.Chunk != nextChunk {
+					t.Fatalf("%v #%d.%d, expected #%d.%d active=%v", ev.Kind, ev.Utterance, ev.Chunk, utt, nextChunk, active)
+				}
+				if ev.Kind == EventEnd && ev.Chunk > 0 && ev.AudioStart != chunkEnd {
+					t.Fatalf("chunk %d starts at %v, previous ended at %v", ev.Chunk, ev.AudioStart, chunkEnd)
+				}
+				off := pcm.Speech16k().Len(ev.AudioStart)
+				if off+len(ev.Audio) > len(input) || !slices.Equal(ev.Audio, input[off:off+len(ev.Audio)]) {
+					t.Fatalf("chunk audio is not the input at %v", ev.AudioStart)
+				}
+				if d := pcm.Speech16k().Duration(len(ev.Audio)); d > time.Second {
+					t.Fatalf("chunk of %v exceeds MaxUtterance", d)
+				}
+				chunkEnd = ev.AudioStart + pcm.Speech16k().Duration(len(ev.Audio))
+				nextChunk++
+				if ev.Final {
+					active = false
+				}
+			}
+		}
+		if e.Active() != active {
+			t.Fatalf("Active() %v, events say %v", e.Active(), active)
+		}
+		if e.Speaking() && !active {
+			t.Fatal("Speaking outside an utterance")
+		}
 	}
 }
