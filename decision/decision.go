@@ -50,6 +50,23 @@ type Decision struct {
 // Allowed reports whether the turn goes on.
 func (d Decision) Allowed() bool { return d.Outcome == OutcomeAllow }
 
+// Stronger reports whether d should stand for a reply attempt rather than
+// o, e.g. for a coalesced burst of messages: an admitted turn beats the
+// rest, a forced one beats an unforced one, then the stronger signal and
+// the higher confidence win.
+func (d Decision) Stronger(o Decision) bool {
+	if da, oa := d.Allowed(), o.Allowed(); da != oa {
+		return da
+	}
+	if d.Force != o.Force {
+		return d.Force
+	}
+	if d.Signal != o.Signal {
+		return d.Signal != SignalUnknown && (o.Signal == SignalUnknown || d.Signal < o.Signal)
+	}
+	return d.Confidence > o.Confidence
+}
+
 // Skipped reports whether a Stage B decision dropped the reply.
 func (d Decision) Skipped() bool { return d.Stage == StageB && d.Outcome == OutcomeDeny }
 

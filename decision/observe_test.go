@@ -243,3 +243,20 @@ func TestEnumStrings(t *testing.T) {
 		t.Error("classifier signals must not force a reply")
 	}
 }
+
+func TestStronger(t *testing.T) {
+	deny := Decision{Outcome: OutcomeDeny, Reason: ReasonNotAddressed, Signal: SignalLLMDecides}
+	initiative := Decision{Outcome: OutcomeAllow, Reason: ReasonInitiativeChannel, Signal: SignalLLMDecides}
+	llm := Decision{Outcome: OutcomeAllow, Reason: ReasonLLMDirectAddress, Signal: SignalLLMDirectAddress, Confidence: 0.9}
+	alias := Decision{Outcome: OutcomeAllow, Reason: ReasonAliasAddress, Signal: SignalNameAlias, Force: true, Confidence: 0.95}
+	name := Decision{Outcome: OutcomeAllow, Reason: ReasonNameAddress, Signal: SignalNameExact, Force: true, Confidence: 0.8}
+	mention := Decision{Outcome: OutcomeAllow, Reason: ReasonDirectMention, Signal: SignalDirect, Force: true, Confidence: 1}
+	order := []Decision{deny, initiative, llm, alias, name, mention} // weakest first
+	for i := range order {
+		for j := range order {
+			if got := order[i].Stronger(order[j]); got != (i > j) {
+				t.Errorf("%v.Stronger(%v) = %v", order[i].Reason, order[j].Reason, got)
+			}
+		}
+	}
+}

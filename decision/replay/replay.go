@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -148,4 +149,19 @@ func result(id string, d decision.Decision) Result {
 		r.RetryAfterMS = d.RetryAfter.Milliseconds()
 	}
 	return r
+}
+
+// RunFile replays the events in the file at path ("-" reads stdin), with
+// results to out and the summary to summary: the whole of
+// "banter replay EVENTS.jsonl" once the options are built.
+func RunFile(ctx context.Context, path string, stdin io.Reader, out, summary io.Writer, opts Options) error {
+	if path == "-" {
+		return Run(ctx, stdin, out, summary, opts)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	return Run(ctx, f, out, summary, opts)
 }

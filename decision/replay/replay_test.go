@@ -324,3 +324,18 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	})
 }
+
+func TestRunFile(t *testing.T) {
+	var out, sum bytes.Buffer
+	if err := RunFile(context.Background(), filepath.Join(t.TempDir(), "missing.jsonl"), nil, &out, &sum, examplePolicies()); err == nil ||
+		!strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+	in := `{"type":"message","id":"1","channel_id":"c1","author_id":"u1","content":"banter, hi","ts":"2026-11-21T10:00:00Z"}`
+	if err := RunFile(context.Background(), "-", strings.NewReader(in), &out, &sum, examplePolicies()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"reason":"name_address"`) {
+		t.Errorf("stdin replay: %s", out.String())
+	}
+}

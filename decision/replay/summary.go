@@ -68,8 +68,8 @@ func share(n, of int) string {
 	return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(of))
 }
 
-// write prints the summary: totals, then admitted share by channel, then by
-// channel and reason.
+// write prints the summary: totals, then the admitted share by channel,
+// by reason, and by channel and reason.
 func (s *stats) write(w io.Writer) error {
 	var total tally
 	channels := make([]string, 0, len(s.channels))
@@ -93,6 +93,32 @@ func (s *stats) write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	byReason := map[decision.Reason]*tally{}
+	for k, t := range s.reasons {
+		r := byReason[k.reason]
+		if r == nil {
+			r = &tally{}
+			byReason[k.reason] = r
+		}
+		r.events += t.events
+		r.allowed += t.allowed
+	}
+	reasons := make([]decision.Reason, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return reasons[i].String() < reasons[j].String() })
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REASON\tEVENTS\tADMITTED\tSHARE OF ALL EVENTS")
+	for _, r := range reasons {
+		t := byReason[r]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r, t.events, t.allowed, share(t.events, total.events))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
 	keys := make([]reasonKey, 0, len(s.reasons))
 	for k := range s.reasons {
 		keys = append(keys, k)
