@@ -8,9 +8,12 @@
 //   SIM_TOKEN    the bot token
 //   SIM_CHANNEL  the text channel to talk in
 //
-// Protocol: one JSON object per stdout line ({"event": ...}); the Go side
-// reacts to "ready" by posting "ping from go" as a human. Exit 0 on
-// success, 1 with a message on stderr otherwise.
+// Protocol: one JSON object per stdout line ({"event": ...}). After login
+// the script registers a guild slash command (PUT bulk overwrite) and
+// reports "ready"; the Go side then posts "ping from go" as a human and
+// invokes /ping. The script answers both (typing, send, reply, fetch; an
+// interaction reply) and exits 0 when both are done, 1 with a message on
+// stderr otherwise.
 import { Client, Events, GatewayIntentBits } from 'discord.js';
 
 const { SIM_API, SIM_TOKEN, SIM_CHANNEL } = process.env;
@@ -31,9 +34,22 @@ const client = new Client({
   rest: { api: SIM_API },
 });
 
-client.once(Events.ClientReady, (c) => {
+let pending = 2; // the message flow and the interaction
+const finish = async () => {
+  if (--pending > 0) return;
+  clearTimeout(timer);
+  await client.destroy();
+  emit('done');
+  process.exit(0);
+};
+
+client.once(Events.ClientReady, async (c) => {
   const channel = c.channels.cache.get(SIM_CHANNEL);
+  const commands = await channel.guild.commands
+    .set([{ name: 'ping', description: 'Ping!' }])
+    .catch(fail);
   emit('ready', {
+    commands: [...commands.values()].map((cmd) => cmd.name),
     user: c.user.id,
     bot: c.user.bot,
     application: c.application?.id ?? null,
@@ -59,10 +75,18 @@ client.on(Events.MessageCreate, async (message) => {
       before: [...older.keys()],
       single: one.content,
     });
-    clearTimeout(timer);
-    await client.destroy();
-    emit('done');
-    process.exit(0);
+    await finish();
+  } catch (err) {
+    fail(err);
+  }
+});
+
+client.on(Events.InteractionCreate, async (interaction) => {
+  try {
+    if (!interaction.isChatInputCommand()) return;
+    emit('interaction', { id: interaction.id, command: interaction.commandName, user: interaction.user.id, channel: interaction.channelId });
+    await interaction.reply('pong from discord.js');
+    await finish();
   } catch (err) {
     fail(err);
   }

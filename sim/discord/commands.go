@@ -11,7 +11,6 @@ import (
 
 type command struct {
 	wire wireCommand
-	raw  json.RawMessage // the registration body, for Commands()
 }
 
 // Command is a registered application command, for tests.

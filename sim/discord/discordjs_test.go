@@ -61,9 +61,13 @@ func TestDiscordJSFidelity(t *testing.T) {
 		IDs            []MessageID
 		Before         []MessageID
 		Single         string
+		Commands       []string
+		Command        string
+		Channel        ChannelID
 	}
 	var events []line
 	var ping Message
+	var it Interaction
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		var l line
@@ -76,7 +80,13 @@ func TestDiscordJSFidelity(t *testing.T) {
 			if l.User != w.sim.BotID() || !l.Bot || l.Application != w.sim.BotID() || !l.ChannelCached || !l.GuildAvailable {
 				t.Errorf("ready: %+v", l)
 			}
+			if len(l.Commands) != 1 || len(w.sim.Commands(w.guild)) != 1 {
+				t.Errorf("commands registered: %v / %+v", l.Commands, w.sim.Commands(w.guild))
+			}
 			if ping, err = w.sim.Post(ctx, w.alice, w.text, "ping from go"); err != nil {
+				t.Fatal(err)
+			}
+			if it, err = w.sim.InvokeCommand(w.alice, w.text, "ping"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -88,7 +98,7 @@ func TestDiscordJSFidelity(t *testing.T) {
 	for _, l := range events {
 		byEvent[l.Event] = l
 	}
-	for _, e := range []string{"ready", "received", "sent", "fetched", "done"} {
+	for _, e := range []string{"ready", "received", "sent", "fetched", "interaction", "done"} {
 		if _, ok := byEvent[e]; !ok {
 			t.Fatalf("discord.js never reported %q; events %+v\nstderr:\n%s", e, events, stderr.String())
 		}
@@ -112,6 +122,13 @@ func TestDiscordJSFidelity(t *testing.T) {
 		t.Error(err)
 	}
 	f := byEvent["fetched"]
+	// The /ping response may land in the channel in between; leave it out.
+	notInteraction := func(id MessageID) bool {
+		m, ok := w.sim.Message(id)
+		return ok && m.Origin == OriginInteraction
+	}
+	f.IDs = slices.DeleteFunc(f.IDs, notInteraction)
+	f.Before = slices.DeleteFunc(f.Before, notInteraction)
 	if want := []MessageID{sent.Reply, sent.ID, ping.ID}; !slices.Equal(f.IDs, want) {
 		t.Errorf("fetched %v, want %v", f.IDs, want)
 	}
@@ -120,5 +137,15 @@ func TestDiscordJSFidelity(t *testing.T) {
 	}
 	if f.Single != "ping from go" {
 		t.Errorf("single fetch %q", f.Single)
+	}
+	if e := byEvent["interaction"]; InteractionID(e.ID) != it.ID || e.Command != "ping" || e.User != w.alice || e.Channel != w.text {
+		t.Errorf("interaction %+v", e)
+	}
+	resp, err := w.sim.WaitInteractionResponse(ctx, it.ID)
+	if err != nil || resp.Type != CallbackChannelMessage {
+		t.Fatalf("interaction response %+v %v", resp, err)
+	}
+	if m, ok := w.sim.Message(resp.Message); !ok || m.Content != "pong from discord.js" || m.Interaction != it.ID {
+		t.Errorf("interaction response message %+v", m)
 	}
 }
