@@ -1,0 +1,19 @@
+// Package realtime is a client for the OpenAI Realtime API (GA event set)
+// over gorilla/websocket: dial /v1/realtime?model=... with a bearer key,
+// send client events (session.update, input_audio_buffer.append/commit/
+// clear, conversation.item.create/truncate, response.create/cancel) and read
+// server events into a caller-owned Event whose output audio is decoded
+// from base64 straight into a reused buffer.
+//
+// Codec and transport are separate: commands.go and events.go (with the
+// allocation-free top-level JSON scanner in scan.go) do no I/O; Conn owns
+// the socket and starts no goroutines — the caller runs the read loop.
+//
+// Reconnecting is the caller's job (voice/realtime): a Conn is one socket.
+// When ReadEvent fails, redial with back-off, resend the Session (it is a
+// plain value kept for this) and re-create the conversation items the model
+// should remember. Malformed server events never end the read loop; they
+// are counted (banter_realtime_malformed_events_total) and skipped.
+//
+// Protocol reference: https://platform.openai.com/docs/api-reference/realtime
+package realtime
