@@ -17,33 +17,33 @@ type EventType uint8
 const (
 	EventUnknown EventType = iota
 	EventOther
-	EventError                        // error
-	EventSessionCreated               // session.created
-	EventSessionUpdated               // session.updated
-	EventInputAudioCommitted          // input_audio_buffer.committed
-	EventInputAudioCleared            // input_audio_buffer.cleared
-	EventSpeechStarted                // input_audio_buffer.speech_started
-	EventSpeechStopped                // input_audio_buffer.speech_stopped
-	EventItemAdded                    // conversation.item.added
-	EventItemCreated                  // conversation.item.created (beta name, still sent by some servers)
-	EventItemDone                     // conversation.item.done
-	EventItemTruncated                // conversation.item.truncated
-	EventInputTranscriptionDelta      // conversation.item.input_audio_transcription.delta
-	EventInputTranscriptionCompleted  // conversation.item.input_audio_transcription.completed
-	EventInputTranscriptionFailed     // conversation.item.input_audio_transcription.failed
-	EventResponseCreated              // response.created
-	EventResponseDone                 // response.done
-	EventOutputItemAdded              // response.output_item.added
-	EventOutputItemDone               // response.output_item.done
-	EventContentPartAdded             // response.content_part.added
-	EventContentPartDone              // response.content_part.done
-	EventOutputAudioDelta             // response.output_audio.delta
-	EventOutputAudioDone              // response.output_audio.done
-	EventOutputAudioTranscriptDelta   // response.output_audio_transcript.delta
-	EventOutputAudioTranscriptDone    // response.output_audio_transcript.done
-	EventOutputTextDelta              // response.output_text.delta
-	EventOutputTextDone               // response.output_text.done
-	EventRateLimitsUpdated            // rate_limits.updated
+	EventError                       // error
+	EventSessionCreated              // session.created
+	EventSessionUpdated              // session.updated
+	EventInputAudioCommitted         // input_audio_buffer.committed
+	EventInputAudioCleared           // input_audio_buffer.cleared
+	EventSpeechStarted               // input_audio_buffer.speech_started
+	EventSpeechStopped               // input_audio_buffer.speech_stopped
+	EventItemAdded                   // conversation.item.added
+	EventItemCreated                 // conversation.item.created (beta name, still sent by some servers)
+	EventItemDone                    // conversation.item.done
+	EventItemTruncated               // conversation.item.truncated
+	EventInputTranscriptionDelta     // conversation.item.input_audio_transcription.delta
+	EventInputTranscriptionCompleted // conversation.item.input_audio_transcription.completed
+	EventInputTranscriptionFailed    // conversation.item.input_audio_transcription.failed
+	EventResponseCreated             // response.created
+	EventResponseDone                // response.done
+	EventOutputItemAdded             // response.output_item.added
+	EventOutputItemDone              // response.output_item.done
+	EventContentPartAdded            // response.content_part.added
+	EventContentPartDone             // response.content_part.done
+	EventOutputAudioDelta            // response.output_audio.delta
+	EventOutputAudioDone             // response.output_audio.done
+	EventOutputAudioTranscriptDelta  // response.output_audio_transcript.delta
+	EventOutputAudioTranscriptDone   // response.output_audio_transcript.done
+	EventOutputTextDelta             // response.output_text.delta
+	EventOutputTextDone              // response.output_text.done
+	EventRateLimitsUpdated           // rate_limits.updated
 	numEventTypes
 )
 
