@@ -434,6 +434,23 @@ func (s *Server) WaitMessage(ctx context.Context, match func(Message) bool) (Mes
 	return found, err
 }
 
+// WaitMessages waits until n messages created by clients (Sent) satisfy
+// match and returns the first n of them, in order. WaitMessages(ctx, 2,
+// From(bot)) is "the bot's second message".
+func (s *Server) WaitMessages(ctx context.Context, n int, match func(Message) bool) ([]Message, error) {
+	var found []Message
+	next := 0
+	err := s.waitFor(ctx, func() bool {
+		for ; next < len(s.sent) && len(found) < n; next++ {
+			if m := s.sent[next].snapshot(); match(m) {
+				found = append(found, m)
+			}
+		}
+		return len(found) >= n
+	})
+	return found, err
+}
+
 // From matches messages authored by u (for WaitMessage).
 func From(u UserID) func(Message) bool { return func(m Message) bool { return m.Author == u } }
 

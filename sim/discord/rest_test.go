@@ -1,6 +1,8 @@
 package discordsim
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -381,4 +383,33 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+func TestWaitMessages(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	auth := "Bot " + w.sim.Token()
+	done := make(chan []Message, 1)
+	go func() {
+		ms, err := w.sim.WaitMessages(ctx, 2, From(w.sim.BotID()))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ms
+	}()
+	if _, err := w.sim.Post(ctx, w.alice, w.text, "scripted posts are not client messages"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"first", "second", "third"} {
+		rest(t, w.sim, "POST", "/api/v10/channels/"+string(w.text)+"/messages", auth, map[string]any{"content": c}, nil)
+	}
+	ms := <-done
+	if len(ms) != 2 || ms[0].Content != "first" || ms[1].Content != "second" {
+		t.Fatalf("WaitMessages = %+v", ms)
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := w.sim.WaitMessages(short, 4, From(w.sim.BotID())); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a deadline error, got %v", err)
+	}
 }
