@@ -97,7 +97,7 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	plan.text = text
 	stopTyping()
 	tSend := s.now()
-	sent, err := s.send(ctx, cfg, primary, &c, plan)
+	sent, err := s.send(ctx, cfg, primary, &c, &plan)
 	done := s.now()
 	s.opts.Metrics.phase("send", done.Sub(tSend))
 	s.opts.Metrics.phase("total", done.Sub(start))
@@ -151,7 +151,7 @@ const apology = "Sorry, my thoughts got tangled just now — give me a moment an
 // sendNotice replies to t with a fixed text (no model involved).
 func (s *Service) sendNotice(ctx context.Context, t *turn, text string) {
 	cfg := s.cfg()
-	_, err := s.send(ctx, cfg, t, nil, sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply"})
+	_, err := s.send(ctx, cfg, t, nil, &sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply"})
 	if err != nil {
 		s.logger.Error("send_failed", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "error", err.Error())
 	}

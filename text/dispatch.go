@@ -69,8 +69,9 @@ func shareOf(id string) float64 {
 // of at most 2000 characters at sentence or line boundaries. The first part carries the reply
 // reference; allowed_mentions never lets anything ping except, per config, the replied-to
 // user. A reply whose target was deleted meanwhile is sent as a plain message. Sent messages are
-// stored with the persona that wrote them. It returns the ids sent.
-func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *convo, plan sendPlan) ([]string, error) {
+// stored with the persona that wrote them. It returns the ids sent and updates plan when the
+// reply had to fall back.
+func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *convo, plan *sendPlan) ([]string, error) {
 	text := defuseMentions(newWordList(cfg.Safety.BanWords).scrub(plan.text))
 	parts := splitMessage(text, maxMessageLen)
 	persona := cfg.Bot.Persona
@@ -94,7 +95,7 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		if err != nil && replyTo != "" && s.targetGone(ctx, t.msg.ChannelID, replyTo, err) {
 			s.opts.Metrics.fallback("target_deleted")
 			s.logger.Warn("reply_target_deleted", "target_message_id", replyTo, "channel_id", t.msg.ChannelID)
-			plan.mode, plan.fallback, replyTo = "fallback_broadcast", "target_deleted", ""
+			plan.mode, plan.fallback, plan.replyTo, replyTo = "fallback_broadcast", "target_deleted", "", ""
 			msg.Reference = nil
 			msg.AllowedMentions.RepliedUser = false
 			sent, err = s.opts.Discord.ChannelMessageSendComplex(t.msg.ChannelID, msg, discordgo.WithContext(ctx))

@@ -156,12 +156,19 @@ func (h *harness) start() {
 		t.Fatal(err)
 	}
 	detach := svc.Attach(sess)
+	removeInteractions := sess.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+		svc.HandleInteraction(h.ctx, s, ic.Interaction)
+	})
 	if err := sess.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.ApplicationCommandBulkOverwrite(sess.State.User.ID, "", svc.Commands()); err != nil {
 		t.Fatal(err)
 	}
 	h.st, h.sess, h.svc = st, sess, svc
 	h.stop = func() {
 		detach()
+		removeInteractions()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := svc.Shutdown(ctx); err != nil {
@@ -201,11 +208,7 @@ func (h *harness) waitBot(n int) discordsim.Message {
 	defer cancel()
 	for {
 		var bot []discordsim.Message
-		for _, m := range h.dsim.Sent() {
-			if m.Author == h.dsim.BotID() {
-				bot = append(bot, m)
-			}
-		}
+		bot = h.botMessages()
 		if len(bot) >= n {
 			return bot[n-1]
 		}
@@ -217,11 +220,11 @@ func (h *harness) waitBot(n int) discordsim.Message {
 	}
 }
 
-// botMessages is what the bot has sent so far.
+// botMessages is what the bot has posted through REST so far (not interaction responses).
 func (h *harness) botMessages() []discordsim.Message {
 	var bot []discordsim.Message
 	for _, m := range h.dsim.Sent() {
-		if m.Author == h.dsim.BotID() {
+		if m.Author == h.dsim.BotID() && m.Origin != discordsim.OriginInteraction {
 			bot = append(bot, m)
 		}
 	}
