@@ -83,8 +83,8 @@ func TestDecode(t *testing.T) {
 func TestDecodeMalformed(t *testing.T) {
 	for _, in := range []string{
 		``, `[]`, `null`, `{"type":`, `{"type":"response.output_audio.delta","delta":"`,
-		`{"event_id":"e"}`,                                    // no type
-		`{"type":42}`,                                         // type not a string
+		`{"event_id":"e"}`, // no type
+		`{"type":42}`,      // type not a string
 		`{"type":"response.output_audio.delta","delta":"@@"}`, // bad base64
 		`{"type":"response.output_audio.delta","delta":7}`,
 		`{"type":"response.output_audio_transcript.delta"}`, // no delta
