@@ -173,16 +173,36 @@ func FuzzOps(f *testing.F) {
 	})
 }
 
-// FuzzSession feeds arbitrary payloads for every opcode to a session in
-// an established group: it must never panic and must stay usable.
+// FuzzSession feeds arbitrary payloads for every opcode to a fresh session
+// and to a member of an established group: it must never panic, and the
+// established member must still exchange frames afterwards unless it
+// reset itself.
 func FuzzSession(f *testing.F) {
 	opSeeds(f)
+	ops := []wire.Opcode{wire.OpSessionDescription, wire.OpMLSExternalSender, wire.OpClientsConnect, wire.OpMLSProposals,
+		wire.OpMLSAnnounceCommitTransition, wire.OpMLSWelcome, wire.OpPrepareTransition, wire.OpExecuteTransition,
+		wire.OpPrepareEpoch, wire.OpClientDisconnect}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s := NewSession(Config{UserID: 1, ChannelID: 2})
-		for _, op := range []wire.Opcode{wire.OpSessionDescription, wire.OpMLSExternalSender, wire.OpClientsConnect, wire.OpMLSProposals,
-			wire.OpMLSAnnounceCommitTransition, wire.OpMLSWelcome, wire.OpPrepareTransition, wire.OpExecuteTransition, wire.OpPrepareEpoch, wire.OpClientDisconnect} {
+		for _, op := range ops {
 			_, _ = s.HandleGateway(op, b, op >= 25)
 		}
 		_, _ = s.DecryptOpus("5", nil, b)
+
+		g := newGateway(t, testChannel)
+		x, y := newGoMember(1, testChannel), newGoMember(2, testChannel)
+		g.connect(x)
+		g.connect(y)
+		g.create()
+		for _, op := range ops {
+			if op == wire.OpPrepareEpoch || op == wire.OpSessionDescription || op == wire.OpClientDisconnect {
+				continue // legitimate resets or departures
+			}
+			_, _ = x.s.HandleGateway(op, b, op >= 25)
+		}
+		_, _ = x.s.DecryptOpus("2", nil, b)
+		if x.s.Status() == StatusActive && x.s.ProtocolVersion() == 1 {
+			g.checkFrames("after fuzz")
+		}
 	})
 }
