@@ -217,8 +217,15 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 		}
 		word, possessive := trimWord(s[tok.start:tok.end])
 		if !addressOnly || lead || tok.at || tok.pre == sepComma {
+			addrPos := lead || tok.at || tok.pre == sepComma
 			for i := range forms {
-				nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], lead, greeted, voice)
+				f := &forms[i]
+				// Cheap length pre-check: exact word, merged greeting, or a
+				// variant in an addressing position.
+				if d := len(word) - len(f.words[0]); d != 0 && !(lead && len(word) > len(f.compact)) && !(voice && addrPos && d >= -2 && d <= 2) {
+					continue
+				}
+				nm := matchFormAt(s, tz, tok, word, possessive, f, lead, greeted, voice)
 				if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
 					best = nm
 				}

@@ -62,18 +62,35 @@ func indexFold(s, sub string) int {
 	if sub == "" {
 		return 0
 	}
-	first := lower(sub[0])
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if lower(s[i]) != first {
-			continue
+	lo := lower(sub[0])
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - ('a' - 'A')
+	}
+	for i := 0; i+len(sub) <= len(s); {
+		// Jump to the next candidate first byte with the (vectorised)
+		// IndexByte, in either case.
+		j := strings.IndexByte(s[i:], lo)
+		if up != lo {
+			if k := strings.IndexByte(s[i:], up); k >= 0 && (j < 0 || k < j) {
+				j = k
+			}
 		}
-		j := 1
-		for j < len(sub) && lower(s[i+j]) == lower(sub[j]) {
-			j++
+		if j < 0 {
+			return -1
 		}
-		if j == len(sub) {
+		i += j
+		if i+len(sub) > len(s) {
+			return -1
+		}
+		k := 1
+		for k < len(sub) && lower(s[i+k]) == lower(sub[k]) {
+			k++
+		}
+		if k == len(sub) {
 			return i
 		}
+		i++
 	}
 	return -1
 }

@@ -247,10 +247,16 @@ const (
 	flagQuestion
 )
 
-// wordFlags indexes the word lists below by lower-case word. It is built
-// once and only read afterwards.
-var wordFlags = func() map[string]wordFlag {
-	m := make(map[string]wordFlag)
+// wordEntry is one word of the lists below with the lists it is in.
+type wordEntry struct {
+	word string
+	flag wordFlag
+}
+
+// wordTable indexes the word lists below by first letter (0-25; 26 for
+// anything else). It is built once and only read afterwards. Buckets hold a
+// handful of words, which beats hashing for these short lookups.
+var wordTable = func() (t [27][]wordEntry) {
 	for _, l := range []struct {
 		words []string
 		flag  wordFlag
@@ -259,11 +265,28 @@ var wordFlags = func() map[string]wordFlag {
 		{fillerWords, flagFiller}, {noiseWords, flagNoise}, {questionWords, flagQuestion},
 	} {
 		for _, w := range l.words {
-			m[w] |= l.flag
+			b := &t[bucket(w[0])]
+			found := false
+			for i := range *b {
+				if (*b)[i].word == w {
+					(*b)[i].flag |= l.flag
+					found = true
+				}
+			}
+			if !found {
+				*b = append(*b, wordEntry{w, l.flag})
+			}
 		}
 	}
-	return m
+	return t
 }()
+
+func bucket(c byte) int {
+	if 'a' <= c && c <= 'z' {
+		return int(c - 'a')
+	}
+	return 26
+}
 
 const maxListWord = 16 // longer words are in no list
 
@@ -295,7 +318,15 @@ func lookupWord(w string) wordFlag {
 		buf[n] = c
 		n++
 	}
-	return wordFlags[string(buf[:n])]
+	if n == 0 {
+		return 0
+	}
+	for _, e := range wordTable[bucket(buf[0])] {
+		if len(e.word) == n && e.word == string(buf[:n]) {
+			return e.flag
+		}
+	}
+	return 0
 }
 
 // Word lists. They are read-only; the matcher never changes them.

@@ -172,19 +172,20 @@ func (e *VoiceEngine) MatchName(transcript string) NameMatch {
 
 // fragment describes the words of a transcript.
 type fragment struct {
-	words      int
-	question   bool // a '?' or an opening question word
-	allFiller  bool // every word is filler ("uh huh", "yeah ok")
-	allNoise   bool // every word is a backchannel noise ("uh", "mm", "huh")
-	onlyGreets bool // every word except the name is a greeting or filler
+	words     int
+	question  bool // a '?' or an opening question word
+	allFiller bool // every word is filler ("uh huh", "yeah ok")
+	allNoise  bool // every word is a backchannel noise ("uh", "mm", "huh")
 }
 
 // noiseWords are backchannels that never carry an answer.
 var noiseWords = []string{"uh", "um", "umm", "uhm", "uhh", "er", "erm", "ah", "ahh", "oh", "ohh",
 	"huh", "hm", "hmm", "hmmm", "mm", "mhm", "mmhm"}
 
-func describe(s string, m NameMatch) fragment {
-	f := fragment{allFiller: true, allNoise: true, onlyGreets: true}
+// describe reads an utterance without the bot's name for the low-signal
+// rule. It stops once the utterance is known to be more than a fragment.
+func describe(s string) fragment {
+	f := fragment{allFiller: true, allNoise: true, question: strings.IndexByte(s, '?') >= 0}
 	tz := tokenizer{s: s}
 	for {
 		tok, ok := tz.next()
@@ -197,22 +198,32 @@ func describe(s string, m NameMatch) fragment {
 			f.question = true
 		}
 		f.words++
-		if tok.question {
-			f.question = true
-		}
-		inName := m.Kind != MatchNone && tok.start >= m.Start && tok.end <= m.End
-		if inName {
-			continue
-		}
-		filler := flags&flagFiller != 0
-		f.allFiller = f.allFiller && filler
+		f.allFiller = f.allFiller && flags&flagFiller != 0
 		f.allNoise = f.allNoise && flags&flagNoise != 0
-		f.onlyGreets = f.onlyGreets && (filler || flags&flagGreeting != 0)
-		if f.words > 3 && !f.allFiller && !f.onlyGreets {
-			break // enough to rule out a low-signal fragment or a wake ping
+		if f.words > 3 && !f.allFiller {
+			break // more than a fragment, and not filler
 		}
 	}
 	return f
+}
+
+// onlyGreetings reports whether every word of s outside the match m is a
+// greeting or filler ("hey banter", "banter?", "ok banter"): a wake ping.
+func onlyGreetings(s string, m NameMatch) bool {
+	tz := tokenizer{s: s}
+	for {
+		tok, ok := tz.next()
+		if !ok {
+			return true
+		}
+		if tok.start >= m.Start && tok.end <= m.End {
+			continue
+		}
+		w, _ := trimWord(s[tok.start:tok.end])
+		if lookupWord(w)&(flagGreeting|flagFiller) == 0 {
+			return false
+		}
+	}
 }
 
 // Admit runs the deterministic part of voice Stage A: no I/O, no
@@ -261,23 +272,28 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 			d.Signal = SignalNameAlias
 		}
 	}
-	f := describe(t.Transcript, m)
 	justAnswered := g.LastReplyToID == t.SpeakerID && !g.LastReplyAt.IsZero() && p.RecentReplyWindow > 0 &&
 		t.At.Sub(g.LastReplyAt) <= p.RecentReplyWindow
 	switch {
-	case addressed && f.onlyGreets:
+	case addressed && onlyGreetings(t.Transcript, m):
 		d.Outcome, d.Reason = OutcomeAllow, ReasonWakePing
 		return d, m
 	case addressed:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonDirectAddressFastPath
 		return d, m
-	case m.Kind != MatchNone || f.question:
-		// The name or a question: never a low-signal fragment.
-	case justAnswered && !f.allNoise && f.words <= 3:
-		// A short answer to the bot ("yes please"): not low-signal.
-	case f.allFiller || f.words <= 3:
-		d.Outcome, d.Reason = OutcomeDeny, ReasonLowSignalFragment
-		return d, m
+	case m.Kind != MatchNone:
+		// The name (or a look-alike): never a low-signal fragment.
+	default:
+		f := describe(t.Transcript)
+		switch {
+		case f.question:
+			// A question: never a low-signal fragment.
+		case justAnswered && !f.allNoise && f.words <= 3:
+			// A short answer to the bot ("yes please"): not low-signal.
+		case f.allFiller || f.words <= 3:
+			d.Outcome, d.Reason = OutcomeDeny, ReasonLowSignalFragment
+			return d, m
+		}
 	}
 	for i := range t.Participants {
 		pt := &t.Participants[i]
