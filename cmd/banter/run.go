@@ -14,11 +14,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
-	"github.com/bwmarrin/discordgo"
+	"github.com/banterbot/banter/text"
 )
 
 // missingTokenHelp is printed when DISCORD_TOKEN is not set: one paragraph saying what to set
@@ -186,26 +191,80 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	session.AddHandler(func(_ any, r *discordgo.Ready) { a.connected.Store(true) })
-	session.AddHandler(func(_ any, _ *discordgo.Disconnect) { a.connected.Store(false) })
+	textSvc, err := a.newText(watcher, session, st, reg)
+	if err != nil {
+		return err
+	}
+	detachText := textSvc.Attach(session)
+	session.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+		textSvc.HandleInteraction(ctx, s, ic.Interaction)
+	})
+	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Ready) { a.connected.Store(true) })
+	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { a.connected.Store(false) })
 	if err := session.Open(); err != nil {
 		return fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
 	}
 	a.connected.Store(true)
 	a.logger.Info("discord_connected", "user", session.State.User.Username, "user_id", session.State.User.ID,
 		"guilds", len(session.State.Guilds))
+	if a.cfg.Discord.RegisterSlashCommands {
+		if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", textSvc.Commands(), discordgo.WithContext(ctx)); err != nil {
+			a.logger.Warn("slash_commands_not_registered", "error", err.Error())
+		}
+	}
 
 	<-ctx.Done()
 	a.logger.Info("banter_stopping", "reason", context.Cause(ctx).Error())
+	// Stop intake, let in-flight replies finish up to the deadline, then close connections;
+	// the store is flushed and closed by the deferred Close.
+	detachText()
 	deadline := time.Duration(a.cfg.Discord.ShutdownTimeoutSeconds) * time.Second
 	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), deadline)
 	defer cancelShutdown()
-	_ = shutdownCtx // in-flight pipeline work drains within this deadline
-	if err := session.Close(); err != nil && !errors.Is(err, context.Canceled) {
+	if err := textSvc.Shutdown(shutdownCtx); err != nil {
+		a.logger.Warn("text_shutdown_incomplete", "error", err.Error())
+	}
+	if err := session.Close(); err != nil {
 		a.logger.Warn("discord_close_failed", "error", err.Error())
 	}
 	a.logger.Info("banter_stopped")
 	return nil
+}
+
+// newText builds the text pipeline: the llm client, Stage A engine and the service.
+func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, reg *prometheus.Registry) (*text.Service, error) {
+	cfg := w.Current()
+	api, err := llm.ParseAPI(cfg.LLM.API)
+	if err != nil {
+		return nil, err
+	}
+	client, err := llm.New(llm.Options{
+		BaseURL:    cfg.LLM.BaseURL,
+		APIKey:     cfg.Secrets.OpenAIAPIKey,
+		API:        api,
+		Timeout:    time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
+		MaxRetries: cfg.LLM.MaxRetries,
+		Logger:     a.logger,
+		Metrics:    llm.NewMetrics(reg),
+	})
+	if err != nil {
+		return nil, err
+	}
+	decisions := decision.NewMetrics(reg)
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions}
+	if cfg.LLM.DirectAddressClassifier.Enabled {
+		opts.Classifier = decision.ClassifierFunc(client.Classify)
+	}
+	return text.New(text.Options{
+		Config:    w.Current,
+		Discord:   session,
+		Store:     st,
+		Model:     client,
+		Engine:    decision.NewTextEngine(text.Policy(cfg), opts),
+		Decisions: &decision.Recorder{Logger: a.logger, Metrics: decisions},
+		Logger:    a.logger,
+		Metrics:   text.NewMetrics(reg),
+	})
 }
 
 func (a *app) ready() error {

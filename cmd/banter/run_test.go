@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// lockedBuffer is an io.Writer safe for the logger and the test to share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRunServesAndShutsDownGracefully runs `banter run` itself against both simulators: it logs
+// in, answers a mention, serves metrics and readiness, and stops cleanly when its context ends.
+func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	dsim := discordsim.Serve(t)
+	osim := openaisim.Serve(t)
+	g := dsim.CreateGuild("g")
+	ch := dsim.CreateTextChannel(g, "general")
+	alice := dsim.CreateUser("alice")
+	dsim.AddMember(g, alice)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n",
+		dsim.APIBaseURL(), filepath.Join(dir, "data", "banter.db"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	waitCtx, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
+	if err := dsim.WaitReady(waitCtx, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	m, err := dsim.Post(waitCtx, alice, ch, "hey banter, are you running?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := dsim.WaitMessage(waitCtx, discordsim.From(dsim.BotID()))
+	if err != nil {
+		t.Fatalf("no reply: %v\n%s", err, logs.String())
+	}
+	if reply.ReplyTo() != m.ID {
+		t.Errorf("reply references %q, want %q", reply.ReplyTo(), m.ID)
+	}
+
+	addr := ""
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var ev struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Msg == "metrics_listening" {
+			addr = ev.Addr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no metrics_listening event:\n%s", logs.String())
+	}
+	for path, want := range map[string]string{"/readyz": "ready", "/metrics": `banter_decisions_total{outcome="allow",pipeline="text",reason="name_address",stage="A"}`} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s = %d, lacks %q", path, resp.StatusCode, want)
+		}
+	}
+	if strings.Contains(logs.String(), dsim.Token()) {
+		t.Error("the Discord token appeared in the logs")
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not shut down")
+	}
+	done <- nil // for the deferred receive
+	for _, ev := range []string{"banter_stopping", "banter_stopped"} {
+		if !strings.Contains(logs.String(), ev) {
+			t.Errorf("no %s event", ev)
+		}
+	}
+}
