@@ -151,57 +151,63 @@ func TestListener(t *testing.T) {
 		{"duplicated", dup, 8, 0, true},
 		{"lossy", loss, 5, 11, false},
 	}
-	var clean []int16
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var rec recorder
-			reg := prometheus.NewRegistry()
-			m := NewMetrics(reg)
-			l, err := NewListener(ListenerConfig{}, rec.handle, m)
-			if err != nil {
-				t.Fatal(err)
+	for _, direct := range []bool{false, true} {
+		var clean []int16
+		for _, tt := range tests {
+			name := tt.name
+			if direct {
+				name = "direct decode " + name
 			}
-			deliver(l, tt.mangle(base), 100)
-			if got := rec.kinds(); got != "start speaking end" {
-				t.Fatalf("events %q, want one utterance", got)
-			}
-			end, audio := rec.evs[2], rec.audio[2]
-			t.Logf("speech %v..%v, %v of audio", end.SpeechStart, end.SpeechEnd, pcm.Speech16k().Duration(len(audio)))
-			// Fixture speech is 0.21..2.70 s; the codec and filters add < 15 ms.
-			if d := end.SpeechStart - 210*ms; d < -40*ms || d > 60*ms {
-				t.Errorf("speech start %v, want 0.21 s", end.SpeechStart)
-			}
-			if d := end.SpeechEnd - 2700*ms; d < -120*ms || d > 80*ms {
-				t.Errorf("speech end %v, want 2.70 s", end.SpeechEnd)
-			}
-			// The utterance audio is the speech, through Opus and back.
-			off := pcm.Speech16k().Len(end.AudioStart)
-			ref := speech[off : off+len(audio)]
-			snr := bestSNR(ref, audio, 320)
-			t.Logf("SNR against the fixture %.1f dB", snr)
-			if snr < tt.minSNR {
-				t.Errorf("SNR %.1f dB, want ≥ %.0f", snr, tt.minSNR)
-			}
-			if diff := pcm.EnergyDB(audio) - pcm.EnergyDB(ref); math.Abs(diff) > 2 {
-				t.Errorf("level differs by %.1f dB", diff)
-			}
-			if tt.name == "clean" {
-				clean = audio
-			}
-			if tt.same && !slices.Equal(audio, clean) {
-				t.Error("audio differs from the clean run: reordering is not lossless")
-			}
-			st := l.Stats()
-			if st.Lost != tt.wantLost {
-				t.Errorf("lost %d, want %d", st.Lost, tt.wantLost)
-			}
-			if got := counterValue(m.lost); got != float64(tt.wantLost) {
-				t.Errorf("banter_audio_packets_lost_total %v, want %d", got, tt.wantLost)
-			}
-			if got := counterValue(m.byEvent[vad.EventEnd]); got != 1 {
-				t.Errorf("end events counted %v", got)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				var rec recorder
+				reg := prometheus.NewRegistry()
+				m := NewMetrics(reg)
+				l, err := NewListener(ListenerConfig{DirectDecode: direct}, rec.handle, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				deliver(l, tt.mangle(base), 100)
+				if got := rec.kinds(); got != "start speaking end" {
+					t.Fatalf("events %q, want one utterance", got)
+				}
+				end, audio := rec.evs[2], rec.audio[2]
+				t.Logf("speech %v..%v, %v of audio", end.SpeechStart, end.SpeechEnd, pcm.Speech16k().Duration(len(audio)))
+				// Fixture speech is 0.21..2.70 s; the codec and filters add < 15 ms.
+				if d := end.SpeechStart - 210*ms; d < -40*ms || d > 60*ms {
+					t.Errorf("speech start %v, want 0.21 s", end.SpeechStart)
+				}
+				if d := end.SpeechEnd - 2700*ms; d < -120*ms || d > 80*ms {
+					t.Errorf("speech end %v, want 2.70 s", end.SpeechEnd)
+				}
+				// The utterance audio is the speech, through Opus and back.
+				off := pcm.Speech16k().Len(end.AudioStart)
+				ref := speech[off : off+len(audio)]
+				snr := bestSNR(ref, audio, 320)
+				t.Logf("SNR against the fixture %.1f dB", snr)
+				if snr < tt.minSNR {
+					t.Errorf("SNR %.1f dB, want ≥ %.0f", snr, tt.minSNR)
+				}
+				if diff := pcm.EnergyDB(audio) - pcm.EnergyDB(ref); math.Abs(diff) > 2 {
+					t.Errorf("level differs by %.1f dB", diff)
+				}
+				if tt.name == "clean" {
+					clean = audio
+				}
+				if tt.same && !slices.Equal(audio, clean) {
+					t.Error("audio differs from the clean run: reordering is not lossless")
+				}
+				st := l.Stats()
+				if st.Lost != tt.wantLost {
+					t.Errorf("lost %d, want %d", st.Lost, tt.wantLost)
+				}
+				if got := counterValue(m.lost); got != float64(tt.wantLost) {
+					t.Errorf("banter_audio_packets_lost_total %v, want %d", got, tt.wantLost)
+				}
+				if got := counterValue(m.byEvent[vad.EventEnd]); got != 1 {
+					t.Errorf("end events counted %v", got)
+				}
+			})
+		}
 	}
 }
 
@@ -300,15 +306,24 @@ func TestListenerFlushAndRealtimeFormat(t *testing.T) {
 	if _, err := NewListener(ListenerConfig{Format: pcm.Discord()}, rec.handle, nil); err == nil {
 		t.Error("stereo listener format accepted")
 	}
+	if _, err := NewListener(ListenerConfig{Format: pcm.Format{Rate: 22050, Channels: 1}, DirectDecode: true}, rec.handle, nil); err == nil {
+		t.Error("direct decode to 22.05 kHz accepted")
+	}
 	if _, err := NewListener(ListenerConfig{}, nil, nil); err == nil {
 		t.Error("nil handler accepted")
 	}
 }
 
 func TestListenerDoesNotAllocate(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		listenerAllocs(t, direct)
+	}
+}
+
+func listenerAllocs(t *testing.T, direct bool) {
 	pkts, _, _ := talk(t, testaudio.Speech16k(t, "long-story.wav"), 0, 1, 0, false)
 	n := 0
-	l, _ := NewListener(ListenerConfig{}, func(vad.Event) { n++ }, NewMetrics(prometheus.NewRegistry()))
+	l, _ := NewListener(ListenerConfig{DirectDecode: direct}, func(vad.Event) { n++ }, NewMetrics(prometheus.NewRegistry()))
 	i := 0
 	allocs := testing.AllocsPerRun(len(pkts)-1, func() {
 		p := pkts[i].pkt
@@ -320,7 +335,7 @@ func TestListenerDoesNotAllocate(t *testing.T) {
 		i++
 	})
 	if allocs != 0 {
-		t.Errorf("%v allocs per packet, want 0", allocs)
+		t.Errorf("direct %v: %v allocs per packet, want 0", direct, allocs)
 	}
 	if n == 0 {
 		t.Error("no events: the pipeline did not run")

@@ -12,12 +12,17 @@ import (
 
 // BenchmarkListenerFrame is the whole receive path for one 20 ms packet of
 // a speaker (jitter, decode, resample to 16 kHz, VAD/endpointing), cycling
-// through the long-story fixture. BenchmarkDecodeFrame, the same-run
-// baseline, is the Opus decode alone: the pipeline's own overhead is the
-// difference.
+// through the long-story fixture; "direct" decodes straight to 16 kHz mono.
+// BenchmarkDecodeFrame, the same-run baseline, is the 48 kHz stereo Opus
+// decode alone: the pipeline's own overhead is the difference.
 func BenchmarkListenerFrame(b *testing.B) {
+	b.Run("resample", func(b *testing.B) { benchListener(b, false) })
+	b.Run("direct", func(b *testing.B) { benchListener(b, true) })
+}
+
+func benchListener(b *testing.B, direct bool) {
 	pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
-	l, _ := NewListener(ListenerConfig{}, func(vad.Event) {}, nil)
+	l, _ := NewListener(ListenerConfig{DirectDecode: direct}, func(vad.Event) {}, nil)
 	b.ReportAllocs()
 	i := 0
 	var seqOff uint16

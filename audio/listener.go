@@ -24,6 +24,11 @@ type ListenerConfig struct {
 	// MaxConceal is how much of a loss Opus concealment fills [60 ms]; the
 	// rest of a longer loss is silence. Negative disables concealment.
 	MaxConceal time.Duration
+	// DirectDecode makes libopus decode straight to Format (8, 12, 16 or
+	// 24 kHz mono) instead of to 48 kHz stereo followed by the resampler:
+	// about half the decode cost and no resampling (see docs/audio.md).
+	// libopus band-limits in the codec domain, so no aliasing is added.
+	DirectDecode bool
 }
 
 // Listener is one speaker's receive pipeline: jitter buffer → Opus decode
@@ -43,12 +48,14 @@ type ListenerConfig struct {
 type Listener struct {
 	jb      *jitter.Buffer
 	dec     *opus.Decoder
-	rs      *resample.Resampler
+	rs      *resample.Resampler // nil with DirectDecode
 	ep      *vad.Endpointer
 	handle  func(vad.Event)
 	metrics *Metrics
 
-	pcm48 []int16 // decoded 48 kHz stereo
+	pcm48 []int16 // decoded audio (48 kHz stereo, or Format with DirectDecode)
+	lost  int     // values in one 20 ms frame of decoded audio
+	tick  uint32  // RTP ticks (48 kHz) per decoded sample
 	rsOut []int16 // resampled
 	acc   []int16 // resampled samples waiting for a whole frame
 	fl    int     // mono samples per 20 ms frame
@@ -87,11 +94,16 @@ func NewListener(cfg ListenerConfig, handle func(vad.Event), m *Metrics) (*Liste
 	if err != nil {
 		return nil, fmt.Errorf("audio: new listener: %w", err)
 	}
-	dec, err := opus.NewDecoder()
-	if err != nil {
-		return nil, fmt.Errorf("audio: new listener: %w", err)
+	var dec *opus.Decoder
+	var rs *resample.Resampler
+	if cfg.DirectDecode {
+		dec, err = opus.NewDecoderFormat(cfg.Format.Rate, 1)
+	} else {
+		dec, err = opus.NewDecoder()
+		if err == nil {
+			rs, err = resample.New(pcm.Discord(), cfg.Format)
+		}
 	}
-	rs, err := resample.New(pcm.Discord(), cfg.Format)
 	if err != nil {
 		return nil, fmt.Errorf("audio: new listener: %w", err)
 	}
@@ -113,8 +125,14 @@ func NewListener(cfg ListenerConfig, handle func(vad.Event), m *Metrics) (*Liste
 		preN:        int(vc.PreRoll / pcm.FrameDuration),
 	}
 	l.gapN = int((vc.EndSilence+vc.PreRoll)/pcm.FrameDuration) + 1
-	l.rsOut = make([]int16, rs.MaxOut(len(l.pcm48)))
-	l.acc = make([]int16, 0, len(l.rsOut)+l.fl)
+	l.lost = dec.Rate() / 50 * dec.Channels()
+	l.tick = uint32(opus.SampleRate / dec.Rate())
+	accCap := len(l.pcm48)
+	if rs != nil {
+		l.rsOut = make([]int16, rs.MaxOut(len(l.pcm48)))
+		accCap = len(l.rsOut)
+	}
+	l.acc = make([]int16, 0, accCap+l.fl)
 	l.zero = make([]int16, l.fl)
 	return l, nil
 }
@@ -129,6 +147,9 @@ func (l *Listener) Speaking() bool { return l.ep.Speaking() }
 
 // Position returns the endpointer's stream position (audio time).
 func (l *Listener) Position() time.Duration { return l.ep.Position() }
+
+// Format returns the format of utterance audio.
+func (l *Listener) Format() pcm.Format { return pcm.Format{Rate: l.ep.Config().SampleRate, Channels: 1} }
 
 // Stats returns the jitter buffer's counters.
 func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
@@ -197,13 +218,13 @@ func (l *Listener) process(o *jitter.Output) {
 		n, err := l.dec.Decode(o.Payload, l.pcm48)
 		if err != nil { // corrupt packet: counted, concealed
 			l.metrics.malformedPacket()
-			n, err = l.dec.Conceal(l.pcm48[:opus.FrameLen])
+			n, err = l.dec.Conceal(l.pcm48[:l.lost])
 			if err != nil {
 				return
 			}
 		}
-		l.nextTS, l.haveTS = o.Timestamp+uint32(n), true
-		l.feed(l.pcm48[:n*opus.Channels])
+		l.nextTS, l.haveTS = o.Timestamp+uint32(n)*l.tick, true
+		l.feed(l.pcm48[:n*l.dec.Channels()])
 	case jitter.KindLost:
 		l.metrics.addLost(o.Lost)
 		for i := range o.Lost {
@@ -211,7 +232,7 @@ func (l *Listener) process(o *jitter.Output) {
 				l.silence(min(o.Lost-i, l.gapN))
 				break
 			}
-			frame := l.pcm48[:opus.FrameLen]
+			frame := l.pcm48[:l.lost]
 			var err error
 			if i == o.Lost-1 && o.Payload != nil {
 				_, err = l.dec.DecodeFEC(o.Payload, frame)
@@ -228,13 +249,17 @@ func (l *Listener) process(o *jitter.Output) {
 	}
 }
 
-// feed resamples 48 kHz stereo and pushes every whole frame to the VAD.
+// feed resamples decoded audio and pushes every whole frame to the VAD.
 func (l *Listener) feed(s []int16) {
-	n, err := l.rs.Process(l.rsOut, s)
-	if err != nil { // unreachable: buffers are sized for the largest packet
-		return
+	if l.rs == nil {
+		l.acc = append(l.acc, s...)
+	} else {
+		n, err := l.rs.Process(l.rsOut, s)
+		if err != nil { // unreachable: buffers are sized for the largest packet
+			return
+		}
+		l.acc = append(l.acc, l.rsOut[:n]...)
 	}
-	l.acc = append(l.acc, l.rsOut[:n]...)
 	off := 0
 	for ; off+l.fl <= len(l.acc); off += l.fl {
 		l.push(l.acc[off : off+l.fl])
@@ -258,7 +283,9 @@ func (l *Listener) silence(n int) {
 		}
 		l.filled++
 	}
-	l.rs.Reset()
+	if l.rs != nil {
+		l.rs.Reset()
+	}
 }
 
 func (l *Listener) push(frame []int16) {

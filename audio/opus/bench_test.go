@@ -82,6 +82,19 @@ func BenchmarkDecode(b *testing.B) {
 			i++
 		}
 	})
+	// Direct decode to the STT format (no resampler needed afterwards).
+	b.Run("banter-16k-mono", func(b *testing.B) {
+		d, _ := NewDecoderFormat(16000, 1)
+		frame := make([]int16, 320)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := d.Decode(pkts[i%len(pkts)], frame); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("gopus", func(b *testing.B) {
 		d, _ := gopus.NewDecoder(SampleRate, Channels)
 		b.ReportAllocs()

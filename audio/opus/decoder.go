@@ -14,27 +14,56 @@ import (
 	"unsafe"
 )
 
-// Decoder decodes one speaker's Opus stream to 48 kHz interleaved stereo
-// int16 PCM. The libopus state lives in Go memory owned by the Decoder, so
-// there is nothing to close. Not safe for concurrent use.
+// Decoder decodes one speaker's Opus stream to interleaved int16 PCM, by
+// default at 48 kHz stereo. The libopus state lives in Go memory owned by
+// the Decoder, so there is nothing to close. Not safe for concurrent use.
+//
+// Sizes below are for the default format; a Decoder from NewDecoderFormat
+// scales them by its rate and channel count (20 ms = Rate()/50 samples per
+// channel).
 type Decoder struct {
-	state []byte // libopus OpusDecoder, opaque
-	st    *C.OpusDecoder
+	state    []byte // libopus OpusDecoder, opaque
+	st       *C.OpusDecoder
+	rate     int
+	channels int
+	min      int // values in 2.5 ms, the shortest Opus frame
 }
 
 // NewDecoder returns a decoder for 48 kHz stereo.
-func NewDecoder() (*Decoder, error) {
-	size := int(C.opus_decoder_get_size(Channels))
+func NewDecoder() (*Decoder, error) { return NewDecoderFormat(SampleRate, Channels) }
+
+// NewDecoderFormat returns a decoder whose output is rate (8000, 12000,
+// 16000, 24000 or 48000 Hz) and channels (1 or 2). libopus decodes any
+// stream to any of these directly: below 48 kHz it drops the bands above
+// the output's Nyquist frequency before synthesis, and mono output mixes
+// stereo streams, so decoding Discord's 48 kHz stereo straight to 16 kHz mono
+// costs about half of a 48 kHz stereo decode and needs no resampler.
+func NewDecoderFormat(rate, channels int) (*Decoder, error) {
+	switch rate {
+	case 8000, 12000, 16000, 24000, 48000:
+	default:
+		return nil, fmt.Errorf("opus: new decoder: %w: rate %d", ErrBadArgument, rate)
+	}
+	if channels != 1 && channels != 2 {
+		return nil, fmt.Errorf("opus: new decoder: %w: %d channels", ErrBadArgument, channels)
+	}
+	size := int(C.opus_decoder_get_size(C.int(channels)))
 	if size <= 0 {
 		return nil, fmt.Errorf("opus: new decoder: state size %d", size)
 	}
-	d := &Decoder{state: make([]byte, size)}
+	d := &Decoder{state: make([]byte, size), rate: rate, channels: channels, min: rate / 400 * channels}
 	d.st = (*C.OpusDecoder)(unsafe.Pointer(&d.state[0]))
-	if ret := C.opus_decoder_init(d.st, SampleRate, Channels); ret != 0 {
+	if ret := C.opus_decoder_init(d.st, C.int32_t(rate), C.int(channels)); ret != 0 {
 		return nil, codeErr("new decoder", int(ret))
 	}
 	return d, nil
 }
+
+// Rate returns the output sample rate.
+func (d *Decoder) Rate() int { return d.rate }
+
+// Channels returns the output channel count.
+func (d *Decoder) Channels() int { return d.channels }
 
 // Decode decodes packet into pcm (interleaved stereo) and returns the number
 // of samples per channel written. pcm must hold the packet's duration
@@ -46,11 +75,11 @@ func (d *Decoder) Decode(packet []byte, pcm []int16) (int, error) {
 	if len(packet) == 0 {
 		return 0, fmt.Errorf("opus: decode: %w: empty packet", ErrInvalidPacket)
 	}
-	if len(pcm) < Channels*120 { // 2.5 ms, the shortest Opus frame
+	if len(pcm) < d.min {
 		return 0, fmt.Errorf("opus: decode: %w: pcm holds %d values", ErrBufferTooSmall, len(pcm))
 	}
 	n := C.opus_decode(d.st, (*C.uchar)(unsafe.Pointer(&packet[0])), C.int32_t(len(packet)),
-		(*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/Channels), 0)
+		(*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/d.channels), 0)
 	if n < 0 {
 		return 0, codeErr("decode", int(n))
 	}
@@ -62,10 +91,10 @@ func (d *Decoder) Decode(packet []byte, pcm []int16) (int, error) {
 // a multiple of 2.5 ms (120 samples); pass FrameLen values for a lost 20 ms
 // frame. It returns the samples per channel written.
 func (d *Decoder) Conceal(pcm []int16) (int, error) {
-	if len(pcm) < Channels*120 {
+	if len(pcm) < d.min {
 		return 0, fmt.Errorf("opus: conceal: %w: pcm holds %d values", ErrBufferTooSmall, len(pcm))
 	}
-	n := C.opus_decode(d.st, nil, 0, (*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/Channels), 0)
+	n := C.opus_decode(d.st, nil, 0, (*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/d.channels), 0)
 	if n < 0 {
 		return 0, codeErr("conceal", int(n))
 	}
@@ -81,11 +110,11 @@ func (d *Decoder) DecodeFEC(next []byte, pcm []int16) (int, error) {
 	if len(next) == 0 {
 		return d.Conceal(pcm)
 	}
-	if len(pcm) < Channels*120 {
+	if len(pcm) < d.min {
 		return 0, fmt.Errorf("opus: decode fec: %w: pcm holds %d values", ErrBufferTooSmall, len(pcm))
 	}
 	n := C.opus_decode(d.st, (*C.uchar)(unsafe.Pointer(&next[0])), C.int32_t(len(next)),
-		(*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/Channels), 1)
+		(*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/d.channels), 1)
 	if n < 0 {
 		return 0, codeErr("decode fec", int(n))
 	}

@@ -2,6 +2,7 @@ package opus
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -284,4 +285,48 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("PacketSamples %d, %v; Decode %d", ps, err, n)
 		}
 	})
+}
+
+// TestDecoderFormats decodes the same stream at every output format libopus
+// supports: each must keep the speech level (no aliasing or loss of the
+// band the format can carry) and return rate/50 samples per 20 ms packet.
+func TestDecoderFormats(t *testing.T) {
+	src := speech48k(t)
+	e, _ := NewEncoder(EncoderConfig{})
+	pkts := encodeAll(t, e, src)
+	ref := pcm.EnergyDB(src)
+	for _, f := range []struct{ rate, ch int }{{48000, 2}, {48000, 1}, {24000, 1}, {16000, 1}, {16000, 2}, {8000, 1}} {
+		t.Run(fmt.Sprintf("%d-%d", f.rate, f.ch), func(t *testing.T) {
+			d, err := NewDecoderFormat(f.rate, f.ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Rate() != f.rate || d.Channels() != f.ch {
+				t.Fatalf("format %d/%d", d.Rate(), d.Channels())
+			}
+			frame := make([]int16, f.rate/50*f.ch)
+			var out []int16
+			for _, p := range pkts {
+				n, err := d.Decode(p, frame)
+				if err != nil || n != f.rate/50 {
+					t.Fatalf("decode: %d, %v", n, err)
+				}
+				out = append(out, frame...)
+			}
+			if _, err := d.Conceal(frame); err != nil {
+				t.Errorf("conceal: %v", err)
+			}
+			if diff := pcm.EnergyDB(out) - ref; math.Abs(diff) > 1.5 {
+				t.Errorf("level %+.1f dB against the 48 kHz source", diff)
+			}
+			if a := testing.AllocsPerRun(50, func() { _, _ = d.Decode(pkts[20], frame) }); a != 0 {
+				t.Errorf("%v allocs", a)
+			}
+		})
+	}
+	for _, f := range []struct{ rate, ch int }{{44100, 1}, {16000, 3}} {
+		if _, err := NewDecoderFormat(f.rate, f.ch); !errors.Is(err, ErrBadArgument) {
+			t.Errorf("%d/%d: %v", f.rate, f.ch, err)
+		}
+	}
 }
