@@ -149,7 +149,9 @@ func (l *Listener) Speaking() bool { return l.ep.Speaking() }
 func (l *Listener) Position() time.Duration { return l.ep.Position() }
 
 // Format returns the format of utterance audio.
-func (l *Listener) Format() pcm.Format { return pcm.Format{Rate: l.ep.Config().SampleRate, Channels: 1} }
+func (l *Listener) Format() pcm.Format {
+	return pcm.Format{Rate: l.ep.Config().SampleRate, Channels: 1}
+}
 
 // Stats returns the jitter buffer's counters.
 func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
