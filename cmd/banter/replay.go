@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/decision/replay"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/text"
+	"github.com/banterbot/banter/voice"
+)
+
+// replayCommand implements `banter replay [-config FILE] [-llm] EVENTS.jsonl`: a recorded
+// conversation through the decision engine, offline.
+func replayCommand(ctx context.Context, e env) error {
+	fs := flag.NewFlagSet("banter replay", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
+	useLLM := fs.Bool("llm", false, "run the classifier and Stage B against the configured model")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(e.args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return &usageError{"replay: give exactly one EVENTS.jsonl file (or -)"}
+	}
+	cfg, err := config.Load(config.Locate(*configPath, e.getenv), e.getenv)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	opts := replay.Options{Text: text.Policy(cfg), Voice: voice.Policy(cfg)}
+	if *useLLM {
+		if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
+			return &usageError{missingOpenAIHelp}
+		}
+		client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
+			Timeout: time.Duration(cfg.LLM.TimeoutSeconds) * time.Second, MaxRetries: cfg.LLM.MaxRetries,
+			Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return err
+		}
+		opts.Classifier = decision.ClassifierFunc(client.Classify)
+		opts.Generator = replay.GeneratorFunc(func(ctx context.Context, system, user string) (string, error) {
+			res, err := client.Generate(ctx, llm.GenerateRequest{Model: cfg.LLM.Model, Instructions: system,
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: user}}})
+			if err != nil {
+				return "", err
+			}
+			return strings.TrimSpace(res.Text), nil
+		})
+	}
+	return replay.RunFile(ctx, fs.Arg(0), e.stdin, e.stdout, e.stderr, opts)
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+func TestReplayCommandOnShippedExample(t *testing.T) {
+	out, _, err := runCLI(t, nil, "replay", "-config", "../../docs/examples/replay.yaml", "../../docs/examples/conversation.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../docs/examples/conversation.expected.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("banter replay output differs from docs/examples/conversation.expected.jsonl:\n%s", out)
+	}
+}
+
+func TestReplayCommandWithLLM(t *testing.T) {
+	osim := openaisim.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"},
+		Reply: openaisim.Reply{Text: "YES"},
+	}))
+	vars := map[string]string{"OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	out, _, err := runCLI(t, vars, "replay", "-llm", "-config", "../../docs/examples/replay.yaml", "../../docs/examples/conversation.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "needs_classifier") {
+		t.Errorf("-llm left turns pending:\n%s", out)
+	}
+	if !strings.Contains(out, `"reason":"llm_yes"`) {
+		t.Errorf("the classifier's YES was not applied:\n%s", out)
+	}
+	if len(osim.Requests()) == 0 {
+		t.Error("no model requests with -llm")
+	}
+}
+
+func TestReplayCommandUsage(t *testing.T) {
+	if _, _, err := runCLI(t, nil, "replay"); exitCode(err) != 2 {
+		t.Errorf("no file: exit %d", exitCode(err))
+	}
+	if _, _, err := runCLI(t, nil, "replay", "testdata/missing.jsonl"); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+}
