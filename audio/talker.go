@@ -74,8 +74,9 @@ func (t *Talker) WriteBytes(b []byte, emit func(packet []byte) error) error {
 // Encoder returns the Opus encoder, e.g. to change the bitrate.
 func (t *Talker) Encoder() *opus.Encoder { return t.enc }
 
-// Frames returns the number of frames emitted since NewTalker or Reset;
-// times 20 ms it is the audio duration handed out so far.
+// Frames returns the number of frames emit accepted (returned nil for)
+// since NewTalker or Reset; times 20 ms it is the audio handed to the
+// sender so far, e.g. what was played before a barge-in.
 func (t *Talker) Frames() uint64 { return t.frames }
 
 // Pending returns the 48 kHz stereo values waiting for a whole frame.
@@ -145,11 +146,11 @@ func (t *Talker) drain(emit func([]byte) error) error {
 		if err != nil {
 			return fmt.Errorf("audio: talker: %w", err)
 		}
-		t.frames++
 		if err := emit(t.pkt[:n]); err != nil {
-			off += opus.FrameLen
+			off += opus.FrameLen // dropped: the sender gave up on it
 			return err
 		}
+		t.frames++
 	}
 	return nil
 }

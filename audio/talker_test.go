@@ -124,6 +124,9 @@ func TestTalkerEmitErrorAndReset(t *testing.T) {
 	if !errors.Is(err, stop) || n != 3 {
 		t.Fatalf("err %v after %d frames, want barge-in after 3", err, n)
 	}
+	if tk.Frames() != 2 {
+		t.Errorf("Frames() %d after the third emit failed, want 2", tk.Frames())
+	}
 	tk.Reset()
 	if tk.Pending() != 0 || tk.Frames() != 0 {
 		t.Errorf("Reset left %d pending, %d frames", tk.Pending(), tk.Frames())
