@@ -1,0 +1,161 @@
+// Command voice measures the send pacing jitter of discord/voice/pace under
+// CPU load, against naive baselines measured in the same run.
+//
+//	go run ./bench/voice -frames 500 -load threads
+//
+// Load modes (n burners, default GOMAXPROCS, i.e. both cores here):
+//   - none: no extra load.
+//   - threads: n CPU-burning goroutines each locked to its own OS thread,
+//     with GOMAXPROCS raised by n so the process keeps a P for the pacer:
+//     the cores are saturated at the OS level, as when other work shares
+//     the machine.
+//   - goroutines: n CPU-burning goroutines inside GOMAXPROCS: the pacer then
+//     waits for Go's 10 ms preemption to get a P back, which the numbers show.
+//
+// Jitter is |send instant − ideal slot| for every frame on the pacer's grid
+// (start + n × 20 ms); the sleep baseline is measured against the same grid
+// and therefore also shows its drift.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/banterbot/banter/discord/voice/pace"
+)
+
+const interval = 20 * time.Millisecond
+
+func main() {
+	frames := flag.Int("frames", 500, "frames per method (20 ms each)")
+	load := flag.String("load", "threads", "none, threads or goroutines")
+	n := flag.Int("n", runtime.GOMAXPROCS(0), "burners")
+	flag.Parse()
+	if err := run(*frames, *load, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/voice:", err)
+		os.Exit(1)
+	}
+}
+
+func run(frames int, load string, n int) error {
+	stop, err := startLoad(load, n)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Printf("load=%s burners=%d GOMAXPROCS=%d NumCPU=%d frames=%d\n", load, n, runtime.GOMAXPROCS(0), runtime.NumCPU(), frames)
+	report("pacer", measurePacer(frames))
+	report("time.Ticker", measureTicker(frames))
+	report("time.Sleep loop", measureSleep(frames))
+	return nil
+}
+
+type result struct {
+	offs    []time.Duration
+	late    int // > 2 ms after the slot
+	skipped int
+}
+
+func report(name string, r result) {
+	o := slices.Clone(r.offs)
+	slices.Sort(o)
+	q := func(p float64) time.Duration { return o[int(p*float64(len(o)-1))] }
+	fmt.Printf("%-16s p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms  late(>2ms) %4d  skipped %d\n",
+		name, ms(q(0.5)), ms(q(0.99)), ms(o[len(o)-1]), r.late, r.skipped)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func measurePacer(frames int) result {
+	p := pace.New(interval)
+	ctx := context.Background()
+	var r result
+	var start time.Time
+	for range frames {
+		s, _ := p.Wait(ctx)
+		now := time.Now()
+		if s.Index == 0 {
+			start = now
+		}
+		r.add(now.Sub(start.Add(time.Duration(s.Index) * interval)))
+		r.skipped += s.Skipped
+	}
+	return r
+}
+
+func measureTicker(frames int) result {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	start := time.Now()
+	var r result
+	r.add(0)
+	for i := 1; i < frames; i++ {
+		<-t.C
+		r.add(time.Since(start.Add(time.Duration(i) * interval)))
+	}
+	return r
+}
+
+func measureSleep(frames int) result {
+	start := time.Now()
+	var r result
+	for i := range frames {
+		if i > 0 {
+			time.Sleep(interval)
+		}
+		r.add(time.Since(start.Add(time.Duration(i) * interval)))
+	}
+	return r
+}
+
+func (r *result) add(d time.Duration) {
+	r.offs = append(r.offs, d.Abs())
+	if d > 2*time.Millisecond {
+		r.late++
+	}
+}
+
+func startLoad(mode string, n int) (func(), error) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	spin := func(lock bool) {
+		defer wg.Done()
+		if lock {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
+		x := uint64(1)
+		for !done.Load() {
+			for range 1000 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+		}
+		_ = x
+	}
+	switch mode {
+	case "none":
+		return func() {}, nil
+	case "threads":
+		prev := runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
+		for range n {
+			wg.Add(1)
+			go spin(true)
+		}
+		return func() { done.Store(true); wg.Wait(); runtime.GOMAXPROCS(prev) }, nil
+	case "goroutines":
+		for range n {
+			wg.Add(1)
+			go spin(false)
+		}
+		return func() { done.Store(true); wg.Wait() }, nil
+	default:
+		return nil, fmt.Errorf("unknown load %q", mode)
+	}
+}
