@@ -459,3 +459,29 @@ func TestSpeechFixtureTranscripts(t *testing.T) {
 		t.Errorf("saw %d fixtures, want %d", seen, len(want))
 	}
 }
+
+// FuzzStageA feeds arbitrary text through both engines, prompts included.
+func FuzzStageA(f *testing.F) {
+	for _, s := range []string{"hey banter, what's the weather like today?", "hey banner", "mike, can you hear me?", "uh huh",
+		"<:banter:1> https://banter.io", "banter's", "", "?", "\xff\xfebanter", "Zoë, banter… ok"} {
+		f.Add(s)
+	}
+	c := &scripted{answers: []string{"0.5"}}
+	tp := textPolicy()
+	withClassifier(&tp)
+	te := NewTextEngine(tp, EngineOptions{Classifier: c})
+	ve := NewVoiceEngine(voicePolicy(), EngineOptions{Classifier: c})
+	f.Fuzz(func(t *testing.T, s string) {
+		tt := textTurn("c1", s)
+		vt := voiceTurn(s)
+		vt.Timeline = []ContextLine{{Speaker: "mike", Text: s}}
+		for _, d := range []Decision{te.Admit(&tt), te.Decide(context.Background(), &tt), ve.Admit(&vt), ve.Decide(context.Background(), &vt)} {
+			if d.Reason == ReasonUnknown || d.Outcome == OutcomeUnknown || d.Confidence < 0 || d.Confidence > 1 {
+				t.Fatalf("decision for %q: %+v", s, d)
+			}
+			if d.Force && !d.Signal.HighCertainty() {
+				t.Fatalf("forced with signal %v for %q", d.Signal, s)
+			}
+		}
+	})
+}
