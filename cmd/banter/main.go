@@ -5,6 +5,7 @@
 //	banter [run] [-config FILE] [-log-format json|text]   run the bot (the default)
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
+//	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
 //	banter version                                        print the version
 //
 // See README.md and docs/ for the rest.
@@ -57,6 +58,7 @@ const usage = `usage:
   banter [run] [-config FILE] [-log-format json|text]   run the bot (default)
   banter config check FILE                              validate FILE and print the effective config
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
+  banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
   banter version                                        print the version
 `
 
@@ -73,6 +75,8 @@ func dispatch(ctx context.Context, e env) error {
 		return configCommand(e)
 	case "replay":
 		return replayCommand(ctx, e)
+	case "sim":
+		return simCommand(ctx, e)
 	case "version":
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, err error) {
@@ -99,5 +100,35 @@ func TestVersionAndUnknown(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "frobnicate"); exitCode(err) != 2 || !strings.Contains(err.Error(), "usage") {
 		t.Errorf("unknown command: %v", err)
+	}
+}
+
+func TestSimCommandsServeUntilCancelled(t *testing.T) {
+	for _, which := range []string{"discord", "openai"} {
+		t.Run(which, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			out := &lockedBuffer{}
+			done := make(chan error, 1)
+			go func() {
+				done <- dispatch(ctx, env{args: []string{"sim", which}, stdout: out, stderr: out, getenv: func(string) string { return "" }})
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), "127.0.0.1:") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(out.String(), "127.0.0.1:") {
+				t.Errorf("banter sim %s printed no loopback URL: %q", which, out.String())
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("banter sim %s: %v", which, err)
+			}
+		})
+	}
+	if _, _, err := runCLI(t, nil, "sim", "slack"); exitCode(err) != 2 {
+		t.Errorf("unknown simulator: %v", err)
+	}
+	if _, _, err := runCLI(t, nil, "sim", "discord", "-addr", "8.8.8.8:80"); err == nil {
+		t.Error("a non-loopback address was accepted")
 	}
 }

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// simCommand implements `banter sim discord|openai [-addr HOST:PORT]`: the local simulators,
+// standalone, for pointing a bot or a third-party client at them. They listen on loopback only.
+func simCommand(ctx context.Context, e env) error {
+	if len(e.args) == 0 {
+		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT]"}
+	}
+	which := e.args[0]
+	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	if err := fs.Parse(e.args[1:]); err != nil {
+		return &usageError{err.Error()}
+	}
+	switch which {
+	case "discord":
+		return discordsim.RunStandalone(ctx, *addr, e.stdout)
+	case "openai":
+		return openaisim.RunStandalone(ctx, *addr, e.stdout)
+	}
+	return &usageError{fmt.Sprintf("banter sim: unknown simulator %q (allowed: discord, openai)", which)}
+}
