@@ -9,8 +9,9 @@
 // an Event is the stream position of the Endpointer, i.e. the number of
 // frames pushed times 20 ms. The owner maps positions to wall time.
 //
-// Push does not allocate (AllocsPerRun test); all audio buffers are sized at
-// New from Config.
+// Push does not allocate (AllocsPerRun test) except when an utterance first
+// outgrows the audio buffer, which starts at 4 s and doubles up to
+// MaxUtterance (so at most three times per Endpointer with the defaults).
 package vad
 
 import (
@@ -121,6 +122,12 @@ type Endpointer struct {
 	events [3]Event
 }
 
+// initialFrames is the utterance buffer's starting size (4 s); it doubles
+// up to MaxUtterance the first time a longer utterance needs it, so a
+// speaker who never talks long costs 128 KiB at 16 kHz instead of
+// MaxUtterance's worth.
+const initialFrames = 200
+
 // New returns an Endpointer for cfg (zero fields take defaults).
 func New(cfg Config) (*Endpointer, error) {
 	cfg = cfg.withDefaults()
@@ -135,7 +142,7 @@ func New(cfg Config) (*Endpointer, error) {
 		preN: frames(cfg.PreRoll), postN: frames(cfg.PostRoll), speakN: max(1, frames(cfg.SpeakingMin)),
 	}
 	e.ring = make([]int16, (e.preN+e.startN)*fl)
-	e.buf = make([]int16, e.maxN*fl)
+	e.buf = make([]int16, min(e.maxN, initialFrames)*fl)
 	e.flags = make([]Class, e.maxN)
 	return e, nil
 }
@@ -269,6 +276,12 @@ func (e *Endpointer) begin() {
 }
 
 func (e *Endpointer) append(frame []int16, c Class) {
+	if (e.bufN+1)*e.fl > len(e.buf) {
+		// Grow towards MaxUtterance: at most a few times per Endpointer.
+		g := make([]int16, min(e.maxN, 2*len(e.buf)/e.fl)*e.fl)
+		copy(g, e.buf[:e.bufN*e.fl])
+		e.buf = g
+	}
 	copy(e.buf[e.bufN*e.fl:], frame)
 	e.flags[e.bufN] = c
 	e.bufN++

@@ -296,9 +296,11 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestPushDoesNotAllocate(t *testing.T) {
-	s := testaudio.Speech16k(t, "two-questions.wav")
-	e, _ := New(Config{MaxUtterance: 2 * time.Second})
+	s := testaudio.Speech16k(t, "long-story.wav")
+	e, _ := New(Config{MaxUtterance: 8 * time.Second})
 	fl := e.FrameLen()
+	// Warm up: one long utterance grows the buffer to MaxUtterance once.
+	feed(t, e, s, time.Second)
 	off := 0
 	if n := testing.AllocsPerRun(len(s)/fl-1, func() {
 		_, _ = e.Push(s[off : off+fl])
