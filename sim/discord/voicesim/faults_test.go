@@ -8,18 +8,18 @@ import (
 	"time"
 )
 
-// settle waits until the member's receive counter stops moving.
-func settle(t *testing.T, m *Member) {
+// settle waits until the server has seen the burst (all but a packet the
+// reorder fault may still hold) and the receiver has everything the
+// forwarding unit sent it.
+func settle(t *testing.T, s *Server, rx *Member, sent int) {
 	t.Helper()
-	last, stable := m.Stats().Packets, 0
-	for stable < 10 {
-		time.Sleep(10 * time.Millisecond)
-		if n := m.Stats().Packets; n == last {
-			stable++
-		} else {
-			last, stable = n, 0
-		}
+	done := func() bool {
+		st := s.Stats()
+		return st.Packets >= uint64(sent-1) && rx.Stats().Packets == st.Forwarded
 	}
+	waitFor(t, done)
+	time.Sleep(30 * time.Millisecond)
+	waitFor(t, done)
 }
 
 func TestFaults(t *testing.T) {
@@ -50,7 +50,7 @@ func TestFaults(t *testing.T) {
 		if err := tx.PlayOpus(ctx, frames); err != nil {
 			t.Fatal(err)
 		}
-		settle(t, rx)
+		settle(t, s, rx, n+silenceTrailing)
 		return result{s: s, tx: tx, rx: rx, heard: rx.Heard("tx")}
 	}
 	tests := []struct {

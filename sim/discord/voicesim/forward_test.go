@@ -115,7 +115,13 @@ func TestForwardingRules(t *testing.T) {
 	if _, ok := r.recvRTP(t, 30*time.Millisecond); ok {
 		t.Fatal("RTP forwarded before the receiver was told the SSRC")
 	}
-	a.speak(1)
+	if _, ok := s.Speaking(guild, a.sess.UserID); ok {
+		t.Fatal("Speaking reports op 5 before any")
+	}
+	a.speak(5)
+	if f, ok := s.Speaking(guild, a.sess.UserID); !ok || f != 5 {
+		t.Fatalf("Speaking = %d, %v", f, ok)
+	}
 	a.sendOpus(t, []byte{0xfc, 2})
 	waitFor(t, func() bool { return s.Stats().RTP == 2 })
 	if pkt, ok := r.recvRTP(t, 5*time.Second); !ok {

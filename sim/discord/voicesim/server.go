@@ -427,6 +427,19 @@ func (s *Server) SSRC(guildID, userID string) (uint32, bool) {
 	return p.ssrc, true
 }
 
+// Speaking returns the last op 5 speaking flags of the user's session in a
+// guild (1 microphone, 2 soundshare, 4 priority), and whether the user
+// has sent op 5 at all.
+func (s *Server) Speaking(guildID, userID string) (flags int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partKey{guildID, userID}]
+	if p == nil || !p.spoke {
+		return 0, false
+	}
+	return p.speaking, true
+}
+
 // Stats returns the server-wide UDP counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
