@@ -90,13 +90,13 @@ func textCases() []textCase {
 			t.Phase, t.NewerMessages, t.Now = PhasePreGeneration, 50, t0.Add(time.Hour)
 		}), want: ReasonNameAddress, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "stale by messages", turn: mod(textTurn("init", "anyone watching the game?"), func(t *TextTurn) {
-			t.Phase, t.NewerMessages = PhasePreGeneration, 6
+			t.Phase, t.NewerMessages = PhasePreGeneration, 10
 		}), want: ReasonRoomMovedOn, outcome: OutcomeDeny, signal: SignalLLMDecides},
 		{name: "stale by age", turn: mod(textTurn("init", "anyone watching the game?"), func(t *TextTurn) {
 			t.Phase, t.Now = PhasePreGeneration, t0.Add(3*time.Minute)
 		}), want: ReasonRoomMovedOn, outcome: OutcomeDeny, signal: SignalLLMDecides},
 		{name: "fresh at pre-generation", turn: mod(textTurn("init", "anyone watching the game?"), func(t *TextTurn) {
-			t.Phase, t.NewerMessages, t.Now = PhasePreGeneration, 2, t0.Add(10*time.Second)
+			t.Phase, t.NewerMessages, t.Now = PhasePreGeneration, 9, t0.Add(10*time.Second)
 		}), want: ReasonInitiativeChannel, outcome: OutcomeAllow, signal: SignalLLMDecides},
 		{name: "initiative disabled", policy: func(p *TextPolicy) { p.AllowInitiativeReplies = false },
 			turn: textTurn("init", "anyone watching the game?"), want: ReasonInitiativeDisabled, outcome: OutcomeDeny, signal: SignalLLMDecides},

@@ -37,7 +37,7 @@ type TextPolicy struct {
 	ReplyLevelNonInitiative int
 	// StaleAfterMessages and StaleAfter: at the pre-generation re-check an
 	// unaddressed turn is dropped when this many newer messages arrived
-	// (default 6) or it is this old (default 2m). Addressed turns never go
+	// (default 10) or it is this old (default 2m). Addressed turns never go
 	// stale.
 	StaleAfterMessages int
 	StaleAfter         time.Duration
@@ -52,7 +52,7 @@ const (
 	DefaultRecentWindow            = 5 * time.Minute
 	DefaultReplyLevelInitiative    = 50
 	DefaultReplyLevelNonInitiative = 20
-	DefaultStaleAfterMessages      = 6
+	DefaultStaleAfterMessages      = 10
 	DefaultStaleAfter              = 2 * time.Minute
 )
 
