@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -121,4 +122,35 @@ func median(d []time.Duration) time.Duration {
 		}
 	}
 	return s[len(s)/2]
+}
+
+// BenchmarkMemory reports the heap held by one Listener (default and
+// direct decode, 16 kHz) and one Talker (24 kHz mono in), measured over
+// b.N fresh instances kept alive, for the voice layer's memory per session.
+func BenchmarkMemory(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		make func() any
+	}{
+		{"listener", func() any { l, _ := NewListener(ListenerConfig{}, func(vad.Event) {}, nil); return l }},
+		{"listener-direct", func() any {
+			l, _ := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+			return l
+		}},
+		{"talker", func() any { t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil); return t }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			keep := make([]any, 0, b.N)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range b.N {
+				keep = append(keep, c.make())
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-B/instance")
+			runtime.KeepAlive(keep)
+		})
+	}
 }
