@@ -66,6 +66,14 @@ func (c *gwConn) identifyLocked(id *identifyCommand) int {
 		c.closeWith(CloseDisallowedIntents, "Disallowed intent(s)")
 		return CloseDisallowedIntents
 	}
+	// A fresh Identify abandons the user's detached sessions: their
+	// clients identified anew, so nobody resumes them, and keeping them
+	// would make every dispatch encode for ghosts.
+	for sid, old := range s.sessions {
+		if old.user == uid && old.conn == nil {
+			delete(s.sessions, sid)
+		}
+	}
 	ss := &session{id: randomHex(16), user: uid, intents: *id.Intents, conn: c}
 	s.sessions[ss.id] = ss
 	c.sess = ss

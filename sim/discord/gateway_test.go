@@ -540,3 +540,30 @@ func TestSlowClientIsDisconnected(t *testing.T) {
 	g2.send(identifyPayload(w.sim.Token(), allIntents, false))
 	g2.until("READY")
 }
+
+// TestIdentifyDropsDetachedSessions: sessions abandoned by a re-identify
+// stop receiving (and encoding) dispatches and can no longer be resumed.
+func TestIdentifyDropsDetachedSessions(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	g, r := identify(t, w.sim, w.sim.Token(), allIntents)
+	g.until("GUILD_CREATE")
+	g.ws.Close()
+	if _, err := w.sim.WaitGateway(ctx, GatewayDisconnected, 1); err != nil {
+		t.Fatal(err)
+	}
+	g2, _ := identify(t, w.sim, w.sim.Token(), allIntents)
+	g2.until("GUILD_CREATE")
+	w.sim.mu.Lock()
+	n := len(w.sim.sessions)
+	w.sim.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d sessions, want 1", n)
+	}
+	g3 := dialGW(t, w.sim, "v=10")
+	g3.read()
+	g3.send(map[string]any{"op": 6, "d": map[string]any{"token": w.sim.Token(), "session_id": r.SessionID, "seq": 2}})
+	if f := g3.read(); f.Op != 9 {
+		t.Fatalf("resume of an abandoned session: op %d", f.Op)
+	}
+}

@@ -164,6 +164,7 @@ func (s *Server) ForceInvalidSession(resumable bool) error {
 		ss.conn = nil // the socket may Identify or Resume again
 		if !resumable {
 			ss.invalid = true
+			delete(s.sessions, ss.id)
 		}
 		c.sendLocked(encodeOp(OpInvalidSession, resumable))
 	}
