@@ -2,6 +2,7 @@ package voicesim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -472,5 +473,44 @@ func TestRejoin(t *testing.T) {
 	b.decode(b.expect(OpClientsConnect), &cc)
 	if dc.UserID != a.sess.UserID || len(cc.UserIDs) != 1 || cc.UserIDs[0] != a.sess.UserID {
 		t.Fatalf("op 13 %+v, op 11 %+v", dc, cc)
+	}
+}
+
+func TestHeartbeatForms(t *testing.T) {
+	checkGoroutines(t)
+	s := Serve(t)
+	c := dialRaw(t, s, "?v=8")
+	c.expect(OpHello)
+	tests := []struct {
+		d    any
+		want string
+	}{
+		{map[string]any{"t": 1501184119561, "seq_ack": 10}, `{"t":1501184119561}`},
+		{map[string]any{"t": "nonce"}, `{"t":"nonce"}`}, // no seq_ack: allowed
+		{1501184119561, `{"t":1501184119561}`},          // pre-v8 form
+	}
+	for _, tt := range tests {
+		c.send(OpHeartbeat, tt.d)
+		if m := c.expect(OpHeartbeatACK); string(m.D) != tt.want {
+			t.Errorf("ack %s, want %s", m.D, tt.want)
+		}
+	}
+	c.send(OpHeartbeat, map[string]any{"seq_ack": 1})
+	c.expectClose(4002)
+}
+
+func TestCloseTwice(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := s.JoinMember(context.Background(), MemberOptions{GuildID: "1", ChannelID: "2", UserID: "3"}); err == nil {
+		t.Fatal("JoinMember after Close succeeded")
 	}
 }
