@@ -65,11 +65,12 @@ func (g *goMember) Decrypt(t testing.TB, from uint64, f []byte) ([]byte, error) 
 
 // daveyMember is a node child process running interop/dave/peer.js.
 type daveyMember struct {
-	uid uint64
-	cmd *exec.Cmd
-	in  *json.Encoder
-	out *bufio.Scanner
-	mu  sync.Mutex
+	uid  uint64
+	cmd  *exec.Cmd
+	in   *json.Encoder
+	out  *bufio.Scanner
+	mu   sync.Mutex
+	stop func() // ends the node process and waits for it (idempotent)
 }
 
 // daveyPeerPath returns peer.js, or skips the test with the reason.
@@ -106,7 +107,7 @@ func newDaveyMember(t testing.TB, uid, channel uint64) *daveyMember {
 	}
 	d := &daveyMember{uid: uid, cmd: cmd, in: json.NewEncoder(stdin), out: bufio.NewScanner(stdout)}
 	d.out.Buffer(make([]byte, 1<<20), 1<<28)
-	t.Cleanup(func() {
+	d.stop = sync.OnceFunc(func() {
 		stdin.Close()
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -117,6 +118,7 @@ func newDaveyMember(t testing.TB, uid, channel uint64) *daveyMember {
 			<-done
 		}
 	})
+	t.Cleanup(d.stop)
 	d.call(t, map[string]any{"cmd": "init", "uid": strconv.FormatUint(uid, 10), "channel": strconv.FormatUint(channel, 10)}, nil)
 	return d
 }
@@ -465,6 +467,9 @@ func (g *gateway) remove(m member) {
 		}
 	}
 	g.members = rest
+	if d, ok := m.(*daveyMember); ok {
+		defer d.stop() // the member has left the call
+	}
 	payload, _ := g.propose(nil, []uint64{m.UID()})
 	if inv := g.round(g.recipients(0), payload); len(inv) > 0 {
 		g.t.Fatalf("%s rejected a remove commit", inv[0].Name())
