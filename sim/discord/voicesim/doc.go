@@ -198,8 +198,11 @@
 // (interop/voice/client.mjs, with a minimal gateway adapter and
 // NODE_EXTRA_CA_CERTS) against the server: it reaches Ready, receives a
 // member's Opus byte-exact, plays a 440 Hz tone the member decodes,
-// heartbeats with seq_ack, and resumes (op 7 → op 9) after DropVoice with
-// its SSRC and key intact. It runs in go test whenever node is installed
+// heartbeats with seq_ack, resumes (op 7 → op 9) after DropVoice with its
+// SSRC and key intact, and goes to Disconnected without resuming when
+// Revoke closes it with 4014. The xchacha mode is not exercised with djs:
+// it needs a sodium package that interop/ does not install (djs then
+// picks aead_aes256_gcm_rtpsize, the first mode offered). It runs in go test whenever node is installed
 // (npm ci in interop/ is run if node_modules is missing) and skips with a
 // reason otherwise.
 package voicesim

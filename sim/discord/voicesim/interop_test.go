@@ -229,6 +229,13 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 		t.Fatalf("after resume frame 9 = %x, want %x", got[9], frames[9])
 	}
 
+	// Kicked (Revoke → 4014): djs must not resume and goes to Disconnected.
+	s.Revoke(guild, bot)
+	wait("disconnected after 4014", func(e nodeEvent) bool { return e.Event == "state" && e.Status == "disconnected" })
+	if log := stderrOf(&stderr, cmd); strings.Count(log, `>> {"op":7,`) != 1 {
+		t.Fatalf("djs resumed after 4014")
+	}
+
 	io.WriteString(stdin, "quit\n")
 	wait("bye", func(e nodeEvent) bool { return e.Event == "bye" })
 	stdin.Close()
