@@ -280,6 +280,9 @@ func (k *KeyPackage) Verify() error {
 	if k.LeafNode.Source != SourceKeyPackage {
 		return fmt.Errorf("mls: key package leaf source %d", k.LeafNode.Source)
 	}
+	if string(k.InitKey) == string(k.LeafNode.EncryptionKey) {
+		return fmt.Errorf("mls: key package init key equals its encryption key") // RFC 9420 §10.1
+	}
 	if err := k.LeafNode.Verify(nil, 0); err != nil {
 		return fmt.Errorf("mls: key package leaf: %w", err)
 	}
