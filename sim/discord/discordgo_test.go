@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -429,6 +430,41 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 	r2, _ := w.sim.WaitInteractionResponse(ctx, it2.ID)
 	if m, ok := w.sim.Message(r2.Message); !ok || m.Content != "later" {
 		t.Fatalf("deferred original %+v", m)
+	}
+
+	// Ephemeral: only the invoker sees it; not in the channel, no events.
+	it3, _ := w.sim.InvokeCommand(w.alice, w.text, "ping")
+	ic3 := ev.wait(t, ctx, func(v any) bool { e, ok := v.(*discordgo.InteractionCreate); return ok && e.ID == string(it3.ID) }).(*discordgo.InteractionCreate)
+	if err := dg.InteractionRespond(ic3.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: "just for you", Flags: discordgo.MessageFlagsEphemeral},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r3, _ := w.sim.WaitInteractionResponse(ctx, it3.ID)
+	m3, ok := w.sim.Message(r3.Message)
+	if !ok || !m3.Ephemeral() || m3.Content != "just for you" {
+		t.Fatalf("ephemeral response %+v", m3)
+	}
+	if slices.ContainsFunc(w.sim.Messages(w.text), func(m Message) bool { return m.ID == m3.ID }) {
+		t.Error("an ephemeral response is in the channel's history")
+	}
+	if _, err := dg.ChannelMessage(string(w.text), string(m3.ID)); err == nil {
+		t.Error("an ephemeral response is fetchable from the channel")
+	}
+	if got, err := dg.InteractionResponse(ic3.Interaction); err != nil || got.ID != string(m3.ID) {
+		t.Errorf("@original of the ephemeral response: %+v %v", got, err)
+	}
+	// A later ordinary message arrives; the ephemeral one never did.
+	if _, err := w.sim.Post(ctx, w.alice, w.text, "marker"); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, isMessage("marker"))
+	if ev.wait(t, ctx, func(v any) bool {
+		m, ok := v.(*discordgo.MessageCreate)
+		return ok && (m.ID == string(m3.ID) || m.Content == "marker")
+	}).(*discordgo.MessageCreate).ID == string(m3.ID) {
+		t.Error("the bot got MESSAGE_CREATE for an ephemeral response")
 	}
 }
 

@@ -223,7 +223,7 @@ func (s *Server) createMessageLocked(n newMessage) (*message, error) {
 	typ := n.typ
 	if n.ref != nil && n.ref.MessageID != "" {
 		rm := s.messages[n.ref.MessageID]
-		if rm == nil || rm.deleted || rm.ChannelID != c.id {
+		if rm == nil || rm.deleted || rm.ChannelID != c.id || rm.Ephemeral() {
 			if n.ref.FailIfNotExists == nil || *n.ref.FailIfNotExists {
 				return nil, &apiError{400, codeInvalidBody, "Invalid Form Body: message_reference: Unknown message"}
 			}
@@ -251,15 +251,29 @@ func (s *Server) createMessageLocked(n newMessage) (*message, error) {
 		nonce: n.nonce, webhookID: n.webhookID, interaction: n.inter,
 	}
 	s.computeMentionsLocked(m, repliedAuthor)
-	c.msgs = append(c.msgs, m)
 	s.messages[m.ID] = m
 	if n.origin != OriginScript {
 		s.sent = append(s.sent, m)
 	}
+	if m.Ephemeral() {
+		// Only the invoker sees an ephemeral response: it is not in the
+		// channel's history and no bot session gets MESSAGE_CREATE.
+		s.notifyLocked()
+		return m, nil
+	}
+	c.msgs = append(c.msgs, m)
 	s.dispatchMessageLocked("MESSAGE_CREATE", m)
 	s.notifyLocked()
 	return m, nil
 }
+
+// flagEphemeral marks an interaction response only its invoker sees.
+const flagEphemeral = 1 << 6
+
+// Ephemeral reports whether the message is an ephemeral interaction
+// response (flag 64): only the invoking user sees it, so it is missing
+// from the channel's history and from other sessions' events.
+func (m Message) Ephemeral() bool { return m.Origin == OriginInteraction && m.Flags&flagEphemeral != 0 }
 
 // editMessageLocked applies an edit by editor and dispatches MESSAGE_UPDATE.
 // content nil leaves the content as it was.
@@ -291,7 +305,9 @@ func (s *Server) editMessageLocked(ch ChannelID, id MessageID, editor UserID, co
 	}
 	s.computeMentionsLocked(m, replied)
 	m.EditedTimestamp = s.now()
-	s.dispatchMessageLocked("MESSAGE_UPDATE", m)
+	if !m.Ephemeral() {
+		s.dispatchMessageLocked("MESSAGE_UPDATE", m)
+	}
 	s.notifyLocked()
 	return m, nil
 }
@@ -306,6 +322,10 @@ func (s *Server) deleteMessageLocked(ch ChannelID, id MessageID) error {
 		return errUnknownMessage
 	}
 	m.deleted = true
+	if m.Ephemeral() {
+		s.notifyLocked()
+		return nil
+	}
 	ev := struct {
 		ID        MessageID `json:"id"`
 		ChannelID ChannelID `json:"channel_id"`

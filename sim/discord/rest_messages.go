@@ -118,7 +118,7 @@ func (s *Server) getMessage(q *apiRequest) (int, any, error) {
 		return 0, nil, err
 	}
 	m := s.messages[MessageID(q.PathValue("message_id"))]
-	if m == nil || m.deleted || m.ChannelID != c.id {
+	if m == nil || m.deleted || m.ChannelID != c.id || m.Ephemeral() {
 		return 0, nil, errUnknownMessage
 	}
 	return http.StatusOK, s.wireMessageLocked(m, 0), nil
@@ -142,6 +142,9 @@ func (s *Server) patchMessage(q *apiRequest) (int, any, error) {
 	if b.Content != nil && utf8.RuneCountInString(*b.Content) > maxContent {
 		return 0, nil, &apiError{400, codeInvalidBody, "Invalid Form Body: content: Must be 2000 or fewer in length."}
 	}
+	if m := s.messages[MessageID(q.PathValue("message_id"))]; m != nil && m.Ephemeral() {
+		return 0, nil, errUnknownMessage // only the interaction webhook reaches it
+	}
 	m, err := s.editMessageLocked(c.id, MessageID(q.PathValue("message_id")), q.user, b.Content, b.Embeds, b.AllowedMentions)
 	if err != nil {
 		return 0, nil, err
@@ -157,6 +160,9 @@ func (s *Server) deleteMessage(q *apiRequest) (int, any, error) {
 		return 0, nil, err
 	}
 	id := MessageID(q.PathValue("message_id"))
+	if m := s.messages[id]; m != nil && m.Ephemeral() {
+		return 0, nil, errUnknownMessage
+	}
 	if m := s.messages[id]; m != nil && !m.deleted && m.Author != q.user && q.user != s.bot {
 		return 0, nil, &apiError{403, 50013, "Missing Permissions"}
 	}
