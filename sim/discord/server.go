@@ -169,7 +169,7 @@ func New(opts ...Option) *Server {
 }
 
 // Start listens on addr (use "127.0.0.1:0" for an ephemeral port) and serves
-// REST and the gateway until Close.
+// REST and the gateway until Close. Call it once.
 func (s *Server) Start(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -239,12 +239,18 @@ func (s *Server) BotID() UserID { return s.bot }
 // ApplicationID returns the application id (equal to the bot user id).
 func (s *Server) ApplicationID() UserID { return s.bot }
 
-// APIBaseURL returns "http://127.0.0.1:PORT". discordgo appends
-// /api/v9/..., discord.js wants APIBaseURL()+"/api".
+// APIBaseURL returns "http://127.0.0.1:PORT" ("" before Start). discordgo
+// appends /api/v9/..., discord.js wants APIBaseURL()+"/api".
 func (s *Server) APIBaseURL() string { return s.base }
 
-// GatewayURL returns the gateway URL GET /gateway answers, "ws://127.0.0.1:PORT".
-func (s *Server) GatewayURL() string { return "ws" + s.base[len("http"):] }
+// GatewayURL returns the gateway URL GET /gateway answers,
+// "ws://127.0.0.1:PORT" ("" before Start).
+func (s *Server) GatewayURL() string {
+	if s.base == "" {
+		return ""
+	}
+	return "ws" + s.base[len("http"):]
+}
 
 // notifyLocked wakes every waiter. s.mu must be held.
 func (s *Server) notifyLocked() {
