@@ -84,7 +84,7 @@ func TestMatchText(t *testing.T) {
 // The fixture transcripts of the speech corpus, as speech recognition
 // returns them.
 func TestMatchVoice(t *testing.T) {
-	m := NewNameMatcher("banter")
+	m := NewNameMatcher("banter", "bant")
 	tests := []struct {
 		in      string
 		kind    MatchKind
@@ -109,6 +109,8 @@ func TestMatchVoice(t *testing.T) {
 		{"hey manner, what's up", MatchNone, false, 0, 0},       // different first sound
 		{"hey better, what's up", MatchAddress, true, 0.5, 0.7}, // two edits: below the fast path
 		{"hey bandwagon", MatchNone, false, 0, 0},
+		{"hey band, play something", MatchNone, false, 0, 0}, // "bant" is too short for variants
+		{"hey bant, play something", MatchAddress, false, 0.9, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

@@ -3,8 +3,8 @@ package decision
 // Speech-recognition variants of the bot's name. A word is a variant of the
 // name when, compared case-insensitively:
 //
-//   - both are ASCII, the name has at least 4 letters and the lengths differ
-//     by at most 2;
+//   - both are ASCII, the name has at least 5 letters (shorter names have
+//     too many look-alikes) and the lengths differ by at most 2;
 //   - the letter edit distance (Levenshtein) is at most max(1, len(name)/3);
 //   - their phonetic keys (below) start with the same sound and differ by at
 //     most one edit.
@@ -12,7 +12,10 @@ package decision
 // The similarity 1 - distance/len(name) scales the position confidence, so
 // "hey banner" (distance 1 from "banter") scores 0.95 × 0.83 ≈ 0.79.
 
-const keyMax = 32 // longest word considered, in bytes
+const (
+	keyMax         = 32 // longest word considered, in bytes
+	minVariantName = 5  // shortest name that gets speech-recognition variants
+)
 
 // phoneticKey writes a simplified Metaphone-style key of w into buf and
 // returns its length: voiced/unvoiced pairs merge (b/p, d/t, g/k, f/v, s/z),
@@ -104,7 +107,7 @@ func maybeVariant(word string, f *nameForm) bool {
 // matches are handled by the caller.
 func variantSimilarity(word string, f *nameForm) float64 {
 	name := f.compact
-	if len(name) < 4 || len(word) < 3 || len(word) >= keyMax || len(name) >= keyMax || !isASCII(word) {
+	if len(name) < minVariantName || len(word) < 3 || len(word) >= keyMax || len(name) >= keyMax || !isASCII(word) {
 		return 0
 	}
 	if d := len(word) - len(name); d > 2 || d < -2 {
