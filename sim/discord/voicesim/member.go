@@ -51,6 +51,7 @@ type Member struct {
 	ts      uint32
 	counter uint32
 	sendBuf []byte
+	nonce   [24]byte
 
 	mu      sync.Mutex // guards following
 	heard   map[string]*heardTrack
@@ -195,7 +196,7 @@ func (m *Member) PlayOpus(ctx context.Context, frames [][]byte) error {
 		m.seq++
 		m.ts += frameSamples
 		m.counter++
-		m.sendBuf = m.tr.appendRTP(m.sendBuf[:0], m.seq, m.ts, m.p.ssrc, f, m.counter)
+		m.sendBuf = m.tr.appendRTP(&m.nonce, m.sendBuf[:0], m.seq, m.ts, m.p.ssrc, f, m.counter)
 		if _, err := m.conn.WriteToUDP(m.sendBuf, m.s.UDPAddr()); err != nil {
 			return fmt.Errorf("voicesim: member %s play: %w", m.opts.UserID, err)
 		}
@@ -264,6 +265,7 @@ func (m *Member) readLoop() {
 	buf := make([]byte, 64*1024)
 	plainBuf := make([]byte, 0, 64*1024)
 	decoders := map[uint32]*gopus.Decoder{}
+	nonce := new([24]byte)
 	var h rtpHeader
 	for {
 		n, _, err := m.conn.ReadFromUDP(buf)
@@ -279,7 +281,7 @@ func (m *Member) readLoop() {
 			m.count(func(st *MemberStats) { st.Malformed++ })
 			continue
 		}
-		plain, err := m.tr.open(plainBuf[:0], &h, pkt)
+		plain, err := m.tr.open(nonce, plainBuf[:0], &h, pkt)
 		if err != nil {
 			if errors.Is(err, errDecrypt) {
 				m.count(func(st *MemberStats) { st.DecryptFailures++ })

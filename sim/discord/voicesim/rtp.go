@@ -165,17 +165,17 @@ func (t *transport) nonce(buf *[24]byte, counter uint32) []byte {
 	return buf[:t.aead.NonceSize()]
 }
 
-// open authenticates and decrypts an rtpsize packet into dst (which may be
-// pkt[:0]'s sibling buffer; it must not overlap pkt unless it is pkt[h.ClearLen:h.ClearLen]).
-// It returns the media payload with the encrypted extension body and RTP
-// padding removed. The payload aliases dst's backing array.
+// open authenticates and decrypts an rtpsize packet, appending to dst,
+// which must not overlap pkt. It returns the media payload with the
+// encrypted extension body and RTP padding removed; the payload aliases
+// dst's backing array. nb is the caller's nonce scratch (a heap buffer the
+// caller reuses keeps this allocation-free).
 //
 //	packet = clear header (AAD) || ciphertext || 16-byte tag || u32 BE nonce counter
-func (t *transport) open(dst []byte, h *rtpHeader, pkt []byte) ([]byte, error) {
-	var nb [24]byte
+func (t *transport) open(nb *[24]byte, dst []byte, h *rtpHeader, pkt []byte) ([]byte, error) {
 	n := len(pkt)
 	counter := binary.BigEndian.Uint32(pkt[n-nonceSuffixLen:])
-	plain, err := t.aead.Open(dst, t.nonce(&nb, counter), pkt[h.ClearLen:n-nonceSuffixLen], pkt[:h.ClearLen])
+	plain, err := t.aead.Open(dst, t.nonce(nb, counter), pkt[h.ClearLen:n-nonceSuffixLen], pkt[:h.ClearLen])
 	if err != nil {
 		return nil, errDecrypt
 	}
@@ -200,14 +200,14 @@ func (t *transport) open(dst []byte, h *rtpHeader, pkt []byte) ([]byte, error) {
 }
 
 // appendRTP appends a packet with a plain 12-byte header (V=2, PT 120, no
-// CSRC, no extension) sealing payload under counter.
-func (t *transport) appendRTP(dst []byte, seq uint16, ts, ssrc uint32, payload []byte, counter uint32) []byte {
+// CSRC, no extension) sealing payload under counter; nb is nonce scratch
+// as for open.
+func (t *transport) appendRTP(nb *[24]byte, dst []byte, seq uint16, ts, ssrc uint32, payload []byte, counter uint32) []byte {
 	start := len(dst)
 	dst = append(dst, 0x80, opusPT, byte(seq>>8), byte(seq))
 	dst = binary.BigEndian.AppendUint32(dst, ts)
 	dst = binary.BigEndian.AppendUint32(dst, ssrc)
-	var nb [24]byte
-	dst = t.aead.Seal(dst, t.nonce(&nb, counter), payload, dst[start:start+rtpHeaderLen])
+	dst = t.aead.Seal(dst, t.nonce(nb, counter), payload, dst[start:start+rtpHeaderLen])
 	return binary.BigEndian.AppendUint32(dst, counter)
 }
 

@@ -30,7 +30,7 @@ func TestTransportOpen(t *testing.T) {
 				if h.Seq != 7 || h.Timestamp != 960 || h.SSRC != 42 || h.PT != opusPT || h.ClearLen != len(hdr) {
 					t.Fatalf("header %+v", h)
 				}
-				got, err := tr.open(nil, &h, pkt)
+				got, err := tr.open(new([24]byte), nil, &h, pkt)
 				if err != nil || !bytes.Equal(got, opus) {
 					t.Fatalf("open = %x, %v", got, err)
 				}
@@ -42,14 +42,14 @@ func TestTransportOpen(t *testing.T) {
 					if parseRTPHeader(&bh, bad) != nil {
 						continue
 					}
-					if _, err := tr.open(nil, &bh, bad); err == nil {
+					if _, err := tr.open(new([24]byte), nil, &bh, bad); err == nil {
 						t.Errorf("flipped byte %d accepted", i)
 					}
 				}
 			})
 		}
 		t.Run(mode.String()+"/seal round trip", func(t *testing.T) {
-			pkt := tr.appendRTP(nil, 65535, 1<<31, 9, opus, 1)
+			pkt := tr.appendRTP(new([24]byte), nil, 65535, 1<<31, 9, opus, 1)
 			_, _, ssrc, counter, got := clientOpen(t, mode, key, pkt)
 			if ssrc != 9 || counter != 1 || !bytes.Equal(got, opus) {
 				t.Fatalf("ssrc %d counter %d payload %x", ssrc, counter, got)
@@ -104,7 +104,7 @@ func TestOpenBadPlaintext(t *testing.T) {
 			if err := parseRTPHeader(&h, pkt); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tr.open(nil, &h, pkt); !errors.Is(err, tt.err) {
+			if _, err := tr.open(new([24]byte), nil, &h, pkt); !errors.Is(err, tt.err) {
 				t.Fatalf("err %v, want %v", err, tt.err)
 			}
 		})
@@ -154,7 +154,7 @@ func FuzzServerUDP(f *testing.F) {
 	f.Cleanup(func() { sink.Close() })
 	from := sink.LocalAddr().(*net.UDPAddr)
 
-	valid := tx.tr.appendRTP(nil, 1, 960, tx.SSRC(), []byte{0xfc, 1}, 1)
+	valid := tx.tr.appendRTP(new([24]byte), nil, 1, 960, tx.SSRC(), []byte{0xfc, 1}, 1)
 	hdr, plain := packetVariants[4].build(2, 1920, tx.SSRC(), []byte{0xfc, 2})
 	ext := clientSeal(f, ModeAES256GCMRTPSize, tx.tr.key, hdr, plain, 2)
 	disc := make([]byte, 74)

@@ -9,6 +9,7 @@ import (
 // udpScratch holds the UDP loop's reusable buffers; only the UDP loop
 // goroutine touches it.
 type udpScratch struct {
+	nonce   [24]byte
 	plain   []byte
 	out     []byte
 	targets []target
@@ -107,7 +108,7 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 	if tr == nil {
 		err = errDecrypt
 	} else {
-		plain, err = tr.open(sc.plain[:0], &h, pkt)
+		plain, err = tr.open(&sc.nonce, sc.plain[:0], &h, pkt)
 	}
 
 	s.mu.Lock()
@@ -151,7 +152,7 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 		}
 	}
 	for _, t := range sc.targets {
-		out := t.tr.appendRTP(sc.out[:0], h.Seq, h.Timestamp, h.SSRC, plain, t.counter)
+		out := t.tr.appendRTP(&sc.nonce, sc.out[:0], h.Seq, h.Timestamp, h.SSRC, plain, t.counter)
 		if t.fp == nil {
 			emit(out, t.addr)
 			continue
