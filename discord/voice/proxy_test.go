@@ -1,17 +1,17 @@
 package voice
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
 )
 
 // tcpProxy is a loopback TCP relay between the connection and the
-// simulator's TLS listener (TLS passes through end to end). Cut drops every
-// relayed connection (the client sees 1006) and Hold parks new connections
-// until Release, so a test can make the server buffer messages for a
-// disconnected client and check what a resume replays.
+// simulator's TLS listener (TLS passes through end to end). It can cut
+// every relayed connection (the client sees 1006), park new connections
+// until release (so the server buffers messages for a disconnected client
+// and a test can check what a resume replays), and black-hole the live
+// connections (bytes stop flowing but nothing closes: a dead path).
 type tcpProxy struct {
 	ln       net.Listener
 	upstream string
@@ -20,8 +20,14 @@ type tcpProxy struct {
 	mu      sync.Mutex // guards following
 	holding bool
 	held    []net.Conn
-	live    []net.Conn
+	live    []*relayPair
+	dead    chan struct{} // closed on close: releases black-holed relays
 	closed  bool
+}
+
+type relayPair struct {
+	a, b  net.Conn
+	stall chan struct{} // non-nil while black-holed (guarded by tcpProxy.mu)
 }
 
 func newTCPProxy(t *testing.T, upstream string) *tcpProxy {
@@ -30,7 +36,7 @@ func newTCPProxy(t *testing.T, upstream string) *tcpProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{ln: ln, upstream: upstream}
+	p := &tcpProxy{ln: ln, upstream: upstream, dead: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(p.close)
@@ -63,6 +69,7 @@ func (p *tcpProxy) relay(c net.Conn) {
 		c.Close()
 		return
 	}
+	pr := &relayPair{a: c, b: u}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -70,17 +77,39 @@ func (p *tcpProxy) relay(c net.Conn) {
 		u.Close()
 		return
 	}
-	p.live = append(p.live, c, u)
+	p.live = append(p.live, pr)
 	p.mu.Unlock()
-	pipe := func(dst, src net.Conn) {
-		defer p.wg.Done()
-		io.Copy(dst, src)
-		dst.Close()
-		src.Close()
-	}
 	p.wg.Add(2)
-	go pipe(u, c)
-	go pipe(c, u)
+	go p.pipe(pr, u, c)
+	go p.pipe(pr, c, u)
+}
+
+func (p *tcpProxy) pipe(pr *relayPair, dst, src net.Conn) {
+	defer p.wg.Done()
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			stall := pr.stall
+			p.mu.Unlock()
+			if stall != nil {
+				select {
+				case <-stall:
+				case <-p.dead:
+				}
+				return // a black-holed path never delivers again
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // cutAndHold drops live connections and parks new ones.
@@ -88,10 +117,21 @@ func (p *tcpProxy) cutAndHold() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.holding = true
-	for _, c := range p.live {
-		c.Close()
+	for _, pr := range p.live {
+		pr.a.Close()
+		pr.b.Close()
 	}
 	p.live = nil
+}
+
+// blackhole stops forwarding on the live connections without closing them;
+// connections made afterwards relay normally.
+func (p *tcpProxy) blackhole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pr := range p.live {
+		pr.stall = make(chan struct{})
+	}
 }
 
 // release relays the parked connections and new ones again.
@@ -109,7 +149,12 @@ func (p *tcpProxy) close() {
 	p.ln.Close()
 	p.mu.Lock()
 	p.closed = true
-	for _, c := range append(p.live, p.held...) {
+	close(p.dead)
+	for _, pr := range p.live {
+		pr.a.Close()
+		pr.b.Close()
+	}
+	for _, c := range p.held {
 		c.Close()
 	}
 	p.mu.Unlock()
