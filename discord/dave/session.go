@@ -92,6 +92,7 @@ type Session struct {
 	myCommit    []byte
 	myNext      *mls.Group
 	transitions map[uint16]transition
+	passUntil   time.Time // unencrypted frames accepted until then after an upgrade
 	sendRatchet *frame.Ratchet // installed on execute
 	enc         *frame.Encryptor
 	dec         map[uint64]*frame.Decryptor
@@ -185,7 +186,7 @@ func (s *Session) handleLocked(op wire.Opcode, payload []byte) ([]Outbound, erro
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		if e.Epoch == 1 {
-			s.version = e.ProtocolVersion
+			// The new version takes effect with the next transition.
 			return s.resetLocked()
 		}
 	case wire.OpMLSExternalSender:

@@ -235,3 +235,56 @@ func TestConcurrentMediaAndGateway(t *testing.T) {
 	g.checkAuth("after concurrent media")
 	g.checkFrames("after concurrent media")
 }
+
+// TestUpgradeFromPassthrough: a call that starts at protocol 0 and is
+// upgraded with op 24 (epoch 1) + op 21 (id 0) accepts unencrypted frames
+// only for the 10 s window after the upgrade, also from decryptors made
+// while it was at protocol 0.
+func TestUpgradeFromPassthrough(t *testing.T) {
+	now := time.Unix(5000, 0)
+	s := NewSession(Config{UserID: 1, ChannelID: testChannel, Now: func() time.Time { return now }})
+	g := newGateway(t, testChannel)
+	steps := []struct {
+		op     wire.Opcode
+		d      []byte
+		binary bool
+	}{
+		{wire.OpSessionDescription, jsonBytes(map[string]int{"dave_protocol_version": 0}), false},
+		{wire.OpMLSExternalSender, g.x.Package(), true},
+	}
+	for _, st := range steps {
+		if out, err := s.HandleGateway(st.op, st.d, st.binary); err != nil || len(out) != 0 {
+			t.Fatalf("%s: %v %v", st.op, out, err)
+		}
+	}
+	if f, err := s.EncryptOpus(nil, []byte("plain")); err != nil || string(f) != "plain" {
+		t.Fatalf("protocol 0 send: %q %v", f, err)
+	}
+	if _, err := s.DecryptOpus("2", nil, []byte("plain")); err != nil {
+		t.Fatalf("protocol 0 receive: %v", err)
+	}
+	out, err := s.HandleGateway(wire.OpPrepareEpoch, jsonBytes(wire.PrepareEpochEvent{Epoch: 1, ProtocolVersion: 1}), false)
+	if err != nil || !hasOp(out, wire.OpMLSKeyPackage) {
+		t.Fatalf("op 24: %v %v", out, err)
+	}
+	if s.ProtocolVersion() != 0 {
+		t.Fatal("version changed before the transition")
+	}
+	if _, err := s.HandleGateway(wire.OpPrepareTransition, jsonBytes(wire.PrepareTransitionEvent{TransitionID: 0, ProtocolVersion: 1}), false); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.EncryptOpus(nil, []byte("secret")); err != nil || bytes.Contains(f, []byte("secret")) {
+		t.Fatalf("protocol 1 send: %q %v", f, err)
+	}
+	for _, user := range []string{"2", "3"} { // old and new decryptor
+		if _, err := s.DecryptOpus(user, nil, []byte("plain")); err != nil {
+			t.Fatalf("user %s inside the window: %v", user, err)
+		}
+	}
+	now = now.Add(11 * time.Second)
+	for _, user := range []string{"2", "3", "4"} {
+		if _, err := s.DecryptOpus(user, nil, []byte("plain")); err == nil {
+			t.Fatalf("user %s: plaintext after the window", user)
+		}
+	}
+}

@@ -165,6 +165,7 @@ func (s *Session) applyLocked(v int) {
 		s.sendRatchet = nil
 	}
 	if old == 0 {
+		s.passUntil = s.now().Add(upgradePassthrough)
 		for _, d := range s.dec {
 			d.SetPassthrough(false, upgradePassthrough)
 		}
@@ -177,6 +178,8 @@ func (s *Session) decryptorLocked(uid uint64) *frame.Decryptor {
 		d = frame.NewDecryptor(s.now)
 		if s.version == 0 {
 			d.SetPassthrough(true, 0)
+		} else if left := s.passUntil.Sub(s.now()); left > 0 {
+			d.SetPassthrough(false, left)
 		}
 		s.dec[uid] = d
 	}
