@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -258,5 +260,22 @@ func TestStronger(t *testing.T) {
 				t.Errorf("%v.Stronger(%v) = %v", order[i].Reason, order[j].Reason, got)
 			}
 		}
+	}
+}
+
+func TestClassifierPromptBounded(t *testing.T) {
+	c := &scripted{answers: []string{"NO"}}
+	e := NewVoiceEngine(voicePolicy(), EngineOptions{Classifier: c})
+	vt := voiceTurn("what do you think about pineapple on pizza?")
+	for i := range 40 {
+		vt.Timeline = append(vt.Timeline, ContextLine{Speaker: "mike", Text: fmt.Sprintf("line %02d %s", i, strings.Repeat("ö", 400))})
+	}
+	e.Decide(context.Background(), &vt)
+	u := c.lastReq.Load().User
+	if strings.Contains(u, "line 27") || !strings.Contains(u, "line 28") || !strings.Contains(u, "line 39") {
+		t.Errorf("timeline not cut to the newest %d lines", maxPromptLines)
+	}
+	if len(u) > maxPromptLines*(maxPromptLineBytes+40)+1000 || !utf8.ValidString(u) || !strings.Contains(u, "…") {
+		t.Errorf("prompt of %d bytes (valid UTF-8: %v)", len(u), utf8.ValidString(u))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // TextPolicy is the text pipeline's admission policy. The lead maps the
@@ -309,7 +310,7 @@ func directAddressSystemPrompt(tp TextPolicy, p ClassifierPolicy) string {
 
 func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
 	var recent strings.Builder
-	for _, l := range t.Recent {
+	for _, l := range lastLines(t.Recent) {
 		writeLine(&recent, l.Speaker, l.Text, l.Bot, tp.BotName)
 	}
 	author := nonEmpty(t.AuthorName, "someone")
@@ -329,7 +330,34 @@ func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
 	return b.String()
 }
 
+// Classifier prompts stay small: at most this many context lines, each cut
+// to this many bytes.
+const (
+	maxPromptLines     = 12
+	maxPromptLineBytes = 300
+)
+
+// lastLines returns the newest maxPromptLines lines.
+func lastLines(ls []ContextLine) []ContextLine {
+	if len(ls) > maxPromptLines {
+		return ls[len(ls)-maxPromptLines:]
+	}
+	return ls
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 func writeLine(b *strings.Builder, speaker, text string, bot bool, botName string) {
+	text = clip(text, maxPromptLineBytes)
 	if bot {
 		speaker = botName + " (you)"
 	}

@@ -396,7 +396,7 @@ func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string
 		engagement = name + " is not in a conversation with anyone."
 	}
 	var timeline strings.Builder
-	for _, l := range t.Timeline {
+	for _, l := range lastLines(t.Timeline) {
 		writeLine(&timeline, l.Speaker, l.Text, l.Bot, name)
 	}
 	var cue string
