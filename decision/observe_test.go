@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +278,23 @@ func TestClassifierPromptBounded(t *testing.T) {
 	}
 	if len(u) > maxPromptLines*(maxPromptLineBytes+40)+1000 || !utf8.ValidString(u) || !strings.Contains(u, "…") {
 		t.Errorf("prompt of %d bytes (valid UTF-8: %v)", len(u), utf8.ValidString(u))
+	}
+}
+
+// docs/decision.md documents every reason code and log event.
+func TestDocsCoverReasons(t *testing.T) {
+	doc, err := os.ReadFile("../docs/decision.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Reasons() {
+		if !strings.Contains(string(doc), "| `"+r.String()+"` |") {
+			t.Errorf("docs/decision.md has no table row for reason %q", r)
+		}
+	}
+	for _, ev := range []string{EventReplyAdmission, EventReplySkipped, EventReplyAccepted, EventVoiceTurnAddressing} {
+		if !strings.Contains(string(doc), "`"+ev+"`") {
+			t.Errorf("docs/decision.md does not name event %q", ev)
+		}
 	}
 }
