@@ -1,12 +1,6 @@
 package discordsim
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -17,35 +11,14 @@ import (
 // reply, fetch messages (list, before, single). Whatever discord.js needs
 // that the simulator lacks fails here.
 func TestDiscordJSFidelity(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the discord.js fidelity test needs Node 20+")
-	}
-	interop, err := filepath.Abs("../../interop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "discord.js")); err != nil {
-		t.Fatalf("discord.js is not installed: run `npm ci` in %s (make test does): %v", interop, err)
-	}
 	w := newWorld(t)
 	ctx := testCtx(t)
 
-	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "discordjs", "text.mjs"))
-	cmd.Env = append(os.Environ(),
+	n := startNode(t, "text.mjs",
 		"SIM_API="+w.sim.APIBaseURL()+"/api",
 		"SIM_TOKEN="+w.sim.Token(),
 		"SIM_CHANNEL="+string(w.text),
 	)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	type line struct {
 		Event          string    `json:"event"`
 		User           UserID    `json:"user"`
@@ -68,13 +41,9 @@ func TestDiscordJSFidelity(t *testing.T) {
 	var events []line
 	var ping Message
 	var it Interaction
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
+	n.wait("done", func(nl nodeLine) bool {
 		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Logf("node: %s", sc.Text())
-			continue
-		}
+		nl.decode(t, &l)
 		events = append(events, l)
 		if l.Event == "ready" {
 			if l.User != w.sim.BotID() || !l.Bot || l.Application != w.sim.BotID() || !l.ChannelCached || !l.GuildAvailable {
@@ -83,6 +52,7 @@ func TestDiscordJSFidelity(t *testing.T) {
 			if len(l.Commands) != 1 || len(w.sim.Commands(w.guild)) != 1 {
 				t.Errorf("commands registered: %v / %+v", l.Commands, w.sim.Commands(w.guild))
 			}
+			var err error
 			if ping, err = w.sim.Post(ctx, w.alice, w.text, "ping from go"); err != nil {
 				t.Fatal(err)
 			}
@@ -90,17 +60,16 @@ func TestDiscordJSFidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("discord.js: %v\nstderr:\n%s", err, stderr.String())
-	}
+		return l.Event == "done"
+	})
+	n.exit()
 	byEvent := map[string]line{}
 	for _, l := range events {
 		byEvent[l.Event] = l
 	}
 	for _, e := range []string{"ready", "received", "sent", "fetched", "interaction", "done"} {
 		if _, ok := byEvent[e]; !ok {
-			t.Fatalf("discord.js never reported %q; events %+v\nstderr:\n%s", e, events, stderr.String())
+			t.Fatalf("discord.js never reported %q; events %+v", e, events)
 		}
 	}
 	if r := byEvent["received"]; r.ID != ping.ID || r.Author != w.alice || r.Content != "ping from go" {
