@@ -92,7 +92,7 @@ type Session struct {
 	myCommit    []byte
 	myNext      *mls.Group
 	transitions map[uint16]transition
-	passUntil   time.Time // unencrypted frames accepted until then after an upgrade
+	passUntil   time.Time      // unencrypted frames accepted until then after an upgrade
 	sendRatchet *frame.Ratchet // installed on execute
 	enc         *frame.Encryptor
 	dec         map[uint64]*frame.Decryptor

@@ -2,6 +2,7 @@ package dave
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -49,8 +50,8 @@ func TestSessionRules(t *testing.T) {
 	})
 	t.Run("encrypt before the first transition", func(t *testing.T) {
 		s := NewSession(Config{UserID: 1, ChannelID: 2})
-		if _, err := s.EncryptOpus(nil, []byte{1, 2, 3}); err == nil {
-			t.Fatal("encrypted without a key")
+		if _, err := s.EncryptOpus(nil, []byte{1, 2, 3}); !errors.Is(err, ErrNotReady) {
+			t.Fatalf("encrypt without a key: %v", err)
 		}
 		if f, err := s.EncryptOpus(nil, []byte{0xF8, 0xFF, 0xFE}); err != nil || !bytes.Equal(f, []byte{0xF8, 0xFF, 0xFE}) {
 			t.Fatalf("silence: %x %v", f, err)

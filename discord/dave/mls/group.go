@@ -44,11 +44,10 @@ var (
 	errMembership  = errors.New("mls: invalid membership tag")
 	errConfirm     = errors.New("mls: invalid confirmation tag")
 	errUnsupported = errors.New("mls: unsupported proposal")
-	errNotMember   = errors.New("mls: own leaf was removed")
 )
 
 // ErrRemoved is returned by ProcessCommit when the commit removes us.
-var ErrRemoved = errNotMember
+var ErrRemoved = errors.New("mls: own leaf was removed")
 
 // KeyPackagePrivate holds the private keys behind a KeyPackage.
 type KeyPackagePrivate struct {
