@@ -16,9 +16,11 @@ type Decision struct {
 	Outcome  Outcome
 	Reason   Reason
 	Signal   Signal
-	// Confidence in [0,1] of the addressing signal (1 for direct, the name
+	// Confidence in [0,1] of the addressing signal: 1 for direct, the name
 	// matcher's confidence for names, the classifier's for
-	// llm_direct_address, 0 for llm_decides).
+	// llm_direct_address. With llm_decides it is the weak cue of a name
+	// that was only mentioned (or a look-alike too uncertain for the fast
+	// path), else 0.
 	Confidence float64
 	// Force is set for turns that must be answered ([SKIP] only for safety):
 	// direct, name_exact, name_alias and explicit commands.

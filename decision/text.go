@@ -231,6 +231,9 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 		}
 		return force(ReasonNameAddress, SignalNameExact, m.Confidence), m
 	}
+	if m.Kind == MatchMention {
+		d.Confidence = m.Confidence // talked about: a weak cue, reported
+	}
 	now := t.Now
 	if now.IsZero() {
 		now = t.At
@@ -255,7 +258,7 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 	}
 	d.Outcome = OutcomeDeny
 	if m.Kind == MatchMention && c.p.DirectAddress.Enabled {
-		d.Outcome, d.Reason, d.Confidence = OutcomePending, ReasonNeedsClassifier, m.Confidence
+		d.Outcome, d.Reason = OutcomePending, ReasonNeedsClassifier
 	}
 	return d, m
 }
