@@ -413,3 +413,107 @@ func TestWaitMessages(t *testing.T) {
 		t.Fatalf("want a deadline error, got %v", err)
 	}
 }
+
+func TestRESTMoreRoutes(t *testing.T) {
+	w := newWorld(t)
+	bot := "Bot " + w.sim.Token()
+	g := "/api/v10/guilds/" + string(w.guild)
+	app := "/api/v10/applications/" + string(w.sim.ApplicationID())
+	stranger := w.sim.CreateUser("stranger")
+	strangerAuth := "Bot " + w.sim.UserToken(stranger)
+
+	var roles []wireRole
+	rest(t, w.sim, "GET", g+"/roles", bot, nil, &roles)
+	if len(roles) != 1 || roles[0].Name != "@everyone" {
+		t.Errorf("roles %+v", roles)
+	}
+	var members []wireMember
+	rest(t, w.sim, "GET", g+"/members?limit=1", bot, nil, &members)
+	if len(members) != 1 || members[0].User.ID != w.sim.BotID() {
+		t.Errorf("members limit=1 %+v", members)
+	}
+	rest(t, w.sim, "GET", g+"/members?limit=10&after="+string(w.sim.BotID()), bot, nil, &members)
+	if len(members) != 1 || members[0].User.ID != w.alice {
+		t.Errorf("members after the bot %+v", members)
+	}
+	var appInfo struct {
+		ID  UserID   `json:"id"`
+		Bot wireUser `json:"bot"`
+	}
+	rest(t, w.sim, "GET", "/api/v10/applications/@me", bot, nil, &appInfo)
+	if appInfo.ID != w.sim.BotID() || appInfo.Bot.ID != w.sim.BotID() {
+		t.Errorf("applications/@me %+v", appInfo)
+	}
+
+	forbidden := []struct{ method, path, auth string }{
+		{"GET", g, strangerAuth},
+		{"GET", "/api/v10/channels/" + string(w.text) + "/messages", strangerAuth},
+		{"POST", "/api/v10/channels/" + string(w.text) + "/typing", strangerAuth},
+		{"GET", app + "/commands", strangerAuth},
+	}
+	for _, f := range forbidden {
+		var e wireError
+		if resp := rest(t, w.sim, f.method, f.path, f.auth, nil, &e); resp.StatusCode != 403 || e.Code != codeMissingAccess {
+			t.Errorf("%s %s as a non-member: %d %+v", f.method, f.path, resp.StatusCode, e)
+		}
+	}
+
+	var cmd wireCommand
+	if resp := rest(t, w.sim, "POST", app+"/guilds/"+string(w.guild)+"/commands", bot, map[string]any{"name": "ping", "description": "Ping!"}, &cmd); resp.StatusCode != 201 {
+		t.Fatalf("create command: %d", resp.StatusCode)
+	}
+	if resp := rest(t, w.sim, "POST", app+"/guilds/"+string(w.guild)+"/commands", bot, map[string]any{"name": "ping", "description": "Pong?"}, &cmd); resp.StatusCode != 200 || cmd.Description != "Pong?" {
+		t.Fatalf("upsert command: %d %+v", resp.StatusCode, cmd)
+	}
+	var bad wireError
+	if resp := rest(t, w.sim, "POST", app+"/commands", bot, map[string]any{"name": "", "description": "x"}, &bad); resp.StatusCode != 400 || bad.Code != codeInvalidBody {
+		t.Errorf("invalid command: %d %+v", resp.StatusCode, bad)
+	}
+	var one wireCommand
+	rest(t, w.sim, "GET", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, &one)
+	if one.ID != cmd.ID || one.Name != "ping" {
+		t.Errorf("get command %+v", one)
+	}
+
+	// Interaction routes need no Authorization, as on Discord.
+	it, err := w.sim.InvokeCommand(w.alice, w.text, "ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := "/api/v10/interactions/" + string(it.ID) + "/"
+	var e wireError
+	if resp := rest(t, w.sim, "POST", cb+"wrong-token/callback", "", map[string]any{"type": 4, "data": map[string]any{"content": "x"}}, &e); resp.StatusCode != 404 || e.Code != codeUnknownInteract {
+		t.Errorf("wrong token: %d %+v", resp.StatusCode, e)
+	}
+	var withResp struct {
+		Resource struct {
+			Type    int         `json:"type"`
+			Message wireMessage `json:"message"`
+		} `json:"resource"`
+	}
+	resp := rest(t, w.sim, "POST", cb+it.Token+"/callback?with_response=true", "", map[string]any{"type": 4, "data": map[string]any{"content": "pong"}}, &withResp)
+	if resp.StatusCode != 200 || withResp.Resource.Message.Content != "pong" || withResp.Resource.Message.Interaction == nil {
+		t.Fatalf("callback with_response: %d %+v", resp.StatusCode, withResp)
+	}
+	hook := "/api/v10/webhooks/" + string(w.sim.ApplicationID()) + "/" + it.Token
+	var fu wireMessage
+	rest(t, w.sim, "POST", hook, "", map[string]any{"content": "follow-up"}, &fu)
+	if fu.Content != "follow-up" || fu.WebhookID != w.sim.BotID() {
+		t.Fatalf("follow-up %+v", fu)
+	}
+	if resp := rest(t, w.sim, "DELETE", hook+"/messages/"+string(fu.ID), "", nil, nil); resp.StatusCode != 204 {
+		t.Fatalf("delete follow-up: %d", resp.StatusCode)
+	}
+	if _, ok := w.sim.Message(fu.ID); ok {
+		t.Error("follow-up still there")
+	}
+	if resp := rest(t, w.sim, "DELETE", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, nil); resp.StatusCode != 204 {
+		t.Fatalf("delete command: %d", resp.StatusCode)
+	}
+	if resp := rest(t, w.sim, "GET", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, &e); resp.StatusCode != 404 || e.Code != codeUnknownCommand {
+		t.Errorf("deleted command: %d %+v", resp.StatusCode, e)
+	}
+	if _, err := w.sim.InvokeCommand(w.alice, w.text, "ping"); err == nil {
+		t.Error("invoking a deleted command must fail")
+	}
+}
