@@ -418,6 +418,26 @@ func contains(ms []member, m member) bool {
 	return false
 }
 
+// transition runs op 21 {id, version} (expecting op 23) and op 22 on every
+// established member.
+func (g *gateway) transition(id uint16, version int) {
+	g.t.Helper()
+	for _, m := range g.members {
+		if !g.inGroup[m.UID()] {
+			continue
+		}
+		out := g.deliver(m, wire.OpPrepareTransition, jsonBytes(wire.PrepareTransitionEvent{TransitionID: id, ProtocolVersion: version}), false)
+		if len(out) != 1 || out[0].Op != wire.OpTransitionReady {
+			g.t.Fatalf("%s answered op 21 with %v", m.Name(), out)
+		}
+	}
+	for _, m := range g.members {
+		if g.inGroup[m.UID()] {
+			g.deliver(m, wire.OpExecuteTransition, jsonBytes(wire.ExecuteTransitionEvent{TransitionID: id}), false)
+		}
+	}
+}
+
 // round proposes to the recipients, picks a commit, accepts and announces it.
 func (g *gateway) round(to []member, payload []byte) []member {
 	g.t.Helper()

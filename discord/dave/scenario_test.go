@@ -84,6 +84,26 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.checkAuth("remove d")
 	g.checkFrames("remove d")
 
+	// 5b. Downgrade to protocol 0 and back: plaintext both ways, then
+	// encryption resumes with the same epoch's keys.
+	g.transition(900, 0)
+	for _, s := range g.members {
+		opus := []byte("plain from " + s.Name())
+		if f := s.Encrypt(t, opus); !bytes.Equal(f, opus) {
+			t.Fatalf("%s encrypts at protocol 0", s.Name())
+		}
+		for _, r := range g.members {
+			if r.UID() != s.UID() {
+				if pt, err := r.Decrypt(t, s.UID(), opus); err != nil || !bytes.Equal(pt, opus) {
+					t.Fatalf("%s refused %s's plaintext at protocol 0: %v", r.Name(), s.Name(), err)
+				}
+			}
+		}
+	}
+	g.transition(901, 1)
+	g.checkAuth("upgrade")
+	g.checkFrames("upgrade")
+
 	// 6. Invalid welcome: the joiner answers op 31 and a new key package.
 	e := other(1005)
 	g.connect(e)

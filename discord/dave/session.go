@@ -231,7 +231,7 @@ func jsonOut(op wire.Opcode, v any) Outbound {
 func (s *Session) setVersionLocked(v int) ([]Outbound, error) {
 	s.version = v
 	if v == 0 {
-		s.enc.SetPassthrough()
+		s.enc.SetPassthrough(true)
 		for _, d := range s.dec {
 			d.SetPassthrough(true, 0)
 		}

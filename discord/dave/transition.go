@@ -150,12 +150,13 @@ func (s *Session) applyLocked(v int) {
 	old := s.version
 	s.version = v
 	if v == 0 {
-		s.enc.SetPassthrough()
+		s.enc.SetPassthrough(true)
 		for _, d := range s.dec {
 			d.SetPassthrough(true, 0)
 		}
 		return
 	}
+	s.enc.SetPassthrough(false)
 	if s.sendRatchet == nil && s.group == nil && s.pending != nil {
 		// Sole-member reset: transition to our pending group (WP §"Sole member reset").
 		s.sendRatchet = frame.NewRatchet(frame.SenderBaseSecret(s.pending, s.self))

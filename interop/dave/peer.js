@@ -85,7 +85,12 @@ function run(msg) {
       const buf = msg.hex !== undefined ? Buffer.from(msg.hex, "hex") : null;
       return { out: handle(msg.op, buf, msg.json) };
     }
-    case "enc": return { hex: session.encryptOpus(Buffer.from(msg.hex, "hex")).toString("hex") };
+    case "enc": {
+      // @discordjs/voice encrypts only when the protocol is not 0 and the session is ready.
+      const frame = Buffer.from(msg.hex, "hex");
+      if (protocolVersion === 0 || !session.ready) return { hex: msg.hex };
+      return { hex: session.encryptOpus(frame).toString("hex") };
+    }
     case "dec": return { hex: session.decrypt(msg.uid, 0, Buffer.from(msg.hex, "hex")).toString("hex") };
     case "state": {
       const auth = session && session.getEpochAuthenticator();

@@ -36,11 +36,13 @@ func (e *Encryptor) SetRatchet(r *Ratchet) {
 	e.nonce, e.generation, e.wraps, e.c = 0, 0, 0, nil
 }
 
-// SetPassthrough makes Encrypt return frames unencrypted (protocol version 0).
-func (e *Encryptor) SetPassthrough() { e.ratchet, e.passthrough, e.c = nil, true, nil }
+// SetPassthrough turns passthrough (protocol version 0: frames sent
+// unencrypted) on or off. The ratchet and nonce are kept, so turning it
+// off resumes encryption where it stopped.
+func (e *Encryptor) SetPassthrough(on bool) { e.passthrough = on }
 
-// Ready reports whether frames can be sent (a key or passthrough is set).
-func (e *Encryptor) Ready() bool { return e.ratchet != nil || e.passthrough }
+// Ready reports whether frames can be sent (passthrough, or a key).
+func (e *Encryptor) Ready() bool { return e.passthrough || e.ratchet != nil }
 
 // Passthrough reports whether frames are sent unencrypted.
 func (e *Encryptor) Passthrough() bool { return e.passthrough }

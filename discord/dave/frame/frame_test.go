@@ -186,10 +186,19 @@ func TestDecryptRules(t *testing.T) {
 	if _, err := d.Decrypt(nil, []byte("plain")); err == nil {
 		t.Error("passthrough after expiry")
 	}
-	// Passthrough encryptor.
-	e.SetPassthrough()
+	// Passthrough encryptor, then back to the same key and nonce sequence.
+	e.SetPassthrough(true)
 	if got, _ := e.Encrypt(nil, opus); !bytes.Equal(got, opus) {
 		t.Error("passthrough encryptor changed the frame")
+	}
+	e.SetPassthrough(false)
+	d2 := NewDecryptorWith(base2, clock)
+	if _, err := d2.Decrypt(nil, g1); err != nil {
+		t.Fatal(err)
+	}
+	g2, _ := e.Encrypt(nil, opus)
+	if pt, err := d2.Decrypt(nil, g2); err != nil || !bytes.Equal(pt, opus) {
+		t.Errorf("after passthrough: %q %v", pt, err)
 	}
 }
 
