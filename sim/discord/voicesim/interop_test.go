@@ -211,7 +211,15 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 	if again, _ := s.SSRC(guild, bot); again != ssrc {
 		t.Fatalf("SSRC changed across resume: %d → %d (fresh identify instead of resume?)", ssrc, again)
 	}
-	if log := stderrOf(&stderr, cmd); !strings.Contains(log, `>> {"op":7,`) || !strings.Contains(log, `<< {"op":9,`) {
+	// stderr (djs's debug log) is a separate pipe: give it time to catch up.
+	resumed := func() bool {
+		log := stderrOf(&stderr, cmd)
+		return strings.Contains(log, `>> {"op":7,`) && strings.Contains(log, `<< {"op":9,`)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !resumed() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !resumed() {
 		t.Fatalf("djs did not resume with op 7 / op 9")
 	}
 	got = got[:0]
