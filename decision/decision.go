@@ -3,6 +3,7 @@ package decision
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 )
 
@@ -51,6 +52,26 @@ type Decision struct {
 
 // Allowed reports whether the turn goes on.
 func (d Decision) Allowed() bool { return d.Outcome == OutcomeAllow }
+
+// String renders the decision for humans, e.g.
+// "text A allow name_address (name_exact 0.95, forced)".
+func (d Decision) String() string {
+	s := d.Pipeline.String() + " " + d.Stage.String() + " " + d.Outcome.String() + " " + d.Reason.String() +
+		" (" + d.Signal.String() + " " + strconv.FormatFloat(d.Confidence, 'f', 2, 64)
+	if d.Force {
+		s += ", forced"
+	}
+	if d.EagerTurn {
+		s += ", eager turn"
+	}
+	if d.RetryAfter > 0 {
+		s += ", retry after " + d.RetryAfter.String()
+	}
+	if d.ClassifierAttempts > 0 {
+		s += ", " + d.ClassifierModel + " said " + strconv.Quote(clip(d.ClassifierRaw, 40))
+	}
+	return s + ")"
+}
 
 // Stronger reports whether d should stand for a reply attempt rather than
 // o, e.g. for a coalesced burst of messages: an admitted turn beats the

@@ -298,3 +298,22 @@ func TestDocsCoverReasons(t *testing.T) {
 		}
 	}
 }
+
+func TestDecisionString(t *testing.T) {
+	tests := []struct {
+		d    Decision
+		want string
+	}{
+		{Decision{Pipeline: PipelineText, Stage: StageA, Outcome: OutcomeAllow, Reason: ReasonNameAddress, Signal: SignalNameExact, Confidence: 0.95, Force: true},
+			"text A allow name_address (name_exact 0.95, forced)"},
+		{Decision{Pipeline: PipelineVoice, Stage: StageA, Outcome: OutcomeDefer, Reason: ReasonBotTurnOpen, Signal: SignalLLMDecides, RetryAfter: 750 * time.Millisecond},
+			"voice A defer bot_turn_open (llm_decides 0.00, retry after 750ms)"},
+		{Decision{Pipeline: PipelineVoice, Stage: StageA, Outcome: OutcomeDeny, Reason: ReasonLLMNo, Signal: SignalLLMDecides, ClassifierModel: "nano", ClassifierRaw: "NO", ClassifierAttempts: 1},
+			`voice A deny llm_no (llm_decides 0.00, nano said "NO")`},
+	}
+	for _, tc := range tests {
+		if got := tc.d.String(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
