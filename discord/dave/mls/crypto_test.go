@@ -43,10 +43,12 @@ func TestCryptoBasics(t *testing.T) {
 	if len(vs) == 0 {
 		t.Fatal("no vectors")
 	}
+	ran := 0
 	for _, v := range vs {
 		if v.CipherSuite != 2 {
 			continue
 		}
+		ran++
 		eq(t, "ref_hash", RefHash(v.RefHash.Label, v.RefHash.Value), v.RefHash.Out)
 		e := v.ExpandWithLabel
 		eq(t, "expand_with_label", ExpandWithLabel(e.Secret, e.Label, e.Context, e.Length), e.Out)
@@ -97,6 +99,9 @@ func TestCryptoBasics(t *testing.T) {
 		if _, err := DecryptWithLabel(hp, c.Label, append(c.Context, 0), ct); err == nil {
 			t.Error("decrypted under a different context")
 		}
+	}
+	if ran == 0 {
+		t.Fatal("no cipher suite 2 vector")
 	}
 }
 

@@ -17,6 +17,9 @@ func TestWelcome(t *testing.T) {
 		Welcome     hexb
 	}
 	loadVectors(t, "welcome.json", &vs)
+	if len(vs) == 0 || vs[0].CipherSuite != 2 {
+		t.Fatal("no cipher suite 2 vector")
+	}
 	for _, v := range vs {
 		kpm, err := UnmarshalMLSMessage(v.KeyPackage)
 		if err != nil {
@@ -152,6 +155,9 @@ func runPassive(t *testing.T, v passiveVector) {
 func TestPassiveClientWelcome(t *testing.T) {
 	var vs []passiveVector
 	loadVectors(t, "passive-client-welcome.json", &vs)
+	if len(vs) != 8 {
+		t.Fatalf("%d vectors", len(vs))
+	}
 	for i, v := range vs {
 		if v.CipherSuite != 2 {
 			continue

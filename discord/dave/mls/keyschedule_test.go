@@ -90,6 +90,9 @@ func TestTranscriptHashes(t *testing.T) {
 		InterimAfter    hexb `json:"interim_transcript_hash_after"`
 	}
 	loadVectors(t, "transcript-hashes.json", &vs)
+	if len(vs) == 0 || vs[0].CipherSuite != 2 {
+		t.Fatal("no cipher suite 2 vector")
+	}
 	for _, v := range vs {
 		// AuthenticatedContent = wire_format || FramedContent || auth data.
 		r := tls.NewReader(v.AuthContent)
@@ -128,6 +131,9 @@ func TestMessageProtectionPublic(t *testing.T) {
 		CommitPub     hexb `json:"commit_pub"`
 	}
 	loadVectors(t, "message-protection.json", &vs)
+	if len(vs) == 0 || vs[0].CipherSuite != 2 {
+		t.Fatal("no cipher suite 2 vector")
+	}
 	for _, v := range vs {
 		gc := GroupContext{Version: 1, CipherSuite: 2, GroupID: v.GroupID, Epoch: v.Epoch, TreeHash: v.TreeHash, ConfirmedTranscriptHash: v.Confirmed}
 		ctx := gc.AppendTo(nil)
