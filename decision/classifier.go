@@ -192,7 +192,8 @@ func ParseConfidence(raw string) (float64, bool) {
 	for end < len(s) && (s[end] == '.' || ('0' <= s[end] && s[end] <= '9')) {
 		end++
 	}
-	v, err := strconv.ParseFloat(s[start:end], 64)
+	num := strings.TrimRight(s[start:end], ".") // "0.8." ends a sentence
+	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 {
 		return 0, false
 	}
