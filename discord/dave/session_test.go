@@ -164,6 +164,9 @@ func TestForeignCommitIgnored(t *testing.T) {
 	if a.s.Status() != StatusActive || a.s.Epoch() != 1 {
 		t.Fatalf("status %s epoch %d", a.s.Status(), a.s.Epoch())
 	}
+	if m := a.s.Members(); len(m) != 2 || m[0] != 1 || m[1] != 2 {
+		t.Fatalf("members %v", m)
+	}
 }
 
 // gathered sums the samples of metric name in reg.

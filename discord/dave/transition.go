@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/banterbot/banter/discord/dave/frame"
 	"github.com/banterbot/banter/discord/dave/mls"
@@ -272,4 +273,19 @@ func parseUserID(s string) (uint64, error) {
 		v = v*10 + uint64(c-'0')
 	}
 	return v, nil
+}
+
+// Members returns the user ids in the established group (nil without one).
+func (s *Session) Members() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.group == nil {
+		return nil
+	}
+	var ids []uint64
+	for _, id := range s.group.Members() {
+		ids = append(ids, binary.BigEndian.Uint64(id))
+	}
+	slices.Sort(ids)
+	return ids
 }
