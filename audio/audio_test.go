@@ -303,6 +303,15 @@ func TestListenerFlushAndRealtimeFormat(t *testing.T) {
 	if d := pcm.Mono24k().Duration(len(rec.audio[2])); d < 1200*ms || d > 1600*ms {
 		t.Errorf("flushed audio %v at 24 kHz, want ~1.3-1.5 s", d)
 	}
+	// The speaker comes back with a new stream: heard as a new utterance.
+	again, _, _ := talk(t, testaudio.Speech16k(t, "uh-huh.wav"), 0, 5000, 777, false)
+	deliver(l, again, 60)
+	if got := rec.kinds(); got != "start speaking end start speaking end" {
+		t.Errorf("after Flush and a new stream: %q", got)
+	}
+	if l.Format() != pcm.Mono24k() {
+		t.Errorf("Format() %v", l.Format())
+	}
 	if _, err := NewListener(ListenerConfig{Format: pcm.Discord()}, rec.handle, nil); err == nil {
 		t.Error("stereo listener format accepted")
 	}

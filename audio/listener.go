@@ -188,7 +188,8 @@ func (l *Listener) Tick() {
 }
 
 // Flush ends the speaker's stream (they left, or the session ends): held
-// packets are processed and an utterance in progress ends now.
+// packets are processed and an utterance in progress ends now. The
+// Listener can then take a new stream.
 func (l *Listener) Flush() {
 	for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
 		l.process(&o)
@@ -197,7 +198,12 @@ func (l *Listener) Flush() {
 		l.emit(&ev)
 	}
 	l.jb.Reset()
+	l.dec.Reset()
+	if l.rs != nil {
+		l.rs.Reset()
+	}
 	l.haveTS, l.acc = false, l.acc[:0]
+	l.pushed, l.idle, l.filled = false, 0, 0
 }
 
 func (l *Listener) process(o *jitter.Output) {
