@@ -476,8 +476,8 @@ func (g *gateway) add(m member) []member {
 	return g.round(g.recipients(m.UID()), payload)
 }
 
-// remove disconnects m and commits its removal.
-func (g *gateway) remove(m member) {
+// disconnect makes m leave the call: op 13 to the others.
+func (g *gateway) disconnect(m member) {
 	g.t.Helper()
 	var rest []member
 	for _, o := range g.members {
@@ -488,8 +488,14 @@ func (g *gateway) remove(m member) {
 	}
 	g.members = rest
 	if d, ok := m.(*daveyMember); ok {
-		defer d.stop() // the member has left the call
+		d.stop() // the member has left the call
 	}
+}
+
+// remove disconnects m and commits its removal.
+func (g *gateway) remove(m member) {
+	g.t.Helper()
+	g.disconnect(m)
 	payload, _ := g.propose(nil, []uint64{m.UID()})
 	if inv := g.round(g.recipients(0), payload); len(inv) > 0 {
 		g.t.Fatalf("%s rejected a remove commit", inv[0].Name())

@@ -130,10 +130,23 @@ func runScenarios(t *testing.T, other func(uid uint64) member) {
 	g.checkAuth("re-add e")
 	g.checkFrames("re-add e")
 
+	// 6b. One commit by Go removes e and adds h: h joins with a path secret
+	// in its Welcome, b processes a path commit that also adds.
+	h := other(1007)
+	g.connect(h)
+	g.disconnect(e)
+	g.commitWinner = prefer(a)
+	payload, _ = g.propose([]uint64{h.UID()}, []uint64{e.UID()})
+	if inv := g.round(g.recipients(h.UID()), payload); len(inv) > 0 {
+		t.Fatalf("%s rejected the remove+add", inv[0].Name())
+	}
+	g.checkAuth("remove e, add h")
+	g.checkFrames("remove e, add h")
+
 	// 7. Sole-member reset: everyone but a leaves.
 	g.commitWinner = prefer(a)
 	g.remove(b)
-	g.remove(e)
+	g.remove(h)
 	g.checkAuth("remove b, e")
 	g.x.Reset()
 	clear(g.inGroup)
