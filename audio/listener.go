@@ -145,6 +145,10 @@ func (l *Listener) Active() bool { return l.ep.Active() }
 // configured SpeakingMin of speech (the barge-in signal).
 func (l *Listener) Speaking() bool { return l.ep.Speaking() }
 
+// Speech returns the speech in the utterance in progress so far (0 between
+// utterances); see vad.Endpointer.Speech for measuring talk over the bot.
+func (l *Listener) Speech() time.Duration { return l.ep.Speech() }
+
 // Position returns the endpointer's stream position (audio time).
 func (l *Listener) Position() time.Duration { return l.ep.Position() }
 

@@ -8,7 +8,9 @@ import (
 )
 
 // Config tunes the detector and the endpointer. Zero fields take the
-// defaults in brackets; durations are rounded to whole 20 ms frames.
+// defaults in brackets; a negative duration means zero (MinUtterance: -1
+// keeps even the shortest sounds). Durations are rounded down to whole 20 ms
+// frames.
 type Config struct {
 	// SampleRate of the mono frames pushed [16000].
 	SampleRate int
@@ -35,9 +37,9 @@ type Config struct {
 	MaxUtterance time.Duration
 	// CutSearch is how far back from MaxUtterance a cut looks for a pause [1 s].
 	CutSearch time.Duration
-	// PreRoll is audio kept before the first speech frame [200 ms]; negative for none.
+	// PreRoll is audio kept before the first speech frame [200 ms].
 	PreRoll time.Duration
-	// PostRoll is audio kept after the last speech frame [100 ms]; negative for none.
+	// PostRoll is audio kept after the last speech frame [100 ms].
 	PostRoll time.Duration
 	// SpeakingMin is the speech that makes an utterance count as someone
 	// speaking (EventSpeaking, Speaking) for barge-in and coalescing [250 ms].

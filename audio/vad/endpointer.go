@@ -163,6 +163,16 @@ func (e *Endpointer) Active() bool { return e.active }
 // SpeakingMin of speech: the speaker is talking now.
 func (e *Endpointer) Speaking() bool { return e.active && e.speaking }
 
+// Speech returns how much speech the utterance in progress holds so far
+// (0 between utterances). Snapshot it when the bot starts talking and the
+// difference later is how long this speaker has talked over the bot.
+func (e *Endpointer) Speech() time.Duration {
+	if !e.active {
+		return 0
+	}
+	return dur(uint64(e.speechN))
+}
+
 // Idle reports whether nothing is pending: no utterance and no speech run
 // that could start one. An owner may stop pushing silence then.
 func (e *Endpointer) Idle() bool { return !e.active && e.speechRun == 0 }

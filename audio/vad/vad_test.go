@@ -205,17 +205,19 @@ func TestRejects(t *testing.T) {
 	}
 	tests := []struct {
 		name string
+		cfg  Config
 		s    []int16
 		want string
 	}{
-		{"silence", make([]int16, f.Len(2*time.Second)), ""},
-		{"noise at -45 dBFS", addNoise(make([]int16, f.Len(5*time.Second)), -45), ""},
-		{"100 ms click is too short", click, "start#1.0 discard#1.0"},
-		{"steady hum is not speech", hum, "start#1.0 discard#1.0"},
+		{"silence", Config{}, make([]int16, f.Len(2*time.Second)), ""},
+		{"noise at -45 dBFS", Config{}, addNoise(make([]int16, f.Len(5*time.Second)), -45), ""},
+		{"100 ms click is too short", Config{}, click, "start#1.0 discard#1.0"},
+		{"click kept with both checks off", Config{MinUtterance: -1, MinSpreadDB: -1}, click, "start#1.0 end#1.0F"},
+		{"steady hum is not speech", Config{}, hum, "start#1.0 discard#1.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, _ := New(Config{})
+			e, _ := New(tt.cfg)
 			evs := feed(t, e, tt.s, 2*time.Second)
 			if got := summary(evs); got != tt.want {
 				t.Errorf("events %q, want %q", got, tt.want)
@@ -247,6 +249,12 @@ func TestSpeakingSignal(t *testing.T) {
 		}
 		if e.Speaking() && speakingAt == 0 {
 			speakingAt = e.Position()
+			if e.Speech() != 300*ms {
+				t.Errorf("Speech() %v when Speaking turned true, want 300ms", e.Speech())
+			}
+		}
+		if !e.Active() && e.Speech() != 0 {
+			t.Errorf("Speech() %v between utterances", e.Speech())
 		}
 		if activeAt != 0 && !e.Active() && endAt == 0 {
 			endAt = e.Position()
