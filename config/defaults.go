@@ -26,7 +26,7 @@ func Default() *Config {
 		Activity: Activity{
 			ReplyLevelInitiative:          50,
 			ReplyLevelNonInitiative:       20,
-			ReplyCoalesceWindowSeconds:    3,
+			ReplyCoalesceWindowSeconds:    1.5,
 			ReplyCoalesceMaxMessages:      6,
 			MaxPromptsPerHour:             60,
 			ExplicitReservePromptsPerHour: 20,

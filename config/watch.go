@@ -24,8 +24,8 @@ type Watcher struct {
 	logger  *slog.Logger
 	current atomic.Pointer[Config]
 
-	mu     sync.Mutex // guards following; also serializes Reload
-	subs   []func(old, updated *Config)
+	mu   sync.Mutex // guards following; also serializes Reload
+	subs []func(old, updated *Config)
 }
 
 // NewWatcher returns a Watcher serving initial, reloading from path (which may be empty: then

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -21,6 +22,8 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	cfg := s.cfg()
 	start := s.now()
 	slices.SortStableFunc(batch, func(a, b *turn) int { return compareIDs(a.msg.ID, b.msg.ID) })
+	stopTyping := func() { s.stopTyping(cs) }
+	defer stopTyping() // the indicator may have started when a turn was queued
 
 	// Stage A again: the room may have moved on while the batch waited.
 	var admitted []*turn
@@ -60,11 +63,9 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 		}
 	}
 
-	stopTyping := func() {}
 	if explicit {
-		stopTyping = s.keepTyping(ctx, primary.msg.ChannelID)
+		s.startTyping(cs) // usually already showing since the turn was queued
 	}
-	defer stopTyping()
 
 	c := s.buildConvo(ctx, cfg, primary, admitted)
 	tContext := s.now()
@@ -157,12 +158,35 @@ func (s *Service) sendNotice(ctx context.Context, t *turn, text string) {
 	}
 }
 
-// keepTyping shows the typing indicator until the returned function is called.
+// startTyping shows the typing indicator in the channel until stopTyping; it is started when
+// an addressed turn is queued, so people see the bot at work through the coalescing window.
+func (s *Service) startTyping(cs *channelState) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.typingStop == nil {
+		cs.typingStop = s.keepTyping(s.ctx, cs.id)
+	}
+}
+
+// stopTyping ends the channel's typing indicator, if any.
+func (s *Service) stopTyping(cs *channelState) {
+	cs.mu.Lock()
+	stop := cs.typingStop
+	cs.typingStop = nil
+	cs.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// keepTyping shows the typing indicator until the returned function is called. A typing
+// request already under way is let finish (so even a fast reply shows it once); the goroutine
+// belongs to the service's wait group.
 func (s *Service) keepTyping(ctx context.Context, channelID string) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	stop := make(chan struct{})
+	s.wg.Add(1)
 	go func() {
-		defer close(done)
+		defer s.wg.Done()
 		t := time.NewTicker(typingInterval)
 		defer t.Stop()
 		for {
@@ -172,18 +196,14 @@ func (s *Service) keepTyping(ctx context.Context, channelID string) func() {
 			select {
 			case <-ctx.Done():
 				return
+			case <-stop:
+				return
 			case <-t.C:
 			}
 		}
 	}()
-	var once bool
-	return func() {
-		if !once {
-			once = true
-			cancel()
-			<-done
-		}
-	}
+	var once sync.Once
+	return func() { once.Do(func() { close(stop) }) }
 }
 
 func triggerIDs(ts []*turn) []string {

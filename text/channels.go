@@ -109,6 +109,7 @@ type channelState struct {
 	seq        uint64    // messages seen in this channel
 	lastBotAt  time.Time // when the bot last posted here
 	backfilled bool      // history fetched from REST once
+	typingStop func()    // ends the typing indicator, when one is showing
 }
 
 func (c *channelState) cachedInfo() (channelInfo, bool) {

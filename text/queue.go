@@ -55,6 +55,9 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	if shed != nil {
 		s.shed(shed, "queue_full")
 	}
+	if t.addressed() && shed != t {
+		s.startTyping(cs)
+	}
 	if start {
 		s.wg.Add(1)
 		go s.work(cs)

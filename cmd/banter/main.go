@@ -6,6 +6,7 @@
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+//	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
 //	banter version                                        print the version
 //
 // See README.md and docs/ for the rest.
@@ -59,6 +60,7 @@ const usage = `usage:
   banter config check FILE                              validate FILE and print the effective config
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+  banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
   banter version                                        print the version
 `
 
@@ -77,6 +79,8 @@ func dispatch(ctx context.Context, e env) error {
 		return replayCommand(ctx, e)
 	case "sim":
 		return simCommand(ctx, e)
+	case "sandbox":
+		return sandboxCommand(ctx, e)
 	case "version":
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil

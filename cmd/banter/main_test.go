@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,39 @@ func TestSimCommandsServeUntilCancelled(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "sim", "discord", "-addr", "8.8.8.8:80"); err == nil {
 		t.Error("a non-loopback address was accepted")
+	}
+}
+
+func TestSandboxChatsInTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := dir + "/banter.yaml"
+	if err := os.WriteFile(cfgPath, []byte("activity:\n  replyCoalesceWindowSeconds: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	stdin, typed := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(context.Background(), env{
+			args:  []string{"sandbox", "-config", cfgPath, "-log", dir + "/bot.log"},
+			stdin: stdin, stdout: out, stderr: out, getenv: func(string) string { return "" },
+		})
+	}()
+	io.WriteString(typed, "hey banter, are you there?\n")
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(out.String(), "banter: You said:") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	io.WriteString(typed, "/quit\n")
+	typed.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "banter: You said:") {
+		t.Errorf("no bot reply printed:\n%s", out.String())
+	}
+	logs, _ := os.ReadFile(dir + "/bot.log")
+	if !strings.Contains(string(logs), `"msg":"sent_reply"`) {
+		t.Errorf("no sent_reply in the bot's log:\n%s", logs)
 	}
 }
