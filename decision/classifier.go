@@ -178,7 +178,13 @@ func ParseYesNo(raw string) YesNo {
 // [0,1] ("0.92"), a percentage ("92%" or "92"), or YES (1) / NO (0).
 func ParseConfidence(raw string) (float64, bool) {
 	s := strings.TrimSpace(raw)
-	start := strings.IndexAny(s, "0123456789.")
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) || (s[i] == '.' && i+1 < len(s) && isDigit(s[i+1])) {
+			start = i
+			break
+		}
+	}
 	if start < 0 {
 		switch ParseYesNo(s) {
 		case AnswerYes:
@@ -206,6 +212,8 @@ func ParseConfidence(raw string) (float64, bool) {
 	}
 	return v, true
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // classifierResult is what a classifier run produced.
 type classifierResult struct {

@@ -29,6 +29,8 @@ func TestReplayWithLLM(t *testing.T) {
 	sim := openaisim.Serve(t, openaisim.WithRules(
 		openaisim.Rule{Name: "yes-pizza", Match: openaisim.Match{Model: classifierModel, InputPattern: `Latest utterance, from mike: "what do you think about pineapple`},
 			Reply: openaisim.Reply{Text: "YES"}},
+		openaisim.Rule{Name: "addressed-after-all", Match: openaisim.Match{Model: classifierModel, InputPattern: `from carol:\nI asked banter yesterday`},
+			Reply: openaisim.Reply{Text: "0.9"}},
 		openaisim.Rule{Name: "classifier-no", Match: openaisim.Match{Model: classifierModel}, Reply: openaisim.Reply{Text: "NO."}},
 		openaisim.Rule{Name: "skip-match", Match: openaisim.Match{Model: replyModel, InputPattern: `Latest, from alice: anyone watching the match`},
 			Reply: openaisim.Reply{Skip: true}},
@@ -43,6 +45,7 @@ func TestReplayWithLLM(t *testing.T) {
 	tp.Aliases = []string{"bant"}
 	tp.AllowInitiativeReplies = true
 	tp.InitiativeChannelIDs = []string{"200000000000000002"}
+	tp.DirectAddress = decision.ClassifierPolicy{Enabled: true, Model: classifierModel, Threshold: 0.75}
 	vp := decision.DefaultVoicePolicy("banter")
 	vp.RecentReplyWindow = 30 * time.Second
 	vp.Classifier = decision.ClassifierPolicy{Enabled: true, Model: classifierModel, MaxAttempts: 2, Timeout: 5 * time.Second}
@@ -88,6 +91,9 @@ func TestReplayWithLLM(t *testing.T) {
 		{"1003", "own_message", false, "", ""},
 		{"1008", "initiative_channel", true, "true", ""},
 		{"1009", "alias_address", true, "false", "Happy to help!"},
+		// Talking about the bot: the direct-address classifier decides.
+		{"1010", "llm_direct_address", true, "false", "Happy to help!"},
+		{"1011", "llm_no", false, "", ""},
 		{"v1", "direct_address_fast_path", true, "false", "Happy to help!"},
 		{"v6", "llm_no", false, "", ""},
 		{"v7", "llm_no", false, "", ""},
