@@ -79,7 +79,8 @@
 //	      seq_ack is no longer buffered (Options.ResumeBuffer, default 1024
 //	      per session) the resume fails with 4006 and the session ends. A
 //	      still-open old socket of the session is cut.
-//	op 23, 31  DAVE transition ready / invalid commit: accepted, ignored.
+//	op 23, 31  DAVE transition ready / invalid commit: passed to
+//	      Options.OnJSON.
 //	binary [op u8][payload], ops 26 and 28: passed to Options.OnBinary.
 //	anything else: 4001 (unknown opcode); undecodable JSON or a payload
 //	      missing a required field: 4002; any op but 0, 3, 7 before

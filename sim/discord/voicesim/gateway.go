@@ -2,6 +2,7 @@ package voicesim
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"net"
 	"time"
@@ -90,6 +91,10 @@ func (h *connHandler) handle(f clientFrame) {
 		var p transitionPayload
 		if err := decodePayload(f.Op, f.D, &p); err != nil {
 			h.fail(CloseDecodeError, err.Error())
+			return
+		}
+		if s.opts.OnJSON != nil {
+			s.opts.OnJSON(JSONMessage{GuildID: h.p.key.guild, UserID: h.p.key.user, Op: f.Op, D: append(json.RawMessage(nil), f.D...)})
 		}
 	default:
 		h.fail(CloseUnknownOpcode, "unknown opcode "+itoa(int(f.Op)))

@@ -3,6 +3,7 @@ package voicesim
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,10 @@ type Options struct {
 	// sends. It is called on the connection's read goroutine without
 	// locks held; Payload is a copy the callee may keep.
 	OnBinary func(BinaryMessage)
+	// OnJSON, if set, receives the DAVE JSON messages a client sends
+	// (op 23 transition ready, op 31 invalid commit/welcome), which the
+	// server itself does not act on yet. Same calling rules as OnBinary.
+	OnJSON func(JSONMessage)
 }
 
 // Option edits Options (for Serve).
@@ -83,6 +88,16 @@ func WithResumeBuffer(n int) Option { return func(o *Options) { o.ResumeBuffer =
 
 // WithOnBinary sets Options.OnBinary.
 func WithOnBinary(f func(BinaryMessage)) Option { return func(o *Options) { o.OnBinary = f } }
+
+// WithOnJSON sets Options.OnJSON.
+func WithOnJSON(f func(JSONMessage)) Option { return func(o *Options) { o.OnJSON = f } }
+
+// JSONMessage is a DAVE JSON message a client sent; D is the raw "d".
+type JSONMessage struct {
+	GuildID, UserID string
+	Op              Op
+	D               json.RawMessage
+}
 
 // BinaryMessage is a binary frame a client sent: [opcode u8][payload].
 type BinaryMessage struct {

@@ -348,7 +348,8 @@ func TestRevokeAndMove(t *testing.T) {
 func TestBinaryFrames(t *testing.T) {
 	checkGoroutines(t)
 	got := make(chan BinaryMessage, 1)
-	s := Serve(t, WithOnBinary(func(m BinaryMessage) { got <- m }))
+	gotJSON := make(chan JSONMessage, 1)
+	s := Serve(t, WithOnBinary(func(m BinaryMessage) { got <- m }), WithOnJSON(func(m JSONMessage) { gotJSON <- m }))
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	if err := s.SendBinary(guild, a.sess.UserID, OpMLSExternalSender, []byte{0x40, 0x41, 7}); err != nil {
 		t.Fatal(err)
@@ -366,8 +367,16 @@ func TestBinaryFrames(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("OnBinary not called")
 	}
-	// DAVE JSON client ops are accepted while DAVE is off.
+	// DAVE JSON client ops are accepted while DAVE is off and passed on.
 	a.send(OpDAVETransitionReady, map[string]any{"transition_id": 3})
+	select {
+	case jm := <-gotJSON:
+		if jm.Op != OpDAVETransitionReady || jm.UserID != a.sess.UserID || string(jm.D) != `{"transition_id":3}` {
+			t.Fatalf("OnJSON %+v", jm)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnJSON not called")
+	}
 	a.send(OpHeartbeat, map[string]any{"t": 9, "seq_ack": 2})
 	a.expect(OpHeartbeatACK)
 }
