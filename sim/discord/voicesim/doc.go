@@ -174,7 +174,8 @@
 // The DAVE server role (external sender, proposals, commit and welcome
 // relay, transitions) is not implemented yet (issue 8); the binary path is
 // generic: SendBinary and SendJSON deliver sequenced, resumable frames and
-// Options.OnBinary receives the client's ops 26 and 28.
+// Options.OnBinary receives the client's ops 26 and 28, Options.OnJSON its
+// ops 23 and 31.
 //
 // # Not simulated
 //
