@@ -171,8 +171,12 @@ func FuzzParseYesNo(f *testing.F) {
 		if a == AnswerYes && ParseYesNo(s) != AnswerYes {
 			t.Fatal("not deterministic")
 		}
-		if c, ok := ParseConfidence(s); ok && (c < 0 || c > 1) {
+		c, ok := ParseConfidence(s)
+		if ok && (c < 0 || c > 1) {
 			t.Fatalf("confidence %v out of range for %q", c, s)
+		}
+		if a != AnswerUnclear && !strings.ContainsAny(s, "0123456789") && (!ok || (c == 1) != (a == AnswerYes)) {
+			t.Fatalf("ParseYesNo(%q) = %v but ParseConfidence = %v, %v", s, a, c, ok)
 		}
 	})
 }
