@@ -11,8 +11,8 @@ const SkipSentinel = "[SKIP]"
 // ParseReply is Stage B: it reads the model's answer and says whether the
 // turn is skipped. Skipped, with reason llm_skip: exactly "[SKIP]" (any
 // case, optionally quoted, or a bare "SKIP"), a reply that starts or ends
-// with "[SKIP]", or a structured {"skip": true, ...} object (optionally in
-// a ```json fence). Skipped with empty_reply: nothing but whitespace. A
+// with "[SKIP]", a structured {"skip": true, ...} object (optionally in a
+// ```json fence), or a loose "skip: true". Skipped with empty_reply: nothing but whitespace. A
 // structured {"skip": false, "text": "..."} yields its text. Otherwise the
 // reply is kept (model_replied), with any stray "[SKIP]" removed so that no
 // sentinel ever reaches Discord or TTS.
@@ -30,6 +30,9 @@ func ParseReply(text string) (cleaned string, skipped bool, reason Reason) {
 			return "", true, ReasonEmptyReply
 		}
 	}
+	if len(t) <= 32 && isSkipTrue(t) {
+		return "", true, ReasonLLMSkip
+	}
 	bare := strings.Trim(t, "\"'`*_ \t\r\n")
 	if strings.EqualFold(bare, SkipSentinel) || bare == "SKIP" {
 		return "", true, ReasonLLMSkip
@@ -42,6 +45,25 @@ func ParseReply(text string) (cleaned string, skipped bool, reason Reason) {
 		return "", true, ReasonEmptyReply
 	}
 	return t, false, ReasonModelReplied
+}
+
+// isSkipTrue recognises a loose "skip: true" ("{skip:true}", "'skip' : true",
+// "SKIP=true") that is not valid JSON.
+func isSkipTrue(t string) bool {
+	var buf [32]byte
+	n := 0
+	for i := 0; i < len(t); i++ {
+		switch c := lower(t[i]); c {
+		case ' ', '\t', '\n', '\r', '"', '\'', '`', '{', '}', '*':
+		default:
+			if c == '=' {
+				c = ':'
+			}
+			buf[n] = c
+			n++
+		}
+	}
+	return string(buf[:n]) == "skip:true"
 }
 
 // StripSentinels removes every "[SKIP]" (any case) from s and trims the
