@@ -12,8 +12,9 @@ const SkipSentinel = "[SKIP]"
 // turn is skipped. Skipped, with reason llm_skip: exactly "[SKIP]" (any
 // case, optionally quoted, or a bare "SKIP"), a reply that starts or ends
 // with "[SKIP]", a structured {"skip": true, ...} object (optionally in a
-// ```json fence), or a loose "skip: true". Skipped with empty_reply: nothing but whitespace. A
-// structured {"skip": false, "text": "..."} yields its text. Otherwise the
+// ```json fence), or a loose "skip: true". Skipped with empty_reply:
+// nothing but whitespace. A structured {"skip": false, "text": "..."}
+// yields its text. Otherwise the
 // reply is kept (model_replied), with any stray "[SKIP]" removed so that no
 // sentinel ever reaches Discord or TTS.
 func ParseReply(text string) (cleaned string, skipped bool, reason Reason) {
