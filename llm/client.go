@@ -117,7 +117,9 @@ type Options struct {
 	IdleTimeout      time.Duration
 	// MaxRetries is the number of retries after the first attempt for
 	// retryable failures (429, 5xx, timeouts, network, truncated bodies).
-	// 0 means DefaultMaxRetries; a negative value disables retries.
+	// Used as given (llm.maxRetries maps straight onto it): 0 means a
+	// single attempt, as does a negative value. DefaultMaxRetries is the
+	// recommended value.
 	MaxRetries int
 	// MaxRetryDelay caps the wait before a retry. A server asking (via
 	// retry-after) for a longer wait is not retried: the error comes back
@@ -170,12 +172,7 @@ func New(opts Options) (*Client, error) {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	switch {
-	case opts.MaxRetries == 0:
-		opts.MaxRetries = DefaultMaxRetries
-	case opts.MaxRetries < 0:
-		opts.MaxRetries = 0
-	}
+	opts.MaxRetries = max(opts.MaxRetries, 0)
 	if opts.MaxRetryDelay <= 0 {
 		opts.MaxRetryDelay = DefaultMaxRetryDelay
 	}

@@ -262,11 +262,16 @@ func TestNewOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.opts.BaseURL != DefaultBaseURL || c.API() != APIResponses || c.opts.MaxRetries != DefaultMaxRetries {
+	if c.opts.BaseURL != DefaultBaseURL || c.API() != APIResponses || c.opts.MaxRetries != 0 ||
+		c.opts.Timeout != DefaultTimeout || c.opts.ClassifierMaxTokens != DefaultClassifierMaxTokens {
 		t.Errorf("defaults not applied: %+v", c.opts)
 	}
 	c, _ = New(Options{MaxRetries: -1})
 	if c.opts.MaxRetries != 0 {
 		t.Errorf("MaxRetries -1 -> %d, want 0", c.opts.MaxRetries)
+	}
+	c, _ = New(Options{MaxRetries: 3})
+	if c.opts.MaxRetries != 3 {
+		t.Errorf("MaxRetries 3 -> %d", c.opts.MaxRetries)
 	}
 }

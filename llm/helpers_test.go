@@ -52,6 +52,9 @@ func newEnv(t *testing.T, opts Options, rules ...openaisim.Rule) *testEnv {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	reg := prometheus.NewRegistry()
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = DefaultMaxRetries // tests say -1 for none
+	}
 	opts.BaseURL = sim.BaseURL()
 	opts.APIKey = "sk-test"
 	opts.HTTPClient = &http.Client{Transport: tr}

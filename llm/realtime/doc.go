@@ -15,5 +15,11 @@
 // should remember. Malformed server events never end the read loop; they
 // are counted (banter_realtime_malformed_events_total) and skipped.
 //
+// Performance (2-core EPYC, same-run baselines, BenchmarkDecodeAudioDelta
+// and BenchmarkAppendAudio): decoding a 100 ms output_audio.delta takes
+// 11-16 µs with 0 allocations against 49-60 µs and 8 allocations for
+// encoding/json + base64.DecodeString; encoding a 20 ms append takes 1.3 µs
+// with 0 allocations against 6-7 µs and 11 allocations for json.Marshal.
+//
 // Protocol reference: https://platform.openai.com/docs/api-reference/realtime
 package realtime
