@@ -65,12 +65,30 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 	}
 	dir := interopDir(t)
 	ensureNodeModules(t, dir)
-	checkGoroutines(t)
+	t.Run(ModeAES256GCMRTPSize.String(), func(t *testing.T) {
+		runDiscordJSVoice(t, node, dir, ModeAES256GCMRTPSize)
+	})
+	t.Run(ModeXChaCha20Poly1305RTPSize.String(), func(t *testing.T) {
+		// djs encrypts xchacha with the first of these packages it can
+		// import; interop/package.json pins none of them yet.
+		for _, lib := range []string{"sodium-native", "sodium", "libsodium-wrappers", "@stablelib/xchacha20poly1305", "@noble/ciphers"} {
+			if _, err := os.Stat(filepath.Join(dir, "node_modules", lib, "package.json")); err == nil {
+				runDiscordJSVoice(t, node, dir, ModeXChaCha20Poly1305RTPSize)
+				return
+			}
+		}
+		t.Skip("no XChaCha20 package for @discordjs/voice in interop/node_modules (add e.g. @noble/ciphers to interop/package.json)")
+	})
+}
 
+// runDiscordJSVoice runs the djs client against a server that offers only
+// mode.
+func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
+	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// A short heartbeat interval so djs heartbeats (with seq_ack) during the test.
-	s := Serve(t, WithHeartbeat(300*time.Millisecond, 5*time.Second))
+	s := Serve(t, WithHeartbeat(300*time.Millisecond, 5*time.Second), WithModes(mode))
 	const (
 		bot     = "1100000000000000010"
 		peer    = "1100000000000000011"
@@ -158,6 +176,21 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 		}
 	}
 	wait("ready", func(e nodeEvent) bool { return e.Event == "ready" })
+	// stderr (djs's debug log) is a separate pipe that may lag stdout.
+	logHas := func(subs ...string) bool {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			log, all := stderrOf(&stderr, cmd), true
+			for _, sub := range subs {
+				all = all && strings.Contains(log, sub)
+			}
+			if all || time.Now().After(deadline) {
+				return all
+			}
+		}
+	}
+	if !logHas(`"mode":"` + mode.String() + `"`) {
+		t.Fatalf("djs did not select %v", mode)
+	}
 
 	// Member → djs: real Opus, byte-exact at the receiver.
 	frames, err := EncodePCM(sine(880, 25))
@@ -211,15 +244,7 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 	if again, _ := s.SSRC(guild, bot); again != ssrc {
 		t.Fatalf("SSRC changed across resume: %d → %d (fresh identify instead of resume?)", ssrc, again)
 	}
-	// stderr (djs's debug log) is a separate pipe: give it time to catch up.
-	resumed := func() bool {
-		log := stderrOf(&stderr, cmd)
-		return strings.Contains(log, `>> {"op":7,`) && strings.Contains(log, `<< {"op":9,`)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !resumed() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !resumed() {
+	if !logHas(`>> {"op":7,`, `<< {"op":9,`) {
 		t.Fatalf("djs did not resume with op 7 / op 9")
 	}
 	got = got[:0]
