@@ -233,6 +233,8 @@ func (b *Buffer) Push(p Packet) PushResult {
 				res, d = PushRestarted, 0
 				break
 			}
+		} else {
+			b.behind = 0 // an ordinary straggler breaks a run of far-behind ones
 		}
 		if d < 0 {
 			b.stats.Late++

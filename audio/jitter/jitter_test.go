@@ -78,6 +78,7 @@ func TestBuffer(t *testing.T) {
 		{name: "huge jump restarts", pushes: seqs(a, 1, 2, 5000, 5001), want: "P1R P2 P5000R P5001", results: "2:restarted"},
 		{name: "one far straggler is late", pushes: seqs(a, 1000, 1001, 10, 1002), want: "P1000R P1001 P1002", results: "2:late"},
 		{name: "three far behind restart", pushes: seqs(a, 1000, 1001, 10, 11, 12, 13), want: "P1000R P1001 P12R P13", results: "2:late 3:late 4:restarted"},
+		{name: "far-behind run broken by a straggler", pushes: seqs(a, 1000, 1001, 1002, 10, 11, 1001, 12, 1003), want: "P1000R P1001 P1002 P1003", results: "3:late 4:late 5:late 6:late"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
