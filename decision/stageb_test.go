@@ -183,3 +183,27 @@ func FuzzParseYesNo(f *testing.F) {
 		}
 	})
 }
+
+func FuzzStreamFilter(f *testing.F) {
+	for _, tc := range replyCases() {
+		f.Add(tc.in, uint8(3))
+	}
+	f.Add("Nice one. [SK"+"IP]", uint8(12))
+	f.Add("[[SKIP]SKIP] hi", uint8(1))
+	f.Fuzz(func(t *testing.T, s string, cut uint8) {
+		k := min(int(cut), len(s))
+		var fl StreamFilter
+		out := fl.Push(s[:k]) + fl.Push(s[k:])
+		rest, reason := fl.Finish()
+		out += rest
+		if strings.Contains(strings.ToUpper(out), SkipSentinel) {
+			t.Fatalf("sentinel leaked from %q (cut %d): %q", s, k, out)
+		}
+		if reason != ReasonModelReplied && strings.TrimSpace(out) != "" {
+			t.Fatalf("reason %v but text %q from %q", reason, out, s)
+		}
+		if hasPrefixFold(strings.TrimLeft(s, " \t\r\n\"'`*_"), SkipSentinel) && reason != ReasonLLMSkip {
+			t.Fatalf("leading sentinel in %q gave %v", s, reason)
+		}
+	})
+}
