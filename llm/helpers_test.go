@@ -66,14 +66,15 @@ func newEnv(t *testing.T, opts Options, rules ...openaisim.Rule) *testEnv {
 	return &testEnv{sim: sim, client: c, reg: reg, metrics: opts.Metrics}
 }
 
-// counter returns the value of a counter in the env's registry with the
-// given labels (0 if absent).
+// counter returns the summed value of the counters (or histogram sample
+// counts) in the env's registry whose labels include the given ones.
 func (e *testEnv) counter(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
 	mfs, err := e.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum float64
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
@@ -86,14 +87,14 @@ func (e *testEnv) counter(t *testing.T, name string, labels map[string]string) f
 				}
 			}
 			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
+				sum += m.GetCounter().GetValue()
 			}
 			if m.GetHistogram() != nil {
-				return float64(m.GetHistogram().GetSampleCount())
+				sum += float64(m.GetHistogram().GetSampleCount())
 			}
 		}
 	}
-	return 0
+	return sum
 }
 
 func last[T any](t *testing.T, s []T) T {

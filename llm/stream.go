@@ -55,7 +55,8 @@ type TextStream struct {
 	firstToken time.Duration
 	attempts   int
 
-	closeOnce sync.Once
+	closeOnce  sync.Once
+	recordOnce sync.Once
 }
 
 // deltaSource yields the next text delta. ok=false with err=nil means the
@@ -185,14 +186,26 @@ func (s *TextStream) Attempts() int { return s.attempts }
 
 // Close releases the stream; it is safe to call more than once and
 // concurrently with Next (which then ends with a canceled error).
+//
+// A Close before the end (barge-in) is recorded as outcome ok: nothing
+// failed. Close tears the HTTP request down by cancelling its context, so
+// the connection is released even if Next is never called again.
 func (s *TextStream) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		if s.cancel != nil {
 			s.cancel(context.Canceled)
 		}
+		s.record(nil)
 	})
 	return nil
+}
+
+// record observes the call's outcome once (from finish or Close).
+func (s *TextStream) record(err error) {
+	s.recordOnce.Do(func() {
+		s.c.metrics.observeCall(OpStream, s.model, err, s.c.now().Sub(s.start))
+	})
 }
 
 func (s *TextStream) finish(err error) {
@@ -221,7 +234,7 @@ func (s *TextStream) finish(err error) {
 	if s.cancel != nil {
 		s.cancel(context.Canceled)
 	}
-	s.c.metrics.observeCall(OpStream, s.model, s.err, s.c.now().Sub(s.start))
+	s.record(s.err)
 }
 
 // responsesSource reads Responses API stream events.

@@ -174,6 +174,18 @@ func TestStreamCancel(t *testing.T) {
 		t.Fatalf("after Close: Err = %v, want canceled", s2.Err())
 	}
 	s2.Close() // idempotent
+
+	// Breaking out early and closing without draining: recorded once, as ok
+	// (the leak check at cleanup proves the request was torn down).
+	s3, err := env.client.Stream(context.Background(), voiceReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Next()
+	s3.Close()
+	if got := env.counter(t, "banter_llm_requests_total", map[string]string{"op": "stream"}); got != 3 {
+		t.Errorf("stream calls recorded %v, want 3", got)
+	}
 }
 
 func TestSpeak(t *testing.T) {
