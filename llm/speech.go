@@ -52,9 +52,20 @@ type SpeechStream struct {
 }
 
 // Speak synthesises text with /v1/audio/speech (response_format pcm) and
-// returns the audio as it streams in. It returns once the first audio bytes
-// arrived, so failures before any audio are retried and reported here.
-func (c *Client) Speak(ctx context.Context, model, voice, text string) (*SpeechStream, error) {
+// returns the audio (s16le, 24 kHz, mono) as it streams in. It returns once
+// the first audio bytes arrived, so failures before any audio are retried
+// and reported here. The ReadCloser is a *SpeechStream (type-assert it for
+// FirstByte); Close it to stop the download.
+func (c *Client) Speak(ctx context.Context, model, voice, text string) (io.ReadCloser, error) {
+	s, err := c.SpeakStream(ctx, model, voice, text)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SpeakStream is Speak returning the concrete *SpeechStream.
+func (c *Client) SpeakStream(ctx context.Context, model, voice, text string) (*SpeechStream, error) {
 	if model == "" || voice == "" || text == "" {
 		return nil, &APIError{Op: OpSpeak, Model: model, Kind: ErrorKindBadRequest,
 			Err: errors.New("speak needs a model, a voice and text")}

@@ -223,10 +223,11 @@ func TestSpeak(t *testing.T) {
 
 func readAllSpeech(t *testing.T, env *testEnv, text string) []byte {
 	t.Helper()
-	s, err := env.client.Speak(context.Background(), "gpt-4o-mini-tts", "alloy", text)
+	rc, err := env.client.Speak(context.Background(), "gpt-4o-mini-tts", "alloy", text)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := rc.(*SpeechStream)
 	defer s.Close()
 	b, err := io.ReadAll(s)
 	if err != nil {

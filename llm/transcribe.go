@@ -36,7 +36,7 @@ type Transcript struct {
 // Transcribe sends a WAV file (as built in memory by the caller) to
 // /v1/audio/transcriptions with response_format json. A buffer that is not a
 // PCM WAV with audio data fails with ErrorKindBadRequest before any request.
-func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts TranscribeOptions) (*Transcript, error) {
+func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts TranscribeOptions) (Transcript, error) {
 	info, err := ParseWAVHeader(wav)
 	if err == nil && info.DataBytes == 0 {
 		err = errors.New("no audio samples")
@@ -45,10 +45,10 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 		err = errors.New("model is empty")
 	}
 	if err != nil {
-		return nil, &APIError{Op: OpTranscribe, Model: model, Kind: ErrorKindBadRequest, Err: err}
+		return Transcript{}, &APIError{Op: OpTranscribe, Model: model, Kind: ErrorKindBadRequest, Err: err}
 	}
 	start := c.now()
-	out := &Transcript{Duration: info.Duration()}
+	out := Transcript{Duration: info.Duration()}
 	attempts, err := c.call(ctx, OpTranscribe, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
 		p := openai.AudioTranscriptionNewParams{
 			File:           openai.File(bytes.NewReader(wav), "audio.wav", "audio/wav"),
@@ -78,7 +78,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 	out.Latency = c.now().Sub(start)
 	c.metrics.observeCall(OpTranscribe, model, err, out.Latency)
 	if err != nil {
-		return nil, err
+		return Transcript{}, err
 	}
 	out.Attempts = attempts
 	return out, nil
