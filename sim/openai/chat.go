@@ -206,20 +206,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		sw.event("", c, delta2)
 	}
-	ctx := r.Context()
-	first := true
-	n := 0
-	pace := func() bool {
-		var err error
-		if first {
-			err = s.wait(ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
-			first = false
-		} else {
-			err = s.wait(ctx, o.latency.PerToken, &rec.Injected.Tokens)
-		}
-		n++
-		return err == nil
-	}
+	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
+	pace := pc.token
 	chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil, false)
 	for _, tok := range tokens(pl.text) {
 		if !pace() {
@@ -259,7 +247,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if includeUsage {
 		sw.event("", map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,
-			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(p.flat, n),
+			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(p.flat, pc.tokens),
 		}, false)
 	}
 	sw.done()

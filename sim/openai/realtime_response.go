@@ -216,17 +216,10 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		return
 	}
 	pl := c.s.makePlan(&o, in.lastUser, rec.Tools, toolPolicyAuto, "")
-	first := true
+	pc := c.s.newPacer(r.ctx, o.latency, &rec.Injected)
 	pace := func() bool {
-		var err error
-		if first {
-			err = c.s.wait(r.ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
-			first = false
-		} else {
-			err = c.s.wait(r.ctx, o.latency.PerToken, &rec.Injected.Tokens)
-		}
 		outTokens++
-		return err == nil
+		return pc.token()
 	}
 	idx := 0
 	text := pl.text

@@ -221,19 +221,8 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Rec
 	emit("response.created", map[string]any{"response": &snapshot}, false)
 	emit("response.in_progress", map[string]any{"response": &snapshot}, false)
 
-	first := true
-	outTokens := 0
-	pace := func() bool {
-		var err error
-		if first {
-			err = s.wait(ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken)
-			first = false
-		} else {
-			err = s.wait(ctx, o.latency.PerToken, &rec.Injected.Tokens)
-		}
-		outTokens++
-		return err == nil
-	}
+	pc := s.newPacer(ctx, o.latency, &rec.Injected)
+	pace := pc.token
 	for idx, it := range items {
 		switch item := it.(type) {
 		case messageItem:
@@ -284,7 +273,7 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Rec
 	}
 	resp.Status = "completed"
 	resp.Output = items
-	resp.Usage = usageFor(p.flat, outTokens)
+	resp.Usage = usageFor(p.flat, pc.tokens)
 	s.record(rec)
 	emit("response.completed", map[string]any{"response": resp}, false)
 }

@@ -22,6 +22,7 @@ type Server struct {
 	apiKey    string
 	latency   Latency
 	sleep     func(ctx context.Context, d time.Duration) error
+	realSleep bool // sleep is sleepCtx: pacers may use deadlines
 	now       func() time.Time
 	maxUpload int64
 
@@ -91,7 +92,7 @@ func WithAPIKey(key string) Option {
 // that also ends when ctx is done). Tests of timing logic can record or
 // compress delays with it; recorded Injected values are the requested ones.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(s *Server) error { s.sleep = sleep; return nil }
+	return func(s *Server) error { s.sleep, s.realSleep = sleep, false; return nil }
 }
 
 // WithClock sets the clock used for timestamps (default time.Now).
@@ -115,6 +116,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		log:       slog.New(slog.DiscardHandler),
 		models:    DefaultModels(),
 		sleep:     sleepCtx,
+		realSleep: true,
 		now:       time.Now,
 		maxUpload: 25 << 20,
 		rtConns:   make(map[*rtSession]struct{}),

@@ -109,15 +109,15 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	pcm := Synthesize(req.Input, voice, speed)
 	rec.AudioBytes = len(pcm)
 	rec.AudioDuration = pcmDuration(len(pcm), SpeechRate)
-	ctx := r.Context()
-	if s.wait(ctx, o.latency.TTSFirstByte, &rec.Injected.TTSFirstByte) != nil {
+	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
+	if !pc.wait(o.latency.TTSFirstByte, &rec.Injected.TTSFirstByte) {
 		return
 	}
 	rec.Status = http.StatusOK
 	if rec.Stream {
 		sw := newSSE(w, false, o.fault)
 		for i := 0; i < len(pcm); i += speechChunk {
-			if i > 0 && s.wait(ctx, o.latency.PerAudioChunk, &rec.Injected.AudioChunks) != nil {
+			if i > 0 && !pc.wait(o.latency.PerAudioChunk, &rec.Injected.AudioChunks) {
 				return
 			}
 			chunk := pcm[i:min(i+speechChunk, len(pcm))]
@@ -143,7 +143,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	n := 0
 	for i := 0; i < len(pcm); i += speechChunk {
-		if i > 0 && s.wait(ctx, o.latency.PerAudioChunk, &rec.Injected.AudioChunks) != nil {
+		if i > 0 && !pc.wait(o.latency.PerAudioChunk, &rec.Injected.AudioChunks) {
 			return
 		}
 		if o.fault.TruncateAfterEvents > 0 && n >= o.fault.TruncateAfterEvents {

@@ -70,7 +70,10 @@ func Synthesize(text, voice string, speed float64) []byte {
 			inWord = false
 		}
 	}
-	const charsPerSyllable = 2.7 // ~5.7 syllables/s at 65 ms per character
+	const charsPerSyllable = 2.7   // ~5.7 syllables/s at 65 ms per character
+	const block = SpeechRate / 200 // 5 ms: pitch, formants and envelope are per block
+	const maxHarmonics = 10
+	var amps [maxHarmonics + 1]float64
 	syll := 0
 	for wi, wsp := range words {
 		s0 := int(float64(wsp.start) * perChar)
@@ -81,49 +84,63 @@ func Synthesize(text, voice string, speed float64) []byte {
 		}
 		nsyl := max(1, int(math.Round(float64(wsp.end-wsp.start)/charsPerSyllable)))
 		attack := min(float64(n)/4, 0.015*SpeechRate)
-		for i := 0; i < n; i++ {
-			t := float64(s0+i) / SpeechRate
-			pos := float64(i) / float64(n) // 0..1 within the word
-			sp := pos * float64(nsyl)
-			si := int(sp)
-			frac := sp - float64(si)
-			v := vowelFormants[(syll+si+wi)%len(vowelFormants)]
+		for b0 := 0; b0 < n; b0 += block {
+			b1 := min(b0+block, n)
+			t := float64(s0+b0) / SpeechRate
 			// pitch: glide within the word plus slow declination
-			f0 := base * (1 + 0.12*math.Sin(2*math.Pi*(0.7*t+float64(wi)*0.37))) * (1 - 0.1*float64(s0+i)/float64(total))
-			phase += 2 * math.Pi * f0 / SpeechRate
-			if phase > 2*math.Pi*1e6 {
-				phase = math.Mod(phase, 2*math.Pi)
-			}
-			var x float64
-			for k := 1; k <= 10; k++ {
+			f0 := base * (1 + 0.12*math.Sin(2*math.Pi*(0.7*t+float64(wi)*0.37))) * (1 - 0.1*float64(s0+b0)/float64(total))
+			dphase := 2 * math.Pi * f0 / SpeechRate
+			sp := float64(b0) / float64(n) * float64(nsyl)
+			si := int(sp)
+			v := vowelFormants[(syll+si+wi)%len(vowelFormants)]
+			nh := 0
+			for k := 1; k <= maxHarmonics && float64(k)*f0 <= 4000; k++ {
 				fk := float64(k) * f0
-				if fk > 4000 {
-					break
+				amps[k] = (1 + 2.5*math.Exp(-sq((fk-v[0])/180)) + 1.5*math.Exp(-sq((fk-v[1])/260))) / float64(k)
+				nh = k
+			}
+			// syllable envelope at both block edges (dips between
+			// syllables, never to zero), interpolated inside the block
+			fracA := sp - float64(si)
+			fracB := float64(b1)/float64(n)*float64(nsyl) - float64(si)
+			envA := 0.25 + 0.75*sq(math.Sin(math.Pi*fracA))
+			envB := 0.25 + 0.75*sq(math.Sin(math.Pi*min(fracB, 1)))
+			for i := b0; i < b1; i++ {
+				phase += dphase
+				if phase > 2*math.Pi {
+					phase -= 2 * math.Pi
 				}
-				a := 1 / float64(k)
-				a *= 1 + 2.5*math.Exp(-sq((fk-v[0])/180)) + 1.5*math.Exp(-sq((fk-v[1])/260))
-				x += a * math.Sin(float64(k)*phase)
+				// harmonics by the Chebyshev recurrence
+				// sin(kθ) = 2cosθ·sin((k−1)θ) − sin((k−2)θ)
+				sin1, cos1 := math.Sincos(phase)
+				prev, cur := 0.0, sin1
+				x := amps[1] * sin1
+				for k := 2; k <= nh; k++ {
+					prev, cur = cur, 2*cos1*cur-prev
+					x += amps[k] * cur
+				}
+				w := float64(i-b0) / float64(b1-b0)
+				env := envA + (envB-envA)*w
+				frac := fracA + (fracB-fracA)*w
+				// consonant noise at syllable onset
+				rng ^= rng << 13
+				rng ^= rng >> 7
+				rng ^= rng << 17
+				noise := (float64(rng>>11)/float64(1<<53))*2 - 1
+				if frac < 0.12 {
+					x = 0.6*x*frac/0.12 + 0.8*noise*(1-frac/0.12)
+				}
+				// word attack/release
+				edge := 1.0
+				if fi := float64(i); fi < attack {
+					edge = 0.5 - 0.5*math.Cos(math.Pi*fi/attack)
+				} else if fr := float64(n - 1 - i); fr < attack {
+					edge = 0.5 - 0.5*math.Cos(math.Pi*fr/attack)
+				}
+				y := 0.12 * x * env * edge
+				sample := int16(max(-32767, min(32767, y*32767)))
+				binary.LittleEndian.PutUint16(out[2*(s0+i):], uint16(sample))
 			}
-			// syllable envelope: dips between syllables, never to zero
-			env := 0.25 + 0.75*sq(math.Sin(math.Pi*frac))
-			// consonant noise at syllable onset
-			rng ^= rng << 13
-			rng ^= rng >> 7
-			rng ^= rng << 17
-			noise := (float64(rng>>11)/float64(1<<53))*2 - 1
-			if frac < 0.12 {
-				x = 0.6*x*frac/0.12 + 0.8*noise*(1-frac/0.12)
-			}
-			// word attack/release
-			edge := 1.0
-			if fi := float64(i); fi < attack {
-				edge = 0.5 - 0.5*math.Cos(math.Pi*fi/attack)
-			} else if fr := float64(n - 1 - i); fr < attack {
-				edge = 0.5 - 0.5*math.Cos(math.Pi*fr/attack)
-			}
-			y := 0.12 * x * env * edge
-			sample := int16(max(-32767, min(32767, y*32767)))
-			binary.LittleEndian.PutUint16(out[2*(s0+i):], uint16(sample))
 		}
 		syll += nsyl
 	}

@@ -167,12 +167,9 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	if f.Stream {
 		sw := newSSE(w, false, o.fault)
 		toks := tokens(text)
-		for i, tok := range toks {
-			d, acc := o.latency.PerToken, &rec.Injected.Tokens
-			if i == 0 {
-				d, acc = o.latency.TimeToFirstToken, &rec.Injected.FirstToken
-			}
-			if s.wait(ctx, d, acc) != nil {
+		pc := s.newPacer(ctx, o.latency, &rec.Injected)
+		for _, tok := range toks {
+			if !pc.token() {
 				rec.Status = 0
 				return
 			}
