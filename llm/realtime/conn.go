@@ -68,6 +68,9 @@ type Conn struct {
 	wbuf []byte
 
 	rbuf []byte // owned by the reader
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Dial connects to the realtime endpoint. It does not send session.update;
@@ -248,14 +251,17 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// Close sends a normal close frame (best effort) and closes the socket.
+// Close sends a normal close frame (best effort, at most 1 s) and closes
+// the socket. It may be called concurrently with Send and ReadEvent (which
+// then fail) and does not wait for a blocked Send.
+// Closing twice is a no-op returning the first result.
 func (c *Conn) Close() error {
-	c.wmu.Lock()
-	_ = c.ws.WriteControl(websocket.CloseMessage,
-		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-	c.wmu.Unlock()
-	if err := c.ws.Close(); err != nil {
-		return fmt.Errorf("realtime: close: %w", err)
-	}
-	return nil
+	c.closeOnce.Do(func() {
+		_ = c.ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		if err := c.ws.Close(); err != nil {
+			c.closeErr = fmt.Errorf("realtime: close: %w", err)
+		}
+	})
+	return c.closeErr
 }

@@ -275,7 +275,12 @@ func TestRealtimeDropAndRedial(t *testing.T) {
 	if rctx.Err() != nil {
 		t.Fatalf("socket never dropped: %v", err)
 	}
-	_ = c.Close()
+	if err := c.Close(); err != nil {
+		t.Logf("close after drop: %v", err) // the peer is gone; best effort
+	}
+	if err2 := c.Close(); err2 != c.Close() {
+		t.Error("Close is not idempotent")
+	}
 
 	c2 := env.dial(t)
 	if err := c2.UpdateSession(ctx, sess); err != nil {
