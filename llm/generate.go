@@ -103,6 +103,9 @@ type Result struct {
 	Kind ResultKind
 	// Text is the free text of the answer (it may accompany a tool call).
 	Text string
+	// Refusal is the model's refusal message, when it refused (Text is
+	// then usually empty).
+	Refusal string
 	// Send is the parsed tool call (valid for ResultToolCall, best effort
 	// for ResultInvalidToolCall).
 	Send SendMessageArgs
@@ -214,8 +217,11 @@ func (c *Client) generateResponses(ctx context.Context, req GenerateRequest, a *
 		switch item.Type {
 		case "message":
 			for _, part := range item.Content {
-				if part.Type == "output_text" {
+				switch part.Type {
+				case "output_text":
 					text.WriteString(part.Text)
+				case "refusal":
+					res.Refusal += part.Refusal
 				}
 			}
 		case "function_call":
@@ -279,7 +285,7 @@ func (c *Client) generateChat(ctx context.Context, req GenerateRequest, a *attem
 		return nil, fmt.Errorf("chat completion: %w (no choices)", errEmpty)
 	}
 	msg := resp.Choices[0].Message
-	res := &Result{ResponseID: resp.ID, Model: resp.Model, Text: strings.TrimSpace(msg.Content),
+	res := &Result{ResponseID: resp.ID, Model: resp.Model, Text: strings.TrimSpace(msg.Content), Refusal: msg.Refusal,
 		Usage: Usage{InputTokens: int(resp.Usage.PromptTokens), OutputTokens: int(resp.Usage.CompletionTokens)}}
 	for i, tc := range msg.ToolCalls {
 		if i > 0 {

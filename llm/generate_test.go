@@ -35,7 +35,7 @@ func TestGenerate(t *testing.T) {
 		send     SendMessageArgs
 		text     string
 		reason   ToolCallReason
-		nameSeen string
+		refusal  string
 	}{
 		{name: "tool call reply",
 			rule: toolRule("reply", `{"mode":"reply","target_message_id":"113","text":"What a final!"}`),
@@ -60,6 +60,9 @@ func TestGenerate(t *testing.T) {
 		{name: "free text",
 			rule: openaisim.Rule{Name: "text", Reply: openaisim.Reply{Text: "The final was wild."}},
 			kind: ResultText, text: "The final was wild."},
+		{name: "refusal",
+			rule: openaisim.Rule{Name: "no", Reply: openaisim.Reply{Refusal: "I can't help with that."}},
+			kind: ResultText, refusal: "I can't help with that."},
 		{name: "skip",
 			rule: openaisim.Rule{Name: "skip", Reply: openaisim.Reply{Skip: true}},
 			kind: ResultText, text: "[SKIP]"},
@@ -78,8 +81,8 @@ func TestGenerate(t *testing.T) {
 				if res.Send != tt.send {
 					t.Errorf("send = %+v, want %+v", res.Send, tt.send)
 				}
-				if res.Text != tt.text {
-					t.Errorf("text = %q, want %q", res.Text, tt.text)
+				if res.Text != tt.text || res.Refusal != tt.refusal {
+					t.Errorf("text = %q, refusal = %q; want %q, %q", res.Text, res.Refusal, tt.text, tt.refusal)
 				}
 				if tt.reason != ToolCallReasonUnknown {
 					if res.ToolErr == nil || res.ToolErr.Reason != tt.reason {
