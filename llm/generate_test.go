@@ -29,13 +29,13 @@ func toolRule(name, args string) openaisim.Rule {
 // TestGenerate runs the text pipeline's call through both APIs.
 func TestGenerate(t *testing.T) {
 	tests := []struct {
-		name     string
-		rule     openaisim.Rule
-		kind     ResultKind
-		send     SendMessageArgs
-		text     string
-		reason   ToolCallReason
-		refusal  string
+		name    string
+		rule    openaisim.Rule
+		kind    ResultKind
+		send    SendMessageArgs
+		text    string
+		reason  ToolCallReason
+		refusal string
 	}{
 		{name: "tool call reply",
 			rule: toolRule("reply", `{"mode":"reply","target_message_id":"113","text":"What a final!"}`),
