@@ -286,6 +286,9 @@ func (c *Client) call(ctx context.Context, op Op, model string, timeout time.Dur
 		if delay <= 0 {
 			delay = backoff(n, c.opts.MaxRetryDelay)
 		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
+			return n, e // the caller's budget ends before the retry could start
+		}
 		c.metrics.observeRetry(op, model, e.Kind)
 		c.log.LogAttrs(ctx, slog.LevelWarn, "llm_retry",
 			slog.String("op", op.String()), slog.String("model", model),

@@ -255,6 +255,23 @@ func TestCallerCancel(t *testing.T) {
 	}
 }
 
+// TestRetryWithinBudget: a retry-after beyond the caller's deadline is not
+// waited for; the rate-limit error comes back at once.
+func TestRetryWithinBudget(t *testing.T) {
+	env := newEnv(t, Options{}, openaisim.Rule{Name: "rl", Fault: openaisim.Fault{Status: 429, RetryAfter: 2 * time.Second}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := env.client.Classify(ctx, "gpt-5-nano", "Answer YES or NO.", "hi")
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Kind != ErrorKindRateLimited || apiErr.RetryAfter != 2*time.Second {
+		t.Fatalf("err = %v, want rate_limited with retry-after 2s", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("returned after %v: waited for a retry that could not fit", d)
+	}
+}
+
 func TestNewOptions(t *testing.T) {
 	for _, bad := range []string{"api.openai.com", "ftp://x/v1", "http://"} {
 		if _, err := New(Options{BaseURL: bad}); err == nil {
