@@ -63,6 +63,15 @@ func (s *Server) routes() http.Handler {
 			s.serveGateway(w, r)
 			return
 		}
+		// A known path with another method gets Discord's JSON 405.
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, p := mux.Handler(probe); p != "/" {
+				writeJSON(w, http.StatusMethodNotAllowed, wireError{Message: "405: Method Not Allowed", Code: codeGeneral})
+				return
+			}
+		}
 		writeJSON(w, http.StatusNotFound, wireError{Message: "404: Not Found", Code: codeGeneral})
 	})
 	return mux

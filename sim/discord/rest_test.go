@@ -29,6 +29,11 @@ func TestRESTAuthAndVersions(t *testing.T) {
 		{"wrong token", "/api/v10/users/@me", "Bot nope", 401},
 		{"unknown version", "/api/v8/users/@me", "Bot " + tok, 404},
 		{"gateway needs no auth", "/api/v9/gateway", "", 200},
+		{"unknown route", "/api/v10/nothing/here", "Bot " + tok, 404},
+	}
+	var e wireError
+	if resp := rest(t, w.sim, "PUT", "/api/v10/channels/1/messages", "Bot "+tok, nil, &e); resp.StatusCode != 405 || e.Message != "405: Method Not Allowed" {
+		t.Errorf("wrong method: %d %+v", resp.StatusCode, e)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
