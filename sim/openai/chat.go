@@ -138,7 +138,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
-	rec.Body = json.RawMessage(body)
+	rec.Body = rawBody(body)
 	req, p, err := parseChatRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)

@@ -1,5 +1,7 @@
 package openaisim
 
+import "fmt"
+
 // Endpoint names an API surface of the simulator. Rules match on it and every
 // recorded request carries it.
 type Endpoint int
@@ -47,4 +49,35 @@ func (e Endpoint) String() string {
 		return endpointNames[e]
 	}
 	return "unknown"
+}
+
+// MarshalText encodes the endpoint by name (for YAML/JSON scripts).
+func (e Endpoint) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText parses an endpoint name as String returns it, or a short
+// alias ("chat", "transcriptions", "speech"); "", "any" and "unknown" mean
+// EndpointUnknown (any endpoint).
+func (e *Endpoint) UnmarshalText(b []byte) error {
+	s := string(b)
+	switch s {
+	case "", "any", "unknown":
+		*e = EndpointUnknown
+		return nil
+	case "chat":
+		*e = EndpointChatCompletions
+		return nil
+	case "transcriptions":
+		*e = EndpointTranscriptions
+		return nil
+	case "speech":
+		*e = EndpointSpeech
+		return nil
+	}
+	for i, name := range endpointNames {
+		if name == s && i != int(EndpointUnknown) {
+			*e = Endpoint(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("openaisim: unknown endpoint %q", s)
 }

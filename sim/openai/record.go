@@ -49,7 +49,8 @@ type Recorded struct {
 	Fault Fault
 	// Injected is the latency the simulator deliberately added.
 	Injected Injected
-	// Body is the raw request body (JSON endpoints only).
+	// Body is the raw request body (JSON endpoints only); a body that is
+	// not valid JSON is kept as a JSON string.
 	Body json.RawMessage
 	// At is when the request arrived; Duration how long handling took.
 	At       time.Time
@@ -196,4 +197,13 @@ func (s *Server) recordEvent(e RealtimeEvent) {
 	s.mu.Lock()
 	s.rtEvents = append(s.rtEvents, e)
 	s.mu.Unlock()
+}
+
+// rawBody keeps a request body for the record, always as valid JSON.
+func rawBody(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	q, _ := json.Marshal(string(b))
+	return q
 }

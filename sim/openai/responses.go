@@ -83,7 +83,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
-	rec.Body = json.RawMessage(body)
+	rec.Body = rawBody(body)
 	req, p, err := parseResponsesRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)

@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	m.HandleFunc("GET /v1/realtime", s.handleRealtime)
+	s.controlRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		rec := s.newRecord(r, EndpointUnknown)
 		rec.Status = http.StatusNotFound

@@ -15,73 +15,74 @@ const SkipText = "[SKIP]"
 // not spent wins. A request no rule matches gets the default reply.
 type Rule struct {
 	// Name labels the rule in recorded requests ([Recorded].Rule).
-	Name string
+	Name string `yaml:"name" json:"name,omitempty"`
 	// Match selects the requests this rule answers.
-	Match Match
+	Match Match `yaml:"match" json:"match"`
 	// Reply is what the simulator answers (unless Fault.Status is set).
-	Reply Reply
+	Reply Reply `yaml:"reply" json:"reply"`
 	// Latency is injected into the reply; the zero value means the server's
 	// default latency ([WithLatency]).
-	Latency Latency
+	Latency Latency `yaml:"latency" json:"latency"`
 	// Fault, when non-zero, replaces or corrupts the reply.
-	Fault Fault
+	Fault Fault `yaml:"fault" json:"fault"`
 	// Times limits how many requests the rule answers; 0 means unlimited.
 	// Times: 1 rules work as a queue of one-shot outcomes.
-	Times int
+	Times int `yaml:"times" json:"times,omitempty"`
 }
 
 // Match selects requests. Every non-zero field must accept the request.
 type Match struct {
 	// Endpoint restricts the rule to one endpoint; EndpointUnknown matches all.
-	Endpoint Endpoint
+	Endpoint Endpoint `yaml:"endpoint" json:"endpoint,omitempty"`
 	// Model must equal the request's model exactly.
-	Model string
+	Model string `yaml:"model" json:"model,omitempty"`
 	// InputPattern is a regexp (RE2) searched in the last user input text
 	// (last user message for responses/chat, speech input text, realtime
 	// user text or transcript of the last audio item).
-	InputPattern string
+	InputPattern string `yaml:"input_pattern" json:"input_pattern,omitempty"`
 	// PromptPattern is a regexp searched in the whole flattened prompt
 	// (instructions + every input item), e.g. to tell a YES/NO classifier
 	// prompt from a generation prompt.
-	PromptPattern string
+	PromptPattern string `yaml:"prompt_pattern" json:"prompt_pattern,omitempty"`
 	// HasTools, when set, requires the request to offer tools (true) or none.
-	HasTools *bool
+	HasTools *bool `yaml:"has_tools" json:"has_tools,omitempty"`
 	// Tool requires a function tool with this name to be offered.
-	Tool string
+	Tool string `yaml:"tool" json:"tool,omitempty"`
 	// MinAudio and MaxAudio bound the uploaded/committed audio duration
 	// (inclusive); zero means unbounded.
-	MinAudio, MaxAudio time.Duration
+	MinAudio time.Duration `yaml:"min_audio" json:"min_audio,omitempty"`
+	MaxAudio time.Duration `yaml:"max_audio" json:"max_audio,omitempty"`
 	// Stream, when set, requires a streaming (true) or non-streaming request.
-	Stream *bool
+	Stream *bool `yaml:"stream" json:"stream,omitempty"`
 }
 
 // Reply is a scripted outcome.
 type Reply struct {
 	// Text is the assistant text (streamed token by token). For speech it is
 	// ignored: speech always voices the request's input.
-	Text string
+	Text string `yaml:"text" json:"text,omitempty"`
 	// Skip makes the text SkipText ("[SKIP]").
-	Skip bool
+	Skip bool `yaml:"skip" json:"skip,omitempty"`
 	// ToolCalls are function calls the model "makes" instead of (or after)
 	// Text. Arguments are sent verbatim, so invalid JSON and hallucinated ids
 	// can be scripted.
-	ToolCalls []ToolCall
+	ToolCalls []ToolCall `yaml:"tool_calls" json:"tool_calls,omitempty"`
 	// Transcript answers transcription requests (REST and realtime input).
-	Transcript string
+	Transcript string `yaml:"transcript" json:"transcript,omitempty"`
 	// Language is reported by verbose_json transcriptions; default "english".
-	Language string
+	Language string `yaml:"language" json:"language,omitempty"`
 	// Refusal makes a responses/chat reply a refusal with this text.
-	Refusal string
+	Refusal string `yaml:"refusal" json:"refusal,omitempty"`
 }
 
 // ToolCall is one function call in a reply.
 type ToolCall struct {
 	// Name is the function name; it need not be one of the offered tools.
-	Name string
+	Name string `yaml:"name" json:"name,omitempty"`
 	// Arguments is the raw JSON argument string (sent as-is, may be invalid).
-	Arguments string
+	Arguments string `yaml:"arguments" json:"arguments"`
 	// CallID is the call id; empty means generated ("call_sim...").
-	CallID string
+	CallID string `yaml:"call_id" json:"call_id,omitempty"`
 }
 
 // Latency is injected delay per phase. Every delay the simulator sleeps is
@@ -89,14 +90,14 @@ type ToolCall struct {
 type Latency struct {
 	// TimeToFirstToken delays the first output (first SSE delta, the whole
 	// non-streamed body, a transcription result, the first realtime delta).
-	TimeToFirstToken time.Duration
+	TimeToFirstToken time.Duration `yaml:"time_to_first_token" json:"time_to_first_token,omitempty"`
 	// PerToken delays each further token (streamed deltas; for non-streamed
 	// bodies the sum is slept before answering).
-	PerToken time.Duration
+	PerToken time.Duration `yaml:"per_token" json:"per_token,omitempty"`
 	// TTSFirstByte delays the first byte of a speech body.
-	TTSFirstByte time.Duration
+	TTSFirstByte time.Duration `yaml:"tts_first_byte" json:"tts_first_byte,omitempty"`
 	// PerAudioChunk delays each further speech chunk (100 ms of audio each).
-	PerAudioChunk time.Duration
+	PerAudioChunk time.Duration `yaml:"per_audio_chunk" json:"per_audio_chunk,omitempty"`
 }
 
 // IsZero reports whether no latency is configured.
@@ -108,29 +109,29 @@ type Fault struct {
 	// error body instead of the reply (429 gets a retry-after header). On the
 	// realtime handshake the upgrade is refused; inside a realtime response an
 	// `error` event with response.done status "failed" is sent instead.
-	Status int
+	Status int `yaml:"status" json:"status,omitempty"`
 	// RetryAfter is sent as retry-after (seconds) and retry-after-ms with 429
 	// and 503 statuses; default 1s for 429.
-	RetryAfter time.Duration
+	RetryAfter time.Duration `yaml:"retry_after" json:"retry_after,omitempty"`
 	// Message overrides the error message.
-	Message string
+	Message string `yaml:"message" json:"message,omitempty"`
 	// Timeout makes the simulator never answer: the request hangs until the
 	// client gives up (or the server closes). Realtime responses stall.
-	Timeout bool
+	Timeout bool `yaml:"timeout" json:"timeout,omitempty"`
 	// TruncateAfterEvents aborts a streamed reply after this many SSE events
 	// (or a speech body after this many chunks) without a terminal event; a
 	// non-streamed body is cut in half with a wrong Content-Length. Any
 	// value > 0 triggers truncation; for non-streamed bodies the number is
 	// not used.
-	TruncateAfterEvents int
+	TruncateAfterEvents int `yaml:"truncate_after_events" json:"truncate_after_events,omitempty"`
 	// MalformedJSON makes the body (non-streamed) or the first delta event
 	// (streamed, realtime) invalid JSON.
-	MalformedJSON bool
+	MalformedJSON bool `yaml:"malformed_json" json:"malformed_json,omitempty"`
 	// DropAfterEvents closes a realtime socket abruptly (no close frame)
 	// after this many server events: counted from the handshake for
 	// EndpointRealtime rules, from response.create for
 	// EndpointRealtimeResponse rules.
-	DropAfterEvents int
+	DropAfterEvents int `yaml:"drop_after_events" json:"drop_after_events,omitempty"`
 }
 
 // IsZero reports whether the fault is empty.

@@ -88,7 +88,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
 		return
 	}
-	rec.Body = json.RawMessage(body)
+	rec.Body = rawBody(body)
 	req, voice, err := parseSpeechRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)
