@@ -154,3 +154,81 @@ func BenchmarkMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPairedListener alternates, packet by packet, the whole receive
+// path (Listener.Push + Tick) and a bare 48 kHz stereo decode of the same
+// packet, and reports the median of each and their ratio: the pipeline's
+// cost relative to decoding alone, robust to a loaded machine.
+func BenchmarkPairedListener(b *testing.B) {
+	for _, direct := range []bool{false, true} {
+		name := "resample"
+		if direct {
+			name = "direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
+			l, _ := NewListener(ListenerConfig{DirectDecode: direct}, func(vad.Event) {}, nil)
+			d, _ := opus.NewDecoder()
+			frame := make([]int16, opus.FrameLen)
+			var tl, td []time.Duration
+			i := 0
+			var seqOff uint16
+			b.ReportAllocs()
+			for b.Loop() {
+				if i > 0 && i%len(pkts) == 0 {
+					seqOff += uint16(len(pkts))
+				}
+				p := pkts[i%len(pkts)].pkt
+				p.Seq += seqOff
+				p.Timestamp += uint32(seqOff) * opus.FrameSamples
+				t0 := time.Now()
+				l.Push(p)
+				l.Tick()
+				t1 := time.Now()
+				_, _ = d.Decode(p.Payload, frame)
+				td = append(td, time.Since(t1))
+				tl = append(tl, t1.Sub(t0))
+				i++
+			}
+			b.StopTimer()
+			reportMedians(b, "listener", tl, "decode", td)
+		})
+	}
+}
+
+// BenchmarkPairedTalker alternates the send path per 20 ms frame (24 kHz
+// mono → resample → encode, Talker.Write) with a bare encode of the same
+// audio at 48 kHz stereo.
+func BenchmarkPairedTalker(b *testing.B) {
+	src24 := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
+	src48 := convert(b, src24, pcm.Mono24k(), pcm.Discord())
+	tk, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	e, _ := opus.NewEncoder(opus.EncoderConfig{})
+	pkt := make([]byte, opus.MaxPacketSize)
+	emit := func([]byte) error { return nil }
+	frames := min(len(src24)/480, len(src48)/opus.FrameLen)
+	var tt, te []time.Duration
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		f := i % frames
+		t0 := time.Now()
+		_ = tk.Write(src24[f*480:(f+1)*480], emit)
+		t1 := time.Now()
+		_, _ = e.Encode(src48[f*opus.FrameLen:(f+1)*opus.FrameLen], pkt)
+		te = append(te, time.Since(t1))
+		tt = append(tt, t1.Sub(t0))
+		i++
+	}
+	b.StopTimer()
+	reportMedians(b, "talker", tt, "encode", te)
+}
+
+func reportMedians(b *testing.B, an string, a []time.Duration, bn string, bd []time.Duration) {
+	ma, mb := median(a), median(bd)
+	b.ReportMetric(float64(ma.Nanoseconds()), an+"-ns/frame")
+	b.ReportMetric(float64(mb.Nanoseconds()), bn+"-ns/frame")
+	if mb > 0 {
+		b.ReportMetric(float64(ma)/float64(mb), an+"/"+bn)
+	}
+}
