@@ -397,3 +397,78 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func TestOpen(t *testing.T) {
+	sess := Session{Instructions: "Persona: banter.", Voice: "marin"}
+	tests := []struct {
+		name     string
+		rule     openaisim.Rule
+		sess     Session
+		key      string
+		attempts int
+		dials    int
+		wantErr  func(error) bool
+	}{
+		{name: "ready at once", sess: sess, attempts: 3, dials: 1},
+		{name: "handshake 503 twice then ok",
+			rule: openaisim.Rule{Name: "busy", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
+				Fault: openaisim.Fault{Status: 503, RetryAfter: time.Millisecond}, Times: 2},
+			sess: sess, attempts: 5, dials: 3},
+		{name: "attempts exhausted",
+			rule: openaisim.Rule{Name: "busy", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
+				Fault: openaisim.Fault{Status: 429}},
+			sess: sess, attempts: 2, dials: 2,
+			wantErr: func(err error) bool { var he *HandshakeError; return errors.As(err, &he) && he.Status == 429 }},
+		{name: "bad key not retried", key: "sk-wrong", sess: sess, attempts: 5, dials: -1, // refused before recording
+			wantErr: func(err error) bool { var he *HandshakeError; return errors.As(err, &he) && he.Status == 401 }},
+		{name: "invalid session not retried", sess: Session{TurnDetection: &TurnDetection{Type: "psychic_vad"}}, attempts: 5, dials: 1,
+			wantErr: func(err error) bool { var se *SessionError; return errors.As(err, &se) && se.Info.Message != "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rules []openaisim.Rule
+			if tt.rule.Name != "" {
+				rules = append(rules, tt.rule)
+			}
+			env := newRTEnv(t, rules...)
+			cfg := env.cfg
+			if tt.key != "" {
+				cfg.APIKey = tt.key
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			c, err := Open(ctx, cfg, tt.sess, tt.attempts)
+			if tt.dials < 0 && time.Since(start) > 200*time.Millisecond {
+				t.Errorf("took %v: a non-retryable refusal was retried", time.Since(start))
+			}
+			if got := len(env.sim.RequestsFor(openaisim.EndpointRealtime)); tt.dials >= 0 && got != tt.dials {
+				t.Errorf("%d dials, want %d", got, tt.dials)
+			}
+			if tt.wantErr != nil {
+				if err == nil || !tt.wantErr(err) {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var upd struct {
+				Session struct {
+					Instructions string `json:"instructions"`
+				} `json:"session"`
+			}
+			if err := json.Unmarshal(firstEvent(t, env.sim, "session.update"), &upd); err != nil || upd.Session.Instructions != sess.Instructions {
+				t.Errorf("session.update instructions %q, %v", upd.Session.Instructions, err)
+			}
+			// The session is usable.
+			_ = c.Send(ctx, ItemCreateCommand{Role: "user", Text: "hello"})
+			_ = c.Send(ctx, ResponseCreateCommand{})
+			if got := readResponse(t, c, nil); got.done.Response.Status != "completed" {
+				t.Errorf("response status %q", got.done.Response.Status)
+			}
+		})
+	}
+}

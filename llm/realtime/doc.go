@@ -9,10 +9,10 @@
 // allocation-free top-level JSON scanner in scan.go) do no I/O; Conn owns
 // the socket and starts no goroutines — the caller runs the read loop.
 //
-// Reconnecting is the caller's job (voice/realtime): a Conn is one socket.
-// When ReadEvent fails, redial with back-off, resend the Session (it is a
-// plain value kept for this) and re-create the conversation items the model
-// should remember. Malformed server events never end the read loop; they
+// Reconnecting is decided by the caller (voice/realtime): a Conn is one
+// socket. When ReadEvent fails, call Open again with the same Session (it
+// dials with back-off and re-applies the session, so the instructions
+// survive) and re-create the conversation items the model should remember. Malformed server events never end the read loop; they
 // are counted (banter_realtime_malformed_events_total) and skipped.
 //
 // Performance (2-core EPYC, same-run baselines, BenchmarkDecodeAudioDelta
