@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -90,9 +89,9 @@ func (s *TextStream) open(ctx context.Context, req GenerateRequest, a *attempt) 
 	timer := time.AfterFunc(s.c.opts.FirstByteTimeout, func() { cancel(errTimeout) })
 	var src deltaSource
 	if s.c.opts.API == APIChatCompletions {
-		p := s.c.chatParams(req)
-		p.StreamOptions.IncludeUsage = param.NewOpt(true)
-		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, p, a.options()...)}
+		// No stream_options: usage is not needed here and some compatible
+		// servers reject the field.
+		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, s.c.chatParams(req), a.options()...)}
 	} else {
 		src = &responsesSource{st: s.c.responses.NewStreaming(sctx, s.c.responsesParams(req), a.options()...)}
 	}
