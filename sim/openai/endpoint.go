@@ -31,25 +31,32 @@ const (
 	EndpointRealtimeTranscription
 )
 
-var endpointNames = [...]string{
-	EndpointUnknown:               "unknown",
-	EndpointResponses:             "responses",
-	EndpointChatCompletions:       "chat.completions",
-	EndpointTranscriptions:        "audio.transcriptions",
-	EndpointSpeech:                "audio.speech",
-	EndpointModels:                "models",
-	EndpointRealtime:              "realtime",
-	EndpointRealtimeResponse:      "realtime.response",
-	EndpointRealtimeTranscription: "realtime.transcription",
-}
-
 // String returns a short stable name, e.g. "responses".
 func (e Endpoint) String() string {
-	if e >= 0 && int(e) < len(endpointNames) {
-		return endpointNames[e]
+	switch e {
+	case EndpointResponses:
+		return "responses"
+	case EndpointChatCompletions:
+		return "chat.completions"
+	case EndpointTranscriptions:
+		return "audio.transcriptions"
+	case EndpointSpeech:
+		return "audio.speech"
+	case EndpointModels:
+		return "models"
+	case EndpointRealtime:
+		return "realtime"
+	case EndpointRealtimeResponse:
+		return "realtime.response"
+	case EndpointRealtimeTranscription:
+		return "realtime.transcription"
+	default:
+		return "unknown"
 	}
-	return "unknown"
 }
+
+// endpointCount bounds the valid endpoints for parsing.
+const endpointCount = EndpointRealtimeTranscription + 1
 
 // MarshalText encodes the endpoint by name (for YAML/JSON scripts).
 func (e Endpoint) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
@@ -73,9 +80,9 @@ func (e *Endpoint) UnmarshalText(b []byte) error {
 		*e = EndpointSpeech
 		return nil
 	}
-	for i, name := range endpointNames {
-		if name == s && i != int(EndpointUnknown) {
-			*e = Endpoint(i)
+	for c := EndpointUnknown + 1; c < endpointCount; c++ {
+		if c.String() == s {
+			*e = c
 			return nil
 		}
 	}

@@ -40,7 +40,6 @@ type rtSession struct {
 	session map[string]any
 	items   []*rtItem
 	buf     []byte // uncommitted input audio
-	audioMs int    // input audio appended since the session started, ms
 	vad     vadState
 	active  *rtResponse
 }

@@ -2,7 +2,6 @@ package openaisim
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -193,76 +192,6 @@ func validateSessionUpdate(upd map[string]any) (param, msg string) {
 	return "", ""
 }
 
-// vadState tracks server VAD over appended audio.
-type vadState struct {
-	inSpeech   bool
-	startMs    int
-	silenceMs  int
-	itemID     string // id announced in speech_started
-	frame      []byte // partial 20 ms frame
-	frameStart int    // audio ms at the start of frame
-}
-
-const vadFrameBytes = SpeechRate / 50 * 2 // 20 ms of pcm16
-
-// frameRMS is the normalized RMS of a pcm16 frame.
-func frameRMS(b []byte) float64 {
-	var e float64
-	n := len(b) / 2
-	for i := 0; i < n; i++ {
-		v := float64(int16(binary.LittleEndian.Uint16(b[2*i:]))) / 32768
-		e += v * v
-	}
-	if n == 0 {
-		return 0
-	}
-	return math.Sqrt(e / float64(n))
-}
-
-// vadEvent is what appending audio caused.
-type vadEvent int
-
-const (
-	vadNone vadEvent = iota
-	vadStarted
-	vadStopped
-)
-
-// feedVADLocked runs VAD over appended audio and returns the events in
-// order with their audio times. A frame is speech when its RMS exceeds
-// threshold × 0.05 (threshold 0.5 ≈ −32 dBFS).
-func (c *rtSession) feedVADLocked(audio []byte, cfg vadConfig) (events []vadEvent, times []int) {
-	v := &c.vad
-	for len(audio) > 0 {
-		need := vadFrameBytes - len(v.frame)
-		take := min(need, len(audio))
-		v.frame = append(v.frame, audio[:take]...)
-		audio = audio[take:]
-		if len(v.frame) < vadFrameBytes {
-			break
-		}
-		speech := frameRMS(v.frame) > cfg.threshold*0.05
-		start := v.frameStart
-		v.frameStart += 20
-		v.frame = v.frame[:0]
-		switch {
-		case !v.inSpeech && speech:
-			v.inSpeech, v.silenceMs = true, 0
-			v.startMs = max(0, start-cfg.prefixMs)
-			events, times = append(events, vadStarted), append(times, v.startMs)
-		case v.inSpeech && speech:
-			v.silenceMs = 0
-		case v.inSpeech && !speech:
-			v.silenceMs += 20
-			if v.silenceMs >= cfg.silenceMs {
-				v.inSpeech = false
-				events, times = append(events, vadStopped), append(times, v.frameStart-v.silenceMs)
-			}
-		}
-	}
-	return events, times
-}
-
 // handleEvent processes one client event (read-loop goroutine only).
 func (c *rtSession) handleEvent(data []byte) {
 	ev, err := decodeClientEvent(data)
@@ -351,7 +280,6 @@ func (c *rtSession) onAppend(ev *rtClientEvent) {
 	} else {
 		c.vad.frameStart += len(audio) / 2 * 1000 / SpeechRate
 	}
-	c.audioMs += len(audio) / 2 * 1000 / SpeechRate
 	c.mu.Unlock()
 	for i, e := range events {
 		switch e {
@@ -396,15 +324,14 @@ func (c *rtSession) commit(clientEventID, id string) bool {
 		id = c.s.newID("item")
 	}
 	prev := c.lastItemIDLocked()
-	it := &rtItem{id: id, typ: "message", role: "user", audioMs: ms, truncateMs: -1}
+	item := map[string]any{"id": id, "object": "realtime.item", "type": "message", "status": "completed", "role": "user",
+		"content": []any{map[string]any{"type": "input_audio", "transcript": nil}}}
+	it := &rtItem{id: id, typ: "message", role: "user", audioMs: ms, truncateMs: -1, raw: item}
 	c.buf = c.buf[:0]
 	c.items = append(c.items, it)
 	transcribe := c.pathLocked("audio", "input", "transcription") != nil
 	c.mu.Unlock()
 
-	item := map[string]any{"id": id, "object": "realtime.item", "type": "message", "status": "completed", "role": "user",
-		"content": []any{map[string]any{"type": "input_audio", "transcript": nil}}}
-	it.raw = item
 	c.send(map[string]any{"type": "input_audio_buffer.committed", "previous_item_id": prev, "item_id": id})
 	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
 	if transcribe {
@@ -437,130 +364,4 @@ func (c *rtSession) lastItemIDLocked() any {
 		return nil
 	}
 	return c.items[len(c.items)-1].id
-}
-
-func (c *rtSession) onItemCreate(ev *rtClientEvent) {
-	var item map[string]any
-	if err := json.Unmarshal(ev.Item, &item); err != nil || item == nil {
-		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "item", "Missing required parameter: 'item'.")
-		return
-	}
-	it := &rtItem{truncateMs: -1}
-	it.typ, _ = item["type"].(string)
-	switch it.typ {
-	case "message":
-		it.role, _ = item["role"].(string)
-		if it.role != "user" && it.role != "assistant" && it.role != "system" {
-			c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.role",
-				fmt.Sprintf("Invalid value: '%v'. Supported values are: 'user', 'assistant', and 'system'.", item["role"]))
-			return
-		}
-		parts, _ := item["content"].([]any)
-		var texts []string
-		for _, p := range parts {
-			pm, _ := p.(map[string]any)
-			switch pm["type"] {
-			case "input_text", "output_text", "text":
-				s, _ := pm["text"].(string)
-				texts = append(texts, s)
-			case "input_audio":
-				if a, ok := pm["audio"].(string); ok {
-					b, err := base64.StdEncoding.DecodeString(a)
-					if err != nil {
-						c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.content", "Invalid 'audio': not valid base64.")
-						return
-					}
-					it.audioMs += len(b) / 2 * 1000 / SpeechRate
-				}
-				if s, ok := pm["transcript"].(string); ok {
-					texts = append(texts, s)
-				}
-			default:
-				c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.content.type",
-					fmt.Sprintf("Invalid value: '%v'. Supported values are: 'input_text', 'input_audio', 'output_text' and 'output_audio'.", pm["type"]))
-				return
-			}
-		}
-		it.text = strings.Join(texts, " ")
-	case "function_call_output":
-		if cid, _ := item["call_id"].(string); cid == "" {
-			c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "item.call_id", "Missing required parameter: 'item.call_id'.")
-			return
-		}
-		it.text, _ = item["output"].(string)
-	case "function_call":
-		it.text, _ = item["arguments"].(string)
-	default:
-		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item.type",
-			fmt.Sprintf("Invalid value: '%v'. Supported values are: 'message', 'function_call', and 'function_call_output'.", item["type"]))
-		return
-	}
-	if id, _ := item["id"].(string); id != "" {
-		it.id = id
-	} else {
-		it.id = c.s.newID("item")
-	}
-	item["id"], item["object"], item["status"] = it.id, "realtime.item", "completed"
-	it.raw = item
-	c.mu.Lock()
-	prev := c.lastItemIDLocked()
-	c.items = append(c.items, it)
-	c.mu.Unlock()
-	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
-}
-
-func (c *rtSession) findItemLocked(id string) (int, *rtItem) {
-	for i, it := range c.items {
-		if it.id == id {
-			return i, it
-		}
-	}
-	return -1, nil
-}
-
-func (c *rtSession) onTruncate(ev *rtClientEvent) {
-	if ev.AudioEndMs == nil {
-		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "audio_end_ms", "Missing required parameter: 'audio_end_ms'.")
-		return
-	}
-	c.mu.Lock()
-	_, it := c.findItemLocked(ev.ItemID)
-	switch {
-	case it == nil:
-		c.mu.Unlock()
-		c.sendError(ev.EventID, "invalid_request_error", "item_truncate_invalid_item_id", "item_id",
-			fmt.Sprintf("Item with item_id not found: %s", ev.ItemID))
-		return
-	case it.role != "assistant" || it.audioMs == 0:
-		c.mu.Unlock()
-		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "item_id", "Only assistant messages with audio can be truncated.")
-		return
-	case *ev.AudioEndMs < 0 || *ev.AudioEndMs > it.audioMs:
-		c.mu.Unlock()
-		c.sendError(ev.EventID, "invalid_request_error", "invalid_value", "audio_end_ms",
-			fmt.Sprintf("audio_end_ms (%d) must not exceed the audio length (%d ms).", *ev.AudioEndMs, it.audioMs))
-		return
-	}
-	it.truncateMs = *ev.AudioEndMs
-	full := it.audioMs
-	c.mu.Unlock()
-	c.s.mu.Lock()
-	c.s.truncations = append(c.s.truncations, Truncation{Session: c.id, ItemID: ev.ItemID, AudioEndMs: *ev.AudioEndMs, AudioMs: full})
-	c.s.mu.Unlock()
-	c.send(map[string]any{"type": "conversation.item.truncated", "item_id": ev.ItemID, "content_index": ev.ContentIndex, "audio_end_ms": *ev.AudioEndMs})
-}
-
-func (c *rtSession) onDelete(ev *rtClientEvent) {
-	c.mu.Lock()
-	i, it := c.findItemLocked(ev.ItemID)
-	if it != nil {
-		c.items = append(c.items[:i], c.items[i+1:]...)
-	}
-	c.mu.Unlock()
-	if it == nil {
-		c.sendError(ev.EventID, "invalid_request_error", "item_delete_invalid_item_id", "item_id",
-			fmt.Sprintf("Item with item_id not found: %s", ev.ItemID))
-		return
-	}
-	c.send(map[string]any{"type": "conversation.item.deleted", "item_id": ev.ItemID})
 }
