@@ -234,3 +234,49 @@ func reportMedians(b *testing.B, an string, a []time.Duration, bn string, bd []t
 		b.ReportMetric(float64(ma)/float64(mb), an+"/"+bn)
 	}
 }
+
+// BenchmarkSessionTick is the audio work of one voice session per 20 ms in
+// issue 9's capacity scenario: two members who each talk half the time
+// (alternating, so one packet through one Listener per tick, both
+// Listeners ticked) while the bot answers (one 24 kHz TTS frame through the
+// Talker). "sessions/core" is how many such sessions one core sustains
+// from the audio work alone (20 ms ÷ cost per tick).
+func BenchmarkSessionTick(b *testing.B) {
+	pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
+	tts := convert(b, testaudio.Speech16k(b, "two-questions.wav"), pcm.Speech16k(), pcm.Mono24k())
+	for _, direct := range []bool{false, true} {
+		name := "resample"
+		if direct {
+			name = "direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			var members [2]*Listener
+			for i := range members {
+				members[i], _ = NewListener(ListenerConfig{DirectDecode: direct}, func(vad.Event) {}, nil)
+				deliver(members[i], pkts, 0)
+			}
+			bot, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+			emit := func([]byte) error { return nil }
+			seqOff := uint16(len(pkts))
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				// Member i%2... each talks for one pass over the story, then listens.
+				turn := (i / len(pkts)) % 2
+				p := pkts[i%len(pkts)].pkt
+				p.Seq += seqOff + uint16(i/len(pkts)/2*len(pkts))
+				p.Timestamp += uint32(p.Seq-pkts[i%len(pkts)].pkt.Seq) * opus.FrameSamples
+				members[turn].Push(p)
+				members[0].Tick()
+				members[1].Tick()
+				f := i % (len(tts)/480 - 1)
+				_ = bot.Write(tts[f*480:(f+1)*480], emit)
+				i++
+			}
+			b.StopTimer()
+			if perTick := float64(b.Elapsed().Nanoseconds()) / float64(b.N); perTick > 0 {
+				b.ReportMetric(float64(20*time.Millisecond)/perTick, "sessions/core")
+			}
+		})
+	}
+}
