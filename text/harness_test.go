@@ -66,7 +66,7 @@ func (l *logBuffer) String() string {
 // harness runs the real text pipeline against both simulators: discordgo to the Discord
 // simulator, openai-go (through llm) to the OpenAI simulator, SQLite in a temp dir.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	clock   *clock
 	dsim    *discordsim.Server
@@ -87,12 +87,18 @@ type harness struct {
 	stop func()
 }
 
-func newHarness(t *testing.T, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
+func newHarness(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
+	t.Helper()
+	return newHarnessWith(t, nil, mutate, rules...)
+}
+
+// newHarnessWith is newHarness with extra Discord simulator options.
+func newHarnessWith(t testing.TB, simOpts []discordsim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, clock: &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
-	h.dsim = discordsim.Serve(t, discordsim.WithClock(h.clock.Now))
+	h.dsim = discordsim.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
 	h.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
 	h.guild = h.dsim.CreateGuild("Banter Test")
 	h.general = h.dsim.CreateTextChannel(h.guild, "general")
