@@ -288,3 +288,61 @@ func TestSynthesizeSpeechLike(t *testing.T) {
 		t.Errorf("not proportional: %v %v", d1, d2)
 	}
 }
+
+func TestTranscriptionFormats(t *testing.T) {
+	wav := EncodeWAV(Synthesize("hello there", "alloy", 1), SpeechRate) // 0.715 s
+	tests := []struct {
+		format, granularity string
+		status              int
+		contentType         string
+		want                []string
+	}{
+		{format: "json", status: 200, contentType: "application/json", want: []string{`"text":"one two three"`, `"type":"duration"`, `"seconds":1`}},
+		{format: "text", status: 200, contentType: "text/plain", want: []string{"one two three\n"}},
+		{format: "srt", status: 200, contentType: "text/plain", want: []string{"1\n00:00:00,000 --> 00:00:00,715\none two three"}},
+		{format: "vtt", status: 200, contentType: "text/plain", want: []string{"WEBVTT\n\n00:00:00.000 --> 00:00:00.715\none two three"}},
+		{format: "verbose_json", granularity: "word", status: 200, contentType: "application/json",
+			want: []string{`"task":"transcribe"`, `"duration":0.715`, `"words":[{"end":0.23`, `"word":"one"`}},
+		{format: "xml", status: 400, contentType: "application/json", want: []string{`"param":"response_format"`}},
+	}
+	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: "one two three"}}))
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			fields := map[string]string{"model": "whisper-1", "response_format": tt.format}
+			if tt.granularity != "" {
+				fields["timestamp_granularities[]"] = tt.granularity
+			}
+			ct, body := multipartBody(t, fields, "a.wav", wav)
+			res, err := http.Post(s.BaseURL()+"/audio/transcriptions", ct, bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tt.status || !strings.HasPrefix(res.Header.Get("Content-Type"), tt.contentType) {
+				t.Errorf("status %d content-type %q", res.StatusCode, res.Header.Get("Content-Type"))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("body %q lacks %q", b, w)
+				}
+			}
+		})
+	}
+}
+
+func TestTranscriptionTooLarge(t *testing.T) {
+	s := serveT(t, WithMaxUpload(1000))
+	ct, body := multipartBody(t, map[string]string{"model": "whisper-1"}, "a.pcm", make([]byte, 2000))
+	res, err := http.Post(s.BaseURL()+"/audio/transcriptions", ct, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d", res.StatusCode)
+	}
+	if r := s.Requests(); len(r) != 1 || r[0].Status != 413 {
+		t.Errorf("recorded %+v", r)
+	}
+}

@@ -88,6 +88,12 @@ func WithAPIKey(key string) Option {
 	return func(s *Server) error { s.apiKey = key; return nil }
 }
 
+// WithMaxUpload sets the transcription upload limit (default 25 MB, as on
+// OpenAI); larger files get a 413.
+func WithMaxUpload(n int64) Option {
+	return func(s *Server) error { s.maxUpload = n; return nil }
+}
+
 // WithSleep replaces how injected latency is waited for (default: a timer
 // that also ends when ctx is done). Tests of timing logic can record or
 // compress delays with it; recorded Injected values are the requested ones.
