@@ -23,6 +23,7 @@ func Policy(c *config.Config) decision.VoicePolicy {
 		MaxAttempts:  rd.MaxAttempts,
 		Timeout:      time.Duration(rd.TimeoutMs) * time.Millisecond,
 		SystemPrompt: rd.Prompts.System,
+		UserPrompt:   rd.Prompts.User,
 	}
 	return p
 }
