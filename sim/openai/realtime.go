@@ -182,6 +182,21 @@ func (c *rtSession) sendEvent(ev map[string]any, delta bool) {
 	}
 }
 
+// itemAdded announces a new conversation item: conversation.item.added (GA),
+// preceded by the beta name conversation.item.created when the server was
+// built WithItemCreatedEvents.
+func (c *rtSession) itemAdded(prev any, item map[string]any) {
+	if c.s.itemCreated {
+		c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": deepCopy(item)})
+	}
+	c.send(map[string]any{"type": "conversation.item.added", "previous_item_id": prev, "item": item})
+}
+
+// itemDone announces a finalized conversation item (conversation.item.done).
+func (c *rtSession) itemDone(item map[string]any) {
+	c.send(map[string]any{"type": "conversation.item.done", "item": item})
+}
+
 // sendError sends an `error` event.
 func (c *rtSession) sendError(clientEventID, typ, code, param, msg string) {
 	c.send(map[string]any{"type": "error", "error": APIError{

@@ -74,7 +74,8 @@ func (c *rtSession) onItemCreate(ev *rtClientEvent) {
 	prev := c.lastItemIDLocked()
 	c.items = append(c.items, it)
 	c.mu.Unlock()
-	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
+	c.itemAdded(prev, item)
+	c.itemDone(item)
 }
 
 func (c *rtSession) findItemLocked(id string) (int, *rtItem) {

@@ -235,7 +235,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		}
 		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
 		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
-		c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": c.lastItemID(), "item": deepCopy(item)})
+		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
 		it := &rtItem{id: itemID, typ: "message", role: "assistant", truncateMs: -1, raw: item}
 		c.mu.Lock()
 		c.items = append(c.items, it)
@@ -300,6 +300,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		c.send(with("response.content_part.done", "part", part))
 		item["status"], item["content"] = "completed", []any{part}
 		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
+		c.itemDone(deepCopy(item).(map[string]any))
 		output = append(output, item)
 		idx++
 	}
@@ -308,6 +309,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "function_call", "status": "in_progress",
 			"name": call.Name, "call_id": call.CallID, "arguments": ""}
 		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
+		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
 		for _, chunk := range chunkString(call.Arguments, 8) {
 			if !pace() {
 				if c.ctx.Err() == nil {
@@ -322,6 +324,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 			"output_index": idx, "call_id": call.CallID, "name": call.Name, "arguments": call.Arguments})
 		item["status"], item["arguments"] = "completed", call.Arguments
 		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
+		c.itemDone(deepCopy(item).(map[string]any))
 		c.mu.Lock()
 		c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
 		c.mu.Unlock()

@@ -333,7 +333,8 @@ func (c *rtSession) commit(clientEventID, id string) bool {
 	c.mu.Unlock()
 
 	c.send(map[string]any{"type": "input_audio_buffer.committed", "previous_item_id": prev, "item_id": id})
-	c.send(map[string]any{"type": "conversation.item.created", "previous_item_id": prev, "item": item})
+	c.itemAdded(prev, item)
+	c.itemDone(item)
 	if transcribe {
 		c.transcribe(it)
 	}

@@ -149,20 +149,20 @@ func TestRealtimeManualTurn(t *testing.T) {
 	c.until("session.updated")
 	c.appendAudio(Synthesize("can you come over here please", "alloy", 1))
 	c.send(map[string]any{"type": "input_audio_buffer.commit"})
-	evs := c.until("conversation.item.created")
-	if strings.Join(types(evs), ",") != "input_audio_buffer.committed,conversation.item.created" {
+	evs := c.until("conversation.item.done")
+	if strings.Join(types(evs), ",") != "input_audio_buffer.committed,conversation.item.added,conversation.item.done" {
 		t.Fatalf("commit events %v", types(evs))
 	}
 	userItem := evs[0]["item_id"].(string)
 	c.send(map[string]any{"type": "response.create"})
 	evs = c.until("response.done")
-	want := []string{"response.created", "response.output_item.added", "conversation.item.created", "response.content_part.added"}
+	want := []string{"response.created", "response.output_item.added", "conversation.item.added", "response.content_part.added"}
 	if got := types(evs); strings.Join(got[:4], ",") != strings.Join(want, ",") {
 		t.Errorf("head %v", got[:4])
 	}
-	tail := []string{"response.output_audio.done", "response.output_audio_transcript.done", "response.content_part.done", "response.output_item.done", "response.done"}
-	if got := types(evs); strings.Join(got[len(got)-5:], ",") != strings.Join(tail, ",") {
-		t.Errorf("tail %v", got[len(got)-5:])
+	tail := []string{"response.output_audio.done", "response.output_audio_transcript.done", "response.content_part.done", "response.output_item.done", "conversation.item.done", "response.done"}
+	if got := types(evs); strings.Join(got[len(got)-6:], ",") != strings.Join(tail, ",") {
+		t.Errorf("tail %v", got[len(got)-6:])
 	}
 	transcript, audio := collect(t, evs)
 	if transcript != reply {
@@ -202,7 +202,7 @@ func TestRealtimeServerVAD(t *testing.T) {
 	evs := c.until("response.done")
 	got := types(evs)
 	want := []string{"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed",
-		"conversation.item.created", "conversation.item.input_audio_transcription.delta"}
+		"conversation.item.added", "conversation.item.done", "conversation.item.input_audio_transcription.delta"}
 	if strings.Join(got[:len(want)], ",") != strings.Join(want, ",") {
 		t.Fatalf("events %v", got)
 	}
@@ -244,7 +244,7 @@ func TestRealtimeCancelAndTruncate(t *testing.T) {
 	c.until("session.updated")
 	c.send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
 		"content": []any{map[string]any{"type": "input_text", "text": "talk to me"}}}})
-	c.until("conversation.item.created")
+	c.until("conversation.item.done")
 	c.send(map[string]any{"type": "response.create"})
 	evs := c.until("response.output_audio.delta")
 	var itemID string
@@ -289,7 +289,7 @@ func TestRealtimeBargeIn(t *testing.T) {
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
 		"content": []any{map[string]any{"type": "input_text", "text": "go"}}}})
-	c.until("conversation.item.created")
+	c.until("conversation.item.done")
 	c.send(map[string]any{"type": "response.create"})
 	c.until("response.output_audio.delta")
 	c.appendAudio(Synthesize("wait stop", "echo", 1))
@@ -504,5 +504,16 @@ func TestRealtimeCloseWithActiveResponse(t *testing.T) {
 	}
 	if _, _, err := conn.ReadMessage(); err == nil {
 		t.Error("socket still open after Close")
+	}
+}
+
+func TestRealtimeItemCreatedOption(t *testing.T) {
+	s := serveT(t, WithItemCreatedEvents())
+	c := dialRT(t, s, "gpt-realtime")
+	c.send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
+		"content": []any{map[string]any{"type": "input_text", "text": "hi"}}}})
+	evs := c.until("conversation.item.done")
+	if got := strings.Join(types(evs), ","); got != "conversation.item.created,conversation.item.added,conversation.item.done" {
+		t.Errorf("events %s", got)
 	}
 }

@@ -17,14 +17,15 @@ import (
 // Server is a running (or mountable) OpenAI API simulator. It is safe for
 // concurrent use; rules may be added while requests are served.
 type Server struct {
-	log       *slog.Logger
-	models    []string
-	apiKey    string
-	latency   Latency
-	sleep     func(ctx context.Context, d time.Duration) error
-	realSleep bool // sleep is sleepCtx: pacers may use deadlines
-	now       func() time.Time
-	maxUpload int64
+	log         *slog.Logger
+	models      []string
+	apiKey      string
+	latency     Latency
+	sleep       func(ctx context.Context, d time.Duration) error
+	realSleep   bool // sleep is sleepCtx: pacers may use deadlines
+	itemCreated bool
+	now         func() time.Time
+	maxUpload   int64
 
 	mux *http.ServeMux
 
@@ -92,6 +93,13 @@ func WithAPIKey(key string) Option {
 // OpenAI); larger files get a 413.
 func WithMaxUpload(n int64) Option {
 	return func(s *Server) error { s.maxUpload = n; return nil }
+}
+
+// WithItemCreatedEvents makes realtime sessions also send the beta-era
+// conversation.item.created before each GA conversation.item.added, for
+// clients written against the beta protocol.
+func WithItemCreatedEvents() Option {
+	return func(s *Server) error { s.itemCreated = true; return nil }
 }
 
 // WithSleep replaces how injected latency is waited for (default: a timer
