@@ -354,6 +354,33 @@ func TestDiscordgoVoiceSignalling(t *testing.T) {
 	if err != nil || vs.ChannelID != string(w.voice) {
 		t.Fatalf("state cache voice state %+v %v", vs, err)
 	}
+
+	// A moderator moves the bot, then disconnects it.
+	other := w.sim.CreateVoiceChannel(w.guild, "Other")
+	firstToken := backend.grants()[len(backend.grants())-1].Token
+	if err := w.sim.MoveVoice(w.guild, w.sim.BotID(), other); err != nil {
+		t.Fatal(err)
+	}
+	moved := ev.wait(t, ctx, func(v any) bool {
+		e, ok := v.(*discordgo.VoiceServerUpdate)
+		return ok && e.Token != firstToken
+	}).(*discordgo.VoiceServerUpdate)
+	if g := backend.grants()[len(backend.grants())-1]; g.Token != moved.Token || g.ChannelID != other {
+		t.Fatalf("move grant %+v, server update %+v", g, moved)
+	}
+	if err := w.sim.MoveVoice(w.guild, w.sim.BotID(), ""); err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, ctx, func(v any) bool {
+		e, ok := v.(*discordgo.VoiceStateUpdate)
+		return ok && e.UserID == dg.State.User.ID && e.ChannelID == ""
+	})
+	if len(backend.revoked()) != 1 || backend.revoked()[0] != w.sim.BotID() {
+		t.Fatalf("revoked %v", backend.revoked())
+	}
+	if err := w.sim.MoveVoice(w.guild, w.sim.BotID(), other); err == nil {
+		t.Fatal("moving a user who is not in voice must fail")
+	}
 }
 
 func TestDiscordgoSlashCommand(t *testing.T) {

@@ -5,7 +5,9 @@ import (
 	"compress/zlib"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -446,7 +448,7 @@ func TestVoiceSignallingOrder(t *testing.T) {
 		if f := other.until("VOICE_STATE_UPDATE"); !strings.Contains(string(f.D), string(ch)) {
 			t.Fatalf("other member saw %s", f.D)
 		}
-		last := backend.grants[len(backend.grants)-1]
+		last := backend.grants()[len(backend.grants())-1]
 		if last.Token != su.Token || last.SessionID != r.SessionID || last.ChannelID != ch || !last.SelfDeaf {
 			t.Fatalf("backend grant %+v", last)
 		}
@@ -459,8 +461,8 @@ func TestVoiceSignallingOrder(t *testing.T) {
 	if f.typ() != "VOICE_STATE_UPDATE" || !strings.Contains(string(f.D), `"channel_id":null`) {
 		t.Fatalf("leave: got %s %s", f.typ(), f.D)
 	}
-	if len(backend.revoked) != 1 || backend.revoked[0] != w.sim.BotID() {
-		t.Fatalf("revoked %v", backend.revoked)
+	if len(backend.revoked()) != 1 || backend.revoked()[0] != w.sim.BotID() {
+		t.Fatalf("revoked %v", backend.revoked())
 	}
 	if _, ok := w.sim.VoiceStateOf(w.guild, w.sim.BotID()); ok {
 		t.Fatal("bot still in voice")
@@ -485,17 +487,41 @@ func TestVoiceSignallingOrder(t *testing.T) {
 	}
 }
 
-// fakeVoice records grants; it is called under the server's lock, so no
-// locking of its own is needed for reads after the dispatches were seen.
+// fakeVoice is a VoiceBackend that records grants and revocations.
 type fakeVoice struct {
 	endpoint string
-	grants   []VoiceGrant
-	revoked  []UserID
+
+	mu       sync.Mutex // guards following
+	grantLog []VoiceGrant
+	revokes  []UserID
 }
 
-func (f *fakeVoice) Endpoint() string             { return f.endpoint }
-func (f *fakeVoice) Authorize(g VoiceGrant) error { f.grants = append(f.grants, g); return nil }
-func (f *fakeVoice) Revoke(_ GuildID, u UserID)   { f.revoked = append(f.revoked, u) }
+func (f *fakeVoice) Endpoint() string { return f.endpoint }
+
+func (f *fakeVoice) Authorize(g VoiceGrant) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.grantLog = append(f.grantLog, g)
+	return nil
+}
+
+func (f *fakeVoice) Revoke(_ GuildID, u UserID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revokes = append(f.revokes, u)
+}
+
+func (f *fakeVoice) grants() []VoiceGrant {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.grantLog)
+}
+
+func (f *fakeVoice) revoked() []UserID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.revokes)
+}
 
 func TestGatewayAnyPath(t *testing.T) {
 	w := newWorld(t)

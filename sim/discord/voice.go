@@ -168,3 +168,53 @@ func (s *Server) LeaveVoice(u UserID, ch ChannelID) error {
 	s.leaveVoiceLocked(g, u)
 	return nil
 }
+
+// MoveVoice does what a moderator does to user u in guild g: moves them to
+// voice channel ch, or disconnects them from voice when ch is "". Everyone
+// with GUILD_VOICE_STATES gets the VOICE_STATE_UPDATE; if u's voice state
+// belongs to one of u's gateway sessions (the bot), that session also gets
+// a VOICE_SERVER_UPDATE with a fresh token after a move, as on a join.
+func (s *Server) MoveVoice(g GuildID, u UserID, ch ChannelID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gd := s.guilds[g]
+	if gd == nil || gd.voice[u] == nil {
+		return fmt.Errorf("discordsim: move voice: %s is not in voice in %s", u, g)
+	}
+	if ch == "" {
+		s.leaveVoiceLocked(gd, u)
+		return nil
+	}
+	c := s.channels[ch]
+	if c == nil || c.guild != g || c.typ != ChannelVoice {
+		return fmt.Errorf("discordsim: move voice: %s is not a voice channel of %s", ch, g)
+	}
+	vs := gd.voice[u]
+	vs.channel = ch
+	owner := s.sessions[vs.sessionID]
+	if owner != nil && owner.user != u {
+		owner = nil
+	}
+	grant := VoiceGrant{GuildID: g, ChannelID: ch, UserID: u, SessionID: vs.sessionID,
+		Token: "vtok-" + randomHex(12), SelfDeaf: vs.selfDeaf, SelfMute: vs.selfMute}
+	if s.voice != nil {
+		if err := s.voice.Authorize(grant); err != nil {
+			return fmt.Errorf("discordsim: move voice: %w", err)
+		}
+	}
+	s.broadcastVoiceStateLocked(gd, u, vs, owner)
+	if owner != nil {
+		endpoint := noVoiceEndpoint
+		if s.voice != nil {
+			endpoint = s.voice.Endpoint()
+		}
+		ev := struct {
+			Token    string  `json:"token"`
+			GuildID  GuildID `json:"guild_id"`
+			Endpoint string  `json:"endpoint"`
+		}{grant.Token, g, endpoint}
+		s.dispatchToLocked(owner, "VOICE_SERVER_UPDATE", ev, 0)
+	}
+	s.notifyLocked()
+	return nil
+}
