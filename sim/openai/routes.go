@@ -33,6 +33,15 @@ func (s *Server) routes() {
 
 // ServeHTTP makes the simulator an http.Handler (paths start with /v1/).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, errorFor(http.StatusServiceUnavailable, "openaisim: server closed"), 0)
+		return
+	}
+	s.reqWG.Add(1)
+	s.mu.Unlock()
+	defer s.reqWG.Done()
 	if s.apiKey != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.apiKey)) != 1 {
@@ -62,7 +71,10 @@ func (s *Server) preFault(w http.ResponseWriter, r *http.Request, o *outcome, re
 	f := o.fault
 	rec.Fault = f
 	if f.Timeout {
-		<-r.Context().Done()
+		select { // the client gives up, or Close ends it (also when mounted elsewhere)
+		case <-r.Context().Done():
+		case <-s.ctx.Done():
+		}
 		rec.Status = 0
 		return true
 	}

@@ -37,6 +37,7 @@ type Server struct {
 	cancel  context.CancelFunc
 	serveWG sync.WaitGroup // the http.Server.Serve goroutine
 	connWG  sync.WaitGroup // realtime sessions
+	reqWG   sync.WaitGroup // handlers in flight (Add under mu while !closed)
 
 	mu          sync.Mutex // guards following
 	rules       []*compiledRule
@@ -225,6 +226,7 @@ func (s *Server) Close() error {
 		s.serveWG.Wait()
 	}
 	s.connWG.Wait()
+	s.reqWG.Wait()
 	if err != nil {
 		return fmt.Errorf("openaisim: close: %w", err)
 	}
