@@ -24,10 +24,12 @@ type rtSession struct {
 	s     *Server
 	id    string
 	model string
-	conn  *websocket.Conn
-	ctx   context.Context
-	stop  context.CancelFunc
-	wg    sync.WaitGroup // response goroutines
+	// requestID is the handshake's x-request-id.
+	requestID string
+	conn      *websocket.Conn
+	ctx       context.Context
+	stop      context.CancelFunc
+	wg        sync.WaitGroup // response goroutines
 
 	writeMu        sync.Mutex // guards following
 	sent           int        // server events written
@@ -88,14 +90,14 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 		CheckOrigin:  func(*http.Request) bool { return true },
 		Subprotocols: []string{"realtime"},
 	}
-	conn, err := up.Upgrade(w, r, nil)
+	conn, err := up.Upgrade(w, r, http.Header{"X-Request-Id": {rec.RequestID}})
 	if err != nil {
 		rec.Status = http.StatusBadRequest
 		return // Upgrade already answered
 	}
 	rec.Status = http.StatusSwitchingProtocols
 	c := &rtSession{
-		s: s, id: s.newID("sess"), model: model, conn: conn,
+		s: s, id: s.newID("sess"), model: model, conn: conn, requestID: rec.RequestID,
 		dropAt: o.fault.DropAfterEvents, malformedNext: o.fault.MalformedJSON,
 	}
 	c.ctx, c.stop = context.WithCancel(s.ctx)

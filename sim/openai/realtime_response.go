@@ -137,7 +137,7 @@ func (c *rtSession) responseInputLocked(p *rtResponseParams) (*matchInput, *Reco
 		}
 	}
 	rec := &Recorded{
-		Endpoint: EndpointRealtimeResponse, Method: "WS", Path: "/v1/realtime", Model: c.model,
+		Endpoint: EndpointRealtimeResponse, RequestID: c.requestID, Method: "WS", Path: "/v1/realtime", Model: c.model,
 		Instructions: instr, LastUserText: in.lastUser, Prompt: in.prompt, Tools: tools,
 		AudioDuration: in.audio, Stream: true, At: c.s.now(),
 	}

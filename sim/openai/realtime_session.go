@@ -344,7 +344,7 @@ func (c *rtSession) commit(clientEventID, id string) bool {
 // transcribe answers the input transcription of a committed audio item.
 func (c *rtSession) transcribe(it *rtItem) {
 	d := time.Duration(it.audioMs) * time.Millisecond
-	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, Method: "WS", Path: "/v1/realtime", Model: c.model, AudioDuration: d, At: c.s.now()}
+	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, RequestID: c.requestID, Method: "WS", Path: "/v1/realtime", Model: c.model, AudioDuration: d, At: c.s.now()}
 	o := c.s.resolve(&matchInput{endpoint: EndpointRealtimeTranscription, model: c.model, audio: d, hasAudio: true})
 	rec.Rule, rec.Fault = o.rule, o.fault
 	text := transcriptFor(&o, d)

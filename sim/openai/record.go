@@ -12,6 +12,10 @@ type Recorded struct {
 	// ends), from 1.
 	Seq      int
 	Endpoint Endpoint
+	// RequestID is the x-request-id header sent with the reply
+	// ("req_sim000001"); realtime responses and transcriptions carry the
+	// handshake's.
+	RequestID string
 	// Method and Path are the HTTP request line (Path without query).
 	Method, Path string
 	// Model is the requested model.

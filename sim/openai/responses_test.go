@@ -74,7 +74,8 @@ func TestResponsesText(t *testing.T) {
 				t.Fatalf("recorded %d requests", len(reqs))
 			}
 			r := reqs[0]
-			if r.Endpoint != EndpointResponses || r.Model != "gpt-5-mini" || r.LastUserText != tt.input || r.Rule != tt.rule {
+			if r.Endpoint != EndpointResponses || r.Model != "gpt-5-mini" || r.LastUserText != tt.input || r.Rule != tt.rule ||
+				!strings.HasPrefix(r.RequestID, "req_") {
 				t.Errorf("recorded %+v", r)
 			}
 			if !strings.Contains(r.Prompt, "Answer YES or NO") || !strings.Contains(r.Prompt, "user: "+tt.input) {

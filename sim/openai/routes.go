@@ -1,6 +1,7 @@
 package openaisim
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -53,16 +54,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.log.Debug("openaisim: request", "method", r.Method, "path", r.URL.Path)
+	id := s.newID("req")
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	s.log.Debug("openaisim: request", "method", r.Method, "path", r.URL.Path, "request_id", id)
 	s.mux.ServeHTTP(w, r)
 }
+
+// requestIDKey carries the x-request-id of a request in its context.
+type requestIDKey struct{}
 
 // newRecord starts the record of a request.
 func (s *Server) newRecord(r *http.Request, e Endpoint) *Recorded {
 	s.mu.Lock()
 	s.started++
 	s.mu.Unlock()
-	return &Recorded{Endpoint: e, Method: r.Method, Path: r.URL.Path, At: s.now()}
+	id, _ := r.Context().Value(requestIDKey{}).(string)
+	return &Recorded{Endpoint: e, RequestID: id, Method: r.Method, Path: r.URL.Path, At: s.now()}
 }
 
 // preFault applies the faults that replace a reply entirely (Timeout,
