@@ -43,17 +43,11 @@ type gwConn struct {
 	withholdACK int  // heartbeats left to leave unacknowledged
 }
 
-var upgrader = websocket.Upgrader{
-	ReadBufferSize:  4096,
-	WriteBufferSize: 4096,
-	CheckOrigin:     func(*http.Request) bool { return true },
-}
-
 // serveGateway upgrades any path with ?v=9|10&encoding=json (§4 C).
 // https://discord.com/developers/docs/events/gateway#connecting
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/gorilla/websocket"
 )
 
 // Option configures a Server.
@@ -100,6 +101,7 @@ type Server struct {
 	voice     VoiceBackend
 	limiter   *limiter
 	cfg       config
+	upgrader  websocket.Upgrader
 
 	ln      net.Listener
 	httpSrv *http.Server
@@ -162,6 +164,11 @@ func New(opts ...Option) *Server {
 		interactions: map[InteractionID]*interaction{},
 		sessions:     map[string]*session{},
 		conns:        map[*gwConn]struct{}{},
+	}
+	s.upgrader = websocket.Upgrader{
+		ReadBufferSize:  4096,
+		WriteBufferSize: 4096,
+		CheckOrigin:     func(*http.Request) bool { return true },
 	}
 	s.limiter = newLimiter(c.limitNow, c.limits, c.defaultLim, c.global)
 	s.bot = s.createUser(c.botName, true, true)
