@@ -19,6 +19,11 @@ type prompt struct {
 	policy       toolPolicy
 	forced       string // function name forced by tool_choice
 	stream       bool
+	lines        []string // flattened input items
+	// unmatched are function_call_output call ids without a function_call
+	// in the input (allowed only with previous_response_id).
+	unmatched []string
+	previous  *storedResponse // set by applyPrevious
 }
 
 // requestError is a client error that maps to a 400 with a param.
@@ -99,6 +104,7 @@ func parseResponsesRequest(body []byte) (*responsesRequest, *prompt, error) {
 	if err := parseToolChoice(req.ToolChoice, p, false); err != nil {
 		return nil, nil, err
 	}
+	p.lines = lines
 	p.flat = flatten(p.instructions, lines)
 	return &req, p, nil
 }
@@ -168,8 +174,11 @@ func parseResponsesInput(raw json.RawMessage, hasPrevious bool, p *prompt, lines
 			if it.CallID == "" {
 				return reqErr(param+".call_id", "Missing required parameter: '%s.call_id'.", param)
 			}
-			if !hasPrevious && !calls[it.CallID] {
-				return reqErr("input", "No tool call found for function call output with call_id %s.", it.CallID)
+			if !calls[it.CallID] {
+				if !hasPrevious {
+					return reqErr("input", "No tool call found for function call output with call_id %s.", it.CallID)
+				}
+				p.unmatched = append(p.unmatched, it.CallID)
 			}
 			out, err := outputText(it.Output, param+".output")
 			if err != nil {

@@ -89,6 +89,12 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, rec, err)
 		return
 	}
+	if req.PreviousResponseID != nil {
+		if err := s.applyPrevious(*req.PreviousResponseID, p); err != nil {
+			s.reject(w, rec, err)
+			return
+		}
+	}
 	fillRecord(rec, p)
 	o := s.resolve(&matchInput{
 		endpoint: EndpointResponses, model: p.model, lastUser: p.lastUser, prompt: p.flat,
@@ -101,6 +107,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	pl := s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced)
 	resp := s.newResponseObject(req, p)
 	items := s.planItems(&pl)
+	if req.Store == nil || *req.Store {
+		s.storeResponse(resp.ID, p, &pl)
+	}
 	rec.Status = http.StatusOK
 	if !p.stream {
 		n := countTokens(pl.text) + countTokens(pl.refusal)

@@ -326,3 +326,49 @@ func TestResponsesLatencyRecorded(t *testing.T) {
 		t.Errorf("InjectedTotal = %v", s.InjectedTotal())
 	}
 }
+
+func TestResponsesPreviousResponseID(t *testing.T) {
+	s := serveT(t, WithRules(
+		Rule{Name: "call", Match: Match{InputPattern: "^hello bot$"}, Times: 1,
+			Reply: Reply{ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: `{"content":"hi"}`}}}},
+		Rule{Name: "chained", Match: Match{PromptPattern: `(?s)user: hello bot\nfunction_call send_discord_message.*function_call_output call_\w+: ok`}, Reply: Reply{Text: "chained"}},
+	))
+	c := newClient(s)
+	ctx := context.Background()
+	first, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello bot")}, Tools: []responses.ToolUnionParam{sendTool()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := first.Output[0].AsFunctionCall().CallID
+	output := func(id string) responses.ResponseNewParamsInputUnion {
+		return responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+			CallID: openai.String(id), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String("ok")}}}}}
+	}
+	second, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini", PreviousResponseID: openai.String(first.ID), Input: output(callID)})
+	if err != nil || second.OutputText() != "chained" || second.PreviousResponseID != first.ID {
+		t.Fatalf("chained: %v %s", err, second.RawJSON())
+	}
+	tests := []struct {
+		name, prev, call, param string
+	}{
+		{name: "unknown previous", prev: "resp_nope", call: callID, param: "previous_response_id"},
+		{name: "call not in history", prev: first.ID, call: "call_other", param: "input"},
+	}
+	for _, tt := range tests {
+		_, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini", PreviousResponseID: openai.String(tt.prev), Input: output(tt.call)})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != tt.param {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	unstored, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini", Store: openai.Bool(false),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini", PreviousResponseID: openai.String(unstored.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("y")}}); err == nil {
+		t.Error("store:false response could be chained")
+	}
+}

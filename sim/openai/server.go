@@ -46,6 +46,7 @@ type Server struct {
 	rtEvents    []RealtimeEvent
 	rtConns     map[*rtSession]struct{}
 	truncations []Truncation
+	stored      map[string]*storedResponse // by response id, for previous_response_id
 	ids         map[string]int
 	started     int // requests (and realtime sockets) that have arrived
 	closed      bool
@@ -136,6 +137,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		maxUpload: 25 << 20,
 		rtConns:   make(map[*rtSession]struct{}),
 		ids:       make(map[string]int),
+		stored:    make(map[string]*storedResponse),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, o := range opts {
