@@ -80,20 +80,24 @@ const (
 	intentsAll                Intents = 1<<26 - 1
 )
 
-// Gateway close codes.
+// CloseCode is a WebSocket close code: the gateway's 4000-4014, or a
+// standard one (1000, 1006, 1012) seen from a client.
 // https://discord.com/developers/docs/topics/opcodes-and-status-codes#gateway-gateway-close-event-codes
+type CloseCode int
+
+// Gateway close codes.
 const (
-	CloseUnknownError         = 4000
-	CloseUnknownOpcode        = 4001
-	CloseDecodeError          = 4002
-	CloseNotAuthenticated     = 4003
-	CloseAuthenticationFailed = 4004
-	CloseAlreadyAuthenticated = 4005
-	CloseInvalidSeq           = 4007
-	CloseSessionTimedOut      = 4009
-	CloseInvalidAPIVersion    = 4012
-	CloseInvalidIntents       = 4013
-	CloseDisallowedIntents    = 4014
+	CloseUnknownError         CloseCode = 4000
+	CloseUnknownOpcode        CloseCode = 4001
+	CloseDecodeError          CloseCode = 4002
+	CloseNotAuthenticated     CloseCode = 4003
+	CloseAuthenticationFailed CloseCode = 4004
+	CloseAlreadyAuthenticated CloseCode = 4005
+	CloseInvalidSeq           CloseCode = 4007
+	CloseSessionTimedOut      CloseCode = 4009
+	CloseInvalidAPIVersion    CloseCode = 4012
+	CloseInvalidIntents       CloseCode = 4013
+	CloseDisallowedIntents    CloseCode = 4014
 )
 
 // clientPayload is a decoded frame from a client. Exactly one of the
@@ -145,9 +149,46 @@ type requestMembersCommand struct {
 	Nonce   string          `json:"nonce"`
 }
 
+// String names the close code.
+func (c CloseCode) String() string {
+	switch c {
+	case 0:
+		return "none"
+	case 1000:
+		return "normal"
+	case 1006:
+		return "abnormal"
+	case 1012:
+		return "service restart"
+	case CloseUnknownError:
+		return "unknown error"
+	case CloseUnknownOpcode:
+		return "unknown opcode"
+	case CloseDecodeError:
+		return "decode error"
+	case CloseNotAuthenticated:
+		return "not authenticated"
+	case CloseAuthenticationFailed:
+		return "authentication failed"
+	case CloseAlreadyAuthenticated:
+		return "already authenticated"
+	case CloseInvalidSeq:
+		return "invalid seq"
+	case CloseSessionTimedOut:
+		return "session timed out"
+	case CloseInvalidAPIVersion:
+		return "invalid API version"
+	case CloseInvalidIntents:
+		return "invalid intents"
+	case CloseDisallowedIntents:
+		return "disallowed intents"
+	}
+	return fmt.Sprintf("CloseCode(%d)", int(c))
+}
+
 // codecError carries the close code a decode failure earns.
 type codecError struct {
-	Code int
+	Code CloseCode
 	Err  error
 }
 

@@ -11,7 +11,7 @@ func TestDecodeClientPayload(t *testing.T) {
 		name     string
 		in       string
 		wantOp   Opcode
-		wantCode int // 0: no error
+		wantCode CloseCode // 0: no error
 		check    func(t *testing.T, p clientPayload)
 	}{
 		{"discordgo identify with newline", `{"op":2,"d":{"token":"Bot abc","properties":{"$os":"linux"},"compress":true,"large_threshold":250,"presence":{"status":""},"intents":3243773}}` + "\n", OpIdentify, 0,
@@ -136,4 +136,27 @@ func FuzzDecodeClientPayload(f *testing.F) {
 			t.Fatal("accepted invalid JSON")
 		}
 	})
+}
+
+func TestEnumStrings(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{OpIdentify.String(), "Identify"},
+		{Opcode(99).String(), "Opcode(99)"},
+		{CloseAuthenticationFailed.String(), "authentication failed"},
+		{CloseCode(4999).String(), "CloseCode(4999)"},
+		{ChannelPublicThread.String(), "PUBLIC_THREAD"},
+		{MessageReply.String(), "REPLY"},
+		{OriginInteraction.String(), "interaction"},
+		{GatewayResumed.String(), "resumed"},
+		{GatewayEventKind(99).String(), "GatewayEventKind(99)"},
+		{CallbackDeferredChannelMessage.String(), "DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE"},
+		{InteractionCallbackType(99).String(), "InteractionCallbackType(99)"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
 }

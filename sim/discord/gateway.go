@@ -16,7 +16,7 @@ import (
 // close frame with a code, after which the writer stops.
 type frame struct {
 	data      []byte
-	closeCode int
+	closeCode CloseCode
 	closeText string
 	compress  bool // payload compression (identify compress:true)
 }
@@ -99,12 +99,12 @@ func (c *gwConn) readLoop() {
 	for {
 		mt, data, err := c.ws.ReadMessage()
 		if err != nil {
-			code := 0
+			var code CloseCode
 			var ce *websocket.CloseError
 			var ne net.Error
 			switch {
 			case errors.As(err, &ce):
-				code = ce.Code
+				code = CloseCode(ce.Code)
 			case errors.As(err, &ne) && ne.Timeout():
 				s.mu.Lock()
 				s.recordLocked(c.eventLocked(GatewayTimedOut, CloseSessionTimedOut))
@@ -127,7 +127,7 @@ func (c *gwConn) readLoop() {
 			var ce *codecError
 			code := CloseDecodeError
 			if errors.As(err, &ce) {
-				code = ce.Code
+				code = CloseCode(ce.Code)
 			}
 			s.log.Debug("discordsim: bad gateway payload", "err", err)
 			c.closeWith(code, err.Error())
@@ -144,7 +144,7 @@ func (c *gwConn) readLoop() {
 	}
 }
 
-func (c *gwConn) eventLocked(k GatewayEventKind, code int) GatewayEvent {
+func (c *gwConn) eventLocked(k GatewayEventKind, code CloseCode) GatewayEvent {
 	e := GatewayEvent{Kind: k, Conn: c.num, CloseCode: code}
 	if c.sess != nil {
 		e.User, e.Session, e.Intents = c.sess.user, c.sess.id, c.sess.intents
@@ -154,7 +154,7 @@ func (c *gwConn) eventLocked(k GatewayEventKind, code int) GatewayEvent {
 
 // detach unbinds the connection from its session; the session stays for
 // Resume.
-func (c *gwConn) detach(code int) {
+func (c *gwConn) detach(code CloseCode) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,7 +184,7 @@ func (c *gwConn) send(f frame) {
 func (c *gwConn) sendLocked(data []byte) { c.send(frame{data: data, compress: c.compress}) }
 
 // closeWith queues a close frame; the writer sends it and shuts the socket.
-func (c *gwConn) closeWith(code int, text string) {
+func (c *gwConn) closeWith(code CloseCode, text string) {
 	c.send(frame{closeCode: code, closeText: text})
 }
 
@@ -220,7 +220,7 @@ func (c *gwConn) writeLoop() {
 			if len(text) > 120 { // control frames carry at most 125 bytes
 				text = text[:120]
 			}
-			msg := websocket.FormatCloseMessage(f.closeCode, text)
+			msg := websocket.FormatCloseMessage(int(f.closeCode), text)
 			_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 			return
 		}

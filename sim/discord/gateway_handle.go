@@ -6,7 +6,7 @@ import (
 
 // handle acts on one decoded client payload. It returns a close code when
 // the connection was closed because of it, else 0.
-func (c *gwConn) handle(p clientPayload) int {
+func (c *gwConn) handle(p clientPayload) CloseCode {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,7 +46,7 @@ func (c *gwConn) handle(p clientPayload) int {
 // identifyLocked handles Op 2: a new session, READY, then one GUILD_CREATE
 // per guild (§4 C, D). After Invalid Session the same socket may identify
 // again (discordgo does).
-func (c *gwConn) identifyLocked(id *identifyCommand) int {
+func (c *gwConn) identifyLocked(id *identifyCommand) CloseCode {
 	s := c.s
 	if c.sess != nil && c.sess.conn == c && !c.sess.invalid {
 		c.closeWith(CloseAlreadyAuthenticated, "Already authenticated")
@@ -143,7 +143,7 @@ type readyApplication struct {
 // original number, then RESUMED. An unknown, invalidated or too old
 // session gets Invalid Session (d:false) on the same socket.
 // https://discord.com/developers/docs/events/gateway#resuming
-func (c *gwConn) resumeLocked(r *resumeCommand) int {
+func (c *gwConn) resumeLocked(r *resumeCommand) CloseCode {
 	s := c.s
 	ss := s.sessions[r.SessionID]
 	uid, tokOK := s.tokens[r.Token]

@@ -115,7 +115,7 @@ func TestGatewayCloseCodes(t *testing.T) {
 		name  string
 		query string
 		send  []any
-		want  int
+		want  CloseCode
 	}{
 		{"bad token", "v=10", []any{identifyPayload("nope", 1, false)}, CloseAuthenticationFailed},
 		{"bad api version", "v=6", nil, CloseInvalidAPIVersion},
@@ -134,7 +134,7 @@ func TestGatewayCloseCodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := g.closeCode(); got != tc.want {
+			if got := CloseCode(g.closeCode()); got != tc.want {
 				t.Fatalf("close code %d, want %d", got, tc.want)
 			}
 		})
@@ -184,7 +184,7 @@ func TestMissedHeartbeatsTimeOut(t *testing.T) {
 	w := newWorld(t, WithHeartbeatInterval(20*time.Millisecond))
 	g, _ := identify(t, w.sim, w.sim.Token(), allIntents)
 	// Never beat: the server closes with 4009 after 1.5 intervals + 1 s.
-	if got := g.closeCode(); got != CloseSessionTimedOut {
+	if got := CloseCode(g.closeCode()); got != CloseSessionTimedOut {
 		t.Fatalf("close %d, want %d", got, CloseSessionTimedOut)
 	}
 	if n := w.sim.CountGateway(GatewayTimedOut); n != 1 {

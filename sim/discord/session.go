@@ -120,11 +120,11 @@ type GatewayEvent struct {
 	User        UserID // "" before Identify/Resume
 	Session     string
 	Intents     Intents
-	Compression string // "", "payload" (compress:true) or "zlib-stream"
-	Seq         int64  // Resume: the client's seq; Heartbeat: d
-	Replayed    int    // Resume: dispatches replayed
-	ACKed       bool   // Heartbeat: whether op 11 was sent
-	CloseCode   int    // Disconnected/TimedOut: the close code, if known
+	Compression string    // "", "payload" (compress:true) or "zlib-stream"
+	Seq         int64     // Resume: the client's seq; Heartbeat: d
+	Replayed    int       // Resume: dispatches replayed
+	ACKed       bool      // Heartbeat: whether op 11 was sent
+	CloseCode   CloseCode // Disconnected/TimedOut: the close code, if known
 }
 
 func (s *Server) recordLocked(e GatewayEvent) {
