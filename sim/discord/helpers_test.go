@@ -27,7 +27,7 @@ func checkLeaks(t *testing.T) {
 			buf = buf[:runtime.Stack(buf, true)]
 			var leaked []string
 			for _, g := range strings.Split(string(buf), "\n\n") {
-				if strings.Contains(g, "sim/discord.(*") && !strings.Contains(g, "testing.tRunner") {
+				if strings.Contains(g, "banter/sim/discord.") && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "checkLeaks") {
 					leaked = append(leaked, g)
 				}
 			}
