@@ -194,7 +194,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	sw := newSSE(w, false, o.fault)
+	sw := s.newSSE(w, r, false, o.fault)
 	chunk := func(delta map[string]any, finishReason any, delta2 bool) {
 		c := map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,

@@ -230,3 +230,18 @@ func TestModels(t *testing.T) {
 		t.Errorf("missing model: %v", err)
 	}
 }
+
+func TestFaultStreamStall(t *testing.T) {
+	s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: Fault{StallAfterEvents: 5}}))
+	c := newClient(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	st := c.Responses.NewStreaming(ctx, respParams())
+	n := 0
+	for st.Next() {
+		n++
+	}
+	if n != 5 || !errors.Is(st.Err(), context.DeadlineExceeded) {
+		t.Errorf("%d events, err %v; want 5 then a client timeout", n, st.Err())
+	}
+}

@@ -176,7 +176,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 	}
 	resp := map[string]any{
 		"id": r.id, "object": "realtime.response", "status": "in_progress", "status_details": nil,
-		"output": []any{}, "conversation_id": "conv_" + c.id, "output_modalities": modalities,
+		"output": []any{}, "conversation_id": conversationID(c.id, p), "output_modalities": modalities,
 		"max_output_tokens": "inf", "usage": nil, "metadata": p.Metadata,
 		"audio": map[string]any{"output": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 24000}, "voice": rec.Voice}},
 	}
@@ -216,6 +216,9 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		return
 	}
 	pl := c.s.makePlan(&o, in.lastUser, rec.Tools, toolPolicyAuto, "")
+	// conversation "none": an out-of-band response, kept out of the
+	// conversation
+	inConversation := p.Conversation == nil || *p.Conversation != "none"
 	pc := c.s.newPacer(r.ctx, o.latency, &rec.Injected)
 	pace := func() bool {
 		outTokens++
@@ -235,11 +238,13 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		}
 		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
 		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
-		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
 		it := &rtItem{id: itemID, typ: "message", role: "assistant", truncateMs: -1, raw: item}
-		c.mu.Lock()
-		c.items = append(c.items, it)
-		c.mu.Unlock()
+		if inConversation {
+			c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+			c.mu.Lock()
+			c.items = append(c.items, it)
+			c.mu.Unlock()
+		}
 		emptyPart := map[string]any{"type": partType}
 		if audioOut {
 			emptyPart["transcript"] = ""
@@ -300,7 +305,9 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		c.send(with("response.content_part.done", "part", part))
 		item["status"], item["content"] = "completed", []any{part}
 		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
-		c.itemDone(deepCopy(item).(map[string]any))
+		if inConversation {
+			c.itemDone(deepCopy(item).(map[string]any))
+		}
 		output = append(output, item)
 		idx++
 	}
@@ -309,7 +316,9 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "function_call", "status": "in_progress",
 			"name": call.Name, "call_id": call.CallID, "arguments": ""}
 		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
-		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+		if inConversation {
+			c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+		}
 		for _, chunk := range chunkString(call.Arguments, 8) {
 			if !pace() {
 				if c.ctx.Err() == nil {
@@ -324,10 +333,12 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 			"output_index": idx, "call_id": call.CallID, "name": call.Name, "arguments": call.Arguments})
 		item["status"], item["arguments"] = "completed", call.Arguments
 		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
-		c.itemDone(deepCopy(item).(map[string]any))
-		c.mu.Lock()
-		c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
-		c.mu.Unlock()
+		if inConversation {
+			c.itemDone(deepCopy(item).(map[string]any))
+			c.mu.Lock()
+			c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
+			c.mu.Unlock()
+		}
 		output = append(output, item)
 		idx++
 	}
@@ -346,4 +357,13 @@ func (c *rtSession) lastItemID() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastItemIDLocked()
+}
+
+// conversationID is the response's conversation_id: the session's
+// conversation, or none for out-of-band responses.
+func conversationID(session string, p *rtResponseParams) any {
+	if p.Conversation != nil && *p.Conversation == "none" {
+		return nil
+	}
+	return "conv_" + session
 }

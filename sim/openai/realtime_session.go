@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -347,6 +348,14 @@ func (c *rtSession) transcribe(it *rtItem) {
 	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, RequestID: c.requestID, Method: "WS", Path: "/v1/realtime", Model: c.model, AudioDuration: d, At: c.s.now()}
 	o := c.s.resolve(&matchInput{endpoint: EndpointRealtimeTranscription, model: c.model, audio: d, hasAudio: true})
 	rec.Rule, rec.Fault = o.rule, o.fault
+	if o.fault.Status != 0 {
+		rec.Status = o.fault.Status
+		c.s.record(rec)
+		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.failed", "item_id": it.id, "content_index": 0,
+			"error": errorFor(o.fault.Status, o.fault.Message)})
+		return
+	}
+	rec.Status = http.StatusOK
 	text := transcriptFor(&o, d)
 	rec.LastUserText = text
 	c.mu.Lock()

@@ -517,3 +517,45 @@ func TestRealtimeItemCreatedOption(t *testing.T) {
 		t.Errorf("events %s", got)
 	}
 }
+
+func TestRealtimeTextOutOfBandAndTranscriptionFailure(t *testing.T) {
+	s := serveT(t, WithRules(
+		Rule{Match: Match{Endpoint: EndpointRealtimeTranscription}, Fault: Fault{Status: 500}, Times: 1},
+		Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "text only"}},
+	))
+	c := dialRT(t, s, "gpt-realtime-mini")
+	c.send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
+		"audio": map[string]any{"input": map[string]any{"turn_detection": nil, "transcription": map[string]any{"model": "gpt-4o-transcribe"}}}}})
+	c.until("session.updated")
+
+	// transcription failure
+	c.appendAudio(Synthesize("hello", "alloy", 1))
+	c.send(map[string]any{"type": "input_audio_buffer.commit"})
+	evs := c.until("conversation.item.input_audio_transcription.failed")
+	failed := evs[len(evs)-1]
+	if e, _ := failed["error"].(map[string]any); e["type"] != "server_error" || failed["item_id"] != evs[0]["item_id"] {
+		t.Errorf("failed event %v", failed)
+	}
+
+	// out-of-band text response: no conversation items, conversation_id null
+	c.send(map[string]any{"type": "response.create", "response": map[string]any{"conversation": "none", "output_modalities": []any{"text"}}})
+	evs = c.until("response.done")
+	text, audio := collect(t, evs)
+	if text != "text only" || len(audio) != 0 {
+		t.Errorf("text %q, %d audio bytes", text, len(audio))
+	}
+	for _, ev := range evs {
+		if strings.HasPrefix(ev["type"].(string), "conversation.item.") {
+			t.Errorf("out-of-band response added %v", ev["type"])
+		}
+	}
+	if resp := evs[len(evs)-1]["response"].(map[string]any); resp["conversation_id"] != nil || resp["output_modalities"].([]any)[0] != "text" {
+		t.Errorf("done %v", resp)
+	}
+	if r := s.RequestsFor(EndpointRealtimeTranscription); len(r) != 1 || r[0].Status != 500 {
+		t.Errorf("recorded %+v", r)
+	}
+	if r := s.RequestsFor(EndpointRealtimeResponse); len(r) != 1 || r[0].Model != "gpt-realtime-mini" || r[0].RequestID == "" {
+		t.Errorf("recorded %+v", r)
+	}
+}

@@ -218,7 +218,7 @@ func (s *Server) planItems(pl *plan) []any {
 // output_item.done, and finally response.completed.
 func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Recorded, o *outcome, resp *responseObject, items []any, p *prompt) {
 	ctx := r.Context()
-	sw := newSSE(w, true, o.fault)
+	sw := s.newSSE(w, r, true, o.fault)
 	seq := 0
 	emit := func(typ string, fields map[string]any, delta bool) {
 		fields["type"] = typ

@@ -143,17 +143,23 @@ type sseWriter struct {
 	named     bool // write "event: <type>" lines (responses API) or only data (chat)
 	fault     Fault
 	n         int
-	malformed bool // a malformed event was already written
+	malformed bool   // a malformed event was already written
+	stall     func() // blocks until the request is over
 }
 
-func newSSE(w http.ResponseWriter, named bool, f Fault) *sseWriter {
+func (s *Server) newSSE(w http.ResponseWriter, r *http.Request, named bool, f Fault) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
-	sw := &sseWriter{w: w, fl: fl, named: named, fault: f}
+	sw := &sseWriter{w: w, fl: fl, named: named, fault: f, stall: func() {
+		select { // until the client gives up or the server closes
+		case <-r.Context().Done():
+		case <-s.ctx.Done():
+		}
+	}}
 	sw.flush()
 	return sw
 }
@@ -169,6 +175,11 @@ func (sw *sseWriter) flush() {
 func (sw *sseWriter) event(typ string, v any, delta bool) {
 	if sw.fault.TruncateAfterEvents > 0 && sw.n >= sw.fault.TruncateAfterEvents {
 		sw.flush()
+		panic(http.ErrAbortHandler)
+	}
+	if sw.fault.StallAfterEvents > 0 && sw.n >= sw.fault.StallAfterEvents {
+		sw.flush()
+		sw.stall()
 		panic(http.ErrAbortHandler)
 	}
 	sw.n++
@@ -197,8 +208,9 @@ func (sw *sseWriter) event(typ string, v any, delta bool) {
 
 // done writes the chat completions terminator.
 func (sw *sseWriter) done() {
-	if sw.fault.TruncateAfterEvents > 0 && sw.n >= sw.fault.TruncateAfterEvents {
-		panic(http.ErrAbortHandler)
+	if (sw.fault.TruncateAfterEvents > 0 && sw.n >= sw.fault.TruncateAfterEvents) ||
+		(sw.fault.StallAfterEvents > 0 && sw.n >= sw.fault.StallAfterEvents) {
+		sw.event("", nil, false) // applies the fault
 	}
 	_, _ = sw.w.Write([]byte("data: [DONE]\n\n"))
 	sw.flush()

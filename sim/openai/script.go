@@ -124,6 +124,10 @@ type Fault struct {
 	// value > 0 triggers truncation; for non-streamed bodies the number is
 	// not used.
 	TruncateAfterEvents int `yaml:"truncate_after_events" json:"truncate_after_events,omitempty"`
+	// StallAfterEvents stops a streamed reply after this many SSE events
+	// (speech: chunks) and then sends nothing until the client gives up,
+	// e.g. to exercise stream idle timeouts.
+	StallAfterEvents int `yaml:"stall_after_events" json:"stall_after_events,omitempty"`
 	// MalformedJSON makes the body (non-streamed) or the first delta event
 	// (streamed, realtime) invalid JSON.
 	MalformedJSON bool `yaml:"malformed_json" json:"malformed_json,omitempty"`

@@ -115,7 +115,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Status = http.StatusOK
 	if rec.Stream {
-		sw := newSSE(w, false, o.fault)
+		sw := s.newSSE(w, r, false, o.fault)
 		for i := 0; i < len(pcm); i += speechChunk {
 			if i > 0 && !pc.wait(o.latency.PerAudioChunk, &rec.Injected.AudioChunks) {
 				return
@@ -147,6 +147,13 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if o.fault.TruncateAfterEvents > 0 && n >= o.fault.TruncateAfterEvents {
+			panic(http.ErrAbortHandler)
+		}
+		if o.fault.StallAfterEvents > 0 && n >= o.fault.StallAfterEvents {
+			select {
+			case <-r.Context().Done():
+			case <-s.ctx.Done():
+			}
 			panic(http.ErrAbortHandler)
 		}
 		if i+speechChunk >= len(pcm) {

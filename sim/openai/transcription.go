@@ -165,7 +165,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	rec.Status = http.StatusOK
 	secs := f.Duration.Seconds()
 	if f.Stream {
-		sw := newSSE(w, false, o.fault)
+		sw := s.newSSE(w, r, false, o.fault)
 		toks := tokens(text)
 		pc := s.newPacer(ctx, o.latency, &rec.Injected)
 		for _, tok := range toks {
