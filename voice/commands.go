@@ -1,0 +1,119 @@
+package voice
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Commands returns the slash commands the Service handles: /join [channel]
+// and /leave. Register them with ApplicationCommandBulkOverwrite alongside
+// the text pipeline's.
+func (svc *Service) Commands() []*discordgo.ApplicationCommand {
+	return []*discordgo.ApplicationCommand{
+		{Name: "join", Description: "Join a voice channel (yours if none is given)", Options: []*discordgo.ApplicationCommandOption{{
+			Type: discordgo.ApplicationCommandOptionChannel, Name: "channel", Description: "Voice channel to join",
+			ChannelTypes: []discordgo.ChannelType{discordgo.ChannelTypeGuildVoice, discordgo.ChannelTypeGuildStageVoice},
+		}}},
+		{Name: "leave", Description: "Leave the voice channel"},
+	}
+}
+
+// HandleInteraction handles /join and /leave and reports whether it did;
+// other interactions are left to the caller. It answers the interaction
+// itself (ephemeral), after the join or leave completed.
+func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session, i *discordgo.Interaction) bool {
+	if i.Type != discordgo.InteractionApplicationCommand || i.GuildID == "" {
+		return false
+	}
+	data := i.ApplicationCommandData()
+	var msg string
+	switch data.Name {
+	case "join":
+		ch := ""
+		for _, o := range data.Options {
+			if o.Name == "channel" {
+				ch, _ = o.Value.(string)
+			}
+		}
+		if ch == "" && i.Member != nil && i.Member.User != nil {
+			ch = svc.userVoiceChannel(s, i.GuildID, i.Member.User.ID)
+		}
+		msg = svc.commandJoin(ctx, i.GuildID, ch)
+	case "leave":
+		msg = svc.commandLeave(ctx, i.GuildID)
+	default:
+		return false
+	}
+	err := s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral}})
+	if err != nil {
+		svc.log.Warn("voice_command_reply_failed", "command", data.Name, "error", err)
+	}
+	return true
+}
+
+// HandleMessage handles the text commands <prefix>join and <prefix>leave
+// (prefix is bot.commandPrefix, e.g. "!join") and reports whether it did.
+func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *discordgo.Message) bool {
+	if m.GuildID == "" || m.Author == nil || m.Author.Bot {
+		return false
+	}
+	prefix := svc.cfg().Bot.CommandPrefix
+	if prefix == "" {
+		prefix = "!"
+	}
+	var msg string
+	switch strings.TrimSpace(strings.ToLower(m.Content)) {
+	case prefix + "join":
+		msg = svc.commandJoin(ctx, m.GuildID, svc.userVoiceChannel(s, m.GuildID, m.Author.ID))
+	case prefix + "leave":
+		msg = svc.commandLeave(ctx, m.GuildID)
+	default:
+		return false
+	}
+	if _, err := s.ChannelMessageSendReply(m.ChannelID, msg, m.Reference()); err != nil {
+		svc.log.Warn("voice_command_reply_failed", "error", err)
+	}
+	return true
+}
+
+func (svc *Service) commandJoin(ctx context.Context, guildID, channelID string) string {
+	if !svc.cfg().Voice.Enabled {
+		return "Voice is turned off."
+	}
+	if channelID == "" {
+		return "Join a voice channel first, or name one."
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := svc.Join(ctx, guildID, channelID); err != nil {
+		svc.log.Warn("voice_join_failed", "guild_id", guildID, "channel_id", channelID, "error", err)
+		return "I couldn't join that channel."
+	}
+	return "Joined <#" + channelID + ">."
+}
+
+func (svc *Service) commandLeave(ctx context.Context, guildID string) string {
+	if svc.Channel(guildID) == "" {
+		return "I'm not in a voice channel."
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := svc.Leave(ctx, guildID); err != nil {
+		svc.log.Warn("voice_leave_failed", "guild_id", guildID, "error", err)
+		return "I couldn't leave cleanly."
+	}
+	return "Left the voice channel."
+}
+
+// userVoiceChannel returns the voice channel userID is in, from the gateway
+// state ("" if unknown).
+func (svc *Service) userVoiceChannel(s *discordgo.Session, guildID, userID string) string {
+	if vs, err := s.State.VoiceState(guildID, userID); err == nil && vs != nil {
+		return vs.ChannelID
+	}
+	return ""
+}

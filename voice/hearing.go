@@ -1,0 +1,222 @@
+package voice
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/vad"
+	"github.com/banterbot/banter/audio/wav"
+	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/llm"
+)
+
+// sttResult is one chunk's transcript.
+type sttResult struct {
+	text string
+	err  error
+}
+
+// speaker is one member's receive side: a Listener fed by one goroutine.
+type speaker struct {
+	s      *session
+	userID string
+	format pcm.Format
+	// active mirrors Listener.Active for the session loop (room-aware
+	// coalescing).
+	active atomic.Bool
+
+	// owned by the speaker goroutine
+	chunks     []chan sttResult
+	audio      []int16
+	n          int
+	bargeReply uint64
+	bargeBase  time.Duration
+}
+
+// listenerConfig maps voice.endpointing onto the audio pipeline.
+func (s *session) listenerConfig() audio.ListenerConfig {
+	c := s.svc.cfg().Voice.Endpointing
+	v := vad.DefaultConfig()
+	if c.SilenceMs > 0 {
+		v.EndSilence = time.Duration(c.SilenceMs) * time.Millisecond
+	}
+	if c.MinUtteranceMs > 0 {
+		v.MinUtterance = time.Duration(c.MinUtteranceMs) * time.Millisecond
+	}
+	if c.MaxUtteranceMs > 0 {
+		v.MaxUtterance = time.Duration(c.MaxUtteranceMs) * time.Millisecond
+	}
+	return audio.ListenerConfig{Format: s.svc.opts.ListenFormat, VAD: v, DirectDecode: true}
+}
+
+// runSpeaker owns one stream's Listener until the stream or the session ends.
+func (s *session) runSpeaker(st *dvoice.Stream) {
+	sp := &speaker{s: s, userID: st.UserID}
+	l, err := audio.NewListener(s.listenerConfig(), sp.handle, s.svc.opts.AudioMetrics)
+	if err != nil {
+		s.log.Error("voice_listener_failed", "user_id", st.UserID, "error", err)
+		return
+	}
+	sp.format = l.Format()
+	s.mu.Lock()
+	s.speakers[st.UserID] = sp
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.speakers[st.UserID] == sp {
+			delete(s.speakers, st.UserID)
+		}
+		s.mu.Unlock()
+	}()
+	tick := time.NewTicker(pcm.FrameDuration)
+	defer tick.Stop()
+	frames := st.Frames()
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				l.Flush()
+				sp.active.Store(false)
+				return
+			}
+			l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
+		case <-tick.C:
+			l.Tick()
+		case <-s.ctx.Done():
+			return
+		}
+		sp.active.Store(l.Active())
+		s.checkBargeIn(sp, l)
+	}
+}
+
+// handle receives the Listener's endpointing events on the speaker goroutine.
+func (sp *speaker) handle(ev vad.Event) {
+	s := sp.s
+	switch ev.Kind {
+	case vad.EventEnd:
+		chunk := slices.Clone(ev.Audio)
+		sp.audio = append(sp.audio, chunk...)
+		res := make(chan sttResult, 1)
+		sp.chunks = append(sp.chunks, res)
+		s.wg.Go(func() { res <- s.transcribe(chunk, sp.format) })
+		if ev.Final {
+			sp.finish()
+		}
+	case vad.EventDiscard:
+		if ev.Final && len(sp.chunks) > 0 {
+			sp.finish()
+		}
+	}
+}
+
+// finish hands a complete utterance to the session.
+func (sp *speaker) finish() {
+	s := sp.s
+	end := s.svc.now()
+	sp.n++
+	t := &Turn{
+		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channelID,
+		SpeakerID: sp.userID, SpeakerName: s.svc.name(s.guildID, sp.userID),
+		Audio: sp.audio, Format: sp.format, SpeechEnd: end, marks: &marks{},
+		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
+	}
+	chunks := sp.chunks
+	sp.chunks, sp.audio = nil, nil
+	s.metrics.utterance()
+	s.wg.Go(func() { s.understand(t, chunks) })
+}
+
+// transcribe runs speech to text on one chunk from an in-memory WAV.
+func (s *session) transcribe(samples []int16, f pcm.Format) sttResult {
+	cfg := s.svc.cfg()
+	body := wav.Encode(f, samples)
+	tr, err := s.svc.opts.LLM.Transcribe(s.ctx, cfg.Voice.STTPipeline.TranscriptionModel, body,
+		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
+	if err != nil {
+		return sttResult{err: err}
+	}
+	return sttResult{text: tr.Text}
+}
+
+// understand waits for a turn's chunk transcripts, merges and checks them,
+// and queues the turn.
+func (s *session) understand(t *Turn, chunks []chan sttResult) {
+	parts := make([]string, 0, len(chunks))
+	for _, c := range chunks {
+		var r sttResult
+		select {
+		case r = <-c:
+		case <-s.ctx.Done():
+			return
+		}
+		if r.err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.metrics.failure("stt")
+			s.metrics.turn("failed")
+			s.log.Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", r.err)
+			return
+		}
+		parts = append(parts, r.text)
+	}
+	now := s.svc.now()
+	t.marks.mark(PhaseTranscript, now)
+	text, reason := CheckTranscript(mergeTranscripts(parts), t.Duration)
+	if reason != DropNone {
+		s.metrics.drop(reason)
+		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
+			"reason", reason.String(), "transcript", mergeTranscripts(parts), "audio_ms", t.Duration.Milliseconds())
+		return
+	}
+	t.Transcript = text
+	s.metrics.observePhase(PhaseTranscript, now.Sub(t.SpeechEnd))
+	select {
+	case s.turns <- t:
+	case <-s.ctx.Done():
+	}
+}
+
+// checkBargeIn stops the bot when sp has spoken over it long enough (after
+// the echo guard), as voice.bargeIn says. It runs on the speaker goroutine.
+func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
+	ar := s.cur.Load()
+	if ar == nil || ar.interrupted.Load() {
+		return
+	}
+	first := ar.firstPacket.Load()
+	if first == 0 {
+		return
+	}
+	bi := s.svc.cfg().Voice.BargeIn
+	switch bi.Policy {
+	case "none":
+		return
+	case "reply_target":
+		if sp.userID != ar.target {
+			return
+		}
+	}
+	if s.svc.now().Sub(time.Unix(0, first)) < time.Duration(bi.EchoGuardMs)*time.Millisecond {
+		return
+	}
+	speech := l.Speech()
+	if sp.bargeReply != ar.id || speech < sp.bargeBase {
+		// First look after the echo guard (or a new utterance): speech up
+		// to here does not count as talking over the bot.
+		sp.bargeReply, sp.bargeBase = ar.id, speech
+		return
+	}
+	min := time.Duration(max(bi.MinSpeechMs, 1)) * time.Millisecond
+	if speech-sp.bargeBase >= min && ar.interrupted.CompareAndSwap(false, true) {
+		ar.interruptedBy.Store(sp.userID)
+		s.metrics.bargeIn()
+		ar.cancel()
+	}
+}

@@ -1,0 +1,173 @@
+package voice
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Phase names one step of a voice turn, for the phase histogram.
+type Phase uint8
+
+// Phases of a turn, in order. Each is measured from the end of the
+// end-of-speech silence (the moment endpointing closed the utterance).
+const (
+	PhaseUnknown Phase = iota
+	// PhaseTranscript: the transcript is back.
+	PhaseTranscript
+	// PhaseAdmission: Stage A decided (after a classifier, if asked).
+	PhaseAdmission
+	// PhaseFirstToken: the first generated text delta arrived.
+	PhaseFirstToken
+	// PhaseFirstSentence: the first speakable chunk was cut.
+	PhaseFirstSentence
+	// PhaseFirstTTSByte: the first synthesized audio byte arrived.
+	PhaseFirstTTSByte
+	// PhaseFirstPacket: the first Opus packet was handed to the connection.
+	PhaseFirstPacket
+)
+
+// String returns the phase's label value.
+func (p Phase) String() string {
+	switch p {
+	case PhaseTranscript:
+		return "transcript"
+	case PhaseAdmission:
+		return "admission"
+	case PhaseFirstToken:
+		return "first_token"
+	case PhaseFirstSentence:
+		return "first_sentence"
+	case PhaseFirstTTSByte:
+		return "first_tts_byte"
+	case PhaseFirstPacket:
+		return "first_packet"
+	}
+	return "unknown"
+}
+
+// Metrics are the voice conversation's Prometheus metrics. A nil *Metrics is
+// valid and records nothing.
+type Metrics struct {
+	phase       *prometheus.HistogramVec
+	turns       *prometheus.CounterVec
+	dropped     *prometheus.CounterVec
+	bargeIns    prometheus.Counter
+	failures    *prometheus.CounterVec
+	sessions    prometheus.Gauge
+	utterances  prometheus.Counter
+	framesSent  prometheus.Counter
+	framesLate  prometheus.Counter
+	encryptSkip prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not
+// registered):
+//
+//	banter_voice_turn_phase_seconds{phase}     speech end → each phase
+//	banter_voice_turns_total{outcome}          spoken, skipped, denied, deferred, interrupted, failed
+//	banter_voice_transcripts_dropped_total{reason}
+//	banter_voice_barge_ins_total
+//	banter_voice_failures_total{stage}         stt, classifier, generation, tts, send
+//	banter_voice_sessions                      sessions open
+//	banter_voice_utterances_total
+//	banter_voice_frames_sent_total, banter_voice_frames_late_total (> 5 ms after their slot)
+//	banter_voice_frames_unencrypted_dropped_total (E2EE not ready yet)
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "banter_voice_turn_phase_seconds",
+			Help:    "Time from the end of a voice turn's end-of-speech silence to each phase.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, .75, 1, 1.5, 2, 3, 5, 10},
+		}, []string{"phase"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_turns_total", Help: "Voice turns by how they ended.",
+		}, []string{"outcome"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_transcripts_dropped_total", Help: "Transcripts dropped before Stage A.",
+		}, []string{"reason"}),
+		bargeIns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_barge_ins_total", Help: "Replies interrupted by a member speaking over the bot.",
+		}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_failures_total", Help: "Voice turn failures by stage.",
+		}, []string{"stage"}),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "banter_voice_sessions", Help: "Voice sessions open.",
+		}),
+		utterances: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_utterances_total", Help: "Utterances endpointed.",
+		}),
+		framesSent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_frames_sent_total", Help: "Opus frames of replies sent.",
+		}),
+		framesLate: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_frames_late_total", Help: "Reply frames sent more than 5 ms after their slot.",
+		}),
+		encryptSkip: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_frames_unencrypted_dropped_total", Help: "Reply frames dropped because E2EE had no key yet.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions,
+			m.utterances, m.framesSent, m.framesLate, m.encryptSkip)
+	}
+	return m
+}
+
+func (m *Metrics) observePhase(p Phase, d time.Duration) {
+	if m != nil {
+		m.phase.WithLabelValues(p.String()).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) turn(outcome string) {
+	if m != nil {
+		m.turns.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) drop(r DropReason) {
+	if m != nil {
+		m.dropped.WithLabelValues(r.String()).Inc()
+	}
+}
+
+func (m *Metrics) failure(stage string) {
+	if m != nil {
+		m.failures.WithLabelValues(stage).Inc()
+	}
+}
+
+func (m *Metrics) bargeIn() {
+	if m != nil {
+		m.bargeIns.Inc()
+	}
+}
+
+func (m *Metrics) sessionDelta(d float64) {
+	if m != nil {
+		m.sessions.Add(d)
+	}
+}
+
+func (m *Metrics) utterance() {
+	if m != nil {
+		m.utterances.Inc()
+	}
+}
+
+func (m *Metrics) frame(late bool) {
+	if m != nil {
+		m.framesSent.Inc()
+		if late {
+			m.framesLate.Inc()
+		}
+	}
+}
+
+func (m *Metrics) unencrypted() {
+	if m != nil {
+		m.encryptSkip.Inc()
+	}
+}

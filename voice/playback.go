@@ -1,0 +1,132 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/discord/dave"
+)
+
+// Sender is what playback needs from a voice connection; *voice.Conn of
+// discord/voice implements it.
+type Sender interface {
+	// SendOpus sends one 20 ms frame, blocking until its pacing slot.
+	SendOpus(ctx context.Context, opus []byte) error
+	// StopSpeaking ends the talk spurt.
+	StopSpeaking(ctx context.Context) error
+}
+
+// lateBy is how far after its slot a frame counts as late.
+const lateBy = 5 * time.Millisecond
+
+// Playback is the bot's mouth in one session: PCM in (24 kHz mono TTS or
+// realtime audio, any chunking), paced Opus out through a Sender. A Responder
+// writes a reply's audio into it; the session cancels the context given to
+// WritePCM to stop playback at the next frame (barge-in).
+//
+// Playback is used by one goroutine at a time (the reply in progress); the
+// session hands it from one reply to the next. WritePCM does not allocate.
+type Playback struct {
+	conn    Sender
+	talker  *audio.Talker
+	metrics *Metrics
+	now     func() time.Time
+
+	// per reply, owned by the writing goroutine
+	ctx     context.Context
+	frames  int
+	first   time.Time
+	onFirst func(time.Time)
+	emitFn  func([]byte) error
+	err     error
+}
+
+// NewPlayback returns a Playback for PCM in format in (llm.SpeechSampleRate
+// mono for TTS) sending through conn. m may be nil; now nil means time.Now.
+func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (*Playback, error) {
+	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationVoIP, Bitrate: 64000}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("voice: playback: %w", err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	p := &Playback{conn: conn, talker: t, metrics: m, now: now}
+	p.emitFn = p.emit
+	return p, nil
+}
+
+// Begin starts a reply: onFirst (may be nil) is called with the time the
+// first packet of the reply went out.
+func (p *Playback) Begin(onFirst func(time.Time)) {
+	p.talker.Reset()
+	p.frames, p.first, p.onFirst, p.err = 0, time.Time{}, onFirst, nil
+}
+
+// WritePCM converts b (little-endian samples of the input format, split
+// anywhere) and sends every complete frame, blocking at the real-time pace.
+// It returns ctx's error as soon as ctx ends (within one frame).
+func (p *Playback) WritePCM(ctx context.Context, b []byte) error {
+	p.ctx = ctx
+	err := p.talker.WriteBytes(b, p.emitFn)
+	p.ctx = nil
+	return err
+}
+
+// End flushes the last partial frame and ends the talk spurt. It is called
+// after a reply, also an interrupted one (ctx is then a fresh one, so the
+// silence frames that close the spurt still go out).
+func (p *Playback) End(ctx context.Context, flush bool) error {
+	var err error
+	if flush {
+		p.ctx = ctx
+		err = p.talker.Flush(p.emitFn)
+		p.ctx = nil
+	}
+	p.talker.Reset()
+	if serr := p.conn.StopSpeaking(ctx); serr != nil && err == nil {
+		err = fmt.Errorf("voice: stop speaking: %w", serr)
+	}
+	return err
+}
+
+// Played returns how much audio of the current reply has gone out.
+func (p *Playback) Played() time.Duration { return time.Duration(p.frames) * pcm.FrameDuration }
+
+// First returns when the first packet of the current reply went out (zero
+// before).
+func (p *Playback) First() time.Time { return p.first }
+
+func (p *Playback) emit(pkt []byte) error {
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	err := p.conn.SendOpus(p.ctx, pkt)
+	if errors.Is(err, dave.ErrNotReady) {
+		// DAVE has no sender key yet (before the first transition): the
+		// frame cannot be sent encrypted and must not be sent in clear.
+		p.metrics.unencrypted()
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("voice: send: %w", err)
+	}
+	at := p.now()
+	if p.frames == 0 {
+		p.first = at
+		if p.onFirst != nil {
+			p.onFirst(at)
+		}
+		p.metrics.frame(false)
+	} else {
+		slot := p.first.Add(time.Duration(p.frames) * pcm.FrameDuration)
+		p.metrics.frame(at.Sub(slot) > lateBy)
+	}
+	p.frames++
+	return nil
+}

@@ -1,0 +1,75 @@
+package realtime
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHistorySummary(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []historyLine
+		max   int
+		want  []string
+		not   []string
+	}{
+		{name: "empty", want: nil},
+		{name: "speaker and bot", max: 4,
+			lines: []historyLine{{who: "Alice", text: "hey banter"}, {text: "hi Alice", cut: true}},
+			want:  []string{"- Alice: hey banter", "- You: hi Alice (interrupted)"}},
+		{name: "oldest dropped", max: 2,
+			lines: []historyLine{{who: "A", text: "one"}, {who: "B", text: "two"}, {who: "C", text: "three"}},
+			want:  []string{"- B: two", "- C: three"}, not: []string{"one"}},
+		{name: "blank ignored", max: 2,
+			lines: []historyLine{{who: "A", text: "  "}},
+			want:  nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &history{max: tt.max, maxChars: 100}
+			for _, l := range tt.lines {
+				h.add(l.who, l.text, l.cut)
+			}
+			got := h.summary()
+			if tt.want == nil && got != "" {
+				t.Fatalf("summary = %q, want empty", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got, w) {
+					t.Errorf("summary %q has %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHistoryLongLineCut(t *testing.T) {
+	h := &history{max: 2, maxChars: 5}
+	h.add("A", "abcdefghij", false)
+	if got := h.summary(); !strings.Contains(got, "A: abcde…") {
+		t.Fatalf("summary = %q", got)
+	}
+}
+
+func TestCutText(t *testing.T) {
+	tests := []struct {
+		text          string
+		played, total int
+		want          string
+	}{
+		{"hello there my friend", 10, 10, "hello there my friend"},
+		{"hello there my friend", 0, 10, ""},
+		{"hello there my friend", 5, 10, "hello there"},
+		{"hello there my friend", 1, 0, "hello there my friend"},
+	}
+	for _, tt := range tests {
+		if got := cutText(tt.text, tt.played, tt.total); got != tt.want {
+			t.Errorf("cutText(%q, %d, %d) = %q, want %q", tt.text, tt.played, tt.total, got, tt.want)
+		}
+	}
+}

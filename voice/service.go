@@ -1,0 +1,297 @@
+package voice
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord/dave"
+	"github.com/banterbot/banter/discord/dave/voiceadapter"
+	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/llm"
+)
+
+// Model is what the STT pipeline needs from the OpenAI client; *llm.Client
+// implements it.
+type Model interface {
+	Transcribe(ctx context.Context, model string, wav []byte, opts llm.TranscribeOptions) (llm.Transcript, error)
+	Generator
+	Synthesizer
+}
+
+var _ Model = (*llm.Client)(nil)
+
+// Options configure a Service.
+type Options struct {
+	// Config returns the configuration in force (read per turn, so reloads
+	// apply to the next turn).
+	Config func() *config.Config
+	// Discord is the main gateway session: voice signalling (op 4 and the
+	// voice events), member names from its state, the log channel, slash
+	// command replies. It must be open before Join.
+	Discord *discordgo.Session
+	// LLM does speech to text, generation and speech.
+	LLM Model
+	// Engine is voice Stage A (decision.NewVoiceEngine(voice.Policy(cfg), ...)).
+	Engine *decision.VoiceEngine
+	// Responder answers admitted turns; nil builds the STT pipeline's
+	// STTResponder from LLM and the configuration (voice.mode realtime sets
+	// the realtime bridge here).
+	Responder Responder
+	// ListenFormat is the utterance audio format (default 16 kHz mono for
+	// speech to text; 24 kHz for the realtime API).
+	ListenFormat pcm.Format
+	// SpeakFormat is the PCM a Responder writes to Playback (default 24 kHz
+	// mono, llm.SpeechSampleRate).
+	SpeakFormat pcm.Format
+	// VoiceTLS is the voice WebSocket's TLS config (nil: system roots; the
+	// simulator's CA for local runs).
+	VoiceTLS *tls.Config
+	// DisableDAVE advertises no DAVE support (max_dave_protocol_version 0).
+	// DAVE is on by default; Discord requires it.
+	DisableDAVE bool
+	Logger      *slog.Logger
+	// Metrics, TransportMetrics, AudioMetrics and DAVEMetrics may be nil.
+	Metrics          *Metrics
+	TransportMetrics *dvoice.Metrics
+	AudioMetrics     *audio.Metrics
+	DAVEMetrics      *dave.Metrics
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service runs the bot's voice sessions: one per guild, joined and left by
+// command, by autoJoin, or when alone or after maxSessionMinutes.
+type Service struct {
+	opts Options
+	log  *slog.Logger
+	mgr  *dvoice.Manager
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex // guards following
+	sessions map[string]*session
+	closed   bool
+}
+
+// New builds the Service and its voice connection manager on opts.Discord.
+// opts.Discord.State.User must be set (the session is open).
+func New(opts Options) (*Service, error) {
+	if opts.Config == nil || opts.Discord == nil || opts.Engine == nil {
+		return nil, errors.New("voice: New: Config, Discord and Engine are required")
+	}
+	if opts.Responder == nil && opts.LLM == nil {
+		return nil, errors.New("voice: New: LLM or Responder is required")
+	}
+	if opts.Discord.State == nil || opts.Discord.State.User == nil {
+		return nil, errors.New("voice: New: the Discord session is not open (no user)")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ListenFormat.Rate == 0 {
+		opts.ListenFormat = pcm.Speech16k()
+	}
+	if opts.SpeakFormat.Rate == 0 {
+		opts.SpeakFormat = pcm.Mono24k()
+	}
+	svc := &Service{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	if opts.Responder == nil {
+		v := opts.Config().Voice
+		svc.opts.Responder = &STTResponder{Gen: opts.LLM, TTS: opts.LLM, Model: v.GenerationLLM.Model,
+			TTSModel: v.STTPipeline.TTSModel, TTSVoice: v.STTPipeline.TTSVoice,
+			Logger: opts.Logger, Metrics: opts.Metrics, Now: opts.Now}
+	}
+	svc.ctx, svc.stop = context.WithCancel(context.Background())
+	mc := dvoice.ManagerConfig{
+		UserID:    opts.Discord.State.User.ID,
+		OnConnect: svc.onConnect,
+		Conn:      dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics},
+	}
+	if !opts.DisableDAVE {
+		uid, _ := strconv.ParseUint(opts.Discord.State.User.ID, 10, 64)
+		mc.NewE2EE = func(_, channelID string) dvoice.E2EE {
+			cid, _ := strconv.ParseUint(channelID, 10, 64)
+			return voiceadapter.New(dave.NewSession(dave.Config{UserID: uid, ChannelID: cid,
+				Logger: opts.Logger, Now: opts.Now, Metrics: opts.DAVEMetrics}))
+		}
+	}
+	svc.mgr = dvoice.NewManager(opts.Discord, mc)
+	return svc, nil
+}
+
+func (svc *Service) cfg() *config.Config { return svc.opts.Config() }
+func (svc *Service) now() time.Time      { return svc.opts.Now() }
+func (svc *Service) userID() string      { return svc.opts.Discord.State.User.ID }
+
+// name returns a member's display name from the gateway state, or the id.
+func (svc *Service) name(guildID, userID string) string {
+	if m, err := svc.opts.Discord.State.Member(guildID, userID); err == nil && m != nil {
+		if m.Nick != "" {
+			return m.Nick
+		}
+		if m.User != nil {
+			if m.User.GlobalName != "" {
+				return m.User.GlobalName
+			}
+			return m.User.Username
+		}
+	}
+	return userID
+}
+
+// onConnect hands a fresh connection (after a move or a lost session) to
+// the guild's session. It runs on the manager's guild goroutine.
+func (svc *Service) onConnect(guildID string, c *dvoice.Conn) {
+	svc.mu.Lock()
+	s := svc.sessions[guildID]
+	svc.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	same := s.conn == c
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	select {
+	case s.conns <- c:
+	default:
+	}
+}
+
+// Join joins (or moves to) channelID in guildID and starts the guild's
+// session. Joining the channel the session is already in does nothing.
+func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
+	svc.mu.Lock()
+	if svc.closed {
+		svc.mu.Unlock()
+		return errors.New("voice: join: service shut down")
+	}
+	old := svc.sessions[guildID]
+	svc.mu.Unlock()
+	if old != nil {
+		if old.channelID == channelID {
+			return nil
+		}
+		if err := svc.Leave(ctx, guildID); err != nil {
+			return err
+		}
+	}
+	conn, err := svc.mgr.Join(ctx, guildID, channelID)
+	if err != nil {
+		return fmt.Errorf("voice: join %s/%s: %w", guildID, channelID, err)
+	}
+	s, err := newSession(svc, guildID, channelID, conn)
+	if err != nil {
+		return errors.Join(err, svc.mgr.Leave(ctx, guildID))
+	}
+	svc.mu.Lock()
+	svc.sessions[guildID] = s
+	svc.mu.Unlock()
+	s.log.Info("voice_session_start")
+	svc.wg.Go(func() {
+		s.run()
+		svc.mu.Lock()
+		if svc.sessions[guildID] == s {
+			delete(svc.sessions, guildID)
+		}
+		svc.mu.Unlock()
+		if s.endReason != "" { // the session ended itself: leave the channel
+			lctx, cancel := context.WithTimeout(svc.ctx, 5*time.Second)
+			if err := svc.mgr.Leave(lctx, guildID); err != nil {
+				s.log.Warn("voice_leave_failed", "error", err)
+			}
+			cancel()
+		}
+		s.log.Info("voice_session_end", "reason", s.endReason)
+	})
+	return nil
+}
+
+// Leave ends the guild's session and leaves its voice channel.
+func (svc *Service) Leave(ctx context.Context, guildID string) error {
+	svc.mu.Lock()
+	s := svc.sessions[guildID]
+	delete(svc.sessions, guildID)
+	svc.mu.Unlock()
+	if s != nil {
+		s.cancel()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			return fmt.Errorf("voice: leave %s: %w", guildID, ctx.Err())
+		}
+	}
+	if err := svc.mgr.Leave(ctx, guildID); err != nil {
+		return fmt.Errorf("voice: leave %s: %w", guildID, err)
+	}
+	return nil
+}
+
+// Channel returns the voice channel the guild's session is in ("" if none).
+func (svc *Service) Channel(guildID string) string {
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	if s := svc.sessions[guildID]; s != nil {
+		return s.channelID
+	}
+	return ""
+}
+
+// AutoJoin joins every voice.autoJoin channel; failures are logged and
+// joined into the returned error.
+func (svc *Service) AutoJoin(ctx context.Context) error {
+	var errs []error
+	for _, ref := range svc.cfg().Voice.AutoJoin {
+		if err := svc.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {
+			svc.log.Warn("voice_autojoin_failed", "guild_id", ref.GuildID, "channel_id", ref.ChannelID, "error", err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Shutdown leaves every channel and stops the Service, waiting for all of
+// its goroutines (bounded by ctx).
+func (svc *Service) Shutdown(ctx context.Context) error {
+	svc.mu.Lock()
+	svc.closed = true
+	guilds := make([]string, 0, len(svc.sessions))
+	for g := range svc.sessions {
+		guilds = append(guilds, g)
+	}
+	svc.mu.Unlock()
+	var errs []error
+	for _, g := range guilds {
+		if err := svc.Leave(ctx, g); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	svc.stop()
+	done := make(chan struct{})
+	go func() { svc.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("voice: shutdown: %w", ctx.Err()))
+	}
+	errs = append(errs, svc.mgr.Close())
+	return errors.Join(errs...)
+}
