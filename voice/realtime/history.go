@@ -81,3 +81,13 @@ func cutText(text string, played, total int) string {
 	}
 	return strings.TrimSpace(text[:n])
 }
+
+// amendLast replaces the text of the last line if it is the bot's and
+// marks it interrupted.
+func (h *history) amendLast(text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.lines); n > 0 && h.lines[n-1].who == "" {
+		h.lines[n-1].text, h.lines[n-1].cut = text, true
+	}
+}

@@ -1,0 +1,467 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/config"
+	llmrt "github.com/banterbot/banter/llm/realtime"
+)
+
+// ErrClosed is returned by calls on a Bridge that was closed (or whose
+// context ended).
+var ErrClosed = errors.New("realtime: bridge closed")
+
+// Config configures a Bridge.
+type Config struct {
+	// Realtime is the socket: URL (API base or realtime endpoint), APIKey,
+	// Model, Dialer (a test CA), Logger and the client's Metrics (which
+	// count malformed server events).
+	Realtime llmrt.Config
+	// Strategy is voice.realtimeReplyStrategy (required).
+	Strategy Strategy
+	// Instructions are the persona's instructions for the realtime model.
+	Instructions string
+	// Voice is voice.openaiRealtime.voice ("marin").
+	Voice string
+	// ServerTurnDetection is voice.openaiRealtime.serverTurnDetection. Off
+	// (the default) sends turn_detection null: banter endpoints locally so
+	// the decision engine sees every turn. On asks for server_vad with
+	// create_response and interrupt_response false, so the server still
+	// never answers a turn the decision engine did not admit.
+	ServerTurnDetection bool
+	// InputTranscriptionModel, when set, has the server transcribe the
+	// forwarded turns (the transcripts land in the model's conversation).
+	InputTranscriptionModel string
+	// MaxOutputTokens bounds each response; 0 leaves it to the server.
+	MaxOutputTokens int
+	// SessionMax is how long one realtime session is used before it is
+	// rolled over to a fresh one, carrying a summary of recent turns
+	// (voice.openaiRealtime.sessionMaxMinutes; OpenAI ends sessions after
+	// 60 min). Default 55 min.
+	SessionMax time.Duration
+	// ConnectAttempts is the attempts of each Open (handshake with
+	// back-off inside llm/realtime). Default 3.
+	ConnectAttempts int
+	// ReconnectBackoff is the pause between failed reconnects; it doubles
+	// up to MaxReconnectBackoff. Defaults 500 ms and 30 s.
+	ReconnectBackoff, MaxReconnectBackoff time.Duration
+	// CancelTimeout bounds how long Interrupt waits for the cancelled
+	// response's response.done before truncating. Default 2 s.
+	CancelTimeout time.Duration
+	// HistoryTurns and HistoryChars bound the summary of recent turns a new
+	// session starts with. Defaults 12 turns of at most 300 characters.
+	HistoryTurns, HistoryChars int
+
+	// Sink receives each 20 ms Opus frame of the model's speech, in order,
+	// on one goroutine (e.g. discord/voice Conn.SendOpus, which paces).
+	// It must return promptly once ctx is cancelled (an interruption).
+	// The frame is reused after Sink returns. Required.
+	Sink func(ctx context.Context, opus []byte) error
+	// StopSpeaking, if set, ends a talk spurt after a reply (or an
+	// interruption), on the same goroutine as Sink (Conn.StopSpeaking).
+	StopSpeaking func(ctx context.Context) error
+	// Encoder configures the Opus encoder of the model's speech.
+	Encoder opus.EncoderConfig
+
+	Logger       *slog.Logger
+	Metrics      *Metrics
+	AudioMetrics *audio.Metrics
+	// Now is the clock for latencies; nil means time.Now.
+	Now func() time.Time
+}
+
+// FromConfig maps voice.realtimeReplyStrategy and voice.openaiRealtime onto
+// a Config. The caller adds Realtime.URL and Realtime.APIKey (llm.baseUrl,
+// OPENAI_API_KEY), Instructions (the persona), Sink and StopSpeaking.
+func FromConfig(c *config.Config) (Config, error) {
+	s, err := ParseStrategy(c.Voice.RealtimeReplyStrategy)
+	if err != nil {
+		return Config{}, err
+	}
+	rt := c.Voice.OpenAIRealtime
+	return Config{
+		Realtime:            llmrt.Config{URL: c.LLM.BaseURL, APIKey: c.Secrets.OpenAIAPIKey, Model: rt.Model},
+		Strategy:            s,
+		Voice:               rt.Voice,
+		ServerTurnDetection: rt.ServerTurnDetection,
+		SessionMax:          time.Duration(rt.SessionMaxMinutes) * time.Minute,
+	}, nil
+}
+
+func (c *Config) setDefaults() error {
+	if c.Strategy != StrategyNative && c.Strategy != StrategyBrain {
+		return fmt.Errorf("realtime: strategy %s: want native or brain", c.Strategy)
+	}
+	if c.Sink == nil {
+		return errors.New("realtime: config: Sink is required")
+	}
+	if c.Realtime.URL == "" {
+		return errors.New("realtime: config: Realtime.URL is required")
+	}
+	if c.SessionMax <= 0 {
+		c.SessionMax = 55 * time.Minute
+	}
+	if c.ConnectAttempts <= 0 {
+		c.ConnectAttempts = 3
+	}
+	if c.ReconnectBackoff <= 0 {
+		c.ReconnectBackoff = 500 * time.Millisecond
+	}
+	if c.MaxReconnectBackoff <= 0 {
+		c.MaxReconnectBackoff = 30 * time.Second
+	}
+	if c.CancelTimeout <= 0 {
+		c.CancelTimeout = 2 * time.Second
+	}
+	if c.HistoryTurns <= 0 {
+		c.HistoryTurns = 12
+	}
+	if c.HistoryChars <= 0 {
+		c.HistoryChars = 300
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Bridge owns the realtime socket of one voice session: it connects and
+// configures the session, forwards admitted turns (native) or has the model
+// voice the brain's text (brain), turns the model's audio into paced Opus
+// frames for the Sink, interrupts (cancel + truncate at what was played),
+// reconnects with back-off after a drop and rolls over to a fresh session
+// before SessionMax, both times restoring the instructions plus a summary of
+// recent turns.
+//
+// Goroutines: a supervisor (owns the socket and its read loop, which runs
+// server events) and a player (runs Sink and StopSpeaking). Close stops and
+// waits for them. Respond, SpeakReply, Speak and Interrupt may be called
+// from any goroutine; turns are served one at a time.
+type Bridge struct {
+	cfg  Config
+	log  *slog.Logger
+	m    *Metrics
+	now  func() time.Time
+	play *player
+	hist history
+
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the bridge stops
+	wg     sync.WaitGroup
+
+	turnMu sync.Mutex // serialises turns, and turns with a rollover
+	pcmBuf []byte     // guarded by turnMu: one append chunk
+
+	mu       sync.Mutex // guards following
+	conn     *llmrt.Conn
+	connGen  uint64
+	connCh   chan struct{} // closed while conn != nil
+	resp     *response     // the response in progress
+	lastItem itemRef       // the last assistant audio item
+}
+
+// response is one requested response, from response.create to response.done.
+type response struct {
+	turnID      string
+	requestedAt time.Time
+	gen         uint64
+	id          string
+	item        string
+	audioBytes  int
+	transcript  string
+	muted       bool   // interrupted: drop further audio
+	interrupted bool   // for the history
+	played      uint64 // frames played when interrupted
+	done        chan struct{}
+}
+
+// itemRef remembers the last assistant audio item for a truncation after
+// its response has finished (the audio is usually still playing).
+type itemRef struct {
+	id         string
+	gen        uint64
+	audioBytes int
+	transcript string
+}
+
+// Start connects (llm/realtime Open: dial, session.update, back-off) and
+// starts the Bridge. ctx is the voice session's: the Bridge stops when it
+// ends or on Close.
+func Start(ctx context.Context, cfg Config) (*Bridge, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	t, err := audio.NewTalker(pcm.Mono24k(), cfg.Encoder, cfg.AudioMetrics)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: start: %w", err)
+	}
+	b := &Bridge{cfg: cfg, log: cfg.Logger, m: cfg.Metrics, now: cfg.Now,
+		hist: history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars},
+		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, appendChunk*2)}
+	conn, err := llmrt.Open(ctx, cfg.Realtime, b.session(), cfg.ConnectAttempts)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: start: %w", err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	b.cancel = cancel
+	b.play = newPlayer(rctx, t, cfg.Sink, cfg.StopSpeaking, cfg.Metrics, cfg.Logger, cfg.Now)
+	b.setConn(conn, 1)
+	b.wg.Add(2)
+	go func() {
+		defer b.wg.Done()
+		b.play.run(rctx)
+	}()
+	go func() {
+		defer b.wg.Done()
+		defer close(b.done)
+		for gen := uint64(1); conn != nil; gen++ {
+			conn = b.serve(rctx, conn, gen)
+		}
+	}()
+	b.log.Info("realtime_session_started", "strategy", cfg.Strategy.String(), "model", cfg.Realtime.Model)
+	return b, nil
+}
+
+// Close stops the Bridge: output stops, the socket closes, goroutines are
+// waited for. Safe to call more than once.
+func (b *Bridge) Close() error {
+	b.cancel()
+	b.wg.Wait()
+	return nil
+}
+
+// session is the Session sent on every (re)connect: the instructions plus
+// a summary of the conversation so far.
+func (b *Bridge) session() llmrt.Session {
+	s := llmrt.Session{Instructions: b.cfg.Instructions, Voice: b.cfg.Voice, OutputModalities: []string{"audio"},
+		InputTranscriptionModel: b.cfg.InputTranscriptionModel, MaxOutputTokens: b.cfg.MaxOutputTokens}
+	if sum := b.hist.summary(); sum != "" {
+		if s.Instructions != "" {
+			s.Instructions += "\n\n"
+		}
+		s.Instructions += sum
+	}
+	if b.cfg.ServerTurnDetection {
+		no := false
+		s.TurnDetection = &llmrt.TurnDetection{Type: "server_vad", CreateResponse: &no, InterruptResponse: &no}
+	}
+	return s
+}
+
+// serve runs one realtime session until it drops, rolls over or ctx ends,
+// and returns the next connection (nil: stop).
+func (b *Bridge) serve(ctx context.Context, conn *llmrt.Conn, gen uint64) *llmrt.Conn {
+	b.setConn(conn, gen)
+	readErr := make(chan error, 1)
+	go func() { readErr <- b.readLoop(ctx, conn, gen) }() // waited for on every return path below
+	timer := time.NewTimer(b.cfg.SessionMax)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			<-readErr
+			return nil
+		case err := <-readErr:
+			conn.Close()
+			if ctx.Err() != nil {
+				return nil
+			}
+			b.log.Warn("realtime_socket_dropped", "err", err, "session_gen", gen)
+			next := b.reconnect(ctx)
+			if next != nil {
+				b.m.reconnect("drop")
+				b.log.Info("realtime_reconnected", "cause", "drop", "session_gen", gen+1)
+			}
+			return next
+		case <-timer.C:
+			next, err := b.rollover(ctx, conn, gen, readErr)
+			if err != nil {
+				if ctx.Err() != nil {
+					conn.Close()
+					<-readErr
+					return nil
+				}
+				b.log.Warn("realtime_rollover_failed", "err", err, "session_gen", gen)
+				timer.Reset(min(b.cfg.SessionMax/10+time.Second, time.Minute))
+				continue
+			}
+			b.m.reconnect("rollover")
+			b.log.Info("realtime_reconnected", "cause", "rollover", "session_gen", gen+1)
+			return next
+		}
+	}
+}
+
+// rollover replaces conn by a fresh session once no response is in
+// progress. New turns wait (turnMu) until the new session is in place.
+func (b *Bridge) rollover(ctx context.Context, conn *llmrt.Conn, gen uint64, readErr <-chan error) (*llmrt.Conn, error) {
+	b.turnMu.Lock()
+	defer b.turnMu.Unlock()
+	for {
+		b.mu.Lock()
+		r := b.resp
+		b.mu.Unlock()
+		if r == nil {
+			break
+		}
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	next, err := llmrt.Open(ctx, b.cfg.Realtime, b.session(), b.cfg.ConnectAttempts)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: rollover: %w", err)
+	}
+	conn.Close()
+	<-readErr
+	b.setConn(next, gen+1)
+	return next, nil
+}
+
+// reconnect opens a new session with back-off until it succeeds or ctx ends.
+func (b *Bridge) reconnect(ctx context.Context) *llmrt.Conn {
+	delay := b.cfg.ReconnectBackoff
+	for {
+		c, err := llmrt.Open(ctx, b.cfg.Realtime, b.session(), b.cfg.ConnectAttempts)
+		if err == nil {
+			return c
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		b.log.Warn("realtime_reconnect_failed", "err", err, "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+		delay = min(delay*2, b.cfg.MaxReconnectBackoff)
+	}
+}
+
+func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn == nil {
+		close(b.connCh)
+	}
+	b.conn, b.connGen = c, gen
+}
+
+// dropConn forgets the session gen (its socket is gone): the response in
+// progress is lost.
+func (b *Bridge) dropConn(gen uint64) {
+	b.mu.Lock()
+	if b.conn == nil || b.connGen != gen {
+		b.mu.Unlock()
+		return
+	}
+	b.conn = nil
+	b.connCh = make(chan struct{})
+	r := b.resp
+	b.resp = nil
+	b.mu.Unlock()
+	if r != nil {
+		b.m.responseFailed()
+		b.play.end()
+		b.log.Warn("realtime_reply_lost", "turn_id", r.turnID, "response_id", r.id)
+		close(r.done)
+	}
+}
+
+// readLoop reads server events until the socket fails.
+func (b *Bridge) readLoop(ctx context.Context, c *llmrt.Conn, gen uint64) error {
+	defer b.dropConn(gen)
+	var ev llmrt.Event
+	for {
+		if err := c.ReadEvent(ctx, &ev); err != nil {
+			return err
+		}
+		b.handle(&ev)
+	}
+}
+
+// handle runs one server event on the read loop.
+func (b *Bridge) handle(ev *llmrt.Event) {
+	switch ev.Type {
+	case llmrt.EventOutputAudioDelta:
+		b.mu.Lock()
+		r := b.resp
+		muted := false
+		if r != nil {
+			if r.item == "" {
+				r.item = ev.ItemID
+			}
+			r.audioBytes += len(ev.Audio)
+			muted = r.muted
+		}
+		b.mu.Unlock()
+		if !muted {
+			b.play.enqueue(ev.ItemID, ev.Audio)
+		}
+	case llmrt.EventOutputAudioDone:
+		b.play.end()
+	case llmrt.EventResponseCreated:
+		b.mu.Lock()
+		if b.resp != nil && b.resp.id == "" {
+			b.resp.id = ev.Response.ID
+		}
+		b.mu.Unlock()
+	case llmrt.EventOutputAudioTranscriptDone:
+		b.mu.Lock()
+		if b.resp != nil {
+			b.resp.transcript = ev.Transcript
+		}
+		b.mu.Unlock()
+	case llmrt.EventResponseDone:
+		b.finish(ev)
+	case llmrt.EventError:
+		b.m.serverErr()
+		b.log.Warn("realtime_server_error", "code", ev.Error.Code, "type", ev.Error.Type,
+			"message", ev.Error.Message, "event_id", ev.Error.EventID)
+	}
+}
+
+// finish ends the response in progress on response.done.
+func (b *Bridge) finish(ev *llmrt.Event) {
+	b.mu.Lock()
+	r := b.resp
+	b.resp = nil
+	if r != nil && r.item != "" {
+		b.lastItem = itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
+	}
+	b.mu.Unlock()
+	b.play.end()
+	if r == nil {
+		return
+	}
+	switch st := ev.Response.Status; st {
+	case "completed", "cancelled":
+	default:
+		b.m.responseFailed()
+		b.log.Warn("realtime_reply_failed", "turn_id", r.turnID, "response_id", ev.Response.ID, "status", st,
+			"reason", ev.Response.StatusDetails.Reason, "code", ev.Response.StatusDetails.Error.Code)
+	}
+	text := r.transcript
+	if r.interrupted {
+		text = cutText(text, int(r.played)*frameBytes, r.audioBytes)
+	}
+	b.hist.add("", text, r.interrupted)
+	close(r.done)
+}
