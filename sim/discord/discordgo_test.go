@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -557,5 +558,33 @@ func TestConcurrentPosts(t *testing.T) {
 	}
 	if len(seen) != writers*each {
 		t.Fatalf("%d messages, want %d", len(seen), writers*each)
+	}
+}
+
+// TestDiscordgoAttachmentsAndContentIntent: attachments and embeds reach a
+// session with MESSAGE_CONTENT intact and decode in discordgo; a session
+// without the intent gets them blanked.
+func TestDiscordgoAttachmentsAndContentIntent(t *testing.T) {
+	w := newWorld(t)
+	ctx := testCtx(t)
+	_, ev := openDiscordgo(t, w.sim)
+	blind, _ := identify(t, w.sim, w.sim.Token(), IntentGuilds|IntentGuildMessages)
+	blind.until("GUILD_CREATE")
+	m, err := w.sim.Post(ctx, w.alice, w.text, "look",
+		WithAttachment("cat.png", "image/png", 1234), WithEmbed(json.RawMessage(`{"title":"A cat"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := ev.wait(t, ctx, isMessage("look")).(*discordgo.MessageCreate)
+	if len(mc.Attachments) != 1 || mc.Attachments[0].Filename != "cat.png" || mc.Attachments[0].Size != 1234 || mc.Attachments[0].ID != m.Attachments[0].ID {
+		t.Errorf("attachments %+v", mc.Attachments)
+	}
+	if len(mc.Embeds) != 1 || mc.Embeds[0].Title != "A cat" {
+		t.Errorf("embeds %+v", mc.Embeds)
+	}
+	var got wireMessage
+	_ = json.Unmarshal(blind.until("MESSAGE_CREATE").D, &got)
+	if got.Content != "" || len(got.Attachments) != 0 || len(got.Embeds) != 0 {
+		t.Errorf("without MESSAGE_CONTENT: %+v", got)
 	}
 }

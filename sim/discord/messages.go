@@ -83,6 +83,7 @@ type Message struct {
 	Flags           int
 	Embeds          []json.RawMessage
 	Components      []json.RawMessage
+	Attachments     []Attachment
 	Reference       *MessageReference // nil unless a reply
 	AllowedMentions *AllowedMentions  // nil when the client sent none
 	Mentions        []UserID
@@ -113,8 +114,21 @@ type message struct {
 	interaction *wireInteractionMetadata
 }
 
+// Attachment is a file attached to a message (scripted posts only; the
+// simulator stores no file bodies, the URL points nowhere).
+// https://discord.com/developers/docs/resources/message#attachment-object
+type Attachment struct {
+	ID          string `json:"id"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type,omitempty"`
+	Size        int    `json:"size"`
+	URL         string `json:"url"`
+	ProxyURL    string `json:"proxy_url"`
+}
+
 func (m *message) snapshot() Message {
 	c := m.Message
+	c.Attachments = slices.Clone(m.Attachments)
 	c.Embeds = slices.Clone(m.Embeds)
 	c.Components = slices.Clone(m.Components)
 	c.Mentions = slices.Clone(m.Mentions)
@@ -184,6 +198,7 @@ type newMessage struct {
 	embeds    []json.RawMessage
 	comps     []json.RawMessage
 	ref       *MessageReference
+	attach    []Attachment
 	allowed   *AllowedMentions
 	nonce     json.RawMessage
 	origin    Origin
@@ -238,17 +253,23 @@ func (s *Server) createMessageLocked(n newMessage) (*message, error) {
 	} else {
 		n.ref = nil
 	}
-	if n.content == "" && len(n.embeds) == 0 && len(n.comps) == 0 {
+	if n.content == "" && len(n.embeds) == 0 && len(n.comps) == 0 && len(n.attach) == 0 {
 		return nil, &apiError{400, 50006, "Cannot send an empty message"}
 	}
 	m := &message{
 		Message: Message{
 			ID: MessageID(s.ids.nextString()), Type: typ, ChannelID: c.id, GuildID: c.guild,
 			Author: n.author, Content: n.content, TTS: n.tts, Flags: n.flags, Embeds: n.embeds,
-			Components: n.comps, Reference: n.ref, AllowedMentions: n.allowed,
+			Components: n.comps, Attachments: n.attach, Reference: n.ref, AllowedMentions: n.allowed,
 			Timestamp: s.now(), Origin: n.origin, Interaction: n.interID,
 		},
 		nonce: n.nonce, webhookID: n.webhookID, interaction: n.inter,
+	}
+	for i := range m.Attachments {
+		a := &m.Attachments[i]
+		a.ID = s.ids.nextString()
+		a.URL = "https://cdn.discordapp.com/attachments/" + string(c.id) + "/" + a.ID + "/" + a.Filename
+		a.ProxyURL = "https://media.discordapp.net/attachments/" + string(c.id) + "/" + a.ID + "/" + a.Filename
 	}
 	s.computeMentionsLocked(m, repliedAuthor)
 	s.messages[m.ID] = m

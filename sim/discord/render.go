@@ -181,6 +181,10 @@ func (s *Server) wireMessageLocked(m *message, depth int) wireMessage {
 	}
 	w.MentionRoles = append(w.MentionRoles, m.MentionRoles...)
 	w.Embeds = append(w.Embeds, m.Embeds...)
+	for _, a := range m.Attachments {
+		b, _ := json.Marshal(a)
+		w.Attachments = append(w.Attachments, b)
+	}
 	w.Components = append(w.Components, m.Components...)
 	g := s.guilds[m.GuildID]
 	if g != nil && g.members[m.Author] != nil && m.webhookID == "" {

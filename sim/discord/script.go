@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -25,6 +26,18 @@ func Mention(u UserID) PostOption {
 		}
 		n.content += MentionUser(u)
 	}
+}
+
+// WithAttachment attaches a file (metadata only: name, MIME type, size).
+func WithAttachment(filename, contentType string, size int) PostOption {
+	return func(n *newMessage) {
+		n.attach = append(n.attach, Attachment{Filename: filename, ContentType: contentType, Size: size})
+	}
+}
+
+// WithEmbed adds an embed, given as its JSON object.
+func WithEmbed(embed json.RawMessage) PostOption {
+	return func(n *newMessage) { n.embeds = append(n.embeds, embed) }
 }
 
 // WithAllowedMentions sets allowed_mentions on the post.
