@@ -58,7 +58,7 @@ func BenchmarkDecodeFrame(b *testing.B) {
 // BenchmarkEncodeFrame is the encode alone of the same audio at 48 kHz.
 func BenchmarkTalkerFrame(b *testing.B) {
 	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
-	t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{Application: opus.ApplicationVoIP}, nil)
 	emit := func([]byte) error { return nil }
 	const fl = 480
 	b.ReportAllocs()
@@ -205,7 +205,7 @@ func BenchmarkPairedTalker(b *testing.B) {
 	src24 := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
 	src48 := convert(b, src24, pcm.Mono24k(), pcm.Discord())
 	tk, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
-	e, _ := opus.NewEncoder(opus.EncoderConfig{})
+	e, _ := opus.NewEncoder(opus.EncoderConfig{Application: opus.ApplicationAudio}) // the Talker's default
 	pkt := make([]byte, opus.MaxPacketSize)
 	emit := func([]byte) error { return nil }
 	frames := min(len(src24)/480, len(src48)/opus.FrameLen)
@@ -244,18 +244,22 @@ func reportMedians(b *testing.B, an string, a []time.Duration, bn string, bd []t
 func BenchmarkSessionTick(b *testing.B) {
 	pkts, _, _ := talk(b, testaudio.Speech16k(b, "long-story.wav"), 0, 1, 0, false)
 	tts := convert(b, testaudio.Speech16k(b, "two-questions.wav"), pcm.Speech16k(), pcm.Mono24k())
-	for _, direct := range []bool{false, true} {
-		name := "resample"
-		if direct {
-			name = "direct"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		direct bool
+		app    opus.Application
+	}{
+		{"resample-voip", false, opus.ApplicationVoIP},
+		{"direct-voip", true, opus.ApplicationVoIP},
+		{"direct-audio", true, opus.ApplicationAudio},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			var members [2]*Listener
 			for i := range members {
-				members[i], _ = NewListener(ListenerConfig{DirectDecode: direct}, func(vad.Event) {}, nil)
+				members[i], _ = NewListener(ListenerConfig{DirectDecode: c.direct}, func(vad.Event) {}, nil)
 				deliver(members[i], pkts, 0)
 			}
-			bot, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+			bot, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{Application: c.app}, nil)
 			emit := func([]byte) error { return nil }
 			seqOff := uint16(len(pkts))
 			i := 0

@@ -32,7 +32,16 @@ type Talker struct {
 }
 
 // NewTalker returns a Talker for PCM in format in. m may be nil.
+//
+// An unset enc.Application means opus.ApplicationAudio here (not the
+// encoder's VoIP default): for synthesized speech it encodes at about a
+// third of VoIP's CPU, whose SILK/hybrid speech modes are built for
+// microphones, with a better waveform SNR (TestTalker, BenchmarkSessionTick,
+// docs/audio.md). Pass opus.ApplicationVoIP to override.
 func NewTalker(in pcm.Format, enc opus.EncoderConfig, m *Metrics) (*Talker, error) {
+	if enc.Application == opus.ApplicationUnknown {
+		enc.Application = opus.ApplicationAudio
+	}
 	e, err := opus.NewEncoder(enc)
 	if err != nil {
 		return nil, fmt.Errorf("audio: new talker: %w", err)

@@ -18,11 +18,13 @@ func TestTalker(t *testing.T) {
 		name  string
 		in    pcm.Format
 		chunk int // input values per Write
+		app   opus.Application
 	}{
-		{"tts 24k mono, odd chunks", pcm.Mono24k(), 1111},
-		{"tts 24k mono, 20 ms chunks", pcm.Mono24k(), 480},
-		{"48k stereo passthrough", pcm.Discord(), 4000},
-		{"16k mono", pcm.Speech16k(), 160},
+		{"tts 24k mono, odd chunks", pcm.Mono24k(), 1111, opus.ApplicationVoIP},
+		{"tts 24k mono, 20 ms chunks", pcm.Mono24k(), 480, opus.ApplicationVoIP},
+		{"tts 24k mono, default (audio application)", pcm.Mono24k(), 480, opus.ApplicationUnknown},
+		{"48k stereo passthrough", pcm.Discord(), 4000, opus.ApplicationVoIP},
+		{"16k mono", pcm.Speech16k(), 160, opus.ApplicationVoIP},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,7 +33,7 @@ func TestTalker(t *testing.T) {
 				src = convert(t, speech16, pcm.Speech16k(), tt.in)
 			}
 			m := NewMetrics(prometheus.NewRegistry())
-			tk, err := NewTalker(tt.in, opus.EncoderConfig{}, m)
+			tk, err := NewTalker(tt.in, opus.EncoderConfig{Application: tt.app}, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,8 +76,15 @@ func TestTalker(t *testing.T) {
 			mono := convert(t, got, pcm.Discord(), pcm.Speech16k())
 			snr := bestSNR(speech16, mono, 400)
 			t.Logf("%d frames, SNR %.1f dB", len(pkts), snr)
-			if snr < 8 {
-				t.Errorf("SNR %.1f dB after talk and listen, want ≥ 8", snr)
+			if snr < 7 {
+				t.Errorf("SNR %.1f dB after talk and listen, want ≥ 7", snr)
+			}
+			want := tt.app
+			if want == opus.ApplicationUnknown {
+				want = opus.ApplicationAudio // the Talker's default
+			}
+			if got := tk.Encoder().Application(); got != want {
+				t.Errorf("application %v, want %v", got, want)
 			}
 		})
 	}
