@@ -346,3 +346,28 @@ func TestTranscriptionTooLarge(t *testing.T) {
 		t.Errorf("recorded %+v", r)
 	}
 }
+
+func TestScriptedAudio(t *testing.T) {
+	custom := make([]byte, 4801) // 100 ms + an odd byte
+	for i := range custom {
+		custom[i] = byte(i)
+	}
+	s := serveT(t, WithRules(Rule{Reply: Reply{Audio: custom, Text: "scripted"}}))
+	c := newClient(s)
+	res, err := c.Audio.Speech.New(context.Background(), openai.AudioSpeechNewParams{Model: "tts-1", Input: "ignored text",
+		Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")}, ResponseFormat: "pcm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || !bytes.Equal(b, custom[:4800]) {
+		t.Errorf("speech body %d bytes, %v", len(b), err)
+	}
+	rc := dialRT(t, s, "gpt-realtime")
+	rc.send(map[string]any{"type": "response.create"})
+	tr, audio := collect(t, rc.until("response.done"))
+	if tr != "scripted" || !bytes.Equal(audio, custom[:4800]) {
+		t.Errorf("realtime: transcript %q, %d audio bytes", tr, len(audio))
+	}
+}

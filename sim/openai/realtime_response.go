@@ -254,7 +254,11 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		c.send(map[string]any{"type": "response.content_part.added", "response_id": r.id, "item_id": itemID, "output_index": idx, "content_index": 0, "part": emptyPart})
 		var pcm []byte
 		if audioOut {
-			pcm = Synthesize(text, rec.Voice, 1)
+			if o.reply.Audio != nil {
+				pcm = o.reply.Audio[:len(o.reply.Audio)&^1]
+			} else {
+				pcm = Synthesize(text, rec.Voice, 1)
+			}
 			rec.AudioBytes = len(pcm)
 		}
 		toks := tokens(text)

@@ -71,6 +71,11 @@ type Reply struct {
 	Transcript string `yaml:"transcript" json:"transcript,omitempty"`
 	// Language is reported by verbose_json transcriptions; default "english".
 	Language string `yaml:"language" json:"language,omitempty"`
+	// Audio, when set, is sent instead of synthesized speech by speech
+	// requests and realtime audio responses: pcm16 (s16le) 24 kHz mono, an
+	// odd trailing byte is dropped. The simulator does not copy it; do not
+	// modify it while the rule is in use.
+	Audio []byte `yaml:"-" json:"-"`
 	// Refusal makes a responses/chat reply a refusal with this text.
 	Refusal string `yaml:"refusal" json:"refusal,omitempty"`
 }

@@ -106,7 +106,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	if req.Speed != nil {
 		speed = *req.Speed
 	}
-	pcm := Synthesize(req.Input, voice, speed)
+	var pcm []byte
+	if o.reply.Audio != nil {
+		pcm = o.reply.Audio[:len(o.reply.Audio)&^1]
+	} else {
+		pcm = Synthesize(req.Input, voice, speed)
+	}
 	rec.AudioBytes = len(pcm)
 	rec.AudioDuration = pcmDuration(len(pcm), SpeechRate)
 	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
