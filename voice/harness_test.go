@@ -1,0 +1,258 @@
+package voice_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/llm"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/voice"
+)
+
+// logBuffer collects JSON log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// count returns how many log lines contain every one of the substrings.
+func (l *logBuffer) count(subs ...string) int {
+	n := 0
+	for _, line := range strings.Split(l.String(), "\n") {
+		ok := line != ""
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// world runs the real voice service against both simulators: discordgo and
+// discord/voice (with DAVE wired) to the Discord and voice simulators,
+// openai-go (through llm) to the OpenAI simulator.
+type world struct {
+	t      testing.TB
+	ctx    context.Context
+	dsim   *discordsim.Server
+	vsim   *voicesim.Server
+	osim   *openaisim.Server
+	cfg    *config.Config
+	logs   *logBuffer
+	reg    *prometheus.Registry
+	guild  discordsim.GuildID
+	vc     discordsim.ChannelID
+	text   discordsim.ChannelID
+	users  map[string]discordsim.UserID
+	sess   *discordgo.Session
+	svc    *voice.Service
+	botID  string
+	client *llm.Client
+}
+
+func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *world {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
+	w.vsim = voicesim.Serve(t)
+	w.dsim = discordsim.Serve(t, discordsim.WithVoiceSim(w.vsim))
+	w.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
+	w.guild = w.dsim.CreateGuild("Voice Test")
+	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
+	w.text = w.dsim.CreateTextChannel(w.guild, "voice-log")
+	for _, name := range []string{"alice", "bob"} {
+		u := w.dsim.CreateUser(name)
+		if err := w.dsim.AddMember(w.guild, u); err != nil {
+			t.Fatal(err)
+		}
+		w.users[name] = u
+	}
+
+	cfg := config.Default()
+	cfg.Discord.APIURL = w.dsim.APIBaseURL()
+	cfg.LLM.BaseURL = w.osim.BaseURL()
+	cfg.LLM.MaxRetries = 0
+	cfg.Secrets.DiscordToken = w.dsim.Token()
+	cfg.Secrets.OpenAIAPIKey = "sk-test"
+	cfg.Voice.JoinGreetingWindowSeconds = 0
+	cfg.Voice.Endpointing.SilenceMs = 500
+	cfg.Voice.ReplyDecisionLLM.TimeoutMs = 2000
+	if mutate != nil {
+		mutate(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w.cfg = cfg
+
+	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w.reg = prometheus.NewRegistry()
+	client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
+		Timeout: 5 * time.Second, FirstByteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
+		MaxRetries: cfg.LLM.MaxRetries, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.client = client
+	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{
+		Classifier: decision.ClassifierFunc(client.Classify), Logger: logger, Metrics: decision.NewMetrics(w.reg)})
+	sess, err := discord.NewSession(discord.SessionOptions{Token: cfg.Secrets.DiscordToken, APIURL: cfg.Discord.APIURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.LogLevel = -1
+	ready := make(chan struct{}, 1)
+	sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.GuildCreate) {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
+	if err := sess.Open(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		t.Fatal("no GUILD_CREATE")
+	}
+	w.sess, w.botID = sess, sess.State.User.ID
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
+	svc, err := voice.New(voice.Options{
+		Config: func() *config.Config { return w.cfg }, Discord: sess, LLM: client, Engine: engine,
+		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.svc = svc
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := svc.Shutdown(sctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		sess.Close()
+		if t.Failed() {
+			t.Logf("logs:\n%s", w.logs.String())
+		}
+	})
+	return w
+}
+
+// member joins a simulated member to the voice channel.
+func (w *world) member(name string) *voicesim.Member {
+	w.t.Helper()
+	m, err := w.dsim.JoinVoiceMember(w.ctx, w.users[name], w.vc, voicesim.MemberOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(m.Leave)
+	return m
+}
+
+// join makes the bot join the voice channel.
+func (w *world) join() {
+	w.t.Helper()
+	if err := w.svc.Join(w.ctx, string(w.guild), string(w.vc)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// waitLog waits until a log line contains every substring.
+func (w *world) waitLog(within time.Duration, subs ...string) {
+	w.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if w.logs.count(subs...) > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.t.Fatalf("no log line with %q within %v", subs, within)
+}
+
+// fixtures caches the speech fixtures (48 kHz stereo).
+var fixtures sync.Map
+
+func speech(t testing.TB, name string) []int16 {
+	t.Helper()
+	if v, ok := fixtures.Load(name); ok {
+		return v.([]int16)
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", name+".wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f, err := wav.Decode(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != pcm.Discord() {
+		t.Fatalf("%s: format %v, want 48 kHz stereo", name, f)
+	}
+	fixtures.Store(name, s)
+	return s
+}
+
+// play makes m say a fixture.
+func (w *world) play(m *voicesim.Member, name string) {
+	w.t.Helper()
+	if err := m.PlayPCM(w.ctx, speech(w.t, name)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// checkGoroutines fails the test if goroutines started during it are still
+// running after its cleanups (registered first, so it runs last).
+func checkGoroutines(t testing.TB) {
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if runtime.NumGoroutine() <= before {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Errorf("goroutines: %d before, %d after cleanup\n%s", before, runtime.NumGoroutine(), buf[:n])
+	})
+}

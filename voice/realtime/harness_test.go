@@ -1,0 +1,424 @@
+package realtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/audio/vad"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/decision"
+	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/llm"
+	llmrt "github.com/banterbot/banter/llm/realtime"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const (
+	testGuild   = "1300000000000000001"
+	testChannel = "1300000000000000003"
+	testBot     = "1300000000000000100"
+	testHuman   = "1300000000000000200"
+)
+
+// checkGoroutines fails the test if goroutines started during it are still
+// running after cleanup (register it first, so it runs last).
+func checkGoroutines(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(3 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// logBuffer collects JSON log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if testing.Verbose() {
+		os.Stderr.Write(p)
+	}
+	return l.buf.Write(p)
+}
+
+// events returns the logged records whose msg is name.
+func (l *logBuffer) events(name string) []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// loadSpeech reads a 16 kHz mono WAV fixture and returns it as 48 kHz
+// stereo, what a Discord member sends.
+func loadSpeech(t testing.TB, name string) []int16 {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f, err := wav.Decode(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resample.New(f, pcm.Discord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int16, r.MaxOut(len(s))+r.MaxOut(f.Rate/5))
+	n, err := r.Process(out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := make([]int16, f.Rate/5) // 200 ms of silence flushes the filter
+	m, err := r.Process(out[n:], tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out[:n+m]
+}
+
+// harness is a thin voice session for the end-to-end tests: the bot's own
+// discord/voice Conn on the voice simulator, one audio.Listener per speaker
+// (24 kHz mono, as the realtime API wants), transcription and generation
+// through llm against the OpenAI simulator, voice Stage A from decision, and
+// the Bridge under test answering through Conn.SendOpus.
+type harness struct {
+	t      *testing.T
+	vs     *voicesim.Server
+	oa     *openaisim.Server
+	voice  *dvoice.Conn
+	bridge *Bridge
+	llm    *llm.Client
+	engine *decision.VoiceEngine
+	member *voicesim.Member
+	logs   *logBuffer
+	reg    *prometheus.Registry
+
+	utterances chan utterance
+	decisions  chan decision.Decision
+	turnSeq    atomic.Int64
+	wg         sync.WaitGroup
+	cancel     context.CancelFunc
+}
+
+type utterance struct {
+	userID string
+	audio  []int16 // 24 kHz mono
+	at     time.Time
+}
+
+type harnessOptions struct {
+	strategy  Strategy
+	eagerness int
+	rules     []openaisim.Rule
+	bridge    func(*Config)
+}
+
+func newHarness(t *testing.T, o harnessOptions) *harness {
+	t.Helper()
+	checkGoroutines(t)
+	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(),
+		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8)}
+	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.vs = voicesim.Serve(t)
+	h.oa = openaisim.Serve(t, openaisim.WithRules(o.rules...))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	t.Cleanup(h.close)
+
+	sess := voicesim.Session{GuildID: testGuild, ChannelID: testChannel, UserID: testBot,
+		SessionID: "session-" + t.Name(), Token: "token-" + t.Name()}
+	if err := h.vs.Authorize(sess); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(h.vs.CACertPEM())
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	vc, err := dvoice.Dial(dctx, dvoice.Config{Endpoint: h.vs.Endpoint(), GuildID: testGuild, ChannelID: testChannel,
+		UserID: testBot, SessionID: sess.SessionID, Token: sess.Token, TLSConfig: &tls.Config{RootCAs: pool},
+		Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.voice = vc
+	h.member, err = h.vs.JoinMember(dctx, voicesim.MemberOptions{GuildID: testGuild, ChannelID: testChannel, UserID: testHuman})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	h.llm, err = llm.New(llm.Options{BaseURL: h.oa.BaseURL(), APIKey: "sk-test", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decision.DefaultVoicePolicy("banter")
+	p.ReplyEagerness = o.eagerness
+	h.engine = decision.NewVoiceEngine(p, decision.EngineOptions{Logger: logger})
+
+	cfg := Config{
+		Realtime:         llmrt.Config{URL: h.oa.BaseURL(), APIKey: "sk-test", Model: "gpt-realtime", Logger: logger, Metrics: llmrt.NewMetrics(h.reg)},
+		Strategy:         o.strategy,
+		Instructions:     "You are banter, a friendly voice in a Discord call.",
+		Voice:            "marin",
+		Sink:             vc.SendOpus,
+		StopSpeaking:     vc.StopSpeaking,
+		ReconnectBackoff: 20 * time.Millisecond,
+		Logger:           logger,
+		Metrics:          NewMetrics(h.reg),
+	}
+	if o.bridge != nil {
+		o.bridge(&cfg)
+	}
+	h.bridge, err = Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	h.wg.Add(2)
+	go h.listen(ctx)
+	go h.turns(ctx)
+	return h
+}
+
+func (h *harness) close() {
+	h.cancel()
+	if h.bridge != nil {
+		h.bridge.Close()
+	}
+	if h.voice != nil {
+		h.voice.Close()
+	}
+	h.wg.Wait()
+	if h.member != nil {
+		h.member.Leave()
+	}
+}
+
+// listen runs one Listener per speaker stream of the bot's connection.
+func (h *harness) listen(ctx context.Context) {
+	defer h.wg.Done()
+	for {
+		select {
+		case s, ok := <-h.voice.Streams():
+			if !ok {
+				return
+			}
+			h.wg.Add(1)
+			go h.speaker(ctx, s)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *harness) speaker(ctx context.Context, s *dvoice.Stream) {
+	defer h.wg.Done()
+	cfg := audio.ListenerConfig{Format: pcm.Mono24k(), DirectDecode: true, VAD: vad.Config{EndSilence: 400 * time.Millisecond}}
+	l, err := audio.NewListener(cfg, func(ev vad.Event) {
+		if ev.Kind != vad.EventEnd || len(ev.Audio) == 0 {
+			return
+		}
+		u := utterance{userID: s.UserID, audio: append([]int16(nil), ev.Audio...), at: time.Now()}
+		select {
+		case h.utterances <- u:
+		default:
+		}
+	}, nil)
+	if err != nil {
+		h.t.Error(err)
+		return
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case f, ok := <-s.Frames():
+			if !ok {
+				l.Flush()
+				return
+			}
+			l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
+		case <-tick.C:
+			l.Tick()
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// turns transcribes each utterance, runs Stage A and hands the turn to the
+// Bridge by strategy, one at a time.
+func (h *harness) turns(ctx context.Context) {
+	defer h.wg.Done()
+	for {
+		select {
+		case u := <-h.utterances:
+			h.turn(ctx, u)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *harness) turn(ctx context.Context, u utterance) {
+	tr, err := h.llm.Transcribe(ctx, "gpt-4o-transcribe", wav.Encode(pcm.Mono24k(), u.audio), llm.TranscribeOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			h.t.Errorf("transcribe: %v", err)
+		}
+		return
+	}
+	vt := &decision.VoiceTurn{ID: fmt.Sprintf("utt-%d", h.turnSeq.Add(1)), ChannelID: testChannel, SpeakerID: u.userID,
+		SpeakerName: "Alice", Transcript: tr.Text, Duration: pcm.Mono24k().Duration(len(u.audio)), At: u.at,
+		Participants: []decision.Participant{{ID: testHuman, Name: "Alice"}}}
+	d := h.engine.Decide(ctx, vt)
+	turn := &Turn{ID: vt.ID, SpeakerID: u.userID, SpeakerName: "Alice", Transcript: tr.Text, Audio: u.audio,
+		EndedAt: u.at, Decision: d}
+	switch h.bridge.cfg.Strategy {
+	case StrategyNative:
+		err = h.bridge.Respond(ctx, turn)
+	case StrategyBrain:
+		if !d.Allowed() {
+			break
+		}
+		req := llm.GenerateRequest{Model: "gpt-5-mini",
+			Instructions: "You are banter in a voice call. " + decision.SkipInstruction,
+			Messages:     []llm.Message{{Role: llm.RoleUser, Content: "Alice: " + tr.Text}}}
+		var s *llm.TextStream
+		if s, err = h.llm.Stream(ctx, req); err == nil {
+			_, err = h.bridge.SpeakReply(ctx, turn, s)
+			s.Close()
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		h.t.Errorf("turn %s: %v", vt.ID, err)
+	}
+	select {
+	case h.decisions <- d:
+	default:
+	}
+}
+
+// say has the member speak a fixture and waits for Stage A's decision on it.
+func (h *harness) say(name, transcript string) decision.Decision {
+	h.t.Helper()
+	h.oa.QueueTranscripts(transcript)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := h.member.PlayPCM(ctx, loadSpeech(h.t, name)); err != nil {
+		h.t.Fatal(err)
+	}
+	select {
+	case d := <-h.decisions:
+		return d
+	case <-ctx.Done():
+		h.t.Fatalf("no decision for %s", name)
+	}
+	return decision.Decision{}
+}
+
+// waitHeard waits until the member heard at least n frames of the bot.
+func (h *harness) waitHeard(n int, within time.Duration) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := h.member.WaitHeard(ctx, testBot, n); err != nil {
+		h.t.Fatalf("member heard %d frames of the bot, want %d: %v", len(h.member.Heard(testBot)), n, err)
+	}
+}
+
+// waitIdle waits until the Bridge has nothing in progress.
+func (h *harness) waitIdle(within time.Duration) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := h.bridge.Wait(ctx); err != nil {
+		h.t.Fatalf("bridge still busy: %v", err)
+	}
+}
+
+// clientEvents returns the realtime client events of the given type.
+func (h *harness) clientEvents(typ string) []openaisim.RealtimeEvent {
+	var out []openaisim.RealtimeEvent
+	for _, e := range h.oa.RealtimeEvents() {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// metric sums the samples of a metric family in the harness registry.
+func (h *harness) metric(name string) float64 {
+	h.t.Helper()
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.Counter != nil:
+				sum += m.Counter.GetValue()
+			case m.Histogram != nil:
+				sum += float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return sum
+}
+
+// rms is the root mean square of s.
+func rms(s []int16) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	var e float64
+	for _, v := range s {
+		e += float64(v) * float64(v)
+	}
+	return math.Sqrt(e / float64(len(s)))
+}
