@@ -48,8 +48,8 @@ type snowflakes struct {
 }
 
 func (g *snowflakes) next() uint64 {
-	ms := uint64(g.now().UnixMilli() - discordEpoch)
-	id := ms<<22 | 1<<17 | 1<<12 // worker 1, process 1
+	ms := max(g.now().UnixMilli()-discordEpoch, 1) // a clock before 2015 still gives valid ids
+	id := uint64(ms)<<22 | 1<<17 | 1<<12           // worker 1, process 1
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if id <= g.last {
