@@ -37,21 +37,25 @@ func main() {
 	frames := flag.Int("frames", 500, "frames per method (20 ms each)")
 	load := flag.String("load", "threads", "none, threads or goroutines")
 	n := flag.Int("n", runtime.GOMAXPROCS(0), "burners")
+	spin := flag.Duration("spin", 0, "pace.Pacer.Spin (0: sleep only)")
 	flag.Parse()
-	if err := run(*frames, *load, *n); err != nil {
+	if err := run(*frames, *load, *n, *spin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/voice:", err)
 		os.Exit(1)
 	}
 }
 
-func run(frames int, load string, n int) error {
+func run(frames int, load string, n int, spin time.Duration) error {
 	stop, err := startLoad(load, n)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	fmt.Printf("load=%s burners=%d GOMAXPROCS=%d NumCPU=%d frames=%d\n", load, n, runtime.GOMAXPROCS(0), runtime.NumCPU(), frames)
-	report("pacer", measurePacer(frames))
+	report("pacer", measurePacer(frames, 0))
+	if spin > 0 {
+		report("pacer+spin "+spin.String(), measurePacer(frames, spin))
+	}
 	report("time.Ticker", measureTicker(frames))
 	report("time.Sleep loop", measureSleep(frames))
 	return nil
@@ -67,14 +71,15 @@ func report(name string, r result) {
 	o := slices.Clone(r.offs)
 	slices.Sort(o)
 	q := func(p float64) time.Duration { return o[int(p*float64(len(o)-1))] }
-	fmt.Printf("%-16s p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms  late(>2ms) %4d  skipped %d\n",
+	fmt.Printf("%-18s p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms  late(>2ms) %4d  skipped %d\n",
 		name, ms(q(0.5)), ms(q(0.99)), ms(o[len(o)-1]), r.late, r.skipped)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func measurePacer(frames int) result {
+func measurePacer(frames int, spin time.Duration) result {
 	p := pace.New(interval)
+	p.Spin = spin
 	ctx := context.Background()
 	var r result
 	var start time.Time

@@ -44,6 +44,12 @@ type Config struct {
 	// MissedHeartbeats is how many unacknowledged heartbeats mark the
 	// socket dead (it is then resumed). Default 3.
 	MissedHeartbeats int
+	// SendSpin is pace.Pacer.Spin for the sender: the last stretch before
+	// each 20 ms slot is spent yielding rather than on a timer, which takes
+	// the ~1 ms timer granularity out of the send jitter for up to
+	// SendSpin/20 ms of a core while speaking. Default 1 ms; negative
+	// disables.
+	SendSpin time.Duration
 	// StreamDepth is each speaker stream's channel capacity in frames.
 	// Default 50 (one second).
 	StreamDepth int
@@ -67,6 +73,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MissedHeartbeats <= 0 {
 		c.MissedHeartbeats = 3
+	}
+	if c.SendSpin == 0 {
+		c.SendSpin = time.Millisecond
 	}
 	if c.StreamDepth <= 0 {
 		c.StreamDepth = 50

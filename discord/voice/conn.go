@@ -95,6 +95,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		e2eeBuf:   make([]byte, 0, 2048),
 		pacer:     pace.New(frameDuration),
 	}
+	c.pacer.Spin = max(cfg.SendSpin, 0)
 	c.seq.Store(gateway.NoSeq)
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.setState(StateConnecting)

@@ -56,28 +56,31 @@ func BenchmarkPacerJitter(b *testing.B) {
 		if loaded {
 			name = "cores-busy"
 		}
-		b.Run(name+"/pacer", func(b *testing.B) {
-			if loaded {
-				defer burn(runtime.GOMAXPROCS(0))()
-			}
-			p := New(interval)
-			ctx := context.Background()
-			var offs []time.Duration
-			var start time.Time
-			for b.Loop() {
-				s, err := p.Wait(ctx)
-				if err != nil {
-					b.Fatal(err)
+		for _, spin := range []time.Duration{0, time.Millisecond} {
+			b.Run(name+"/pacer-spin-"+spin.String(), func(b *testing.B) {
+				if loaded {
+					defer burn(runtime.GOMAXPROCS(0))()
 				}
-				now := time.Now()
-				if s.Index == 0 {
-					start = now
+				p := New(interval)
+				p.Spin = spin
+				ctx := context.Background()
+				var offs []time.Duration
+				var start time.Time
+				for b.Loop() {
+					s, err := p.Wait(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					now := time.Now()
+					if s.Index == 0 {
+						start = now
+					}
+					d := now.Sub(start.Add(time.Duration(s.Index) * interval))
+					offs = append(offs, d.Abs())
 				}
-				d := now.Sub(start.Add(time.Duration(s.Index) * interval))
-				offs = append(offs, d.Abs())
-			}
-			jitterStats(b, offs)
-		})
+				jitterStats(b, offs)
+			})
+		}
 		b.Run(name+"/naive-sleep", func(b *testing.B) {
 			if loaded {
 				defer burn(runtime.GOMAXPROCS(0))()

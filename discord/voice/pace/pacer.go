@@ -9,6 +9,7 @@ package pace
 
 import (
 	"context"
+	"runtime"
 	"time"
 )
 
@@ -27,6 +28,12 @@ type Slot struct {
 
 // Pacer hands out one slot per interval. It may not be used concurrently.
 type Pacer struct {
+	// Spin is the final stretch before each slot that Wait spends yielding
+	// (runtime.Gosched) instead of sleeping on a timer, to avoid timer
+	// and wake-up granularity (about 1 ms on Linux). It costs up to
+	// Spin/interval of a core. Zero (the default of New) sleeps only.
+	Spin time.Duration
+
 	interval time.Duration
 	start    time.Time // timeline origin (monotonic)
 	index    int64     // next slot to hand out
@@ -62,12 +69,20 @@ func (p *Pacer) Wait(ctx context.Context) (Slot, error) {
 		return Slot{}, nil
 	}
 	due := p.start.Add(time.Duration(p.index) * p.interval)
-	if d := due.Sub(now); d > 0 {
+	if d := due.Sub(now) - p.Spin; d > 0 {
 		if err := p.sleep(ctx, d); err != nil {
 			return Slot{}, err
 		}
-		now = time.Now()
 	}
+	if p.Spin > 0 {
+		for time.Now().Before(due) {
+			if err := ctx.Err(); err != nil {
+				return Slot{}, err
+			}
+			runtime.Gosched()
+		}
+	}
+	now = time.Now()
 	var skipped int64
 	if late := now.Sub(due); late >= p.interval {
 		skipped = int64(late / p.interval)
