@@ -26,7 +26,9 @@ var silence = [3]byte{0xF8, 0xFF, 0xFE}
 // next one 20 ms after the previous slot on a monotonic grid without drift.
 // If the caller falls behind by a whole frame or more, the missed slots are
 // skipped (the RTP timestamp advances over them) instead of sending a burst.
-// opus is not retained.
+// opus is not retained. An E2EE error (dave.ErrNotReady before DAVE's first
+// transition) drops the frame and is returned wrapped; the pacing slot and
+// the RTP clock still advance.
 //
 // SendOpus and StopSpeaking may not be called concurrently (an error says
 // so); callers feed one goroutine.
@@ -104,6 +106,9 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 	payload := opus
 	if c.e2ee != nil && e2ee && !bytes.Equal(opus, silence[:]) {
 		if payload, err = c.e2ee.EncryptOpus(c.e2eeBuf[:0], opus); err != nil {
+			// The frame is dropped (e.g. dave.ErrNotReady before the first
+			// transition); its slot still passes on the RTP clock.
+			c.rtpTS += samplesPerFrame
 			return fmt.Errorf("voice: e2ee encrypt: %w", err)
 		}
 		c.e2eeBuf = payload[:0]
