@@ -2,6 +2,7 @@ package text
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
 )
@@ -94,6 +96,18 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 		return
 	}
 
+	tFollow := s.now()
+	if cfg.ReplyFollowupLLM.Enabled {
+		revised, ok := s.followup(ctx, cfg, &c, primary, req, text, attrs)
+		s.opts.Metrics.phase("followup", s.now().Sub(tFollow))
+		if !ok {
+			s.opts.Metrics.reply("skipped")
+			return
+		}
+		text = revised
+	}
+	followupLatency := s.now().Sub(tFollow)
+
 	plan := s.plan(cfg, &c, primary, res, fallback)
 	plan.text = text
 	stopTyping()
@@ -116,7 +130,8 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	s.logger.Info(event, append(attrs, "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
 		"fallback", plan.fallback, "persona", c.persona, "context", c.kind.String(), "model", res.Model,
 		"latency_context_ms", ms(tContext.Sub(start)), "latency_model_ms", ms(tModel.Sub(tContext)),
-		"latency_send_ms", ms(done.Sub(tSend)), "latency_total_ms", ms(done.Sub(start)))...)
+		"latency_followup_ms", ms(followupLatency), "latency_send_ms", ms(done.Sub(tSend)),
+		"latency_total_ms", ms(done.Sub(start)))...)
 }
 
 // replyText picks the text of a model result: the tool call's text, else the free text. The
@@ -222,4 +237,39 @@ func compareIDs(a, b string) int {
 		return len(a) - len(b)
 	}
 	return strings.Compare(a, b)
+}
+
+// followupInstructions ask the follow-up model (replyFollowupLlm) to review a draft.
+const followupInstructions = `You are reviewing a draft chat reply before it is sent. Keep the
+character and the language of the draft. Fix anything wrong, unkind, off-topic or too long;
+otherwise keep it as it is. Answer with only the final message text, nothing else. If the draft
+should not be sent at all, answer exactly [SKIP].`
+
+// followup runs the optional second model pass over a draft. It returns the text to send and
+// false when the turn ends here (the reviewer skipped it). A failing reviewer keeps the draft.
+func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t *turn, req llm.GenerateRequest, draft string, attrs []any) (string, bool) {
+	review := llm.GenerateRequest{
+		Model:        cfg.ReplyFollowupLLM.Model,
+		Instructions: req.Instructions + "\n\n" + followupInstructions,
+		Messages: append(append([]llm.Message{}, req.Messages...),
+			llm.Message{Role: llm.RoleUser, Content: "Draft reply to review:\n" + draft}),
+	}
+	res, err := s.opts.Model.Generate(ctx, review)
+	if err != nil {
+		s.logger.Warn("reply_followup_failed", append(attrs, "error", err.Error())...)
+		return draft, true
+	}
+	text := res.Text
+	if res.Kind == llm.ResultToolCall {
+		text = res.Send.Text
+	}
+	text, d := decision.ReplyDecision(decision.PipelineText, text, t.decision.Force)
+	d.TurnID, d.ChannelID, d.UserID = t.msg.ID, t.msg.ChannelID, t.msg.AuthorID
+	d.Signal, d.DirectAddressed = t.decision.Signal, t.decision.DirectAddressed
+	s.opts.Decisions.Record(ctx, d, append(t.logAttrs(), slog.String("pass", "followup"))...)
+	if d.Outcome != decision.OutcomeAllow {
+		s.logger.Info("reply_skipped", append(attrs, "reason", d.Reason.String(), "pass", "followup", "persona", c.persona)...)
+		return "", false
+	}
+	return text, true
 }

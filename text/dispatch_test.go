@@ -186,3 +186,27 @@ func TestUnknownPersonaCommand(t *testing.T) {
 		t.Errorf("%d model calls for an unknown persona", n)
 	}
 }
+
+func TestFollowupModelRevisesDraft(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.ReplyFollowupLLM.Enabled = true
+		c.ReplyFollowupLLM.Model = "reviewer-model"
+	},
+		openaisim.Rule{Match: openaisim.Match{Model: "reviewer-model", InputPattern: "Draft reply to review:\n.*pancakes"}, Reply: openaisim.Reply{Text: "Waffles, clearly."}},
+		openaisim.Rule{Match: openaisim.Match{Model: "reviewer-model", InputPattern: "Draft reply to review:\n.*socks"}, Reply: openaisim.Reply{Skip: true}},
+		// The second prompt still shows the first message, so the later question's rule goes first.
+		toolReply("laundry", "reply", "", "socks, socks everywhere"),
+		toolReply("breakfast", "reply", "", "pancakes are the best breakfast"),
+	)
+	h.post(h.alice, "banter, best breakfast?")
+	r := h.waitBot(1)
+	if r.Content != "Waffles, clearly." {
+		t.Errorf("sent %q, want the reviewer's revision", r.Content)
+	}
+	h.waitLog(`"msg":"sent_reply"`, `"latency_followup_ms"`)
+	m := h.post(h.alice, "banter, laundry tips?")
+	h.waitLog(`"msg":"reply_skipped"`, string(m.ID), `"pass":"followup"`)
+	if n := len(h.botMessages()); n != 1 {
+		t.Errorf("bot sent %d messages; the reviewer's [SKIP] must keep the draft unsent", n)
+	}
+}
