@@ -245,3 +245,40 @@ func TestFaultStreamStall(t *testing.T) {
 		t.Errorf("%d events, err %v; want 5 then a client timeout", n, st.Err())
 	}
 }
+
+func TestFaultInStreamError(t *testing.T) {
+	fault := Fault{StreamErrorAfterEvents: 4, Message: "model overloaded mid-stream"}
+	t.Run("responses", func(t *testing.T) {
+		s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
+		c := newClient(s)
+		st := c.Responses.NewStreaming(context.Background(), respParams())
+		var got []string
+		var errMsg, failedStatus string
+		for st.Next() {
+			ev := st.Current()
+			got = append(got, ev.Type)
+			switch ev.Type {
+			case "error":
+				errMsg = ev.Message
+			case "response.failed":
+				failedStatus = string(ev.Response.Status)
+			}
+		}
+		if st.Err() != nil || len(got) != 6 || got[4] != "error" || errMsg != fault.Message || failedStatus != "failed" {
+			t.Errorf("events %v, error %q, failed %q, err %v", got, errMsg, failedStatus, st.Err())
+		}
+	})
+	t.Run("chat", func(t *testing.T) {
+		s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
+		c := newClient(s)
+		st := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+			Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+		n := 0
+		for st.Next() {
+			n++
+		}
+		if n != 4 || st.Err() == nil || !strings.Contains(st.Err().Error(), fault.Message) {
+			t.Errorf("%d chunks, err %v", n, st.Err())
+		}
+	})
+}

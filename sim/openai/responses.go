@@ -226,6 +226,12 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Rec
 		seq++
 		sw.event(typ, fields, delta)
 	}
+	sw.onError = func(e APIError) {
+		emit("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param}, false)
+		resp.Status, resp.Error = "failed", map[string]any{"code": e.Code, "message": e.Message}
+		s.record(rec)
+		emit("response.failed", map[string]any{"response": resp}, false)
+	}
 	snapshot := *resp
 	emit("response.created", map[string]any{"response": &snapshot}, false)
 	emit("response.in_progress", map[string]any{"response": &snapshot}, false)

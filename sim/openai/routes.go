@@ -43,6 +43,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.reqWG.Add(1)
 	s.mu.Unlock()
 	defer s.reqWG.Done()
+	defer func() {
+		if v := recover(); v != nil && v != errStreamEnded {
+			panic(v)
+		}
+	}()
 	if s.apiKey != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.apiKey)) != 1 {
@@ -145,7 +150,14 @@ type sseWriter struct {
 	n         int
 	malformed bool   // a malformed event was already written
 	stall     func() // blocks until the request is over
+	// onError writes the endpoint's in-stream error events
+	// (StreamErrorAfterEvents); nil writes {"error":{...}}.
+	onError func(APIError)
 }
+
+// errStreamEnded unwinds a handler after an in-stream error; ServeHTTP
+// recovers it so the body ends cleanly.
+var errStreamEnded = &struct{ name string }{"openaisim: stream ended with an error event"}
 
 func (s *Server) newSSE(w http.ResponseWriter, r *http.Request, named bool, f Fault) *sseWriter {
 	h := w.Header()
@@ -181,6 +193,18 @@ func (sw *sseWriter) event(typ string, v any, delta bool) {
 		sw.flush()
 		sw.stall()
 		panic(http.ErrAbortHandler)
+	}
+	if sw.fault.StreamErrorAfterEvents > 0 && sw.n >= sw.fault.StreamErrorAfterEvents {
+		sw.fault.StreamErrorAfterEvents = 0
+		e := errorFor(http.StatusInternalServerError, sw.fault.Message)
+		e.Code = strp("server_error")
+		if sw.onError != nil {
+			sw.onError(e)
+		} else {
+			sw.event("", map[string]any{"error": e}, false)
+		}
+		sw.flush()
+		panic(errStreamEnded)
 	}
 	sw.n++
 	var b []byte

@@ -133,6 +133,11 @@ type Fault struct {
 	// (speech: chunks) and then sends nothing until the client gives up,
 	// e.g. to exercise stream idle timeouts.
 	StallAfterEvents int `yaml:"stall_after_events" json:"stall_after_events,omitempty"`
+	// StreamErrorAfterEvents ends a streamed reply after this many SSE
+	// events with OpenAI's in-stream error: an `error` event and
+	// `response.failed` (responses), or `data: {"error":{...}}` (chat,
+	// transcription, speech SSE). Status picks the error (default 500).
+	StreamErrorAfterEvents int `yaml:"stream_error_after_events" json:"stream_error_after_events,omitempty"`
 	// MalformedJSON makes the body (non-streamed) or the first delta event
 	// (streamed, realtime) invalid JSON.
 	MalformedJSON bool `yaml:"malformed_json" json:"malformed_json,omitempty"`
