@@ -39,22 +39,41 @@ const (
 	testHuman   = "1300000000000000200"
 )
 
-// checkGoroutines fails the test if goroutines started during it are still
-// running after cleanup (register it first, so it runs last).
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+// TestMain fails the package if any goroutine of the Bridge, the voice
+// connection or the simulators outlives the tests (per-test counts do not
+// work with parallel tests).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leaked := waitGoroutines(3 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutine leak:\n%s\n", leaked)
+			code = 1
 		}
-	})
+	}
+	os.Exit(code)
+}
+
+// waitGoroutines waits until no goroutine runs code of the packages under
+// test and returns the stacks of those still running.
+func waitGoroutines(within time.Duration) string {
+	deadline := time.Now().Add(within)
+	for {
+		buf := make([]byte, 1<<20)
+		var leaked []string
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "banter/voice/realtime.") && !strings.Contains(g, "TestMain") ||
+				strings.Contains(g, "banter/discord/voice.") || strings.Contains(g, "voicesim.") || strings.Contains(g, "openaisim.") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // logBuffer collects JSON log lines for assertions.
@@ -154,7 +173,6 @@ type harnessOptions struct {
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
-	checkGoroutines(t)
 	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(),
 		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
