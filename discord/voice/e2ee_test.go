@@ -135,6 +135,11 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
+	e.mu.Lock()
+	if len(e.in) < len(frames) || e.in[0] != testHuman {
+		t.Errorf("DecryptOpus calls %v, want %d for %s", e.in, len(frames), testHuman)
+	}
+	e.mu.Unlock()
 	for _, f := range frames {
 		if err := c.SendOpus(ctx, f); err != nil {
 			t.Fatal(err)

@@ -66,6 +66,27 @@ func (t *seqTracker) update(seq uint16) (v seqVerdict, gap int, lost int) {
 	return seqLate, 0, 0
 }
 
+// check classifies seq without recording it: seqDuplicate or seqTooOld for
+// packets update would drop, seqNew otherwise. It lets the receive path skip
+// E2EE work (and its replay errors) for duplicates.
+func (t *seqTracker) check(seq uint16) seqVerdict {
+	if !t.started {
+		return seqNew
+	}
+	delta := int64(int16(seq - uint16(t.max)))
+	if delta > 0 || delta < -maxJump {
+		return seqNew
+	}
+	back := uint64(-delta)
+	if back >= 64 || back >= t.span {
+		return seqTooOld
+	}
+	if t.window&(1<<back) != 0 {
+		return seqDuplicate
+	}
+	return seqLate
+}
+
 // countLeaving counts the unreceived valid positions that leave a window of
 // the given span when it shifts by d (< 64).
 func countLeaving(window, span, d uint64) int {

@@ -29,7 +29,11 @@ func TestSeqTracker(t *testing.T) {
 			var tr seqTracker
 			total := 0
 			for i, s := range tt.steps {
+				peek := tr.check(s.seq)
 				v, gap, lost := tr.update(s.seq)
+				if (peek == seqDuplicate || peek == seqTooOld || v == seqDuplicate || v == seqTooOld) && peek != v {
+					t.Fatalf("step %d: check %d, update %d", i, peek, v)
+				}
 				if v != s.v || gap != s.gap || lost != s.lost {
 					t.Fatalf("step %d (seq %d): got %d gap %d lost %d; want %d %d %d", i, s.seq, v, gap, lost, s.v, s.gap, s.lost)
 				}

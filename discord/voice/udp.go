@@ -143,6 +143,17 @@ func (c *Conn) receive(pkt []byte) {
 		}
 		return
 	}
+	st.mu.Lock()
+	v := st.track.check(c.recvHdr.SequenceNumber)
+	st.mu.Unlock()
+	switch v {
+	case seqDuplicate:
+		c.m.drop(dropDuplicate)
+		return
+	case seqTooOld:
+		c.m.drop(dropTooOld)
+		return
+	}
 	var opus []byte
 	if c.e2ee != nil {
 		if opus, err = c.e2ee.DecryptOpus(st.UserID, st.buffer(), plain); err != nil {
