@@ -27,8 +27,8 @@ import (
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
-	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -440,3 +440,5 @@ func rms(s []int16) float64 {
 	}
 	return math.Sqrt(e / float64(len(s)))
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
