@@ -3,6 +3,7 @@ package openaisim
 import (
 	"bytes"
 	"context"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func TestInjectedLatencyPerEndpoint(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				_, _ = io.Copy(io.Discard, res.Body) // the record lands before the last chunk
 				res.Body.Close()
 			}},
 		{name: "realtime", want: Injected{FirstToken: 100 * time.Millisecond, Tokens: 30 * time.Millisecond},
