@@ -183,6 +183,9 @@ func validateSessionUpdate(upd map[string]any) (param, msg string) {
 			if f, ok := in["format"].(map[string]any); ok && f["type"] != "audio/pcm" {
 				return "session.audio.input.format.type", fmt.Sprintf("openaisim: only 'audio/pcm' (24 kHz) input is simulated, got '%v'.", f["type"])
 			}
+			if f, ok := in["format"].(map[string]any); ok && f["rate"] != nil && f["rate"] != 24000.0 {
+				return "session.audio.input.format.rate", fmt.Sprintf("Invalid 'session.audio.input.format.rate': %v. Only 24000 is supported.", f["rate"])
+			}
 		}
 		if out, ok := audio["output"].(map[string]any); ok {
 			if f, ok := out["format"].(map[string]any); ok && f["type"] != "audio/pcm" {

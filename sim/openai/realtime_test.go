@@ -345,6 +345,7 @@ func TestRealtimeErrors(t *testing.T) {
 		{name: "bad base64", raw: `{"type":"input_audio_buffer.append","audio":"***"}`, code: "invalid_value", param: "audio"},
 		{name: "bad item type", raw: `{"type":"conversation.item.create","item":{"type":"hologram"}}`, code: "invalid_value", param: "item.type"},
 		{name: "truncate unknown item", raw: `{"type":"conversation.item.truncate","item_id":"item_x","content_index":0,"audio_end_ms":5}`, code: "item_truncate_invalid_item_id", param: "item_id"},
+		{name: "bad input rate", raw: `{"type":"session.update","session":{"type":"realtime","audio":{"input":{"format":{"type":"audio/pcm","rate":16000}}}}}`, code: "invalid_value", param: "session.audio.input.format.rate"},
 		{name: "bad turn detection", raw: `{"type":"session.update","session":{"type":"realtime","audio":{"input":{"turn_detection":{"type":"magic"}}}}}`, code: "invalid_value", param: "session.audio.input.turn_detection.type"},
 	}
 	s := serveT(t)
