@@ -88,13 +88,11 @@ func (c *rtSession) startResponse(clientEventID string, p *rtResponseParams) {
 		defer c.wg.Done()
 		defer r.cancel()
 		c.runResponse(r, p)
-		c.mu.Lock()
-		c.active = nil
-		c.mu.Unlock()
+		c.endResponse(r)
 	}()
 }
 
-// responseInput gathers what rules match on. Call with c.mu held.
+// responseInputLocked gathers what rules match on. Call with c.mu held.
 func (c *rtSession) responseInputLocked(p *rtResponseParams) (*matchInput, *Recorded) {
 	instr, _ := c.session["instructions"].(string)
 	if p.Instructions != nil {
@@ -193,6 +191,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 			"input_token_details":  map[string]any{"text_tokens": in, "audio_tokens": 0, "cached_tokens": 0},
 			"output_token_details": map[string]any{"text_tokens": outTokens, "audio_tokens": 0}}
 		c.s.record(rec)
+		c.endResponse(r) // before response.done: the client may create the next one at once
 		c.send(map[string]any{"type": "response.done", "response": resp})
 	}
 	cancelled := func() {
@@ -370,4 +369,13 @@ func conversationID(session string, p *rtResponseParams) any {
 		return nil
 	}
 	return "conv_" + session
+}
+
+// endResponse marks r as no longer active (if it still is).
+func (c *rtSession) endResponse(r *rtResponse) {
+	c.mu.Lock()
+	if c.active == r {
+		c.active = nil
+	}
+	c.mu.Unlock()
 }

@@ -560,3 +560,18 @@ func TestRealtimeTextOutOfBandAndTranscriptionFailure(t *testing.T) {
 		t.Errorf("recorded %+v", r)
 	}
 }
+
+// TestRealtimeBackToBackResponses: a response.create sent right after
+// response.done is accepted.
+func TestRealtimeBackToBackResponses(t *testing.T) {
+	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "ok"}}))
+	c := dialRT(t, s, "gpt-realtime")
+	for i := 0; i < 20; i++ {
+		c.send(map[string]any{"type": "response.create", "response": map[string]any{"output_modalities": []any{"text"}}})
+		for _, ev := range c.until("response.done") {
+			if ev["type"] == "error" {
+				t.Fatalf("response %d: %v", i, ev)
+			}
+		}
+	}
+}
