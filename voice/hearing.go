@@ -216,6 +216,7 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 	min := time.Duration(max(bi.MinSpeechMs, 1)) * time.Millisecond
 	if speech-sp.bargeBase >= min && ar.interrupted.CompareAndSwap(false, true) {
 		ar.interruptedBy.Store(sp.userID)
+		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase))
 		s.metrics.bargeIn()
 		ar.cancel()
 	}

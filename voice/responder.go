@@ -119,6 +119,9 @@ func (p *STTResponder) Respond(ctx context.Context, r *Reply) (Result, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A cut (barge-in) must not wait for the server: close the stream.
+	stopClose := context.AfterFunc(ctx, func() { stream.Close() })
+	defer stopClose()
 	queue := make(chan *speechChunk, 64)
 	var wg sync.WaitGroup
 	var genErr error
@@ -231,6 +234,8 @@ func (p *STTResponder) synthesize(ctx context.Context, sc *speechChunk, mark fun
 		return
 	}
 	defer s.Close()
+	stopClose := context.AfterFunc(ctx, func() { s.Close() })
+	defer stopClose()
 	mark(PhaseFirstTTSByte, now())
 	for {
 		buf := make([]byte, 9600) // 200 ms of 24 kHz mono

@@ -1,0 +1,186 @@
+package voice_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// transcriptByLength answers transcriptions by clip length: the short
+// "mike-hear-me" clip and the longer "hey-banter-weather" clip.
+func transcriptByLength(short, long string) []openaisim.Rule {
+	return []openaisim.Rule{
+		{Name: "stt-short", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions, MaxAudio: 2500 * time.Millisecond},
+			Reply: openaisim.Reply{Transcript: short}},
+		{Name: "stt-long", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions, MinAudio: 2501 * time.Millisecond},
+			Reply: openaisim.Reply{Transcript: long}},
+	}
+}
+
+func playBoth(w *world, a *voicesim.Member, an string, b *voicesim.Member, bn string) {
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = a.PlayPCM(w.ctx, speech(w.t, an)) })
+	wg.Go(func() { _ = b.PlayPCM(w.ctx, speech(w.t, bn)) })
+	wg.Wait()
+}
+
+// TestTwoMembersOverEachOther: two members address the bot at the same
+// time; both are answered, one after the other, and the second answer's
+// prompt knows about both turns.
+func TestTwoMembersOverEachOther(t *testing.T) {
+	t.Parallel()
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Loud and clear."}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: "Sunny all day."}})
+	w := newWorld(t, nil, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	playBoth(w, alice, "hey-banter-weather", bob, "mike-hear-me")
+	deadline := time.Now().Add(20 * time.Second)
+	for w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := w.logs.count(`"msg":"stt_pipeline_reply_spoken"`); n != 2 {
+		t.Fatalf("%d spoken replies, want 2", n)
+	}
+	var gens []openaisim.Recorded
+	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
+		if r.Stream {
+			gens = append(gens, r)
+		}
+	}
+	if len(gens) != 2 {
+		t.Fatalf("%d generations, want 2", len(gens))
+	}
+	last := gens[1].Prompt
+	if !strings.Contains(last, "alice: hey banter") || !strings.Contains(last, "bob: banter, can you hear me") {
+		t.Errorf("second prompt lacks one of the turns:\n%s", last)
+	}
+	for _, m := range []*voicesim.Member{alice, bob} {
+		if len(m.Heard(w.botID)) < 20 {
+			t.Errorf("%s heard %d frames", m.UserID(), len(m.Heard(w.botID)))
+		}
+	}
+}
+
+// TestDeferredTurnAnsweredAfter: with barge-in off, a turn that arrives while
+// the bot speaks is deferred (bot_turn_open) and answered after the reply.
+func TestDeferredTurnAnsweredAfter(t *testing.T) {
+	t.Parallel()
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"},
+			Reply: openaisim.Reply{Text: "It is sunny and warm today, with a light breeze in the afternoon and clear skies tonight."}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Yes, I hear you."}})
+	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "none" }, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	w.play(alice, "hey-banter-weather")
+	if err := alice.WaitHeard(w.ctx, w.botID, 10); err != nil {
+		t.Fatal(err)
+	}
+	w.play(bob, "mike-hear-me") // while the bot is still talking
+	w.waitLog(10*time.Second, `"reason":"bot_turn_open"`)
+	deadline := time.Now().Add(20 * time.Second)
+	for w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	lines := strings.Split(w.logs.String(), "\n")
+	var order []string
+	for _, l := range lines {
+		if strings.Contains(l, `"msg":"stt_pipeline_reply_spoken"`) {
+			order = append(order, l)
+		}
+	}
+	if len(order) != 2 || !strings.Contains(order[0], "weather") || !strings.Contains(order[1], "hear me") {
+		t.Fatalf("spoken replies: %q", order)
+	}
+	if w.logs.count(`"msg":"stt_pipeline_reply_interrupted"`) != 0 {
+		t.Error("a reply was interrupted with barge-in off")
+	}
+}
+
+// TestBargeInStopsPlayback: a member talking over the bot stops it within a
+// frame or so; the next turn's prompt holds only what was actually said.
+func TestBargeInStopsPlayback(t *testing.T) {
+	t.Parallel()
+	long := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
+		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
+		"Tomorrow looks much the same, with a chance of rain at night."
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: long}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Sorry, go ahead."}})
+	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	w.play(alice, "hey-banter-weather")
+	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
+		t.Fatal(err)
+	}
+	var played sync.WaitGroup
+	defer played.Wait()
+	played.Go(func() { _ = bob.PlayPCM(w.ctx, speech(t, "mike-hear-me")) })
+	w.waitLog(5*time.Second, `"msg":"voice_barge_in"`)
+	// From the cut on, the bot sends at most the frame in flight and the five
+	// silence frames that close its talk spurt, until bob's own turn (which
+	// is still being spoken) is answered.
+	atCut := w.vsim.UserStats(w.botID).RTP
+	time.Sleep(300 * time.Millisecond)
+	if n := w.vsim.UserStats(w.botID).RTP - atCut; n > 7 {
+		t.Errorf("bot sent %d packets in the 300 ms after the cut, want at most 1 + 5 silence (+1 slack)", n)
+	}
+	after := len(alice.Heard(w.botID))
+	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
+	if after > full/2 {
+		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
+	}
+	w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_interrupted"`)
+	w.waitLog(15*time.Second, `"msg":"stt_pipeline_reply_spoken"`, "hear me")
+	var next string
+	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
+		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
+			next = r.Prompt
+		}
+	}
+	if !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
+		t.Errorf("next prompt does not reflect the cut:\n%s", next)
+	}
+}
+
+// TestFailuresEndTurnCleanly: an STT, LLM or TTS failure ends the turn with
+// a log line, and the next turn is answered normally.
+func TestFailuresEndTurnCleanly(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		endpoint openaisim.Endpoint
+		stage    string
+	}{
+		{"stt", openaisim.EndpointTranscriptions, "stt"},
+		{"llm", openaisim.EndpointResponses, "generation"},
+		{"tts", openaisim.EndpointSpeech, "tts"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, nil,
+				openaisim.Rule{Name: "fault", Match: openaisim.Match{Endpoint: c.endpoint}, Fault: openaisim.Fault{Status: 500}, Times: 1},
+				openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+					Reply: openaisim.Reply{Transcript: "hey banter, are you there?"}},
+				genRule("Still here."))
+			alice := w.member("alice")
+			w.join()
+			w.play(alice, "hey-banter-weather")
+			w.waitLog(10*time.Second, `"msg":"voice_turn_failed"`, `"stage":"`+c.stage+`"`)
+			w.play(alice, "hey-banter-weather")
+			if err := alice.WaitHeard(w.ctx, w.botID, 15); err != nil {
+				t.Fatalf("no answer after the failure: %v", err)
+			}
+			w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_spoken"`)
+		})
+	}
+}
