@@ -367,9 +367,9 @@ func (c *rtSession) transcribe(it *rtItem) {
 	for _, tok := range tokens(text) {
 		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.delta", "item_id": it.id, "content_index": 0, "delta": tok})
 	}
+	c.s.record(rec)
 	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": it.id, "content_index": 0,
 		"transcript": text, "usage": map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}})
-	c.s.record(rec)
 }
 
 func (c *rtSession) lastItemIDLocked() any {
