@@ -29,7 +29,34 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/discord/voice/pace"
+	"golang.org/x/sys/unix"
 )
+
+var (
+	rtPrio     int
+	sliceReq   time.Duration
+	burnerTIDs sync.Map // int32 → true
+)
+
+// applySlice requests a short EEVDF slice for every thread of the process
+// except the burners, so the pacer's wake-ups preempt the running task.
+func applySlice(d time.Duration) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		var tid int
+		fmt.Sscan(t.Name(), &tid)
+		if _, burner := burnerTIDs.Load(int32(tid)); burner {
+			continue
+		}
+		if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL, Runtime: uint64(d)}, 0); err != nil {
+			return fmt.Errorf("sched_setattr %d: %w", tid, err)
+		}
+	}
+	return nil
+}
 
 const interval = 20 * time.Millisecond
 
@@ -38,7 +65,11 @@ func main() {
 	load := flag.String("load", "threads", "none, threads or goroutines")
 	n := flag.Int("n", runtime.GOMAXPROCS(0), "burners")
 	spin := flag.Duration("spin", 0, "pace.Pacer.Spin (0: sleep only)")
+	rt := flag.Int("rt", 0, "also measure a SCHED_FIFO thread (this priority; needs CAP_SYS_NICE) sleeping with clock_nanosleep(TIMER_ABSTIME); 0 skips")
+	slice := flag.Duration("slice", 0, "EEVDF slice request (sched_setattr sched_runtime, Linux ≥ 6.12) for this process's threads except the burners; 0 leaves the default")
 	flag.Parse()
+	sliceReq = *slice
+	rtPrio = *rt
 	if err := run(*frames, *load, *n, *spin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/voice:", err)
 		os.Exit(1)
@@ -51,10 +82,23 @@ func run(frames int, load string, n int, spin time.Duration) error {
 		return err
 	}
 	defer stop()
-	fmt.Printf("load=%s burners=%d GOMAXPROCS=%d NumCPU=%d frames=%d\n", load, n, runtime.GOMAXPROCS(0), runtime.NumCPU(), frames)
+	if sliceReq > 0 {
+		time.Sleep(50 * time.Millisecond) // let the burners mark their threads
+		if err := applySlice(sliceReq); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("load=%s burners=%d GOMAXPROCS=%d NumCPU=%d frames=%d slice=%v\n", load, n, runtime.GOMAXPROCS(0), runtime.NumCPU(), frames, sliceReq)
 	report("pacer", measurePacer(frames, 0))
 	if spin > 0 {
 		report("pacer+spin "+spin.String(), measurePacer(frames, spin))
+	}
+	if rtPrio > 0 {
+		r, err := measureRT(frames, rtPrio)
+		if err != nil {
+			return err
+		}
+		report(fmt.Sprintf("rt-thread fifo%d", rtPrio), r)
 	}
 	report("time.Ticker", measureTicker(frames))
 	report("time.Sleep loop", measureSleep(frames))
@@ -135,6 +179,7 @@ func startLoad(mode string, n int) (func(), error) {
 		if lock {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			burnerTIDs.Store(int32(unix.Gettid()), true)
 		}
 		x := uint64(1)
 		for !done.Load() {
@@ -163,4 +208,44 @@ func startLoad(mode string, n int) (func(), error) {
 	default:
 		return nil, fmt.Errorf("unknown load %q", mode)
 	}
+}
+
+// measureRT paces from one OS thread with SCHED_FIFO priority prio that
+// sleeps with clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) on the grid:
+// the kernel wakes it on time whatever else runs, and with an idle P in the
+// process it returns from the system call without waiting for the Go
+// scheduler. Only this thread gets the real-time class; it sleeps between
+// frames.
+func measureRT(frames, prio int) (result, error) {
+	type out struct {
+		r   result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		runtime.LockOSThread() // the thread exits with the goroutine: its class never leaks
+		if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(prio)}, 0); err != nil {
+			ch <- out{err: fmt.Errorf("sched_setattr SCHED_FIFO: %w", err)}
+			return
+		}
+		var start unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &start)
+		base := start.Nano()
+		var r result
+		for i := range frames {
+			due := unix.NsecToTimespec(base + int64(i)*int64(interval))
+			for {
+				err := unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &due, nil)
+				if err != unix.EINTR {
+					break
+				}
+			}
+			var now unix.Timespec
+			unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+			r.add(time.Duration(now.Nano() - due.Nano()))
+		}
+		ch <- out{r: r}
+	}()
+	o := <-ch
+	return o.r, o.err
 }
