@@ -95,6 +95,9 @@ func newHarness(t testing.TB, mutate func(*config.Config), rules ...openaisim.Ru
 // newHarnessWith is newHarness with extra Discord simulator options.
 func newHarnessWith(t testing.TB, simOpts []discordsim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
 	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		tt.Parallel() // every harness has its own simulators and store; stopping discordgo takes 1 s
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, clock: &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
