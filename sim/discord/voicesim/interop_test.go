@@ -87,8 +87,10 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// A short heartbeat interval so djs heartbeats (with seq_ack) during the test.
-	s := Serve(t, WithHeartbeat(300*time.Millisecond, 5*time.Second), WithModes(mode))
+	// A short heartbeat interval so djs heartbeats (with seq_ack) during the
+	// test; a generous timeout so that a loaded machine does not end the
+	// session with 4009.
+	s := Serve(t, WithHeartbeat(500*time.Millisecond, 30*time.Second), WithModes(mode))
 	const (
 		bot     = "1100000000000000010"
 		peer    = "1100000000000000011"
@@ -129,6 +131,7 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 		t.Fatal(err)
 	}
 	events := make(chan nodeEvent, 1024)
+	stop := make(chan struct{}) // closed when the test stops reading events
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -137,14 +140,20 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var e nodeEvent
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				events <- e
+			if json.Unmarshal(sc.Bytes(), &e) != nil {
+				continue
+			}
+			select {
+			case events <- e:
+			case <-stop:
 			}
 		}
 		io.Copy(io.Discard, stdout)
 	}()
+	var states []string // connection states seen, for failure reports
 	exited := false
 	defer func() {
+		close(stop)
 		if !exited {
 			stdin.Close()
 			cmd.Process.Kill()
@@ -152,7 +161,9 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 			cmd.Wait()
 		}
 		if t.Failed() {
-			t.Logf("node stderr:\n%s", tail(stderr.String(), 60))
+			t.Logf("djs states: %v", states)
+			t.Logf("server stats %+v; from djs %+v; member %+v", s.Stats(), s.UserStats(bot), m.Stats())
+			t.Logf("node stderr:\n%s", tail(stderrOf(&stderr, cmd), 60))
 		}
 	}()
 
@@ -166,6 +177,9 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 				}
 				if e.Event == "error" {
 					t.Fatalf("node: %s", e.Message)
+				}
+				if e.Event == "state" {
+					states = append(states, e.Status)
 				}
 				if pred(e) {
 					return
