@@ -5,8 +5,11 @@
 // frame (locked by AllocsPerRun tests). libopus itself comes from
 // layeh.com/gopus, which compiles libopus 1.1.2 into the binary; this package
 // declares the few C prototypes it needs and calls them directly, because
-// gopus's Decode and Encode allocate a fresh slice on every call. See
-// docs/audio.md for the benchmark comparison with bare gopus.
+// gopus's Decode and Encode allocate a fresh slice on every call. Same-run
+// medians against bare gopus (BenchmarkPairedEncode/Decode, docs/audio.md):
+//
+//	encode 20 ms stereo 64 kb/s  108-112 µs vs 108-113 µs  0 allocs vs 1 (1280 B)
+//	decode 20 ms stereo           30-31 µs  vs  30-32 µs   0 allocs vs 1 (4096 B)
 //
 // A Decoder or Encoder is not safe for concurrent use: use one per speaker
 // (decoding) or per outgoing stream (encoding).
