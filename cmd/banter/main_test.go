@@ -168,3 +168,12 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 		t.Errorf("no sent_reply in the bot's log:\n%s", logs)
 	}
 }
+
+func TestSimOpenAIScriptErrorsNameTheFile(t *testing.T) {
+	path := t.TempDir() + "/script.yaml"
+	os.WriteFile(path, []byte("rules:\n  - nonsense: true\n"), 0o600)
+	_, _, err := runCLI(t, nil, "sim", "openai", "-script", path)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), path) {
+		t.Errorf("bad script: %v", err)
+	}
+}

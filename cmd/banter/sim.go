@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	openaisim "github.com/banterbot/banter/sim/openai"
@@ -13,12 +14,13 @@ import (
 // standalone, for pointing a bot or a third-party client at them. They listen on loopback only.
 func simCommand(ctx context.Context, e env) error {
 	if len(e.args) == 0 {
-		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT]"}
+		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]"}
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	script := fs.String("script", "", "openai only: a YAML or JSON script of rules, latency and faults (docs/simulator.md)")
 	if err := fs.Parse(e.args[1:]); err != nil {
 		return &usageError{err.Error()}
 	}
@@ -26,7 +28,19 @@ func simCommand(ctx context.Context, e env) error {
 	case "discord":
 		return discordsim.RunStandalone(ctx, *addr, e.stdout)
 	case "openai":
-		return openaisim.RunStandalone(ctx, *addr, e.stdout)
+		var opts []openaisim.Option
+		if *script != "" {
+			data, err := os.ReadFile(*script)
+			if err != nil {
+				return &usageError{fmt.Sprintf("banter sim openai: -script: %v", err)}
+			}
+			sc, err := openaisim.ParseScript(data)
+			if err != nil {
+				return &usageError{fmt.Sprintf("banter sim openai: -script %s: %v", *script, err)}
+			}
+			opts = append(opts, openaisim.WithScript(sc))
+		}
+		return openaisim.RunStandalone(ctx, *addr, e.stdout, opts...)
 	}
 	return &usageError{fmt.Sprintf("banter sim: unknown simulator %q (allowed: discord, openai)", which)}
 }
