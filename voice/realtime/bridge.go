@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 // ErrClosed is returned by calls on a Bridge that was closed (or whose
 // context ended).
 var ErrClosed = errors.New("realtime: bridge closed")
+
+// errNoSink is the Sink of a Bridge whose audio only goes to callers'
+// writers (Responder).
+var errNoSink = errors.New("realtime: no Sink configured")
 
 // Config configures a Bridge.
 type Config struct {
@@ -63,7 +68,9 @@ type Config struct {
 	// Sink receives each 20 ms Opus frame of the model's speech, in order,
 	// on one goroutine (e.g. discord/voice Conn.SendOpus, which paces).
 	// It must return promptly once ctx is cancelled (an interruption).
-	// The frame is reused after Sink returns. Required.
+	// The frame is reused after Sink returns. Required for Respond, Speak
+	// and SpeakReply; a Bridge used through Responder plays into the
+	// voice session's Playback instead.
 	Sink func(ctx context.Context, opus []byte) error
 	// StopSpeaking, if set, ends a talk spurt after a reply (or an
 	// interruption), on the same goroutine as Sink (Conn.StopSpeaking).
@@ -101,7 +108,7 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("realtime: strategy %s: want native or brain", c.Strategy)
 	}
 	if c.Sink == nil {
-		return errors.New("realtime: config: Sink is required")
+		c.Sink = func(context.Context, []byte) error { return errNoSink }
 	}
 	if c.Realtime.URL == "" {
 		return errors.New("realtime: config: Realtime.URL is required")
@@ -180,9 +187,12 @@ type response struct {
 	item        string
 	audioBytes  int
 	transcript  string
-	muted       bool   // interrupted: drop further audio
-	interrupted bool   // for the history
-	played      uint64 // frames played when interrupted
+	deltas      strings.Builder // transcript deltas, for a cancelled response
+	status      string          // response.done status; "lost" when the socket dropped
+	out         chan []byte     // audio for an external writer (nil: the player)
+	muted       bool            // interrupted: drop further audio
+	interrupted bool            // for the history
+	played      uint64          // frames played when interrupted
 	done        chan struct{}
 }
 
@@ -378,6 +388,7 @@ func (b *Bridge) dropConn(gen uint64) {
 	b.resp = nil
 	b.mu.Unlock()
 	if r != nil {
+		r.status = "lost"
 		b.m.responseFailed()
 		b.play.end()
 		b.log.Warn("realtime_reply_lost", "turn_id", r.turnID, "response_id", r.id)
@@ -404,15 +415,24 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		b.mu.Lock()
 		r := b.resp
 		muted := false
+		var out chan []byte
 		if r != nil {
 			if r.item == "" {
 				r.item = ev.ItemID
 			}
 			r.audioBytes += len(ev.Audio)
-			muted = r.muted
+			muted, out = r.muted, r.out
 		}
 		b.mu.Unlock()
-		if !muted {
+		switch {
+		case muted:
+		case out != nil:
+			select {
+			case out <- append([]byte(nil), ev.Audio...):
+			default:
+				b.m.audioDropped(len(ev.Audio))
+			}
+		default:
 			b.play.enqueue(ev.ItemID, ev.Audio)
 		}
 	case llmrt.EventOutputAudioDone:
@@ -421,6 +441,12 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		b.mu.Lock()
 		if b.resp != nil && b.resp.id == "" {
 			b.resp.id = ev.Response.ID
+		}
+		b.mu.Unlock()
+	case llmrt.EventOutputAudioTranscriptDelta:
+		b.mu.Lock()
+		if b.resp != nil {
+			b.resp.deltas.WriteString(ev.Delta)
 		}
 		b.mu.Unlock()
 	case llmrt.EventOutputAudioTranscriptDone:
@@ -443,6 +469,12 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	b.mu.Lock()
 	r := b.resp
 	b.resp = nil
+	if r != nil {
+		r.status = ev.Response.Status
+		if r.transcript == "" {
+			r.transcript = r.deltas.String()
+		}
+	}
 	if r != nil && r.item != "" {
 		b.lastItem = itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
 	}

@@ -29,6 +29,7 @@ import (
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/voice"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -151,6 +152,13 @@ type harness struct {
 	logs   *logBuffer
 	reg    *prometheus.Registry
 
+	// Responder mode (voice.Responder with the session's Playback).
+	responder   *Responder
+	playback    *voice.Playback
+	replies     chan replyOutcome
+	replyMu     sync.Mutex
+	replyCancel context.CancelFunc
+
 	utterances chan utterance
 	decisions  chan decision.Decision
 	turnSeq    atomic.Int64
@@ -164,7 +172,17 @@ type utterance struct {
 	at     time.Time
 }
 
+// replyOutcome is what Responder.Respond returned for a turn.
+type replyOutcome struct {
+	res    voice.Result
+	err    error
+	played time.Duration
+}
+
 type harnessOptions struct {
+	// responder drives the Bridge through Responder (voice.Responder) and a
+	// voice.Playback instead of calling it directly.
+	responder bool
 	strategy  Strategy
 	eagerness int
 	rules     []openaisim.Rule
@@ -174,7 +192,8 @@ type harnessOptions struct {
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(),
-		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8)}
+		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8),
+		replies: make(chan replyOutcome, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.vs = voicesim.Serve(t)
 	h.oa = openaisim.Serve(t, openaisim.WithRules(o.rules...))
@@ -226,7 +245,14 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.bridge != nil {
 		o.bridge(&cfg)
 	}
-	h.bridge, err = Start(ctx, cfg)
+	if o.responder {
+		if h.playback, err = voice.NewPlayback(vc, pcm.Mono24k(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		h.responder, err = NewResponder(ResponderOptions{Config: cfg, Gen: h.llm, Model: "gpt-5-mini"})
+	} else {
+		h.bridge, err = Start(ctx, cfg)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,6 +267,9 @@ func (h *harness) close() {
 	h.cancel()
 	if h.bridge != nil {
 		h.bridge.Close()
+	}
+	if h.responder != nil {
+		h.responder.Close()
 	}
 	if h.voice != nil {
 		h.voice.Close()
@@ -329,6 +358,10 @@ func (h *harness) turn(ctx context.Context, u utterance) {
 		SpeakerName: "Alice", Transcript: tr.Text, Duration: pcm.Mono24k().Duration(len(u.audio)), At: u.at,
 		Participants: []decision.Participant{{ID: testHuman, Name: "Alice"}}}
 	d := h.engine.Decide(ctx, vt)
+	if h.responder != nil {
+		h.respond(ctx, vt, u, d)
+		return
+	}
 	turn := &Turn{ID: vt.ID, SpeakerID: u.userID, SpeakerName: "Alice", Transcript: tr.Text, Audio: u.audio,
 		EndedAt: u.at, Decision: d}
 	switch h.bridge.cfg.Strategy {
@@ -354,6 +387,56 @@ func (h *harness) turn(ctx context.Context, u utterance) {
 	case h.decisions <- d:
 	default:
 	}
+}
+
+// respond plays the session's part for an admitted turn: a Reply on the
+// Playback, run by the Responder, cancellable with interrupt.
+func (h *harness) respond(ctx context.Context, vt *decision.VoiceTurn, u utterance, d decision.Decision) {
+	select {
+	case h.decisions <- d:
+	default:
+	}
+	if !d.Allowed() {
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h.replyMu.Lock()
+	h.replyCancel = cancel
+	h.replyMu.Unlock()
+	vturn := &voice.Turn{ID: vt.ID, GuildID: testGuild, ChannelID: testChannel, SpeakerID: u.userID, SpeakerName: "Alice",
+		Transcript: vt.Transcript, Audio: u.audio, Format: pcm.Mono24k(), SpeechEnd: u.at}
+	r := &voice.Reply{Turn: vturn, Decision: d, Out: h.playback, Mark: func(voice.Phase, time.Time) {},
+		Instructions: "You are banter in a voice call. " + decision.SkipInstruction,
+		Messages:     []llm.Message{{Role: llm.RoleUser, Content: "Alice: " + vt.Transcript}}}
+	h.playback.Begin(nil)
+	res, err := h.responder.Respond(rctx, r)
+	played := h.playback.Played()
+	ectx, ecancel := context.WithTimeout(ctx, time.Second)
+	h.playback.End(ectx, err == nil)
+	ecancel()
+	h.replies <- replyOutcome{res: res, err: err, played: played}
+}
+
+// interrupt cancels the reply in progress (the session's barge-in).
+func (h *harness) interrupt() {
+	h.replyMu.Lock()
+	defer h.replyMu.Unlock()
+	if h.replyCancel != nil {
+		h.replyCancel()
+	}
+}
+
+// reply waits for the Responder's outcome of the next admitted turn.
+func (h *harness) reply(within time.Duration) replyOutcome {
+	h.t.Helper()
+	select {
+	case o := <-h.replies:
+		return o
+	case <-time.After(within):
+		h.t.Fatal("no reply outcome")
+	}
+	return replyOutcome{}
 }
 
 // say has the member speak a fixture and waits for Stage A's decision on it.

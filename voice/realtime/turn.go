@@ -74,19 +74,28 @@ func (b *Bridge) Respond(ctx context.Context, t *Turn) error {
 	if err != nil {
 		return fmt.Errorf("realtime: respond: %w", err)
 	}
-	for a := t.Audio; len(a) > 0; {
+	if err := b.forward(ctx, conn, t.Audio); err != nil {
+		return err
+	}
+	b.hist.add(speakerName(t), t.Transcript, false)
+	return b.send(ctx, conn, b.newResponse(t, gen), t, llmrt.ResponseCreateCommand{Metadata: turnMetadata(t)})
+}
+
+// forward appends audio (24 kHz mono) in 100 ms chunks and commits it: the
+// turn becomes a user item of the model's conversation. Call with turnMu.
+func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) error {
+	for a := audio; len(a) > 0; {
 		n := min(len(a), appendChunk)
 		b.pcmBuf = pcm.AppendBytes(b.pcmBuf[:0], a[:n])
 		if err := conn.AppendAudio(ctx, b.pcmBuf); err != nil {
-			return fmt.Errorf("realtime: respond: append audio: %w", err)
+			return fmt.Errorf("realtime: forward: append audio: %w", err)
 		}
 		a = a[n:]
 	}
 	if err := conn.Send(ctx, llmrt.InputAudioCommitCommand{}); err != nil {
-		return fmt.Errorf("realtime: respond: commit: %w", err)
+		return fmt.Errorf("realtime: forward: commit: %w", err)
 	}
-	b.hist.add(speakerName(t), t.Transcript, false)
-	return b.request(ctx, conn, gen, t, llmrt.ResponseCreateCommand{Metadata: turnMetadata(t)})
+	return nil
 }
 
 // SpeakReply is the brain strategy's entry point: it reads the brain's
@@ -141,8 +150,13 @@ func (b *Bridge) Speak(ctx context.Context, t *Turn, text string) error {
 	if err != nil {
 		return fmt.Errorf("realtime: speak: %w", err)
 	}
-	return b.request(ctx, conn, gen, t, llmrt.ResponseCreateCommand{
-		Instructions: speakPrompt + text, OutputModalities: []string{"audio"}, Metadata: turnMetadata(t)})
+	return b.send(ctx, conn, b.newResponse(t, gen), t, speakCommand(t, text))
+}
+
+// speakCommand is the response.create that has the model voice text.
+func speakCommand(t *Turn, text string) llmrt.ResponseCreateCommand {
+	return llmrt.ResponseCreateCommand{Instructions: speakPrompt + text, OutputModalities: []string{"audio"},
+		Metadata: turnMetadata(t)}
 }
 
 // Wait waits until no response is in progress and nothing is playing.
@@ -203,26 +217,16 @@ func (b *Bridge) Interrupt(ctx context.Context) (bool, error) {
 		}
 		b.mu.Lock()
 		last = itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
+		conn, gen = b.conn, b.connGen
 		b.mu.Unlock()
 	}
 	played := uint64(0)
 	if s.item == last.id {
 		played = s.played
 	}
-	endMs := min(int(played)*20, last.audioBytes/(frameBytes/20))
-	receivedMs := last.audioBytes / (frameBytes / 20)
-	truncated := false
-	if last.id != "" && last.gen == gen && conn != nil && endMs < receivedMs {
-		cmd := llmrt.ItemTruncateCommand{ItemID: last.id, AudioEnd: time.Duration(endMs) * time.Millisecond}
-		if err := conn.Send(ctx, cmd); err != nil {
-			errs = append(errs, fmt.Errorf("realtime: interrupt: truncate: %w", err))
-		} else {
-			truncated = true
-			b.m.truncated()
-		}
-		if r == nil {
-			b.hist.amendLast(cutText(last.transcript, endMs, receivedMs))
-		}
+	endMs, receivedMs, truncated := b.truncate(ctx, conn, gen, last, int(played)*20)
+	if r == nil && truncated {
+		b.hist.amendLast(cutText(last.transcript, endMs, receivedMs))
 	}
 	b.log.Info("realtime_interrupted", "item_id", last.id, "played_ms", endMs, "received_ms", receivedMs,
 		"cancelled", cancelled, "truncated", truncated)
@@ -262,17 +266,24 @@ func (b *Bridge) ready(ctx context.Context) (*llmrt.Conn, uint64, error) {
 	}
 }
 
-// request sends response.create and logs realtime_reply_requested.
-func (b *Bridge) request(ctx context.Context, conn *llmrt.Conn, gen uint64, t *Turn, cmd llmrt.ResponseCreateCommand) error {
-	now := b.now()
-	r := &response{requestedAt: now, gen: gen, done: make(chan struct{})}
+// newResponse makes the response record of a turn on session gen.
+func (b *Bridge) newResponse(t *Turn, gen uint64) *response {
+	r := &response{requestedAt: b.now(), gen: gen, done: make(chan struct{})}
 	if t != nil {
 		r.turnID = t.ID
 	}
+	return r
+}
+
+// send makes r the response in progress, sends cmd (response.create) and
+// logs realtime_reply_requested. Call with turnMu.
+func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Turn, cmd llmrt.ResponseCreateCommand) error {
 	b.mu.Lock()
 	b.resp = r
 	b.mu.Unlock()
-	b.play.expect(now)
+	if r.out == nil {
+		b.play.expect(r.requestedAt)
+	}
 	if err := conn.Send(ctx, cmd); err != nil {
 		b.mu.Lock()
 		if b.resp == r {
@@ -285,7 +296,7 @@ func (b *Bridge) request(ctx context.Context, conn *llmrt.Conn, gen uint64, t *T
 	b.m.replyRequested(b.cfg.Strategy)
 	attrs := turnAttrs(b.cfg.Strategy, t)
 	if t != nil && !t.EndedAt.IsZero() {
-		lat := now.Sub(t.EndedAt)
+		lat := r.requestedAt.Sub(t.EndedAt)
 		b.m.requestLatency(lat.Seconds())
 		attrs = append(attrs, slog.Float64("latency_ms", float64(lat.Microseconds())/1000))
 	}

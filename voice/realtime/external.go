@@ -1,0 +1,164 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	llmrt "github.com/banterbot/banter/llm/realtime"
+)
+
+// errReplyLost is returned when the socket dropped during a reply.
+var errReplyLost = errors.New("realtime: reply lost: the realtime socket dropped")
+
+// audioOut is a caller's player (voice.Playback): write plays pcm16 24 kHz
+// mono at the real-time pace and returns ctx's error once ctx ends; played
+// reports how much of the reply has gone out.
+type audioOut struct {
+	write  func(ctx context.Context, pcm []byte) error
+	played func() time.Duration
+	// first, if set, is called with the arrival of the first audio delta.
+	first func(time.Time)
+}
+
+// replyResult is how a reply played through an audioOut ended.
+type replyResult struct {
+	// transcript is the model's transcript of everything it said; spoken
+	// the part played (cut at the interruption).
+	transcript, spoken string
+	interrupted        bool
+}
+
+// replyTo runs one reply whose audio the caller plays: forward (24 kHz
+// mono, may be nil) is appended and committed, cmd is sent, and the audio
+// deltas are written to out until response.done. When ctx ends (barge-in,
+// leave) or out fails, the response is cancelled and its item truncated
+// to what out played. Turns are served one at a time.
+func (b *Bridge) replyTo(ctx context.Context, t *Turn, forward []int16, cmd llmrt.ResponseCreateCommand, out audioOut) (replyResult, error) {
+	r, err := b.startReply(ctx, t, forward, cmd)
+	if err != nil {
+		return replyResult{}, err
+	}
+	first := true
+	write := func(p []byte) error {
+		if first && out.first != nil {
+			first = false
+			out.first(b.now())
+		}
+		return out.write(ctx, p)
+	}
+	for {
+		select {
+		case p := <-r.out:
+			if err := write(p); err != nil {
+				return b.cut(ctx, r, out.played(), err)
+			}
+		case <-r.done:
+			for {
+				select {
+				case p := <-r.out:
+					if err := write(p); err != nil {
+						return b.cut(ctx, r, out.played(), err)
+					}
+					continue
+				default:
+				}
+				break
+			}
+			res := replyResult{transcript: r.transcript, spoken: r.transcript}
+			switch r.status {
+			case "completed":
+				return res, nil
+			case "lost":
+				return res, errReplyLost
+			}
+			return res, fmt.Errorf("realtime: response %s ended %s", r.id, r.status)
+		case <-ctx.Done():
+			return b.cut(ctx, r, out.played(), ctx.Err())
+		}
+	}
+}
+
+// startReply forwards the turn's audio (if any) and requests a response
+// whose audio goes to the returned response's out channel.
+func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd llmrt.ResponseCreateCommand) (*response, error) {
+	b.turnMu.Lock()
+	defer b.turnMu.Unlock()
+	conn, gen, err := b.ready(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: reply: %w", err)
+	}
+	if len(forward) > 0 {
+		if err := b.forward(ctx, conn, forward); err != nil {
+			return nil, err
+		}
+	}
+	r := b.newResponse(t, gen)
+	r.out = make(chan []byte, 1024)
+	if err := b.send(ctx, conn, r, t, cmd); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// cut ends a reply early: further audio is dropped, the response (if still
+// streaming) is cancelled and awaited, and the item is truncated to played.
+// cause is returned wrapped unless it is ctx's own end.
+func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cause error) (replyResult, error) {
+	b.mu.Lock()
+	r.muted, r.interrupted = true, true
+	r.played = uint64(played / (20 * time.Millisecond))
+	active := b.resp == r
+	conn, gen := b.conn, b.connGen
+	b.mu.Unlock()
+	b.m.interrupted()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
+	defer cancel()
+	cancelled := false
+	if active && conn != nil && r.gen == gen {
+		if err := conn.Send(cctx, llmrt.ResponseCancelCommand{}); err == nil {
+			cancelled = true
+			select {
+			case <-r.done:
+			case <-cctx.Done():
+			}
+		}
+	}
+	b.mu.Lock()
+	ref := itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
+	if ref.transcript == "" {
+		ref.transcript = r.deltas.String()
+	}
+	conn, gen = b.conn, b.connGen
+	b.mu.Unlock()
+	endMs, receivedMs, truncated := b.truncate(cctx, conn, gen, ref, int(played/time.Millisecond))
+	if !active {
+		b.hist.amendLast(cutText(ref.transcript, endMs, receivedMs))
+	}
+	b.log.Info("realtime_interrupted", "turn_id", r.turnID, "item_id", ref.id, "played_ms", endMs,
+		"received_ms", receivedMs, "cancelled", cancelled, "truncated", truncated)
+	res := replyResult{transcript: ref.transcript, spoken: cutText(ref.transcript, endMs, receivedMs), interrupted: true}
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)
+	}
+	return res, fmt.Errorf("realtime: play: %w", cause)
+}
+
+// truncate sends conversation.item.truncate for ref at playedMs (clamped
+// to the audio received) when the item is in the current session and was
+// not played in full. It returns the end and received milliseconds.
+func (b *Bridge) truncate(ctx context.Context, conn *llmrt.Conn, gen uint64, ref itemRef, playedMs int) (endMs, receivedMs int, ok bool) {
+	receivedMs = ref.audioBytes / (frameBytes / 20)
+	endMs = min(playedMs, receivedMs)
+	if ref.id == "" || ref.gen != gen || conn == nil || endMs >= receivedMs {
+		return endMs, receivedMs, false
+	}
+	cmd := llmrt.ItemTruncateCommand{ItemID: ref.id, AudioEnd: time.Duration(endMs) * time.Millisecond}
+	if err := conn.Send(ctx, cmd); err != nil {
+		b.log.Warn("realtime_truncate_failed", "item_id", ref.id, "err", err)
+		return endMs, receivedMs, false
+	}
+	b.m.truncated()
+	return endMs, receivedMs, true
+}

@@ -1,0 +1,89 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// TestResponderNative: the voice session's Responder (voice.Responder)
+// forwards an admitted turn and plays the answer through the session's
+// Playback; the member hears it.
+func TestResponderNative(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{responder: true, strategy: StrategyNative})
+	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+		t.Fatalf("Stage A denied: %v", d)
+	}
+	o := h.reply(20 * time.Second)
+	if o.err != nil || o.res.Skipped || o.res.Spoken == "" || o.res.Spoken != o.res.Text {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	rec := h.oa.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 1 || rec[0].AudioDuration < time.Second || strings.Contains(rec[0].Instructions, "[SKIP]") {
+		t.Fatalf("realtime responses: %+v", rec)
+	}
+	if got, want := len(h.member.Heard(testBot)), rec[0].AudioBytes/960; got < want-2 || got > want+2 {
+		t.Errorf("member heard %d frames of %d", got, want)
+	}
+	if o.played < time.Duration(rec[0].AudioBytes/48)*time.Millisecond-40*time.Millisecond {
+		t.Errorf("playback played %v of %d ms", o.played, rec[0].AudioBytes/48)
+	}
+}
+
+// TestResponderBargeIn: the session cancels the reply's context (barge-in);
+// Respond returns at once with what was spoken, the response is cancelled
+// and the item truncated at what the Playback played.
+func TestResponderBargeIn(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("This is a rather long answer that keeps going for a while. ", 4)
+	h := newHarness(t, harnessOptions{responder: true, strategy: StrategyNative, rules: []openaisim.Rule{
+		{Name: "long", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse},
+			Reply: openaisim.Reply{Text: long}, Latency: openaisim.Latency{PerToken: 60 * time.Millisecond}},
+	}})
+	if d := h.say("hey-banter-weather.wav", "hey banter, tell me a long story"); !d.Allowed() {
+		t.Fatalf("Stage A denied: %v", d)
+	}
+	h.waitHeard(25, 15*time.Second)
+	h.interrupt()
+	o := h.reply(5 * time.Second)
+	if !errors.Is(o.err, context.Canceled) {
+		t.Errorf("Respond error %v, want context.Canceled", o.err)
+	}
+	if o.res.Spoken == "" || len(o.res.Spoken) >= len(strings.TrimSpace(long)) {
+		t.Errorf("spoken %q: want a cut part of the answer", o.res.Spoken)
+	}
+	tr := h.oa.Truncations()
+	if len(tr) != 1 {
+		t.Fatalf("truncations %+v", tr)
+	}
+	if want := int(o.played / time.Millisecond); tr[0].AudioEndMs != want {
+		t.Errorf("truncated at %d ms, playback played %d ms", tr[0].AudioEndMs, want)
+	}
+	if n := len(h.clientEvents("response.cancel")); n != 1 {
+		t.Errorf("%d response.cancel", n)
+	}
+}
+
+// TestResponderBrainSkip: through the Responder, the brain's [SKIP] sends
+// nothing to the realtime model.
+func TestResponderBrainSkip(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{responder: true, strategy: StrategyBrain, rules: []openaisim.Rule{
+		{Name: "skip", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Skip: true}},
+	}})
+	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+		t.Fatalf("Stage A denied: %v", d)
+	}
+	o := h.reply(10 * time.Second)
+	if o.err != nil || !o.res.Skipped || o.res.Spoken != "" || !o.res.StageB.Skipped() {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	if n := len(h.clientEvents("response.create")); n != 0 {
+		t.Errorf("%d response.create after [SKIP]", n)
+	}
+}
