@@ -46,6 +46,7 @@ func (c Class) String() string {
 // Until a full window has been seen the floor is at most PriorFloorDB.
 type Detector struct {
 	thresholdDB, marginDB, weakDB, priorDB float64
+	zcrMin                                 float64   // weak-frame ZCR, scaled to the rate
 	energies                               []float64 // ring of recent frame energies
 	n, next                                int
 }
@@ -64,7 +65,11 @@ func newDetector(c Config) *Detector {
 		marginDB:    c.MarginDB,
 		weakDB:      6,
 		priorDB:     c.PriorFloorDB,
-		energies:    make([]float64, max(1, int(c.NoiseWindow/pcm.FrameDuration))),
+		// 0.25 at 16 kHz: a dominant component above ~2 kHz. The same
+		// frequency crosses zero proportionally less often per sample at
+		// higher rates.
+		zcrMin:   0.25 * 16000 / float64(c.SampleRate),
+		energies: make([]float64, max(1, int(c.NoiseWindow/pcm.FrameDuration))),
 	}
 }
 
@@ -88,7 +93,7 @@ func (d *Detector) Classify(frame []int16) Measure {
 		m.Class = ClassSpeech
 	case e >= thr-d.weakDB:
 		m.ZCR = pcm.ZeroCrossingRate(frame)
-		if m.ZCR >= 0.25 {
+		if m.ZCR >= d.zcrMin {
 			m.Class = ClassWeak
 		}
 	}
