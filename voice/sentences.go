@@ -64,13 +64,12 @@ func (s *Sentencer) cut(text string) int {
 		r, n := utf8.DecodeRuneInString(text[i:])
 		end := i + n
 		switch r {
-		case '.', '!', '?', '…', '\n':
+		case '\n':
+			return end
+		case '.', '!', '?', '…':
 			// A sentence end needs the next character to be known: "3.5" and
 			// "e.g." must not cut, and "?!" runs stay together.
 			if end >= len(text) {
-				if r == '\n' {
-					return end
-				}
 				return 0
 			}
 			next, _ := utf8.DecodeRuneInString(text[end:])

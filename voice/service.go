@@ -45,10 +45,16 @@ type Options struct {
 	LLM Model
 	// Engine is voice Stage A (decision.NewVoiceEngine(voice.Policy(cfg), ...)).
 	Engine *decision.VoiceEngine
-	// Responder answers admitted turns; nil builds the STT pipeline's
-	// STTResponder from LLM and the configuration (voice.mode realtime sets
-	// the realtime bridge here).
+	// Responder answers admitted turns in every session; nil (and no
+	// NewResponder) builds the STT pipeline's STTResponder from LLM and the
+	// configuration.
 	Responder Responder
+	// NewResponder, if set, makes one Responder per session instead (e.g.
+	// a realtime bridge, which owns a socket per voice session). It is
+	// called when the session starts, with the session's context, which
+	// ends with the session; a Responder that is an io.Closer is closed
+	// when the session ends.
+	NewResponder func(ctx context.Context, s SessionInfo) (Responder, error)
 	// ListenFormat is the utterance audio format (default 16 kHz mono for
 	// speech to text; 24 kHz for the realtime API).
 	ListenFormat pcm.Format
@@ -69,6 +75,14 @@ type Options struct {
 	DAVEMetrics      *dave.Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+}
+
+// SessionInfo describes a voice session to NewResponder.
+type SessionInfo struct {
+	GuildID, ChannelID string
+	// Conn is the session's voice connection (paced Opus out). A Responder
+	// that plays through Reply.Out does not need it.
+	Conn Sender
 }
 
 // Service runs the bot's voice sessions: one per guild, joined and left by
@@ -92,7 +106,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Config == nil || opts.Discord == nil || opts.Engine == nil {
 		return nil, errors.New("voice: New: Config, Discord and Engine are required")
 	}
-	if opts.Responder == nil && opts.LLM == nil {
+	if opts.Responder == nil && opts.NewResponder == nil && opts.LLM == nil {
 		return nil, errors.New("voice: New: LLM or Responder is required")
 	}
 	if opts.Discord.State == nil || opts.Discord.State.User == nil {
@@ -111,7 +125,7 @@ func New(opts Options) (*Service, error) {
 		opts.SpeakFormat = pcm.Mono24k()
 	}
 	svc := &Service{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
-	if opts.Responder == nil {
+	if opts.Responder == nil && opts.NewResponder == nil {
 		v := opts.Config().Voice
 		svc.opts.Responder = &STTResponder{Gen: opts.LLM, TTS: opts.LLM, Model: v.GenerationLLM.Model,
 			TTSModel: v.STTPipeline.TTSModel, TTSVoice: v.STTPipeline.TTSVoice,
@@ -199,6 +213,13 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 		return fmt.Errorf("voice: join %s/%s: %w", guildID, channelID, err)
 	}
 	s, err := newSession(svc, guildID, channelID, conn)
+	if err == nil && svc.opts.NewResponder != nil {
+		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Conn: conn})
+		if err != nil {
+			s.cancel()
+			err = fmt.Errorf("voice: join: responder: %w", err)
+		}
+	}
 	if err != nil {
 		return errors.Join(err, svc.mgr.Leave(ctx, guildID))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -85,6 +86,8 @@ type session struct {
 	speakers map[string]*speaker
 	conn     *dvoice.Conn
 
+	responder Responder
+
 	// owned by the loop goroutine
 	playback   *Playback
 	timeline   []line
@@ -110,7 +113,7 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		started: svc.now(),
 		turns:   make(chan *Turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
 		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
-		speakers: map[string]*speaker{}, conn: conn, playback: pb,
+		speakers: map[string]*speaker{}, conn: conn, playback: pb, responder: svc.opts.Responder,
 	}
 	s.ctx, s.cancel = context.WithCancel(svc.ctx)
 	return s, nil
@@ -120,6 +123,13 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 // max duration) after every goroutine of the session stopped.
 func (s *session) run() {
 	defer close(s.done)
+	defer func() {
+		if c, ok := s.responder.(io.Closer); ok && s.responder != s.svc.opts.Responder {
+			if err := c.Close(); err != nil {
+				s.log.Warn("voice_responder_close_failed", "error", err)
+			}
+		}
+	}()
 	defer s.wg.Wait()
 	defer s.cancel()
 	s.metrics.sessionDelta(1)
@@ -335,7 +345,7 @@ func (s *session) startReply(t *Turn, d decision.Decision, greeting int) {
 			m.mark(PhaseFirstPacket, at)
 			ar.firstPacket.Store(at.UnixNano())
 		})
-		res, err := s.svc.opts.Responder.Respond(ctx, r)
+		res, err := s.responder.Respond(ctx, r)
 		cancel()
 		// The talk spurt ends with silence frames even after a cut.
 		endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
