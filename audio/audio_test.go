@@ -3,6 +3,7 @@ package audio
 import (
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,4 +405,33 @@ func FuzzListener(f *testing.F) {
 		}
 		l.Flush()
 	})
+}
+
+// TestListenersShareMetrics runs one Listener per goroutine, as the voice
+// layer does per speaker, all counting into one Metrics (run with -race).
+func TestListenersShareMetrics(t *testing.T) {
+	pkts, _, _ := talk(t, testaudio.Speech16k(t, "uh-huh.wav"), 0, 1, 0, false)
+	m := NewMetrics(prometheus.NewRegistry())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var rec recorder
+			l, err := NewListener(ListenerConfig{DirectDecode: true}, rec.handle, m)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			deliver(l, pkts, 60)
+			if rec.kinds() != "start speaking end" {
+				t.Errorf("events %q", rec.kinds())
+			}
+		})
+	}
+	wg.Wait()
+	if got := counterValue(m.byEvent[vad.EventEnd]); got != 4 {
+		t.Errorf("%v utterances counted, want 4", got)
+	}
+	if got := counterValue(m.byResult[jitter.PushAccepted]); got != float64(4*(len(pkts)-1)) {
+		t.Errorf("%v packets accepted, want %d", got, 4*(len(pkts)-1))
+	}
 }

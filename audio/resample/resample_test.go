@@ -195,3 +195,30 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestRatePairs converts between every pair of common rates and channel
+// counts: a 400 Hz tone keeps its level and the output length follows the
+// rate ratio.
+func TestRatePairs(t *testing.T) {
+	rates := []int{8000, 16000, 22050, 24000, 44100, 48000}
+	for _, in := range rates {
+		for _, out := range rates {
+			for _, ch := range [][2]int{{1, 1}, {2, 1}, {1, 2}, {2, 2}} {
+				fi, fo := pcm.Format{Rate: in, Channels: ch[0]}, pcm.Format{Rate: out, Channels: ch[1]}
+				r, err := New(fi, fo)
+				if err != nil {
+					t.Fatalf("%v→%v: %v", fi, fo, err)
+				}
+				got := run(t, r, tone(fi, 400, 10000, in/4))
+				want := in / 4 * out / in
+				if n := len(got) / fo.Channels; n < want-2 || n > want+2 {
+					t.Errorf("%v→%v: %d frames, want %d", fi, fo, n, want)
+				}
+				ref := 20 * math.Log10(10000/math.Sqrt2/32768)
+				if lvl := levelDB(got, fo.Channels, out/20) - ref; math.Abs(lvl) > 0.3 {
+					t.Errorf("%v→%v: level %+.2f dB", fi, fo, lvl)
+				}
+			}
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/banterbot/banter/audio/internal/testaudio"
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
 )
 
 const ms = time.Millisecond
@@ -421,5 +422,36 @@ func endpointerInvariants(t *testing.T, data []byte) {
 		if e.Speaking() && !active {
 			t.Fatal("Speaking outside an utterance")
 		}
+	}
+}
+
+// TestEndpoints24k runs the fixture endpoint check at 24 kHz, the realtime
+// API's rate (frames of 480 samples, rate-scaled zero-crossing threshold).
+func TestEndpoints24k(t *testing.T) {
+	s16 := testaudio.Speech16k(t, "two-questions.wav")
+	r, _ := resample.New(pcm.Speech16k(), pcm.Mono24k())
+	s := make([]int16, r.MaxOut(len(s16)))
+	n, _ := r.Process(s, s16)
+	s = append(s[:n], make([]int16, 48000)...)
+	e, err := New(Config{SampleRate: 24000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []Event
+	for off := 0; off+e.FrameLen() <= len(s); off += e.FrameLen() {
+		got, _ := e.Push(s[off : off+e.FrameLen()])
+		evs = append(evs, got...)
+	}
+	if len(evs) != 3 || evs[2].Kind != EventEnd {
+		t.Fatalf("events %v, want start speaking end", evs)
+	}
+	if d := evs[2].SpeechStart - 200*ms; d < -40*ms || d > 60*ms {
+		t.Errorf("speech start %v, want 0.2 s", evs[2].SpeechStart)
+	}
+	if d := evs[2].SpeechEnd - 3670*ms; d < -120*ms || d > 80*ms {
+		t.Errorf("speech end %v, want 3.67 s", evs[2].SpeechEnd)
+	}
+	if got := pcm.Mono24k().Duration(len(evs[2].Audio)); got < 3600*ms || got > 3800*ms {
+		t.Errorf("audio %v", got)
 	}
 }
