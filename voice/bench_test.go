@@ -1,0 +1,194 @@
+package voice
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"layeh.com/gopus"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/vad"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/config"
+)
+
+// discardSender accepts frames at once: the benchmarks measure the bot's
+// own per-frame work, not the 20 ms pacing.
+type discardSender struct{ n int }
+
+func (d *discardSender) SendOpus(context.Context, []byte) error { d.n++; return nil }
+func (d *discardSender) StopSpeaking(context.Context) error     { return nil }
+
+// fixture48k returns a testdata fixture as 48 kHz stereo.
+func fixture48k(tb testing.TB, name string) []int16 {
+	tb.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, f, err := wav.Decode(nil, b)
+	if err != nil || f != pcm.Discord() {
+		tb.Fatalf("%s: %v %v", name, f, err)
+	}
+	return s
+}
+
+// mono24k makes crude 24 kHz mono from 48 kHz stereo (downmix, decimate):
+// input for the TTS path, where only the cost matters.
+func mono24k(s []int16) []byte {
+	mono := make([]int16, len(s)/2)
+	pcm.Downmix(mono, s)
+	out := make([]int16, len(mono)/2)
+	for i := range out {
+		out[i] = mono[2*i]
+	}
+	return pcm.AppendBytes(nil, out)
+}
+
+// opusFrames encodes 48 kHz stereo into 20 ms packets with bare gopus.
+func opusFrames(tb testing.TB, s []int16) [][]byte {
+	tb.Helper()
+	enc, err := gopus.NewEncoder(48000, 2, gopus.Voip)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]byte
+	for off := 0; off+1920 <= len(s); off += 1920 {
+		p, err := enc.Encode(s[off:off+1920], 960, 4000)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// sendPath is the outgoing per-frame path: 20 ms of 24 kHz mono TTS audio
+// into Playback (resample, upmix, Opus encode, pacing bookkeeping, send).
+type sendPath struct {
+	pb  *Playback
+	src []byte
+	i   int
+	ctx context.Context
+}
+
+func newSendPath(tb testing.TB) *sendPath {
+	pb, err := NewPlayback(&discardSender{}, pcm.Mono24k(), nil, time.Now)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pb.Begin(nil)
+	return &sendPath{pb: pb, src: mono24k(fixture48k(tb, "long-story.wav")), ctx: context.Background()}
+}
+
+func (p *sendPath) frame() {
+	const n = 960 // bytes: 20 ms of 24 kHz mono pcm16
+	off := (p.i * n) % (len(p.src) - n)
+	_ = p.pb.WritePCM(p.ctx, p.src[off:off+n])
+	p.i++
+}
+
+// recvPath is the incoming per-frame path of one speaker: Listener push and
+// tick (jitter, decode, VAD) plus the barge-in check against a reply.
+type recvPath struct {
+	s    *session
+	sp   *speaker
+	l    *audio.Listener
+	pkts [][]byte
+	i    int
+}
+
+func newRecvPath(tb testing.TB) *recvPath {
+	cfg := config.Default()
+	cfg.Voice.BargeIn = config.BargeIn{Policy: "anyone", MinSpeechMs: 1 << 30, EchoGuardMs: 0}
+	svc := &Service{opts: Options{Config: func() *config.Config { return cfg }, Now: time.Now}}
+	s := &session{svc: svc, speakers: map[string]*speaker{}}
+	ar := &activeReply{id: 1, target: "1"}
+	ar.firstPacket.Store(time.Now().UnixNano())
+	s.cur.Store(ar)
+	sp := &speaker{s: s, userID: "2"}
+	l, err := audio.NewListener(audio.ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &recvPath{s: s, sp: sp, l: l, pkts: opusFrames(tb, fixture48k(tb, "long-story.wav"))}
+	for range len(r.pkts) { // warm-up: buffers reach their size
+		r.frame()
+	}
+	return r
+}
+
+func (r *recvPath) frame() {
+	p := r.pkts[r.i%len(r.pkts)]
+	r.l.Push(jitter.Packet{SSRC: 1, Seq: uint16(r.i), Timestamp: uint32(r.i) * 960, Payload: p})
+	r.l.Tick()
+	r.sp.active.Store(r.l.Active())
+	r.s.checkBargeIn(r.sp, r.l)
+	r.i++
+}
+
+// BenchmarkSendFrame is the outgoing path per 20 ms frame; its same-run
+// baseline "gopus" is bare layeh.com/gopus encoding one 48 kHz stereo frame.
+func BenchmarkSendFrame(b *testing.B) {
+	b.Run("voice", func(b *testing.B) {
+		p := newSendPath(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.frame()
+		}
+	})
+	b.Run("gopus", func(b *testing.B) {
+		s := fixture48k(b, "long-story.wav")
+		enc, _ := gopus.NewEncoder(48000, 2, gopus.Voip)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			off := (i * 1920) % (len(s) - 1920)
+			_, _ = enc.Encode(s[off:off+1920], 960, 4000)
+			i++
+		}
+	})
+}
+
+// BenchmarkReceiveFrame is the incoming path per 20 ms frame of a speaker;
+// its same-run baseline "gopus" is bare layeh.com/gopus decoding the same
+// packet to 48 kHz stereo.
+func BenchmarkReceiveFrame(b *testing.B) {
+	b.Run("voice", func(b *testing.B) {
+		r := newRecvPath(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.frame()
+		}
+	})
+	b.Run("gopus", func(b *testing.B) {
+		pkts := opusFrames(b, fixture48k(b, "long-story.wav"))
+		dec, _ := gopus.NewDecoder(48000, 2)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			_, _ = dec.Decode(pkts[i%len(pkts)], 960, false)
+			i++
+		}
+	})
+}
+
+// TestHotPathsAllocFree: the per-frame send and receive paths allocate
+// nothing.
+func TestHotPathsAllocFree(t *testing.T) {
+	p := newSendPath(t)
+	for range 100 {
+		p.frame()
+	}
+	if n := testing.AllocsPerRun(500, p.frame); n != 0 {
+		t.Errorf("send path: %v allocs per frame", n)
+	}
+	r := newRecvPath(t)
+	if n := testing.AllocsPerRun(500, r.frame); n != 0 {
+		t.Errorf("receive path: %v allocs per frame", n)
+	}
+}
