@@ -65,7 +65,7 @@ func main() {
 	load := flag.String("load", "threads", "none, threads or goroutines")
 	n := flag.Int("n", runtime.GOMAXPROCS(0), "burners")
 	spin := flag.Duration("spin", 0, "pace.Pacer.Spin (0: sleep only)")
-	rt := flag.Int("rt", 0, "also measure a SCHED_FIFO thread (this priority; needs CAP_SYS_NICE) sleeping with clock_nanosleep(TIMER_ABSTIME); 0 skips")
+	rt := flag.Int("rt", 0, "also measure the pacer on a SCHED_FIFO thread at this priority with clock_nanosleep (voice.Config.SendRealtimePriority; needs CAP_SYS_NICE); 0 skips")
 	slice := flag.Duration("slice", 0, "EEVDF slice request (sched_setattr sched_runtime, Linux ≥ 6.12) for this process's threads except the burners; 0 leaves the default")
 	flag.Parse()
 	sliceReq = *slice
@@ -98,7 +98,7 @@ func run(frames int, load string, n int, spin time.Duration) error {
 		if err != nil {
 			return err
 		}
-		report(fmt.Sprintf("rt-thread fifo%d", rtPrio), r)
+		report(fmt.Sprintf("pacer rt fifo%d", rtPrio), r)
 	}
 	report("time.Ticker", measureTicker(frames))
 	report("time.Sleep loop", measureSleep(frames))
@@ -210,12 +210,8 @@ func startLoad(mode string, n int) (func(), error) {
 	}
 }
 
-// measureRT paces from one OS thread with SCHED_FIFO priority prio that
-// sleeps with clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) on the grid:
-// the kernel wakes it on time whatever else runs, and with an idle P in the
-// process it returns from the system call without waiting for the Go
-// scheduler. Only this thread gets the real-time class; it sleeps between
-// frames.
+// measureRT is measurePacer on a goroutine in pace.EnterRealtime(prio) with
+// Pacer.ThreadSleep, the path voice.Config.SendRealtimePriority takes.
 func measureRT(frames, prio int) (result, error) {
 	type out struct {
 		r   result
@@ -223,26 +219,25 @@ func measureRT(frames, prio int) (result, error) {
 	}
 	ch := make(chan out, 1)
 	go func() {
-		runtime.LockOSThread() // the thread exits with the goroutine: its class never leaks
-		if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(prio)}, 0); err != nil {
-			ch <- out{err: fmt.Errorf("sched_setattr SCHED_FIFO: %w", err)}
+		leave, err := pace.EnterRealtime(prio)
+		if err != nil {
+			ch <- out{err: err}
 			return
 		}
-		var start unix.Timespec
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &start)
-		base := start.Nano()
+		defer leave()
+		p := pace.New(interval)
+		p.ThreadSleep = true
+		ctx := context.Background()
 		var r result
-		for i := range frames {
-			due := unix.NsecToTimespec(base + int64(i)*int64(interval))
-			for {
-				err := unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &due, nil)
-				if err != unix.EINTR {
-					break
-				}
+		var start time.Time
+		for range frames {
+			s, _ := p.Wait(ctx)
+			now := time.Now()
+			if s.Index == 0 {
+				start = now
 			}
-			var now unix.Timespec
-			unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
-			r.add(time.Duration(now.Nano() - due.Nano()))
+			r.add(now.Sub(start.Add(time.Duration(s.Index) * interval)))
+			r.skipped += s.Skipped
 		}
 		ch <- out{r: r}
 	}()

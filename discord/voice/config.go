@@ -50,6 +50,12 @@ type Config struct {
 	// SendSpin/20 ms of a core while speaking. Default 1 ms; negative
 	// disables.
 	SendSpin time.Duration
+	// SendRealtimePriority, if > 0, runs each frame's wait, encryption and
+	// write on an OS thread in the SCHED_FIFO class at this priority
+	// (pace.EnterRealtime) sleeping with clock_nanosleep, so CPU load does
+	// not delay the send. It needs CAP_SYS_NICE or RLIMIT_RTPRIO; without
+	// it the connection logs once and paces normally. Default 0 (off).
+	SendRealtimePriority int
 	// StreamDepth is each speaker stream's channel capacity in frames.
 	// Default 50 (one second).
 	StreamDepth int

@@ -65,6 +65,7 @@ type Conn struct {
 	pacer      *pace.Pacer
 	speaking   bool
 	announced  bool // a Speaking was ever sent on this connection
+	rtFailed   bool // EnterRealtime refused once; pace normally
 	rtpSeq     uint16
 	rtpTS      uint32
 	counter    uint32

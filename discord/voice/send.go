@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/discord/voice/gateway"
+	"github.com/banterbot/banter/discord/voice/pace"
 	"github.com/banterbot/banter/discord/voice/rtp"
 )
 
@@ -95,6 +96,16 @@ func (c *Conn) startSpeaking(ctx context.Context) error {
 }
 
 func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
+	if prio := c.cfg.SendRealtimePriority; prio > 0 && !c.rtFailed {
+		leave, err := pace.EnterRealtime(prio)
+		if err != nil {
+			c.rtFailed, c.pacer.ThreadSleep = true, false
+			c.log.Warn("voice: real-time send thread refused; pacing normally", "err", err)
+		} else {
+			defer leave()
+			c.pacer.ThreadSleep = true
+		}
+	}
 	slot, err := c.pacer.Wait(ctx)
 	if err != nil {
 		return err

@@ -56,6 +56,19 @@ func BenchmarkPacerJitter(b *testing.B) {
 		if loaded {
 			name = "cores-busy"
 		}
+		b.Run(name+"/pacer-rt-fifo10", func(b *testing.B) {
+			if loaded {
+				defer burn(runtime.GOMAXPROCS(0))()
+			}
+			leave, err := EnterRealtime(10)
+			if err != nil {
+				b.Skip(err)
+			}
+			defer leave()
+			p := New(interval)
+			p.ThreadSleep = true
+			measure(b, p)
+		})
 		for _, spin := range []time.Duration{0, time.Millisecond} {
 			b.Run(name+"/pacer-spin-"+spin.String(), func(b *testing.B) {
 				if loaded {
@@ -63,22 +76,7 @@ func BenchmarkPacerJitter(b *testing.B) {
 				}
 				p := New(interval)
 				p.Spin = spin
-				ctx := context.Background()
-				var offs []time.Duration
-				var start time.Time
-				for b.Loop() {
-					s, err := p.Wait(ctx)
-					if err != nil {
-						b.Fatal(err)
-					}
-					now := time.Now()
-					if s.Index == 0 {
-						start = now
-					}
-					d := now.Sub(start.Add(time.Duration(s.Index) * interval))
-					offs = append(offs, d.Abs())
-				}
-				jitterStats(b, offs)
+				measure(b, p)
 			})
 		}
 		b.Run(name+"/naive-sleep", func(b *testing.B) {
@@ -98,4 +96,23 @@ func BenchmarkPacerJitter(b *testing.B) {
 			jitterStats(b, offs)
 		})
 	}
+}
+
+// measure runs p for b.N frames and reports the jitter.
+func measure(b *testing.B, p *Pacer) {
+	ctx := context.Background()
+	var offs []time.Duration
+	var start time.Time
+	for b.Loop() {
+		s, err := p.Wait(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.Now()
+		if s.Index == 0 {
+			start = now
+		}
+		offs = append(offs, now.Sub(start.Add(time.Duration(s.Index)*p.Interval())).Abs())
+	}
+	jitterStats(b, offs)
 }

@@ -33,6 +33,11 @@ type Pacer struct {
 	// and wake-up granularity (about 1 ms on Linux). It costs up to
 	// Spin/interval of a core. Zero (the default of New) sleeps only.
 	Spin time.Duration
+	// ThreadSleep makes Wait sleep with an absolute clock_nanosleep on the
+	// calling OS thread instead of a Go timer; use it from a goroutine in
+	// EnterRealtime, where the kernel then wakes the thread on time. The
+	// sleep cannot be interrupted by ctx (it lasts at most one interval).
+	ThreadSleep bool
 
 	interval time.Duration
 	start    time.Time // timeline origin (monotonic)
@@ -70,7 +75,16 @@ func (p *Pacer) Wait(ctx context.Context) (Slot, error) {
 	}
 	due := p.start.Add(time.Duration(p.index) * p.interval)
 	if d := due.Sub(now) - p.Spin; d > 0 {
-		if err := p.sleep(ctx, d); err != nil {
+		sleep := p.sleep
+		if p.ThreadSleep {
+			sleep = func(ctx context.Context, d time.Duration) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return sleepAbsolute(d)
+			}
+		}
+		if err := sleep(ctx, d); err != nil {
 			return Slot{}, err
 		}
 	}

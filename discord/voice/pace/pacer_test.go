@@ -95,3 +95,32 @@ func TestPacerResetAndCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestPacerThreadSleep runs the clock_nanosleep path (with the real-time
+// class when the process may use it) for a few short slots: indices advance
+// one by one and Wait returns no earlier than each slot.
+func TestPacerThreadSleep(t *testing.T) {
+	p := New(3 * time.Millisecond)
+	p.ThreadSleep = true
+	if leave, err := EnterRealtime(5); err == nil {
+		defer leave()
+	} else {
+		t.Logf("without the real-time class: %v", err)
+	}
+	ctx := context.Background()
+	start := time.Now()
+	next := int64(0)
+	for i := range 10 {
+		s, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Index != next+int64(s.Skipped) {
+			t.Fatalf("frame %d: slot %+v, want index %d", i, s, next+int64(s.Skipped))
+		}
+		next = s.Index + 1
+		if early := start.Add(time.Duration(s.Index) * 3 * time.Millisecond).Sub(time.Now()); early > 0 {
+			t.Fatalf("frame %d returned %v before its slot", i, early)
+		}
+	}
+}
