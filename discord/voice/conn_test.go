@@ -20,15 +20,18 @@ func TestAudioBothWays(t *testing.T) {
 		name  string
 		modes []voicesim.Mode
 		want  transport.Mode
+		rt    int // Config.SendRealtimePriority (falls back without CAP_SYS_NICE)
 	}{
-		{"aes-gcm-preferred", []voicesim.Mode{voicesim.ModeXChaCha20Poly1305RTPSize, voicesim.ModeAES256GCMRTPSize}, transport.ModeAES256GCM},
-		{"xchacha-only", []voicesim.Mode{voicesim.ModeXChaCha20Poly1305RTPSize}, transport.ModeXChaCha20Poly1305},
+		{"aes-gcm-preferred", []voicesim.Mode{voicesim.ModeXChaCha20Poly1305RTPSize, voicesim.ModeAES256GCMRTPSize}, transport.ModeAES256GCM, 0},
+		{"xchacha-only-realtime-send", []voicesim.Mode{voicesim.ModeXChaCha20Poly1305RTPSize}, transport.ModeXChaCha20Poly1305, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := voicesim.Serve(t, voicesim.WithModes(tt.modes...))
 			m := newMetrics()
-			c := dial(t, simConfig(t, s, testBot, m))
+			cfg := simConfig(t, s, testBot, m)
+			cfg.SendRealtimePriority = tt.rt
+			c := dial(t, cfg)
 			if c.Mode() != tt.want || c.State() != StateReady {
 				t.Fatalf("mode %v state %v, want %v ready", c.Mode(), c.State(), tt.want)
 			}
