@@ -378,7 +378,8 @@ func FuzzListener(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 2, 0x03, 0x00, 0})
 	f.Add([]byte{0x80, 0, 0x10, 0, 4, 0xfc, 0x83, 0x01, 0x02, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := NewListener(ListenerConfig{}, func(ev vad.Event) {
+		direct := len(data) > 0 && data[0]&0x80 != 0 // both decode paths
+		l, err := NewListener(ListenerConfig{DirectDecode: direct}, func(ev vad.Event) {
 			if ev.Kind == vad.EventUnknown || (ev.Kind == vad.EventEnd && ev.SpeechEnd < ev.SpeechStart) {
 				t.Fatalf("bad event %+v", ev)
 			}

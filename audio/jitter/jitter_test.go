@@ -184,10 +184,13 @@ func FuzzBuffer(f *testing.F) {
 		var expect uint16
 		data = data[:min(len(data), 30000)] // bound the cost of one input
 		started := false
-		seen := map[uint16]bool{}
+		// Every pushed packet carries its push index after the sequence
+		// number: no pushed packet may come out twice, even when a stream
+		// runs through all 2^16 sequence numbers and they repeat.
+		delivered := map[uint32]bool{}
 		check := func(o Output) {
 			if o.Restart {
-				started, seen = true, map[uint16]bool{}
+				started = true
 			} else if !started {
 				t.Fatalf("first output without Restart: %+v", o)
 			} else if o.Seq != expect {
@@ -198,10 +201,11 @@ func FuzzBuffer(f *testing.F) {
 				if binary.BigEndian.Uint16(o.Payload[1:]) != o.Seq {
 					t.Fatalf("payload of packet %d is wrong", o.Seq)
 				}
-				if seen[o.Seq] {
-					t.Fatalf("packet %d output twice", o.Seq)
+				idx := binary.BigEndian.Uint32(o.Payload[3:])
+				if delivered[idx] {
+					t.Fatalf("push %d (seq %d) output twice", idx, o.Seq)
 				}
-				seen[o.Seq] = true
+				delivered[idx] = true
 				expect = o.Seq + 1
 			case KindLost:
 				if o.Lost <= 0 {
@@ -212,11 +216,15 @@ func FuzzBuffer(f *testing.F) {
 				t.Fatalf("kind %v", o.Kind)
 			}
 		}
+		var idx uint32
 		for len(data) >= 3 {
 			ssrc := uint32(data[0] & 3)
 			seq += binary.BigEndian.Uint16(data[1:3])
 			data = data[3:]
-			buf.Push(pkt(ssrc, seq))
+			p := pkt(ssrc, seq)
+			p.Payload = binary.BigEndian.AppendUint32(p.Payload, idx)
+			idx++
+			buf.Push(p)
 			for o, ok := buf.Pop(); ok; o, ok = buf.Pop() {
 				check(o)
 			}
