@@ -35,7 +35,27 @@ type replyResult struct {
 // deltas are written to out until response.done. When ctx ends (barge-in,
 // leave) or out fails, the response is cancelled and its item truncated
 // to what out played. Turns are served one at a time.
+//
+// A reply lost with a dropped socket before any of it was played is asked
+// again (once) on the new session, with the turn's audio forwarded again.
 func (b *Bridge) replyTo(ctx context.Context, t *Turn, forward []int16, cmd llmrt.ResponseCreateCommand, out audioOut) (replyResult, error) {
+	res, err := b.replyOnce(ctx, t, forward, cmd, out)
+	if errors.Is(err, errReplyLost) && out.played() == 0 && ctx.Err() == nil {
+		b.log.Info("realtime_reply_retry", "turn_id", turnID(t), "cause", "socket_dropped")
+		res, err = b.replyOnce(ctx, t, forward, cmd, out)
+	}
+	return res, err
+}
+
+func turnID(t *Turn) string {
+	if t == nil {
+		return ""
+	}
+	return t.ID
+}
+
+// replyOnce is one attempt of replyTo.
+func (b *Bridge) replyOnce(ctx context.Context, t *Turn, forward []int16, cmd llmrt.ResponseCreateCommand, out audioOut) (replyResult, error) {
 	r, err := b.startReply(ctx, t, forward, cmd)
 	if err != nil {
 		return replyResult{}, err

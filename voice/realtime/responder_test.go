@@ -87,3 +87,31 @@ func TestResponderBrainSkip(t *testing.T) {
 		t.Errorf("%d response.create after [SKIP]", n)
 	}
 }
+
+// TestResponderRetriesLostReply: the socket drops after the response
+// started but before any audio; the Responder asks again on the new session
+// (forwarding the turn again) and the member hears the answer.
+func TestResponderRetriesLostReply(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{responder: true, strategy: StrategyNative, rules: []openaisim.Rule{
+		{Name: "drop", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse},
+			Fault: openaisim.Fault{DropAfterEvents: 2}, Times: 1},
+	}})
+	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+		t.Fatalf("Stage A denied: %v", d)
+	}
+	o := h.reply(20 * time.Second)
+	if o.err != nil || o.res.Spoken == "" {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	if n := len(h.logs.events("realtime_reply_retry")); n != 1 {
+		t.Errorf("%d realtime_reply_retry, want 1", n)
+	}
+	if n := len(h.clientEvents("input_audio_buffer.commit")); n != 2 {
+		t.Errorf("%d commits, want 2 (the turn forwarded again)", n)
+	}
+	if h.sessions() != 2 {
+		t.Errorf("%d sessions", h.sessions())
+	}
+	h.waitHeard(25, 5*time.Second)
+}
