@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,9 @@ func TestCloseCodes(t *testing.T) {
 			}
 			if n := value(m.reconnects); n != 0 {
 				t.Errorf("reconnect attempts %v after %d", n, tt.code)
+			}
+			if bug := strings.Contains(ce.Error(), "client bug"); bug != (tt.wantAction == gateway.ActionClientBug) {
+				t.Errorf("error %q: client-bug wording %t for %v", ce.Error(), bug, tt.wantAction)
 			}
 			if _, ok := <-c.Streams(); ok {
 				t.Error("streams channel open after end")
