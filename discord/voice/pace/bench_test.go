@@ -12,7 +12,7 @@ import (
 
 // burn keeps n OS threads busy (pure CPU) until stop, raising GOMAXPROCS by
 // n so the cores are saturated at the OS level while the process keeps a P
-// for the pacer (as when other work shares the machine). See bench/voice for
+// for the pacer (as when other work shares the machine). See bench/voice/pacing for
 // the in-GOMAXPROCS variant.
 func burn(n int) (stop func()) {
 	var done atomic.Bool
