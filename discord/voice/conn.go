@@ -72,6 +72,7 @@ type Conn struct {
 	lastSend   time.Time
 	hdr        rtp.Header
 	hdrBuf     [rtp.HeaderSize]byte
+	silence    [3]byte // silenceFrame
 	sendBuf    []byte
 	e2eeBuf    []byte
 }
@@ -96,6 +97,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		e2eeBuf:   make([]byte, 0, 2048),
 		pacer:     pace.New(frameDuration),
 	}
+	copy(c.silence[:], silenceFrame)
 	c.pacer.Spin = max(cfg.SendSpin, 0)
 	c.seq.Store(gateway.NoSeq)
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))

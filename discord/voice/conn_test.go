@@ -74,7 +74,7 @@ func TestAudioBothWays(t *testing.T) {
 				}
 			}
 			for _, f := range got[len(frames):] {
-				if !bytes.Equal(f, silence[:]) {
+				if string(f) != silenceFrame {
 					t.Fatalf("trailing frame %x, want silence", f)
 				}
 			}

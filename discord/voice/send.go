@@ -1,7 +1,6 @@
 package voice
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -18,8 +17,8 @@ const (
 	silenceFrames   = 5
 )
 
-// silence is the Opus silence frame sent five times after speaking.
-var silence = [3]byte{0xF8, 0xFF, 0xFE}
+// silenceFrame is the Opus silence frame sent five times after speaking.
+const silenceFrame = "\xF8\xFF\xFE"
 
 // SendOpus sends one 20 ms Opus frame. It blocks until the frame's slot: the
 // first frame of a talk spurt goes out at once after Op 5 Speaking (one slot
@@ -56,7 +55,7 @@ func (c *Conn) StopSpeaking(ctx context.Context) error {
 		return nil
 	}
 	for range silenceFrames {
-		if err := c.sendFrame(ctx, silence[:], false); err != nil {
+		if err := c.sendFrame(ctx, c.silence[:], false); err != nil {
 			return err
 		}
 	}
@@ -115,7 +114,7 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 	}
 	c.rtpTS += uint32(slot.Skipped) * samplesPerFrame
 	payload := opus
-	if c.e2ee != nil && e2ee && !bytes.Equal(opus, silence[:]) {
+	if c.e2ee != nil && e2ee && string(opus) != silenceFrame {
 		if payload, err = c.e2ee.EncryptOpus(c.e2eeBuf[:0], opus); err != nil {
 			// The frame is dropped (e.g. dave.ErrNotReady before the first
 			// transition); its slot still passes on the RTP clock.

@@ -28,23 +28,48 @@ const (
 	CloseCallTerminated       CloseCode = 4022
 )
 
-var closeNames = map[CloseCode]string{
-	CloseAbnormal: "abnormal closure", CloseUnknownOpcode: "unknown opcode", CloseDecodeError: "failed to decode payload",
-	CloseNotAuthenticated: "not authenticated", CloseAuthenticationFailed: "authentication failed",
-	CloseAlreadyAuthenticated: "already authenticated", CloseSessionInvalid: "session no longer valid",
-	CloseSessionTimeout: "session timeout", CloseServerNotFound: "server not found",
-	CloseUnknownProtocol: "unknown protocol", CloseDisconnected: "disconnected",
-	CloseServerCrashed: "voice server crashed", CloseUnknownEncryption: "unknown encryption mode",
-	CloseDAVERequired: "E2EE/DAVE protocol required", CloseBadRequest: "bad request",
-	CloseRateLimited: "rate limited", CloseCallTerminated: "call terminated",
-}
-
 // String returns "4006 session no longer valid" style text.
 func (c CloseCode) String() string {
-	if s, ok := closeNames[c]; ok {
-		return fmt.Sprintf("%d %s", int(c), s)
+	var name string
+	switch c {
+	case CloseAbnormal:
+		name = "abnormal closure"
+	case CloseUnknownOpcode:
+		name = "unknown opcode"
+	case CloseDecodeError:
+		name = "failed to decode payload"
+	case CloseNotAuthenticated:
+		name = "not authenticated"
+	case CloseAuthenticationFailed:
+		name = "authentication failed"
+	case CloseAlreadyAuthenticated:
+		name = "already authenticated"
+	case CloseSessionInvalid:
+		name = "session no longer valid"
+	case CloseSessionTimeout:
+		name = "session timeout"
+	case CloseServerNotFound:
+		name = "server not found"
+	case CloseUnknownProtocol:
+		name = "unknown protocol"
+	case CloseDisconnected:
+		name = "disconnected"
+	case CloseServerCrashed:
+		name = "voice server crashed"
+	case CloseUnknownEncryption:
+		name = "unknown encryption mode"
+	case CloseDAVERequired:
+		name = "E2EE/DAVE protocol required"
+	case CloseBadRequest:
+		name = "bad request"
+	case CloseRateLimited:
+		name = "rate limited"
+	case CloseCallTerminated:
+		name = "call terminated"
+	default:
+		return fmt.Sprintf("%d", int(c))
 	}
-	return fmt.Sprintf("%d", int(c))
+	return fmt.Sprintf("%d %s", int(c), name)
 }
 
 // CloseAction is what the client does after the voice WS closes.

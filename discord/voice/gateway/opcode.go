@@ -40,25 +40,58 @@ const (
 	OpMLSInvalidCommitWelcome     Opcode = 31
 )
 
-var opNames = map[Opcode]string{
-	OpIdentify: "Identify", OpSelectProtocol: "SelectProtocol", OpReady: "Ready",
-	OpHeartbeat: "Heartbeat", OpSessionDescription: "SessionDescription", OpSpeaking: "Speaking",
-	OpHeartbeatACK: "HeartbeatACK", OpResume: "Resume", OpHello: "Hello", OpResumed: "Resumed",
-	OpClientsConnect: "ClientsConnect", OpClientDisconnect: "ClientDisconnect",
-	OpDAVEPrepareTransition: "DAVEPrepareTransition", OpDAVEExecuteTransition: "DAVEExecuteTransition",
-	OpDAVETransitionReady: "DAVETransitionReady", OpDAVEPrepareEpoch: "DAVEPrepareEpoch",
-	OpMLSExternalSender: "MLSExternalSender", OpMLSKeyPackage: "MLSKeyPackage",
-	OpMLSProposals: "MLSProposals", OpMLSCommitWelcome: "MLSCommitWelcome",
-	OpMLSAnnounceCommitTransition: "MLSAnnounceCommitTransition", OpMLSWelcome: "MLSWelcome",
-	OpMLSInvalidCommitWelcome: "MLSInvalidCommitWelcome",
-}
-
 // String returns the opcode's name, or "Opcode(n)".
 func (o Opcode) String() string {
-	if s, ok := opNames[o]; ok {
-		return s
+	switch o {
+	case OpIdentify:
+		return "Identify"
+	case OpSelectProtocol:
+		return "SelectProtocol"
+	case OpReady:
+		return "Ready"
+	case OpHeartbeat:
+		return "Heartbeat"
+	case OpSessionDescription:
+		return "SessionDescription"
+	case OpSpeaking:
+		return "Speaking"
+	case OpHeartbeatACK:
+		return "HeartbeatACK"
+	case OpResume:
+		return "Resume"
+	case OpHello:
+		return "Hello"
+	case OpResumed:
+		return "Resumed"
+	case OpClientsConnect:
+		return "ClientsConnect"
+	case OpClientDisconnect:
+		return "ClientDisconnect"
+	case OpDAVEPrepareTransition:
+		return "DAVEPrepareTransition"
+	case OpDAVEExecuteTransition:
+		return "DAVEExecuteTransition"
+	case OpDAVETransitionReady:
+		return "DAVETransitionReady"
+	case OpDAVEPrepareEpoch:
+		return "DAVEPrepareEpoch"
+	case OpMLSExternalSender:
+		return "MLSExternalSender"
+	case OpMLSKeyPackage:
+		return "MLSKeyPackage"
+	case OpMLSProposals:
+		return "MLSProposals"
+	case OpMLSCommitWelcome:
+		return "MLSCommitWelcome"
+	case OpMLSAnnounceCommitTransition:
+		return "MLSAnnounceCommitTransition"
+	case OpMLSWelcome:
+		return "MLSWelcome"
+	case OpMLSInvalidCommitWelcome:
+		return "MLSInvalidCommitWelcome"
+	default:
+		return fmt.Sprintf("Opcode(%d)", int(o))
 	}
-	return fmt.Sprintf("Opcode(%d)", int(o))
 }
 
 // IsDAVE reports whether o is one of the DAVE opcodes 21–31, which the
