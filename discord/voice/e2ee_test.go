@@ -89,6 +89,13 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 		return len(fromClient) == 1 && fromClient[0].Op == voicesim.Op(gateway.OpMLSKeyPackage) && bytes.Equal(fromClient[0].Payload, keyPackage)
 	})
 
+	// A binary message before the drop: its seq must count toward seq_ack,
+	// or the resume would replay it a second time.
+	if err := s.SendBinary(testGuild, testBot, voicesim.Op(gateway.OpMLSExternalSender), []byte{0x40, 0x41, 0x01}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "binary op before the drop", func() bool { return len(e.seen()) == 2 })
+
 	proxy.cutAndHold()
 	waitFor(t, "resuming", func() bool { return c.State() == StateResuming })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -114,8 +121,9 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 	proxy.release()
 
 	st := nextStream(t, c, testHuman) // from the replayed op 5
-	waitFor(t, "replayed DAVE ops", func() bool { return len(e.seen()) >= 5 })
-	want := []gateway.Opcode{gateway.OpSessionDescription, gateway.OpClientsConnect, gateway.OpDAVEPrepareTransition, gateway.OpMLSExternalSender, gateway.OpMLSProposals}
+	waitFor(t, "replayed DAVE ops", func() bool { return len(e.seen()) >= 6 })
+	time.Sleep(50 * time.Millisecond) // anything replayed twice would show up now
+	want := []gateway.Opcode{gateway.OpSessionDescription, gateway.OpMLSExternalSender, gateway.OpClientsConnect, gateway.OpDAVEPrepareTransition, gateway.OpMLSExternalSender, gateway.OpMLSProposals}
 	if got := e.seen(); !slices.Equal(got, want) {
 		t.Fatalf("E2EE saw %v, want %v (each once, in order)", got, want)
 	}
@@ -161,5 +169,39 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 	defer binMu.Unlock()
 	if len(fromClient) != 1 {
 		t.Errorf("client sent %d binary frames, want the one key package", len(fromClient))
+	}
+}
+
+// TestUnknownOpsIgnored: undocumented opcodes, JSON and binary, neither end
+// the connection nor reach E2EE, and later messages are still processed.
+func TestUnknownOpsIgnored(t *testing.T) {
+	checkGoroutines(t)
+	s := voicesim.Serve(t)
+	e := &recordingE2EE{}
+	cfg := simConfig(t, s, testBot, nil)
+	cfg.E2EE = e
+	c := dial(t, cfg)
+	waitFor(t, "op 4 to E2EE", func() bool { return len(e.seen()) == 1 })
+	for _, op := range []int{10, 12, 14, 15, 16, 18, 20, 99} {
+		if err := s.SendJSON(testGuild, testBot, voicesim.Op(op), map[string]any{"any": op}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SendBinary(testGuild, testBot, voicesim.Op(200), []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	member, err := s.JoinMember(ctx, voicesim.MemberOptions{GuildID: testGuild, ChannelID: testChannel, UserID: testHuman})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Leave()
+	nextStream(t, c, testHuman)
+	if got := e.seen(); !slices.Equal(got, []gateway.Opcode{gateway.OpSessionDescription, gateway.OpClientsConnect}) {
+		t.Errorf("E2EE saw %v", got)
+	}
+	if c.Err() != nil || c.State() != StateReady {
+		t.Errorf("err %v state %v", c.Err(), c.State())
 	}
 }
