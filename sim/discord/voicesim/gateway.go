@@ -62,8 +62,16 @@ func (h *connHandler) handle(f clientFrame) {
 			h.fail(CloseUnknownOpcode, "unknown binary opcode "+itoa(int(f.Op)))
 			return
 		}
+		body := append([]byte(nil), f.Body...)
 		if s.opts.OnBinary != nil {
-			s.opts.OnBinary(BinaryMessage{GuildID: h.p.key.guild, UserID: h.p.key.user, Op: f.Op, Payload: append([]byte(nil), f.Body...)})
+			s.opts.OnBinary(BinaryMessage{GuildID: h.p.key.guild, UserID: h.p.key.user, Op: f.Op, Payload: body})
+		}
+		if s.daveEnabled() {
+			s.mu.Lock()
+			if s.parts[h.p.key] == h.p {
+				s.daveInputLocked(h.p, f.Op, body)
+			}
+			s.mu.Unlock()
 		}
 		return
 	}
@@ -93,8 +101,16 @@ func (h *connHandler) handle(f clientFrame) {
 			h.fail(CloseDecodeError, err.Error())
 			return
 		}
+		d := append(json.RawMessage(nil), f.D...)
 		if s.opts.OnJSON != nil {
-			s.opts.OnJSON(JSONMessage{GuildID: h.p.key.guild, UserID: h.p.key.user, Op: f.Op, D: append(json.RawMessage(nil), f.D...)})
+			s.opts.OnJSON(JSONMessage{GuildID: h.p.key.guild, UserID: h.p.key.user, Op: f.Op, D: d})
+		}
+		if s.daveEnabled() {
+			s.mu.Lock()
+			if s.parts[h.p.key] == h.p {
+				s.daveInputLocked(h.p, f.Op, d)
+			}
+			s.mu.Unlock()
 		}
 	default:
 		h.fail(CloseUnknownOpcode, "unknown opcode "+itoa(int(f.Op)))
@@ -269,10 +285,12 @@ func (h *connHandler) selectProtocol(f clientFrame) {
 	p := h.p
 	p.tr = tr
 	p.remote = &net.UDPAddr{IP: ip, Port: sp.Data.Port}
+	dv := s.daveJoinVersionLocked(p)
 	s.sendSeqJSONLocked(p, OpSessionDescription, sessionDescriptionPayload{
-		Mode: mode.String(), SecretKey: secret, DAVEProtocolVersion: 0,
+		Mode: mode.String(), SecretKey: secret, DAVEProtocolVersion: dv,
 		AudioCodec: "opus", VideoCodec: "H264", MediaSessionID: randomHex(16),
 	})
+	defer s.daveJoinedLocked(p, dv)
 	peers := s.peersLocked(p)
 	if len(peers) == 0 {
 		return

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/banterbot/banter/discord/dave"
 	"layeh.com/gopus"
 )
 
@@ -31,6 +32,11 @@ type MemberOptions struct {
 	// FrameInterval paces PlayOpus. Default 20 ms, the real frame time;
 	// tests may shorten it.
 	FrameInterval time.Duration
+	// NoDAVE makes the member a client without DAVE support
+	// (max_dave_protocol_version 0) on a server with DAVE on: the call
+	// is downgraded to protocol 0 while it is in it. Without DAVE on the
+	// server, members never use DAVE.
+	NoDAVE bool
 }
 
 // Member is an in-process participant in a voice channel. It has its own
@@ -45,12 +51,17 @@ type Member struct {
 	tr     *transport
 	loopWG sync.WaitGroup
 	leave  sync.Once
+	// dave is the member's own DAVE participant (nil without DAVE): the
+	// server hands it gateway messages; PlayOpus encrypts with it and the
+	// receive loop decrypts with it.
+	dave *dave.Session
 
 	playMu  sync.Mutex // serialises PlayOpus; guards the send state below
 	seq     uint16
 	ts      uint32
 	counter uint32
 	sendBuf []byte
+	encBuf  []byte
 	nonce   [24]byte
 
 	mu      sync.Mutex // guards following
@@ -73,6 +84,11 @@ type MemberStats struct {
 	Malformed       uint64
 	UnknownSSRC     uint64
 	DecodeErrors    uint64
+	// DAVEDecryptFailures counts frames the member's DAVE session could
+	// not decrypt (dropped); DAVENotReady counts frames PlayOpus dropped
+	// because the session had no sender key yet.
+	DAVEDecryptFailures uint64
+	DAVENotReady        uint64
 }
 
 var errClosed = errors.New("server closed")
@@ -106,8 +122,19 @@ func (s *Server) JoinMember(ctx context.Context, o MemberOptions) (*Member, erro
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
+	var ds *dave.Session
+	if s.daveEnabled() && !o.NoDAVE {
+		uid, err := parseSnowflake(o.UserID)
+		cid, err2 := parseSnowflake(o.ChannelID)
+		if err = errors.Join(err, err2); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("voicesim: join member: %w", err)
+		}
+		ds = dave.NewSession(dave.Config{UserID: uid, ChannelID: cid, Logger: s.log})
+	}
 	m := &Member{
-		s: s, opts: o, conn: conn, tr: tr,
+		dave: ds,
+		s:    s, opts: o, conn: conn, tr: tr,
 		seq:     binary.BigEndian.Uint16(rnd[:]),
 		ts:      binary.BigEndian.Uint32(rnd[2:]),
 		heard:   map[string]*heardTrack{},
@@ -135,10 +162,14 @@ func (s *Server) JoinMember(ctx context.Context, o MemberOptions) (*Member, erro
 	s.parts[key2] = p
 	s.bySSRC[p.ssrc] = p
 	s.members[m] = struct{}{}
-	for _, q := range s.peersLocked(p) {
+	peers := s.peersLocked(p)
+	for _, q := range peers {
 		s.sendSeqJSONLocked(q, OpClientsConnect, clientsConnectPayload{UserIDs: []string{o.UserID}})
 	}
 	s.announceSpeakingLocked(p)
+	if s.daveEnabled() {
+		s.memberJoinDAVELocked(p, peers)
+	}
 	s.mu.Unlock()
 
 	m.loopWG.Add(1)
@@ -215,6 +246,14 @@ func (m *Member) PlayOpus(ctx context.Context, frames [][]byte) error {
 		if i < len(frames) {
 			f = frames[i]
 		}
+		if m.dave != nil {
+			enc, err := m.dave.EncryptOpus(m.encBuf[:0], f)
+			if err != nil {
+				m.count(func(st *MemberStats) { st.DAVENotReady++ })
+				continue // no sender key yet: send nothing (WP)
+			}
+			m.encBuf, f = enc, enc
+		}
 		if err := send(f); err != nil {
 			return err
 		}
@@ -264,6 +303,7 @@ func EncodePCM(pcm48kStereo []int16) ([][]byte, error) {
 func (m *Member) readLoop() {
 	buf := make([]byte, 64*1024)
 	plainBuf := make([]byte, 0, 64*1024)
+	daveBuf := make([]byte, 0, 64*1024)
 	decoders := map[uint32]*gopus.Decoder{}
 	nonce := new([24]byte)
 	var h rtpHeader
@@ -294,6 +334,13 @@ func (m *Member) readLoop() {
 		if user == "" {
 			m.count(func(st *MemberStats) { st.UnknownSSRC++ })
 			continue
+		}
+		if m.dave != nil {
+			if plain, err = m.dave.DecryptOpus(user, daveBuf[:0], plain); err != nil {
+				m.count(func(st *MemberStats) { st.DAVEDecryptFailures++ })
+				continue
+			}
+			daveBuf = plain
 		}
 		if isSilence(plain) {
 			m.count(func(st *MemberStats) { st.Frames++; st.Silence++ })

@@ -48,10 +48,14 @@ type Options struct {
 	// Default: aead_aes256_gcm_rtpsize, aead_xchacha20_poly1305_rtpsize
 	// (Discord's order; clients pick the first they support).
 	Modes []Mode
+	// DAVE turns on the DAVE server role: calls whose clients all
+	// announce max_dave_protocol_version >= 1 run at protocol 1 with the
+	// server as MLS external sender (see the package doc). Off, every
+	// client gets dave_protocol_version 0 and the DAVE opcodes are only
+	// passed to OnBinary and OnJSON.
+	DAVE bool
 	// RequireDAVE closes an Identify with max_dave_protocol_version < 1
-	// with 4017, as Discord does since 2026-03-02. The simulator still
-	// negotiates dave_protocol_version 0 (the DAVE server role is not
-	// implemented yet), so this only exercises the client's 4017 path.
+	// with 4017, as Discord does since 2026-03-02. It implies DAVE.
 	RequireDAVE bool
 	// ResumeBuffer bounds the messages kept per session for buffered
 	// resume. Default 1024.
@@ -61,8 +65,8 @@ type Options struct {
 	// locks held; Payload is a copy the callee may keep.
 	OnBinary func(BinaryMessage)
 	// OnJSON, if set, receives the DAVE JSON messages a client sends
-	// (op 23 transition ready, op 31 invalid commit/welcome), which the
-	// server itself does not act on yet. Same calling rules as OnBinary.
+	// (op 23 transition ready, op 31 invalid commit/welcome). Same calling
+	// rules as OnBinary. With DAVE on, the server acts on them as well.
 	OnJSON func(JSONMessage)
 }
 
@@ -79,6 +83,9 @@ func WithHeartbeat(interval, timeout time.Duration) Option {
 
 // WithModes sets the offered encryption modes.
 func WithModes(m ...Mode) Option { return func(o *Options) { o.Modes = m } }
+
+// WithDAVE sets Options.DAVE.
+func WithDAVE() Option { return func(o *Options) { o.DAVE = true } }
 
 // WithRequireDAVE sets Options.RequireDAVE.
 func WithRequireDAVE() Option { return func(o *Options) { o.RequireDAVE = true } }
@@ -135,6 +142,7 @@ type Server struct {
 	stats    Stats
 	perUser  map[string]*Stats // ingress stats by sending user
 	members  map[*Member]struct{}
+	daves    map[daveKey]*daveCall
 }
 
 // participant is one user's voice session in a guild: a WS client (conn
@@ -154,6 +162,9 @@ type participant struct {
 	knows    map[uint32]bool
 	member   *Member
 	counter  uint32 // transport nonce counter for packets we send it
+	// daveVersion is the DAVE protocol version the participant runs
+	// (op 4, then executed transitions).
+	daveVersion int
 }
 
 // New starts a voice server on loopback: a TLS listener for the voice
@@ -190,6 +201,7 @@ func New(opts Options) (*Server, error) {
 		faults:   map[faultKey]*faultPath{},
 		perUser:  map[string]*Stats{},
 		members:  map[*Member]struct{}{},
+		daves:    map[daveKey]*daveCall{},
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}
 	if s.caDir, err = os.MkdirTemp("", "voicesim-ca-"); err != nil {
@@ -389,6 +401,7 @@ func (s *Server) removeLocked(p *participant, code CloseCode) {
 		delete(q.knows, p.ssrc)
 		s.sendSeqJSONLocked(q, OpClientDisconnect, clientDisconnectPayload{UserID: p.key.user})
 	}
+	s.daveLeftLocked(p)
 	s.log.Info("voicesim: session ended", "guild", p.key.guild, "user", p.key.user, "code", int(code))
 }
 
@@ -396,6 +409,9 @@ func (s *Server) removeLocked(p *participant, code CloseCode) {
 // Members have no WebSocket and get nothing.
 func (s *Server) sendSeqJSONLocked(p *participant, op Op, d any) {
 	if p.member != nil {
+		if p.member.dave != nil && (op == OpClientsConnect || op == OpClientDisconnect) {
+			s.memberRosterLocked(p, op, d)
+		}
 		return
 	}
 	f := p.out.add(func(seq uint16) outFrame {
