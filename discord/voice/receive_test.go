@@ -163,3 +163,66 @@ func FuzzReceive(f *testing.F) {
 		}
 	})
 }
+
+// TestReceiveVariants runs header variants other clients send through the
+// whole receive path: CSRCs and the extension preamble in the AAD, the
+// encrypted extension body skipped, padding stripped, marker ignored, and
+// RTCP or other payload types dropped before decryption.
+func TestReceiveVariants(t *testing.T) {
+	opus := []byte{0xFC, 0x01, 0x02, 0x03}
+	tests := []struct {
+		name   string
+		header rtp.Header
+		plain  []byte // after the header: extension body || opus || padding
+		want   []byte // delivered frame, nil if dropped
+		reason string // drop reason when dropped
+	}{
+		{"plain", rtp.Header{}, opus, opus, ""},
+		{"csrc", rtp.Header{CSRC: []uint32{9, 10}}, opus, opus, ""},
+		{"extension", rtp.Header{Extension: true, ExtensionProfile: 0xBEDE, ExtensionLength: 2},
+			append([]byte{0x10, 0xAA, 0, 0, 0x22, 1, 2, 0}, opus...), opus, ""},
+		{"padding", rtp.Header{Padding: true}, append(append([]byte(nil), opus...), 0, 0, 3), opus, ""},
+		{"all-and-marker", rtp.Header{Marker: true, Padding: true, Extension: true, ExtensionProfile: 0xBEDE, ExtensionLength: 1, CSRC: []uint32{7}},
+			append(append([]byte{1, 2, 3, 4}, opus...), 2, 2), opus, ""},
+		{"other-payload-type", rtp.Header{PayloadType: 96}, opus, nil, dropNotOpus},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMetrics(prometheus.NewRegistry())
+			c, st, send := offlineConn(t, transport.ModeAES256GCM, m, nil)
+			h := tt.header
+			if h.PayloadType == 0 {
+				h.PayloadType = rtp.PayloadTypeOpus
+			}
+			h.SequenceNumber, h.Timestamp, h.SSRC = uint16(i), 960, 4242
+			hdr, err := h.AppendMarshal(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.receive(send.Seal(nil, hdr, tt.plain, 1))
+			if tt.want == nil {
+				if len(st.Frames()) != 0 || counterOf(m.dropped, tt.reason) != 1 {
+					t.Fatalf("not dropped as %s", tt.reason)
+				}
+				return
+			}
+			select {
+			case f := <-st.Frames():
+				if !bytes.Equal(f.Opus, tt.want) || f.Sequence != uint16(i) || f.UserID != testHuman {
+					t.Fatalf("frame %+v", f)
+				}
+			default:
+				t.Fatalf("not delivered (malformed %v, decrypt %v)", value(m.malformed), value(m.decryptFailures))
+			}
+		})
+	}
+	t.Run("rtcp", func(t *testing.T) {
+		m := NewMetrics(prometheus.NewRegistry())
+		c, st, send := offlineConn(t, transport.ModeAES256GCM, m, nil)
+		sr := send.Seal(nil, []byte{0x80, 0xC8, 0, 6, 0, 0, 0x10, 0x92}, make([]byte, 20), 1)
+		c.receive(sr)
+		if len(st.Frames()) != 0 || counterOf(m.dropped, dropRTCP) != 1 || value(m.decryptFailures) != 0 {
+			t.Fatal("RTCP not dropped before decryption")
+		}
+	})
+}
