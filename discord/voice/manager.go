@@ -152,8 +152,8 @@ func (m *Manager) Join(ctx context.Context, guildID, channelID string) (*Conn, e
 	g.want = channelID
 	g.waiters = append(g.waiters, res)
 	m.mu.Unlock()
-	if err := m.gw.ChannelVoiceJoinManual(guildID, channelID, m.cfg.SelfMute, m.cfg.SelfDeaf); err != nil {
-		return nil, fmt.Errorf("voice: join %s/%s: voice state update: %w", guildID, channelID, err)
+	if err := m.voiceStateUpdate(guildID, channelID); err != nil {
+		return nil, fmt.Errorf("voice: join %s/%s: %w", guildID, channelID, err)
 	}
 	select {
 	case r := <-res:
@@ -180,8 +180,8 @@ func (m *Manager) Leave(ctx context.Context, guildID string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("voice: leave %s: %w", guildID, ctx.Err())
 	}
-	if err := m.gw.ChannelVoiceJoinManual(guildID, "", m.cfg.SelfMute, m.cfg.SelfDeaf); err != nil {
-		return fmt.Errorf("voice: leave %s: voice state update: %w", guildID, err)
+	if err := m.voiceStateUpdate(guildID, ""); err != nil {
+		return fmt.Errorf("voice: leave %s: %w", guildID, err)
 	}
 	return nil
 }
@@ -406,9 +406,23 @@ func (m *Manager) rejoin(g *guildVoice, log *slog.Logger) {
 	if want == "" {
 		return
 	}
-	if err := m.gw.ChannelVoiceJoinManual(g.id, want, m.cfg.SelfMute, m.cfg.SelfDeaf); err != nil {
-		log.Error("voice: rejoin: voice state update", "err", err)
+	if err := m.voiceStateUpdate(g.id, want); err != nil {
+		log.Error("voice: rejoin", "err", err)
 	}
+}
+
+// voiceStateUpdate sends main-gateway Op 4, turning discordgo's panic on a
+// closed gateway WebSocket into an error.
+func (m *Manager) voiceStateUpdate(guildID, channelID string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("voice state update: main gateway not open: %v", r)
+		}
+	}()
+	if err := m.gw.ChannelVoiceJoinManual(guildID, channelID, m.cfg.SelfMute, m.cfg.SelfDeaf); err != nil {
+		return fmt.Errorf("voice state update: %w", err)
+	}
+	return nil
 }
 
 func (m *Manager) finishWaiters(g *guildVoice, c *Conn, err error) {

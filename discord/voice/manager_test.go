@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -307,14 +308,19 @@ func TestManagerWaitsForEndpoint(t *testing.T) {
 
 // scriptedGateway records Op 4 calls; the test delivers events itself.
 type scriptedGateway struct {
-	mu sync.Mutex
-	n  int
+	mu     sync.Mutex
+	n      int
+	closed bool // behave like discordgo with its WebSocket closed: panic
 }
 
 func (g *scriptedGateway) ChannelVoiceJoinManual(_, _ string, _, _ bool) error {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		var ws *struct{ sync.Mutex }
+		ws.Lock() // nil dereference, as discordgo's s.wsConn write does
+	}
 	g.n++
-	g.mu.Unlock()
 	return nil
 }
 
@@ -324,4 +330,15 @@ func (g *scriptedGateway) calls() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.n
+}
+
+// TestManagerGatewayClosed: Join on a main gateway that is not open returns
+// an error instead of panicking.
+func TestManagerGatewayClosed(t *testing.T) {
+	checkGoroutines(t)
+	m := NewManager(&scriptedGateway{closed: true}, ManagerConfig{UserID: testBot})
+	defer m.Close()
+	if _, err := m.Join(testContext(t), testGuild, testChannel); err == nil || !strings.Contains(err.Error(), "not open") {
+		t.Fatalf("Join = %v", err)
+	}
 }
