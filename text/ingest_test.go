@@ -1,10 +1,15 @@
 package text_test
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -151,5 +156,47 @@ func TestSlashPersonaCommand(t *testing.T) {
 	p := h.generations()[0].Prompt
 	if !strings.Contains(p, "goes by Ali; pronouns she/her") {
 		t.Errorf("participants block lacks the persona:\n%s", p)
+	}
+}
+
+// TestShutdownRacingIntake feeds addressed turns while Shutdown runs: every turn is either
+// answered before Shutdown returns or shed as shutting_down, never started after it.
+func TestShutdownRacingIntake(t *testing.T) {
+	h := newHarness(t, nil)
+	const n = 24
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		ids[i] = strconv.FormatInt(1310000000000000000+int64(i)<<22, 10)
+		wg.Go(func() {
+			if i%2 == 1 {
+				time.Sleep(time.Duration(i) * 100 * time.Microsecond)
+			}
+			h.svc.HandleMessageCreate(&discordgo.Message{ID: ids[i], ChannelID: string(h.general),
+				GuildID: string(h.guild), Content: "banter, question " + ids[i],
+				Author: &discordgo.User{ID: string(h.alice), Username: "alice"}})
+		})
+	}
+	time.Sleep(time.Millisecond)
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	if err := h.svc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	logs := h.logs.String()
+	if strings.Contains(logs, `"msg":"reply_failed"`) || strings.Contains(logs, `"msg":"send_failed"`) {
+		t.Errorf("a turn was worked on after Shutdown returned:\n%s", h.tail())
+	}
+	for _, id := range ids {
+		answered := false
+		shed := false
+		for _, line := range strings.Split(logs, "\n") {
+			answered = answered || strings.Contains(line, `"msg":"sent_`) && strings.Contains(line, id)
+			shed = shed || strings.Contains(line, `"msg":"turn_shed"`) && strings.Contains(line, `"reason":"shutting_down"`) && strings.Contains(line, id)
+		}
+		if !answered && !shed {
+			t.Errorf("turn %s neither answered nor shed:\n%s", id, h.tail())
+		}
 	}
 }

@@ -11,13 +11,17 @@ import (
 // then it is logged as an error.
 func (s *Service) enqueue(cs *channelState, t *turn) {
 	capacity := s.cfg().Activity.QueueCapacity
+	// The enqueuer holds a count on the wait group from the closed check on, so that Shutdown
+	// (which sets closed under the same lock, then waits) cannot return before the worker or
+	// typing goroutine this call may start has been added; a started worker inherits it.
 	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed {
+		s.mu.Unlock()
 		s.shed(t, "shutting_down")
 		return
 	}
+	s.wg.Add(1)
+	s.mu.Unlock()
 
 	cs.mu.Lock()
 	t.seq = cs.seq
@@ -59,10 +63,10 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 		s.startTyping(cs)
 	}
 	if start {
-		s.wg.Add(1)
-		go s.work(cs)
+		go s.work(cs) // inherits the enqueuer's count
 	} else {
 		cs.wake()
+		s.wg.Done()
 	}
 }
 
