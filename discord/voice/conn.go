@@ -2,6 +2,8 @@ package voice
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
@@ -98,6 +100,10 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		pacer:     pace.New(frameDuration),
 	}
 	copy(c.silence[:], silenceFrame)
+	// Random initial sequence number and timestamp (RFC 3550 §5.1).
+	var seed [6]byte
+	rand.Read(seed[:])
+	c.rtpSeq, c.rtpTS = binary.BigEndian.Uint16(seed[:]), binary.BigEndian.Uint32(seed[2:])
 	c.pacer.Spin = max(cfg.SendSpin, 0)
 	c.seq.Store(gateway.NoSeq)
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))

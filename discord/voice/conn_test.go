@@ -214,6 +214,10 @@ func TestCloseCodes(t *testing.T) {
 			if _, ok := <-c.Streams(); ok {
 				t.Error("streams channel open after end")
 			}
+			var sendErr *CloseError
+			if err := c.SendOpus(context.Background(), []byte{0xFC, 0}); !errors.As(err, &sendErr) || sendErr.Code != ce.Code {
+				t.Errorf("SendOpus after the end = %v, want the close error", err)
+			}
 		})
 	}
 }

@@ -71,7 +71,7 @@ func (c *Conn) startSpeaking(ctx context.Context) error {
 		return nil
 	}
 	if c.ctx.Err() != nil {
-		return ErrClosed
+		return c.endErr()
 	}
 	if err := c.writeJSON(gateway.OpSpeaking, gateway.SpeakingCommand{Speaking: gateway.SpeakingMicrophone, SSRC: c.ssrc}); err != nil {
 		return fmt.Errorf("voice: speaking: %w", err)
@@ -110,7 +110,7 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 		return err
 	}
 	if c.ctx.Err() != nil {
-		return ErrClosed
+		return c.endErr()
 	}
 	c.rtpTS += uint32(slot.Skipped) * samplesPerFrame
 	payload := opus
@@ -136,10 +136,20 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 	c.lastSend = time.Now()
 	if _, err := c.udp.Write(pkt); err != nil {
 		if c.ctx.Err() != nil {
-			return ErrClosed
+			return c.endErr()
 		}
 		return fmt.Errorf("voice: send rtp: %w", err)
 	}
 	c.m.sent(slot.Skipped, slot.Lateness > lateThreshold)
 	return nil
+}
+
+// endErr is what sending returns once the connection has ended: why it ended
+// (a *CloseError, a resume failure) or ErrClosed. c.ctx must be done (end
+// records the reason before cancelling).
+func (c *Conn) endErr() error {
+	if c.err != nil {
+		return c.err
+	}
+	return ErrClosed
 }
