@@ -16,7 +16,11 @@
 //   {"event":"played"}                the tone finished playing
 //   {"event":"state","status":S}      every connection state change
 //   {"event":"error","message":M}
-// Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "quit".
+//   {"event":"dave","version":V,"epoch":E,"auth":H,"ready":B}  answer to "dave"
+//   {"event":"transitioned","id":N}   a DAVE transition was executed
+// Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "dave" (the
+// DAVE session's protocol version, epoch and epoch authenticator, read
+// through the connection's state), "quit".
 import {
   joinVoiceChannel,
   entersState,
@@ -89,6 +93,7 @@ const connection = joinVoiceChannel({
 connection.on('debug', (m) => process.stderr.write(`[djs] ${m}\n`));
 connection.on('error', (e) => emit({ event: 'error', message: String(e) }));
 connection.on('stateChange', (_, next) => emit({ event: 'state', status: next.status }));
+connection.on('transitioned', (id) => emit({ event: 'transitioned', id }));
 
 try {
   await entersState(connection, VoiceConnectionStatus.Ready, 15_000);
@@ -132,6 +137,18 @@ rl.on('line', (line) => {
     case 'play':
       play();
       break;
+    case 'dave': {
+      const dave = connection.state.networking?.state?.dave;
+      const auth = dave?.session?.getEpochAuthenticator?.();
+      emit({
+        event: 'dave',
+        version: dave?.protocolVersion ?? 0,
+        epoch: dave?.session?.epoch != null ? Number(dave.session.epoch) : -1,
+        auth: auth ? Buffer.from(auth).toString('hex') : '',
+        ready: Boolean(dave?.session?.ready),
+      });
+      break;
+    }
     case 'quit':
       player.stop(true);
       connection.destroy();
