@@ -251,6 +251,19 @@ func (b *Bridge) Close() error {
 	return nil
 }
 
+// idle reports whether nothing is in progress or playing.
+func (b *Bridge) idle() bool {
+	b.mu.Lock()
+	r := b.resp
+	b.mu.Unlock()
+	if r != nil {
+		return false
+	}
+	b.play.mu.Lock()
+	defer b.play.mu.Unlock()
+	return !b.play.busy
+}
+
 // session is the Session sent on every (re)connect: the instructions plus
 // a summary of the conversation so far.
 func (b *Bridge) session() llmrt.Session {

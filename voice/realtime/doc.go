@@ -43,7 +43,7 @@
 // (banter_realtime_malformed_events_total) and skipped.
 //
 // Responder adapts the Bridge to the voice session (voice.Responder): one
-// Bridge per guild, audio written into the session's voice.Playback,
+// Bridge per voice session, audio written into the session's voice.Playback,
 // barge-in by cancelling the reply's context (truncate at Playback.Played).
 //
 // Logs: realtime_reply_requested and realtime_reply_skipped (strategy,

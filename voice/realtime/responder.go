@@ -30,13 +30,17 @@ type ResponderOptions struct {
 	Model string
 	// MaxTokens bounds a brain reply; 0 leaves it to the server.
 	MaxTokens int
+	// IdleClose closes a session's Bridge (its socket) after this long
+	// without a reply, e.g. after the session left. Default 15 min.
+	IdleClose time.Duration
 }
 
 // Responder is voice.Responder for voice.mode realtime: the voice session
 // hands it each admitted turn (and the join greeting) and it answers
-// through one Bridge, one realtime socket, per guild (started on the
-// guild's first reply, kept across turns so the model's conversation
-// lives on). Audio is written to Reply.Out (the session's Playback, which
+// through one Bridge, one realtime socket, per voice session (told apart
+// by the session's Playback; started on the session's first reply, kept
+// across turns so the model's conversation lives on, closed by Release,
+// after IdleClose without replies, or by Close). Audio is written to Reply.Out (the session's Playback, which
 // paces it and measures what was played); a cancelled ctx (barge-in)
 // cancels the response and truncates the item at Reply.Out.Played().
 //
@@ -49,12 +53,22 @@ type ResponderOptions struct {
 type Responder struct {
 	opts ResponderOptions
 	log  *slog.Logger
+	now  func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex // guards following
-	bridges map[string]*Bridge
+	bridges map[*voice.Playback]*sessionBridge
+}
+
+// sessionBridge is one voice session's Bridge. Sessions are told apart by
+// their Playback (voice.Reply carries no guild for the join greeting).
+type sessionBridge struct {
+	b        *Bridge
+	guildID  string
+	lastUsed time.Time
 }
 
 // NewResponder returns a Responder. Close it to close every guild's socket.
@@ -72,46 +86,95 @@ func NewResponder(o ResponderOptions) (*Responder, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Responder{opts: o, log: log, bridges: map[string]*Bridge{}}
+	if o.IdleClose <= 0 {
+		o.IdleClose = 15 * time.Minute
+	}
+	now := o.Config.Now
+	if now == nil {
+		now = time.Now
+	}
+	p := &Responder{opts: o, log: log, now: now, bridges: map[*voice.Playback]*sessionBridge{}}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.wg.Add(1)
+	go p.reap()
 	return p, nil
 }
 
-// Close closes every Bridge.
+// reap closes Bridges idle for IdleClose.
+func (p *Responder) reap() {
+	defer p.wg.Done()
+	t := time.NewTicker(min(p.opts.IdleClose/4, time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+		}
+		var idle []*Bridge
+		p.mu.Lock()
+		for k, sb := range p.bridges {
+			if p.now().Sub(sb.lastUsed) >= p.opts.IdleClose && sb.b.idle() {
+				idle = append(idle, sb.b)
+				delete(p.bridges, k)
+			}
+		}
+		p.mu.Unlock()
+		for _, b := range idle {
+			b.Close()
+		}
+	}
+}
+
+// Close closes every Bridge and stops the Responder.
 func (p *Responder) Close() error {
 	p.cancel()
+	p.wg.Wait()
 	p.mu.Lock()
 	bs := p.bridges
-	p.bridges = map[string]*Bridge{}
+	p.bridges = map[*voice.Playback]*sessionBridge{}
 	p.mu.Unlock()
-	for _, b := range bs {
-		b.Close()
+	for _, sb := range bs {
+		sb.b.Close()
 	}
 	return nil
 }
 
-// Release closes the guild's Bridge (call it when the guild's voice
-// session ends); the next reply in the guild starts a fresh one.
+// Release closes the Bridges of the guild's voice sessions (call it when a
+// session ends); the guild's next reply starts a fresh one. Bridges of
+// sessions that only greeted are closed by the idle timer.
 func (p *Responder) Release(guildID string) {
+	var bs []*Bridge
 	p.mu.Lock()
-	b := p.bridges[guildID]
-	delete(p.bridges, guildID)
+	for k, sb := range p.bridges {
+		if sb.guildID == guildID {
+			bs = append(bs, sb.b)
+			delete(p.bridges, k)
+		}
+	}
 	p.mu.Unlock()
-	if b != nil {
+	for _, b := range bs {
 		b.Close()
 	}
 }
 
-// bridge returns the guild's Bridge, starting it if needed.
-func (p *Responder) bridge(ctx context.Context, guildID string) (*Bridge, error) {
+// bridge returns the session's Bridge, starting it if needed.
+func (p *Responder) bridge(ctx context.Context, r *voice.Reply) (*Bridge, error) {
+	key := r.Out
 	p.mu.Lock()
-	b := p.bridges[guildID]
+	sb := p.bridges[key]
+	if sb != nil {
+		sb.lastUsed = p.now()
+		if r.Turn != nil {
+			sb.guildID = r.Turn.GuildID
+		}
+	}
 	p.mu.Unlock()
-	if b != nil {
+	if sb != nil {
 		select {
-		case <-b.done:
+		case <-sb.b.done:
 		default:
-			return b, nil
+			return sb.b, nil
 		}
 	}
 	if p.ctx.Err() != nil {
@@ -125,26 +188,26 @@ func (p *Responder) bridge(ctx context.Context, guildID string) (*Bridge, error)
 		stop()
 		return nil, err
 	}
+	nsb := &sessionBridge{b: nb, lastUsed: p.now()}
+	if r.Turn != nil {
+		nsb.guildID = r.Turn.GuildID
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if old := p.bridges[guildID]; old != nil && old != b {
+	if cur := p.bridges[key]; cur != nil && cur != sb {
 		nb.Close() // another reply started one meanwhile
-		return old, nil
+		return cur.b, nil
 	}
-	p.bridges[guildID] = nb
-	if b != nil {
-		b.Close()
+	p.bridges[key] = nsb
+	if sb != nil {
+		sb.b.Close()
 	}
 	return nb, nil
 }
 
 // Respond implements voice.Responder.
 func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, error) {
-	guild := ""
-	if r.Turn != nil {
-		guild = r.Turn.GuildID
-	}
-	b, err := p.bridge(ctx, guild)
+	b, err := p.bridge(ctx, r)
 	if err != nil {
 		return voice.Result{}, fmt.Errorf("realtime: responder: %w", err)
 	}

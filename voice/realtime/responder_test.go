@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/voice"
 )
 
 // TestResponderNative: the voice session's Responder (voice.Responder)
@@ -114,4 +119,74 @@ func TestResponderRetriesLostReply(t *testing.T) {
 		t.Errorf("%d sessions", h.sessions())
 	}
 	h.waitHeard(25, 5*time.Second)
+}
+
+// frameSender is a voice.Sender that accepts frames at once.
+type frameSender struct{ sink *testSink }
+
+func (s frameSender) SendOpus(ctx context.Context, opus []byte) error { return s.sink.send(ctx, opus) }
+func (s frameSender) StopSpeaking(ctx context.Context) error          { return s.sink.stop(ctx) }
+
+func (p *Responder) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bridges)
+}
+
+// TestResponderSessionsReleaseIdle: one Bridge per voice session (the join
+// greeting included), closed by Release for its guild or when idle.
+func TestResponderSessionsReleaseIdle(t *testing.T) {
+	oa := openaisim.Serve(t, openaisim.WithRules(openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
+		Reply: openaisim.Reply{Text: "Hi all."}}))
+	client, err := llm.New(llm.Options{BaseURL: oa.BaseURL(), APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, logs := newTestSink(), &logBuffer{}
+	var clock atomic.Int64 // the Responder's clock, advanced by the test
+	clock.Store(time.Now().UnixNano())
+	cfg := simConfig(oa, StrategyBrain, sink, logs)
+	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	p, err := NewResponder(ResponderOptions{Config: cfg, Gen: client, Model: "gpt-5-mini", IdleClose: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pb1, err := voice.NewPlayback(frameSender{sink}, pcm.Mono24k(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb2, err := voice.NewPlayback(frameSender{sink}, pcm.Mono24k(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := func(voice.Phase, time.Time) {}
+	greeting := &voice.Reply{Instructions: "Greet.", Out: pb1, Mark: mark}
+	if res, err := p.Respond(t.Context(), greeting); err != nil || res.Spoken != "Hi all." {
+		t.Fatalf("greeting: %+v, %v", res, err)
+	}
+	turn := &voice.Reply{Turn: &voice.Turn{ID: "u1", GuildID: "g2", SpeakerName: "Bob", Transcript: "banter, hi"},
+		Decision: decision.Decision{Outcome: decision.OutcomeAllow}, Instructions: "Answer.", Out: pb2, Mark: mark}
+	if res, err := p.Respond(t.Context(), turn); err != nil || res.Spoken != "Hi all." {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	if n := p.count(); n != 2 {
+		t.Fatalf("%d bridges, want 2 (one per session)", n)
+	}
+	p.Release("g2")
+	if n := p.count(); n != 1 {
+		t.Fatalf("%d bridges after Release, want 1", n)
+	}
+	time.Sleep(100 * time.Millisecond) // several reaper ticks: not idle by the clock yet
+	if n := p.count(); n != 1 {
+		t.Fatalf("%d bridges before IdleClose passed, want 1", n)
+	}
+	clock.Add(int64(time.Second))
+	deadline := time.Now().Add(5 * time.Second)
+	for p.count() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := p.count(); n != 0 {
+		t.Errorf("%d bridges after IdleClose", n)
+	}
 }
