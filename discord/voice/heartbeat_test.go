@@ -7,15 +7,16 @@ import (
 	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
-// TestHeartbeatsKeepSessionAlive: with a 20 ms Hello interval and a server
-// that times out silent clients after 100 ms (4009), the connection's
-// heartbeats (with seq_ack) keep it up.
+// TestHeartbeatsKeepSessionAlive: with a 25 ms Hello interval and a server
+// that times out silent clients after 300 ms (4009), the connection's
+// heartbeats (with seq_ack) keep it up for a second (a connection without
+// them would be closed three times over).
 func TestHeartbeatsKeepSessionAlive(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t, voicesim.WithHeartbeat(20*time.Millisecond, 100*time.Millisecond))
+	s := voicesim.Serve(t, voicesim.WithHeartbeat(25*time.Millisecond, 300*time.Millisecond))
 	m := newMetrics()
 	c := dial(t, simConfig(t, s, testBot, m))
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second)
 	if c.Err() != nil || c.State() != StateReady || value(m.reconnects) != 0 {
 		t.Fatalf("err %v state %v reconnects %v", c.Err(), c.State(), value(m.reconnects))
 	}
