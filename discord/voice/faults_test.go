@@ -50,7 +50,15 @@ func TestUDPFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent := n + 5 // PlayOpus adds five silence frames
-			time.Sleep(100 * time.Millisecond)
+			// Wait until the bot's socket has gone quiet, then end the stream.
+			for last := -1; ; {
+				time.Sleep(100 * time.Millisecond)
+				n := int(value(m.packetsIn))
+				if n == last {
+					break
+				}
+				last = n
+			}
 			member.Leave() // op 13 ends the stream and settles the loss window
 			seen := map[uint16]bool{}
 			late := 0

@@ -177,7 +177,8 @@ func (c *Conn) lookup(ssrc uint32) *Stream {
 func (c *Conn) deliver(st *Stream, opus []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	if st.closed { // the user left (op 13) while this packet was in flight
+		c.m.drop(dropUnknownSSRC)
 		return
 	}
 	v, gap, lost := st.track.update(c.recvHdr.SequenceNumber)
