@@ -205,9 +205,9 @@ func (e *Encoder) Encode(pcm []int16, packet []byte) (int, error) {
 	if len(packet) < 3 {
 		return 0, fmt.Errorf("opus: encode: %w: packet buffer %d bytes", ErrBufferTooSmall, len(packet))
 	}
-	max := min(len(packet), 4000)
+	limit := min(len(packet), 4000) // libopus never needs more for one packet
 	n := C.opus_encode(e.st, (*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/Channels),
-		(*C.uchar)(unsafe.Pointer(&packet[0])), C.int32_t(max))
+		(*C.uchar)(unsafe.Pointer(&packet[0])), C.int32_t(limit))
 	if n < 0 {
 		return 0, codeErr("encode", int(n))
 	}
