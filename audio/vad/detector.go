@@ -59,6 +59,17 @@ type Measure struct {
 	ZCR      float64 // zero-crossing rate 0..1
 }
 
+// NewDetector returns a frame classifier configured like an Endpointer's
+// (zero fields take defaults), for callers that only need per-frame
+// speech/silence decisions.
+func NewDetector(cfg Config) (*Detector, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return newDetector(cfg), nil
+}
+
 func newDetector(c Config) *Detector {
 	return &Detector{
 		thresholdDB: c.ThresholdDB,

@@ -455,3 +455,32 @@ func TestEndpoints24k(t *testing.T) {
 		t.Errorf("audio %v", got)
 	}
 }
+
+func TestDetector(t *testing.T) {
+	d, err := NewDetector(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testaudio.Speech16k(t, "uh-huh.wav")
+	var classes []Class
+	for off := 0; off+320 <= len(s); off += 320 {
+		classes = append(classes, d.Classify(s[off:off+320]).Class)
+	}
+	// 0.2 s of silence (10 frames), then "uh huh" (speech by 0.24 s).
+	for i, c := range classes[:10] {
+		if c != ClassSilence {
+			t.Errorf("frame %d in the lead silence is %v", i, c)
+		}
+	}
+	if classes[11] != ClassSpeech || classes[12] != ClassSpeech {
+		t.Errorf("frames 11-12 are %v %v, want speech", classes[11], classes[12])
+	}
+	if _, err := NewDetector(Config{SampleRate: 1000}); err == nil {
+		t.Error("1 kHz accepted")
+	}
+	for _, c := range []Class{ClassUnknown, ClassSilence, ClassWeak, ClassSpeech} {
+		if c.String() == "" {
+			t.Errorf("%d has no name", int(c))
+		}
+	}
+}
