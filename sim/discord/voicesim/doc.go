@@ -60,8 +60,9 @@
 //	op 1  Select Protocol {protocol:"udp", data:{address, port, mode}}:
 //	      protocol other than udp → 4012; a mode not offered → 4016; an
 //	      address that is not an IP → 4020. Answered with Session Description
-//	      (op 4) {mode, secret_key: 32 ints, dave_protocol_version: 0,
-//	      audio_codec, video_codec, media_session_id}, then op 11 listing
+//	      (op 4) {mode, secret_key: 32 ints, dave_protocol_version (0, or
+//	      1 with DAVE on, see below), audio_codec, video_codec,
+//	      media_session_id}, then op 11 listing
 //	      everyone already in the channel and op 5 {user_id, ssrc, speaking}
 //	      for each of them who has spoken (and for every member), so the
 //	      client can map SSRCs to users. Forwarded RTP goes to data.address
@@ -80,14 +81,15 @@
 //	      per session) the resume fails with 4006 and the session ends. A
 //	      still-open old socket of the session is cut.
 //	op 23, 31  DAVE transition ready / invalid commit: passed to
-//	      Options.OnJSON.
-//	binary [op u8][payload], ops 26 and 28: passed to Options.OnBinary.
+//	      Options.OnJSON and, with DAVE on, handled (below).
+//	binary [op u8][payload], ops 26 and 28: passed to Options.OnBinary
+//	      and, with DAVE on, handled (below).
 //	anything else: 4001 (unknown opcode); undecodable JSON or a payload
 //	      missing a required field: 4002; any op but 0, 3, 7 before
 //	      Identify: 4003.
 //
-// Sequence numbers: ops 4, 5, 11, 13 and every message sent with SendJSON
-// (DAVE ops 21, 22, 24) carry a top-level "seq"; binary server frames are
+// Sequence numbers: ops 4, 5, 11, 13, the DAVE ops 21, 22, 24 and every
+// message sent with SendJSON carry a top-level "seq"; binary server frames are
 // [seq u16 BE][op u8][payload] (SendBinary). JSON and binary share one
 // counter that starts at 1 and wraps at 16 bits, as the docs' "fixed bit
 // length sequence number". Hello, Ready, ACK and Resumed carry no seq and
@@ -168,14 +170,77 @@
 //
 // # DAVE
 //
-// The server negotiates dave_protocol_version 0 (no end-to-end
-// encryption) for every client, including those announcing
-// max_dave_protocol_version 1; @discordjs/voice then runs in passthrough.
-// The DAVE server role (external sender, proposals, commit and welcome
-// relay, transitions) is not implemented yet (issue 8); the binary path is
-// generic: SendBinary and SendJSON deliver sequenced, resumable frames and
-// Options.OnBinary receives the client's ops 26 and 28, Options.OnJSON its
-// ops 23 and 31.
+// Off by default: every client gets dave_protocol_version 0, and the DAVE
+// opcodes are only passed to Options.OnBinary / OnJSON (SendBinary and
+// SendJSON deliver sequenced, resumable frames), so a test can play the
+// server role itself. Options.DAVE (WithDAVE; RequireDAVE implies it)
+// makes the server play it, per voice channel, as the DAVE whitepaper
+// v1.1.4 §"Voice Gateway" describes, with discord/dave/extsender as the
+// MLS external sender. The server never holds a media key: it has only
+// the external sender's signing key, relays MLS messages and forwards
+// DAVE frames like any Opus payload.
+//
+//   - Version. A call runs protocol 1 while everyone in it announced
+//     max_dave_protocol_version >= 1 (members: unless
+//     MemberOptions.NoDAVE), else 0. Op 4 tells a joiner the call's
+//     version. A client without DAVE joining a protocol-1 call downgrades
+//     it: op 21 {transition_id, protocol_version: 0} to the DAVE clients,
+//     op 23 from each, op 22. When the last one leaves, the call is
+//     re-created at 1: op 24 {epoch: 1, protocol_version: 1} and op 25 to
+//     everyone, whose new key packages form a new group.
+//   - Op 25 (external sender) follows op 4 for clients at protocol 1.
+//   - Op 26: the key package must parse, verify and carry the sender's own
+//     user id as its basic credential; otherwise it is counted (Malformed)
+//     and dropped.
+//   - Group creation: once two clients sent key packages, each gets op 27
+//     Add proposals for the others. The first valid commit creates the
+//     group: op 29 to its author, op 30 (Welcome) to the others. A sole
+//     client waits in its pending group.
+//   - In an established group, the connected members get op 27 with Adds
+//     for new key packages and Removes for members who left or reported
+//     op 31, all in one message; with nobody left to commit the group is
+//     re-created (op 24 epoch 1).
+//   - Op 28: the first commit of the epoch that extsender accepts (current
+//     epoch, references only to outstanding proposals, Welcome iff Adds,
+//     from the right leaf) is announced with a new transition id: op 29
+//     to the members that process it, op 30 to the joiners; later or
+//     invalid commits are counted and dropped. One proposal round or
+//     transition runs at a time; changes meanwhile wait for it.
+//   - Revokes: if an outstanding Add's client leaves or sends a newer key
+//     package, or a would-be committer leaves, every outstanding proposal
+//     is revoked (op 27 revoke with their ProposalRefs) and the round is
+//     proposed afresh.
+//   - Transitions: op 22 {transition_id} goes to the recipients that sent
+//     op 23 once none still owes it; members who left or answered op 31
+//     are not waited for.
+//   - Op 31 {transition_id}: the client could not process the commit or
+//     Welcome; it resets and sends a new key package. Its stale leaf is
+//     removed and it is re-added from that key package (one commit when
+//     both are known).
+//
+// DAVE(guildID, channelID) returns the channel's DAVEState {Version,
+// Epoch, Established, Members, Busy, Stats}; DAVEStats counts key
+// packages, proposals, revokes, accepted and rejected commits,
+// transitions, op 31 reports, malformed input, downgrades, upgrades and
+// re-creations. CorruptNextWelcome(guild, channel, user) is a fault: the
+// user's next Welcome has a byte of its encrypted GroupInfo flipped, so
+// the client answers op 31.
+//
+// With DAVE on, simulated members are real DAVE participants: each owns a
+// discord/dave Session that the server hands ops 4, 11, 13 and 21-30
+// directly (members have no WebSocket), whose answers it processes like a
+// client's. PlayOpus encrypts every frame with it (frames before the
+// member's first transition are dropped and counted as DAVENotReady) and
+// what a member receives is decrypted with it before it is recorded, so
+// Heard and HeardPCM are the end-to-end plaintext (failures:
+// DAVEDecryptFailures). Member.DAVE() exposes the session for its epoch,
+// epoch authenticator and roster. MemberOptions.NoDAVE makes a member
+// without DAVE support, which downgrades the call. DAVE needs numeric
+// (snowflake) user and channel ids.
+//
+// The DAVE role runs under the server's lock, MLS work of in-process
+// members included (a few milliseconds per commit), so forwarding may
+// jitter by that much during a transition.
 //
 // # Not simulated
 //
@@ -184,7 +249,11 @@
 // sending, voice regions and server moves beyond 4014, automatic rate
 // limiting (4021 only through CloseVoice), a session expiry for clients
 // that vanish without leaving, and the "must send op 5 or be disconnected"
-// rule (RTP before op 5 is counted, not punished).
+// rule (RTP before op 5 is counted, not punished). DAVE: no timeout for
+// a transition whose recipient never answers op 23 (the call waits), no
+// close codes for DAVE protocol violations (they are counted and
+// dropped), and no verification of the frames' DAVE format by the
+// forwarding unit.
 //
 // # Performance
 //
@@ -204,11 +273,26 @@
 // heartbeats with seq_ack, resumes (op 7 → op 9) after DropVoice with its
 // SSRC and key intact, and goes to Disconnected without resuming when
 // Revoke closes it with 4014. It runs once per transport mode, the server
-// offering only that mode. djs encrypts XChaCha20 only with a sodium-type
-// package (sodium-native, libsodium-wrappers, @stablelib/xchacha20poly1305
-// or @noble/ciphers), which interop/package.json does not pin yet, so the
-// xchacha subtest skips with that reason; it passed by hand with
-// @noble/ciphers installed. It runs in go test whenever node is installed
-// (npm ci in interop/ is run if node_modules is missing) and skips with a
-// reason otherwise.
+// offering only that mode (djs encrypts XChaCha20 with @noble/ciphers,
+// pinned in interop/package.json).
+//
+// TestDiscordJSVoiceDAVEInterop runs the same unmodified client, which
+// does DAVE with @snazzah/davey 0.1.12, with the DAVE role on: it forms a
+// group with a simulated member (a banter dave.Session), receives the
+// member's DAVE-encrypted Opus byte-exact and plays a tone the member
+// decrypts and decodes; a second member joins (djs processes an Add
+// commit) and leaves (a Remove commit); the epoch authenticators of djs
+// and the members are equal after every transition.
+//
+// TestDAVECall does the same with banter's own client (discord/voice with a
+// dave.Session through voiceadapter): group creation, audio both ways,
+// a member joining and leaving, op 31 recovery from a corrupted Welcome,
+// a downgrade to protocol 0 by a member without DAVE and the upgrade when
+// it leaves. TestDAVERevokeAndStaleCommit drives a client over the raw
+// wire to check revokes and the refusal of a commit to revoked proposals.
+// FuzzDAVEInput and FuzzDAVEKeyPackage fuzz what clients send the role.
+//
+// The interop tests run in go test whenever node is installed (npm ci in
+// interop/ is run if node_modules is missing) and skip with a reason
+// otherwise.
 package voicesim

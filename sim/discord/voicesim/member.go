@@ -95,8 +95,10 @@ var errClosed = errors.New("server closed")
 
 // JoinMember adds a simulated member to a voice channel. It gets an SSRC
 // and is announced to the channel's clients with op 11 (Clients Connect)
-// and op 5 (the SSRC→user mapping, speaking 0). It leaves on Leave or
-// when the Server closes.
+// and op 5 (the SSRC→user mapping, speaking 0). With the server's DAVE
+// role on (and not o.NoDAVE) it is a DAVE participant with its own
+// dave.Session and joins the channel's MLS group; the ids must then be
+// numeric. It leaves on Leave or when the Server closes.
 func (s *Server) JoinMember(ctx context.Context, o MemberOptions) (*Member, error) {
 	if o.GuildID == "" || o.ChannelID == "" || o.UserID == "" {
 		return nil, fmt.Errorf("voicesim: join member: %w: guild, channel and user ids are required", errMissingField)

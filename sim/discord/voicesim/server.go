@@ -406,7 +406,8 @@ func (s *Server) removeLocked(p *participant, code CloseCode) {
 }
 
 // sendSeqJSONLocked numbers, buffers and delivers a JSON message to p.
-// Members have no WebSocket and get nothing.
+// Members have no WebSocket: a DAVE member's session is told about ops 11
+// and 13 (its recognized users); nothing else reaches them here.
 func (s *Server) sendSeqJSONLocked(p *participant, op Op, d any) {
 	if p.member != nil {
 		if p.member.dave != nil && (op == OpClientsConnect || op == OpClientDisconnect) {
