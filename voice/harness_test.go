@@ -86,12 +86,18 @@ type world struct {
 
 func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *world {
 	t.Helper()
+	return newWorldWith(t, nil, mutate, rules...)
+}
+
+// newWorldWith is newWorld with extra OpenAI simulator options.
+func newWorldWith(t testing.TB, simOpts []openaisim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *world {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
 	w.vsim = voicesim.Serve(t)
 	w.dsim = discordsim.Serve(t, discordsim.WithVoiceSim(w.vsim))
-	w.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
+	w.osim = openaisim.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, simOpts...)...)
 	w.guild = w.dsim.CreateGuild("Voice Test")
 	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
 	w.text = w.dsim.CreateTextChannel(w.guild, "voice-log")

@@ -58,6 +58,7 @@ type Metrics struct {
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
 	framesLate  prometheus.Counter
+	underruns   prometheus.Counter
 	encryptSkip prometheus.Counter
 }
 
@@ -72,6 +73,7 @@ type Metrics struct {
 //	banter_voice_sessions                      sessions open
 //	banter_voice_utterances_total
 //	banter_voice_frames_sent_total, banter_voice_frames_late_total (> 5 ms after their slot)
+//	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
 //	banter_voice_frames_unencrypted_dropped_total (E2EE not ready yet)
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
@@ -104,13 +106,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		framesLate: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_frames_late_total", Help: "Reply frames sent more than 5 ms after their slot.",
 		}),
+		underruns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_frame_slots_skipped_total", Help: "Reply frame slots skipped because audio was not ready in time (underrun or stall).",
+		}),
 		encryptSkip: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_frames_unencrypted_dropped_total", Help: "Reply frames dropped because E2EE had no key yet.",
 		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions,
-			m.utterances, m.framesSent, m.framesLate, m.encryptSkip)
+			m.utterances, m.framesSent, m.framesLate, m.underruns, m.encryptSkip)
 	}
 	return m
 }
@@ -163,6 +168,12 @@ func (m *Metrics) frame(late bool) {
 		if late {
 			m.framesLate.Inc()
 		}
+	}
+}
+
+func (m *Metrics) skipped(n int) {
+	if m != nil {
+		m.underruns.Add(float64(n))
 	}
 }
 

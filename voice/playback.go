@@ -41,6 +41,7 @@ type Playback struct {
 	ctx     context.Context
 	frames  int
 	first   time.Time
+	slot    time.Time // due time of the next frame on the current grid
 	onFirst func(time.Time)
 	emitFn  func([]byte) error
 	err     error
@@ -49,7 +50,7 @@ type Playback struct {
 // NewPlayback returns a Playback for PCM in format in (llm.SpeechSampleRate
 // mono for TTS) sending through conn. m may be nil; now nil means time.Now.
 func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (*Playback, error) {
-	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationVoIP, Bitrate: 64000}, nil)
+	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationVoIP, Bitrate: 64000, Complexity: 5}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("voice: playback: %w", err)
 	}
@@ -118,15 +119,23 @@ func (p *Playback) emit(pkt []byte) error {
 	}
 	at := p.now()
 	if p.frames == 0 {
-		p.first = at
+		p.first, p.slot = at, at
 		if p.onFirst != nil {
 			p.onFirst(at)
 		}
-		p.metrics.frame(false)
-	} else {
-		slot := p.first.Add(time.Duration(p.frames) * pcm.FrameDuration)
-		p.metrics.frame(at.Sub(slot) > lateBy)
 	}
+	// Lateness against the 20 ms grid. A whole frame or more behind is an
+	// underrun (no audio yet, e.g. between sentences) or a stall: the sender
+	// skips the missed slots, so the grid moves on with it.
+	late := at.Sub(p.slot)
+	if late >= pcm.FrameDuration {
+		skip := late / pcm.FrameDuration
+		p.slot = p.slot.Add(skip * pcm.FrameDuration)
+		late -= skip * pcm.FrameDuration
+		p.metrics.skipped(int(skip))
+	}
+	p.metrics.frame(late > lateBy)
+	p.slot = p.slot.Add(pcm.FrameDuration)
 	p.frames++
 	return nil
 }

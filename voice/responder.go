@@ -238,8 +238,10 @@ func (p *STTResponder) synthesize(ctx context.Context, sc *speechChunk, mark fun
 	defer stopClose()
 	mark(PhaseFirstTTSByte, now())
 	for {
-		buf := make([]byte, 9600) // 200 ms of 24 kHz mono
-		n, err := io.ReadFull(s, buf)
+		// Forward whatever has arrived (up to 200 ms of 24 kHz mono): the
+		// first bytes must not wait for a full buffer.
+		buf := make([]byte, 9600)
+		n, err := s.Read(buf)
 		if n > 0 {
 			select {
 			case sc.data <- buf[:n]:
@@ -247,7 +249,7 @@ func (p *STTResponder) synthesize(ctx context.Context, sc *speechChunk, mark fun
 				return
 			}
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			return
 		}
 		if err != nil {

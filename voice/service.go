@@ -64,6 +64,11 @@ type Options struct {
 	// VoiceTLS is the voice WebSocket's TLS config (nil: system roots; the
 	// simulator's CA for local runs).
 	VoiceTLS *tls.Config
+	// SendRealtimePriority, if > 0, sends each reply frame from a SCHED_FIFO
+	// thread at this priority (discord/voice Config.SendRealtimePriority;
+	// needs CAP_SYS_NICE), so other load on the machine does not make
+	// frames late.
+	SendRealtimePriority int
 	// DisableDAVE advertises no DAVE support (max_dave_protocol_version 0).
 	// DAVE is on by default; Discord requires it.
 	DisableDAVE bool
@@ -135,7 +140,8 @@ func New(opts Options) (*Service, error) {
 	mc := dvoice.ManagerConfig{
 		UserID:    opts.Discord.State.User.ID,
 		OnConnect: svc.onConnect,
-		Conn:      dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics},
+		Conn: dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics,
+			SendRealtimePriority: opts.SendRealtimePriority},
 	}
 	if !opts.DisableDAVE {
 		uid, _ := strconv.ParseUint(opts.Discord.State.User.ID, 10, 64)

@@ -349,8 +349,9 @@ func (s *session) startReply(t *Turn, d decision.Decision, greeting int) {
 		cancel()
 		// The talk spurt ends with silence frames even after a cut.
 		endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
-		if eerr := pb.End(endCtx, !ar.interrupted.Load() && err == nil); eerr != nil && err == nil && s.ctx.Err() == nil {
-			err = eerr
+		if eerr := pb.End(endCtx, !ar.interrupted.Load() && err == nil); eerr != nil && s.ctx.Err() == nil {
+			// The reply itself went out; only the spurt's tail did not.
+			s.log.Warn("voice_stop_speaking_failed", "error", eerr)
 		}
 		endCancel()
 		select {

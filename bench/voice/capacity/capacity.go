@@ -1,0 +1,345 @@
+// Package capacity runs banter's voice service at scale against the
+// simulators: many concurrent voice sessions, each with simulated members who
+// talk about half the time and a bot that answers them, and reports how
+// punctual the bot's outgoing frames were, how much CPU it took and the memory
+// per session. The bench/voice command runs the full size; the package test
+// runs a small variant within CI budgets.
+package capacity
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
+	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/discord/voice/pace"
+	"github.com/banterbot/banter/llm"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/voice"
+)
+
+// Params size a run.
+type Params struct {
+	// Sessions is the number of concurrent voice sessions (one guild each).
+	Sessions int
+	// Members per session (default 2).
+	Members int
+	// Duration of the talking phase.
+	Duration time.Duration
+	// Clip is a 48 kHz stereo WAV the members say (an addressed question).
+	Clip []byte
+	// RealtimePriority is voice.Options.SendRealtimePriority (0: off).
+	RealtimePriority int
+	// Logger receives the run's progress (nil: discard). The service logs
+	// only warnings and errors to it.
+	Logger *slog.Logger
+}
+
+// Report is what a run measured.
+type Report struct {
+	Sessions, Members int
+	Duration          time.Duration
+	// FramesSent and FramesLate (> 5 ms after their slot) are the bot's
+	// reply frames.
+	FramesSent, FramesLate uint64
+	// SlotsSkipped counts reply slots with no audio ready (TTS underrun
+	// between sentences, or a stall).
+	SlotsSkipped uint64
+	// TransportLate (> 2 ms after the slot) and TransportSkipped are the
+	// voice connection's own pacing counters for every frame it sent,
+	// silence frames included.
+	TransportSent, TransportLate, TransportSkipped uint64
+	// BaselineFrames and BaselineLate are a bare pacer (discord/voice/pace,
+	// the transport's own, with its 1 ms spin) ticking every 20 ms in the same
+	// process during the talking phase, doing nothing else: what the machine
+	// allows at all. Late is > 5 ms after the slot, skipped slots included.
+	BaselineFrames, BaselineLate uint64
+	// Turns by outcome (spoken, skipped, denied, deferred, failed, ...).
+	Turns map[string]uint64
+	// MemberFramesPlayed counts what the simulated members said.
+	MemberFramesPlayed uint64
+	// HeapPerSession is the growth of the live heap from before the
+	// sessions to while they run, divided by Sessions; it includes the
+	// simulated members' state.
+	HeapPerSession uint64
+	// CPUCores is the process CPU time over the talking phase divided by
+	// its duration (simulators included).
+	CPUCores float64
+}
+
+// LateRatio is FramesLate / FramesSent.
+func (r Report) LateRatio() float64 {
+	if r.FramesSent == 0 {
+		return 0
+	}
+	return float64(r.FramesLate) / float64(r.FramesSent)
+}
+
+// BaselineLateRatio is BaselineLate / BaselineFrames.
+func (r Report) BaselineLateRatio() float64 {
+	if r.BaselineFrames == 0 {
+		return 0
+	}
+	return float64(r.BaselineLate) / float64(r.BaselineFrames)
+}
+
+// String renders the report.
+func (r Report) String() string {
+	return fmt.Sprintf("sessions=%d members=%d duration=%v frames_sent=%d frames_late=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) slots_skipped=%d transport_sent=%d transport_late_2ms=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
+		r.Sessions, r.Members, r.Duration, r.FramesSent, r.FramesLate, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames, r.SlotsSkipped,
+		r.TransportSent, r.TransportLate, r.TransportSkipped, r.Turns,
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores)
+}
+
+// Run performs one capacity run.
+func Run(ctx context.Context, p Params) (rep Report, err error) {
+	if p.Sessions <= 0 || p.Duration <= 0 || len(p.Clip) == 0 {
+		return rep, errors.New("capacity: Sessions, Duration and Clip are required")
+	}
+	if p.Members <= 0 {
+		p.Members = 2
+	}
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	clip, f, err := wav.Decode(nil, p.Clip)
+	if err != nil || f != pcm.Discord() {
+		return rep, fmt.Errorf("capacity: clip must be 48 kHz stereo WAV: %v %w", f, err)
+	}
+	frames, err := voicesim.EncodePCM(clip)
+	if err != nil {
+		return rep, fmt.Errorf("capacity: encode clip: %w", err)
+	}
+	clipLen := time.Duration(len(frames)) * pcm.FrameDuration
+
+	vs, err := voicesim.New(voicesim.Options{})
+	if err != nil {
+		return rep, err
+	}
+	defer vs.Close()
+	ds := discordsim.New(discordsim.WithVoiceSim(vs))
+	if err := ds.Start("127.0.0.1:0"); err != nil {
+		return rep, err
+	}
+	defer ds.Close()
+	os1, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+			Reply: openaisim.Reply{Transcript: "hey banter, tell me something nice"}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
+			Reply: openaisim.Reply{Text: "Sure. The sun is out and the tea is warm."}}))
+	if err != nil {
+		return rep, err
+	}
+	defer os1.Close()
+
+	type guild struct {
+		id    discordsim.GuildID
+		vc    discordsim.ChannelID
+		users []discordsim.UserID
+	}
+	guilds := make([]guild, p.Sessions)
+	for i := range guilds {
+		g := ds.CreateGuild(fmt.Sprintf("g%d", i))
+		guilds[i] = guild{id: g, vc: ds.CreateVoiceChannel(g, "voice")}
+		for j := range p.Members {
+			u := ds.CreateUser(fmt.Sprintf("m%d-%d", i, j))
+			if err := ds.AddMember(g, u); err != nil {
+				return rep, err
+			}
+			guilds[i].users = append(guilds[i].users, u)
+		}
+	}
+
+	cfg := config.Default()
+	cfg.Voice.JoinGreetingWindowSeconds = 0
+	cfg.Voice.BargeIn.Policy = "none" // the bot finishes its answers: the most outgoing audio
+	cfg.Voice.InactivityLeaveSeconds = 3600
+	cfg.Secrets.OpenAIAPIKey = "sk-bench"
+	reg := prometheus.NewRegistry()
+	client, err := llm.New(llm.Options{BaseURL: os1.BaseURL(), APIKey: "sk-bench", MaxRetries: 1,
+		Timeout: 10 * time.Second, FirstByteTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second, Logger: log})
+	if err != nil {
+		return rep, err
+	}
+	sess, err := discord.NewSession(discord.SessionOptions{Token: ds.Token(), APIURL: ds.APIBaseURL()})
+	if err != nil {
+		return rep, err
+	}
+	sess.LogLevel = -1
+	var ready sync.WaitGroup
+	ready.Add(p.Sessions)
+	var once sync.Map
+	sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
+		if _, dup := once.LoadOrStore(g.ID, true); !dup {
+			ready.Done()
+		}
+	})
+	if err := sess.Open(); err != nil {
+		return rep, err
+	}
+	defer sess.Close()
+	ready.Wait()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(vs.CACertPEM())
+	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
+	svc, err := voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: sess, LLM: client,
+		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(reg),
+		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority})
+	if err != nil {
+		return rep, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = errors.Join(err, svc.Shutdown(sctx))
+	}()
+
+	heap0 := liveHeap()
+	var members []*voicesim.Member
+	defer func() {
+		for _, m := range members {
+			m.Leave()
+		}
+	}()
+	for _, g := range guilds {
+		for _, u := range g.users {
+			m, err := ds.JoinVoiceMember(ctx, u, g.vc, voicesim.MemberOptions{})
+			if err != nil {
+				return rep, err
+			}
+			members = append(members, m)
+		}
+		if err := svc.Join(ctx, string(g.id), string(g.vc)); err != nil {
+			return rep, err
+		}
+	}
+	log.Info("capacity: sessions up", "sessions", p.Sessions)
+
+	// Talking phase: each member says the clip, then is quiet for about as
+	// long (uniform 0.5-1.5 × the clip), so each talks about half the time.
+	tctx, cancel := context.WithTimeout(ctx, p.Duration)
+	defer cancel()
+	cpu0, start := cpuTime(), time.Now()
+	var wg sync.WaitGroup
+	var baseFrames, baseLate uint64
+	wg.Go(func() {
+		pc := pace.New(pcm.FrameDuration)
+		pc.Spin = time.Millisecond
+		for {
+			slot, err := pc.Wait(tctx)
+			if err != nil {
+				return
+			}
+			baseFrames += uint64(1 + slot.Skipped)
+			baseLate += uint64(slot.Skipped)
+			if slot.Lateness > 5*time.Millisecond {
+				baseLate++
+			}
+		}
+	})
+	var played sync.Mutex
+	var memberFrames uint64
+	for i, m := range members {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			time.Sleep(time.Duration(rng.Int64N(int64(2 * clipLen))))
+			for tctx.Err() == nil {
+				if m.PlayOpus(tctx, frames) == nil {
+					played.Lock()
+					memberFrames += uint64(len(frames))
+					played.Unlock()
+				}
+				pause := clipLen/2 + time.Duration(rng.Int64N(int64(clipLen)))
+				select {
+				case <-tctx.Done():
+				case <-time.After(pause):
+				}
+			}
+		})
+	}
+	time.Sleep(p.Duration / 2)
+	heap1 := liveHeap()
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	time.Sleep(3 * time.Second) // replies in progress finish
+
+	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed, MemberFramesPlayed: memberFrames,
+		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}}
+	if heap1 > heap0 {
+		rep.HeapPerSession = (heap1 - heap0) / uint64(p.Sessions)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return rep, err
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "banter_voice_frames_sent_total":
+				rep.FramesSent = uint64(m.GetCounter().GetValue())
+			case "banter_voice_frames_late_total":
+				rep.FramesLate = uint64(m.GetCounter().GetValue())
+			case "banter_voice_frame_slots_skipped_total":
+				rep.SlotsSkipped = uint64(m.GetCounter().GetValue())
+			case "banter_voice_send_late_frames_total":
+				rep.TransportLate = uint64(m.GetCounter().GetValue())
+			case "banter_voice_send_skipped_slots_total":
+				rep.TransportSkipped = uint64(m.GetCounter().GetValue())
+			case "banter_voice_packets_out_total":
+				rep.TransportSent += uint64(m.GetCounter().GetValue())
+			case "banter_voice_turns_total":
+				rep.Turns[label(m, "outcome")] = uint64(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return rep, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ReadClip reads a WAV file for Params.Clip.
+func ReadClip(path string) ([]byte, error) { return os.ReadFile(path) }
