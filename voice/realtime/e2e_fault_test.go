@@ -153,3 +153,24 @@ func TestRolloverKeepsConversation(t *testing.T) {
 		t.Errorf("a rollover lost a reply: %v", ev)
 	}
 }
+
+// TestServerTurnDetectionStillGated: with serverTurnDetection on, the
+// session asks for server VAD without automatic responses, so the only
+// response is the one requested for the admitted turn.
+func TestServerTurnDetectionStillGated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, bridge: func(c *Config) { c.ServerTurnDetection = true }})
+	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+		t.Fatalf("Stage A denied: %v", d)
+	}
+	h.waitHeard(25, 15*time.Second)
+	h.waitIdle(15 * time.Second)
+	upd := h.clientEvents("session.update")
+	if len(upd) != 1 || !strings.Contains(string(upd[0].Raw), `"turn_detection":{"type":"server_vad"`) ||
+		!strings.Contains(string(upd[0].Raw), `"create_response":false`) {
+		t.Fatalf("session.update: %s", upd[0].Raw)
+	}
+	if n := len(h.oa.RequestsFor(openaisim.EndpointRealtimeResponse)); n != 1 {
+		t.Errorf("%d realtime responses, want only the requested one", n)
+	}
+}
