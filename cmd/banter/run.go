@@ -136,8 +136,6 @@ type app struct {
 func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 
 	st, err := store.Open(ctx, a.cfg.Store.DSN)
 	if err != nil {
@@ -147,6 +145,13 @@ func (a *app) run(ctx context.Context) error {
 		if err := st.Close(); err != nil {
 			a.logger.Error("store_close_failed", "error", err.Error())
 		}
+	}()
+	// Background goroutines are stopped and waited for on every return, early errors
+	// included, and before the store closes under them (deferred calls run last-in first-out).
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
 	}()
 	if a.cfg.Store.RetentionDays > 0 {
 		wg.Go(func() { a.pruneLoop(ctx, st) })

@@ -126,3 +126,31 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReturnsWhenLoginFails: a rejected token ends `banter run` with an error at once; the
+// background goroutines already started (config watcher, SIGHUP, metrics, pruning) are
+// stopped rather than waited for forever.
+func TestRunReturnsWhenLoginFails(t *testing.T) {
+	dsim := discordsim.Serve(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\n  retentionDays: 7\n",
+		dsim.APIBaseURL(), filepath.Join(dir, "banter.db"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": "not-the-token", "OPENAI_API_KEY": "sk-test"}
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(context.Background(), env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard,
+			stderr: io.Discard, getenv: func(k string) string { return vars[k] }})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "discord: log in") {
+			t.Errorf("run = %v, want a log-in error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after a failed log-in")
+	}
+}
