@@ -126,8 +126,10 @@ func (s *SQLite) migrate(ctx context.Context) error {
 // SchemaVersion reports how many migrations have been applied.
 func (s *SQLite) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
-	return v, err
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: schema version of %s: %w", s.path, err)
+	}
+	return v, nil
 }
 
 func ms(t time.Time) int64 {
@@ -328,7 +330,10 @@ func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.
 			out[PromptInitiative] += n
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
+	}
+	return out, nil
 }
 
 // Prune implements Store.
