@@ -39,15 +39,17 @@ type ReadyFunc func() error
 
 // Server serves /metrics, /healthz and /readyz.
 type Server struct {
-	srv    *http.Server
-	ln     net.Listener
-	logger *slog.Logger
-	done   chan struct{}
+	srv *http.Server
+	ln  net.Listener
 }
 
 // Listen binds addr and returns a Server ready to Serve. Binding first lets the caller fail
-// fast on a taken port before connecting to Discord.
+// fast on a taken port before connecting to Discord. Scrape errors go to logger (nil discards
+// them).
 func Listen(addr string, gatherer prometheus.Gatherer, ready ReadyFunc, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s (metrics.listen): %w", addr, err)
@@ -69,12 +71,7 @@ func Listen(addr string, gatherer prometheus.Gatherer, ready ReadyFunc, logger *
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	return &Server{
-		srv:    &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
-		ln:     ln,
-		logger: logger,
-		done:   make(chan struct{}),
-	}, nil
+	return &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}, nil
 }
 
 // Addr is the bound address (useful when listening on port 0).
