@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
@@ -68,7 +71,8 @@ func BenchmarkTimeToFirstAudio(b *testing.B) {
 		}
 	}
 	turn(1) // warm-up: the connection's first talk spurt waits one slot
-	var overhead, total, injected []float64
+	body := clipWAV16k(speech(b, "mike-hear-me"))
+	var overhead, total, injected, bare []float64
 	n := 1
 	b.ResetTimer()
 	for b.Loop() {
@@ -93,6 +97,7 @@ func BenchmarkTimeToFirstAudio(b *testing.B) {
 			inj += tts[0].Injected.TTSFirstByte
 		}
 		injMs := float64(inj.Microseconds()) / 1000
+		bare = append(bare, bareCalls(b, w, body)-float64(injectedSTT+injectedTTFT+injectedTTS)/1e6)
 		b.Logf("phases: stt %.1f adm %.1f tok %.1f sent %.1f tts %.1f pkt %.1f", ev["transcript_ms"], ev["admission_ms"],
 			ev["first_token_ms"], ev["first_sentence_ms"], ev["first_tts_byte_ms"], first)
 		overhead = append(overhead, first-injMs)
@@ -108,6 +113,46 @@ func BenchmarkTimeToFirstAudio(b *testing.B) {
 	b.ReportMetric(med(overhead), "overhead-ms-median")
 	b.ReportMetric(med(total), "ttfa-ms-median")
 	b.ReportMetric(med(injected), "injected-ms-median")
+	b.ReportMetric(med(bare), "bare-calls-overhead-ms-median")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("overhead ms per turn: %.2f", overhead)
+	b.Logf("bare calls overhead ms: %.2f", bare)
+}
+
+// clipWAV16k makes a 16 kHz mono WAV of 48 kHz stereo speech (downmix,
+// decimate): the upload of the bare-calls baseline.
+func clipWAV16k(s []int16) []byte {
+	mono := make([]int16, len(s)/2)
+	pcm.Downmix(mono, s)
+	out := make([]int16, len(mono)/3)
+	for i := range out {
+		out[i] = mono[3*i]
+	}
+	return wav.Encode(pcm.Speech16k(), out)
+}
+
+// bareCalls is the same-run baseline: the three provider calls on a turn's
+// critical path made back to back with the same client and nothing else
+// (transcribe, generation to first delta, speech to first byte). It returns
+// the elapsed milliseconds, injected latency included.
+func bareCalls(b *testing.B, w *world, body []byte) float64 {
+	start := time.Now()
+	if _, err := w.client.Transcribe(w.ctx, w.cfg.Voice.STTPipeline.TranscriptionModel, body, llm.TranscribeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := w.client.Stream(w.ctx, llm.GenerateRequest{Model: w.cfg.Voice.GenerationLLM.Model,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "alice: banter, can you hear me?"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Next()
+	st.Close()
+	sp, err := w.client.SpeakStream(w.ctx, w.cfg.Voice.STTPipeline.TTSModel, w.cfg.Voice.STTPipeline.TTSVoice, "Yes, loud and clear.")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var one [1]byte
+	_, _ = sp.Read(one[:])
+	sp.Close()
+	return float64(time.Since(start).Microseconds()) / 1000
 }
