@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/banterbot/banter/discord/dave/extsender"
 	"github.com/banterbot/banter/discord/dave/mls"
@@ -42,6 +43,7 @@ type DAVEStats struct {
 	Downgrades      uint64 // executed transitions to protocol 0
 	Upgrades        uint64 // op 24 {epoch 1, protocol_version 1} re-creations after protocol 0
 	Resets          uint64 // group re-creations because no group member was left
+	Timeouts        uint64 // proposal rounds or transitions cut short by Options.DAVETimeout
 }
 
 // DAVEState is a snapshot of one channel's DAVE state as the server sees it.
@@ -89,6 +91,7 @@ type daveCall struct {
 	queue   []daveInput
 	busy    bool            // draining
 	corrupt map[string]bool // fault: corrupt the next op 30 to this user
+	due     time.Time       // when the current round or transition times out
 }
 
 // daveInput is a message from a participant to the DAVE role.
@@ -360,7 +363,7 @@ func (s *Server) daveCommitLocked(c *daveCall, from *participant, payload []byte
 			}
 		}
 	}
-	c.phase, c.refs, c.adding = phaseTransition, nil, nil
+	c.phase, c.refs, c.adding, c.due = phaseTransition, nil, nil, time.Now().Add(s.opts.DAVETimeout)
 	c.tid, c.tver, c.waiting, c.ready = a.TransitionID, 1, map[string]bool{}, nil
 	for _, u := range a.CommitTo {
 		if q := s.daveUserLocked(c, u); q != nil {
@@ -464,6 +467,7 @@ func (s *Server) daveDowngradeLocked(c *daveCall, parts []*participant) {
 	c.version = 0
 	c.nextTID++
 	c.phase, c.tid, c.tver, c.waiting, c.ready = phaseTransition, c.nextTID, 0, map[string]bool{}, nil
+	c.due = time.Now().Add(s.opts.DAVETimeout)
 	for _, p := range parts {
 		if daveCapable(p) && p.daveVersion == 1 {
 			c.waiting[p.key.user] = true
@@ -518,7 +522,7 @@ func (s *Server) daveCreateLocked(c *daveCall, parts []*participant) {
 		s.daveSendLocked(c, p, OpMLSProposals, payload)
 		c.adding = append(c.adding, p.key.user)
 	}
-	c.phase = phaseProposing
+	c.phase, c.due = phaseProposing, time.Now().Add(s.opts.DAVETimeout)
 }
 
 // daveProposeLocked proposes, to the group's connected members, Removes
@@ -567,7 +571,7 @@ func (s *Server) daveProposeLocked(c *daveCall, parts []*participant) {
 	for _, p := range recipients {
 		c.refs[p.key.user] = refs
 	}
-	c.adding, c.phase = adding, phaseProposing
+	c.adding, c.phase, c.due = adding, phaseProposing, time.Now().Add(s.opts.DAVETimeout)
 	for _, p := range recipients {
 		c.stats.Proposals++
 		s.daveSendLocked(c, p, OpMLSProposals, payload)
@@ -648,4 +652,41 @@ func (s *Server) CorruptNextWelcome(guildID, channelID, userID string) {
 	if c := s.daveCallLocked(guildID, channelID); c != nil {
 		c.corrupt[userID] = true
 	}
+}
+
+// daveTimerLoop cuts short proposal rounds and transitions that exceed
+// Options.DAVETimeout. It runs until Close.
+func (s *Server) daveTimerLoop() {
+	t := time.NewTicker(min(s.opts.DAVETimeout/4, 250*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			for _, c := range s.daves {
+				if c.phase != phaseIdle && now.After(c.due) {
+					s.daveExpireLocked(c)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// daveExpireLocked ends an overdue round (revoke, then propose again) or
+// transition (execute for those that are ready).
+func (s *Server) daveExpireLocked(c *daveCall) {
+	c.stats.Timeouts++
+	switch c.phase {
+	case phaseProposing:
+		s.log.Info("voicesim: dave: no valid commit in time, proposing again", "channel", c.key.channel)
+		s.daveRevokeLocked(c)
+	case phaseTransition:
+		s.log.Info("voicesim: dave: transition timed out", "channel", c.key.channel, "transition_id", c.tid, "missing", len(c.waiting))
+		clear(c.waiting)
+		s.daveMaybeExecuteLocked(c)
+	}
+	s.daveDrainLocked(c)
 }

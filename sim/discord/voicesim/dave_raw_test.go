@@ -262,3 +262,61 @@ func FuzzDAVEInput(f *testing.F) {
 		}
 	})
 }
+
+// TestDAVETimeouts: a proposal round nobody commits to is revoked and
+// proposed again after Options.DAVETimeout; a transition whose recipient
+// never sends op 23 is executed for the others.
+func TestDAVETimeouts(t *testing.T) {
+	checkGoroutines(t)
+	s := Serve(t, WithDAVE(), WithDAVETimeout(150*time.Millisecond))
+	const u1, u2, u3 = "1200000000000000601", "1200000000000000602", "1200000000000000603"
+	r1 := newRawDAVE(t, s, u1)
+	_, out := r1.until(OpMLSExternalSender)
+	r1.sendAll(out)
+	r2 := newRawDAVE(t, s, u2)
+	_, out = r2.until(OpMLSExternalSender)
+	r2.sendAll(out)
+
+	// Neither commits: append, then (timeout) revoke and a new append.
+	var ops []davewire.ProposalsOp
+	for range 3 {
+		m, _ := r1.until(OpMLSProposals) // answers withheld
+		var ev davewire.ProposalsEvent
+		if err := ev.Unmarshal(m.Body); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, ev.Op)
+	}
+	if ops[0] != davewire.ProposalsAppend || ops[1] != davewire.ProposalsRevoke || ops[2] != davewire.ProposalsAppend {
+		t.Fatalf("op 27 sequence %v, want append, revoke, append", ops)
+	}
+	if st := s.DAVE(daveGuild, daveChannel); st.Stats.Timeouts < 1 || st.Established {
+		t.Fatalf("after the round timed out: %+v", st)
+	}
+
+	// r2 leaves; a member joins and commits; r1 processes the Welcome but
+	// never sends op 23: the member's transition executes anyway.
+	s.Revoke(daveGuild, u2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := s.JoinMember(ctx, MemberOptions{GuildID: daveGuild, ChannelID: daveChannel, UserID: u3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Leave()
+	_, out = r1.until(OpMLSWelcome)
+	if len(out) != 1 || out[0].Op != davewire.OpTransitionReady {
+		t.Fatalf("r1 answered the Welcome with %+v", out)
+	}
+	eventually(t, "transition executed without r1", func() bool {
+		st := s.DAVE(daveGuild, daveChannel)
+		return st.Established && !st.Busy && st.Stats.Transitions == 1 && m.DAVE().ProtocolVersion() == 1
+	})
+	if _, err := m.DAVE().EncryptOpus(nil, []byte{1, 2, 3}); err != nil {
+		t.Fatalf("member has no sender key after the transition: %v", err)
+	}
+	r1.sendAll(out) // a late op 23 is ignored
+	if st := s.DAVE(daveGuild, daveChannel); st.Stats.Transitions != 1 || st.Busy {
+		t.Fatalf("late op 23 changed the state: %+v", st)
+	}
+}

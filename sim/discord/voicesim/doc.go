@@ -213,6 +213,9 @@
 //   - Transitions: op 22 {transition_id} goes to the recipients that sent
 //     op 23 once none still owes it; members who left or answered op 31
 //     are not waited for.
+//   - Options.DAVETimeout (default 5 s): a proposal round without a valid
+//     commit is revoked and proposed again; a transition still missing
+//     op 23s is executed for the recipients that are ready.
 //   - Op 31 {transition_id}: the client could not process the commit or
 //     Welcome; it resets and sends a new key package. Its stale leaf is
 //     removed and it is re-added from that key package (one commit when
@@ -221,10 +224,10 @@
 // DAVE(guildID, channelID) returns the channel's DAVEState {Version,
 // Epoch, Established, Members, Busy, Stats}; DAVEStats counts key
 // packages, proposals, revokes, accepted and rejected commits,
-// transitions, op 31 reports, malformed input, downgrades, upgrades and
-// re-creations. CorruptNextWelcome(guild, channel, user) is a fault: the
-// user's next Welcome has a byte of its encrypted GroupInfo flipped, so
-// the client answers op 31.
+// transitions, op 31 reports, malformed input, downgrades, upgrades,
+// re-creations and timeouts. CorruptNextWelcome(guild, channel, user) is
+// a fault: the user's next Welcome has a byte of its encrypted GroupInfo
+// flipped, so the client answers op 31.
 //
 // With DAVE on, simulated members are real DAVE participants: each owns a
 // discord/dave Session that the server hands ops 4, 11, 13 and 21-30
@@ -249,11 +252,11 @@
 // sending, voice regions and server moves beyond 4014, automatic rate
 // limiting (4021 only through CloseVoice), a session expiry for clients
 // that vanish without leaving, and the "must send op 5 or be disconnected"
-// rule (RTP before op 5 is counted, not punished). DAVE: no timeout for
-// a transition whose recipient never answers op 23 (the call waits), no
-// close codes for DAVE protocol violations (they are counted and
-// dropped), and no verification of the frames' DAVE format by the
-// forwarding unit.
+// rule (RTP before op 5 is counted, not punished). DAVE: no close codes
+// for DAVE protocol violations (they are counted and dropped), no
+// disconnection of a client that misses a transition (it is left out of
+// it), and no verification of the frames' DAVE format by the forwarding
+// unit.
 //
 // # Performance
 //
@@ -289,7 +292,8 @@
 // a member joining and leaving, op 31 recovery from a corrupted Welcome,
 // a downgrade to protocol 0 by a member without DAVE and the upgrade when
 // it leaves. TestDAVERevokeAndStaleCommit drives a client over the raw
-// wire to check revokes and the refusal of a commit to revoked proposals.
+// wire to check revokes and the refusal of a commit to revoked proposals;
+// TestDAVETimeouts checks both timeouts.
 // FuzzDAVEInput and FuzzDAVEKeyPackage fuzz what clients send the role.
 //
 // The interop tests run in go test whenever node is installed (npm ci in

@@ -57,6 +57,10 @@ type Options struct {
 	// RequireDAVE closes an Identify with max_dave_protocol_version < 1
 	// with 4017, as Discord does since 2026-03-02. It implies DAVE.
 	RequireDAVE bool
+	// DAVETimeout bounds a DAVE proposal round (no valid commit: the
+	// proposals are revoked and made again) and a transition (recipients
+	// that did not send op 23 are not waited for). Default 5 s.
+	DAVETimeout time.Duration
 	// ResumeBuffer bounds the messages kept per session for buffered
 	// resume. Default 1024.
 	ResumeBuffer int
@@ -86,6 +90,9 @@ func WithModes(m ...Mode) Option { return func(o *Options) { o.Modes = m } }
 
 // WithDAVE sets Options.DAVE.
 func WithDAVE() Option { return func(o *Options) { o.DAVE = true } }
+
+// WithDAVETimeout sets Options.DAVETimeout.
+func WithDAVETimeout(d time.Duration) Option { return func(o *Options) { o.DAVETimeout = d } }
 
 // WithRequireDAVE sets Options.RequireDAVE.
 func WithRequireDAVE() Option { return func(o *Options) { o.RequireDAVE = true } }
@@ -129,7 +136,8 @@ type Server struct {
 	udpPort  int
 	endpoint string
 	upgrader websocket.Upgrader
-	wg       sync.WaitGroup // http serve loop, UDP loop, WS handlers
+	wg       sync.WaitGroup // http serve loop, UDP loop, WS handlers, DAVE timer
+	quit     chan struct{}  // closed by Close
 
 	mu       sync.Mutex // guards following
 	closed   bool
@@ -185,6 +193,9 @@ func New(opts Options) (*Server, error) {
 	if opts.ResumeBuffer <= 0 {
 		opts.ResumeBuffer = 1024
 	}
+	if opts.DAVETimeout <= 0 {
+		opts.DAVETimeout = 5 * time.Second
+	}
 	c, err := newCerts(time.Now())
 	if err != nil {
 		return nil, err
@@ -202,6 +213,7 @@ func New(opts Options) (*Server, error) {
 		perUser:  map[string]*Stats{},
 		members:  map[*Member]struct{}{},
 		daves:    map[daveKey]*daveCall{},
+		quit:     make(chan struct{}),
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}
 	if s.caDir, err = os.MkdirTemp("", "voicesim-ca-"); err != nil {
@@ -240,6 +252,13 @@ func New(opts Options) (*Server, error) {
 		defer s.wg.Done()
 		s.udpLoop()
 	}()
+	if s.daveEnabled() {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.daveTimerLoop()
+		}()
+	}
 	s.log.Info("voicesim: listening", "endpoint", s.endpoint, "udp", s.udp.LocalAddr().String())
 	return s, nil
 }
@@ -332,6 +351,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.quit)
 	members := make([]*Member, 0, len(s.members))
 	for m := range s.members {
 		members = append(members, m)
