@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
@@ -133,12 +132,10 @@ func chatUsageFor(promptText string, out int) *chatUsage {
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	rec := s.newRecord(r, EndpointChatCompletions)
 	defer s.record(rec)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil {
-		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
+	body, ok := s.readBody(w, r, rec, 16<<20)
+	if !ok {
 		return
 	}
-	rec.Body = rawBody(body)
 	req, p, err := parseChatRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)

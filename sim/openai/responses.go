@@ -2,7 +2,6 @@ package openaisim
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"time"
 )
@@ -78,12 +77,10 @@ func textPart(text string) outputPart {
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	rec := s.newRecord(r, EndpointResponses)
 	defer s.record(rec)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil {
-		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
+	body, ok := s.readBody(w, r, rec, 16<<20)
+	if !ok {
 		return
 	}
-	rec.Body = rawBody(body)
 	req, p, err := parseResponsesRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -105,6 +107,23 @@ func (s *Server) preFault(w http.ResponseWriter, r *http.Request, o *outcome, re
 		return true
 	}
 	return false
+}
+
+// readBody reads a JSON request body of at most limit bytes into rec.Body. A body that cannot
+// be read or is larger than limit is rejected (400) with a message saying so, and ok is false.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rec *Recorded, limit int64) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.reject(w, rec, reqErr("", "openaisim: request body larger than %d bytes", limit))
+		} else {
+			s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
+		}
+		return nil, false
+	}
+	rec.Body = rawBody(body)
+	return body, true
 }
 
 // reject answers a request error with a 400 (after recording it).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"unicode/utf8"
 )
@@ -83,12 +82,10 @@ func parseSpeechRequest(body []byte) (*speechRequest, string, error) {
 func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	rec := s.newRecord(r, EndpointSpeech)
 	defer s.record(rec)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		s.reject(w, rec, reqErr("", "openaisim: read body: %v", err))
+	body, ok := s.readBody(w, r, rec, 1<<20)
+	if !ok {
 		return
 	}
-	rec.Body = rawBody(body)
 	req, voice, err := parseSpeechRequest(body)
 	if err != nil {
 		s.reject(w, rec, err)
