@@ -42,6 +42,7 @@ func dialBot(t *testing.T, s *Server, user string) (*botConn, *dave.Session) {
 		Endpoint: s.Endpoint(), GuildID: daveGuild, ChannelID: daveChannel, UserID: user,
 		SessionID: sess.SessionID, Token: sess.Token, TLSConfig: &tls.Config{RootCAs: pool},
 		E2EE: voiceadapter.New(ds), Metrics: voice.NewMetrics(prometheus.NewRegistry()),
+		ResumeBackoff: 20 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +205,8 @@ func opusFrames(t *testing.T, freq float64, n int) [][]byte {
 // voice client with a dave.Session, the simulator as external sender,
 // and simulated members that are DAVE participants. Audio goes both ways
 // through the forwarding unit, which never holds a media key; members join
-// and leave mid-call; a corrupted Welcome is recovered with op 31; a
+// and leave mid-call (once while the bot's socket is down and resuming);
+// a corrupted Welcome is recovered with op 31; a
 // member without DAVE downgrades the call to protocol 0 and its leaving
 // upgrades it again. After every transition all epoch authenticators are
 // equal.
@@ -241,6 +243,20 @@ func TestDAVECall(t *testing.T) {
 	mb.Leave()
 	st = settled(t, s, st.Epoch+1, []string{daveBot, a}, botDAVE, ma.DAVE())
 	botHears(t, ctx, bot, ma, opusFrames(t, 770, 10))
+
+	// The bot's socket drops while B joins again: the proposals and the
+	// commit wait in the resume buffer and the bot catches up after op 7.
+	if err := s.DropVoice(daveBot); err != nil {
+		t.Fatal(err)
+	}
+	mb = join(b, MemberOptions{})
+	st = settled(t, s, st.Epoch+1, []string{daveBot, a, b}, botDAVE, ma.DAVE(), mb.DAVE())
+	if st.Stats.Timeouts != 0 {
+		t.Fatalf("transition timed out while the bot resumed: %+v", st.Stats)
+	}
+	botHears(t, ctx, bot, mb, opusFrames(t, 990, 10))
+	mb.Leave()
+	st = settled(t, s, st.Epoch+1, []string{daveBot, a}, botDAVE, ma.DAVE())
 
 	// C's Welcome is corrupted: C answers op 31 with a new key package,
 	// the server removes its leaf and re-adds it.
