@@ -127,6 +127,21 @@ func (s *Server) botConnsLocked() []*session {
 	return out
 }
 
+// eachBotConn runs fn under the lock on every bot session with a connection, or returns
+// errNoSession when there is none.
+func (s *Server) eachBotConn(fn func(ss *session)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.botConnsLocked()
+	if len(sess) == 0 {
+		return errNoSession
+	}
+	for _, ss := range sess {
+		fn(ss)
+	}
+	return nil
+}
+
 // DropGateway cuts the bot's gateway connections at the TCP level, with no
 // close frame. Sessions stay resumable; clients should Resume.
 func (s *Server) DropGateway() error {
@@ -149,16 +164,7 @@ func (s *Server) DropGateway() error {
 // ForceReconnect sends op 7 Reconnect to the bot's connections; clients
 // close and Resume on a new socket.
 func (s *Server) ForceReconnect() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.botConnsLocked()
-	if len(sess) == 0 {
-		return errNoSession
-	}
-	for _, ss := range sess {
-		ss.conn.sendLocked(encodeOp(OpReconnect, nil))
-	}
-	return nil
+	return s.eachBotConn(func(ss *session) { ss.conn.sendLocked(encodeOp(OpReconnect, nil)) })
 }
 
 // ForceInvalidSession sends op 9 with d=resumable to the bot's
@@ -166,13 +172,7 @@ func (s *Server) ForceReconnect() error {
 // is discarded, so only a fresh Identify works (discordgo sends it on the
 // same socket, discord.js on a new one); with true the client may Resume.
 func (s *Server) ForceInvalidSession(resumable bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.botConnsLocked()
-	if len(sess) == 0 {
-		return errNoSession
-	}
-	for _, ss := range sess {
+	return s.eachBotConn(func(ss *session) {
 		c := ss.conn
 		ss.conn = nil // the socket may Identify or Resume again
 		if !resumable {
@@ -180,38 +180,19 @@ func (s *Server) ForceInvalidSession(resumable bool) error {
 			delete(s.sessions, ss.id)
 		}
 		c.sendLocked(encodeOp(OpInvalidSession, resumable))
-	}
-	s.notifyLocked()
-	return nil
+		s.notifyLocked()
+	})
 }
 
 // WithholdACKs makes the bot's connections leave the next n heartbeats
 // unacknowledged (no op 11). discordgo reconnects after 5 intervals
 // without an ACK, discord.js as soon as one is missing.
 func (s *Server) WithholdACKs(n int) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.botConnsLocked()
-	if len(sess) == 0 {
-		return errNoSession
-	}
-	for _, ss := range sess {
-		ss.conn.withholdACK = n
-	}
-	return nil
+	return s.eachBotConn(func(ss *session) { ss.conn.withholdACK = n })
 }
 
 // RequestHeartbeat sends op 1 to the bot's connections; clients must
 // answer with a heartbeat at once.
 func (s *Server) RequestHeartbeat() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.botConnsLocked()
-	if len(sess) == 0 {
-		return errNoSession
-	}
-	for _, ss := range sess {
-		ss.conn.sendLocked(encodeOp(OpHeartbeat, nil))
-	}
-	return nil
+	return s.eachBotConn(func(ss *session) { ss.conn.sendLocked(encodeOp(OpHeartbeat, nil)) })
 }
