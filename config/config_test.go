@@ -284,3 +284,46 @@ func TestReloadExplicit(t *testing.T) {
 		t.Error("broken reload replaced the running config")
 	}
 }
+
+// TestReloadKeepsStartupSettings: each setting bound at start keeps its running value on reload
+// and is named in the restart warning, while a live setting in the same file applies.
+func TestReloadKeepsStartupSettings(t *testing.T) {
+	tests := []struct {
+		name, yaml, section string
+		kept                func(*Config) bool
+	}{
+		{"store", "store:\n  dsn: /tmp/other.db\n", "store", func(c *Config) bool { return c.Store.DSN == "./data/banter.db" }},
+		{"metrics", "metrics:\n  listen: 127.0.0.1:1\n", "metrics", func(c *Config) bool { return c.Metrics.Listen == "127.0.0.1:9090" }},
+		{"discord", "discord:\n  shutdownTimeoutSeconds: 99\n", "discord", func(c *Config) bool { return c.Discord.ShutdownTimeoutSeconds == 15 }},
+		{"log format", "log:\n  format: text\n", "log.format", func(c *Config) bool { return c.Log.Format == "json" }},
+		{"llm base", "llm:\n  baseUrl: http://127.0.0.1:1/v1\n", "llm.baseUrl", func(c *Config) bool { return c.LLM.BaseURL == "https://api.openai.com/v1" }},
+		{"llm api", "llm:\n  api: chat_completions\n", "llm.api", func(c *Config) bool { return c.LLM.API == "responses" }},
+		{"llm timeout", "llm:\n  timeoutSeconds: 5\n", "llm.timeoutSeconds", func(c *Config) bool { return c.LLM.TimeoutSeconds == 60 }},
+		{"llm retries", "llm:\n  maxRetries: 7\n", "llm.maxRetries", func(c *Config) bool { return c.LLM.MaxRetries == 2 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "banter.yaml")
+			writeFile(t, path, "")
+			cfg, err := Load(path, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+			writeFile(t, path, tt.yaml+"voice:\n  replyEagerness: 61\n")
+			if err := w.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			if !tt.kept(w.Current()) {
+				t.Errorf("%s changed live; it needs a restart", tt.section)
+			}
+			if w.Current().Voice.ReplyEagerness != 61 {
+				t.Error("the live setting in the same file was not applied")
+			}
+			if !strings.Contains(logs.String(), "config_reload_needs_restart") || !strings.Contains(logs.String(), `"`+tt.section+`"`) {
+				t.Errorf("restart warning does not name %s: %s", tt.section, logs.String())
+			}
+		})
+	}
+}

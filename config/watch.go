@@ -94,9 +94,22 @@ func keepStartupSettings(old, next *Config) []string {
 		changed = append(changed, "log.format")
 		next.Log.Format = old.Log.Format
 	}
+	// The reply model's client is built once at start with these.
 	if old.LLM.BaseURL != next.LLM.BaseURL {
 		changed = append(changed, "llm.baseUrl")
 		next.LLM.BaseURL = old.LLM.BaseURL
+	}
+	if old.LLM.API != next.LLM.API {
+		changed = append(changed, "llm.api")
+		next.LLM.API = old.LLM.API
+	}
+	if old.LLM.TimeoutSeconds != next.LLM.TimeoutSeconds {
+		changed = append(changed, "llm.timeoutSeconds")
+		next.LLM.TimeoutSeconds = old.LLM.TimeoutSeconds
+	}
+	if old.LLM.MaxRetries != next.LLM.MaxRetries {
+		changed = append(changed, "llm.maxRetries")
+		next.LLM.MaxRetries = old.LLM.MaxRetries
 	}
 	next.Secrets = old.Secrets
 	return changed
