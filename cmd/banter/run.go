@@ -256,10 +256,9 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		return nil, err
 	}
 	decisions := decision.NewMetrics(reg)
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions}
-	if cfg.LLM.DirectAddressClassifier.Enabled {
-		opts.Classifier = decision.ClassifierFunc(client.Classify)
-	}
+	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
+	// so switching llm.directAddressClassifier on by reload works without a restart.
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(client.Classify)}
 	return text.New(text.Options{
 		Config:    w.Current,
 		Discord:   session,
