@@ -198,3 +198,46 @@ func TestServiceRealtimeNative(t *testing.T) {
 	}
 	w.waitLog(10*time.Second, "stt_pipeline_reply_spoken")
 }
+
+// TestServiceRealtimeBrain: voice.mode realtime, brain: the first addressed
+// turn's generation answers [SKIP] and nothing reaches the realtime model;
+// the second is answered, voiced by the realtime model and heard.
+func TestServiceRealtimeBrain(t *testing.T) {
+	t.Parallel()
+	const answer = "It is sunny and warm today."
+	w := newServiceWorld(t, "brain", 0,
+		openaisim.Rule{Name: "skip", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Skip: true}, Times: 1},
+		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Text: answer}},
+		openaisim.Rule{Name: "voice", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse, PromptPattern: "Text:\n" + answer},
+			Reply: openaisim.Reply{Text: answer}})
+	alice := w.member("alice")
+	if err := w.svc.Join(w.ctx, string(w.guild), string(w.vc)); err != nil {
+		t.Fatal(err)
+	}
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	if err := alice.PlayPCM(w.ctx, loadSpeech(t, "hey-banter-weather.wav")); err != nil {
+		t.Fatal(err)
+	}
+	skip := w.waitLog(10*time.Second, "realtime_reply_skipped")
+	if skip["skip_reason"] != decision.ReasonLLMSkip.String() {
+		t.Errorf("realtime_reply_skipped %v", skip)
+	}
+	if n := len(w.osim.RequestsFor(openaisim.EndpointRealtimeResponse)); n != 0 {
+		t.Fatalf("%d realtime responses after [SKIP]", n)
+	}
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	if err := alice.PlayPCM(w.ctx, loadSpeech(t, "hey-banter-weather.wav")); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.WaitHeard(w.ctx, w.botID, 30); err != nil {
+		t.Fatalf("alice heard no answer: %v", err)
+	}
+	rec := w.osim.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 1 || rec[0].Rule != "voice" {
+		t.Fatalf("realtime responses: %+v", rec)
+	}
+	spoken := w.waitLog(10*time.Second, "stt_pipeline_reply_spoken")
+	if spoken["spoken"] != answer {
+		t.Errorf("spoken %v", spoken["spoken"])
+	}
+}
