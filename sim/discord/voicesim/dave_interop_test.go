@@ -167,8 +167,15 @@ func (p *djsProc) opus(peer string, n int) [][]byte {
 // forms the group with it; audio goes both ways end-to-end encrypted;
 // a second member joins (djs processes an Add commit) and leaves (a Remove
 // commit); the epoch authenticators of djs and the members are equal after
-// every transition.
+// every transition. The op31 run starts with a corrupted Welcome for djs.
 func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
+	t.Run("join", func(t *testing.T) { runDiscordJSVoiceDAVE(t, false) })
+	// djs's first Welcome is corrupted: it answers op 31, re-initializes
+	// with a new key package, and the server removes and re-adds it.
+	t.Run("op31", func(t *testing.T) { runDiscordJSVoiceDAVE(t, true) })
+}
+
+func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -191,6 +198,9 @@ func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
 		return m
 	}
 	m := join(peer)
+	if recoverWelcome {
+		s.CorruptNextWelcome(daveGuild, daveChannel, bot)
+	}
 	djs := startDJS(t, ctx, s, sess, peer)
 	djs.wait("ready", func(e djsEvent) bool { return e.Event == "ready" })
 
@@ -222,6 +232,9 @@ func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
 		}
 	}
 	agree("group creation", []string{bot, peer}, m)
+	if n := s.DAVE(daveGuild, daveChannel).Stats.InvalidReports; recoverWelcome != (n == 1) {
+		t.Fatalf("op 31 reports: %d", n)
+	}
 	if !strings.Contains(djs.log(), `"dave_protocol_version":1`) {
 		t.Fatal("djs was not told dave_protocol_version 1")
 	}
@@ -265,7 +278,7 @@ func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
 	if st := s.UserStats(bot); st.DecryptFailures != 0 || st.Malformed != 0 {
 		t.Fatalf("server stats for djs: %+v", st)
 	}
-	if st := s.DAVE(daveGuild, daveChannel).Stats; st.Malformed != 0 || st.InvalidReports != 0 {
+	if st := s.DAVE(daveGuild, daveChannel).Stats; st.Malformed != 0 || st.Timeouts != 0 {
 		t.Fatalf("DAVE stats: %+v", st)
 	}
 }
