@@ -266,18 +266,26 @@ func truncate(s string, n int) string {
 // their personas.
 func (s *Service) participants(ctx context.Context, cfg *config.Config, ms []store.Message) []participant {
 	var out []participant
-	seen := map[string]bool{}
-	for _, m := range ms {
-		if m.IsSelf || m.AuthorID == "" || seen[m.AuthorID] {
+	last := map[string]int{} // index of each person's latest line in ms
+	for i, m := range ms {
+		if m.IsSelf || m.AuthorID == "" {
 			continue
 		}
-		seen[m.AuthorID] = true
-		out = append(out, participant{id: m.AuthorID, name: m.AuthorName})
+		if _, seen := last[m.AuthorID]; !seen {
+			out = append(out, participant{id: m.AuthorID, name: m.AuthorName})
+		}
+		last[m.AuthorID] = i
 	}
-	// Keep the most recent speakers when capping: the primary's author is last in display
-	// order's newest lines, so drop from the front.
+	// When capping, keep the people who spoke most recently: the triggers come last in ms, so
+	// their authors are always kept, however early they first spoke.
 	if limit := cfg.Context.MaxParticipants; len(out) > limit {
-		out = out[len(out)-limit:]
+		recent := slices.Clone(out)
+		slices.SortFunc(recent, func(a, b participant) int { return last[b.id] - last[a.id] })
+		kept := make(map[string]bool, limit)
+		for _, p := range recent[:limit] {
+			kept[p.id] = true
+		}
+		out = slices.DeleteFunc(out, func(p participant) bool { return !kept[p.id] })
 	}
 	ids := make([]string, len(out))
 	for i, p := range out {
