@@ -167,7 +167,9 @@ func (p *djsProc) opus(peer string, n int) [][]byte {
 // forms the group with it; audio goes both ways end-to-end encrypted;
 // a second member joins (djs processes an Add commit) and leaves (a Remove
 // commit); the epoch authenticators of djs and the members are equal after
-// every transition. The op31 run starts with a corrupted Welcome for djs.
+// every transition; a member without DAVE downgrades the call to protocol 0
+// (djs plays plain Opus it decodes) and its leaving re-creates the group.
+// The op31 run starts with a corrupted Welcome for djs.
 func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
 	t.Run("join", func(t *testing.T) { runDiscordJSVoiceDAVE(t, false) })
 	// djs's first Welcome is corrupted: it answers op 31, re-initializes
@@ -189,8 +191,8 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	if err := s.Authorize(sess); err != nil {
 		t.Fatal(err)
 	}
-	join := func(user string) *Member {
-		m, err := s.JoinMember(ctx, MemberOptions{GuildID: daveGuild, ChannelID: daveChannel, UserID: user})
+	join := func(user string, noDAVE ...bool) *Member {
+		m, err := s.JoinMember(ctx, MemberOptions{GuildID: daveGuild, ChannelID: daveChannel, UserID: user, NoDAVE: len(noDAVE) > 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,6 +273,33 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	m2.Leave()
 	agree("leave", []string{bot, peer}, m)
 	hear("after leave", opusFrames(t, 550, 10))
+
+	// A member without DAVE joins: downgrade to protocol 0 (op 21/22);
+	// it leaves: a new group at protocol 1 (op 24 epoch 1, op 25).
+	m3 := join(late, true)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st := s.DAVE(daveGuild, daveChannel)
+		if st.Version == 0 && !st.Busy && djs.dave().Version == 0 && m.DAVE().ProtocolVersion() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no downgrade: %+v", st)
+		}
+	}
+	hear("at protocol 0", opusFrames(t, 500, 10))
+	djs.send("play")
+	if err := m3.WaitHeard(ctx, bot, 45); err != nil {
+		t.Fatal(err)
+	}
+	if pcm := m3.HeardPCM(bot); m3.Stats().DecodeErrors != 0 || len(pcm) == 0 {
+		t.Fatalf("the member without DAVE could not decode djs at protocol 0: %+v", m3.Stats())
+	} else if f := dominantFreq(pcm[len(pcm)/4:]); f < 400 || f > 480 {
+		t.Fatalf("member without DAVE heard %.0f Hz from djs, want 440", f)
+	}
+	djs.wait("played", func(e djsEvent) bool { return e.Event == "played" })
+	m3.Leave()
+	agree("upgrade", []string{bot, peer}, m)
+	hear("after upgrade", opusFrames(t, 450, 10))
 
 	if ms := m.Stats(); ms.DAVEDecryptFailures != 0 || ms.DAVENotReady != 0 || ms.DecodeErrors != 0 {
 		t.Fatalf("member stats: %+v", ms)

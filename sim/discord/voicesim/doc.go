@@ -285,7 +285,9 @@
 // member's DAVE-encrypted Opus byte-exact and plays a tone the member
 // decrypts and decodes; a second member joins (djs processes an Add
 // commit) and leaves (a Remove commit); the epoch authenticators of djs
-// and the members are equal after every transition. A second run
+// and the members are equal after every transition; a member without
+// DAVE downgrades the call (djs sends and receives plain Opus) and its
+// leaving re-creates the group at protocol 1. A second run
 // corrupts djs's first Welcome: djs answers op 31 and re-initializes, the
 // server removes and re-adds it, and the call goes on as before.
 //
