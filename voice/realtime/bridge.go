@@ -94,8 +94,12 @@ func FromConfig(c *config.Config) (Config, error) {
 		return Config{}, err
 	}
 	rt := c.Voice.OpenAIRealtime
+	url := c.LLM.BaseURL
+	if url == "" {
+		url = llmrt.DefaultURL
+	}
 	return Config{
-		Realtime:            llmrt.Config{URL: c.LLM.BaseURL, APIKey: c.Secrets.OpenAIAPIKey, Model: rt.Model},
+		Realtime:            llmrt.Config{URL: url, APIKey: c.Secrets.OpenAIAPIKey, Model: rt.Model},
 		Strategy:            s,
 		Voice:               rt.Voice,
 		ServerTurnDetection: rt.ServerTurnDetection,
