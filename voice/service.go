@@ -69,6 +69,11 @@ type Options struct {
 	// needs CAP_SYS_NICE), so other load on the machine does not make
 	// frames late.
 	SendRealtimePriority int
+	// SendSpin is discord/voice Config.SendSpin: the last stretch before
+	// each frame slot spent yielding instead of sleeping (0: the transport's
+	// default, 1 ms; negative: off). With many sessions the spinning of all
+	// senders costs more than it saves; turn it off there.
+	SendSpin time.Duration
 	// DisableDAVE advertises no DAVE support (max_dave_protocol_version 0).
 	// DAVE is on by default; Discord requires it.
 	DisableDAVE bool
@@ -141,7 +146,7 @@ func New(opts Options) (*Service, error) {
 		UserID:    opts.Discord.State.User.ID,
 		OnConnect: svc.onConnect,
 		Conn: dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics,
-			SendRealtimePriority: opts.SendRealtimePriority},
+			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin},
 	}
 	if !opts.DisableDAVE {
 		uid, _ := strconv.ParseUint(opts.Discord.State.User.ID, 10, 64)

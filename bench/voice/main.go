@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/banterbot/banter/bench/voice/capacity"
@@ -26,6 +27,9 @@ func main() {
 	members := flag.Int("members", 2, "members per session")
 	duration := flag.Duration("duration", 60*time.Second, "talking phase")
 	clip := flag.String("clip", "bench/voice/capacity/testdata/hey-banter-weather.wav", "48 kHz stereo WAV the members say")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	spin := flag.Duration("spin", -1, "sender spin before each slot (0: transport default 1ms; negative: off)")
+	hear := flag.Bool("hear", false, "simulated members receive and decode the audio (simulator CPU)")
 	rt := flag.Int("rt", 0, "SCHED_FIFO priority for the reply sender (0: off; needs CAP_SYS_NICE)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -35,15 +39,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rep, err := capacity.Run(ctx, capacity.Params{Sessions: *sessions, Members: *members, Duration: *duration, Clip: b, Logger: log, RealtimePriority: *rt})
-	fmt.Println(rep)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
-	if rep.LateRatio() >= 0.005 {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rep, err := capacity.Run(ctx, capacity.Params{Sessions: *sessions, Members: *members, Duration: *duration, Clip: b, Logger: log, RealtimePriority: *rt,
+		SendSpin: *spin, MembersHear: *hear})
+	fmt.Println(rep)
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+	case rep.LateRatio() >= 0.005:
 		fmt.Println("FAIL: late frames ≥ 0.5 %")
-		os.Exit(2)
+	default:
+		fmt.Println("PASS")
 	}
 }

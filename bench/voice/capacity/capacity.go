@@ -48,6 +48,14 @@ type Params struct {
 	Duration time.Duration
 	// Clip is a 48 kHz stereo WAV the members say (an addressed question).
 	Clip []byte
+	// SendSpin is voice.Options.SendSpin (0: transport default 1 ms;
+	// negative: off).
+	SendSpin time.Duration
+	// MembersHear lets the simulated members receive and decode what is
+	// said. Off by default: their decoding is simulator work on the same
+	// cores (about a third of the CPU at 50 sessions) and the run measures
+	// the bot's sending, which the voice server still receives and counts.
+	MembersHear bool
 	// RealtimePriority is voice.Options.SendRealtimePriority (0: off).
 	RealtimePriority int
 	// Logger receives the run's progress (nil: discard). The service logs
@@ -205,7 +213,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
 	svc, err := voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: sess, LLM: client,
 		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(reg),
-		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority})
+		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin})
 	if err != nil {
 		return rep, err
 	}
@@ -224,7 +232,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	}()
 	for _, g := range guilds {
 		for _, u := range g.users {
-			m, err := ds.JoinVoiceMember(ctx, u, g.vc, voicesim.MemberOptions{})
+			m, err := ds.JoinVoiceMember(ctx, u, g.vc, voicesim.MemberOptions{Deaf: !p.MembersHear})
 			if err != nil {
 				return rep, err
 			}
