@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/banterbot/banter/discord/dave/extsender"
@@ -77,6 +78,7 @@ type daveCall struct {
 	key     daveKey
 	x       *extsender.Sender
 	version int                 // what new clients are told in op 4
+	started bool                // version decided (first op 4 sent)
 	kps     map[string][]byte   // op 26 not yet proposed, by user
 	flagged map[string]bool     // sent op 31: their leaf must go
 	phase   davePhase           //
@@ -150,18 +152,8 @@ func (s *Server) channelPartsLocked(c *daveCall) []*participant {
 			out = append(out, q)
 		}
 	}
-	slices.SortFunc(out, func(a, b *participant) int { return cmpString(a.key.user, b.key.user) })
+	slices.SortFunc(out, func(a, b *participant) int { return strings.Compare(a.key.user, b.key.user) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // daveJoinVersionLocked returns the dave_protocol_version for p's op 4:
@@ -176,15 +168,16 @@ func (s *Server) daveJoinVersionLocked(p *participant) int {
 	if c == nil {
 		return 0
 	}
+	want := 1
 	for _, q := range s.channelPartsLocked(c) {
 		if !daveCapable(q) {
-			return 0
+			want = 0
 		}
 	}
-	if len(s.channelPartsLocked(c)) == 1 {
-		c.version = 1 // first in the call
+	if !c.started {
+		c.version, c.started = want, true // the call's first op 4
 	}
-	return c.version
+	return min(want, c.version)
 }
 
 // daveJoinedLocked runs after p got op 4 with version v: DAVE clients get
