@@ -1,0 +1,82 @@
+package voice_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// TestJoinGreetingRetry: right after joining, the bot greets; a first
+// attempt that stays silent ([SKIP]) is retried once.
+func TestJoinGreetingRetry(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, func(c *config.Config) { c.Voice.JoinGreetingWindowSeconds = 10 },
+		openaisim.Rule{Name: "silent", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Skip: true}, Times: 1},
+		genRule("Hi everyone!"))
+	alice := w.member("alice")
+	w.join()
+	if err := alice.WaitHeard(w.ctx, w.botID, 10); err != nil {
+		t.Fatalf("no greeting: %v", err)
+	}
+	w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_spoken"`, `"greeting_attempt":2`)
+	if w.logs.count(`"msg":"stt_pipeline_reply_skipped"`, `"greeting_attempt":1`) != 1 {
+		t.Error("the silent first attempt was not logged")
+	}
+	gens := w.osim.RequestsFor(openaisim.EndpointResponses)
+	if len(gens) != 2 || !strings.Contains(gens[0].Prompt, "just joined") {
+		t.Errorf("greeting requests: %d", len(gens))
+	}
+}
+
+// TestLeavesWhenAlone: when the last member leaves, the session ends after
+// inactivityLeaveSeconds and the bot leaves the channel; the text log
+// channel got what was said.
+func TestLeavesWhenAlone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil, genRule("Hello alice."))
+	// Below what validation allows in a file (10 s), to keep the test short;
+	// set before the session starts reading it.
+	w.cfg.Voice.InactivityLeaveSeconds = 1
+	w.cfg.Voice.LogChannelID = string(w.text)
+	alice := w.member("alice")
+	w.join()
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	w.play(alice, "hey-banter-weather")
+	if _, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+		return m.ChannelID == w.text && strings.Contains(m.Content, "Hello alice.")
+	}); err != nil {
+		t.Fatalf("log channel: %v", err)
+	}
+	if _, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+		return m.ChannelID == w.text && strings.Contains(m.Content, "**alice**: hey banter")
+	}); err != nil {
+		t.Fatalf("log channel: %v", err)
+	}
+	alice.Leave()
+	if err := w.dsim.LeaveVoice(w.users["alice"], w.vc); err != nil {
+		t.Fatal(err)
+	}
+	left := time.Now()
+	for w.svc.Channel(string(w.guild)) != "" && time.Since(left) < 10*time.Second {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if w.svc.Channel(string(w.guild)) != "" {
+		t.Fatal("still in the channel 10 s after being left alone")
+	}
+	if d := time.Since(left); d < 900*time.Millisecond {
+		t.Errorf("left after %v, before inactivityLeaveSeconds", d)
+	}
+	w.waitLog(5*time.Second, `"msg":"voice_session_end"`, `"reason":"alone"`)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, in := w.dsim.VoiceStateOf(w.guild, discordsim.UserID(w.botID)); !in {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Error("the bot's voice state is still in the channel")
+}
