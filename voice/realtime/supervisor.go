@@ -1,0 +1,238 @@
+package realtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	llmrt "github.com/banterbot/banter/llm/realtime"
+)
+
+// serve runs one realtime session until it drops, rolls over or ctx ends,
+// and returns the next connection (nil: stop).
+func (b *Bridge) serve(ctx context.Context, conn *llmrt.Conn, gen uint64) *llmrt.Conn {
+	b.setConn(conn, gen)
+	readErr := make(chan error, 1)
+	go func() { readErr <- b.readLoop(ctx, conn, gen) }() // waited for on every return path below
+	timer := time.NewTimer(b.cfg.SessionMax)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			<-readErr
+			return nil
+		case err := <-readErr:
+			conn.Close()
+			if ctx.Err() != nil {
+				return nil
+			}
+			b.log.Warn("realtime_socket_dropped", "err", err, "session_gen", gen)
+			next := b.reconnect(ctx)
+			if next != nil {
+				b.m.reconnect("drop")
+				b.log.Info("realtime_reconnected", "cause", "drop", "session_gen", gen+1)
+			}
+			return next
+		case <-timer.C:
+			next, err := b.rollover(ctx, conn, gen, readErr)
+			if err != nil {
+				if ctx.Err() != nil {
+					conn.Close()
+					<-readErr
+					return nil
+				}
+				b.log.Warn("realtime_rollover_failed", "err", err, "session_gen", gen)
+				timer.Reset(min(b.cfg.SessionMax/10+time.Second, time.Minute))
+				continue
+			}
+			b.m.reconnect("rollover")
+			b.log.Info("realtime_reconnected", "cause", "rollover", "session_gen", gen+1)
+			return next
+		}
+	}
+}
+
+// rollover replaces conn by a fresh session once no response is in
+// progress. New turns wait (turnMu) until the new session is in place.
+func (b *Bridge) rollover(ctx context.Context, conn *llmrt.Conn, gen uint64, readErr <-chan error) (*llmrt.Conn, error) {
+	b.turnMu.Lock()
+	defer b.turnMu.Unlock()
+	for {
+		b.mu.Lock()
+		r := b.resp
+		b.mu.Unlock()
+		if r == nil {
+			break
+		}
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	next, err := llmrt.Open(ctx, b.cfg.Realtime, b.session(), b.cfg.ConnectAttempts)
+	if err != nil {
+		return nil, fmt.Errorf("realtime: rollover: %w", err)
+	}
+	conn.Close()
+	<-readErr
+	b.setConn(next, gen+1)
+	return next, nil
+}
+
+// reconnect opens a new session with back-off until it succeeds or ctx ends.
+func (b *Bridge) reconnect(ctx context.Context) *llmrt.Conn {
+	delay := b.cfg.ReconnectBackoff
+	for {
+		c, err := llmrt.Open(ctx, b.cfg.Realtime, b.session(), b.cfg.ConnectAttempts)
+		if err == nil {
+			return c
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		b.log.Warn("realtime_reconnect_failed", "err", err, "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+		delay = min(delay*2, b.cfg.MaxReconnectBackoff)
+	}
+}
+
+func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn == nil {
+		close(b.connCh)
+	}
+	b.conn, b.connGen = c, gen
+}
+
+// dropConn forgets the session gen (its socket is gone): the response in
+// progress is lost.
+func (b *Bridge) dropConn(gen uint64) {
+	b.mu.Lock()
+	if b.conn == nil || b.connGen != gen {
+		b.mu.Unlock()
+		return
+	}
+	b.conn = nil
+	b.connCh = make(chan struct{})
+	r := b.resp
+	b.resp = nil
+	b.mu.Unlock()
+	if r != nil {
+		r.status = "lost"
+		b.m.responseFailed()
+		b.play.end()
+		b.log.Warn("realtime_reply_lost", "turn_id", r.turnID, "response_id", r.id)
+		close(r.done)
+	}
+}
+
+// readLoop reads server events until the socket fails.
+func (b *Bridge) readLoop(ctx context.Context, c *llmrt.Conn, gen uint64) error {
+	defer b.dropConn(gen)
+	var ev llmrt.Event
+	for {
+		if err := c.ReadEvent(ctx, &ev); err != nil {
+			return err
+		}
+		b.handle(&ev)
+	}
+}
+
+// handle runs one server event on the read loop.
+func (b *Bridge) handle(ev *llmrt.Event) {
+	switch ev.Type {
+	case llmrt.EventOutputAudioDelta:
+		b.mu.Lock()
+		r := b.resp
+		muted := false
+		var out chan []byte
+		if r != nil {
+			if r.item == "" {
+				r.item = ev.ItemID
+			}
+			r.audioBytes += len(ev.Audio)
+			muted, out = r.muted, r.out
+		}
+		b.mu.Unlock()
+		switch {
+		case muted:
+		case out != nil:
+			select {
+			case out <- append([]byte(nil), ev.Audio...):
+			default:
+				b.m.audioDropped(len(ev.Audio))
+			}
+		default:
+			b.play.enqueue(ev.ItemID, ev.Audio)
+		}
+	case llmrt.EventOutputAudioDone:
+		b.play.end()
+	case llmrt.EventResponseCreated:
+		b.mu.Lock()
+		if b.resp != nil && b.resp.id == "" {
+			b.resp.id = ev.Response.ID
+		}
+		b.mu.Unlock()
+	case llmrt.EventOutputAudioTranscriptDelta:
+		b.mu.Lock()
+		if b.resp != nil {
+			b.resp.deltas.WriteString(ev.Delta)
+		}
+		b.mu.Unlock()
+	case llmrt.EventOutputAudioTranscriptDone:
+		b.mu.Lock()
+		if b.resp != nil {
+			b.resp.transcript = ev.Transcript
+		}
+		b.mu.Unlock()
+	case llmrt.EventResponseDone:
+		b.finish(ev)
+	case llmrt.EventError:
+		b.m.serverErr()
+		b.log.Warn("realtime_server_error", "code", ev.Error.Code, "type", ev.Error.Type,
+			"message", ev.Error.Message, "event_id", ev.Error.EventID)
+	}
+}
+
+// finish ends the response in progress on response.done.
+func (b *Bridge) finish(ev *llmrt.Event) {
+	b.mu.Lock()
+	r := b.resp
+	b.resp = nil
+	if r != nil {
+		r.status = ev.Response.Status
+		if r.transcript == "" {
+			r.transcript = r.deltas.String()
+		}
+	}
+	if r != nil && r.item != "" {
+		b.lastItem = itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
+	}
+	b.mu.Unlock()
+	b.play.end()
+	if r == nil {
+		return
+	}
+	switch st := ev.Response.Status; st {
+	case "completed", "cancelled":
+	default:
+		b.m.responseFailed()
+		b.log.Warn("realtime_reply_failed", "turn_id", r.turnID, "response_id", ev.Response.ID, "status", st,
+			"reason", ev.Response.StatusDetails.Reason, "code", ev.Response.StatusDetails.Error.Code)
+	}
+	text := r.transcript
+	if r.interrupted {
+		text = cutText(text, int(r.played)*frameBytes, r.audioBytes)
+	}
+	b.hist.add("", text, r.interrupted)
+	close(r.done)
+}
