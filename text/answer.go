@@ -31,7 +31,12 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	var admitted []*turn
 	for _, t := range batch {
 		tt := t.stageATurn(s.now(), cs)
-		d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
+		var d decision.Decision
+		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
+			d = t.decision // the classifier judged this message at enqueue: do not ask (and pay) again
+		} else {
+			d = s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
+		}
 		if d.Outcome == decision.OutcomeAllow {
 			t.decision = d
 			admitted = append(admitted, t)

@@ -151,7 +151,8 @@ func (h *harness) start() {
 		t.Fatal(err)
 	}
 	dm := decision.NewMetrics(h.reg)
-	engine := decision.NewTextEngine(text.Policy(cfg), decision.EngineOptions{Logger: logger, Metrics: dm})
+	engine := decision.NewTextEngine(text.Policy(cfg), decision.EngineOptions{Logger: logger, Metrics: dm,
+		Classifier: decision.ClassifierFunc(client.Classify)})
 	sess, err := discord.NewSession(discord.SessionOptions{Token: cfg.Secrets.DiscordToken, APIURL: cfg.Discord.APIURL})
 	if err != nil {
 		t.Fatal(err)

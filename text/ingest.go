@@ -60,6 +60,9 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 
 	t := s.newTurn(ctx, m, rec)
 	tt := t.stageATurn(s.now(), cs)
+	if cfg.LLM.DirectAddressClassifier.Enabled && s.opts.Engine.MatchName(rec.Content).Kind == decision.MatchMention {
+		tt.Recent = s.recentLines(ctx, rec) // the classifier may be asked: give it the conversation
+	}
 	d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
 	if d.Outcome != decision.OutcomeAllow {
 		return
@@ -217,6 +220,23 @@ func (t *turn) stageATurn(now time.Time, cs *channelState) decision.TextTurn {
 		tt.NewerMessages = int(seq - t.seq)
 	}
 	return tt
+}
+
+// classifierLines is how many earlier messages the direct-address classifier is shown.
+const classifierLines = 8
+
+// recentLines are the messages before m in its channel, oldest first, for the direct-address
+// classifier's prompt.
+func (s *Service) recentLines(ctx context.Context, m store.Message) []decision.ContextLine {
+	before, err := s.opts.Store.RecentMessages(ctx, m.ChannelID, m.CreatedAt, classifierLines)
+	if err != nil {
+		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", m.ChannelID, "error", err.Error())
+	}
+	lines := make([]decision.ContextLine, len(before))
+	for i, b := range before {
+		lines[i] = decision.ContextLine{Speaker: b.AuthorName, Text: b.Content, Bot: b.IsSelf}
+	}
+	return lines
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -266,3 +266,43 @@ func TestUnaddressedFallbacks(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectAddressClassifier: a message that only mentions the bot's name goes to the
+// direct-address classifier, which sees the recent conversation; a confident answer admits it
+// (llm_direct_address) and the reply goes out, a low one denies it (llm_no). The classifier is
+// asked once per message, not again at the pre-generation re-check.
+func TestDirectAddressClassifier(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.LLM.DirectAddressClassifier.Enabled = true
+		c.LLM.DirectAddressClassifier.Model = "gpt-5-nano"
+		c.Activity.ReplyCoalesceWindowSeconds = 0.2
+	},
+		openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano", InputPattern: `(?s)Message to judge.*what does banter think`}, Reply: openaisim.Reply{Text: "0.9"}},
+		openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano"}, Reply: openaisim.Reply{Text: "0.1"}},
+		toolReply("cheese", "reply", "", "Cheddar, obviously."))
+	h.post(h.bob, "we need to pick a cheese for the party")
+	m := h.post(h.alice, "I wonder what does banter think about that")
+	r := h.waitBot(1)
+	if r.ReplyTo() != m.ID || r.Content != "Cheddar, obviously." {
+		t.Errorf("reply %q to %q, want the scripted answer to %q", r.Content, r.ReplyTo(), m.ID)
+	}
+	h.waitLog(`"msg":"reply_admission"`, string(m.ID), `"reason":"llm_direct_address"`)
+	n := h.post(h.bob, "banter is a funny name for a bot")
+	h.waitLog(`"msg":"reply_admission"`, string(n.ID), `"reason":"llm_no"`)
+
+	var asked []openaisim.Recorded
+	for _, rq := range h.osim.Requests() {
+		if rq.Model == "gpt-5-nano" {
+			asked = append(asked, rq)
+		}
+	}
+	if len(asked) != 2 {
+		t.Fatalf("classifier asked %d times, want once per ambiguous message (2)", len(asked))
+	}
+	if !strings.Contains(asked[0].Prompt, "pick a cheese for the party") {
+		t.Errorf("classifier prompt lacks the recent conversation:\n%s", asked[0].Prompt)
+	}
+	if len(h.botMessages()) != 1 {
+		t.Errorf("bot sent %d messages, want 1", len(h.botMessages()))
+	}
+}
