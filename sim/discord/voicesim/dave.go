@@ -71,6 +71,19 @@ const (
 	phaseTransition           // op 29/30 or op 21 sent, waiting for op 23
 )
 
+// String names the phase (for logs).
+func (p davePhase) String() string {
+	switch p {
+	case phaseIdle:
+		return "idle"
+	case phaseProposing:
+		return "proposing"
+	case phaseTransition:
+		return "transition"
+	}
+	return "unknown"
+}
+
 type daveKey struct{ guild, channel string }
 
 // daveCall is the DAVE state of one voice channel.

@@ -277,6 +277,7 @@ func (s *Server) daveTimerLoop() {
 // transition (execute for those that are ready).
 func (s *Server) daveExpireLocked(c *daveCall) {
 	c.stats.Timeouts++
+	s.log.Debug("voicesim: dave: timeout", "channel", c.key.channel, "phase", c.phase.String())
 	switch c.phase {
 	case phaseProposing:
 		s.log.Info("voicesim: dave: no valid commit in time, proposing again", "channel", c.key.channel)
