@@ -292,3 +292,58 @@ func TestDAVECall(t *testing.T) {
 		}
 	}
 }
+
+// TestDAVEChannelsIndependent: each voice channel has its own external
+// sender and group; members in two channels of a guild form two groups
+// and hear only their own channel, end-to-end decrypted.
+func TestDAVEChannelsIndependent(t *testing.T) {
+	checkGoroutines(t)
+	s := Serve(t, WithDAVE())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	channels := []string{"1200000000000000701", "1200000000000000702"}
+	ms := map[string][]*Member{}
+	for ci, ch := range channels {
+		for i := range 2 {
+			u := strconv.Itoa(1200000000000000800 + 10*ci + i)
+			m, err := s.JoinMember(ctx, MemberOptions{GuildID: daveGuild, ChannelID: ch, UserID: u, FrameInterval: 2 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(m.Leave)
+			ms[ch] = append(ms[ch], m)
+		}
+	}
+	var auths [][]byte
+	for _, ch := range channels {
+		eventually(t, "group in "+ch, func() bool {
+			st := s.DAVE(daveGuild, ch)
+			return st.Established && !st.Busy && len(st.Members) == 2
+		})
+		a, b := ms[ch][0], ms[ch][1]
+		if !bytes.Equal(a.DAVE().EpochAuthenticator(), b.DAVE().EpochAuthenticator()) {
+			t.Fatalf("%s: epoch authenticators differ", ch)
+		}
+		auths = append(auths, a.DAVE().EpochAuthenticator())
+		frames := opusFrames(t, 440, 10)
+		if err := a.PlayOpus(ctx, frames); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.WaitHeard(ctx, a.UserID(), len(frames)); err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range b.Heard(a.UserID())[:len(frames)] {
+			if !bytes.Equal(f, frames[i]) {
+				t.Fatalf("%s: frame %d differs", ch, i)
+			}
+		}
+	}
+	if bytes.Equal(auths[0], auths[1]) {
+		t.Fatal("the two channels share a group")
+	}
+	for _, m := range ms[channels[1]] {
+		if h := m.Heard(ms[channels[0]][0].UserID()); len(h) != 0 {
+			t.Fatalf("%s heard %d frames from the other channel", m.UserID(), len(h))
+		}
+	}
+}
