@@ -60,15 +60,44 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 
 	t := s.newTurn(ctx, m, rec)
 	tt := t.stageATurn(s.now(), cs)
-	if cfg.LLM.DirectAddressClassifier.Enabled && s.opts.Engine.MatchName(rec.Content).Kind == decision.MatchMention {
-		tt.Recent = s.recentLines(ctx, rec) // the classifier may be asked: give it the conversation
+	if s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
+		// The direct-address classifier is a model call: ask it off the gateway goroutine,
+		// which must not stall (handlers run one at a time), with the conversation as context.
+		if !s.spawn(func() {
+			tt.Recent = s.recentLines(ctx, rec)
+			s.decideAndEnqueue(ctx, cs, t, &tt)
+		}) {
+			s.shed(t, "shutting_down")
+		}
+		return
 	}
-	d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
+	s.decideAndEnqueue(ctx, cs, t, &tt)
+}
+
+// decideAndEnqueue runs Stage A on a new turn and queues it when admitted.
+func (s *Service) decideAndEnqueue(ctx context.Context, cs *channelState, t *turn, tt *decision.TextTurn) {
+	d := s.opts.Engine.Decide(ctx, tt, t.logAttrs()...)
 	if d.Outcome != decision.OutcomeAllow {
 		return
 	}
 	t.decision = d
 	s.enqueue(cs, t)
+}
+
+// spawn runs fn on a goroutine owned by the service (Shutdown waits for it); it returns false,
+// without running fn, once Shutdown has begun.
+func (s *Service) spawn(fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 // HandleMessageUpdate syncs an edit into the store.

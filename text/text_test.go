@@ -306,3 +306,27 @@ func TestDirectAddressClassifier(t *testing.T) {
 		t.Errorf("bot sent %d messages, want 1", len(h.botMessages()))
 	}
 }
+
+// TestClassifierDoesNotStallIntake: while the direct-address classifier thinks about one
+// message, a message addressed to the bot in the same channel is answered (gateway handlers run
+// one at a time, so the classifier must not run on that goroutine).
+func TestClassifierDoesNotStallIntake(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.LLM.DirectAddressClassifier.Enabled = true
+		c.LLM.DirectAddressClassifier.Model = "gpt-5-nano"
+	},
+		openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano"}, Reply: openaisim.Reply{Text: "0.1"},
+			Latency: openaisim.Latency{TimeToFirstToken: 2 * time.Second}},
+		toolReply("hello", "reply", "", "Hi Alice!"))
+	slow := h.post(h.bob, "I heard banter is slow today")
+	time.Sleep(100 * time.Millisecond) // the classifier call is under way
+	fast := h.post(h.alice, "banter, hello?")
+	r := h.waitBot(1)
+	if r.ReplyTo() != fast.ID {
+		t.Errorf("reply references %q, want %q", r.ReplyTo(), fast.ID)
+	}
+	if strings.Contains(h.logs.String(), `"reason":"llm_no"`) {
+		t.Error("the addressed message waited for the classifier's answer on the other one")
+	}
+	h.waitLog(`"msg":"reply_admission"`, string(slow.ID), `"reason":"llm_no"`)
+}
