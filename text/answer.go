@@ -183,6 +183,11 @@ func (s *Service) sendNotice(ctx context.Context, t *turn, text string) {
 func (s *Service) startTyping(cs *channelState) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	s.startTypingLocked(cs)
+}
+
+// startTypingLocked is startTyping with cs.mu held.
+func (s *Service) startTypingLocked(cs *channelState) {
 	if cs.typingStop == nil {
 		cs.typingStop = s.keepTyping(s.ctx, cs.id)
 	}

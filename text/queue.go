@@ -47,6 +47,11 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	}
 	if shed != t {
 		cs.pending = append(cs.pending, t)
+		if t.addressed() {
+			// Started before the worker can take the turn, so that the worker's answer always
+			// stops it (started after, it could outlive a fast answer and run until shutdown).
+			s.startTypingLocked(cs)
+		}
 	}
 	start := !cs.running && len(cs.pending) > 0
 	if start {
@@ -58,9 +63,6 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	s.opts.Metrics.queueDepth(depth)
 	if shed != nil {
 		s.shed(shed, "queue_full")
-	}
-	if t.addressed() && shed != t {
-		s.startTyping(cs)
 	}
 	if start {
 		go s.work(cs) // inherits the enqueuer's count
