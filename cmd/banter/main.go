@@ -65,6 +65,10 @@ const usage = `usage:
 `
 
 func dispatch(ctx context.Context, e env) error {
+	if len(e.args) > 0 && (e.args[0] == "-h" || e.args[0] == "--help" || e.args[0] == "-help") {
+		fmt.Fprint(e.stdout, usage)
+		return nil
+	}
 	if len(e.args) == 0 || (len(e.args[0]) > 0 && e.args[0][0] == '-') {
 		return runCommand(ctx, e)
 	}
@@ -84,7 +88,7 @@ func dispatch(ctx context.Context, e env) error {
 	case "version":
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil
-	case "help", "-h", "--help":
+	case "help":
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	}

@@ -103,6 +103,11 @@ func TestVersionAndUnknown(t *testing.T) {
 	if _, _, err := runCLI(t, nil, "frobnicate"); exitCode(err) != 2 || !strings.Contains(err.Error(), "usage") {
 		t.Errorf("unknown command: %v", err)
 	}
+	for _, arg := range []string{"help", "-h", "--help"} {
+		if out, _, err := runCLI(t, nil, arg); err != nil || !strings.Contains(out, "banter config check FILE") {
+			t.Errorf("%s: printed %q, err %v; want the usage and no error", arg, out, err)
+		}
+	}
 }
 
 func TestSimCommandsServeUntilCancelled(t *testing.T) {
