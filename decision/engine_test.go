@@ -485,3 +485,33 @@ func FuzzStageA(f *testing.F) {
 		}
 	})
 }
+
+// TestDirectAddressPromptIsBounded: the classifier prompt carries the recent lines (at most
+// maxPromptLines, each clipped) and the judged message, clipped too, so a long message cannot
+// make a cheap call expensive.
+func TestDirectAddressPromptIsBounded(t *testing.T) {
+	p := textPolicy()
+	withClassifier(&p)
+	c := &scripted{answers: []string{"0.1"}}
+	e := NewTextEngine(p, EngineOptions{Classifier: c})
+	turn := textTurn("c1", "I asked banter yesterday "+strings.Repeat("and then ", 500))
+	for i := range 20 {
+		turn.Recent = append(turn.Recent, ContextLine{Speaker: "bob", Text: fmt.Sprintf("line %d %s", i, strings.Repeat("x", 1000))})
+	}
+	if d := e.Decide(context.Background(), &turn); d.Reason != ReasonLLMNo {
+		t.Fatalf("reason = %v, want llm_no", d.Reason)
+	}
+	req := c.lastReq.Load()
+	if req == nil {
+		t.Fatal("classifier not asked")
+	}
+	if !strings.Contains(req.User, "line 19 ") || strings.Contains(req.User, "line 7 ") {
+		t.Errorf("prompt does not hold exactly the newest %d lines:\n%s", maxPromptLines, req.User)
+	}
+	if !strings.Contains(req.User, "I asked banter yesterday") || !strings.Contains(req.User, `"banter"`) {
+		t.Errorf("prompt lacks the judged message or the name:\n%s", req.User)
+	}
+	if limit := maxPromptLines*(maxPromptLineBytes+20) + maxJudgedBytes + 400; len(req.User) > limit {
+		t.Errorf("prompt is %d bytes, want at most %d", len(req.User), limit)
+	}
+}

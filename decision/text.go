@@ -318,14 +318,14 @@ func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
 	}
 	author := nonEmpty(t.AuthorName, "someone")
 	if tmpl := tp.DirectAddress.UserPrompt; tmpl != "" {
-		return strings.NewReplacer("{{botName}}", tp.BotName, "{{author}}", author, "{{content}}", t.Content,
+		return strings.NewReplacer("{{botName}}", tp.BotName, "{{author}}", author, "{{content}}", clip(t.Content, maxJudgedBytes),
 			"{{recent}}", recent.String()).Replace(tmpl)
 	}
 	var b strings.Builder
 	if recent.Len() > 0 {
 		b.WriteString("Recent messages, oldest first:\n" + recent.String() + "\n")
 	}
-	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", author, t.Content)
+	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", author, clip(t.Content, maxJudgedBytes))
 	if m.Kind != MatchNone {
 		fmt.Fprintf(&b, "\nThe name appears as %q.\n", t.Content[m.Start:m.End])
 	}
@@ -335,9 +335,11 @@ func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
 
 // Classifier prompts stay small: at most this many context lines, each cut
 // to this many bytes.
+// The message being judged is cut to maxJudgedBytes.
 const (
 	maxPromptLines     = 12
 	maxPromptLineBytes = 300
+	maxJudgedBytes     = 1000
 )
 
 // lastLines returns the newest maxPromptLines lines.
