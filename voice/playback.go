@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/banterbot/banter/audio"
@@ -21,6 +22,9 @@ type Sender interface {
 	StopSpeaking(ctx context.Context) error
 }
 
+// senderBox holds a Sender for atomic swaps.
+type senderBox struct{ Sender }
+
 // lateBy is how far after its slot a frame counts as late.
 const lateBy = 5 * time.Millisecond
 
@@ -32,7 +36,7 @@ const lateBy = 5 * time.Millisecond
 // Playback is used by one goroutine at a time (the reply in progress); the
 // session hands it from one reply to the next. WritePCM does not allocate.
 type Playback struct {
-	conn    Sender
+	conn    atomic.Pointer[senderBox] // swapped when the session gets a fresh connection
 	talker  *audio.Talker
 	metrics *Metrics
 	now     func() time.Time
@@ -57,7 +61,8 @@ func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (
 	if now == nil {
 		now = time.Now
 	}
-	p := &Playback{conn: conn, talker: t, metrics: m, now: now}
+	p := &Playback{talker: t, metrics: m, now: now}
+	p.conn.Store(&senderBox{conn})
 	p.emitFn = p.emit
 	return p, nil
 }
@@ -90,11 +95,15 @@ func (p *Playback) End(ctx context.Context, flush bool) error {
 		p.ctx = nil
 	}
 	p.talker.Reset()
-	if serr := p.conn.StopSpeaking(ctx); serr != nil && err == nil {
+	if serr := p.conn.Load().StopSpeaking(ctx); serr != nil && err == nil {
 		err = fmt.Errorf("voice: stop speaking: %w", serr)
 	}
 	return err
 }
+
+// SetSender switches to a new connection (a move or a fresh voice session).
+// Safe to call while a reply plays: the next frame goes to the new one.
+func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }
 
 // Played returns how much audio of the current reply has gone out.
 func (p *Playback) Played() time.Duration { return time.Duration(p.frames) * pcm.FrameDuration }
@@ -107,7 +116,7 @@ func (p *Playback) emit(pkt []byte) error {
 	if err := p.ctx.Err(); err != nil {
 		return err
 	}
-	err := p.conn.SendOpus(p.ctx, pkt)
+	err := p.conn.Load().SendOpus(p.ctx, pkt)
 	if errors.Is(err, dave.ErrNotReady) {
 		// DAVE has no sender key yet (before the first transition): the
 		// frame cannot be sent encrypted and must not be sent in clear.

@@ -141,6 +141,10 @@ func New(opts Options) (*Service, error) {
 			TTSModel: v.STTPipeline.TTSModel, TTSVoice: v.STTPipeline.TTSVoice,
 			Logger: opts.Logger, Metrics: opts.Metrics, Now: opts.Now}
 	}
+	if v := opts.Config().Voice; v.Mode == "realtime" && opts.Responder == nil && opts.NewResponder == nil {
+		opts.Logger.Warn("voice_mode_fallback", "mode", v.Mode,
+			"detail", "no realtime Responder wired: answering through the STT pipeline")
+	}
 	svc.ctx, svc.stop = context.WithCancel(context.Background())
 	mc := dvoice.ManagerConfig{
 		UserID:    opts.Discord.State.User.ID,
@@ -290,6 +294,9 @@ func (svc *Service) Channel(guildID string) string {
 // AutoJoin joins every voice.autoJoin channel; failures are logged and
 // joined into the returned error.
 func (svc *Service) AutoJoin(ctx context.Context) error {
+	if !svc.cfg().Voice.Enabled {
+		return nil
+	}
 	var errs []error
 	for _, ref := range svc.cfg().Voice.AutoJoin {
 		if err := svc.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {

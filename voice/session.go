@@ -157,7 +157,7 @@ func (s *session) run() {
 			s.mu.Lock()
 			s.conn = c
 			s.mu.Unlock()
-			s.playback.conn = c // no reply holds it: replies end when their conn does
+			s.playback.SetSender(c)
 			streams = c.Streams()
 		case t := <-s.turns:
 			s.onTurn(t)
