@@ -22,14 +22,16 @@ func (svc *Service) Commands() []*discordgo.ApplicationCommand {
 }
 
 // HandleInteraction handles /join and /leave and reports whether it did;
-// other interactions are left to the caller. It answers the interaction
-// itself (ephemeral), after the join or leave completed.
+// other interactions are left to the caller. It acknowledges at once
+// (ephemeral, within Discord's 3 s) and joins or leaves on a goroutine of the
+// Service, never on the gateway's event goroutine (a join waits for gateway
+// events); the outcome follows up on the interaction.
 func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session, i *discordgo.Interaction) bool {
 	if i.Type != discordgo.InteractionApplicationCommand || i.GuildID == "" {
 		return false
 	}
 	data := i.ApplicationCommandData()
-	var msg string
+	var work func() string
 	switch data.Name {
 	case "join":
 		ch := ""
@@ -41,22 +43,30 @@ func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session,
 		if ch == "" && i.Member != nil && i.Member.User != nil {
 			ch = svc.userVoiceChannel(s, i.GuildID, i.Member.User.ID)
 		}
-		msg = svc.commandJoin(ctx, i.GuildID, ch)
+		work = func() string { return svc.commandJoin(svc.ctx, i.GuildID, ch) }
 	case "leave":
-		msg = svc.commandLeave(ctx, i.GuildID)
+		work = func() string { return svc.commandLeave(svc.ctx, i.GuildID) }
 	default:
 		return false
 	}
-	err := s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral}})
+	err := s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral}}, discordgo.WithContext(ctx))
 	if err != nil {
 		svc.log.Warn("voice_command_reply_failed", "command", data.Name, "error", err)
+		return true
 	}
+	svc.wg.Go(func() {
+		msg := work()
+		if _, err := s.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: &msg}, discordgo.WithContext(svc.ctx)); err != nil {
+			svc.log.Warn("voice_command_reply_failed", "command", data.Name, "error", err)
+		}
+	})
 	return true
 }
 
 // HandleMessage handles the text commands <prefix>join and <prefix>leave
 // (prefix is bot.commandPrefix, e.g. "!join") and reports whether it did.
+// The work and the reply run on a goroutine of the Service.
 func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *discordgo.Message) bool {
 	if m.GuildID == "" || m.Author == nil || m.Author.Bot {
 		return false
@@ -65,18 +75,22 @@ func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *
 	if prefix == "" {
 		prefix = "!"
 	}
-	var msg string
+	var work func() string
 	switch strings.TrimSpace(strings.ToLower(m.Content)) {
 	case prefix + "join":
-		msg = svc.commandJoin(ctx, m.GuildID, svc.userVoiceChannel(s, m.GuildID, m.Author.ID))
+		ch := svc.userVoiceChannel(s, m.GuildID, m.Author.ID)
+		work = func() string { return svc.commandJoin(svc.ctx, m.GuildID, ch) }
 	case prefix + "leave":
-		msg = svc.commandLeave(ctx, m.GuildID)
+		work = func() string { return svc.commandLeave(svc.ctx, m.GuildID) }
 	default:
 		return false
 	}
-	if _, err := s.ChannelMessageSendReply(m.ChannelID, msg, m.Reference()); err != nil {
-		svc.log.Warn("voice_command_reply_failed", "error", err)
-	}
+	svc.wg.Go(func() {
+		msg := work()
+		if _, err := s.ChannelMessageSendReply(m.ChannelID, msg, m.Reference(), discordgo.WithContext(svc.ctx)); err != nil {
+			svc.log.Warn("voice_command_reply_failed", "error", err)
+		}
+	})
 	return true
 }
 
