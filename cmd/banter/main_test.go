@@ -155,15 +155,36 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 			stdin: stdin, stdout: out, stderr: out, getenv: func(string) string { return "" },
 		})
 	}()
-	io.WriteString(typed, "hey banter, are you there?\n")
+	// typeLine writes a line unless the sandbox has already ended (then nobody reads stdin).
+	var ended error
+	exited := false
+	typeLine := func(line string) {
+		wrote := make(chan struct{})
+		go func() {
+			io.WriteString(typed, line)
+			close(wrote)
+		}()
+		select {
+		case <-wrote:
+		case ended = <-done:
+			exited = true
+			typed.Close()
+		}
+	}
+	typeLine("hey banter, are you there?\n")
 	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(out.String(), "banter: You said:") && time.Now().Before(deadline) {
+	for !exited && !strings.Contains(out.String(), "banter: You said:") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	io.WriteString(typed, "/quit\n")
+	if !exited {
+		typeLine("/quit\n")
+	}
 	typed.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	if !exited {
+		ended = <-done
+	}
+	if ended != nil {
+		t.Fatalf("sandbox: %v\n%s", ended, out.String())
 	}
 	if !strings.Contains(out.String(), "banter: You said:") {
 		t.Errorf("no bot reply printed:\n%s", out.String())
