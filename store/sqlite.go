@@ -305,8 +305,17 @@ func (s *SQLite) RecordPrompt(ctx context.Context, channelID string, kind Prompt
 		channelID, kind.String(), ms(at)); err != nil {
 		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
 	}
+	// The ledger serves a sliding hour: drop the channel's older rows on the way, so that it
+	// stays small even when Prune never runs (store.retentionDays 0).
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE channel_id=? AND at < ?`,
+		channelID, ms(at.Add(-ledgerWindow))); err != nil {
+		return fmt.Errorf("store: trim prompt ledger for %s: %w", channelID, err)
+	}
 	return nil
 }
+
+// ledgerWindow is how far back the prompt ledger is kept.
+const ledgerWindow = time.Hour
 
 // CountPrompts implements Store.
 func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error) {
@@ -343,7 +352,7 @@ func (s *SQLite) Prune(ctx context.Context, cutoff, now time.Time) (int, error) 
 		return 0, fmt.Errorf("store: prune messages: %w", err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE at < ?`, ms(now.Add(-time.Hour))); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE at < ?`, ms(now.Add(-ledgerWindow))); err != nil {
 		return int(n), fmt.Errorf("store: prune ledger: %w", err)
 	}
 	return int(n), nil

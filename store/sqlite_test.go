@@ -212,3 +212,30 @@ func TestPersonasAndLedger(t *testing.T) {
 		t.Errorf("ledger prune kept old rows or dropped recent ones: %v", counts)
 	}
 }
+
+// TestLedgerStaysSmallWithoutPrune: recording a prompt drops the channel's rows older than the
+// ledger's hour, so the table does not grow when retention pruning is off.
+func TestLedgerStaysSmallWithoutPrune(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		if err := s.RecordPrompt(ctx, "c1", PromptExplicit, now.Add(time.Duration(i-10)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.RecordPrompt(ctx, "c2", PromptInitiative, now.Add(-5*time.Hour))
+	s.RecordPrompt(ctx, "c1", PromptInitiative, now.Add(-30*time.Minute))
+	s.RecordPrompt(ctx, "c1", PromptExplicit, now)
+	var rows int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM prompt_ledger WHERE channel_id='c1'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 3 { // now-1h (exactly an hour old), now-30m, now
+		t.Errorf("c1 ledger holds %d rows, want 3", rows)
+	}
+	counts, err := s.CountPrompts(ctx, "c2", time.Time{})
+	if err != nil || counts[PromptInitiative] != 1 {
+		t.Errorf("another channel's row was trimmed: %v, %v", counts, err)
+	}
+}

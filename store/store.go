@@ -86,7 +86,8 @@ type Store interface {
 	// Personas returns the personas of the given users that exist, keyed by user id.
 	Personas(ctx context.Context, userIDs []string) (map[string]UserPersona, error)
 
-	// RecordPrompt notes one model call for a channel.
+	// RecordPrompt notes one model call for a channel. The ledger serves a sliding hour: the
+	// channel's rows more than an hour older than at may be dropped.
 	RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error
 	// CountPrompts counts a channel's model calls since a time, by kind.
 	CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error)
