@@ -26,10 +26,7 @@ func (w wordList) find(s string) [][2]int {
 	if len(w.words) == 0 {
 		return nil
 	}
-	lower := strings.ToLower(s)
-	if len(lower) != len(s) { // case folding changed byte lengths: fall back to exact-case search
-		lower = s
-	}
+	lower, span := foldCase(s)
 	var out [][2]int
 	for _, word := range w.words {
 		for from := 0; from < len(lower); {
@@ -39,12 +36,40 @@ func (w wordList) find(s string) [][2]int {
 			}
 			start, end := from+i, from+i+len(word)
 			if boundary(lower, start-1, true) && boundary(lower, end, false) {
-				out = append(out, [2]int{start, end})
+				out = append(out, span(start, end))
 			}
 			from = start + 1
 		}
 	}
 	return out
+}
+
+// foldCase lower-cases s. span maps a byte range of the result back to the range of s it came
+// from, widened to whole runes: lower-casing may change a rune's length ("İ" becomes "i̇").
+// Invalid bytes are kept as they are.
+func foldCase(s string) (lower string, span func(start, end int) [2]int) {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return strings.ToLower(s), func(start, end int) [2]int { return [2]int{start, end} }
+	}
+	var b strings.Builder
+	from := make([][2]int, 0, len(s)) // for each byte of lower: its source rune's range in s
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		piece := s[i : i+n] // an invalid byte stays as it is
+		if r != utf8.RuneError || n > 1 {
+			piece = string(unicode.ToLower(r))
+		}
+		b.WriteString(piece)
+		for range len(piece) {
+			from = append(from, [2]int{i, i + n})
+		}
+		i += n
+	}
+	return b.String(), func(start, end int) [2]int { return [2]int{from[start][0], from[end-1][1]} }
 }
 
 // boundary reports whether the rune ending at (before) or starting at (after) byte i is not part

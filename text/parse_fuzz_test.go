@@ -114,3 +114,28 @@ func FuzzScrubBanWords(f *testing.F) {
 		}
 	})
 }
+
+func TestBanWordsFoldCase(t *testing.T) {
+	tests := []struct {
+		name, word, in, want string
+		found            bool
+	}{
+		{"ascii", "spam", "no SPAM here", "no **** here", true},
+		{"inside a word", "spam", "spammer", "spammer", false},
+		{"rune grows when lowered", "spam", "İ SPAM", "İ ****", true},
+		{"rune shrinks when lowered", "spam", "ẞ SPAM ẞ", "ẞ **** ẞ", true},
+		{"non-ascii word", "straße", "STRAẞE ahead", "****** ahead", true},
+		{"after invalid byte", "spam", "\xff SPAM", "\xff ****", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWordList([]string{tt.word})
+			if got := w.contains(tt.in); got != tt.found {
+				t.Errorf("contains(%q) = %v, want %v", tt.in, got, tt.found)
+			}
+			if got := w.scrub(tt.in); got != tt.want {
+				t.Errorf("scrub(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
