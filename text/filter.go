@@ -90,29 +90,30 @@ func boundary(s string, i int, before bool) bool {
 // contains reports whether s contains a listed word.
 func (w wordList) contains(s string) bool { return len(w.find(s)) > 0 }
 
-// scrub replaces every listed word in s with asterisks of the same length.
+// scrub replaces every listed word in s with one asterisk per character.
 func (w wordList) scrub(s string) string {
 	ranges := w.find(s)
 	if len(ranges) == 0 {
 		return s
 	}
-	b := []byte(s)
+	masked := make([]bool, len(s))
 	for _, r := range ranges {
 		for i := r[0]; i < r[1]; i++ {
-			if b[i]&0xC0 != 0x80 {
-				b[i] = '*'
-			} else {
-				b[i] = 0
-			}
+			masked[i] = true
 		}
 	}
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
-		if c != 0 {
-			out = append(out, c)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		_, n := utf8.DecodeRuneInString(s[i:])
+		if masked[i] {
+			b.WriteByte('*')
+		} else {
+			b.WriteString(s[i : i+n])
 		}
+		i += n
 	}
-	return string(out)
+	return b.String()
 }
 
 // defuseMentions breaks mass mentions and role mentions in model output so that even a client
