@@ -239,3 +239,40 @@ func TestLedgerStaysSmallWithoutPrune(t *testing.T) {
 		t.Errorf("another channel's row was trimmed: %v, %v", counts, err)
 	}
 }
+
+// TestPathWithURICharacters: a store.dsn holding characters special in a file: URI opens the
+// file it names (before, "a?b.db" wrote to "a" and "a%20b.db" to "a b.db").
+func TestPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"a?b.db", "a#b.db", "a%20b.db", "a b.db"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), name)
+			s, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveMessage(ctx, Message{ID: "1", ChannelID: "c", AuthorID: "u", CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(filepath.Dir(path))
+			if len(ents) != 1 || ents[0].Name() != name {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Fatalf("folder holds %q, want only %q", names, name)
+			}
+			s, err = Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Message(ctx, "1"); err != nil {
+				t.Errorf("message lost on reopen: %v", err)
+			}
+		})
+	}
+}
