@@ -91,7 +91,10 @@ const (
 	DefaultIdleTimeout         = 30 * time.Second
 	DefaultMaxRetries          = 2
 	DefaultMaxRetryDelay       = 20 * time.Second
-	DefaultClassifierMaxTokens = 16
+	// DefaultClassifierMaxTokens is generous for a one-word answer because reasoning models
+	// (the default classifier is gpt-5-nano) count their reasoning tokens against the cap: with
+	// a cap of a few tokens they end "incomplete" with no text, and the classifier fails closed.
+	DefaultClassifierMaxTokens = 1024
 )
 
 // Options configure a Client. Only APIKey is needed against OpenAI itself;

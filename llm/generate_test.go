@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,8 @@ func TestClassify(t *testing.T) {
 				if rec.Rule != "yn" || rec.Model != "gpt-5-nano" || rec.LastUserText != "alice: banter, you there?" {
 					t.Errorf("recorded rule=%q model=%q last=%q", rec.Rule, rec.Model, rec.LastUserText)
 				}
-				if !strings.Contains(string(rec.Body), `"16"`) && !strings.Contains(string(rec.Body), `:16`) {
-					t.Errorf("body lacks the 16-token budget: %s", rec.Body)
+				if budget := fmt.Sprintf(":%d", DefaultClassifierMaxTokens); !strings.Contains(string(rec.Body), budget) {
+					t.Errorf("body lacks the %d-token budget: %s", DefaultClassifierMaxTokens, rec.Body)
 				}
 			})
 		}
