@@ -44,7 +44,10 @@ type ClassifierRequest struct {
 	Model     string
 	System    string // instructions
 	User      string // the turn and its context
-	MaxTokens int    // small: the answer is a word or a number
+	// MaxTokens is the visible answer's size (a word or a number). It is a hint: a classifier
+	// backed by a reasoning model must allow more, as reasoning counts against the cap
+	// (ClassifierFunc drops it; llm.Client uses its own ClassifierMaxTokens).
+	MaxTokens int
 }
 
 // ClassifierFunc adapts a plain function, such as an llm client's
