@@ -40,10 +40,10 @@ func (p ClassifierPurpose) String() string {
 
 // ClassifierRequest is one classifier call.
 type ClassifierRequest struct {
-	Purpose   ClassifierPurpose
-	Model     string
-	System    string // instructions
-	User      string // the turn and its context
+	Purpose ClassifierPurpose
+	Model   string
+	System  string // instructions
+	User    string // the turn and its context
 	// MaxTokens is the visible answer's size (a word or a number). It is a hint: a classifier
 	// backed by a reasoning model must allow more, as reasoning counts against the cap
 	// (ClassifierFunc drops it; llm.Client uses its own ClassifierMaxTokens).
