@@ -85,12 +85,12 @@ func ParseAPI(s string) (API, error) {
 
 // Defaults applied by New for zero Options fields.
 const (
-	DefaultBaseURL             = "https://api.openai.com/v1"
-	DefaultTimeout             = 60 * time.Second
-	DefaultFirstByteTimeout    = 20 * time.Second
-	DefaultIdleTimeout         = 30 * time.Second
-	DefaultMaxRetries          = 2
-	DefaultMaxRetryDelay       = 20 * time.Second
+	DefaultBaseURL          = "https://api.openai.com/v1"
+	DefaultTimeout          = 60 * time.Second
+	DefaultFirstByteTimeout = 20 * time.Second
+	DefaultIdleTimeout      = 30 * time.Second
+	DefaultMaxRetries       = 2
+	DefaultMaxRetryDelay    = 20 * time.Second
 	// DefaultClassifierMaxTokens is generous for a one-word answer because reasoning models
 	// (the default classifier is gpt-5-nano) count their reasoning tokens against the cap: with
 	// a cap of a few tokens they end "incomplete" with no text, and the classifier fails closed.
