@@ -24,6 +24,7 @@ import (
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
+	"github.com/banterbot/banter/voice"
 )
 
 // missingTokenHelp is printed when DISCORD_TOKEN is not set: one paragraph saying what to set
@@ -131,6 +132,16 @@ type app struct {
 	level  *slog.LevelVar
 
 	connected atomic.Bool
+	decisions *decision.Metrics // shared by the text and voice engines (registered once)
+	closers   []func()          // run at shutdown, after the pipelines stopped
+}
+
+// decisionMetrics returns the decision metrics, registering them on first use.
+func (a *app) decisionMetrics(reg prometheus.Registerer) *decision.Metrics {
+	if a.decisions == nil {
+		a.decisions = decision.NewMetrics(reg)
+	}
+	return a.decisions
 }
 
 func (a *app) run(ctx context.Context) error {
@@ -196,13 +207,31 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	textSvc, err := a.newText(watcher, session, st, reg)
+	client, err := a.newLLM(a.cfg, reg)
 	if err != nil {
 		return err
 	}
+	textSvc, err := a.newText(watcher, session, st, client, reg)
+	if err != nil {
+		return err
+	}
+	// The voice service needs the open session (the bot's user id); handlers registered before
+	// Open find it through voiceRef once it exists.
+	var voiceRef atomic.Pointer[voice.Service]
 	detachText := textSvc.Attach(session)
 	session.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
-		textSvc.HandleInteraction(ctx, s, ic.Interaction)
+		if textSvc.HandleInteraction(ctx, s, ic.Interaction) {
+			return
+		}
+		if v := voiceRef.Load(); v != nil {
+			v.HandleInteraction(ctx, s, ic.Interaction)
+		}
+	})
+	session.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+		// !join / !leave: answered off the gateway goroutine, joining takes a while.
+		if v := voiceRef.Load(); v != nil && m.Author != nil && !m.Author.Bot {
+			wg.Go(func() { v.HandleMessage(ctx, s, m.Message) })
+		}
 	})
 	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Ready) { a.connected.Store(true) })
 	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { a.connected.Store(false) })
@@ -212,10 +241,29 @@ func (a *app) run(ctx context.Context) error {
 	a.connected.Store(true)
 	a.logger.Info("discord_connected", "user", session.State.User.Username, "user_id", session.State.User.ID,
 		"guilds", len(session.State.Guilds))
+	var voiceSvc *voice.Service
+	if a.cfg.Voice.Enabled {
+		if voiceSvc, err = a.newVoice(watcher, session, client, reg); err != nil {
+			session.Close()
+			return err
+		}
+		voiceRef.Store(voiceSvc)
+	}
 	if a.cfg.Discord.RegisterSlashCommands {
-		if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", textSvc.Commands(), discordgo.WithContext(ctx)); err != nil {
+		cmds := textSvc.Commands()
+		if voiceSvc != nil {
+			cmds = append(cmds, voiceSvc.Commands()...)
+		}
+		if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", cmds, discordgo.WithContext(ctx)); err != nil {
 			a.logger.Warn("slash_commands_not_registered", "error", err.Error())
 		}
+	}
+	if voiceSvc != nil && len(a.cfg.Voice.AutoJoin) > 0 {
+		wg.Go(func() {
+			if err := voiceSvc.AutoJoin(ctx); err != nil {
+				a.logger.Warn("voice_autojoin_failed", "error", err.Error())
+			}
+		})
 	}
 
 	<-ctx.Done()
@@ -226,8 +274,16 @@ func (a *app) run(ctx context.Context) error {
 	deadline := time.Duration(a.cfg.Discord.ShutdownTimeoutSeconds) * time.Second
 	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), deadline)
 	defer cancelShutdown()
+	if voiceSvc != nil {
+		if err := voiceSvc.Shutdown(shutdownCtx); err != nil {
+			a.logger.Warn("voice_shutdown_incomplete", "error", err.Error())
+		}
+	}
 	if err := textSvc.Shutdown(shutdownCtx); err != nil {
 		a.logger.Warn("text_shutdown_incomplete", "error", err.Error())
+	}
+	for _, c := range a.closers {
+		c()
 	}
 	if err := session.Close(); err != nil {
 		a.logger.Warn("discord_close_failed", "error", err.Error())
@@ -236,14 +292,13 @@ func (a *app) run(ctx context.Context) error {
 	return nil
 }
 
-// newText builds the text pipeline: the llm client, Stage A engine and the service.
-func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, reg *prometheus.Registry) (*text.Service, error) {
-	cfg := w.Current()
+// newLLM builds the OpenAI client shared by the pipelines.
+func (a *app) newLLM(cfg *config.Config, reg prometheus.Registerer) (*llm.Client, error) {
 	api, err := llm.ParseAPI(cfg.LLM.API)
 	if err != nil {
 		return nil, err
 	}
-	client, err := llm.New(llm.Options{
+	return llm.New(llm.Options{
 		BaseURL:    cfg.LLM.BaseURL,
 		APIKey:     cfg.Secrets.OpenAIAPIKey,
 		API:        api,
@@ -252,13 +307,16 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		Logger:     a.logger,
 		Metrics:    llm.NewMetrics(reg),
 	})
-	if err != nil {
-		return nil, err
+}
+
+// newText builds the text pipeline: Stage A engine and the service.
+func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, client *llm.Client, reg prometheus.Registerer) (*text.Service, error) {
+	cfg := w.Current()
+	decisions := a.decisionMetrics(reg)
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions}
+	if cfg.LLM.DirectAddressClassifier.Enabled {
+		opts.Classifier = decision.ClassifierFunc(client.Classify)
 	}
-	decisions := decision.NewMetrics(reg)
-	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
-	// so switching llm.directAddressClassifier on by reload works without a restart.
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(client.Classify)}
 	return text.New(text.Options{
 		Config:    w.Current,
 		Discord:   session,

@@ -37,7 +37,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	vs, err := voicesim.New(voicesim.Options{})
+	vs, err := voicesim.New(voicesim.Options{DAVE: true})
 	if err != nil {
 		return err
 	}

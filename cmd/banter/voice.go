@@ -4,67 +4,85 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
+	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/voice"
+	"github.com/banterbot/banter/voice/realtime"
 )
 
-// newVoice builds the voice service for `run` (voice.mode stt_pipeline).
-// Call it after session.Open (it needs the bot's user id). w is the live
-// configuration (voice Stage A follows reloads); client and decisions are the
-// ones the text pipeline uses (one llm client, one decision.Metrics per
-// registry).
-//
-// Wiring, in run:
-//
-//	voiceSvc, err := newVoice(watcher, session, client, decisions, reg, a.logger)
-//	// messages: voiceSvc.HandleMessage(ctx, s, m.Message) before the text pipeline sees "!join"/"!leave"
-//	// interactions: if voiceSvc.HandleInteraction(ctx, s, ic.Interaction) { return } before textSvc
-//	// slash commands: append(textSvc.Commands(), voiceSvc.Commands()...)
-//	// after Open: voiceSvc.AutoJoin(ctx) (logs and returns failures)
-//	// shutdown: voiceSvc.Shutdown(shutdownCtx) before session.Close()
-func newVoice(w *config.Watcher, session *discordgo.Session, client *llm.Client,
-	decisions *decision.Metrics, reg prometheus.Registerer, logger *slog.Logger) (*voice.Service, error) {
-	current := w.Current
-	cfg := current()
-	var tlsCfg *tls.Config
-	if cfg.Discord.VoiceCAFile != "" {
-		pem, err := os.ReadFile(cfg.Discord.VoiceCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("voice: discord.voiceCaFile: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("voice: discord.voiceCaFile %s: no PEM certificate", cfg.Discord.VoiceCAFile)
-		}
-		tlsCfg = &tls.Config{RootCAs: pool}
+// newVoice builds the voice service: Stage A engine (kept in step with reloads), the STT
+// pipeline or, with voice.mode realtime, a realtime responder per session.
+func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *llm.Client, reg prometheus.Registerer) (*voice.Service, error) {
+	cfg := w.Current()
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: a.decisionMetrics(reg)}
+	if cfg.Voice.ReplyDecisionLLM.Enabled {
+		opts.Classifier = decision.ClassifierFunc(client.Classify)
 	}
-	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{
-		Classifier: decision.ClassifierFunc(client.Classify), Logger: logger, Metrics: decisions})
+	engine := decision.NewVoiceEngine(voice.Policy(cfg), opts)
 	w.Subscribe(func(_, updated *config.Config) { engine.SetPolicy(voice.Policy(updated)) })
-	return voice.New(voice.Options{
-		Config:           current,
+
+	tlsConfig, err := voiceTLS(cfg.Discord.VoiceCAFile)
+	if err != nil {
+		return nil, err
+	}
+	vo := voice.Options{
+		Config:           w.Current,
 		Discord:          session,
 		LLM:              client,
 		Engine:           engine,
-		VoiceTLS:         tlsCfg,
-		Logger:           logger,
+		VoiceTLS:         tlsConfig,
+		Logger:           a.logger,
 		Metrics:          voice.NewMetrics(reg),
 		TransportMetrics: dvoice.NewMetrics(reg),
 		AudioMetrics:     audio.NewMetrics(reg),
 		DAVEMetrics:      dave.NewMetrics(reg),
-	})
+	}
+	if cfg.Voice.Mode == "realtime" {
+		rc, err := realtime.FromConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
+		rc.Logger, rc.Metrics = a.logger, realtime.NewMetrics(reg)
+		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
+		resp, err := realtime.NewResponder(realtime.ResponderOptions{Config: rc, Gen: client, Model: cfg.Voice.GenerationLLM.Model})
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() { resp.Close() })
+		vo.Responder = resp
+		vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
+	}
+	return voice.New(vo)
+}
+
+// voiceTLS trusts the system roots plus, when set, discord.voiceCaFile (the simulator's CA).
+func voiceTLS(caFile string) (*tls.Config, error) {
+	if strings.TrimSpace(caFile) == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("discord.voiceCaFile: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("discord.voiceCaFile: %s holds no PEM certificate", caFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

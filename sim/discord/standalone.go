@@ -27,7 +27,7 @@ func RunStandalone(ctx context.Context, addr string, out io.Writer) error {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("discordsim: standalone: %q is not a loopback address", addr)
 	}
-	vs, err := voicesim.New(voicesim.Options{})
+	vs, err := voicesim.New(voicesim.Options{DAVE: true})
 	if err != nil {
 		return fmt.Errorf("discordsim: standalone: %w", err)
 	}
