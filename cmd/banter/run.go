@@ -313,10 +313,9 @@ func (a *app) newLLM(cfg *config.Config, reg prometheus.Registerer) (*llm.Client
 func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, client *llm.Client, reg prometheus.Registerer) (*text.Service, error) {
 	cfg := w.Current()
 	decisions := a.decisionMetrics(reg)
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions}
-	if cfg.LLM.DirectAddressClassifier.Enabled {
-		opts.Classifier = decision.ClassifierFunc(client.Classify)
-	}
+	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
+	// so switching llm.directAddressClassifier on by reload works without a restart.
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(client.Classify)}
 	return text.New(text.Options{
 		Config:    w.Current,
 		Discord:   session,

@@ -26,10 +26,10 @@ import (
 // pipeline or, with voice.mode realtime, a realtime responder per session.
 func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *llm.Client, reg prometheus.Registerer) (*voice.Service, error) {
 	cfg := w.Current()
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: a.decisionMetrics(reg)}
-	if cfg.Voice.ReplyDecisionLLM.Enabled {
-		opts.Classifier = decision.ClassifierFunc(client.Classify)
-	}
+	// Always wired: the policy's Enabled (live) decides whether it is asked; wired only when
+	// enabled at start, switching it on by reload left every turn pending (needs_classifier).
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: a.decisionMetrics(reg),
+		Classifier: decision.ClassifierFunc(client.Classify)}
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), opts)
 	w.Subscribe(func(_, updated *config.Config) { engine.SetPolicy(voice.Policy(updated)) })
 
