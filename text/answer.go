@@ -269,10 +269,7 @@ func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t 
 		s.logger.Warn("reply_followup_failed", append(attrs, "error", err.Error())...)
 		return draft, true
 	}
-	text := res.Text
-	if res.Kind == llm.ResultToolCall {
-		text = res.Send.Text
-	}
+	text, _ := replyText(res)
 	text, d := decision.ReplyDecision(decision.PipelineText, text, t.decision.Force)
 	d.TurnID, d.ChannelID, d.UserID = t.msg.ID, t.msg.ChannelID, t.msg.AuthorID
 	d.Signal, d.DirectAddressed = t.decision.Signal, t.decision.DirectAddressed
