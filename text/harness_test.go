@@ -28,11 +28,16 @@ import (
 // clock is a settable clock shared by the Discord simulator and the pipeline, so that tests can
 // make old conversations.
 type clock struct {
-	mu sync.Mutex
+	real bool // the wall clock (benchmarks); Advance must not be used then
+
+	mu sync.Mutex // guards following
 	t  time.Time
 }
 
 func (c *clock) Now() time.Time {
+	if c.real {
+		return time.Now()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(time.Millisecond) // strictly increasing
@@ -40,6 +45,9 @@ func (c *clock) Now() time.Time {
 }
 
 func (c *clock) Advance(d time.Duration) {
+	if c.real {
+		panic("harness: Advance on the wall clock")
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
@@ -89,18 +97,20 @@ type harness struct {
 
 func newHarness(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
 	t.Helper()
-	return newHarnessWith(t, nil, mutate, rules...)
+	return newHarnessWith(t, false, nil, mutate, rules...)
 }
 
-// newHarnessWith is newHarness with extra Discord simulator options.
-func newHarnessWith(t testing.TB, simOpts []discordsim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
+// newHarnessWith is newHarness with extra Discord simulator options. With realClock the
+// simulator and the pipeline run on the wall clock, so that timestamps measure real time
+// (benchmarks); otherwise on a settable clock that advances 1 ms per reading.
+func newHarnessWith(t testing.TB, realClock bool, simOpts []discordsim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
 	t.Helper()
 	if tt, ok := t.(*testing.T); ok {
 		tt.Parallel() // every harness has its own simulators and store; stopping discordgo takes 1 s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, clock: &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
+	h := &harness{t: t, ctx: ctx, clock: &clock{real: realClock, t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
 	h.dsim = discordsim.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
 	h.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
 	h.guild = h.dsim.CreateGuild("Banter Test")
