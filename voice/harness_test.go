@@ -82,6 +82,8 @@ type world struct {
 	svc    *voice.Service
 	botID  string
 	client *llm.Client
+	// members counts simulated members joined (for waitDAVE).
+	members int
 }
 
 func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *world {
@@ -95,7 +97,7 @@ func newWorldWith(t testing.TB, simOpts []openaisim.Option, mutate func(*config.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
-	w.vsim = voicesim.Serve(t)
+	w.vsim = voicesim.Serve(t, voicesim.WithDAVE())
 	w.dsim = discordsim.Serve(t, discordsim.WithVoiceSim(w.vsim))
 	w.osim = openaisim.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, simOpts...)...)
 	w.guild = w.dsim.CreateGuild("Voice Test")
@@ -190,14 +192,28 @@ func (w *world) member(name string) *voicesim.Member {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(m.Leave)
+	w.members++
 	return m
 }
 
-// join makes the bot join the voice channel.
+// join makes the bot join the voice channel and waits until the channel's
+// DAVE group holds the bot and every member, with no change in progress, so
+// that nobody's first words are dropped for want of a key.
 func (w *world) join() {
 	w.t.Helper()
 	if err := w.svc.Join(w.ctx, string(w.guild), string(w.vc)); err != nil {
 		w.t.Fatal(err)
+	}
+	for {
+		st := w.vsim.DAVE(string(w.guild), string(w.vc))
+		if st.Version == 1 && st.Established && !st.Busy && len(st.Members) == w.members+1 {
+			return
+		}
+		select {
+		case <-w.ctx.Done():
+			w.t.Fatalf("DAVE group not ready: %+v", st)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 

@@ -101,6 +101,28 @@ func (p *Playback) End(ctx context.Context, flush bool) error {
 	return err
 }
 
+// e2eeWait bounds how long a reply's first frame waits for DAVE's first key.
+const e2eeWait = 10 * time.Second
+
+// awaitE2EE retries the first frame of a reply every frame time until the
+// E2EE layer can encrypt it, ctx ends or e2eeWait passes.
+func (p *Playback) awaitE2EE(pkt []byte) error {
+	t := time.NewTicker(pcm.FrameDuration)
+	defer t.Stop()
+	deadline := time.Now().Add(e2eeWait)
+	for {
+		select {
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		case <-t.C:
+		}
+		err := p.conn.Load().SendOpus(p.ctx, pkt)
+		if !errors.Is(err, dave.ErrNotReady) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
 // SetSender switches to a new connection (a move or a fresh voice session).
 // Safe to call while a reply plays: the next frame goes to the new one.
 func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }
@@ -117,11 +139,17 @@ func (p *Playback) emit(pkt []byte) error {
 		return err
 	}
 	err := p.conn.Load().SendOpus(p.ctx, pkt)
+	if errors.Is(err, dave.ErrNotReady) && p.frames == 0 {
+		// DAVE has no sender key yet (right after joining, before the
+		// first transition): hold the reply's first frame until it has
+		// one rather than lose the start of what the bot says.
+		err = p.awaitE2EE(pkt)
+	}
 	if errors.Is(err, dave.ErrNotReady) {
-		// DAVE has no sender key yet (before the first transition): the
-		// frame cannot be sent encrypted and must not be sent in clear.
+		// The key went away mid-reply (a transition): the frame cannot be
+		// sent encrypted and must not be sent in clear. Drop and count.
 		p.metrics.unencrypted()
-		err = nil
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("voice: send: %w", err)
