@@ -47,6 +47,14 @@ func TestAskedByNameHearsAnswer(t *testing.T) {
 	if len(sp) == 0 || strings.Contains(sp[0].LastUserText, "[SKIP]") {
 		t.Errorf("speech requests: %+v", sp)
 	}
+	// DAVE was on end to end: protocol 1, and the member decrypted every
+	// frame the bot sent with its E2EE key.
+	if st := w.vsim.DAVE(string(w.guild), string(w.vc)); st.Version != 1 {
+		t.Errorf("DAVE protocol %d, want 1", st.Version)
+	}
+	if ms := alice.Stats(); ms.DAVEDecryptFailures != 0 || ms.DAVENotReady != 0 {
+		t.Errorf("member DAVE stats: %+v", ms)
+	}
 	if w.logs.count(`"msg":"stt_pipeline_reply_spoken"`, `"first_packet_ms"`, `"transcript_ms"`) == 0 {
 		t.Error("spoken event lacks phases")
 	}
