@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -152,5 +155,94 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("run did not return after a failed log-in")
+	}
+}
+
+// TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
+// channel types !join, the bot joins, and when the member asks it by name it hears an answer.
+func TestRunVoiceJoinAndAnswer(t *testing.T) {
+	vs := voicesim.Serve(t, voicesim.WithDAVE())
+	dsim := discordsim.Serve(t, discordsim.WithVoiceSim(vs))
+	osim := openaisim.Serve(t)
+	osim.QueueTranscripts("hey banter, what's the weather like today?")
+	g := dsim.CreateGuild("g")
+	text := dsim.CreateTextChannel(g, "general")
+	vc := dsim.CreateVoiceChannel(g, "Voice")
+	alice := dsim.CreateUser("alice")
+	dsim.AddMember(g, alice)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n",
+		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	waitCtx, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	if err := dsim.WaitReady(waitCtx, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	// Fully started once the slash commands (text's and voice's) are registered.
+	for !slices.ContainsFunc(dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "join" }) {
+		select {
+		case <-waitCtx.Done():
+			t.Fatalf("voice commands never registered:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	member, err := dsim.JoinVoiceMember(waitCtx, alice, vc, voicesim.MemberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Leave()
+	if _, err := dsim.Post(waitCtx, alice, text, "!join"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if st, ok := dsim.VoiceStateOf(g, dsim.BotID()); ok && st.Channel == vc {
+			break
+		}
+		select {
+		case <-waitCtx.Done():
+			t.Fatalf("bot did not join voice; channel: %+v\n%s", dsim.Messages(text), logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	speech, err := os.ReadFile("testdata/hey-banter-weather.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, format, err := wav.Decode(nil, speech)
+	if err != nil || format.Rate != 48000 || format.Channels != 2 {
+		t.Fatalf("fixture: %v %+v", err, format)
+	}
+	// Speak once the bot's voice connection (and DAVE group) is up.
+	for !strings.Contains(logs.String(), `"msg":"voice_session_start"`) {
+		select {
+		case <-waitCtx.Done():
+			t.Fatalf("no voice session:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := member.PlayPCM(waitCtx, samples); err != nil {
+		t.Fatal(err)
+	}
+	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
+		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
 }
