@@ -300,6 +300,9 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"llm api", "llm:\n  api: chat_completions\n", "llm.api", func(c *Config) bool { return c.LLM.API == "responses" }},
 		{"llm timeout", "llm:\n  timeoutSeconds: 5\n", "llm.timeoutSeconds", func(c *Config) bool { return c.LLM.TimeoutSeconds == 60 }},
 		{"llm retries", "llm:\n  maxRetries: 7\n", "llm.maxRetries", func(c *Config) bool { return c.LLM.MaxRetries == 2 }},
+		{"voice mode", "voice:\n  mode: realtime\n", "voice.mode", func(c *Config) bool { return c.Voice.Mode == "stt_pipeline" }},
+		{"realtime strategy", "voice:\n  realtimeReplyStrategy: native\n", "voice.realtimeReplyStrategy", func(c *Config) bool { return c.Voice.RealtimeReplyStrategy == "brain" }},
+		{"send priority", "voice:\n  sendRealtimePriority: 10\n", "voice.sendRealtimePriority", func(c *Config) bool { return c.Voice.SendRealtimePriority == 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -311,14 +314,14 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 			}
 			var logs syncBuffer
 			w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
-			writeFile(t, path, tt.yaml+"voice:\n  replyEagerness: 61\n")
+			writeFile(t, path, tt.yaml+"activity:\n  replyLevelInitiative: 61\n")
 			if err := w.Reload(); err != nil {
 				t.Fatal(err)
 			}
 			if !tt.kept(w.Current()) {
 				t.Errorf("%s changed live; it needs a restart", tt.section)
 			}
-			if w.Current().Voice.ReplyEagerness != 61 {
+			if w.Current().Activity.ReplyLevelInitiative != 61 {
 				t.Error("the live setting in the same file was not applied")
 			}
 			if !strings.Contains(logs.String(), "config_reload_needs_restart") || !strings.Contains(logs.String(), `"`+tt.section+`"`) {

@@ -111,6 +111,19 @@ func keepStartupSettings(old, next *Config) []string {
 		changed = append(changed, "llm.maxRetries")
 		next.LLM.MaxRetries = old.LLM.MaxRetries
 	}
+	// The voice service is built once at start for one mode and pacer.
+	if old.Voice.Mode != next.Voice.Mode {
+		changed = append(changed, "voice.mode")
+		next.Voice.Mode = old.Voice.Mode
+	}
+	if old.Voice.RealtimeReplyStrategy != next.Voice.RealtimeReplyStrategy {
+		changed = append(changed, "voice.realtimeReplyStrategy")
+		next.Voice.RealtimeReplyStrategy = old.Voice.RealtimeReplyStrategy
+	}
+	if old.Voice.SendRealtimePriority != next.Voice.SendRealtimePriority {
+		changed = append(changed, "voice.sendRealtimePriority")
+		next.Voice.SendRealtimePriority = old.Voice.SendRealtimePriority
+	}
 	next.Secrets = old.Secrets
 	return changed
 }

@@ -48,6 +48,8 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *ll
 		TransportMetrics: dvoice.NewMetrics(reg),
 		AudioMetrics:     audio.NewMetrics(reg),
 		DAVEMetrics:      dave.NewMetrics(reg),
+
+		SendRealtimePriority: cfg.Voice.SendRealtimePriority,
 	}
 	if cfg.Voice.Mode == "realtime" {
 		rc, err := realtime.FromConfig(cfg)
