@@ -4,6 +4,8 @@
 //
 //	go run ./bench/voice -sessions 50 -duration 60s
 //
+// (GOGC 400 and the sender spin off by default: see docs/voice.md).
+//
 // which reports the share of the bot's reply frames sent more than 5 ms after
 // their slot (target < 0.5 %), CPU and memory per session. The package test
 // of bench/voice/capacity runs a small variant in CI time.
@@ -30,6 +32,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	spin := flag.Duration("spin", -1, "sender spin before each slot (0: transport default 1ms; negative: off)")
 	hear := flag.Bool("hear", false, "simulated members receive and decode the audio (simulator CPU)")
+	gogc := flag.Int("gogc", 400, "GOGC during the run (0: leave as is; Go's default is 100)")
 	rt := flag.Int("rt", 0, "SCHED_FIFO priority for the reply sender (0: off; needs CAP_SYS_NICE)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -53,7 +56,7 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rep, err := capacity.Run(ctx, capacity.Params{Sessions: *sessions, Members: *members, Duration: *duration, Clip: b, Logger: log, RealtimePriority: *rt,
-		SendSpin: *spin, MembersHear: *hear})
+		SendSpin: *spin, MembersHear: *hear, GCPercent: *gogc})
 	fmt.Println(rep)
 	switch {
 	case err != nil:

@@ -22,7 +22,7 @@ func TestCapacitySmall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Params{Sessions: sessions, Duration: dur, Clip: clip, RealtimePriority: 10})
+	rep, err := Run(ctx, Params{Sessions: sessions, Duration: dur, Clip: clip, SendSpin: -1, GCPercent: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
