@@ -228,9 +228,9 @@ func (a *app) run(ctx context.Context) error {
 		}
 	})
 	session.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
-		// !join / !leave: answered off the gateway goroutine, joining takes a while.
-		if v := voiceRef.Load(); v != nil && m.Author != nil && !m.Author.Bot {
-			wg.Go(func() { v.HandleMessage(ctx, s, m.Message) })
+		// !join / !leave (the voice service answers them off the gateway goroutine).
+		if v := voiceRef.Load(); v != nil {
+			v.HandleMessage(ctx, s, m.Message)
 		}
 	})
 	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Ready) { a.connected.Store(true) })
