@@ -2,7 +2,8 @@
 //
 // Usage:
 //
-//	banter [run] [-config FILE] [-log-format json|text]   run the bot (the default)
+//	banter [run] [-config FILE] [-log-format json|text] [-log-level debug|info|warn|error]
+//	                                                      run the bot (the default)
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
@@ -56,7 +57,8 @@ func main() {
 }
 
 const usage = `usage:
-  banter [run] [-config FILE] [-log-format json|text]   run the bot (default)
+  banter [run] [-config FILE] [-log-format json|text] [-log-level LEVEL]
+                                                        run the bot (default)
   banter config check FILE                              validate FILE and print the effective config
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
