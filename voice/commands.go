@@ -124,10 +124,26 @@ func (svc *Service) commandLeave(ctx context.Context, guildID string) string {
 }
 
 // userVoiceChannel returns the voice channel userID is in, from the gateway
-// state ("" if unknown).
+// state ("" if unknown). discordgo updates voice states in place under the
+// state's lock, so they are read under it.
 func (svc *Service) userVoiceChannel(s *discordgo.Session, guildID, userID string) string {
-	if vs, err := s.State.VoiceState(guildID, userID); err == nil && vs != nil {
-		return vs.ChannelID
+	return VoiceChannelOf(s.State, guildID, userID)
+}
+
+// VoiceChannelOf returns the voice channel userID is in according to st
+// ("" if unknown), reading under st's lock: discordgo's State.VoiceState
+// returns a pointer that its event handler then updates in place.
+func VoiceChannelOf(st *discordgo.State, guildID, userID string) string {
+	g, err := st.Guild(guildID)
+	if err != nil || g == nil {
+		return ""
+	}
+	st.RLock()
+	defer st.RUnlock()
+	for _, vs := range g.VoiceStates {
+		if vs != nil && vs.UserID == userID {
+			return vs.ChannelID
+		}
 	}
 	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/voice"
 )
 
 // TestCommandsJoinLeave: "!join" joins the member's voice channel and
@@ -28,7 +29,7 @@ func TestCommandsJoinLeave(t *testing.T) {
 	// The bot learns alice's voice state from the gateway.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if vs, err := w.sess.State.VoiceState(string(w.guild), string(w.users["alice"])); err == nil && vs.ChannelID == string(w.vc) {
+		if voice.VoiceChannelOf(w.sess.State, string(w.guild), string(w.users["alice"])) == string(w.vc) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -170,7 +170,11 @@ func (svc *Service) userID() string      { return svc.opts.Discord.State.User.ID
 
 // name returns a member's display name from the gateway state, or the id.
 func (svc *Service) name(guildID, userID string) string {
-	if m, err := svc.opts.Discord.State.Member(guildID, userID); err == nil && m != nil {
+	st := svc.opts.Discord.State
+	if m, err := st.Member(guildID, userID); err == nil && m != nil {
+		// discordgo updates members in place under the state's lock.
+		st.RLock()
+		defer st.RUnlock()
 		if m.Nick != "" {
 			return m.Nick
 		}
