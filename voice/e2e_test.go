@@ -117,6 +117,7 @@ func TestSkip(t *testing.T) {
 	w.osim.QueueTranscripts("that's just banter, man")
 	w.play(bob, "thats-just-banter")
 	w.waitLog(10*time.Second, `"msg":"stt_pipeline_reply_skipped"`)
+	w.waitLog(time.Second, `"msg":"reply_skipped"`, `"reason":"llm_skip"`) // Stage B's own event
 	if n := len(w.osim.RequestsFor(openaisim.EndpointSpeech)); n != 0 {
 		t.Errorf("%d speech requests for a skipped reply", n)
 	}

@@ -394,6 +394,12 @@ func (s *session) onReplyDone(r replyDone) {
 	if r.greeting > 0 {
 		attrs = append(attrs, "greeting_attempt", r.greeting)
 	}
+	if r.turn != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
+		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
+		sb := r.res.StageB
+		sb.TurnID, sb.ChannelID, sb.UserID = r.turn.ID, s.channelID, r.turn.SpeakerID
+		sb.Log(s.ctx, s.svc.log, slog.String("guild_id", s.guildID))
+	}
 	switch {
 	case interrupted:
 		by, _ := r.ar.interruptedBy.Load().(string)
