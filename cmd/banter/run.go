@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +40,9 @@ without Discord, run it against the local simulator: see docs/simulator.md.`
 const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
 api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
 or set OPENAI_BASE_URL to an OpenAI-compatible server (a local one may not need a key).`
+
+// defaultGCPercent is the GOGC banter runs with unless the environment sets GOGC.
+const defaultGCPercent = 400
 
 // runFlags are the flags of `banter run`.
 type runFlags struct {
@@ -112,6 +116,13 @@ func runCommand(ctx context.Context, e env) error {
 	logger := newLogger(e.stderr, cfg.Log.Format, level)
 	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name)
 
+	if e.getenv("GOGC") == "" {
+		// Voice frames go out every 20 ms; with Go's default GOGC=100 garbage collection is the
+		// main cause of late frames when many voice sessions run (docs/voice.md, capacity
+		// bench). The heap is small, so trade some memory for fewer collections.
+		prev := debug.SetGCPercent(defaultGCPercent)
+		logger.Info("gc_percent_set", "gogc", defaultGCPercent, "was", prev, "override", "set GOGC")
+	}
 	a := &app{cfg: cfg, path: path, getenv: e.getenv, logger: logger, level: level}
 	return a.run(ctx)
 }
