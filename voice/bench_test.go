@@ -143,7 +143,7 @@ func BenchmarkSendFrame(b *testing.B) {
 	})
 	b.Run("gopus", func(b *testing.B) {
 		s := fixture48k(b, "long-story.wav")
-		enc, _ := gopus.NewEncoder(48000, 2, gopus.Voip)
+		enc, _ := gopus.NewEncoder(48000, 2, gopus.Audio) // the application Playback uses
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

@@ -47,6 +47,8 @@ func (s *session) listenerConfig() audio.ListenerConfig {
 	}
 	if c.MinUtteranceMs > 0 {
 		v.MinUtterance = time.Duration(c.MinUtteranceMs) * time.Millisecond
+	} else {
+		v.MinUtterance = -1 // 0 in the config keeps every utterance (the VAD's own 0 means its default)
 	}
 	if c.MaxUtteranceMs > 0 {
 		v.MaxUtterance = time.Duration(c.MaxUtteranceMs) * time.Millisecond

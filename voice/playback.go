@@ -54,7 +54,7 @@ type Playback struct {
 // NewPlayback returns a Playback for PCM in format in (llm.SpeechSampleRate
 // mono for TTS) sending through conn. m may be nil; now nil means time.Now.
 func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (*Playback, error) {
-	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationVoIP, Bitrate: 64000, Complexity: 5}, nil)
+	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationAudio, Bitrate: 64000, Complexity: 5}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("voice: playback: %w", err)
 	}
