@@ -78,54 +78,29 @@ func (w *Watcher) Reload() error {
 // of them the new file tried to change.
 func keepStartupSettings(old, next *Config) []string {
 	var changed []string
-	if !reflect.DeepEqual(old.Discord, next.Discord) {
-		changed = append(changed, "discord")
-		next.Discord = old.Discord
-	}
-	if old.Store != next.Store {
-		changed = append(changed, "store")
-		next.Store = old.Store
-	}
-	if old.Metrics != next.Metrics {
-		changed = append(changed, "metrics")
-		next.Metrics = old.Metrics
-	}
-	if old.Log.Format != next.Log.Format {
-		changed = append(changed, "log.format")
-		next.Log.Format = old.Log.Format
-	}
-	// The reply model's client is built once at start with these.
-	if old.LLM.BaseURL != next.LLM.BaseURL {
-		changed = append(changed, "llm.baseUrl")
-		next.LLM.BaseURL = old.LLM.BaseURL
-	}
-	if old.LLM.API != next.LLM.API {
-		changed = append(changed, "llm.api")
-		next.LLM.API = old.LLM.API
-	}
-	if old.LLM.TimeoutSeconds != next.LLM.TimeoutSeconds {
-		changed = append(changed, "llm.timeoutSeconds")
-		next.LLM.TimeoutSeconds = old.LLM.TimeoutSeconds
-	}
-	if old.LLM.MaxRetries != next.LLM.MaxRetries {
-		changed = append(changed, "llm.maxRetries")
-		next.LLM.MaxRetries = old.LLM.MaxRetries
-	}
+	keep(&changed, "discord", old.Discord, &next.Discord)
+	keep(&changed, "store", old.Store, &next.Store)
+	keep(&changed, "metrics", old.Metrics, &next.Metrics)
+	keep(&changed, "log.format", old.Log.Format, &next.Log.Format)
+	// The model client is built once at start with these.
+	keep(&changed, "llm.baseUrl", old.LLM.BaseURL, &next.LLM.BaseURL)
+	keep(&changed, "llm.api", old.LLM.API, &next.LLM.API)
+	keep(&changed, "llm.timeoutSeconds", old.LLM.TimeoutSeconds, &next.LLM.TimeoutSeconds)
+	keep(&changed, "llm.maxRetries", old.LLM.MaxRetries, &next.LLM.MaxRetries)
 	// The voice service is built once at start for one mode and pacer.
-	if old.Voice.Mode != next.Voice.Mode {
-		changed = append(changed, "voice.mode")
-		next.Voice.Mode = old.Voice.Mode
-	}
-	if old.Voice.RealtimeReplyStrategy != next.Voice.RealtimeReplyStrategy {
-		changed = append(changed, "voice.realtimeReplyStrategy")
-		next.Voice.RealtimeReplyStrategy = old.Voice.RealtimeReplyStrategy
-	}
-	if old.Voice.SendRealtimePriority != next.Voice.SendRealtimePriority {
-		changed = append(changed, "voice.sendRealtimePriority")
-		next.Voice.SendRealtimePriority = old.Voice.SendRealtimePriority
-	}
+	keep(&changed, "voice.mode", old.Voice.Mode, &next.Voice.Mode)
+	keep(&changed, "voice.realtimeReplyStrategy", old.Voice.RealtimeReplyStrategy, &next.Voice.RealtimeReplyStrategy)
+	keep(&changed, "voice.sendRealtimePriority", old.Voice.SendRealtimePriority, &next.Voice.SendRealtimePriority)
 	next.Secrets = old.Secrets
 	return changed
+}
+
+// keep restores *next to old when they differ and records name in changed.
+func keep[T comparable](changed *[]string, name string, old T, next *T) {
+	if old != *next {
+		*changed = append(*changed, name)
+		*next = old
+	}
 }
 
 // Run watches the file for changes until ctx is done, reloading after writes settle. It
