@@ -207,6 +207,9 @@ func ParseConfidence(raw string) (float64, bool) {
 		return 0, false
 	}
 	percent := end < len(s) && s[end] == '%'
+	if !percent && v > 1 && strings.Contains(num, ".") {
+		return 0, false // "1.5" is neither a probability nor a whole percentage
+	}
 	if percent || v > 1 {
 		if v > 100 {
 			return 0, false

@@ -136,6 +136,7 @@ func TestParseConfidence(t *testing.T) {
 		{"0.93", 0.93, true}, {"  1", 1, true}, {"0", 0, true}, {"85%", 0.85, true}, {"85", 0.85, true},
 		{"Confidence: 0.4", 0.4, true}, {"YES", 1, true}, {"no", 0, true}, {"maybe", 0, false},
 		{"250", 0, false}, {"...", 0, false}, {"0.8.", 0.8, true}, {"NO.", 0, true}, {"Yes.", 1, true}, {".75", 0.75, true}, {"1.", 1, true}, {"Confidence: 0.85 (high).", 0.85, true},
+		{"1.5", 0, false}, {"12.5%", 0.125, true}, {"99.0", 0, false},
 	}
 	for _, tc := range tests {
 		got, ok := ParseConfidence(tc.in)
