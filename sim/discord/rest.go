@@ -158,9 +158,16 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 
 var errInvalidJSON = &apiError{400, 50109, "The request body contains invalid JSON."}
 
-// decodeBody reads a JSON request body into v; an empty body is an error.
+// maxBody is the largest JSON body accepted; Discord answers larger ones with 413.
+const maxBody = 1 << 20
+
+// decodeBody reads a JSON request body into v; an empty body is an error, a body over maxBody
+// is 413 Request entity too large (code 40005), as on Discord.
 func decodeBody(q *apiRequest, v any) error {
-	b, err := io.ReadAll(io.LimitReader(q.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(q.Body, maxBody+1))
+	if len(b) > maxBody {
+		return &apiError{http.StatusRequestEntityTooLarge, 40005, "Request entity too large"}
+	}
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return errInvalidJSON
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -520,5 +521,19 @@ func TestRESTMoreRoutes(t *testing.T) {
 	}
 	if _, err := w.sim.InvokeCommand(w.alice, w.text, "ping"); err == nil {
 		t.Error("invoking a deleted command must fail")
+	}
+}
+
+func TestOversizedBodyIs413(t *testing.T) {
+	w := newWorld(t)
+	auth := "Bot " + w.sim.Token()
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	resp := rest(t, w.sim, "POST", "/api/v10/channels/"+string(w.text)+"/messages", auth,
+		map[string]any{"content": strings.Repeat("x", maxBody)}, &e)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || e.Code != 40005 {
+		t.Errorf("oversized body: %d %+v, want 413 code 40005", resp.StatusCode, e)
 	}
 }
