@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -328,5 +329,63 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 				t.Errorf("restart warning does not name %s: %s", tt.section, logs.String())
 			}
 		})
+	}
+}
+
+// TestReloadOnSymlinkSwap: a config mounted the way Kubernetes mounts a ConfigMap (the file is a
+// symlink through ..data, which is swapped atomically) is reloaded when ..data changes.
+func TestReloadOnSymlinkSwap(t *testing.T) {
+	dir := t.TempDir()
+	mkVersion := func(name, yaml string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "banter.yaml"), []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkVersion("..v1", "voice:\n  replyEagerness: 10\n")
+	if err := os.Symlink("..v1", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "banter.yaml")
+	if err := os.Symlink(filepath.Join("..data", "banter.yaml"), path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	changes := make(chan *Config, 4)
+	w.Subscribe(func(_, updated *Config) { changes <- updated })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	deadline := time.After(10 * time.Second)
+	for i := 2; ; i++ {
+		// The swap as Kubernetes does it: a new folder, a temporary link, renamed over ..data.
+		v := fmt.Sprintf("..v%d", i)
+		mkVersion(v, "voice:\n  replyEagerness: 70\n")
+		tmp := filepath.Join(dir, "..data_tmp")
+		if err := os.Symlink(v, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-changes:
+			if got.Voice.ReplyEagerness != 70 {
+				t.Fatalf("reloaded eagerness %d, want 70", got.Voice.ReplyEagerness)
+			}
+			return
+		case <-time.After(400 * time.Millisecond): // the watch may not have been in place yet
+		case <-deadline:
+			t.Fatal("symlink swap not picked up")
+		}
 	}
 }

@@ -125,6 +125,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	const settle = 150 * time.Millisecond
 	var timer *time.Timer
 	var fire <-chan time.Time
+	// A config mounted through symlinks (a Kubernetes ConfigMap: banter.yaml -> ..data/banter.yaml,
+	// ..data -> a timestamped folder) changes by swapping the ..data link: the file's own name
+	// sees no event, but what it resolves to changes.
+	target, _ := filepath.EvalSymlinks(abs)
 	for {
 		select {
 		case <-ctx.Done():
@@ -133,8 +137,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) != abs || !ev.Has(fsnotify.Write|fsnotify.Create|fsnotify.Rename) {
+			if !ev.Has(fsnotify.Write | fsnotify.Create | fsnotify.Rename) {
 				continue
+			}
+			if filepath.Clean(ev.Name) != abs {
+				now, _ := filepath.EvalSymlinks(abs)
+				if now == target {
+					continue
+				}
+				target = now
 			}
 			if timer == nil {
 				timer = time.NewTimer(settle)
