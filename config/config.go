@@ -190,6 +190,10 @@ type Voice struct {
 	// at this priority (1-99), which keeps send jitter under 2 ms even on a busy machine. It
 	// needs CAP_SYS_NICE; without it banter logs once and uses the normal pacer.
 	SendRealtimePriority int `yaml:"sendRealtimePriority"`
+	// SendSpinMs is how long before each 20 ms frame slot the sender yields instead of sleeping
+	// (finer timing for a few sessions); 0 keeps the transport's default (1 ms), -1 turns it
+	// off, which is better when one process hosts many voice sessions.
+	SendSpinMs int `yaml:"sendSpinMs"`
 }
 
 // VoiceChannelRef names a voice channel in a guild.

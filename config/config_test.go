@@ -304,6 +304,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"voice mode", "voice:\n  mode: realtime\n", "voice.mode", func(c *Config) bool { return c.Voice.Mode == "stt_pipeline" }},
 		{"realtime strategy", "voice:\n  realtimeReplyStrategy: native\n", "voice.realtimeReplyStrategy", func(c *Config) bool { return c.Voice.RealtimeReplyStrategy == "brain" }},
 		{"send priority", "voice:\n  sendRealtimePriority: 10\n", "voice.sendRealtimePriority", func(c *Config) bool { return c.Voice.SendRealtimePriority == 0 }},
+		{"send spin", "voice:\n  sendSpinMs: -1\n", "voice.sendSpinMs", func(c *Config) bool { return c.Voice.SendSpinMs == 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,6 +120,7 @@ func (c *Config) Validate() error {
 	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
+	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
 
 	for i, w := range c.Safety.BanWords {
 		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)

@@ -91,6 +91,7 @@ func keepStartupSettings(old, next *Config) []string {
 	keep(&changed, "voice.mode", old.Voice.Mode, &next.Voice.Mode)
 	keep(&changed, "voice.realtimeReplyStrategy", old.Voice.RealtimeReplyStrategy, &next.Voice.RealtimeReplyStrategy)
 	keep(&changed, "voice.sendRealtimePriority", old.Voice.SendRealtimePriority, &next.Voice.SendRealtimePriority)
+	keep(&changed, "voice.sendSpinMs", old.Voice.SendSpinMs, &next.Voice.SendSpinMs)
 	next.Secrets = old.Secrets
 	return changed
 }

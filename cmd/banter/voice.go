@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,7 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *ll
 		DAVEMetrics:      dave.NewMetrics(reg),
 
 		SendRealtimePriority: cfg.Voice.SendRealtimePriority,
+		SendSpin:             sendSpin(cfg.Voice.SendSpinMs),
 	}
 	if cfg.Voice.Mode == "realtime" {
 		rc, err := realtime.FromConfig(cfg)
@@ -87,4 +89,12 @@ func voiceTLS(caFile string) (*tls.Config, error) {
 		return nil, fmt.Errorf("discord.voiceCaFile: %s holds no PEM certificate", caFile)
 	}
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// sendSpin maps voice.sendSpinMs onto discord/voice's SendSpin (0 default, negative off).
+func sendSpin(ms int) time.Duration {
+	if ms < 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
 }
