@@ -34,6 +34,12 @@ import {
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 
+// @discordjs/voice chooses its xchacha20 library with an asynchronous import when the module
+// loads, and fails with "no valid encryption package" if audio flows before that finishes. A
+// real bot joins long after; against the simulator the first packet can arrive within
+// milliseconds, so let the import settle first.
+await new Promise((resolve) => setTimeout(resolve, 300));
+
 const env = (k) => {
   const v = process.env[k];
   if (!v) {
