@@ -125,12 +125,6 @@ func (m *Metrics) in() {
 	}
 }
 
-func (m *Metrics) out() {
-	if m != nil {
-		inc(m.packetsOut)
-	}
-}
-
 func (m *Metrics) addLost(n int) {
 	if m != nil && n > 0 {
 		m.lost.Add(float64(n))

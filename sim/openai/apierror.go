@@ -78,15 +78,3 @@ func badRequest(w http.ResponseWriter, param, msg string) {
 		Message: msg, Type: "invalid_request_error", Param: strp(param),
 	}, 0)
 }
-
-// writeJSON writes v as a 200 JSON body.
-func writeJSON(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, errorFor(500, "openaisim: encode: "+err.Error()), 0)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	_, _ = w.Write(b)
-}

@@ -67,17 +67,6 @@ func directPath(x, n uint32) []uint32 {
 	return d
 }
 
-// copath is the siblings of x and of its direct path, excluding the root.
-func copath(x, n uint32) []uint32 {
-	r := root(n)
-	var c []uint32
-	for x != r {
-		c = append(c, sibling(x))
-		x = parent(x)
-	}
-	return c
-}
-
 // isAncestor reports whether a is a (non-strict) ancestor of x.
 func isAncestor(a, x uint32) bool {
 	k := level(a)
