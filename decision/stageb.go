@@ -70,13 +70,7 @@ func isSkipTrue(t string) bool {
 // StripSentinels removes every "[SKIP]" (any case) from s and trims the
 // result.
 func StripSentinels(s string) string {
-	for {
-		i := indexFold(s, SkipSentinel)
-		if i < 0 {
-			return strings.TrimSpace(s)
-		}
-		s = s[:i] + s[i+len(SkipSentinel):]
-	}
+	return strings.TrimSpace(removeSentinels(s))
 }
 
 // indexFold returns the index of the first ASCII case-insensitive match of

@@ -77,6 +77,14 @@ func TestStreamFilter(t *testing.T) {
 		{"bracket that is not a sentinel", []string{"See [1", "] for more"}, "See [1] for more", ReasonModelReplied},
 		{"empty", []string{"", "  "}, "", ReasonEmptyReply},
 		{"partial sentinel at end", []string{"ok [SK"}, "ok [SK", ReasonModelReplied},
+		// A sentinel whose removal closes an outer one: the outer "[" must
+		// not be released before the text after the inner one is seen.
+		{"nested sentinel cut in the inner one", []string{"[[SK", "IP]SKIP]"}, "", ReasonEmptyReply},
+		{"nested sentinel after text", []string{"Sure [", "[SKIP]", "SKIP] thing"}, "Sure  thing", ReasonModelReplied},
+		{"three deep one byte at a time", strings.Split("ok [[[SKIP]SKIP]SKIP]!", ""), "ok !", ReasonModelReplied},
+		{"nested prefixes then plain text", []string{"a [[S[SK", " b"}, "a [[S[SK b", ReasonModelReplied},
+		{"nested lower case", []string{"x [[s", "kip]Skip] y"}, "x  y", ReasonModelReplied},
+		{"bracket run closed late", []string{"[[[ ", "[SKIP] z"}, "[[[  z", ReasonModelReplied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +98,7 @@ func TestStreamFilter(t *testing.T) {
 			if got := strings.TrimSpace(b.String()); got != tc.want || reason != tc.reason {
 				t.Errorf("got %q, %v; want %q, %v", got, reason, tc.want, tc.reason)
 			}
-			if strings.Contains(strings.ToUpper(b.String()), SkipSentinel) {
+			if indexFold(b.String(), SkipSentinel) >= 0 {
 				t.Errorf("sentinel leaked: %q", b.String())
 			}
 		})
@@ -197,7 +205,8 @@ func FuzzStreamFilter(f *testing.F) {
 		out := fl.Push(s[:k]) + fl.Push(s[k:])
 		rest, reason := fl.Finish()
 		out += rest
-		if strings.Contains(strings.ToUpper(out), SkipSentinel) {
+		// The sentinel is matched in ASCII case folding (indexFold).
+		if indexFold(out, SkipSentinel) >= 0 {
 			t.Fatalf("sentinel leaked from %q (cut %d): %q", s, k, out)
 		}
 		if reason != ReasonModelReplied && strings.TrimSpace(out) != "" {

@@ -49,25 +49,76 @@ func (f *StreamFilter) Push(delta string) string {
 			return ""
 		}
 		f.state = streamSpeaking
-		delta, f.held = strings.TrimLeft(f.held, " \t\r\n"), ""
+		return f.speak(strings.TrimLeft(f.held, " \t\r\n"))
 	}
-	s := f.held + delta
-	f.held = ""
-	for {
-		i := indexFold(s, SkipSentinel)
-		if i < 0 {
-			break
-		}
-		s = s[:i] + s[i+len(SkipSentinel):]
-	}
-	// Keep back a tail that may grow into a sentinel.
-	if j := strings.LastIndexByte(s, '['); j >= 0 && len(s)-j < len(SkipSentinel) && hasPrefixFold(SkipSentinel, s[j:]) {
-		s, f.held = s[:j], s[j:]
-	}
+	return f.speak(f.held + delta)
+}
+
+// speak passes on text once the reply is known to be spoken. s is the held
+// tail plus the new delta. Every sentinel is removed, also one that only
+// forms once an inner one is gone ("[[SKIP]SKIP]" is "[SKIP]" once, then
+// nothing), and the tail that later text could still turn into a sentinel
+// is held back: not only a "[SK" at the very end but every run of sentinel
+// beginnings ("[[S[SK"), since each can close in turn ("IP]KIP]SKIP]").
+func (f *StreamFilter) speak(s string) string {
+	s = removeSentinels(s)
+	k := sentinelTail(s)
+	s, f.held = s[:k], s[k:]
 	if s != "" {
 		f.emitted = true
 	}
 	return s
+}
+
+// removeSentinels removes every "[SKIP]" (ASCII case-insensitive) from s
+// until none is left, in one pass: the kept bytes are a stack, and a ']'
+// that completes a sentinel on top of it pops the sentinel, which exposes
+// the bytes before it to the text after it. The sentinel has no border (no
+// proper prefix is also a suffix), so the result is the same in whatever
+// order occurrences are removed.
+func removeSentinels(s string) string {
+	if indexFold(s, SkipSentinel) < 0 {
+		return s
+	}
+	n := len(SkipSentinel)
+	buf := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		buf = append(buf, s[i])
+		if s[i] == ']' && len(buf) >= n && isSentinelPrefix(string(buf[len(buf)-n:])) {
+			buf = buf[:len(buf)-n]
+		}
+	}
+	return string(buf)
+}
+
+// sentinelTail returns where the longest suffix of s starts that later text
+// could remove: a run of proper sentinel beginnings ("[", "[S", ... "[SKIP",
+// any case). s holds no whole sentinel (removeSentinels ran). Everything
+// before it is final.
+func sentinelTail(s string) int {
+	start := len(s)
+	for end := len(s); end > 0; end = start {
+		j := strings.LastIndexByte(s[:end], '[')
+		if j < 0 || end-j >= len(SkipSentinel) || !isSentinelPrefix(s[j:end]) {
+			break
+		}
+		start = j
+	}
+	return start
+}
+
+// isSentinelPrefix reports whether p is a prefix of "[SKIP]" in ASCII case
+// folding (the sentinel itself included).
+func isSentinelPrefix(p string) bool {
+	if len(p) > len(SkipSentinel) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if lower(p[i]) != lower(SkipSentinel[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Skipped reports whether the reply has been recognised as a skip.
