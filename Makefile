@@ -32,5 +32,11 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## fuzz: run every fuzz target for FUZZTIME each (default 60s; not part of make test) and print a table
+FUZZTIME  ?= 60s
+.PHONY: fuzz
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
+
 clean:
 	rm -rf bin
