@@ -154,6 +154,24 @@ func TestParseConfidence(t *testing.T) {
 	}
 }
 
+// FuzzParseConfidence feeds arbitrary classifier answers (model output):
+// an accepted answer is a probability in [0,1], never NaN.
+func FuzzParseConfidence(f *testing.F) {
+	for _, s := range []string{"0.93", "85%", "YES", "no", "Confidence: 0.85 (high).", "1e308", "NaN", "Inf%",
+		"0.0000000000000000000000001", "100%", "100.000001%", "..5", "5..", "9" + strings.Repeat("9", 400)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := ParseConfidence(s)
+		if ok && !(v >= 0 && v <= 1) {
+			t.Fatalf("ParseConfidence(%q) = %v, accepted", s, v)
+		}
+		if !ok && v != 0 {
+			t.Fatalf("ParseConfidence(%q) rejected but returned %v", s, v)
+		}
+	})
+}
+
 func FuzzParseReply(f *testing.F) {
 	for _, tc := range replyCases() {
 		f.Add(tc.in)
