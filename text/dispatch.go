@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -133,9 +132,15 @@ func (s *Service) targetGone(ctx context.Context, channelID, id string, sendErr 
 // sentence and word boundaries, in that order.
 func splitMessage(text string, limit int) []string {
 	text = strings.TrimSpace(text)
+	limit = max(limit, 1) // a part holds at least one character, or the loop never ends
 	var parts []string
-	for utf8.RuneCountInString(text) > limit {
+	for {
+		// Only the next limit runes are counted, not the whole rest: a long
+		// reply with a small limit stays linear.
 		cut := byteIndexOfRune(text, limit)
+		if cut == len(text) {
+			break
+		}
 		window := text[:cut]
 		at := -1
 		for _, sep := range []string{"\n\n", "\n"} {

@@ -140,3 +140,12 @@ func TestBanWordsFoldCase(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSplitMessageLong splits a 100 KB reply into small parts: the work
+// is linear in the reply (it was quadratic: every cut recounted the rest).
+func BenchmarkSplitMessageLong(b *testing.B) {
+	in := strings.Repeat("word ", 20000)
+	for b.Loop() {
+		splitMessage(in, 20)
+	}
+}
