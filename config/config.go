@@ -280,9 +280,10 @@ type Metrics struct {
 
 // Store configures persistence.
 type Store struct {
-	// Driver is "sqlite".
+	// Driver is "sqlite" (embedded, one process) or "postgres" (shared by several processes).
 	Driver string `yaml:"driver"`
-	// DSN is the SQLite file path.
+	// DSN is the SQLite file path, or the Postgres connection string (postgres://user@host/db;
+	// the password belongs in PGPASSWORD).
 	DSN string `yaml:"dsn"`
 	// RetentionDays prunes stored messages older than this; 0 keeps them forever.
 	RetentionDays int `yaml:"retentionDays"`

@@ -159,7 +159,7 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st, err := store.Open(ctx, a.cfg.Store.DSN)
+	st, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
 	if err != nil {
 		return err
 	}
