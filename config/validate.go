@@ -131,6 +131,7 @@ func (c *Config) Validate() error {
 			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
 		}
 	}
+	v.validateProviders(c)
 	v.enum("store.driver", c.Store.Driver, storeDrivers)
 	v.nonEmpty("store.dsn", c.Store.DSN)
 	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
