@@ -115,7 +115,9 @@ func testPersonasAndLedger(t *testing.T, s Store) {
 
 // TestLedgerStaysSmallWithoutPrune: recording a prompt drops the channel's rows older than the
 // ledger's hour, so the table does not grow when retention pruning is off.
-func TestLedgerStaysSmallWithoutPrune(t *testing.T) { forEachDriver(t, testLedgerStaysSmallWithoutPrune) }
+func TestLedgerStaysSmallWithoutPrune(t *testing.T) {
+	forEachDriver(t, testLedgerStaysSmallWithoutPrune)
+}
 
 func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	ctx := context.Background()
@@ -140,7 +142,6 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 		t.Errorf("another channel's row was trimmed: %v, %v", counts, err)
 	}
 }
-
 
 func TestSearchMessages(t *testing.T) { forEachDriver(t, testSearchMessages) }
 
