@@ -127,6 +127,8 @@ func pgMigrations() []string {
 		ALTER TABLE messages ADD COLUMN content_tsv tsvector
 			GENERATED ALWAYS AS (to_tsvector('simple', search_text)) STORED;
 		CREATE INDEX messages_content_tsv ON messages USING GIN (content_tsv);`,
+		// 3: when each identify rate-limit key may next identify (sharding across processes).
+		`CREATE TABLE identify_slots (key INT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 	}
 }
 
