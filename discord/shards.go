@@ -190,6 +190,9 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 			if s, err = NewSession(opts.Session); err != nil {
 				return nil, err
 			}
+			// One HTTP client for the process: REST is not bound to a shard, and the
+			// process's share of the global limit (RESTPerSecond) holds across its shards.
+			s.Client = probe.Client
 		}
 		s.ShardID, s.ShardCount = id, count
 		sh.sessions[id] = s
