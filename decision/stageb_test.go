@@ -233,5 +233,30 @@ func FuzzStreamFilter(f *testing.F) {
 		if hasPrefixFold(strings.TrimLeft(s, " \t\r\n\"'`*_"), SkipSentinel) && reason != ReasonLLMSkip {
 			t.Fatalf("leading sentinel in %q gave %v", s, reason)
 		}
+		// One byte at a time: every cut at once.
+		var bf StreamFilter
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			b.WriteString(bf.Push(s[i : i+1]))
+		}
+		rest, _ = bf.Finish()
+		b.WriteString(rest)
+		if indexFold(b.String(), SkipSentinel) >= 0 {
+			t.Fatalf("sentinel leaked from %q fed bytewise: %q", s, b.String())
+		}
 	})
+}
+
+// BenchmarkStreamFilterBracketRun streams a reply of 4000 "[" a byte at a
+// time, all of which must be held (each could still close into a sentinel):
+// the work per delta is the delta's, not the held tail's.
+func BenchmarkStreamFilterBracketRun(b *testing.B) {
+	for b.Loop() {
+		var f StreamFilter
+		f.Push("ok ")
+		for range 4000 {
+			f.Push("[")
+		}
+		f.Finish()
+	}
 }

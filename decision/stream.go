@@ -1,6 +1,9 @@
 package decision
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // StreamFilter applies Stage B to a streamed reply (voice): it holds text
 // back while it could still be the start of "[SKIP]" or of a structured
@@ -11,7 +14,8 @@ import "strings"
 // concurrent use.
 type StreamFilter struct {
 	state   streamState
-	held    string // undecided or structured text, or a possible sentinel tail
+	held    string // undecided or structured text
+	tail    []byte // while speaking: a run of sentinel beginnings held back
 	emitted bool
 }
 
@@ -51,23 +55,37 @@ func (f *StreamFilter) Push(delta string) string {
 		f.state = streamSpeaking
 		return f.speak(strings.TrimLeft(f.held, " \t\r\n"))
 	}
-	return f.speak(f.held + delta)
+	return f.speak(delta)
 }
 
-// speak passes on text once the reply is known to be spoken. s is the held
-// tail plus the new delta. Every sentinel is removed, also one that only
-// forms once an inner one is gone ("[[SKIP]SKIP]" is "[SKIP]" once, then
-// nothing), and the tail that later text could still turn into a sentinel
-// is held back: not only a "[SK" at the very end but every run of sentinel
-// beginnings ("[[S[SK"), since each can close in turn ("IP]KIP]SKIP]").
-func (f *StreamFilter) speak(s string) string {
-	s = removeSentinels(s)
-	k := sentinelTail(s)
-	s, f.held = s[:k], s[k:]
-	if s != "" {
+// speak passes on text once the reply is known to be spoken. Every
+// sentinel is removed, also one that only forms once an inner one is gone
+// ("[[SKIP]SKIP]" is "[SKIP]" once, then nothing), and the tail that later
+// text could still turn into a sentinel is held back: not only a "[SK" at
+// the very end but every run of sentinel beginnings ("[[S[SK"), since each
+// can close in turn ("IP]KIP]SKIP]").
+//
+// The held tail is a stack (see removeSentinels) that the delta's bytes are
+// pushed on, so the work per delta is proportional to the delta, not to the
+// tail: a reply of a thousand "[" streamed a byte at a time stays linear.
+func (f *StreamFilter) speak(delta string) string {
+	n := len(SkipSentinel)
+	// Every prefix of the held tail is itself a run of sentinel beginnings.
+	known := len(f.tail)
+	for i := 0; i < len(delta); i++ {
+		f.tail = append(f.tail, delta[i])
+		if delta[i] == ']' && len(f.tail) >= n && isSentinelPrefix(f.tail[len(f.tail)-n:]) {
+			f.tail = f.tail[:len(f.tail)-n]
+			known = min(known, len(f.tail))
+		}
+	}
+	k := sentinelTail(f.tail, known)
+	out := string(f.tail[:k])
+	f.tail = append(f.tail[:0], f.tail[k:]...)
+	if out != "" {
 		f.emitted = true
 	}
-	return s
+	return out
 }
 
 // removeSentinels removes every "[SKIP]" (ASCII case-insensitive) from s
@@ -84,7 +102,7 @@ func removeSentinels(s string) string {
 	buf := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		buf = append(buf, s[i])
-		if s[i] == ']' && len(buf) >= n && isSentinelPrefix(string(buf[len(buf)-n:])) {
+		if s[i] == ']' && len(buf) >= n && isSentinelPrefix(buf[len(buf)-n:]) {
 			buf = buf[:len(buf)-n]
 		}
 	}
@@ -93,23 +111,26 @@ func removeSentinels(s string) string {
 
 // sentinelTail returns where the longest suffix of s starts that later text
 // could remove: a run of proper sentinel beginnings ("[", "[S", ... "[SKIP",
-// any case). s holds no whole sentinel (removeSentinels ran). Everything
-// before it is final.
-func sentinelTail(s string) int {
+// any case). s holds no whole sentinel, and s[:known] is known to be such a
+// run, so the scan stops on reaching it. Everything before is final.
+func sentinelTail(s []byte, known int) int {
 	start := len(s)
 	for end := len(s); end > 0; end = start {
-		j := strings.LastIndexByte(s[:end], '[')
+		j := bytes.LastIndexByte(s[:end], '[')
 		if j < 0 || end-j >= len(SkipSentinel) || !isSentinelPrefix(s[j:end]) {
 			break
 		}
 		start = j
+		if j < known {
+			return 0
+		}
 	}
 	return start
 }
 
 // isSentinelPrefix reports whether p is a prefix of "[SKIP]" in ASCII case
 // folding (the sentinel itself included).
-func isSentinelPrefix(p string) bool {
+func isSentinelPrefix[T string | []byte](p T) bool {
 	if len(p) > len(SkipSentinel) {
 		return false
 	}
@@ -142,7 +163,8 @@ func (f *StreamFilter) Finish() (rest string, reason Reason) {
 		f.emitted = true
 		return cleaned, r
 	}
-	rest = strings.TrimRight(held, " \t\r\n")
+	rest = strings.TrimRight(string(f.tail), " \t\r\n")
+	f.tail = f.tail[:0]
 	if rest != "" {
 		f.emitted = true
 	}
