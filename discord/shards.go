@@ -26,11 +26,16 @@ func ShardOf(guildID string, count int) (int, error) {
 	return int((id >> 22) % uint64(count)), nil
 }
 
+// MaxShards bounds a shard count, whether configured or read from GET /gateway/bot: far above
+// what the largest bots run (one shard per 1,000–2,500 guilds; the config allows as many), low enough that a wrong or
+// hostile count cannot make the process allocate or loop without end.
+const MaxShards = 100000
+
 // ParseShardIDs reads the shards a process runs: "" (all of them), "3", "0-3", "0-1,4,6-7".
-// Every id must be below count, and none may repeat.
+// Every id must be below count, and none may repeat. count is at most MaxShards.
 func ParseShardIDs(spec string, count int) ([]int, error) {
-	if count < 1 {
-		return nil, fmt.Errorf("discord: shard ids: shard count %d < 1", count)
+	if count < 1 || count > MaxShards {
+		return nil, fmt.Errorf("discord: shard ids: shard count %d is not in 1..%d", count, MaxShards)
 	}
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -41,6 +46,7 @@ func ParseShardIDs(spec string, count int) ([]int, error) {
 		return all, nil
 	}
 	var ids []int
+	listed := make([]bool, count)
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
@@ -52,13 +58,14 @@ func ParseShardIDs(spec string, count int) ([]int, error) {
 		if err1 != nil || err2 != nil || first < 0 || last < first {
 			return nil, fmt.Errorf("discord: shard ids %q: %q is not an id or a range like 0-3", spec, part)
 		}
+		if last >= count {
+			return nil, fmt.Errorf("discord: shard ids %q: shard %d is not below the shard count %d", spec, max(first, count), count)
+		}
 		for id := first; id <= last; id++ {
-			if id >= count {
-				return nil, fmt.Errorf("discord: shard ids %q: shard %d is not below the shard count %d", spec, id, count)
-			}
-			if slices.Contains(ids, id) {
+			if listed[id] {
 				return nil, fmt.Errorf("discord: shard ids %q: shard %d listed twice", spec, id)
 			}
+			listed[id] = true
 			ids = append(ids, id)
 		}
 	}
@@ -179,6 +186,9 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 			count = max(gb.Shards, 1)
 		}
 		maxConc = max(gb.SessionStartLimit.MaxConcurrency, 1)
+	}
+	if count > MaxShards {
+		return nil, fmt.Errorf("discord: shard count %d (configured, or from GET /gateway/bot) is above %d", count, MaxShards)
 	}
 	var ids []int
 	if opts.IDs == "" && opts.Processes > 1 {
