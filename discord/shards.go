@@ -26,9 +26,9 @@ func ShardOf(guildID string, count int) (int, error) {
 	return int((id >> 22) % uint64(count)), nil
 }
 
-// MaxShards bounds a shard count, whether configured or read from GET /gateway/bot: far above
-// what the largest bots run (one shard per 1,000–2,500 guilds; the config allows as many), low enough that a wrong or
-// hostile count cannot make the process allocate or loop without end.
+// MaxShards bounds a shard count, whether configured (the config allows as many) or read from
+// GET /gateway/bot: far above what the largest bots run (a shard per 1,000–2,500 guilds), low
+// enough that a wrong or hostile count cannot make the process allocate or loop without end.
 const MaxShards = 100000
 
 // ParseShardIDs reads the shards a process runs: "" (all of them), "3", "0-3", "0-1,4,6-7".
