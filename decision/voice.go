@@ -178,10 +178,6 @@ type fragment struct {
 	allNoise  bool // every word is a backchannel noise ("uh", "mm", "huh")
 }
 
-// noiseWords are backchannels that never carry an answer.
-var noiseWords = []string{"uh", "um", "umm", "uhm", "uhh", "er", "erm", "ah", "ahh", "oh", "ohh",
-	"huh", "hm", "hmm", "hmmm", "mm", "mhm", "mmhm"}
-
 // describe reads an utterance without the bot's name for the low-signal
 // rule. It stops once the utterance is known to be more than a fragment.
 func describe(s string) fragment {
@@ -220,7 +216,7 @@ func onlyGreetings(s string, m NameMatch) bool {
 			continue
 		}
 		w, _ := trimWord(s[tok.start:tok.end])
-		if lookupWord(w)&(flagGreeting|flagFiller) == 0 {
+		if lookupWord(w)&(flagGreeting|flagDiscourse|flagFiller) == 0 {
 			return false
 		}
 	}
