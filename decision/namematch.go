@@ -72,14 +72,14 @@ func (m NameMatch) Addressed() bool { return m.Kind == MatchAddress }
 // Confidence values of the name matcher, by position. Variants scale these
 // by their similarity to the name.
 const (
-	confAt        = 0.95
-	confGreeting  = 0.95
+	confAt         = 0.95
+	confGreeting   = 0.95
 	confLeadPunct  = 0.95 // "banter, ..." / "banter?"
 	confLeadClause = 0.9  // "banter can you ...", "banter what's ..."
 	confLead       = 0.8  // "banter night was fun": a bare name, then a content word
-	confVocative  = 0.9
-	confMerged    = 0.9
-	confMention   = 0.3
+	confVocative   = 0.9
+	confMerged     = 0.9
+	confMention    = 0.3
 )
 
 // nameForm is one compiled name or alias.
