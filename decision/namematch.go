@@ -221,6 +221,9 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 		st.openSingle(raw)
 		word, possessive := trimWord(raw)
 		for i := range forms {
+			if !mayMatch(word, &forms[i], st.lead, voice) {
+				continue
+			}
 			nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], &st, voice)
 			if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
 				best = nm
@@ -236,6 +239,21 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 		return NameMatch{}
 	}
 	return best
+}
+
+// mayMatch is the cheap pre-check of matchFormAt: could word be form f,
+// a greeting glued to it, or (voice) a variant or the first half of it?
+func mayMatch(word string, f *nameForm, lead, voice bool) bool {
+	d := len(word) - len(f.compact)
+	switch {
+	case len(word) == len(f.words[0]), lead && d > 0:
+		return true
+	case !voice || len(f.words) != 1 || len(word) < 2:
+		return false
+	case d >= -1 && d <= 2:
+		return f.keyLen > 0 && firstSound(word) == f.key[0]
+	}
+	return d < 0 && lower(word[0]) == lower(f.compact[0])
 }
 
 // matchFormAt tries form f at token tok, whose trimmed text is word: the

@@ -108,11 +108,16 @@ func maybeVariant(word string, f *nameForm) bool {
 	if len(word) > len(f.compact) && hasPrefixFold(word, f.compact) {
 		return false // "banters", "zorviks": the name inflected, a different word
 	}
+	return firstSound(word) == f.key[0]
+}
+
+// firstSound returns the first letter of the phonetic key of w, or 0.
+func firstSound(w string) byte {
 	var key [keyMax]byte
-	if phoneticKey(word[:min(len(word), 3)], &key) == 0 {
-		return false
+	if phoneticKey(w[:min(len(w), 3)], &key) == 0 {
+		return 0
 	}
-	return key[0] == f.key[0]
+	return key[0]
 }
 
 // variantSimilarity returns the similarity in (0,1] of word to the name
