@@ -301,7 +301,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 		}
 		variant = true
 	}
-	pos, conf := st.position(s, tok, tz, end, possessive)
+	pos, conf := st.position(s, tok, tz, end, possessive, variant)
 	if variant && pos == PositionMention {
 		return NameMatch{} // a look-alike word that addresses no one is just a word
 	}

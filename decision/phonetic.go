@@ -234,6 +234,8 @@ func substitution(a, b byte) int {
 func indel[T string | []byte](w T, i int) int {
 	c := lower(w[i])
 	switch {
+	case c == 'h' && i == len(w)-1 && i > 0 && isVowel(lower(w[i-1])):
+		return 0 // a spelled-out final vowel: "bantah"
 	case isVowel(c) || c == 'h':
 		return 1
 	case i > 0 && lower(w[i-1]) == c, i+1 < len(w) && lower(w[i+1]) == c:

@@ -32,6 +32,11 @@ type sentence struct {
 	discourse  bool // a discourse marker opened it ("ok", "so")
 	addressing bool // the clause greets, asks, orders, or says "you"
 	prevThank  bool // the previous word was "thank"
+	// other: the sentence opens by calling someone else ("mike can you
+	// reset banter"); whObject: it opens "what did you …", so a verb at
+	// its end has its object already ("what did you say banter").
+	other, whObject bool
+	words           int // words read in this sentence
 	// prev and prev2 are the two words before the current one in this
 	// sentence ("" when there are none).
 	prev, prev2 string
@@ -42,6 +47,7 @@ type sentence struct {
 
 func (st *sentence) newSentence() {
 	st.lead, st.greeted, st.discourse, st.addressing, st.prevThank = true, false, false, false, false
+	st.other, st.whObject, st.words = false, false, 0
 	st.prev, st.prev2 = "", ""
 }
 
@@ -79,12 +85,46 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 			if f&(flagQuestion|flagWh|flagImperative|flagAddrStart|flagSecond) != 0 {
 				st.addressing = true
 			}
+			st.other = f == 0 && callsSomeone(s, tz)
 		}
 		st.prevThank = isWord(word, "thank")
-	} else if !st.addressing && maybeSecond(word) && lookupWord(word)&flagSecond != 0 {
-		st.addressing = true
+	} else {
+		if !st.addressing && maybeSecond(word) && lookupWord(word)&flagSecond != 0 {
+			st.addressing = true
+		}
+		if st.words == 2 && isWord(st.prev2, "what", "who", "whom", "which") && lookupWord(st.prev)&flagAux != 0 &&
+			lookupWord(word)&flagSubject != 0 {
+			st.whObject = true // "what did you", "what do you"
+		}
 	}
+	st.words++
 	st.prev2, st.prev = st.prev, word
+}
+
+// callsSomeone reports whether the open-class word that starts a sentence
+// (tz is positioned after it) calls someone: a comma, a question or "you"
+// follows ("mike, ...", "mike can you ...", "sam what do you think").
+func callsSomeone(s string, tz tokenizer) bool {
+	nt, ok := tz.next()
+	if !ok {
+		return false
+	}
+	if nt.pre == sepComma {
+		return true
+	}
+	if nt.pre != sepSpace {
+		return false
+	}
+	w := trimQuotes(s[nt.start:nt.end])
+	f := lookupWord(w)
+	if f&(flagWh|flagSecond) != 0 {
+		return true
+	}
+	if f&flagAux != 0 {
+		nt2, ok := tz.next()
+		return ok && nt2.pre == sepSpace && lookupWord(trimQuotes(s[nt2.start:nt2.end]))&flagSubject != 0
+	}
+	return false
 }
 
 // maybeSecond is a cheap pre-check for second-person words.
@@ -134,7 +174,8 @@ func readFollowing(s string, tz tokenizer) (n following) {
 		}
 	}
 	n.boundary = f&flagTail != 0
-	n.about = f&flagAbout != 0 && !inversion
+	opening := f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail|flagQuestion) != 0
+	n.about = (f&flagAbout != 0 || (!opening && statementForm(w))) && !inversion
 	n.opener = inversion || f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail) != 0
 	return n
 }
@@ -142,7 +183,8 @@ func readFollowing(s string, tz tokenizer) (n following) {
 // position reads the position of a name that ends at end (tok is its first
 // word, tz is positioned after it) and returns it with its confidence;
 // PositionMention when the name does not address anyone.
-func (st *sentence) position(s string, tok token, tz tokenizer, end int, possessive bool) (Position, float64) {
+// A lookalike (a speech-recognition variant) is read more strictly.
+func (st *sentence) position(s string, tok token, tz tokenizer, end int, possessive, lookalike bool) (Position, float64) {
 	switch {
 	case possessive, st.quoted(s, end), strings.HasPrefix(s[end:], "]("):
 		return PositionMention, confMention // "banter's jokes", "he said 'banter, stop'", "[banter](https://…)"
@@ -173,7 +215,7 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 		}
 		return PositionMention, confMention
 	}
-	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question) {
+	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike) {
 		return PositionVocative, confVocative
 	}
 	return PositionMention, confMention
@@ -181,16 +223,20 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 
 // vocativeAfter reports whether the words before a name in the middle or
 // at the end of a sentence leave it free to be a vocative; question is set
-// when a '?' follows the name.
-func (st *sentence) vocativeAfter(question bool) bool {
+// when a '?' follows the name, lookalike for a speech-recognition variant.
+func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 	f, f2 := lookupWord(st.prev), lookupWord(st.prev2)
 	switch {
 	case f&flagGreeting != 0:
 		return f2&flagReport == 0 // "then he goes thanks banter": quoted speech
+	case st.other:
+		return false // "mike can you reset banter": mike is the one spoken to
 	case isWord(st.prev, "this", "that"):
-		// A pronoun when the clause speaks to someone ("why did you do that
-		// banter"), a determiner otherwise ("is that banter", "you call that banter").
-		return st.addressing && f2&(flagVerb|flagAux|flagPrep) == 0
+		// A pronoun when the clause speaks to someone ("why would you say
+		// that banter", "thanks for that banter"), a determiner otherwise
+		// ("is that banter", "you call that banter", "enough of that banter").
+		// A look-alike is a word: "who made this banner".
+		return !lookalike && st.addressing && f2&flagCopula == 0 && !isWord(st.prev2, "call", "calls", "called", "of")
 	case isWord(st.prev, "on"):
 		return isWord(st.prev2, "come", "hold", "go", "hang", "carry")
 	case isWord(st.prev, "up"):
@@ -199,16 +245,48 @@ func (st *sentence) vocativeAfter(question bool) bool {
 		return true // "I'm good banter", "you're funny banter": said of a person
 	case f&flagEnder != 0 && f2&flagAdj != 0:
 		return true // praise: "good call banter", "nice try banter"
+	case f&flagVerb != 0 && st.whObject:
+		return true // "what did you say banter": the verb's object is "what"
 	case f&(flagTaker|flagReport) != 0:
 		return false
+	case f == 0 && participle(st.prev):
+		return true // "we're all waiting zorvik", "I'm so tired banter"
 	case f&(flagEnder|flagDiscourse|flagWh|flagTail) != 0:
 		return true
 	case st.addressing || question:
 		return true
 	}
 	// An open-class word: a vocative unless it is itself inside a noun
-	// phrase ("the office banter", "love pub banter").
+	// phrase ("the office banter", "love pub banter") or a verb after a
+	// modal ("can't handle banter"); after a copula it is a predicate
+	// ("that's hilarious zorvik").
+	if f2&flagAux != 0 && f2&flagCopula == 0 {
+		return false
+	}
 	return f2&(flagDet|flagAdj|flagPrep|flagVerb|flagConj) == 0
+}
+
+// participle reports whether w looks like an -ing or -ed verb form.
+func participle(w string) bool {
+	return len(w) > 4 && (hasSuffixFold(w, "ing") || (hasSuffixFold(w, "ed") && !hasSuffixFold(w, "eed")))
+}
+
+// statementForm reports whether an open-class word after a sentence-initial
+// name makes a statement about it: a verb in -s or -ed, or an -ly adverb
+// ("banter needs", "banter roasted", "banter literally"), not a bare
+// imperative ("banter pass", "banter focus", "banter reply").
+func statementForm(w string) bool {
+	switch {
+	case len(w) < 4 || strings.ContainsAny(w, "'’"):
+		return false // "here's", "let's": contractions are not verb endings
+	case hasSuffixFold(w, "ly"):
+		return !hasSuffixFold(w, "ply")
+	case hasSuffixFold(w, "ed"):
+		return !hasSuffixFold(w, "eed")
+	case hasSuffixFold(w, "s"):
+		return !hasSuffixFold(w, "ss") && !hasSuffixFold(w, "us") && !hasSuffixFold(w, "is")
+	}
+	return false
 }
 
 // trimQuotes strips the quotes and underscores around a word, keeping any

@@ -33,6 +33,8 @@ const (
 	flagEnder                               // closes a clause: "me", "here", "again", "one"
 	flagTail                                // trails a clause: "lol", "please", "mate"
 	flagReport                              // introduces quoted speech: "said", "goes"
+	flagCopula                              // a copula: "is", "that's", "I'm"
+	flagGroup                               // addresses a group, not a person: "guys", "everyone"
 )
 
 // flagTaker marks words after which the name is an argument, never a
@@ -60,6 +62,7 @@ var wordTable = func() (t [27][]wordEntry) {
 		{imperativeWords, flagImperative}, {addrStartWords, flagAddrStart}, {detWords, flagDet},
 		{adjWords, flagAdj}, {prepWords, flagPrep}, {verbWords, flagVerb}, {conjWords, flagConj},
 		{enderWords, flagEnder}, {tailWords, flagTail}, {reportWords, flagReport | flagVerb},
+		{copulaWords, flagCopula | flagAux}, {groupWords, flagGroup},
 	} {
 		for _, w := range l.words {
 			b := &t[bucket(w[0])]
@@ -179,7 +182,7 @@ var (
 	questionWords = []string{
 		"can", "could", "would", "should", "will", "is", "are", "do", "does", "did", "have", "has",
 		"was", "were", "am", "may", "might", "shall", "isn't", "aren't", "don't", "doesn't", "didn't",
-		"can't", "won't", "wouldn't", "couldn't", "shouldn't", "whatcha",
+		"wouldn't", "couldn't", "shouldn't", "whatcha",
 	}
 	whWords = []string{
 		"what", "what's", "whats", "why", "how", "how's", "hows", "who", "who's", "whos", "where",
@@ -191,6 +194,15 @@ var (
 		"does", "did", "don't", "doesn't", "didn't", "can", "could", "will", "would", "should", "shall",
 		"may", "might", "must", "can't", "won't", "has", "have", "had", "gonna", "wanna", "gotta", "i'm",
 		"im", "we're", "they're", "you're", "youre", "get", "gets", "got", "let", "make", "makes",
+	}
+	copulaWords = []string{
+		"is", "was", "are", "were", "be", "been", "being", "am", "it's", "that's", "thats", "there's",
+		"here's", "he's", "she's", "who's", "what's", "i'm", "im", "we're", "they're", "you're", "youre",
+		"isn't", "wasn't", "aren't", "ain't",
+	}
+	groupWords = []string{
+		"guys", "everyone", "everybody", "folks", "people", "all", "y'all", "yall", "lads", "team",
+		"chat", "friends", "gang", "fam", "peeps",
 	}
 	subjectWords = []string{
 		"i", "you", "u", "ya", "we", "they", "he", "she", "it", "there", "this", "that", "these",
@@ -204,7 +216,7 @@ var (
 	// "I need a hand banter can you ...".
 	openerWords = []string{
 		"i", "i'm", "im", "i've", "i'll", "i'd", "you", "you're", "youre", "u", "we", "we're",
-		"let's", "lets", "please", "pls", "plz",
+		"let's", "lets", "please", "pls", "plz", "here's", "heres",
 	}
 	imperativeWords = []string{
 		"tell", "give", "show", "play", "say", "help", "stop", "let", "let's", "lets", "make", "find",
