@@ -36,6 +36,7 @@ type sentence struct {
 	// reset banter"); whObject: it opens "what did you …", so a verb at
 	// its end has its object already ("what did you say banter").
 	other, whObject bool
+	whLike          bool // it opens "what" or "how": "what's it like banter"
 	words           int // words read in this sentence
 	// prev and prev2 are the two words before the current one in this
 	// sentence ("" when there are none).
@@ -47,7 +48,7 @@ type sentence struct {
 
 func (st *sentence) newSentence() {
 	st.lead, st.greeted, st.discourse, st.addressing, st.prevThank = true, false, false, false, false
-	st.other, st.whObject, st.words = false, false, 0
+	st.other, st.whObject, st.whLike, st.words = false, false, false, 0
 	st.prev, st.prev2 = "", ""
 }
 
@@ -86,6 +87,7 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 				st.addressing = true
 			}
 			st.other = f == 0 && callsSomeone(s, tz)
+			st.whLike = isWord(word, "what", "what's", "whats", "how", "how's", "hows")
 		}
 		st.prevThank = isWord(word, "thank")
 	} else {
@@ -237,6 +239,8 @@ func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 		// ("is that banter", "you call that banter", "enough of that banter").
 		// A look-alike is a word: "who made this banner".
 		return !lookalike && st.addressing && f2&flagCopula == 0 && !isWord(st.prev2, "call", "calls", "called", "of")
+	case isWord(st.prev, "like") && st.whLike && f2&(flagVerb|flagAux) == 0:
+		return true // "what's the weather like banter"
 	case isWord(st.prev, "on"):
 		return isWord(st.prev2, "come", "hold", "go", "hang", "carry")
 	case isWord(st.prev, "up"):
@@ -260,8 +264,11 @@ func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 	// phrase ("the office banter", "love pub banter") or a verb after a
 	// modal ("can't handle banter"); after a copula it is a predicate
 	// ("that's hilarious zorvik").
-	if f2&flagAux != 0 && f2&flagCopula == 0 {
+	switch {
+	case f2&flagAux != 0 && f2&flagCopula == 0:
 		return false
+	case isWord(st.prev2, "a", "an"):
+		return true // "I have a question banter": a complete noun phrase
 	}
 	return f2&(flagDet|flagAdj|flagPrep|flagVerb|flagConj) == 0
 }

@@ -263,6 +263,8 @@ var (
 		"saw", "seen", "watch", "watched", "know", "knew", "try", "tried", "trying", "test", "tested",
 		"testing", "check", "checked", "cut", "stop", "stopped", "setup", "configure", "configured",
 		"thank", "greet", "greeted", "beat", "beats", "killed", "kill", "inviting", "adding",
+		"doing", "having", "making", "getting", "taking", "giving", "watching", "reading", "writing",
+		"posting", "sharing", "hearing", "seeing", "handle", "handling", "reset", "follow", "following",
 	}
 	conjWords = []string{
 		"and", "or", "nor", "but", "plus", "&", "if", "whether", "because", "cause", "cuz", "unless",
