@@ -37,7 +37,7 @@ type sentence struct {
 	// its end has its object already ("what did you say banter").
 	other, whObject bool
 	whLike          bool // it opens "what" or "how": "what's it like banter"
-	words           int // words read in this sentence
+	words           int  // words read in this sentence
 	// prev and prev2 are the two words before the current one in this
 	// sentence ("" when there are none).
 	prev, prev2 string
