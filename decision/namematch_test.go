@@ -34,6 +34,42 @@ func TestMatchText(t *testing.T) {
 		{"alias", "hey bant, you there?", MatchAddress, PositionGreeting, true, 0.9, "bant"},
 		{"multiword alias", "big b, play something", MatchAddress, PositionLeading, true, 0.9, "big b"},
 		{"unicode punctuation", "hi banter… are you awake", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		// Clause-final and interrupting vocatives without a comma.
+		{"thanks end", "thanks banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"good morning", "good morning banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"thank you so much", "thank you so much banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"question end", "can you hear me banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"statement end", "I need a hand here banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"thanks clause", "thanks for the help banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"imperative clause", "tell us a story banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"praise", "good call banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"predicate", "you're funny banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"what's up", "what's up banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"interrupting", "I need a hand here banter can you check", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"wh object", "what did you say banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"stranded like", "what's the weather like banter", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"trailing lol", "where are my keys banter lol", MatchAddress, PositionVocative, false, 0.85, "banter"},
+		{"hola", "hola banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"olá", "Olá banter, tudo bem?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"lead inversion", "banter is it going to rain", MatchAddress, PositionLeading, false, 0.85, "banter"},
+		{"lead question", "banter can you help", MatchAddress, PositionLeading, false, 0.85, "banter"},
+		// Talking about the bot, or the word.
+		{"noun aside", "ok so banter aside, are we on?", MatchMention, PositionMention, false, 0, "banter"},
+		{"determiner", "the banter in here is great", MatchMention, PositionMention, false, 0, "banter"},
+		{"adjective", "I love good banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"adjective end", "nice banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"object verb", "do you like banter?", MatchMention, PositionMention, false, 0, "banter"},
+		{"preposition", "what counts as banter anyway", MatchMention, PositionMention, false, 0, "banter"},
+		{"copula", "sorry, that was banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"noun phrase", "I love office banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"modal verb", "some people can't handle banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"call that", "you call that banter?", MatchMention, PositionMention, false, 0, "banter"},
+		{"someone else called", "mike can you reset banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"statement after name", "banter roasted mike so hard", MatchMention, PositionMention, false, 0, "banter"},
+		{"reported", "then he goes thanks banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"double quotes", `she typed "banter, tell me a joke"`, MatchMention, PositionMention, false, 0, "banter"},
+		{"single quotes", "he said 'banter, stop'", MatchMention, PositionMention, false, 0, "'banter"},
+		{"link text", "read [banter](https://x.io) docs", MatchMention, PositionMention, false, 0, "banter"},
 		// Talking about the bot.
 		{"asked yesterday", "I asked banter yesterday", MatchMention, PositionMention, false, 0, "banter"},
 		{"just banter", "that's just banter, man", MatchMention, PositionMention, false, 0, "banter"},
@@ -48,6 +84,10 @@ func TestMatchText(t *testing.T) {
 		{"custom emoji", "lol <:banter:112233445566> nice", MatchNone, PositionNone, false, 0, ""},
 		{"animated emoji", "<a:banter:112233445566>", MatchNone, PositionNone, false, 0, ""},
 		{"url", "see https://banter.example.com/docs", MatchNone, PositionNone, false, 0, ""},
+		{"inline code", "run `banter replay` now", MatchNone, PositionNone, false, 0, ""},
+		{"code block", "```\nbanter:\n  name: banter\n```", MatchNone, PositionNone, false, 0, ""},
+		{"file name", "check banter.yaml", MatchNone, PositionNone, false, 0, ""},
+		{"path", "see cmd/banter/main.go", MatchNone, PositionNone, false, 0, ""},
 		{"name after url", "https://x.io/a banter, thoughts?", MatchAddress, PositionLeading, false, 0.9, "banter"},
 		{"substring", "we were bantering all night", MatchNone, PositionNone, false, 0, ""},
 		{"prefix", "banters gonna banter... not", MatchMention, PositionMention, false, 0, "banter"},
@@ -214,7 +254,9 @@ func TestMatcherAllocs(t *testing.T) {
 
 func FuzzMatchVoice(f *testing.F) {
 	for _, s := range []string{"hey banter, what's the weather like today?", "hey banner, what's the weather",
-		"can you pass me the banner", "…‽", "@@banter", "heybanter", "banter's", "ба́нтер, привет", "\xff\xfe banter"} {
+		"can you pass me the banner", "…‽", "@@banter", "heybanter", "banter's", "ба́нтер, привет", "\xff\xfe banter",
+		"thanks for the help banter", "ban ter can you", "he said 'banter", "``` banter", "`banter` x", "[banter](", "'", "\"banter",
+		"what did you say banter", "heybanta", "b", "ba ter"} {
 		f.Add(s)
 	}
 	m := NewNameMatcher("banter", "big b")

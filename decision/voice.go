@@ -307,7 +307,9 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		d.Outcome, d.Reason = OutcomeAllow, ReasonFocusedSpeaker
 	case justAnswered:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonRecentReplyFollowup
-	case p.ReplyEagerness == 0:
+	case p.ReplyEagerness == 0 && !(m.Kind == MatchAddress && p.Classifier.Enabled):
+		// A name (or a look-alike) in an addressing position below the fast
+		// path is the borderline: it still goes to the classifier.
 		d.Outcome, d.Reason = OutcomeDeny, ReasonEagernessDisabled
 	case !p.Classifier.Enabled:
 		d.Outcome, d.Reason, d.EagerTurn = OutcomeAllow, ReasonEagerTurn, true
