@@ -249,6 +249,10 @@ func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 		return true // "I'm good banter", "you're funny banter": said of a person
 	case f&flagEnder != 0 && f2&flagAdj != 0:
 		return true // praise: "good call banter", "nice try banter"
+	case isWord(st.prev, "you", "u", "ya") && f2&flagAux != 0 && f2&flagCopula == 0:
+		return false // "do you banter?", "can you banter": the name is a verb
+	case f&flagSubject != 0 && isWord(st.prev, "i", "we", "they", "he", "she"):
+		return false // "that's how we banter"
 	case f&flagVerb != 0 && st.whObject:
 		return true // "what did you say banter": the verb's object is "what"
 	case f&(flagTaker|flagReport) != 0:

@@ -154,7 +154,7 @@ var (
 		"also", "actually", "now", "look", "listen", "man", "dude", "bro", "welp", "ugh", "wow", "ooh", "aw",
 	}
 	// mergedGreetings may be glued to the name ("heybanter", "yobanter").
-	mergedGreetings = []string{"hey", "hi", "hello", "yo", "oi", "ok", "okay", "heya", "hiya", "thanks"}
+	mergedGreetings = []string{"hey", "hi", "hello", "yo", "oi", "ok", "okay", "heya", "hiya", "thanks", "thankyou"}
 	// aboutWords after a sentence-initial name make it a statement about
 	// the bot ("banter is great", "banter said no", "banter aside"), unless
 	// an inversion follows ("banter is it raining").
@@ -265,6 +265,7 @@ var (
 		"thank", "greet", "greeted", "beat", "beats", "killed", "kill", "inviting", "adding",
 		"doing", "having", "making", "getting", "taking", "giving", "watching", "reading", "writing",
 		"posting", "sharing", "hearing", "seeing", "handle", "handling", "reset", "follow", "following",
+		"let's", "lets",
 	}
 	conjWords = []string{
 		"and", "or", "nor", "but", "plus", "&", "if", "whether", "because", "cause", "cuz", "unless",
