@@ -131,16 +131,16 @@ func variantSimilarity[T string | []byte](word T, f *nameForm) float64 {
 	if d := len(word) - len(name); d > 2 || d < -1 {
 		return 0
 	}
-	half := soundDistance(word, name)
-	if half > 2*max(1, len(name)/3) {
-		return 0
-	}
-	var key [keyMax]byte
+	var key [keyMax]byte // the phonetic check first: it is the cheaper one
 	n := phoneticKey(word, &key)
 	if n == 0 || f.keyLen == 0 || key[0] != f.key[0] {
 		return 0
 	}
 	if editDistance(key[:n], f.key[:f.keyLen], false) > 1 {
+		return 0
+	}
+	half := soundDistance(word, name)
+	if half > 2*max(1, len(name)/3) {
 		return 0
 	}
 	return 1 - 1.2*float64(half)/float64(2*len(name))

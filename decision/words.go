@@ -48,9 +48,10 @@ type wordEntry struct {
 }
 
 // wordTable indexes the word lists below by first letter (0-25; 26 for
-// anything else). It is built once and only read afterwards. Buckets hold a
-// handful of words, which beats hashing for these short lookups.
-var wordTable = func() (t [27][]wordEntry) {
+// anything else) and length in bytes. It is built once and only read
+// afterwards. Buckets hold a handful of words, which beats hashing for
+// these short lookups.
+var wordTable = func() (t [27][maxListWord + 1][]wordEntry) {
 	for _, l := range []struct {
 		words []string
 		flag  wordFlag
@@ -65,7 +66,7 @@ var wordTable = func() (t [27][]wordEntry) {
 		{copulaWords, flagCopula | flagAux}, {groupWords, flagGroup},
 	} {
 		for _, w := range l.words {
-			b := &t[bucket(w[0])]
+			b := &t[bucket(w[0])][len(w)]
 			found := false
 			for i := range *b {
 				if (*b)[i].word == w {
@@ -113,8 +114,8 @@ func lookupWord(w string) wordFlag {
 		buf[n] = c
 		n++
 	}
-	for _, e := range wordTable[bucket(buf[0])] {
-		if len(e.word) == n && e.word == string(buf[:n]) {
+	for _, e := range wordTable[bucket(buf[0])][n] {
+		if e.word == string(buf[:n]) {
 			return e.flag
 		}
 	}
