@@ -64,3 +64,43 @@ func TestAddressingCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreCounts checks the scoring rules on a small corpus: the bot
+// switch, a pending borderline turn counted as not addressed (and as
+// borderline), an error listed with its decision, unlabelled turns ignored.
+func TestScoreCounts(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"bot","name":"Zorvik","aliases":["Zorv"]}`,
+		`{"type":"message","id":"1","channel_id":"c","author_id":"u","content":"thanks zorvik","ts":"2026-11-21T10:00:00Z","addressed":true,"why":"thanks"}`,
+		`{"type":"message","id":"2","channel_id":"c","author_id":"u","content":"thanks banter","ts":"2026-11-21T10:01:00Z","addressed":false,"why":"old_name"}`,
+		`{"type":"message","id":"3","channel_id":"c","author_id":"u","content":"I asked zorvik yesterday","ts":"2026-11-21T10:02:00Z","addressed":true,"why":"mislabelled"}`,
+		`{"type":"message","id":"4","channel_id":"c","author_id":"u","content":"hey zorvik","ts":"2026-11-21T10:03:00Z"}`,
+		`{"type":"voice","id":"v1","channel_id":"vc","speaker_id":"u","transcript":"zorbik over there needs fixing","ts":"2026-11-21T10:04:00Z","addressed":true,"why":"asr_borderline"}`,
+		`{"type":"voice","id":"v2","channel_id":"vc","speaker_id":"u","transcript":"zorvek can you hear me","ts":"2026-11-21T10:05:00Z","addressed":true,"why":"asr_lead"}`,
+		`{"type":"bot","aliases":["x"]}`,
+	}, "\n")
+	opts := corpusPolicies()
+	opts.Score = NewScore()
+	_, _, summary := run(t, in, opts)
+	if !strings.Contains(summary, "line 8: skipped: bad event: bot: missing name") {
+		t.Errorf("a bot switch without a name is not reported:\n%s", summary)
+	}
+	if got, want := opts.Score.Pipeline("text"), (Confusion{TP: 1, FN: 1, TN: 1, Pending: 1, Borderline: 1, BorderlineAddressed: 1}); got != want {
+		t.Errorf("text %+v, want %+v", got, want)
+	}
+	if got, want := opts.Score.Pipeline("voice"), (Confusion{TP: 1, FN: 1, Pending: 1, Borderline: 1, BorderlineAddressed: 1}); got != want {
+		t.Errorf("voice %+v, want %+v", got, want)
+	}
+	misses := opts.Score.Misses()
+	if len(misses) != 2 || misses[0].ID != "3" || misses[0].Bot != "Zorvik" || misses[1].ID != "v1" ||
+		misses[1].Decision.Reason != decision.ReasonNeedsClassifier {
+		t.Errorf("misses %+v", misses)
+	}
+	var report bytes.Buffer
+	if err := opts.Score.Write(&report); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(report.String(), `text 3 [Zorvik] labelled addressed (mislabelled), got pending needs_classifier llm_decides 0.30: "I asked zorvik yesterday"`) {
+		t.Errorf("report:\n%s", report.String())
+	}
+}
