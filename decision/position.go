@@ -245,8 +245,11 @@ func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 		return isWord(st.prev2, "come", "hold", "go", "hang", "carry")
 	case isWord(st.prev, "up"):
 		return isWord(st.prev2, "what's", "whats", "wassup", "sup", "hurry", "wake", "shut", "speak", "cheer")
-	case f&flagAdj != 0 && isWord(st.prev2, "i'm", "im", "am", "we're", "you're", "youre", "are", "feeling", "doing"):
-		return true // "I'm good banter", "you're funny banter": said of a person
+	case f&flagAdj != 0 && isWord(st.prev2, "i'm", "im", "am", "we're", "you're", "youre", "are", "feeling", "doing",
+		"what's", "whats", "how's", "hows"):
+		return true // "I'm good banter", "you're funny banter": said of a person; "what's good zorvik"
+	case f&flagAdj != 0 && lookupWord(st.prev2)&(flagDiscourse|flagGreeting) != 0:
+		return true // "ok fine banter": an interjection
 	case f&flagEnder != 0 && f2&flagAdj != 0:
 		return true // praise: "good call banter", "nice try banter"
 	case isWord(st.prev, "you", "u", "ya") && f2&flagAux != 0 && f2&flagCopula == 0:

@@ -282,7 +282,7 @@ var (
 		"yeah", "yep", "thanks", "thx", "ty", "right", "sir", "one", "job", "work", "try", "call",
 		"catch", "point", "answer", "idea", "effort", "shot", "save", "stuff", "done", "down",
 		"off", "back", "guys", "everyone", "first", "later", "sometime", "soon", "sorry", "what",
-		"huh", "eh", "seriously", "exactly", "rn", "asap", "bot", "bestie", "friend",
+		"huh", "eh", "seriously", "exactly", "rn", "asap", "bot", "bestie", "friend", "way",
 	}
 	// tailWords may trail a vocative before the end of the sentence
 	// ("where are my keys banter lol").
