@@ -261,6 +261,11 @@ func voiceCases() []voiceCase {
 			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "name closing a question", turn: voiceTurn("can you hear me banter"),
 			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
+		{name: "a participant's name that looks like ours", turn: mod(voiceTurn("hey Bender, pass the salt"), func(vt *VoiceTurn) {
+			vt.Participants = append(vt.Participants, Participant{ID: "u3", Name: "Bender"})
+		}), want: ReasonAddressedToOther, outcome: OutcomeDeny},
+		{name: "a look-alike that is nobody's name", turn: voiceTurn("hey Bender, pass the salt"),
+			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "name as a noun", turn: voiceTurn("ok so banter aside are we playing tonight"),
 			want: ReasonNeedsClassifier, outcome: OutcomePending},
 		{name: "eagerness 0, focus expired", policy: func(p *VoicePolicy) { p.ReplyEagerness = 0 },

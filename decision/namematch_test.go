@@ -61,7 +61,7 @@ func TestMatchText(t *testing.T) {
 		{"object verb", "do you like banter?", MatchMention, PositionMention, false, 0, "banter"},
 		{"preposition", "what counts as banter anyway", MatchMention, PositionMention, false, 0, "banter"},
 		{"copula", "sorry, that was banter", MatchMention, PositionMention, false, 0, "banter"},
-		{"noun phrase", "I love office banter", MatchMention, PositionMention, false, 0, "banter"},
+		{"noun phrase", "nothing beats some office banter", MatchMention, PositionMention, false, 0, "banter"},
 		{"modal verb", "some people can't handle banter", MatchMention, PositionMention, false, 0, "banter"},
 		{"call that", "you call that banter?", MatchMention, PositionMention, false, 0, "banter"},
 		{"someone else called", "mike can you reset banter", MatchMention, PositionMention, false, 0, "banter"},

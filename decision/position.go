@@ -151,6 +151,7 @@ type following struct {
 	list     bool // ", and" / ", or": the name is an item of a list
 	about    bool // a statement about the name: "is great", "aside", "and I"
 	opener   bool // a new clause: a wh-word, "you", "can you", "please", an imperative
+	second   bool // the next word is "you", "your"…
 }
 
 // readFollowing reads the word(s) after a name; tz is positioned after it.
@@ -167,18 +168,21 @@ func readFollowing(s string, tz tokenizer) (n following) {
 		return n
 	}
 	f := lookupWord(w)
-	inversion := false
-	if f&(flagAux|flagQuestion) != 0 {
-		// "banter is it raining", "banter can you": a question, not a statement.
+	inversion, clause := false, false
+	if f&(flagAux|flagQuestion|flagSubject) != 0 {
 		if nt2, ok := tz.next(); ok && nt2.pre == sepSpace {
-			w2 := trimQuotes(s[nt2.start:nt2.end])
-			inversion = lookupWord(w2)&flagSubject != 0
+			f2 := lookupWord(trimQuotes(s[nt2.start:nt2.end]))
+			// "banter is it raining", "banter can you": a question, not a
+			// statement; "zorvik that was perfect": a new clause.
+			inversion = f&(flagAux|flagQuestion) != 0 && f2&flagSubject != 0
+			clause = f&flagSubject != 0 && f2&flagAux != 0
 		}
 	}
+	n.second = f&flagSecond != 0
 	n.boundary = f&flagTail != 0
 	opening := f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail|flagQuestion) != 0
 	n.about = (f&flagAbout != 0 || (!opening && statementForm(w))) && !inversion
-	n.opener = inversion || f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail) != 0
+	n.opener = inversion || clause || f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail) != 0
 	return n
 }
 
@@ -217,7 +221,7 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 		}
 		return PositionMention, confMention
 	}
-	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike) {
+	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike, n.second) {
 		return PositionVocative, confVocative
 	}
 	return PositionMention, confMention
@@ -225,8 +229,9 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 
 // vocativeAfter reports whether the words before a name in the middle or
 // at the end of a sentence leave it free to be a vocative; question is set
-// when a '?' follows the name, lookalike for a speech-recognition variant.
-func (st *sentence) vocativeAfter(question, lookalike bool) bool {
+// when a '?' follows the name, lookalike for a speech-recognition variant,
+// toYou when "you" follows it ("I swear banter you're …").
+func (st *sentence) vocativeAfter(question, lookalike, toYou bool) bool {
 	f, f2 := lookupWord(st.prev), lookupWord(st.prev2)
 	switch {
 	case f&flagGreeting != 0:
@@ -258,26 +263,47 @@ func (st *sentence) vocativeAfter(question, lookalike bool) bool {
 		return false // "that's how we banter"
 	case f&flagVerb != 0 && st.whObject:
 		return true // "what did you say banter": the verb's object is "what"
+	case isWord(st.prev, "bad") && isWord(st.prev2, "my"):
+		return true // "my bad zorvik"
 	case f&(flagTaker|flagReport) != 0:
 		return false
 	case f == 0 && participle(st.prev):
 		return true // "we're all waiting zorvik", "I'm so tired banter"
+	case f == 0 && !toYou && isWord(st.prev2, "i", "we", "they", "he", "she"):
+		return false // "I broke zorvik": the verb's object (but "I swear banter you're …")
 	case f&(flagEnder|flagDiscourse|flagWh|flagTail) != 0:
 		return true
 	case st.addressing || question:
 		return true
+	case f == 0 && f2&flagCopula == 0 && adjectiveForm(st.prev):
+		return false // "mindless banter", "the hilarious banter" (but "that's hilarious zorvik")
 	}
 	// An open-class word: a vocative unless it is itself inside a noun
-	// phrase ("the office banter", "love pub banter") or a verb after a
+	// phrase ("the office banter", "some pub banter") or a verb after a
 	// modal ("can't handle banter"); after a copula it is a predicate
-	// ("that's hilarious zorvik").
+	// ("that's hilarious zorvik"), after a verb an object ("that makes
+	// sense banter").
 	switch {
 	case f2&flagAux != 0 && f2&flagCopula == 0:
 		return false
 	case isWord(st.prev2, "a", "an"):
 		return true // "I have a question banter": a complete noun phrase
 	}
-	return f2&(flagDet|flagAdj|flagPrep|flagVerb|flagConj) == 0
+	return f2&(flagDet|flagAdj|flagPrep|flagConj) == 0
+}
+
+// adjectiveForm reports whether an open-class word has an adjective's
+// ending: "mindless", "hilarious", "playful", "sarcastic".
+func adjectiveForm(w string) bool {
+	if len(w) < 6 {
+		return false
+	}
+	for _, suf := range [...]string{"less", "ful", "ous", "ive", "able", "ible", "ical", "ish", "istic"} {
+		if hasSuffixFold(w, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 // participle reports whether w looks like an -ing or -ed verb form.

@@ -222,6 +222,21 @@ func onlyGreetings(s string, m NameMatch) bool {
 	}
 }
 
+// participantNamed reports whether word is the first name of one of the
+// turn's participants (or its speaker). It does not allocate.
+func participantNamed(t *VoiceTurn, word string) bool {
+	word, _ = trimWord(word)
+	if strings.EqualFold(firstWord(t.SpeakerName), word) {
+		return true
+	}
+	for i := range t.Participants {
+		if strings.EqualFold(firstWord(t.Participants[i].Name), word) {
+			return true
+		}
+	}
+	return false
+}
+
 // Admit runs the deterministic part of voice Stage A: no I/O, no
 // allocation. In order, first match wins:
 //
@@ -258,6 +273,9 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		return d, NameMatch{}
 	}
 	m := c.names.MatchVoice(t.Transcript)
+	if m.Variant && participantNamed(t, t.Transcript[m.Start:m.End]) {
+		m = NameMatch{} // "hey Bender" with Bender in the channel: their name, not a look-alike of ours
+	}
 	addressed := m.Kind == MatchAddress && m.Confidence >= p.DirectAddressConfidence
 	if m.Kind != MatchNone {
 		d.Confidence = m.Confidence

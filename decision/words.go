@@ -153,6 +153,7 @@ var (
 		"ok", "okay", "k", "alright", "so", "well", "oh", "ah", "um", "uh", "er", "and", "but", "hm", "hmm",
 		"lol", "lmao", "haha", "wait", "sorry", "yeah", "yes", "yep", "nah", "right", "anyway", "anyways",
 		"also", "actually", "now", "look", "listen", "man", "dude", "bro", "welp", "ugh", "wow", "ooh", "aw",
+		"honestly", "seriously", "literally", "basically", "frankly", "tbh", "ngl", "btw", "fr", "anyhow",
 	}
 	// mergedGreetings may be glued to the name ("heybanter", "yobanter").
 	mergedGreetings = []string{"hey", "hi", "hello", "yo", "oi", "ok", "okay", "heya", "hiya", "thanks", "thankyou"}
@@ -194,7 +195,7 @@ var (
 		"there's", "here's", "he's", "she's", "who's", "what's", "isn't", "wasn't", "aren't", "do",
 		"does", "did", "don't", "doesn't", "didn't", "can", "could", "will", "would", "should", "shall",
 		"may", "might", "must", "can't", "won't", "has", "have", "had", "gonna", "wanna", "gotta", "i'm",
-		"im", "we're", "they're", "you're", "youre", "get", "gets", "got", "let", "make", "makes",
+		"im", "we're", "they're", "you're", "youre",
 	}
 	copulaWords = []string{
 		"is", "was", "are", "were", "be", "been", "being", "am", "it's", "that's", "thats", "there's",
