@@ -305,6 +305,11 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 	if variant && pos == PositionMention {
 		return NameMatch{} // a look-alike word that addresses no one is just a word
 	}
+	if sim < 0 {
+		if sim = variantSimilarity(word, f); sim == 0 {
+			return NameMatch{}
+		}
+	}
 	nm := NameMatch{Kind: MatchAddress, Position: pos, Alias: f.alias, Variant: variant, Confidence: conf * sim,
 		Start: tok.start, End: end}
 	if pos == PositionMention {
@@ -316,7 +321,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 // voiceVariant reports whether word (at a token followed by tz) is a
 // speech-recognition form of the single-word name f: the name split in two
 // ("ban ter", "zor vick") or a look-alike ("banner", "banta"). It returns
-// the similarity, where the name ends (tokEnd unless it was split: tz then
+// the similarity (-1 for a look-alike: not computed yet), where the name ends (tokEnd unless it was split: tz then
 // moves past the second part) and whether it ends in 's.
 func voiceVariant(s string, tz *tokenizer, tokEnd int, word string, f *nameForm) (sim float64, end int, possessive, ok bool) {
 	if len(word) < len(f.compact) && hasPrefixFold(f.compact, word) {
@@ -332,10 +337,7 @@ func voiceVariant(s string, tz *tokenizer, tokEnd int, word string, f *nameForm)
 	if !maybeVariant(word, f) {
 		return 0, 0, false, false
 	}
-	if sim = variantSimilarity(word, f); sim == 0 {
-		return 0, 0, false, false
-	}
-	return sim, tokEnd, false, true
+	return -1, tokEnd, false, true // the similarity is computed once the position addresses
 }
 
 // containsAnyForm reports whether the compact form or the first word of any

@@ -75,7 +75,7 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 		f := lookupWord(word)
 		switch {
 		case f&flagGreeting != 0 || (st.prevThank && isWord(word, "you", "u", "ya")) ||
-			(isWord(word, "good") && nextIsDaytime(s, tz)):
+			(len(word) == 4 && isWord(word, "good") && nextIsDaytime(s, tz)):
 			st.greeted, st.addressing = true, true
 		case f&flagDiscourse != 0:
 			st.discourse = true
@@ -89,12 +89,12 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 			st.other = f == 0 && callsSomeone(s, tz)
 			st.whLike = isWord(word, "what", "what's", "whats", "how", "how's", "hows")
 		}
-		st.prevThank = isWord(word, "thank")
+		st.prevThank = len(word) == 5 && isWord(word, "thank")
 	} else {
 		if !st.addressing && maybeSecond(word) && lookupWord(word)&flagSecond != 0 {
 			st.addressing = true
 		}
-		if st.words == 2 && isWord(st.prev2, "what", "who", "whom", "which") && lookupWord(st.prev)&flagAux != 0 &&
+		if st.words == 2 && len(st.prev2) <= 5 && isWord(st.prev2, "what", "who", "whom", "which") && lookupWord(st.prev)&flagAux != 0 &&
 			lookupWord(word)&flagSubject != 0 {
 			st.whObject = true // "what did you", "what do you"
 		}
