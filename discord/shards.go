@@ -141,8 +141,14 @@ type ShardOptions struct {
 	Session SessionOptions
 	// Count is the bot's total shard count; 0 asks GET /gateway/bot for Discord's recommendation.
 	Count int
-	// IDs are the shards this process runs, in ParseShardIDs' syntax ("" runs them all).
+	// IDs are the shards this process runs, in ParseShardIDs' syntax ("" runs them all, or the
+	// process's share when Processes > 1).
 	IDs string
+	// Processes and ProcessIndex split the shards when IDs is empty (ProcessShards).
+	Processes, ProcessIndex int
+	// RESTShare, when set, caps the process's REST requests at its share of the bot's global
+	// limit (ProcessRESTShare of the shards it runs).
+	RESTShare bool
 	// Gate spaces identifies; nil uses a LocalIdentifyGate.
 	Gate IdentifyGate
 }
@@ -174,9 +180,25 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 		}
 		maxConc = max(gb.SessionStartLimit.MaxConcurrency, 1)
 	}
-	ids, err := ParseShardIDs(opts.IDs, count)
-	if err != nil {
+	var ids []int
+	if opts.IDs == "" && opts.Processes > 1 {
+		if opts.ProcessIndex < 0 || opts.ProcessIndex >= opts.Processes {
+			return nil, fmt.Errorf("discord: process index %d is not below the process count %d", opts.ProcessIndex, opts.Processes)
+		}
+		ids = ProcessShards(count, opts.Processes, opts.ProcessIndex)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("discord: process %d of %d runs no shard of %d (more processes than shards)", opts.ProcessIndex, opts.Processes, count)
+		}
+	} else if ids, err = ParseShardIDs(opts.IDs, count); err != nil {
 		return nil, err
+	}
+	if opts.RESTShare && len(ids) < count {
+		shared, err := NewSession(SessionOptions{Token: opts.Session.Token, APIURL: opts.Session.APIURL,
+			HTTPTimeout: opts.Session.HTTPTimeout, RESTPerSecond: ProcessRESTShare(len(ids), count)})
+		if err != nil {
+			return nil, err
+		}
+		probe.Client = shared.Client
 	}
 	slices.Sort(ids)
 	gate := opts.Gate
@@ -276,4 +298,14 @@ func (sh *Shards) ChannelVoiceJoinManual(guildID, channelID string, mute, deaf b
 		return fmt.Errorf("discord: voice state update for guild %s: its shard is not run by this process", guildID)
 	}
 	return s.ChannelVoiceJoinManual(guildID, channelID, mute, deaf)
+}
+
+// ProcessShards is the share of count shards that process index of processes runs: the shards
+// s with s % processes == index.
+func ProcessShards(count, processes, index int) []int {
+	var ids []int
+	for s := index; s < count; s += max(processes, 1) {
+		ids = append(ids, s)
+	}
+	return ids
 }

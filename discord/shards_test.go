@@ -103,3 +103,19 @@ func TestLocalIdentifyGateOrdersOneKey(t *testing.T) {
 	}
 	hold()
 }
+
+func TestProcessShards(t *testing.T) {
+	for _, tt := range []struct {
+		count, procs, idx int
+		want              []int
+	}{
+		{4, 3, 0, []int{0, 3}}, {4, 3, 1, []int{1}}, {4, 3, 2, []int{2}}, {4, 1, 0, []int{0, 1, 2, 3}}, {2, 3, 2, nil},
+	} {
+		if got := ProcessShards(tt.count, tt.procs, tt.idx); !slices.Equal(got, tt.want) {
+			t.Errorf("ProcessShards(%d, %d, %d) = %v, want %v", tt.count, tt.procs, tt.idx, got, tt.want)
+		}
+	}
+	if got := ProcessRESTShare(2, 4); got != GlobalRESTLimit/2 {
+		t.Errorf("share of 2 of 4 shards = %v", got)
+	}
+}
