@@ -259,8 +259,8 @@ func (st *sentence) vocativeAfter(question, lookalike, toYou bool) bool {
 		return true // praise: "good call banter", "nice try banter"
 	case isWord(st.prev, "you", "u", "ya") && f2&flagAux != 0 && f2&flagCopula == 0:
 		return false // "do you banter?", "can you banter": the name is a verb
-	case f&flagSubject != 0 && isWord(st.prev, "i", "we", "they", "he", "she"):
-		return false // "that's how we banter"
+	case f&flagSubject != 0 && f2&flagAux == 0 && isWord(st.prev, "i", "we", "they", "he", "she"):
+		return false // "that's how we banter" (but "where were we zorvik")
 	case f&flagVerb != 0 && st.whObject:
 		return true // "what did you say banter": the verb's object is "what"
 	case isWord(st.prev, "bad") && isWord(st.prev2, "my"):

@@ -230,7 +230,8 @@ var (
 		"stay", "start", "cancel", "mute", "unmute", "join", "leave", "share", "look", "listen",
 		"settle", "quick", "hit", "run", "count", "rate", "rank", "compare", "fix", "ping",
 	}
-	addrStartWords = []string{"any", "anything", "got", "know", "wanna", "want", "care", "mind"}
+	addrStartWords = []string{"any", "anything", "got", "know", "wanna", "want", "care", "mind", "happy", "merry",
+		"congratulations", "congrats", "hope"}
 	detWords       = []string{
 		"the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "their", "his", "her",
 		"its", "some", "any", "no", "much", "more", "less", "most", "all", "such", "every", "each",
@@ -263,7 +264,7 @@ var (
 		"updated", "install", "installed", "made", "make", "built", "build", "ignore", "ignored",
 		"ignoring", "mention", "mentioned", "summon", "summoned", "keep", "hear", "heard", "see",
 		"saw", "seen", "watch", "watched", "know", "knew", "try", "tried", "trying", "test", "tested",
-		"testing", "check", "checked", "cut", "stop", "stopped", "setup", "configure", "configured",
+		"testing", "check", "checked", "cut", "stop", "stopped", "configure", "configured",
 		"thank", "greet", "greeted", "beat", "beats", "killed", "kill", "inviting", "adding",
 		"doing", "having", "making", "getting", "taking", "giving", "watching", "reading", "writing",
 		"posting", "sharing", "hearing", "seeing", "handle", "handling", "reset", "follow", "following",
