@@ -232,7 +232,7 @@ var (
 	}
 	addrStartWords = []string{"any", "anything", "got", "know", "wanna", "want", "care", "mind", "happy", "merry",
 		"congratulations", "congrats", "hope"}
-	detWords       = []string{
+	detWords = []string{
 		"the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "their", "his", "her",
 		"its", "some", "any", "no", "much", "more", "less", "most", "all", "such", "every", "each",
 		"enough", "another", "other", "lots", "plenty", "few", "several",
