@@ -53,6 +53,8 @@ func TestMatchText(t *testing.T) {
 		{"olá", "Olá banter, tudo bem?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"lead inversion", "banter is it going to rain", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead question", "banter can you help", MatchAddress, PositionLeading, false, 0.85, "banter"},
+		{"lead then and", "banter, and you?", MatchAddress, PositionLeading, false, 0.9, "banter"},
+		{"list item", "we had jokes, banter, and snacks", MatchMention, PositionMention, false, 0, "banter"},
 		// Talking about the bot, or the word.
 		{"noun aside", "ok so banter aside, are we on?", MatchMention, PositionMention, false, 0, "banter"},
 		{"determiner", "the banter in here is great", MatchMention, PositionMention, false, 0, "banter"},

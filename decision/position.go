@@ -207,9 +207,9 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 			pos = PositionGreeting
 		}
 		switch {
-		case n.boundary && !n.list:
-			return pos, confLeadPunct
-		case n.about || n.list:
+		case n.boundary:
+			return pos, confLeadPunct // also "banter, and you?"
+		case n.about:
 			return PositionMention, confMention
 		case n.opener:
 			return pos, confLeadClause
