@@ -62,16 +62,18 @@ type Detector struct {
 	pitch       *pitchTracker
 	lastPeriod  float32 // period of the previous frame if it was periodic, else 0
 	sinceSpeech int     // frames since the last speech frame
+	held        int     // consecutive periodic frames with the same pitch
 }
 
 // Speech-algorithm constants (see Detector).
 const (
-	gateDB      = 3   // energy over the floor worth a pitch measurement
-	periodicMax = 0.3 // aperiodicity of a periodic (voiced) frame
-	strongMax   = 0.2 // aperiodicity of a clearly voiced frame
+	gateDB      = 3    // energy over the floor worth a pitch measurement
+	periodicMax = 0.35 // aperiodicity of a periodic (voiced) frame
+	strongMax   = 0.2  // aperiodicity of a clearly voiced frame
 	smoothMin   = 0.005
-	smoothMax   = 0.08
+	smoothMax   = 0.12
 	weakHoldN   = 10 // frames after a speech frame in which weak frames count
+	heldN       = 2  // frames keeping the previous pitch that make a held note
 )
 
 // Frame measurements the detector reports.
@@ -80,7 +82,10 @@ type Measure struct {
 	EnergyDB float64 // frame RMS, dBFS
 	// Periodic: a pitch in 60-400 Hz (AlgorithmSpeech only).
 	Periodic bool
-	// Strong: a speech frame that is clearly voiced (AlgorithmSpeech).
+	// Smooth: periodic with a pitch 0.5-12 % away from the previous
+	// frame's, as a voice glides (AlgorithmSpeech).
+	Smooth bool
+	// Strong: a smooth frame that is clearly voiced (AlgorithmSpeech).
 	Strong bool
 	// Aperiodicity: YIN's normalized difference at the pitch, 0 (a pure
 	// period) to about 1 (noise); 1 when not measured.
@@ -156,7 +161,7 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 	d.sinceSpeech = min(d.sinceSpeech+1, weakHoldN+1)
 	if m.EnergyDB < max(d.thresholdDB, m.FloorDB+gateDB) {
 		d.pitch.skip(frame)
-		d.lastPeriod = 0
+		d.lastPeriod, d.held = 0, 0
 		return
 	}
 	aper, period := d.pitch.measure(frame)
@@ -166,16 +171,27 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 	d.lastPeriod = 0
 	if m.Periodic {
 		d.lastPeriod = period
+		r := float32(1)
 		if prev > 0 {
-			r := (period - prev) / period
+			r = (period - prev) / period
 			r = max(r, -r)
-			if r >= smoothMin && r < smoothMax {
-				m.Class = ClassSpeech
-				m.Strong = aper < strongMax
-				d.sinceSpeech = 0
-				return
-			}
 		}
+		if r < smoothMin {
+			d.held++
+		} else {
+			d.held = 0
+		}
+		m.Smooth = r >= smoothMin && r < smoothMax
+		m.Strong = m.Smooth && aper < strongMax
+		// A pitch held for 60 ms is a note or a hum; one that jumps is a
+		// melody or a chord (or a pitch error): neither starts speech.
+		if d.held < heldN && (prev == 0 || r < smoothMax) {
+			m.Class = ClassSpeech
+			d.sinceSpeech = 0
+			return
+		}
+	} else {
+		d.held = 0
 	}
 	if d.sinceSpeech > weakHoldN {
 		return
@@ -188,7 +204,7 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 // Reset forgets the noise history.
 func (d *Detector) Reset() {
 	d.n, d.next = 0, 0
-	d.lastPeriod, d.sinceSpeech = 0, weakHoldN+1
+	d.lastPeriod, d.sinceSpeech, d.held = 0, weakHoldN+1, 0
 	if d.pitch != nil {
 		d.pitch.reset()
 	}

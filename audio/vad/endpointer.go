@@ -242,7 +242,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 	if m.Periodic {
 		e.periodicN++
 	}
-	if m.Class == ClassSpeech {
+	if m.Smooth {
 		e.smoothN++
 	}
 	if !e.speaking && e.speechN >= e.speakN && e.confirmed() {

@@ -188,8 +188,8 @@ func median(d []time.Duration) time.Duration {
 }
 
 func printTable(w io.Writer, jobs []*job) {
-	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min")
-	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new")
+	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | barge-ins on speech")
+	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new        | energy new")
 	var phantomMax, bargeMax, missedPink5 float64
 	var eosKeyboard []time.Duration
 	type row struct {
@@ -238,8 +238,9 @@ func printTable(w io.Writer, jobs []*job) {
 				eosKeyboard = append(eosKeyboard, s.eos...)
 			}
 		}
-		fmt.Fprintf(w, "%s | %6s %6s | %6s %6s | %6s %6s    | %2d %2d  | %6s %6s\n",
-			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1])
+		fmt.Fprintf(w, "%s | %6s %6s | %6s %6s | %6s %6s    | %2d %2d  | %6s %6s      | %3d %3d /%d\n",
+			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1],
+			rw.sp.res[0].barge, rw.sp.res[1].barge, len(c.Items))
 	}
 	fmt.Fprintf(w, "vad: phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
 		phantomMax, missedPink5, median(eosKeyboard).Milliseconds(), bargeMax)
