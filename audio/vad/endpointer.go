@@ -387,7 +387,7 @@ func (e *Endpointer) confirmed() bool {
 const (
 	minSmooth     = 5  // speech frames an utterance needs
 	smoothShare   = 5  // 1 in smoothShare periodic frames must be speech frames
-	confirmStrong = 15 // strong frames in 1 s that confirm speech (Speaking)
+	confirmStrong = 12 // strong frames in 1 s that confirm speech (Speaking)
 )
 
 // steady reports whether the speech frames' levels hardly vary (noise).

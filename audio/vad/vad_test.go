@@ -321,18 +321,24 @@ func TestPushDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// BenchmarkPush: one frame through the detector and endpointer, per
+// algorithm (energy is the same-run baseline for speech's pitch stage).
 func BenchmarkPush(b *testing.B) {
 	s := testaudio.Speech16k(b, "long-story.wav")
-	e, _ := New(Config{})
-	fl := e.FrameLen()
-	off := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		if off+fl > len(s) {
-			off = 0
-		}
-		_, _ = e.Push(s[off : off+fl])
-		off += fl
+	for _, alg := range []Algorithm{AlgorithmSpeech, AlgorithmEnergy} {
+		b.Run(alg.String(), func(b *testing.B) {
+			e, _ := New(Config{Algorithm: alg})
+			fl := e.FrameLen()
+			off := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if off+fl > len(s) {
+					off = 0
+				}
+				_, _ = e.Push(s[off : off+fl])
+				off += fl
+			}
+		})
 	}
 }
 
