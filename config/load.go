@@ -82,6 +82,17 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 	if u := strings.TrimSpace(getenv(EnvOpenAIBaseURL)); u != "" {
 		cfg.LLM.BaseURL = u
 	}
+	for name, p := range cfg.Providers {
+		if p.APIKeyEnv == "" {
+			continue
+		}
+		if key := strings.TrimSpace(getenv(p.APIKeyEnv)); key != "" {
+			if cfg.Secrets.ProviderKeys == nil {
+				cfg.Secrets.ProviderKeys = map[string]string{}
+			}
+			cfg.Secrets.ProviderKeys[name] = key
+		}
+	}
 }
 
 // decodeInto checks the document against the schema (unknown keys, wrong types), then decodes

@@ -249,9 +249,7 @@ func (s *SQLite) RecentMessages(ctx context.Context, channelID string, before ti
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: recent messages of %s: %w", channelID, err)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	reverse(out)
 	return out, nil
 }
 
@@ -335,12 +333,7 @@ func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.
 		if err := rows.Scan(&kind, &n); err != nil {
 			return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
 		}
-		switch kind {
-		case PromptExplicit.String():
-			out[PromptExplicit] += n
-		case PromptInitiative.String():
-			out[PromptInitiative] += n
-		}
+		addPromptCount(out, kind, n)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -40,6 +41,17 @@ without Discord, run it against the local simulator: see docs/simulator.md.`
 const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
 api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
 or set OPENAI_BASE_URL to an OpenAI-compatible server (a local one may not need a key).`
+
+// missingKeysHelp names every model slot whose provider lacks its key.
+func missingKeysHelp(missing []string) string {
+	msg := "these model slots have no API key:\n  " + strings.Join(missing, "\n  ")
+	for _, m := range missing {
+		if strings.Contains(m, config.EnvOpenAIAPIKey) {
+			return msg + "\n" + missingOpenAIHelp
+		}
+	}
+	return msg + "\nSet each named variable in the environment (see providers: in docs/config.md)."
+}
 
 // defaultGCPercent is the GOGC banter runs with unless the environment sets GOGC.
 const defaultGCPercent = 400
@@ -107,8 +119,8 @@ func runCommand(ctx context.Context, e env) error {
 	if cfg.Secrets.DiscordToken == "" {
 		return &usageError{missingTokenHelp}
 	}
-	if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
-		return &usageError{missingOpenAIHelp}
+	if missing := cfg.MissingKeys(); len(missing) > 0 {
+		return &usageError{missingKeysHelp(missing)}
 	}
 
 	level := new(slog.LevelVar)
@@ -159,7 +171,7 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st, err := store.Open(ctx, a.cfg.Store.DSN)
+	st, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
 	if err != nil {
 		return err
 	}
@@ -218,11 +230,8 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := a.newLLM(a.cfg, reg)
-	if err != nil {
-		return err
-	}
-	textSvc, err := a.newText(watcher, session, st, client, reg)
+	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
+	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
 		return err
 	}
@@ -254,7 +263,7 @@ func (a *app) run(ctx context.Context) error {
 		"guilds", len(session.State.Guilds))
 	var voiceSvc *voice.Service
 	if a.cfg.Voice.Enabled {
-		if voiceSvc, err = a.newVoice(watcher, session, client, reg); err != nil {
+		if voiceSvc, err = a.newVoice(watcher, session, models, reg); err != nil {
 			session.Close()
 			return err
 		}
@@ -303,39 +312,35 @@ func (a *app) run(ctx context.Context) error {
 	return nil
 }
 
-// newLLM builds the OpenAI client shared by the pipelines.
-func (a *app) newLLM(cfg *config.Config, reg prometheus.Registerer) (*llm.Client, error) {
-	api, err := llm.ParseAPI(cfg.LLM.API)
-	if err != nil {
-		return nil, err
-	}
-	return llm.New(llm.Options{
-		BaseURL:    cfg.LLM.BaseURL,
-		APIKey:     cfg.Secrets.OpenAIAPIKey,
-		API:        api,
-		Timeout:    time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
-		MaxRetries: cfg.LLM.MaxRetries,
-		Logger:     a.logger,
-		Metrics:    llm.NewMetrics(reg),
-	})
-}
-
 // newText builds the text pipeline: Stage A engine and the service.
-func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, client *llm.Client, reg prometheus.Registerer) (*text.Service, error) {
+func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, models *modelClients, reg prometheus.Registerer) (*text.Service, error) {
 	cfg := w.Current()
 	decisions := a.decisionMetrics(reg)
+	reply, err := models.For(cfg.LLM.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("llm.provider: %w", err)
+	}
+	followup, err := models.For(cfg.ReplyFollowupLLM.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("replyFollowupLlm.provider: %w", err)
+	}
+	classifier, err := models.For(cfg.LLM.DirectAddressClassifier.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("llm.directAddressClassifier.provider: %w", err)
+	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(client.Classify)}
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(classifier.Classify)}
 	return text.New(text.Options{
-		Config:    w.Current,
-		Discord:   session,
-		Store:     st,
-		Model:     client,
-		Engine:    decision.NewTextEngine(text.Policy(cfg), opts),
-		Decisions: &decision.Recorder{Logger: a.logger, Metrics: decisions},
-		Logger:    a.logger,
-		Metrics:   text.NewMetrics(reg),
+		Config:        w.Current,
+		Discord:       session,
+		Store:         st,
+		Model:         reply,
+		FollowupModel: followup,
+		Engine:        decision.NewTextEngine(text.Policy(cfg), opts),
+		Decisions:     &decision.Recorder{Logger: a.logger, Metrics: decisions},
+		Logger:        a.logger,
+		Metrics:       text.NewMetrics(reg),
 	})
 }
 
