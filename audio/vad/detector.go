@@ -82,6 +82,11 @@ type Measure struct {
 	EnergyDB float64 // frame RMS, dBFS
 	// Periodic: a pitch in 60-400 Hz (AlgorithmSpeech only).
 	Periodic bool
+	// Voice: periodic and not a held or jumping pitch: may start an
+	// utterance (AlgorithmSpeech).
+	Voice bool
+	// Held: periodic with the previous frame's pitch (within 0.5 %).
+	Held bool
 	// Smooth: periodic with a pitch 0.5-12 % away from the previous
 	// frame's, as a voice glides (AlgorithmSpeech).
 	Smooth bool
@@ -181,11 +186,13 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 		} else {
 			d.held = 0
 		}
+		m.Held = r < smoothMin
 		m.Smooth = r >= smoothMin && r < smoothMax
 		m.Strong = m.Smooth && aper < strongMax
 		// A pitch held for 60 ms is a note or a hum; one that jumps is a
-		// melody or a chord (or a pitch error): neither starts speech.
-		if d.held < heldN && (prev == 0 || r < smoothMax) {
+		// melody or a chord (or a pitch error).
+		m.Voice = d.held < heldN && (prev == 0 || r < smoothMax)
+		if m.Smooth {
 			m.Class = ClassSpeech
 			d.sinceSpeech = 0
 			return

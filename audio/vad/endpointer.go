@@ -121,6 +121,7 @@ type Endpointer struct {
 	sum, sumSq float64 // and their energies
 	// AlgorithmSpeech's evidence for the utterance
 	periodicN int    // periodic frames
+	heldN     int    // periodic frames that kept the previous pitch
 	smoothN   int    // speech frames (periodic with a speech-like pitch move)
 	strong    uint64 // the last 50 frames: bit set for a strong speech frame
 
@@ -209,7 +210,9 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 	}
 	if !e.active {
 		switch {
-		case m.Class == ClassSpeech:
+		case m.Class == ClassSpeech || m.Voice:
+			// AlgorithmSpeech: any periodic frame that is not a held or
+			// jumping pitch may start; only gliding ones keep it going.
 		case m.Class == ClassWeak && e.cfg.Algorithm == AlgorithmSpeech:
 			// a held or jumping pitch inside noisy speech: neither
 			// breaks nor extends the run
@@ -241,6 +244,9 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 	}
 	if m.Periodic {
 		e.periodicN++
+	}
+	if m.Held {
+		e.heldN++
 	}
 	if m.Smooth {
 		e.smoothN++
@@ -287,7 +293,7 @@ func (e *Endpointer) begin() {
 	e.chunk = 0
 	e.speaking = false
 	e.levN, e.sum, e.sumSq = 0, 0, 0
-	e.periodicN, e.smoothN = 0, 0
+	e.periodicN, e.smoothN, e.heldN = 0, 0, 0
 	n := min(e.ringCount, e.preN+e.speechRun)
 	e.bufN = n
 	e.bufPos = e.pos - uint64(n)
@@ -370,7 +376,7 @@ func (e *Endpointer) noise() bool {
 	}
 	// Levels say little at low SNR (the noise compresses them); a held
 	// pitch (hum, notes) is the better sign of a steady source.
-	return e.smoothN < minSmooth || e.smoothN*smoothShare < e.periodicN
+	return e.smoothN < minSmooth || e.smoothN*smoothShare < e.periodicN || e.heldN*heldShare >= e.periodicN
 }
 
 // confirmed reports whether the utterance has clearly voiced speech now:
@@ -387,6 +393,7 @@ func (e *Endpointer) confirmed() bool {
 const (
 	minSmooth     = 5  // speech frames an utterance needs
 	smoothShare   = 5  // 1 in smoothShare periodic frames must be speech frames
+	heldShare     = 2  // and under 1 in heldShare may keep the previous pitch
 	confirmStrong = 12 // strong frames in 1 s that confirm speech (Speaking)
 )
 
