@@ -55,7 +55,7 @@ func encode(s []int16) ([][]byte, error) {
 type heard struct {
 	events []vad.Event // Audio replaced by its length in AudioLen
 	lens   []int
-	barge  int // utterances whose speech reached bargeMin
+	barge  []time.Duration // positions where an utterance's speech reached bargeMin
 }
 
 // listenerConfig is banter's default endpointing (config/defaults.go
@@ -91,8 +91,8 @@ func listen(pkts [][]byte, alg vad.Algorithm) (heard, error) {
 			// once per utterance: Speech restarts from 0 with the next one
 			start := l.Position() - sp
 			if bargedAt < 0 || start > bargedAt {
-				h.barge++
 				bargedAt = l.Position()
+				h.barge = append(h.barge, bargedAt)
 			}
 		}
 		if !l.Active() {
@@ -107,7 +107,8 @@ func listen(pkts [][]byte, alg vad.Algorithm) (heard, error) {
 type result struct {
 	minutes  float64
 	phantoms int // EventEnd on a noise-only clip
-	barge    int
+	barge    int // barge-in triggers
+	bargeOK  int // speech items during which barge-in triggered
 	speechN  int // truth speech frames
 	missedN  int
 	eos      []time.Duration // per item: decision time after the speech stops
@@ -116,7 +117,7 @@ type result struct {
 }
 
 func score(c noisyset.Clip, h heard) result {
-	r := result{minutes: float64(len(c.Samples)) / noisyset.Rate / 60, barge: h.barge}
+	r := result{minutes: float64(len(c.Samples)) / noisyset.Rate / 60, barge: len(h.barge)}
 	if len(c.Items) == 0 {
 		for _, ev := range h.events {
 			if ev.Kind == vad.EventEnd {
@@ -157,6 +158,17 @@ func score(c noisyset.Clip, h heard) result {
 		}
 		r.perItem = append(r.perItem, fmt.Sprintf("%s:%d/%d", it.Name, m, n))
 	}
+	fd0 := pcm.FrameDuration
+	for _, it := range c.Items {
+		from := time.Duration(it.Start/noisyset.FrameLen) * fd0
+		to := time.Duration(it.End/noisyset.FrameLen)*fd0 + time.Second
+		for _, at := range h.barge {
+			if at >= from && at <= to {
+				r.bargeOK++
+				break
+			}
+		}
+	}
 	for k, it := range c.Items {
 		end := time.Duration(it.End/noisyset.FrameLen) * fd
 		limit := time.Duration(1<<62 - 1)
@@ -188,7 +200,7 @@ func median(d []time.Duration) time.Duration {
 }
 
 func printTable(w io.Writer, jobs []*job) {
-	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | barge-ins on speech")
+	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | items barged in")
 	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new        | energy new")
 	var phantomMax, bargeMax, missedPink5 float64
 	var eosKeyboard []time.Duration
@@ -240,7 +252,7 @@ func printTable(w io.Writer, jobs []*job) {
 		}
 		fmt.Fprintf(w, "%s | %6s %6s | %6s %6s | %6s %6s    | %2d %2d  | %6s %6s      | %3d %3d /%d\n",
 			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1],
-			rw.sp.res[0].barge, rw.sp.res[1].barge, len(c.Items))
+			rw.sp.res[0].bargeOK, rw.sp.res[1].bargeOK, len(c.Items))
 	}
 	fmt.Fprintf(w, "vad: phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
 		phantomMax, missedPink5, median(eosKeyboard).Milliseconds(), bargeMax)
