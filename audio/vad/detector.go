@@ -48,10 +48,12 @@ func (c Class) String() string {
 // With AlgorithmSpeech (the default) the energy test is only the first,
 // cheap stage: a frame at least 3 dB over the floor is then measured for
 // periodicity (pitchTracker). A speech frame is periodic with a pitch of
-// 60-400 Hz that moved smoothly from the previous frame's (0.5-8 %): held
-// notes and hums keep their pitch exactly, chords and noise jump or have
-// none. Periodic frames that are not smooth, and loud aperiodic frames (a
-// fricative), are weak, and only within 200 ms of a speech frame.
+// 60-400 Hz that glided from the previous frame's (0.5-12 %): held notes and
+// hums keep their pitch, chords and noise jump or have none. A periodic frame
+// whose pitch is neither held for 60 ms nor jumping is a Voice frame: it may
+// start an utterance but does not keep one going. Other periodic frames and
+// loud aperiodic ones (a fricative) are weak, and only within 200 ms of a
+// speech frame, so clicks after a sentence do not hold the turn open.
 type Detector struct {
 	alg                                    Algorithm
 	thresholdDB, marginDB, weakDB, priorDB float64

@@ -1,9 +1,12 @@
 // Package vad finds utterances in a stream of mono 20 ms frames: a
-// Detector classifies each frame (energy against an adaptive noise floor,
-// zero-crossing rate for unvoiced consonants) and an Endpointer turns the
-// classes into utterances with pre-roll, end-of-speech silence, minimum and
-// maximum length (long speech is cut into numbered chunks), and a
-// "speaking now" signal for barge-in and room-aware coalescing.
+// Detector classifies each frame (by default energy over an adaptive noise
+// floor, then periodicity and how the pitch moves: a voice, not music, hum,
+// typing or noise; see Algorithm) and an Endpointer turns the classes into
+// utterances with pre-roll, end-of-speech silence, minimum and maximum
+// length (long speech is cut into numbered chunks; a first chunk that is not
+// speech is discarded like an utterance would be), and a "speaking now"
+// signal for barge-in and room-aware coalescing, raised only on confirmed
+// speech.
 //
 // There is no wall clock inside: time is the frame count. Every timestamp in
 // an Event is the stream position of the Endpointer, i.e. the number of
