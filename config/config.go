@@ -62,6 +62,17 @@ type Discord struct {
 	RegisterSlashCommands bool `yaml:"registerSlashCommands"`
 	// ShutdownTimeoutSeconds bounds how long in-flight work may finish after SIGINT/SIGTERM.
 	ShutdownTimeoutSeconds int `yaml:"shutdownTimeoutSeconds"`
+	// Shards is the bot's total shard count: "auto" (Discord's recommendation from
+	// GET /gateway/bot) or a number. Every process of one bot must use the same count.
+	Shards string `yaml:"shards"`
+	// ShardIDs are the shards this process runs ("0-3", "0,2", "" for every shard, or the
+	// share given by ProcessCount and ProcessIndex); BANTER_SHARD_IDS overrides it.
+	ShardIDs string `yaml:"shardIds"`
+	// ProcessCount and ProcessIndex split the shards over several processes when ShardIDs is
+	// empty: process i runs the shards s with s % ProcessCount == i. BANTER_PROCESS_INDEX
+	// overrides ProcessIndex (a StatefulSet's pod index).
+	ProcessCount int `yaml:"processCount"`
+	ProcessIndex int `yaml:"processIndex"`
 }
 
 // Permissions decide where the bot may speak and whom it ignores.

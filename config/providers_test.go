@@ -202,3 +202,30 @@ func dedent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestDeployConfigsAreValid: the configurations shipped under deploy/ validate.
+func TestDeployConfigsAreValid(t *testing.T) {
+	compose, err := os.ReadFile("../deploy/compose/banter.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s, err := os.ReadFile("../deploy/kubernetes/banter.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, embedded, ok := strings.Cut(string(k8s), "  banter.yaml: |\n")
+	if !ok {
+		t.Fatal("no banter.yaml in the Kubernetes ConfigMap")
+	}
+	embedded, _, _ = strings.Cut(embedded, "\n---")
+	for name, doc := range map[string]string{"compose": string(compose), "kubernetes": dedent(embedded)} {
+		cfg, err := Parse([]byte(doc))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if cfg.Store.Driver != "postgres" || cfg.Discord.ProcessCount != 3 || cfg.Discord.Shards != "4" {
+			t.Errorf("%s: store %s, %d processes, %s shards", name, cfg.Store.Driver, cfg.Discord.ProcessCount, cfg.Discord.Shards)
+		}
+	}
+}

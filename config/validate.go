@@ -45,6 +45,14 @@ func (c *Config) Validate() error {
 
 	v.url("discord.apiUrl", c.Discord.APIURL)
 	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
+	if n, err := strconv.Atoi(c.Discord.Shards); c.Discord.Shards != "auto" && (err != nil || n < 1 || n > 100000) {
+		v.addf("discord.shards: %q is not allowed (allowed values: auto, or a shard count from 1 to 100000)", c.Discord.Shards)
+	}
+	v.intRange("discord.processCount", c.Discord.ProcessCount, 1, 10000)
+	v.intRange("discord.processIndex", c.Discord.ProcessIndex, 0, max(c.Discord.ProcessCount-1, 0))
+	if c.Discord.ShardIDs != "" && strings.Trim(c.Discord.ShardIDs, "0123456789-, ") != "" {
+		v.addf("discord.shardIds: %q is not a list of shard ids and ranges (for example 0-3 or 0,2,5-7)", c.Discord.ShardIDs)
+	}
 
 	v.snowflakes("permissions.initiativeChannelIds", c.Permissions.InitiativeChannelIDs)
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)

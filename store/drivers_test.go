@@ -193,3 +193,51 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 
 // fixedNow is the time the driver-independent ledger tests record at.
 var fixedNow = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// TestPostgresIdentifyGate: two processes sharing the database identify one key one at a time:
+// the second waits until the first has released (and the spacing has passed); another key is
+// free at once.
+func TestPostgresIdentifyGate(t *testing.T) {
+	ctx := context.Background()
+	a, dsn := openPostgres(t)
+	b, err := OpenPostgres(ctx, dsn, PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const spacing = 10 * time.Millisecond
+	releaseA, err := a.AcquireIdentify(ctx, 0, spacing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseOther, err := b.AcquireIdentify(ctx, 1, spacing) // would block forever if keys were shared
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseOther()
+	events := make(chan string, 2)
+	go func() {
+		r, err := b.AcquireIdentify(ctx, 0, spacing)
+		if err != nil {
+			events <- "error: " + err.Error()
+			return
+		}
+		events <- "b acquired"
+		r()
+	}()
+	events <- "a released"
+	releaseA()
+	if first, second := <-events, <-events; first != "a released" || second != "b acquired" {
+		t.Errorf("order = %q, %q", first, second)
+	}
+	// A release books the key's next identify a spacing later (by the database's clock).
+	r, err := a.AcquireIdentify(ctx, 5, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r()
+	var ahead bool
+	if err := a.pool.QueryRow(ctx, `SELECT next_at > now() + interval '59 minutes' FROM identify_slots WHERE key=5`).Scan(&ahead); err != nil || !ahead {
+		t.Errorf("after a release with an hour's spacing, the next identify is not an hour away (%v)", err)
+	}
+}

@@ -119,6 +119,16 @@ func pgMigrations() []string {
 			at         BIGINT NOT NULL
 		);
 		CREATE INDEX prompt_ledger_channel_at ON prompt_ledger (channel_id, at);`,
+		// 2: full-text search over message content (memory lookups). search_text is the content
+		// folded by banter (lower case, no diacritics: foldText); the 'simple' configuration
+		// indexes its words without stemming, for any language, like SQLite's unicode61.
+		`ALTER TABLE messages ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+		UPDATE messages SET search_text = lower(content);
+		ALTER TABLE messages ADD COLUMN content_tsv tsvector
+			GENERATED ALWAYS AS (to_tsvector('simple', search_text)) STORED;
+		CREATE INDEX messages_content_tsv ON messages USING GIN (content_tsv);`,
+		// 3: when each identify rate-limit key may next identify (sharding across processes).
+		`CREATE TABLE identify_slots (key INT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 	}
 }
 
@@ -179,16 +189,16 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)
+		 created_at, edited_at, reply_to_id, persona, deleted, search_text)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=excluded.deleted`,
+		 deleted=excluded.deleted, search_text=excluded.search_text`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted)
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content))
 	if err != nil {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}
@@ -197,7 +207,7 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 
 // EditMessage implements Store.
 func (s *Postgres) EditMessage(ctx context.Context, id, content string, editedAt time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE messages SET content=$1, edited_at=$2 WHERE id=$3`, content, ms(editedAt), id)
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET content=$1, edited_at=$2, search_text=$4 WHERE id=$3`, content, ms(editedAt), id, foldText(content))
 	if err != nil {
 		return fmt.Errorf("store: edit message %s: %w", id, err)
 	}
@@ -261,6 +271,57 @@ func (s *Postgres) RecentMessages(ctx context.Context, channelID string, before 
 	}
 	reverse(out)
 	return out, nil
+}
+
+// SearchMessages implements Store with a tsvector index, ranked by ts_rank.
+func (s *Postgres) SearchMessages(ctx context.Context, q SearchQuery) ([]Message, error) {
+	terms := searchTerms(q.Text)
+	if q.GuildID == "" {
+		return nil, fmt.Errorf("store: search messages: no guild")
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	// plainto_tsquery of each word alone turns it into a lexeme without reading any syntax;
+	// the words are then joined with OR.
+	var before int64 = 1<<63 - 1
+	if !q.Before.IsZero() {
+		before = ms(q.Before)
+	}
+	rows, err := s.pool.Query(ctx, `WITH query AS (
+			SELECT COALESCE(
+				(SELECT string_agg(plainto_tsquery('simple', w)::text, ' | ') FROM unnest($1::text[]) AS w
+				 WHERE plainto_tsquery('simple', w)::text <> ''), '')::tsquery AS q)
+		SELECT `+messageColumns+` FROM messages, query
+		WHERE content_tsv @@ query.q AND guild_id = $2 AND NOT deleted AND created_at < $3
+		  AND (cardinality($4::text[]) = 0 OR channel_id = ANY($4))
+		  AND NOT (author_id = ANY($5))
+		ORDER BY ts_rank(content_tsv, query.q) DESC, created_at DESC LIMIT $6`,
+		terms, q.GuildID, before, nonNil(q.ChannelIDs), nonNil(q.ExcludeAuthorIDs), q.limit())
+	if err != nil {
+		return nil, fmt.Errorf("store: search messages: %w", err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: search messages: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search messages: %w", err)
+	}
+	return out, nil
+}
+
+// nonNil sends an empty array rather than NULL for a nil slice.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // SavePersona implements Store.

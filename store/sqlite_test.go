@@ -148,3 +148,58 @@ func TestPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchIndexesMessagesStoredBeforeIt: a database made before full-text search existed
+// (schema version 1) finds its old messages after the upgrade.
+func TestSearchIndexesMessagesStoredBeforeIt(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(migrations()[0] + `; PRAGMA user_version = 1;
+		INSERT INTO messages (id, channel_id, guild_id, author_id, content, created_at) VALUES ('1', 'c', 'g', 'u', 'remember the lighthouse', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.SearchMessages(ctx, SearchQuery{GuildID: "g", Text: "lighthouse"})
+	if err != nil || len(got) != 1 || got[0].ID != "1" {
+		t.Errorf("old message not found after the upgrade: %+v, %v", got, err)
+	}
+}
+
+// FuzzSearchMessages: whatever text a model or a person asks to search for, the query runs
+// (no syntax error from the full-text engine) and respects the guild.
+func FuzzSearchMessages(f *testing.F) {
+	for _, seed := range []string{"pizza", `"quoted" OR NOT x*`, "NEAR(a b)", "col:term", "^start", "ünïcödé", "a\x00b", "((((", strings.Repeat("word ", 100)} {
+		f.Add(seed)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(f.TempDir(), "fuzz.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	s.SaveMessage(ctx, Message{ID: "1", GuildID: "g", ChannelID: "c", AuthorID: "u", Content: "pizza NEAR the quoted col term", CreatedAt: time.Unix(1, 0)})
+	s.SaveMessage(ctx, Message{ID: "2", GuildID: "other", ChannelID: "c", AuthorID: "u", Content: "pizza", CreatedAt: time.Unix(1, 0)})
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := s.SearchMessages(ctx, SearchQuery{GuildID: "g", Text: text})
+		if err != nil {
+			t.Fatalf("search %q: %v", text, err)
+		}
+		for _, m := range got {
+			if m.GuildID != "g" {
+				t.Fatalf("search %q returned a message of guild %q", text, m.GuildID)
+			}
+		}
+		if n := len(searchTerms(text)); n > maxSearchTerms {
+			t.Fatalf("%d terms", n)
+		}
+	})
+}

@@ -82,6 +82,10 @@ type Store interface {
 	// `before` (all when zero), oldest first.
 	RecentMessages(ctx context.Context, channelID string, before time.Time, limit int) ([]Message, error)
 
+	// SearchMessages finds non-deleted messages matching q's words within q's guild and
+	// channels, best matches first. A query without words finds nothing; a guild is required.
+	SearchMessages(ctx context.Context, q SearchQuery) ([]Message, error)
+
 	// SavePersona inserts or replaces a user's persona.
 	SavePersona(ctx context.Context, p UserPersona) error
 	// Personas returns the personas of the given users that exist, keyed by user id.

@@ -115,7 +115,9 @@ func testPersonasAndLedger(t *testing.T, s Store) {
 
 // TestLedgerStaysSmallWithoutPrune: recording a prompt drops the channel's rows older than the
 // ledger's hour, so the table does not grow when retention pruning is off.
-func TestLedgerStaysSmallWithoutPrune(t *testing.T) { forEachDriver(t, testLedgerStaysSmallWithoutPrune) }
+func TestLedgerStaysSmallWithoutPrune(t *testing.T) {
+	forEachDriver(t, testLedgerStaysSmallWithoutPrune)
+}
 
 func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	ctx := context.Background()
@@ -141,3 +143,73 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	}
 }
 
+func TestSearchMessages(t *testing.T) { forEachDriver(t, testSearchMessages) }
+
+func testSearchMessages(t *testing.T, s Store) {
+	ctx := context.Background()
+	lastWeek := time.Date(2026, 11, 14, 18, 0, 0, 0, time.UTC)
+	msgs := []Message{
+		{ID: "1", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "The new pizza place on Main Street is great", CreatedAt: lastWeek},
+		{ID: "2", GuildID: "g1", ChannelID: "c1", AuthorID: "bob", Content: "pizza again? sure", CreatedAt: lastWeek.Add(time.Hour)},
+		{ID: "3", GuildID: "g1", ChannelID: "c2", AuthorID: "carol", Content: "secret pizza plans in the mods channel", CreatedAt: lastWeek},
+		{ID: "4", GuildID: "g2", ChannelID: "c9", AuthorID: "dave", Content: "pizza in another server", CreatedAt: lastWeek},
+		{ID: "5", GuildID: "g1", ChannelID: "c1", AuthorID: "troll", Content: "pizza pizza pizza", CreatedAt: lastWeek},
+		{ID: "6", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "deleted pizza thought", CreatedAt: lastWeek},
+		{ID: "7", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "Crème brûlée at the café", CreatedAt: lastWeek},
+	}
+	for _, m := range msgs {
+		if err := s.SaveMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteMessage(ctx, "6"); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ms []Message) string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	tests := []struct {
+		name string
+		q    SearchQuery
+		want string
+	}{
+		{"same channel, best match first", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza place", ExcludeAuthorIDs: []string{"troll"}}, "1,2"},
+		{"other channel not searched", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "mods plans", ExcludeAuthorIDs: []string{"troll"}}, ""},
+		{"whole guild when asked", SearchQuery{GuildID: "g1", Text: "plans"}, "3"},
+		{"never another guild", SearchQuery{GuildID: "g2", Text: "main street"}, ""},
+		{"excluded author", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza", ExcludeAuthorIDs: []string{"troll", "bob"}}, "1"},
+		{"case and accents", SearchQuery{GuildID: "g1", Text: "CREME BRULEE"}, "7"},
+		{"query syntax is read as words", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: `"pizza" OR NOT street* AND (x`, ExcludeAuthorIDs: []string{"troll", "bob"}}, "1"},
+		{"only punctuation", SearchQuery{GuildID: "g1", Text: `*"()^:`}, ""},
+		{"before bound", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza", Before: lastWeek.Add(time.Minute), ExcludeAuthorIDs: []string{"troll"}}, "1"},
+		{"limit", SearchQuery{GuildID: "g1", Text: "pizza", Limit: 1}, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.SearchMessages(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("found %q, want %q", ids(got), tt.want)
+			}
+		})
+	}
+	// An edit is searchable at once, and the old words no longer match.
+	if err := s.EditMessage(ctx, "2", "actually tacos tonight", lastWeek.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.SearchMessages(ctx, SearchQuery{GuildID: "g1", Text: "tacos"}); ids(got) != "2" {
+		t.Errorf("after edit, tacos finds %q", ids(got))
+	}
+	if got, _ := s.SearchMessages(ctx, SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "again"}); ids(got) != "" {
+		t.Errorf("after edit, the old text still matches: %q", ids(got))
+	}
+	if _, err := s.SearchMessages(ctx, SearchQuery{Text: "pizza"}); err == nil {
+		t.Error("a search without a guild was allowed")
+	}
+}

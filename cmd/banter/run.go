@@ -21,7 +21,6 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
-	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
@@ -154,9 +153,9 @@ type app struct {
 	logger *slog.Logger
 	level  *slog.LevelVar
 
-	connected atomic.Bool
-	decisions *decision.Metrics // shared by the text and voice engines (registered once)
-	closers   []func()          // run at shutdown, after the pipelines stopped
+	shardsUp  atomic.Pointer[shardReadiness] // which of the process's shards are connected (/readyz)
+	decisions *decision.Metrics              // shared by the text and voice engines (registered once)
+	closers   []func()                       // run at shutdown, after the pipelines stopped
 }
 
 // decisionMetrics returns the decision metrics, registering them on first use.
@@ -226,10 +225,12 @@ func (a *app) run(ctx context.Context) error {
 		}
 	})
 
-	session, err := discord.NewSession(discord.SessionOptions{Token: a.cfg.Secrets.DiscordToken, APIURL: a.cfg.Discord.APIURL})
+	shards, err := a.newShards(ctx, st)
 	if err != nil {
 		return err
 	}
+	// REST is not bound to a shard: the pipelines send through any session.
+	session := shards.Any()
 	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
@@ -238,8 +239,16 @@ func (a *app) run(ctx context.Context) error {
 	// The voice service needs the open session (the bot's user id); handlers registered before
 	// Open find it through voiceRef once it exists.
 	var voiceRef atomic.Pointer[voice.Service]
-	detachText := textSvc.Attach(session)
-	session.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+	var detachers []func()
+	for _, id := range shards.IDs() {
+		detachers = append(detachers, textSvc.Attach(shards.Session(id)))
+	}
+	detachText := func() {
+		for _, d := range detachers {
+			d()
+		}
+	}
+	shards.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		if textSvc.HandleInteraction(ctx, s, ic.Interaction) {
 			return
 		}
@@ -247,24 +256,29 @@ func (a *app) run(ctx context.Context) error {
 			v.HandleInteraction(ctx, s, ic.Interaction)
 		}
 	})
-	session.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+	shards.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
 		// !join / !leave (the voice service answers them off the gateway goroutine).
 		if v := voiceRef.Load(); v != nil {
 			v.HandleMessage(ctx, s, m.Message)
 		}
 	})
-	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Ready) { a.connected.Store(true) })
-	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { a.connected.Store(false) })
-	if err := session.Open(); err != nil {
+	up := newShardReadiness(shards.IDs())
+	a.shardsUp.Store(up)
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { up.set(s.ShardID, true) })
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Disconnect) { up.set(s.ShardID, false) })
+	if err := shards.Open(ctx); err != nil {
 		return fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
 	}
-	a.connected.Store(true)
-	a.logger.Info("discord_connected", "user", session.State.User.Username, "user_id", session.State.User.ID,
-		"guilds", len(session.State.Guilds))
+	for _, id := range shards.IDs() {
+		up.set(id, true)
+		s := shards.Session(id)
+		a.logger.Info("discord_connected", "user", s.State.User.Username, "user_id", s.State.User.ID,
+			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
+	}
 	var voiceSvc *voice.Service
 	if a.cfg.Voice.Enabled {
-		if voiceSvc, err = a.newVoice(watcher, session, models, reg); err != nil {
-			session.Close()
+		if voiceSvc, err = a.newVoice(watcher, shards, models, reg); err != nil {
+			shards.Close()
 			return err
 		}
 		voiceRef.Store(voiceSvc)
@@ -305,7 +319,7 @@ func (a *app) run(ctx context.Context) error {
 	for _, c := range a.closers {
 		c()
 	}
-	if err := session.Close(); err != nil {
+	if err := shards.Close(); err != nil {
 		a.logger.Warn("discord_close_failed", "error", err.Error())
 	}
 	a.logger.Info("banter_stopped")
@@ -345,10 +359,11 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 }
 
 func (a *app) ready() error {
-	if !a.connected.Load() {
+	up := a.shardsUp.Load()
+	if up == nil {
 		return errors.New("not connected to the Discord gateway")
 	}
-	return nil
+	return up.ready()
 }
 
 // pruneLoop deletes messages past store.retentionDays once an hour.

@@ -15,6 +15,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	llmrt "github.com/banterbot/banter/llm/realtime"
@@ -24,7 +25,7 @@ import (
 
 // newVoice builds the voice service: Stage A engine (kept in step with reloads), the STT
 // pipeline or, with voice.mode realtime, a realtime responder per session.
-func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
+func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
 	cfg := w.Current()
 	classifier, err := models.For(cfg.Voice.ReplyDecisionLLM.Provider)
 	if err != nil {
@@ -46,8 +47,15 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, models *mo
 		return nil, err
 	}
 	vo := voice.Options{
-		Config:           w.Current,
-		Discord:          session,
+		Config:  w.Current,
+		Discord: shards.Any(),
+		Gateway: shards,
+		StateFor: func(guildID string) *discordgo.State {
+			if s := shards.ForGuild(guildID); s != nil {
+				return s.State
+			}
+			return nil
+		},
 		LLM:              slots,
 		Engine:           engine,
 		VoiceTLS:         tlsConfig,
