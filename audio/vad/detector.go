@@ -15,10 +15,12 @@ const (
 	// ClassSilence: at or near the noise floor.
 	ClassSilence
 	// ClassWeak: a little under the speech threshold with a high
-	// zero-crossing rate (a fricative such as "s" or "f"): continues an
-	// utterance but never starts one.
+	// zero-crossing rate (AlgorithmEnergy), or another periodic or loud frame
+	// near speech (AlgorithmSpeech; a fricative such as "s" or "f"):
+	// continues an utterance but never starts one.
 	ClassWeak
-	// ClassSpeech: clearly above the noise floor.
+	// ClassSpeech: clearly above the noise floor (AlgorithmEnergy), or
+	// periodic with a gliding pitch (AlgorithmSpeech).
 	ClassSpeech
 )
 
