@@ -16,8 +16,10 @@ import (
 
 	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
-	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // lockedBuffer is an io.Writer safe for the logger and the test to share.
@@ -41,8 +43,8 @@ func (l *lockedBuffer) String() string {
 // TestRunServesAndShutsDownGracefully runs `banter run` itself against both simulators: it logs
 // in, answers a mention, serves metrics and readiness, and stops cleanly when its context ends.
 func TestRunServesAndShutsDownGracefully(t *testing.T) {
-	dsim := discordsim.Serve(t)
-	osim := openaisim.Serve(t)
+	dsim := simtest.Serve(t)
+	osim := openaitest.Serve(t)
 	g := dsim.CreateGuild("g")
 	ch := dsim.CreateTextChannel(g, "general")
 	alice := dsim.CreateUser("alice")
@@ -134,7 +136,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 // background goroutines already started (config watcher, SIGHUP, metrics, pruning) are
 // stopped rather than waited for forever.
 func TestRunReturnsWhenLoginFails(t *testing.T) {
-	dsim := discordsim.Serve(t)
+	dsim := simtest.Serve(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\n  retentionDays: 7\n",
@@ -161,9 +163,9 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer.
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
-	vs := voicesim.Serve(t, voicesim.WithDAVE())
-	dsim := discordsim.Serve(t, discordsim.WithVoiceSim(vs))
-	osim := openaisim.Serve(t)
+	vs := voicetest.Serve(t, voicesim.WithDAVE())
+	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
+	osim := openaitest.Serve(t)
 	osim.QueueTranscripts("hey banter, what's the weather like today?")
 	g := dsim.CreateGuild("g")
 	text := dsim.CreateTextChannel(g, "general")

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -219,18 +218,6 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	return err
-}
-
-// Serve starts a Server on a loopback ephemeral port and closes it when the
-// test ends.
-func Serve(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	s := New(opts...)
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 // Token returns the bot's token (without the "Bot " prefix).
