@@ -19,7 +19,9 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N *int `json:"n"`
+	N                   *int   `json:"n"`
+	MaxTokens           *int64 `json:"max_tokens"`
+	MaxCompletionTokens *int64 `json:"max_completion_tokens"`
 }
 
 type chatMessageIn struct {
@@ -50,6 +52,11 @@ func parseChatRequest(body []byte) (*chatRequest, *prompt, error) {
 	}
 	if len(req.Messages) == 0 {
 		return nil, nil, reqErr("messages", "[] is too short - 'messages'")
+	}
+	if req.MaxTokens != nil && isReasoningModel(req.Model) {
+		// The real API refuses the legacy output cap on reasoning models.
+		return nil, nil, &requestError{param: "max_tokens", code: "unsupported_parameter",
+			msg: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}
 	}
 	if req.N != nil && *req.N != 1 {
 		return nil, nil, reqErr("n", "openaisim: only n=1 is simulated")

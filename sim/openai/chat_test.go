@@ -2,6 +2,8 @@ package openaisim
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -106,5 +108,44 @@ func TestChatToolMessageNeedsCall(t *testing.T) {
 	var apiErr *openai.Error
 	if !asOpenAIError(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "role 'tool'") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestChatMaxTokensOnReasoningModels: the real API refuses the legacy
+// max_tokens on reasoning models with this exact body; the simulator must
+// too, or a client sending it passes every test and fails in production.
+func TestChatMaxTokensOnReasoningModels(t *testing.T) {
+	const refusal = `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`
+	tests := []struct {
+		model, field string
+		wantStatus   int
+	}{
+		{"gpt-5-nano", "max_tokens", 400},
+		{"gpt-5", "max_tokens", 400},
+		{"o4-mini", "max_tokens", 400},
+		{"o1", "max_tokens", 400},
+		{"gpt-5-nano", "max_completion_tokens", 200},
+		{"o3-mini", "max_completion_tokens", 200},
+		{"gpt-4o-mini", "max_tokens", 200},
+		{"gpt-4.1", "max_tokens", 200},
+		{"omni-moderation", "max_tokens", 200},
+	}
+	s := serveT(t)
+	for _, tt := range tests {
+		t.Run(tt.model+"/"+tt.field, func(t *testing.T) {
+			body := `{"model":"` + tt.model + `","messages":[{"role":"user","content":"hi"}],"` + tt.field + `":16}`
+			resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, got)
+			}
+			if tt.wantStatus == 400 && strings.TrimSpace(string(got)) != refusal {
+				t.Errorf("body\n%s\nwant\n%s", got, refusal)
+			}
+		})
 	}
 }
