@@ -130,6 +130,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 			t.Errorf("no %s event", ev)
 		}
 	}
+	assertConforms(t, dsim, osim)
 }
 
 // TestRunReturnsWhenLoginFails: a rejected token ends `banter run` with an error at once; the
@@ -163,6 +164,17 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer.
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
+	for _, tt := range []struct{ name, extra string }{
+		{"stt_pipeline", ""},
+		// Realtime voice, and every text call (the reply classifier included)
+		// over chat completions: the conformance check then covers both APIs.
+		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra) })
+	}
+}
+
+func runVoiceJoinAndAnswer(t *testing.T, extraConfig string) {
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
@@ -175,8 +187,8 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n",
-		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"))
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
+		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -247,4 +259,5 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
+	assertConforms(t, dsim, osim)
 }
