@@ -30,7 +30,18 @@ type config struct {
 	defaultLim  Limit
 	replayLimit int
 	privileged  Intents
+	idNow       func() time.Time // snowflake clock; nil: now
+	botToken    string           // "": generated
 }
+
+// WithIDClock sets the clock used for snowflakes only (default: the
+// WithClock clock). A clock that stands still while a world is built gives
+// the same ids on every run: ids then count up by one.
+func WithIDClock(now func() time.Time) Option { return func(c *config) { c.idNow = now } }
+
+// WithBotToken fixes the bot's token (default: a random one), so scripts
+// and written configs can rely on it.
+func WithBotToken(tok string) Option { return func(c *config) { c.botToken = tok } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -164,6 +175,9 @@ func New(opts ...Option) *Server {
 		sessions:     map[string]*session{},
 		conns:        map[*gwConn]struct{}{},
 	}
+	if c.idNow != nil {
+		s.ids.now = c.idNow
+	}
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
@@ -171,6 +185,11 @@ func New(opts ...Option) *Server {
 	}
 	s.limiter = newLimiter(c.limitNow, c.limits, c.defaultLim, c.global)
 	s.bot = s.createUser(c.botName, true, true)
+	if c.botToken != "" {
+		delete(s.tokens, s.users[s.bot].token)
+		s.users[s.bot].token = c.botToken
+		s.tokens[c.botToken] = s.bot
+	}
 	return s
 }
 
