@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/banterbot/banter/audio/wav"
@@ -346,7 +347,7 @@ func (c *Controller) requests(w http.ResponseWriter, _ *http.Request) {
 	}{rest, gw})
 }
 
-// jsonRaw is a json.RawMessage that omits itself when empty.
+// jsonRaw is a JSON body that marshals as null when empty.
 type jsonRaw []byte
 
 func (j jsonRaw) MarshalJSON() ([]byte, error) {
@@ -361,7 +362,7 @@ func cmpSnowflake(a, b string) int {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	if errA != nil || errB != nil {
-		return cmpString(a, b)
+		return strings.Compare(a, b)
 	}
 	switch {
 	case x < y:
@@ -374,16 +375,6 @@ func cmpSnowflake(a, b string) int {
 
 func snowflakeAfter(id, after string) bool { return cmpSnowflake(id, after) > 0 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func sortBy[T any](s []T, key func(T) string) {
-	slices.SortFunc(s, func(a, b T) int { return cmpString(key(a), key(b)) })
+	slices.SortFunc(s, func(a, b T) int { return strings.Compare(key(a), key(b)) })
 }
