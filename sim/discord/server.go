@@ -118,25 +118,16 @@ type Server struct {
 	wg      sync.WaitGroup // the HTTP server goroutine and every gateway connection
 	base    string         // "http://127.0.0.1:PORT"
 
-	mu           sync.Mutex // guards following
-	changed      chan struct{}
-	closed       bool
-	users        map[UserID]*user
-	tokens       map[string]UserID
-	bot          UserID
-	guilds       map[GuildID]*guild
-	guildOrder   []GuildID
-	channels     map[ChannelID]*channel
-	messages     map[MessageID]*message
-	sent         []*message // created by clients through REST, in order
-	typing       []TypingEvent
-	commands     map[CommandID]*command
-	interactions map[InteractionID]*interaction
-	sessions     map[string]*session
-	conns        map[*gwConn]struct{}
-	gwEvents     []GatewayEvent
-	restLog      []RESTRequest
-	connSeq      int
+	mu      sync.Mutex // guards following, and worldState
+	changed chan struct{}
+	closed  bool
+	worldState
+	// Transport state: gateway sessions and sockets, and what was recorded.
+	sessions map[string]*session
+	conns    map[*gwConn]struct{}
+	gwEvents []GatewayEvent
+	restLog  []RESTRequest
+	connSeq  int
 }
 
 // New builds a Server with its bot user and application; it does not
@@ -158,22 +149,16 @@ func New(opts ...Option) *Server {
 		o(&c)
 	}
 	s := &Server{
-		log:          c.log,
-		now:          c.now,
-		ids:          snowflakes{now: c.now},
-		heartbeat:    c.heartbeat,
-		voice:        c.voice,
-		cfg:          c,
-		changed:      make(chan struct{}),
-		users:        map[UserID]*user{},
-		tokens:       map[string]UserID{},
-		guilds:       map[GuildID]*guild{},
-		channels:     map[ChannelID]*channel{},
-		messages:     map[MessageID]*message{},
-		commands:     map[CommandID]*command{},
-		interactions: map[InteractionID]*interaction{},
-		sessions:     map[string]*session{},
-		conns:        map[*gwConn]struct{}{},
+		log:        c.log,
+		now:        c.now,
+		ids:        snowflakes{now: c.now},
+		heartbeat:  c.heartbeat,
+		voice:      c.voice,
+		cfg:        c,
+		changed:    make(chan struct{}),
+		worldState: newWorldState(),
+		sessions:   map[string]*session{},
+		conns:      map[*gwConn]struct{}{},
 	}
 	if c.idNow != nil {
 		s.ids.now = c.idNow

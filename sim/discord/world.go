@@ -187,7 +187,7 @@ func (s *Server) addMemberLocked(g *guild, u UserID, at time.Time) {
 	g.memberOrder = append(g.memberOrder, u)
 }
 
-func (s *Server) isMemberLocked(g GuildID, u UserID) bool {
+func (s *worldState) isMemberLocked(g GuildID, u UserID) bool {
 	gd := s.guilds[g]
 	return gd != nil && gd.members[u] != nil
 }
