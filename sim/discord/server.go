@@ -105,8 +105,6 @@ func WithPrivilegedIntents(i Intents) Option { return func(c *config) { c.privil
 // one with New or Serve.
 type Server struct {
 	log       *slog.Logger
-	now       func() time.Time
-	ids       snowflakes
 	heartbeat time.Duration
 	voice     VoiceBackend
 	limiter   *limiter
@@ -150,18 +148,13 @@ func New(opts ...Option) *Server {
 	}
 	s := &Server{
 		log:        c.log,
-		now:        c.now,
-		ids:        snowflakes{now: c.now},
 		heartbeat:  c.heartbeat,
 		voice:      c.voice,
 		cfg:        c,
 		changed:    make(chan struct{}),
-		worldState: newWorldState(),
+		worldState: newWorldState(c.now, cmpClock(c.idNow, c.now)),
 		sessions:   map[string]*session{},
 		conns:      map[*gwConn]struct{}{},
-	}
-	if c.idNow != nil {
-		s.ids.now = c.idNow
 	}
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  4096,
