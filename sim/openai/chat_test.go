@@ -112,8 +112,9 @@ func TestChatToolMessageNeedsCall(t *testing.T) {
 }
 
 // TestChatMaxTokensOnReasoningModels: the real API refuses the legacy
-// max_tokens on reasoning models with this exact body; the simulator must
-// too, or a client sending it passes every test and fails in production.
+// max_tokens (and a non-default temperature or top_p) on reasoning models
+// with these exact bodies; the simulator must too, or a client sending them
+// passes every test and fails in production.
 func TestChatMaxTokensOnReasoningModels(t *testing.T) {
 	const refusal = `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`
 	tests := []struct {
@@ -129,11 +130,18 @@ func TestChatMaxTokensOnReasoningModels(t *testing.T) {
 		{"gpt-4o-mini", "max_tokens", 200},
 		{"gpt-4.1", "max_tokens", 200},
 		{"omni-moderation", "max_tokens", 200},
+		{"gpt-5-mini", "temperature", 400},
+		{"gpt-5-mini", "top_p", 400},
+		{"gpt-4o-mini", "temperature", 200},
 	}
 	s := serveT(t)
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+tt.field, func(t *testing.T) {
-			body := `{"model":"` + tt.model + `","messages":[{"role":"user","content":"hi"}],"` + tt.field + `":16}`
+			value := "16"
+			if tt.field == "temperature" || tt.field == "top_p" {
+				value = "0.5"
+			}
+			body := `{"model":"` + tt.model + `","messages":[{"role":"user","content":"hi"}],"` + tt.field + `":` + value + `}`
 			resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
@@ -143,8 +151,12 @@ func TestChatMaxTokensOnReasoningModels(t *testing.T) {
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, got)
 			}
-			if tt.wantStatus == 400 && strings.TrimSpace(string(got)) != refusal {
-				t.Errorf("body\n%s\nwant\n%s", got, refusal)
+			want := refusal
+			if tt.field != "max_tokens" {
+				want = `{"error":{"message":"Unsupported value: '` + tt.field + `' does not support 0.5 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"` + tt.field + `","code":"unsupported_value"}}`
+			}
+			if tt.wantStatus == 400 && strings.TrimSpace(string(got)) != want {
+				t.Errorf("body\n%s\nwant\n%s", got, want)
 			}
 		})
 	}
