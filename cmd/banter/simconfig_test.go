@@ -22,6 +22,9 @@ import (
 func TestSimWrittenConfigRunsBanter(t *testing.T) {
 	osim := openaitest.Serve(t)
 	dir := t.TempDir()
+	// The written config keeps banter's defaults for everything else, such as
+	// store.dsn (data/banter.db, relative): run from a scratch directory.
+	t.Chdir(dir)
 	cfgPath := filepath.Join(dir, "banter.sim.yaml")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
