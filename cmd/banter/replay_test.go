@@ -52,3 +52,22 @@ func TestReplayCommandUsage(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestReplayCommandLabels(t *testing.T) {
+	out, _, err := runCLI(t, nil, "replay", "-config", "../../decision/replay/testdata/addressing.yaml",
+		"-labels", "../../decision/replay/testdata/addressing.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PIPELINE  TURNS  PRECISION  RECALL", "\ntext ", "\nvoice ", "name_exact", "BORDERLINE", "errors\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay -labels output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"allow"`) {
+		t.Errorf("replay -labels printed result lines:\n%s", out)
+	}
+	if _, _, err := runCLI(t, nil, "replay", "-labels", "x.jsonl", "y.jsonl"); exitCode(err) != 2 {
+		t.Errorf("-labels with another file: exit %d", exitCode(err))
+	}
+}
