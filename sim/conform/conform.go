@@ -36,11 +36,18 @@ type operation struct {
 	body   *jsonschema.Schema
 }
 
-var (
-	loadOnce sync.Once
-	checkers map[string]*Checker
-	loadErr  error
-)
+// loadAll compiles both specs once; the result is immutable and shared.
+var loadAll = sync.OnceValues(func() (map[string]*Checker, error) {
+	out := map[string]*Checker{}
+	for name, prefixes := range map[string][]string{"discord": {"/api/v10", "/api/v9"}, "openai": {"/v1"}} {
+		c, err := load(name, prefixes)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = c
+	}
+	return out, nil
+})
 
 // Discord returns the checker for Discord's HTTP API (paths under /api/v9
 // or /api/v10).
@@ -51,21 +58,11 @@ func Discord() (*Checker, error) { return get("discord") }
 func OpenAI() (*Checker, error) { return get("openai") }
 
 func get(name string) (*Checker, error) {
-	loadOnce.Do(func() {
-		checkers = map[string]*Checker{}
-		for name, prefixes := range map[string][]string{"discord": {"/api/v10", "/api/v9"}, "openai": {"/v1"}} {
-			c, err := load(name, prefixes)
-			if err != nil {
-				loadErr = err
-				return
-			}
-			checkers[name] = c
-		}
-	})
-	if loadErr != nil {
-		return nil, loadErr
+	all, err := loadAll()
+	if err != nil {
+		return nil, err
 	}
-	return checkers[name], nil
+	return all[name], nil
 }
 
 func load(name string, prefixes []string) (*Checker, error) {
