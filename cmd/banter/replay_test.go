@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 func TestReplayCommandOnShippedExample(t *testing.T) {
@@ -23,7 +24,7 @@ func TestReplayCommandOnShippedExample(t *testing.T) {
 }
 
 func TestReplayCommandWithLLM(t *testing.T) {
-	osim := openaisim.Serve(t, openaisim.WithRules(openaisim.Rule{
+	osim := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
 		Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"},
 		Reply: openaisim.Reply{Text: "YES"},
 	}))
