@@ -8,6 +8,7 @@ import (
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
 )
 
 func TestMentionRepliesToTrigger(t *testing.T) {
@@ -145,8 +146,7 @@ func TestDeletedParentStopsChainAndDeletedBotMessageFallsBack(t *testing.T) {
 	if err := h.dsim.Delete(h.ctx, m1.ID); err != nil {
 		t.Fatal(err)
 	}
-	h.waitLog(`"msg":"reply_admission"`) // let the delete event land before the next reply
-	time.Sleep(50 * time.Millisecond)
+	h.waitStored(m1.ID, "deleted", func(m store.Message) bool { return m.Deleted }) // the delete event landed
 	m2 := h.post(h.alice, "what was it?", discordsim.ReplyTo(b1.ID))
 	h.waitBot(2)
 	g := h.generations()
@@ -163,6 +163,7 @@ func TestDeletedParentStopsChainAndDeletedBotMessageFallsBack(t *testing.T) {
 	// new reply to an already deleted message, so the case arises when the delete reaches the bot
 	// before a reply sent just earlier: the bot's store knows the message is gone.
 	b2 := h.waitBot(2)
+	h.waitStored(b2.ID, "saved", func(store.Message) bool { return true }) // the bot's own reply came back through the gateway
 	if err := h.st.DeleteMessage(h.ctx, string(b2.ID)); err != nil {
 		t.Fatal(err)
 	}
