@@ -67,7 +67,6 @@ func (r *recordingE2EE) seen() []gateway.Opcode {
 // server replays exactly what was missed, and the connection processes it
 // (a new speaker's stream, DAVE ops to E2EE and its answers back).
 func TestResumeReplaysBufferedMessages(t *testing.T) {
-	checkGoroutines(t)
 	var binMu sync.Mutex
 	var fromClient []voicesim.BinaryMessage
 	s := voicesim.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
@@ -175,7 +174,6 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 // TestUnknownOpsIgnored: undocumented opcodes, JSON and binary, neither end
 // the connection nor reach E2EE, and later messages are still processed.
 func TestUnknownOpsIgnored(t *testing.T) {
-	checkGoroutines(t)
 	s := voicesim.Serve(t)
 	e := &recordingE2EE{}
 	cfg := simConfig(t, s, testBot, nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +13,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// checkGoroutines fails the test if goroutines outlive it (call first).
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
 type rtEnv struct {
 	sim     *openaisim.Server
 	metrics *Metrics
@@ -39,7 +21,6 @@ type rtEnv struct {
 
 func newRTEnv(t *testing.T, rules ...openaisim.Rule) *rtEnv {
 	t.Helper()
-	checkGoroutines(t)
 	sim := openaisim.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-rt"))
 	m := NewMetrics(prometheus.NewRegistry())
 	return &rtEnv{sim: sim, metrics: m,

@@ -40,7 +40,7 @@ func TestChatCompletions(t *testing.T) {
 				name += "/stream"
 			}
 			t.Run(name, func(t *testing.T) {
-				s := serveT(t, WithRules(tt.rules...))
+				s := Serve(t, WithRules(tt.rules...))
 				c := newClient(s)
 				params := openai.ChatCompletionNewParams{
 					Model: "gpt-4o-mini",
@@ -97,7 +97,7 @@ func TestChatCompletions(t *testing.T) {
 }
 
 func TestChatToolMessageNeedsCall(t *testing.T) {
-	s := serveT(t)
+	s := Serve(t)
 	c := newClient(s)
 	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "gpt-4o-mini",

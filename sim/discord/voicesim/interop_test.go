@@ -84,7 +84,6 @@ func TestDiscordJSVoiceInterop(t *testing.T) {
 // runDiscordJSVoice runs the djs client against a server that offers only
 // mode.
 func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
-	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// A short heartbeat interval so djs heartbeats (with seq_ack) during the
