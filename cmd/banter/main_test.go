@@ -1,12 +1,236 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
 	"testing"
-
-	"github.com/banterbot/banter/internal/leakcheck"
+	"time"
 )
 
-// TestMain fails the package when a goroutine outlives its tests: whatever a
-// test starts (simulators, connections, services) its cleanup must stop and
-// wait for.
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func runCLI(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = dispatch(context.Background(), env{
+		args: args, stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return vars[k] },
+	})
+	return out.String(), errb.String(), err
+}
+
+func exitCode(err error) int {
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func TestRunWithoutTokenFailsClearly(t *testing.T) {
+	t.Chdir(t.TempDir()) // no ./banter.yaml here
+	for _, args := range [][]string{nil, {"run"}} {
+		_, _, err := runCLI(t, nil, args...)
+		if exitCode(err) == 0 {
+			t.Fatalf("banter %v without a token succeeded", args)
+		}
+		msg := err.Error()
+		for _, want := range []string{"DISCORD_TOKEN is not set", "discord.com/developers/applications", "Message Content intent", "OPENAI_API_KEY"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("banter %v: message lacks %q:\n%s", args, want, msg)
+			}
+		}
+	}
+}
+
+func TestRunWithoutOpenAIFailsClearly(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "x"}, "run")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "OPENAI_API_KEY is not set") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunBadConfigNamesField(t *testing.T) {
+	_, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "x"}, "run", "-config", "testdata/bad.yaml")
+	if exitCode(err) != 2 {
+		t.Fatalf("exit %d, err %v", exitCode(err), err)
+	}
+	for _, want := range []string{"testdata/bad.yaml", `voice.mode: "loud" is not allowed (allowed values: stt_pipeline, realtime)`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	_, _, err = runCLI(t, nil, "run", "-config", "testdata/missing.yaml")
+	if err == nil || !strings.Contains(err.Error(), "testdata/missing.yaml") {
+		t.Errorf("unreadable config: %v", err)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	out, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "very-secret", "OPENAI_API_KEY": "sk-very-secret"},
+		"config", "check", "../../banter.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "is valid") || !strings.Contains(out, "replyChainDepth: 40") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+	if strings.Contains(out, "very-secret") {
+		t.Error("config check printed a secret")
+	}
+	if !strings.Contains(out, "DISCORD_TOKEN: set (redacted)") {
+		t.Error("config check does not say whether the token is set")
+	}
+	if _, _, err := runCLI(t, nil, "config", "check", "testdata/bad.yaml"); exitCode(err) != 2 {
+		t.Errorf("bad file: exit %d", exitCode(err))
+	}
+	if _, _, err := runCLI(t, nil, "config"); exitCode(err) != 2 {
+		t.Errorf("missing args: exit %d", exitCode(err))
+	}
+}
+
+func TestVersionAndUnknown(t *testing.T) {
+	out, _, err := runCLI(t, nil, "version")
+	if err != nil || !strings.HasPrefix(out, "banter ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, nil, "frobnicate"); exitCode(err) != 2 || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("unknown command: %v", err)
+	}
+	for _, arg := range []string{"help", "-h", "--help"} {
+		if out, _, err := runCLI(t, nil, arg); err != nil || !strings.Contains(out, "banter config check FILE") {
+			t.Errorf("%s: printed %q, err %v; want the usage and no error", arg, out, err)
+		}
+	}
+}
+
+func TestSimCommandsServeUntilCancelled(t *testing.T) {
+	for _, which := range []string{"discord", "openai"} {
+		t.Run(which, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			out := &lockedBuffer{}
+			done := make(chan error, 1)
+			go func() {
+				done <- dispatch(ctx, env{args: []string{"sim", which}, stdout: out, stderr: out, getenv: func(string) string { return "" }})
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), "127.0.0.1:") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(out.String(), "127.0.0.1:") {
+				t.Errorf("banter sim %s printed no loopback URL: %q", which, out.String())
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("banter sim %s: %v", which, err)
+			}
+		})
+	}
+	if _, _, err := runCLI(t, nil, "sim", "slack"); exitCode(err) != 2 {
+		t.Errorf("unknown simulator: %v", err)
+	}
+	if _, _, err := runCLI(t, nil, "sim", "discord", "-addr", "8.8.8.8:80"); err == nil {
+		t.Error("a non-loopback address was accepted")
+	}
+}
+
+func TestSandboxChatsInTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := dir + "/banter.yaml"
+	if err := os.WriteFile(cfgPath, []byte("activity:\n  replyCoalesceWindowSeconds: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	stdin, typed := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(context.Background(), env{
+			args:  []string{"sandbox", "-config", cfgPath, "-log", dir + "/bot.log"},
+			stdin: stdin, stdout: out, stderr: out, getenv: func(string) string { return "" },
+		})
+	}()
+	// typeLine writes a line unless the sandbox has already ended (then nobody reads stdin).
+	var ended error
+	exited := false
+	typeLine := func(line string) {
+		wrote := make(chan struct{})
+		go func() {
+			io.WriteString(typed, line)
+			close(wrote)
+		}()
+		select {
+		case <-wrote:
+		case ended = <-done:
+			exited = true
+			typed.Close()
+		}
+	}
+	typeLine("hey banter, are you there?\n")
+	deadline := time.Now().Add(15 * time.Second)
+	for !exited && !strings.Contains(out.String(), "banter: You said:") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !exited {
+		typeLine("/quit\n")
+	}
+	typed.Close()
+	if !exited {
+		ended = <-done
+	}
+	if ended != nil {
+		t.Fatalf("sandbox: %v\n%s", ended, out.String())
+	}
+	if !strings.Contains(out.String(), "banter: You said:") {
+		t.Errorf("no bot reply printed:\n%s", out.String())
+	}
+	logs, _ := os.ReadFile(dir + "/bot.log")
+	if !strings.Contains(string(logs), `"msg":"sent_reply"`) {
+		t.Errorf("no sent_reply in the bot's log:\n%s", logs)
+	}
+}
+
+func TestSimOpenAIScriptErrorsNameTheFile(t *testing.T) {
+	path := t.TempDir() + "/script.yaml"
+	os.WriteFile(path, []byte("rules:\n  - nonsense: true\n"), 0o600)
+	_, _, err := runCLI(t, nil, "sim", "openai", "-script", path)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), path) {
+		t.Errorf("bad script: %v", err)
+	}
+}
+
+// TestSubcommandHelp: -h on a subcommand prints its usage on stdout and
+// exits 0, as `banter -h` does; a bad flag is still a usage error (2).
+func TestSubcommandHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "banter [run]"},
+		{[]string{"run", "-h"}, "-log-format"},
+		{[]string{"run", "-help"}, "-config"},
+		{[]string{"replay", "-h"}, "-llm"},
+		{[]string{"sandbox", "-h"}, "-log"},
+		{[]string{"sim", "openai", "-h"}, "-script"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, _, err := runCLI(t, nil, tt.args...)
+			if err != nil || exitCode(err) != 0 {
+				t.Fatalf("err = %v (exit %d), want exit 0", err, exitCode(err))
+			}
+			if !strings.Contains(out, "usage") || !strings.Contains(out, tt.want) {
+				t.Errorf("stdout = %q, want the usage with %q", out, tt.want)
+			}
+		})
+	}
+	_, stderr, err := runCLI(t, nil, "run", "-no-such-flag")
+	if exitCode(err) != 2 || !strings.Contains(stderr, "-config") {
+		t.Errorf("bad flag: exit %d, stderr %q; want 2 and the usage on stderr", exitCode(err), stderr)
+	}
+}

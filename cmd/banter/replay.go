@@ -27,8 +27,8 @@ func replayCommand(ctx context.Context, e env) error {
 		fmt.Fprintln(e.stderr, "usage: banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(e.args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args, e, "banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)"); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

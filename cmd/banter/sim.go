@@ -18,11 +18,10 @@ func simCommand(ctx context.Context, e env) error {
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	script := fs.String("script", "", "openai only: a YAML or JSON script of rules, latency and faults (docs/simulator.md)")
-	if err := fs.Parse(e.args[1:]); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args[1:], e, "banter sim "+which+" [-addr HOST:PORT] [-script FILE]"); err != nil {
+		return err
 	}
 	switch which {
 	case "discord":
