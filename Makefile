@@ -15,9 +15,20 @@ run: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/banter
 
-## test: lint, install the npm interop peers, run every test (fuzz seeds included)
+# RACE_PKGS have concurrency of their own: make test runs them under the race
+# detector, and every other package without it (to keep the suite within its
+# CI budget on 2 cores).
+RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
+	./discord/dave/voiceadapter/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/...
+
+## test: lint, install the npm interop peers, run every test (fuzz seeds included): RACE_PKGS with -race, the rest without
 test: lint interop-deps
-	$(GO) test -count=1 -timeout 18m ./...
+	@echo "== go test -race: $$($(GO) list $(RACE_PKGS) | wc -l) packages with concurrency of their own"
+	$(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+	@echo "== -race packages passed"
+	@echo "== go test: every other package"
+	race="$$($(GO) list $(RACE_PKGS))"; \
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF "$$race")
 
 ## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
 interop-deps:
