@@ -1,6 +1,7 @@
 package text_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +25,11 @@ func TestMentionRepliesToTrigger(t *testing.T) {
 	if r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 || !r.AllowedMentions.RepliedUser {
 		t.Errorf("allowed_mentions = %+v, want parse [] and replied_user true", r.AllowedMentions)
 	}
-	typing := false
-	for _, e := range h.dsim.Typing() {
-		typing = typing || (e.User == h.dsim.BotID() && e.Channel == h.general)
-	}
-	if !typing {
-		t.Error("no typing indicator for an addressed turn")
+	// The typing indicator is sent alongside the generation, so it may land after the reply.
+	tctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := h.dsim.WaitTyping(tctx, h.general, h.dsim.BotID()); err != nil {
+		t.Errorf("no typing indicator for an addressed turn: %v", err)
 	}
 	h.waitLog(`"msg":"sent_reply"`, `"signal":"direct"`, string(m.ID))
 	// The model saw who said what, with ids.
@@ -321,7 +321,9 @@ func TestClassifierDoesNotStallIntake(t *testing.T) {
 			Latency: openaisim.Latency{TimeToFirstToken: 2 * time.Second}},
 		toolReply("hello", "reply", "", "Hi Alice!"))
 	slow := h.post(h.bob, "I heard banter is slow today")
-	time.Sleep(100 * time.Millisecond) // the classifier call is under way
+	if _, err := h.osim.WaitRequestsStarted(h.ctx, 1); err != nil { // the classifier call is under way
+		t.Fatal(err)
+	}
 	fast := h.post(h.alice, "banter, hello?")
 	r := h.waitBot(1)
 	if r.ReplyTo() != fast.ID {
