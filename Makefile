@@ -34,9 +34,16 @@ test: lint interop-deps
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 
-## lint: gofmt and go vet
+# WALLCLOCK_BOUND matches an elapsed-time upper bound asserted in a test. Tests
+# wait on events (a deadline only as a failure guard); speed is for benchmarks
+# (bench*_test.go) and bench/. Tests on synctest's fake clock are exempt.
+WALLCLOCK_BOUND = time\.Since\(.*\) *>=?|\.Elapsed\(\) *>=?|(:= *time\.Since\(.*\)|:= *\w+\.Sub\(.*\)); *\w+ *>=?|< *time\.Since|\b(elapsed|took|el|dur|latency) *>=? |took too long
+
+## lint: gofmt, go vet, and no wall-clock upper bound asserted in a test
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@files=$$(grep -rL --include='*_test.go' --exclude='bench*_test.go' --exclude-dir=node_modules -e 'testing/synctest' .); \
+	if grep -nE '$(WALLCLOCK_BOUND)' $$files; then echo "elapsed-time upper bound asserted in a test: wait on an event instead"; exit 1; fi
 	$(GO) vet ./...
 
 ## bench: the benchmarks named by the issues
