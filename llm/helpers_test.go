@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,7 +22,7 @@ type testEnv struct {
 // HTTPClient and Metrics are filled in).
 func newEnv(t *testing.T, opts Options, rules ...openaisim.Rule) *testEnv {
 	t.Helper()
-	sim := openaisim.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-test"))
+	sim := openaitest.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-test"))
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	reg := prometheus.NewRegistry()

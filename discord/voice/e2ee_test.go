@@ -11,6 +11,7 @@ import (
 
 	"github.com/banterbot/banter/discord/voice/gateway"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // recordingE2EE stands in for discord/dave (its own issue) to check the
@@ -69,7 +70,7 @@ func (r *recordingE2EE) seen() []gateway.Opcode {
 func TestResumeReplaysBufferedMessages(t *testing.T) {
 	var binMu sync.Mutex
 	var fromClient []voicesim.BinaryMessage
-	s := voicesim.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
+	s := voicetest.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
 		binMu.Lock()
 		fromClient = append(fromClient, b)
 		binMu.Unlock()
@@ -174,7 +175,7 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 // TestUnknownOpsIgnored: undocumented opcodes, JSON and binary, neither end
 // the connection nor reach E2EE, and later messages are still processed.
 func TestUnknownOpsIgnored(t *testing.T) {
-	s := voicesim.Serve(t)
+	s := voicetest.Serve(t)
 	e := &recordingE2EE{}
 	cfg := simConfig(t, s, testBot, nil)
 	cfg.E2EE = e

@@ -65,7 +65,7 @@ func TestWithScriptAndControlEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Serve(t, WithScript(sc))
+	s := serve(t, WithScript(sc))
 	c := newClient(s)
 	ctx := context.Background()
 	resp, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini",
