@@ -15,9 +15,20 @@ run: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/banter
 
-## test: lint, install the npm interop peers, run every test (fuzz seeds included)
+# RACE_PKGS have concurrency of their own: make test runs them under the race
+# detector, and every other package without it (to keep the suite within its
+# CI budget on 2 cores).
+RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
+	./discord/dave/voiceadapter/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/...
+
+## test: lint, install the npm interop peers and Postgres, run every test (fuzz seeds included): RACE_PKGS with -race, the rest without
 test: lint interop-deps postgres-deps
-	BANTER_REQUIRE_POSTGRES=1 $(GO) test -count=1 -timeout 18m ./...
+	@echo "== go test -race: $$($(GO) list $(RACE_PKGS) | wc -l) packages with concurrency of their own"
+	BANTER_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+	@echo "== -race packages passed"
+	@echo "== go test: every other package"
+	race="$$($(GO) list $(RACE_PKGS))"; \
+	BANTER_REQUIRE_POSTGRES=1 $(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF "$$race")
 
 ## postgres-deps: Debian's PostgreSQL server binaries for the store's Postgres tests (a throwaway
 ## cluster per test run, as an unprivileged user; no system service is started)
@@ -31,9 +42,16 @@ postgres-deps:
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 
-## lint: gofmt and go vet
+# WALLCLOCK_BOUND matches an elapsed-time upper bound asserted in a test. Tests
+# wait on events (a deadline only as a failure guard); speed is for benchmarks
+# (bench*_test.go) and bench/. Tests on synctest's fake clock are exempt.
+WALLCLOCK_BOUND = time\.Since\(.*\) *>=?|\.Elapsed\(\) *>=?|(:= *time\.Since\(.*\)|:= *\w+\.Sub\(.*\)); *\w+ *>=?|< *time\.Since|\b(elapsed|took|el|dur|latency) *>=? |took too long
+
+## lint: gofmt, go vet, and no wall-clock upper bound asserted in a test
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@files=$$(grep -rL --include='*_test.go' --exclude='bench*_test.go' --exclude-dir=node_modules -e 'testing/synctest' .); \
+	if grep -nE '$(WALLCLOCK_BOUND)' $$files; then echo "elapsed-time upper bound asserted in a test: wait on an event instead"; exit 1; fi
 	$(GO) vet ./...
 
 ## bench: the benchmarks named by the issues

@@ -2,39 +2,13 @@ package llm
 
 import (
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// checkGoroutines fails the test if goroutines started during it are still
-// running shortly after it (and its later-registered cleanups) ended. Call
-// it first in a test so its cleanup runs last.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
 
 // testEnv is a simulator plus a client pointed at it.
 type testEnv struct {
@@ -48,7 +22,6 @@ type testEnv struct {
 // HTTPClient and Metrics are filled in).
 func newEnv(t *testing.T, opts Options, rules ...openaisim.Rule) *testEnv {
 	t.Helper()
-	checkGoroutines(t)
 	sim := openaitest.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-test"))
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -196,7 +196,7 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=excluded.deleted, search_text=excluded.search_text`,
+		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content))
 	if err != nil {

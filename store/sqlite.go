@@ -174,7 +174,7 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=excluded.deleted`,
+		 deleted=MAX(messages.deleted, excluded.deleted)`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted)
 	if err != nil {

@@ -70,7 +70,8 @@ func (k PromptKind) String() string {
 
 // Store is banter's persistence. Implementations are safe for concurrent use.
 type Store interface {
-	// SaveMessage inserts or replaces a message.
+	// SaveMessage inserts or replaces a message. A deleted message stays deleted (a deletion
+	// is final on Discord; a late save must not resurrect it).
 	SaveMessage(ctx context.Context, m Message) error
 	// EditMessage updates a stored message's content; ErrNotFound when it was never stored.
 	EditMessage(ctx context.Context, id, content string, editedAt time.Time) error

@@ -67,6 +67,15 @@ func testMessagesLifecycle(t *testing.T, s Store) {
 		t.Error("deleted message not flagged")
 	}
 
+	// A deletion is final: a later save of the same message (the bot's own record of a reply it
+	// sent, racing the gateway's delete event) does not bring it back.
+	if err := s.SaveMessage(ctx, Message{ID: "13", ChannelID: "c1", AuthorID: "u1", Content: "late save", CreatedAt: base.Add(3 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Message(ctx, "13"); !m.Deleted || m.Content != "late save" {
+		t.Errorf("re-saved deleted message = %+v, want still deleted with the new content", m)
+	}
+
 	// Re-saving a bot message without a persona keeps the persona stored earlier.
 	s.SaveMessage(ctx, Message{ID: "50", ChannelID: "c1", AuthorID: "bot", IsSelf: true, Persona: "pirate", CreatedAt: base})
 	s.SaveMessage(ctx, Message{ID: "50", ChannelID: "c1", AuthorID: "bot", IsSelf: true, Content: "synced", CreatedAt: base})

@@ -20,11 +20,14 @@ func TestTargetDeletedMeanwhileDowngradesToBroadcast(t *testing.T) {
 	h.osim.AddRule(openaisim.Rule{
 		Match:   openaisim.Match{InputPattern: "chess"},
 		Reply:   openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "send_discord_message", Arguments: `{"mode":"reply","target_message_id":"` + string(target.ID) + `","text":"I'd play!"}`}}},
-		Latency: openaisim.Latency{TimeToFirstToken: 600 * time.Millisecond},
+		Latency: openaisim.Latency{TimeToFirstToken: 2 * time.Second},
 	})
+	started := len(h.osim.Requests())
 	h.post(h.alice, "chess sounds fun")
-	h.waitLog(`"msg":"reply_admission"`, `"phase":"pre_generation"`)
-	time.Sleep(100 * time.Millisecond)
+	// The generation is under way (the simulator holds its answer for 2 s) before the delete.
+	if _, err := h.osim.WaitRequestsStarted(h.ctx, started+1); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.dsim.Delete(h.ctx, target.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -271,6 +272,26 @@ func (h *harness) waitLog(fragments ...string) string {
 	}
 	h.t.Fatalf("no log line with %q; logs:\n%s", fragments, h.tail())
 	return ""
+}
+
+// waitStored waits until the bot's store holds message id in a state that satisfies ok:
+// the store learns of messages from gateway events, asynchronously to what the test sees.
+func (h *harness) waitStored(id discordsim.MessageID, what string, ok func(store.Message) bool) store.Message {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // a failure guard, not a timing assertion
+	for {
+		m, err := h.st.Message(h.ctx, string(id))
+		if err == nil && ok(m) {
+			return m
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			h.t.Fatalf("store: message %s: %v", id, err)
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("store never held message %s %s (last: %+v, %v); logs:\n%s", id, what, m, err, h.tail())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (h *harness) tail() string {

@@ -1,6 +1,7 @@
 package text_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
 )
 
 func TestMentionRepliesToTrigger(t *testing.T) {
@@ -23,12 +25,11 @@ func TestMentionRepliesToTrigger(t *testing.T) {
 	if r.AllowedMentions == nil || len(r.AllowedMentions.Parse) != 0 || !r.AllowedMentions.RepliedUser {
 		t.Errorf("allowed_mentions = %+v, want parse [] and replied_user true", r.AllowedMentions)
 	}
-	typing := false
-	for _, e := range h.dsim.Typing() {
-		typing = typing || (e.User == h.dsim.BotID() && e.Channel == h.general)
-	}
-	if !typing {
-		t.Error("no typing indicator for an addressed turn")
+	// The typing indicator is sent alongside the generation, so it may land after the reply.
+	tctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := h.dsim.WaitTyping(tctx, h.general, h.dsim.BotID()); err != nil {
+		t.Errorf("no typing indicator for an addressed turn: %v", err)
 	}
 	h.waitLog(`"msg":"sent_reply"`, `"signal":"direct"`, string(m.ID))
 	// The model saw who said what, with ids.
@@ -145,8 +146,7 @@ func TestDeletedParentStopsChainAndDeletedBotMessageFallsBack(t *testing.T) {
 	if err := h.dsim.Delete(h.ctx, m1.ID); err != nil {
 		t.Fatal(err)
 	}
-	h.waitLog(`"msg":"reply_admission"`) // let the delete event land before the next reply
-	time.Sleep(50 * time.Millisecond)
+	h.waitStored(m1.ID, "deleted", func(m store.Message) bool { return m.Deleted }) // the delete event landed
 	m2 := h.post(h.alice, "what was it?", discordsim.ReplyTo(b1.ID))
 	h.waitBot(2)
 	g := h.generations()
@@ -163,6 +163,7 @@ func TestDeletedParentStopsChainAndDeletedBotMessageFallsBack(t *testing.T) {
 	// new reply to an already deleted message, so the case arises when the delete reaches the bot
 	// before a reply sent just earlier: the bot's store knows the message is gone.
 	b2 := h.waitBot(2)
+	h.waitStored(b2.ID, "saved", func(store.Message) bool { return true }) // the bot's own reply came back through the gateway
 	if err := h.st.DeleteMessage(h.ctx, string(b2.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,9 @@ func TestClassifierDoesNotStallIntake(t *testing.T) {
 			Latency: openaisim.Latency{TimeToFirstToken: 2 * time.Second}},
 		toolReply("hello", "reply", "", "Hi Alice!"))
 	slow := h.post(h.bob, "I heard banter is slow today")
-	time.Sleep(100 * time.Millisecond) // the classifier call is under way
+	if _, err := h.osim.WaitRequestsStarted(h.ctx, 1); err != nil { // the classifier call is under way
+		t.Fatal(err)
+	}
 	fast := h.post(h.alice, "banter, hello?")
 	r := h.waitBot(1)
 	if r.ReplyTo() != fast.ID {

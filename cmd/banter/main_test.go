@@ -226,6 +226,37 @@ func TestSimOpenAIScriptErrorsNameTheFile(t *testing.T) {
 	}
 }
 
+// TestSubcommandHelp: -h on a subcommand prints its usage on stdout and
+// exits 0, as `banter -h` does; a bad flag is still a usage error (2).
+func TestSubcommandHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "banter [run]"},
+		{[]string{"run", "-h"}, "-log-format"},
+		{[]string{"run", "-help"}, "-config"},
+		{[]string{"replay", "-h"}, "-llm"},
+		{[]string{"sandbox", "-h"}, "-log"},
+		{[]string{"sim", "openai", "-h"}, "-script"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, _, err := runCLI(t, nil, tt.args...)
+			if err != nil || exitCode(err) != 0 {
+				t.Fatalf("err = %v (exit %d), want exit 0", err, exitCode(err))
+			}
+			if !strings.Contains(out, "usage") || !strings.Contains(out, tt.want) {
+				t.Errorf("stdout = %q, want the usage with %q", out, tt.want)
+			}
+		})
+	}
+	_, stderr, err := runCLI(t, nil, "run", "-no-such-flag")
+	if exitCode(err) != 2 || !strings.Contains(stderr, "-config") {
+		t.Errorf("bad flag: exit %d, stderr %q; want 2 and the usage on stderr", exitCode(err), stderr)
+	}
+}
+
 // TestProviderWithoutKey: config check warns with the slot and the variable; run refuses to
 // start and names them.
 func TestProviderWithoutKey(t *testing.T) {

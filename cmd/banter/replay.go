@@ -30,8 +30,8 @@ func replayCommand(ctx context.Context, e env) error {
 		fmt.Fprintln(e.stderr, "       banter replay [-config FILE] [-llm] -labels CORPUS.jsonl")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(e.args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args, e, "banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)"); err != nil {
+		return err
 	}
 	switch {
 	case *labels != "" && fs.NArg() != 0:

@@ -62,15 +62,14 @@ type runFlags struct {
 	logLevel   string
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
+func parseRunFlags(e env) (runFlags, error) {
 	var f runFlags
 	fs := flag.NewFlagSet("banter run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.configPath, "config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	fs.StringVar(&f.logFormat, "log-format", "", "log format: json or text (overrides log.format)")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
-	if err := fs.Parse(args); err != nil {
-		return f, &usageError{err.Error()}
+	if err := parseFlags(fs, e.args, e, "banter [run] [-config FILE] [-log-format json|text] [-log-level LEVEL]"); err != nil {
+		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -97,7 +96,7 @@ func parseLevel(s string) slog.Level {
 
 // runCommand implements `banter run`.
 func runCommand(ctx context.Context, e env) error {
-	f, err := parseRunFlags(e.args, e.stderr)
+	f, err := parseRunFlags(e)
 	if err != nil {
 		return err
 	}

@@ -26,12 +26,11 @@ import (
 // Type a line to post it as "you"; "/as NAME text" posts as someone else; "/quit" ends.
 func sandboxCommand(ctx context.Context, e env) error {
 	fs := flag.NewFlagSet("banter sandbox", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	logPath := fs.String("log", "", "write the bot's JSON logs to this file (default: a temp file)")
 	ctlAddr := fs.String("control-addr", "127.0.0.1:0", "loopback address of the simulator's control API (docs/simulator.md)")
-	if err := fs.Parse(e.args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args, e, "banter sandbox [-config FILE] [-log FILE] [-control-addr HOST:PORT]"); err != nil {
+		return err
 	}
 	cfg, err := config.Load(config.Locate(*configPath, e.getenv), e.getenv)
 	if err != nil {

@@ -20,7 +20,6 @@ func simCommand(ctx context.Context, e env) error {
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	script := fs.String("script", "", "openai only: a YAML or JSON script of rules, latency and faults (docs/simulator.md)")
 	ctlAddr := fs.String("control-addr", "127.0.0.1:0", "discord only: loopback address of the control API")
@@ -28,8 +27,8 @@ func simCommand(ctx context.Context, e env) error {
 	idTime := fs.String("id-time", "", "discord only: pin the demo world's ids to snowflakes of this RFC 3339 instant")
 	writeConfig := fs.String("write-config", "", "discord only: write a banter config for this simulator to FILE")
 	openaiURL := fs.String("openai-url", "", "discord only: llm.baseUrl for the written config (e.g. a banter sim openai)")
-	if err := fs.Parse(e.args[1:]); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args[1:], e, "banter sim "+which+" [flags]"); err != nil {
+		return err
 	}
 	switch which {
 	case "discord":

@@ -17,7 +17,6 @@ import (
 // TestAudioBothWays connects to the simulator in each transport mode and
 // exchanges real Opus with a simulated member in both directions.
 func TestAudioBothWays(t *testing.T) {
-	checkGoroutines(t)
 	tests := []struct {
 		name  string
 		modes []voicesim.Mode
@@ -132,7 +131,6 @@ func TestAudioBothWays(t *testing.T) {
 
 // TestCloseCodes drives every close-code path through the simulator.
 func TestCloseCodes(t *testing.T) {
-	checkGoroutines(t)
 	tests := []struct {
 		name       string
 		code       int // 0: drop the TCP connection without a close frame
@@ -228,7 +226,6 @@ func itoa(n int) string { return gateway.CloseCode(n).String()[:4] }
 // TestDAVERequiredAtIdentify: without E2EE we advertise version 0 and a
 // DAVE-only server refuses with 4017, a client bug reported clearly.
 func TestDAVERequiredAtIdentify(t *testing.T) {
-	checkGoroutines(t)
 	s := voicetest.Serve(t, voicesim.WithRequireDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -240,7 +237,6 @@ func TestDAVERequiredAtIdentify(t *testing.T) {
 }
 
 func TestDialErrors(t *testing.T) {
-	checkGoroutines(t)
 	s := voicetest.Serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -68,7 +68,6 @@ func (r *recordingE2EE) seen() []gateway.Opcode {
 // server replays exactly what was missed, and the connection processes it
 // (a new speaker's stream, DAVE ops to E2EE and its answers back).
 func TestResumeReplaysBufferedMessages(t *testing.T) {
-	checkGoroutines(t)
 	var binMu sync.Mutex
 	var fromClient []voicesim.BinaryMessage
 	s := voicetest.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
@@ -176,7 +175,6 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 // TestUnknownOpsIgnored: undocumented opcodes, JSON and binary, neither end
 // the connection nor reach E2EE, and later messages are still processed.
 func TestUnknownOpsIgnored(t *testing.T) {
-	checkGoroutines(t)
 	s := voicetest.Serve(t)
 	e := &recordingE2EE{}
 	cfg := simConfig(t, s, testBot, nil)

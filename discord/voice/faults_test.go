@@ -14,7 +14,6 @@ import (
 // datagram is accounted for in exactly one counter, loss equals what the
 // simulator dropped, and frames are delivered once each.
 func TestUDPFaults(t *testing.T) {
-	checkGoroutines(t)
 	tests := []struct {
 		name   string
 		faults voicesim.Faults

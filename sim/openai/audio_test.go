@@ -39,7 +39,7 @@ func TestTranscription(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := serveT(t, WithRules(rules...))
+			s := serve(t, WithRules(rules...))
 			c := newClient(s)
 			res, err := c.Audio.Transcriptions.New(context.Background(), openai.AudioTranscriptionNewParams{
 				File:           openai.File(bytes.NewReader(tt.file), tt.filename, "audio/wav"),
@@ -70,7 +70,7 @@ func TestTranscription(t *testing.T) {
 }
 
 func TestTranscriptionQueueTextFormatAndStream(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: "from rule"}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: "from rule"}}))
 	s.QueueTranscripts("first queued", "second queued")
 	c := newClient(s)
 	wav := EncodeWAV(Synthesize("hello", "alloy", 1), SpeechRate)
@@ -111,7 +111,7 @@ func TestTranscriptionQueueTextFormatAndStream(t *testing.T) {
 }
 
 func TestTranscriptionBadUploads(t *testing.T) {
-	s := serveT(t)
+	s := serve(t)
 	c := newClient(s)
 	tests := []struct {
 		name, filename string
@@ -140,7 +140,7 @@ func TestSpeech(t *testing.T) {
 	for _, format := range []openai.AudioSpeechNewParamsResponseFormat{openai.AudioSpeechNewParamsResponseFormatPCM, openai.AudioSpeechNewParamsResponseFormatWAV} {
 		t.Run(string(format), func(t *testing.T) {
 			lat := Latency{TTSFirstByte: 30 * time.Millisecond, PerAudioChunk: time.Millisecond}
-			s := serveT(t, WithLatency(lat))
+			s := serve(t, WithLatency(lat))
 			c := newClient(s)
 			start := time.Now()
 			res, err := c.Audio.Speech.New(context.Background(), openai.AudioSpeechNewParams{
@@ -188,7 +188,7 @@ func TestSpeech(t *testing.T) {
 }
 
 func TestSpeechSSE(t *testing.T) {
-	s := serveT(t)
+	s := serve(t)
 	c := newClient(s)
 	var got []byte
 	var out *http.Response
@@ -305,7 +305,7 @@ func TestTranscriptionFormats(t *testing.T) {
 			want: []string{`"task":"transcribe"`, `"duration":0.715`, `"words":[{"end":0.23`, `"word":"one"`}},
 		{format: "xml", status: 400, contentType: "application/json", want: []string{`"param":"response_format"`}},
 	}
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: "one two three"}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: "one two three"}}))
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
 			fields := map[string]string{"model": "whisper-1", "response_format": tt.format}
@@ -332,7 +332,7 @@ func TestTranscriptionFormats(t *testing.T) {
 }
 
 func TestTranscriptionTooLarge(t *testing.T) {
-	s := serveT(t, WithMaxUpload(1000))
+	s := serve(t, WithMaxUpload(1000))
 	ct, body := multipartBody(t, map[string]string{"model": "whisper-1"}, "a.pcm", make([]byte, 2000))
 	res, err := http.Post(s.BaseURL()+"/audio/transcriptions", ct, bytes.NewReader(body))
 	if err != nil {
@@ -352,7 +352,7 @@ func TestScriptedAudio(t *testing.T) {
 	for i := range custom {
 		custom[i] = byte(i)
 	}
-	s := serveT(t, WithRules(Rule{Reply: Reply{Audio: custom, Text: "scripted"}}))
+	s := serve(t, WithRules(Rule{Reply: Reply{Audio: custom, Text: "scripted"}}))
 	c := newClient(s)
 	res, err := c.Audio.Speech.New(context.Background(), openai.AudioSpeechNewParams{Model: "tts-1", Input: "ignored text",
 		Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")}, ResponseFormat: "pcm"})

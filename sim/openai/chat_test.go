@@ -42,7 +42,7 @@ func TestChatCompletions(t *testing.T) {
 				name += "/stream"
 			}
 			t.Run(name, func(t *testing.T) {
-				s := serveT(t, WithRules(tt.rules...))
+				s := serve(t, WithRules(tt.rules...))
 				c := newClient(s)
 				params := openai.ChatCompletionNewParams{
 					Model: "gpt-4o-mini",
@@ -99,7 +99,7 @@ func TestChatCompletions(t *testing.T) {
 }
 
 func TestChatToolMessageNeedsCall(t *testing.T) {
-	s := serveT(t)
+	s := serve(t)
 	c := newClient(s)
 	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "gpt-4o-mini",
@@ -134,7 +134,7 @@ func TestChatMaxTokensOnReasoningModels(t *testing.T) {
 		{"gpt-5-mini", "top_p", 400},
 		{"gpt-4o-mini", "temperature", 200},
 	}
-	s := serveT(t)
+	s := serve(t)
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+tt.field, func(t *testing.T) {
 			value := "16"

@@ -36,7 +36,7 @@ func TestFaultsHTTPStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointResponses}, Fault: tt.fault}))
+			s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointResponses}, Fault: tt.fault}))
 			c := newClient(s)
 			_, err := c.Responses.New(context.Background(), respParams())
 			var apiErr *openai.Error
@@ -62,7 +62,7 @@ func TestFaultsHTTPStatus(t *testing.T) {
 // TestFaultRetryRecovers: openai-go's own retry honours retry-after-ms and
 // succeeds once a Times:1 fault is spent.
 func TestFaultRetryRecovers(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Fault: Fault{Status: 429, RetryAfter: 20 * time.Millisecond}, Times: 1}))
+	s := serve(t, WithRules(Rule{Fault: Fault{Status: 429, RetryAfter: 20 * time.Millisecond}, Times: 1}))
 	c := newClient(s, option.WithMaxRetries(2))
 	resp, err := c.Responses.New(context.Background(), respParams())
 	if err != nil {
@@ -77,7 +77,7 @@ func TestFaultRetryRecovers(t *testing.T) {
 }
 
 func TestFaultTimeout(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Fault: Fault{Timeout: true}}))
+	s := serve(t, WithRules(Rule{Fault: Fault{Timeout: true}}))
 	c := newClient(s)
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
 	defer cancel()
@@ -95,7 +95,6 @@ func TestFaultTimeout(t *testing.T) {
 
 // TestFaultTimeoutEndsOnClose: a hanging request does not keep Close waiting.
 func TestFaultTimeoutEndsOnClose(t *testing.T) {
-	checkNoLeaks(t)
 	s, err := Start("127.0.0.1:0", WithRules(Rule{Fault: Fault{Timeout: true}}))
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +123,7 @@ func TestFaultStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"/responses", func(t *testing.T) {
-			s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: tt.fault}))
+			s := serve(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: tt.fault}))
 			c := newClient(s)
 			st := c.Responses.NewStreaming(context.Background(), respParams())
 			n, completed := 0, false
@@ -140,7 +139,7 @@ func TestFaultStreams(t *testing.T) {
 			}
 		})
 		t.Run(tt.name+"/chat", func(t *testing.T) {
-			s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: tt.fault}))
+			s := serve(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: tt.fault}))
 			c := newClient(s)
 			st := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 				Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
@@ -151,7 +150,7 @@ func TestFaultStreams(t *testing.T) {
 			}
 		})
 		t.Run(tt.name+"/body", func(t *testing.T) {
-			s := serveT(t, WithRules(Rule{Fault: tt.fault}))
+			s := serve(t, WithRules(Rule{Fault: tt.fault}))
 			c := newClient(s)
 			_, err := c.Responses.New(context.Background(), respParams())
 			if err == nil {
@@ -166,7 +165,7 @@ func TestFaultStreams(t *testing.T) {
 }
 
 func TestFaultSpeechTruncated(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointSpeech}, Fault: Fault{TruncateAfterEvents: 2}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointSpeech}, Fault: Fault{TruncateAfterEvents: 2}}))
 	c := newClient(s)
 	res, err := c.Audio.Speech.New(context.Background(), openai.AudioSpeechNewParams{
 		Model: "tts-1", Input: strings.Repeat("long text ", 20), ResponseFormat: "pcm",
@@ -182,7 +181,7 @@ func TestFaultSpeechTruncated(t *testing.T) {
 }
 
 func TestNotFoundAndAuth(t *testing.T) {
-	s := serveT(t, WithAPIKey("sk-right"))
+	s := serve(t, WithAPIKey("sk-right"))
 	for _, key := range []string{"sk-wrong", "sk-right"} {
 		c := newClient(s, option.WithAPIKey(key))
 		_, err := c.Models.List(context.Background())
@@ -211,7 +210,7 @@ func TestNotFoundAndAuth(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	s := serveT(t, WithModels("gpt-5-mini", "gpt-realtime"))
+	s := serve(t, WithModels("gpt-5-mini", "gpt-realtime"))
 	c := newClient(s)
 	page, err := c.Models.List(context.Background())
 	if err != nil {
@@ -232,7 +231,7 @@ func TestModels(t *testing.T) {
 }
 
 func TestFaultStreamStall(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: Fault{StallAfterEvents: 5}}))
+	s := serve(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f g"}, Fault: Fault{StallAfterEvents: 5}}))
 	c := newClient(s)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
@@ -249,7 +248,7 @@ func TestFaultStreamStall(t *testing.T) {
 func TestFaultInStreamError(t *testing.T) {
 	fault := Fault{StreamErrorAfterEvents: 4, Message: "model overloaded mid-stream"}
 	t.Run("responses", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
+		s := serve(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
 		c := newClient(s)
 		st := c.Responses.NewStreaming(context.Background(), respParams())
 		var got []string
@@ -269,7 +268,7 @@ func TestFaultInStreamError(t *testing.T) {
 		}
 	})
 	t.Run("chat", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
+		s := serve(t, WithRules(Rule{Reply: Reply{Text: "a b c d e f"}, Fault: fault}))
 		c := newClient(s)
 		st := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 			Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})

@@ -76,7 +76,7 @@ func TestInjectedLatencyPerEndpoint(t *testing.T) {
 			}
 			// "You said: x" is 4 tokens ("You", " said", ":", " x")
 			rule := Rule{Reply: Reply{Text: "You said: x"}, Latency: lat}
-			s := serveT(t, WithRules(rule), WithSleep(fake))
+			s := serve(t, WithRules(rule), WithSleep(fake))
 			tt.call(t, newClient(s), s)
 			var got Injected
 			for _, r := range s.Requests() {

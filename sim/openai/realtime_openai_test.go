@@ -16,7 +16,7 @@ import (
 // event the simulator sends into its typed union.
 func TestRealtimeOpenAIGoClient(t *testing.T) {
 	const reply = "Hello from the realtime simulator."
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, InputPattern: "hi"}, Reply: Reply{Text: reply}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, InputPattern: "hi"}, Reply: Reply{Text: reply}}))
 	c := newClient(s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -116,7 +116,7 @@ func noVAD() map[string]any {
 }
 
 func TestRealtimeSessionUpdate(t *testing.T) {
-	s := serveT(t)
+	s := serve(t)
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "session.update", "event_id": "evt_1", "session": map[string]any{"instructions": "x"}})
 	ev := c.next()
@@ -143,7 +143,7 @@ func TestRealtimeSessionUpdate(t *testing.T) {
 
 func TestRealtimeManualTurn(t *testing.T) {
 	const reply = "Sure thing, I'll be right there."
-	s := serveT(t, WithRules(Rule{Name: "long audio", Match: Match{Endpoint: EndpointRealtimeResponse, MinAudio: 800 * time.Millisecond}, Reply: Reply{Text: reply}}))
+	s := serve(t, WithRules(Rule{Name: "long audio", Match: Match{Endpoint: EndpointRealtimeResponse, MinAudio: 800 * time.Millisecond}, Reply: Reply{Text: reply}}))
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(noVAD())
 	c.until("session.updated")
@@ -186,7 +186,7 @@ func TestRealtimeManualTurn(t *testing.T) {
 }
 
 func TestRealtimeServerVAD(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, InputPattern: "(?i)banter"}, Reply: Reply{Text: "Hi!"}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, InputPattern: "(?i)banter"}, Reply: Reply{Text: "Hi!"}}))
 	s.QueueTranscripts("hey banter")
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
@@ -237,7 +237,7 @@ func TestRealtimeServerVAD(t *testing.T) {
 }
 
 func TestRealtimeCancelAndTruncate(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Reply: Reply{Text: "this is a long reply that will be cut off before it ends"},
+	s := serve(t, WithRules(Rule{Reply: Reply{Text: "this is a long reply that will be cut off before it ends"},
 		Latency: Latency{PerToken: 20 * time.Millisecond}}))
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(noVAD())
@@ -284,7 +284,7 @@ func TestRealtimeCancelAndTruncate(t *testing.T) {
 }
 
 func TestRealtimeBargeIn(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "a very slow answer with many many words in it"},
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "a very slow answer with many many words in it"},
 		Latency: Latency{PerToken: 30 * time.Millisecond}}))
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
@@ -305,7 +305,7 @@ func TestRealtimeBargeIn(t *testing.T) {
 
 func TestRealtimeToolCall(t *testing.T) {
 	args := `{"channel_id":"not-a-real-id","content":"hi"}`
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, Tool: "send_discord_message"},
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse, Tool: "send_discord_message"},
 		Reply: Reply{ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: args}}}}))
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime",
@@ -348,7 +348,7 @@ func TestRealtimeErrors(t *testing.T) {
 		{name: "bad input rate", raw: `{"type":"session.update","session":{"type":"realtime","audio":{"input":{"format":{"type":"audio/pcm","rate":16000}}}}}`, code: "invalid_value", param: "session.audio.input.format.rate"},
 		{name: "bad turn detection", raw: `{"type":"session.update","session":{"type":"realtime","audio":{"input":{"turn_detection":{"type":"magic"}}}}}`, code: "invalid_value", param: "session.audio.input.turn_detection.type"},
 	}
-	s := serveT(t)
+	s := serve(t)
 	c := dialRT(t, s, "gpt-realtime")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,7 +370,7 @@ func TestRealtimeErrors(t *testing.T) {
 
 func TestRealtimeFaults(t *testing.T) {
 	t.Run("handshake 429", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{Status: 429, RetryAfter: 3 * time.Second}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{Status: 429, RetryAfter: 3 * time.Second}}))
 		_, res, err := websocket.DefaultDialer.Dial(s.RealtimeURL()+"?model=gpt-realtime", nil)
 		if err == nil || res == nil || res.StatusCode != 429 || res.Header.Get("Retry-After") != "3" {
 			t.Fatalf("dial: %v %v", err, res)
@@ -381,7 +381,7 @@ func TestRealtimeFaults(t *testing.T) {
 		}
 	})
 	t.Run("drop after connect", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{DropAfterEvents: 2}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{DropAfterEvents: 2}}))
 		c := dialRT(t, s, "gpt-realtime")
 		c.send(map[string]any{"type": "input_audio_buffer.clear"})
 		if ev := c.next(); ev["type"] != "input_audio_buffer.cleared" {
@@ -393,7 +393,7 @@ func TestRealtimeFaults(t *testing.T) {
 		}
 	})
 	t.Run("drop mid response", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "one two three"}, Fault: Fault{DropAfterEvents: 5}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "one two three"}, Fault: Fault{DropAfterEvents: 5}}))
 		c := dialRT(t, s, "gpt-realtime")
 		c.send(map[string]any{"type": "response.create"})
 		n := 0
@@ -408,7 +408,7 @@ func TestRealtimeFaults(t *testing.T) {
 		}
 	})
 	t.Run("malformed delta", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{MalformedJSON: true}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{MalformedJSON: true}}))
 		c := dialRT(t, s, "gpt-realtime")
 		c.send(map[string]any{"type": "response.create"})
 		bad := 0
@@ -432,7 +432,7 @@ func TestRealtimeFaults(t *testing.T) {
 		}
 	})
 	t.Run("response 500", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{Status: 500}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{Status: 500}}))
 		c := dialRT(t, s, "gpt-realtime")
 		c.send(map[string]any{"type": "response.create"})
 		evs := c.until("response.done")
@@ -444,7 +444,7 @@ func TestRealtimeFaults(t *testing.T) {
 		}
 	})
 	t.Run("response timeout then cancel", func(t *testing.T) {
-		s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{Timeout: true}}))
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Fault: Fault{Timeout: true}}))
 		c := dialRT(t, s, "gpt-realtime")
 		c.send(map[string]any{"type": "response.create"})
 		c.until("response.created")
@@ -465,9 +465,8 @@ func TestRealtimeFaults(t *testing.T) {
 }
 
 // TestRealtimeCloseWithActiveResponse: Close ends sockets and response
-// goroutines; checkNoLeaks verifies nothing is left.
+// goroutines; the package's goleak check verifies nothing is left.
 func TestRealtimeCloseWithActiveResponse(t *testing.T) {
-	checkNoLeaks(t)
 	s, err := Start("127.0.0.1:0", WithRules(Rule{Fault: Fault{Timeout: true}}))
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +508,7 @@ func TestRealtimeCloseWithActiveResponse(t *testing.T) {
 }
 
 func TestRealtimeItemCreatedOption(t *testing.T) {
-	s := serveT(t, WithItemCreatedEvents())
+	s := serve(t, WithItemCreatedEvents())
 	c := dialRT(t, s, "gpt-realtime")
 	c.send(map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
 		"content": []any{map[string]any{"type": "input_text", "text": "hi"}}}})
@@ -520,7 +519,7 @@ func TestRealtimeItemCreatedOption(t *testing.T) {
 }
 
 func TestRealtimeTextOutOfBandAndTranscriptionFailure(t *testing.T) {
-	s := serveT(t, WithRules(
+	s := serve(t, WithRules(
 		Rule{Match: Match{Endpoint: EndpointRealtimeTranscription}, Fault: Fault{Status: 500}, Times: 1},
 		Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "text only"}},
 	))
@@ -564,7 +563,7 @@ func TestRealtimeTextOutOfBandAndTranscriptionFailure(t *testing.T) {
 // TestRealtimeBackToBackResponses: a response.create sent right after
 // response.done is accepted.
 func TestRealtimeBackToBackResponses(t *testing.T) {
-	s := serveT(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "ok"}}))
+	s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "ok"}}))
 	c := dialRT(t, s, "gpt-realtime")
 	for i := 0; i < 20; i++ {
 		c.send(map[string]any{"type": "response.create", "response": map[string]any{"output_modalities": []any{"text"}}})

@@ -50,7 +50,7 @@ func TestResponsesText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := serveT(t, WithRules(tt.rules...))
+			s := serve(t, WithRules(tt.rules...))
 			c := newClient(s)
 			resp, err := c.Responses.New(context.Background(), responses.ResponseNewParams{
 				Model:        "gpt-5-mini",
@@ -86,7 +86,7 @@ func TestResponsesText(t *testing.T) {
 }
 
 func TestResponsesToolCallRoundTrip(t *testing.T) {
-	s := serveT(t, WithRules(
+	s := serve(t, WithRules(
 		Rule{Name: "reply via tool", Match: Match{Tool: "send_discord_message", InputPattern: "hello"},
 			Reply: Reply{ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: `{"channel_id":"999999","content":"hi!"}`}}}, Times: 1},
 		Rule{Name: "after tool", Match: Match{PromptPattern: `function_call_output call_\w+: sent`}, Reply: Reply{Text: "done"}},
@@ -145,7 +145,7 @@ func TestResponsesToolCallRoundTrip(t *testing.T) {
 
 func TestResponsesStreamingText(t *testing.T) {
 	const text = "Sure, I can help with that. Give me a second!"
-	s := serveT(t, WithRules(Rule{Reply: Reply{Text: text}}))
+	s := serve(t, WithRules(Rule{Reply: Reply{Text: text}}))
 	c := newClient(s)
 	stream := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
 		Model: "gpt-5-mini",
@@ -194,7 +194,7 @@ func TestResponsesStreamingText(t *testing.T) {
 
 func TestResponsesStreamingToolCall(t *testing.T) {
 	args := `{"channel_id":"123456789012345678","content":"on my way"}`
-	s := serveT(t, WithRules(Rule{Match: Match{HasTools: Bool(true)},
+	s := serve(t, WithRules(Rule{Match: Match{HasTools: Bool(true)},
 		Reply: Reply{Text: "One moment.", ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: args, CallID: "call_fixed"}}}}))
 	c := newClient(s)
 	stream := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
@@ -247,7 +247,7 @@ func TestResponsesToolChoice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := serveT(t, WithRules(tt.rules...))
+			s := serve(t, WithRules(tt.rules...))
 			c := newClient(s)
 			resp, err := c.Responses.New(context.Background(), responses.ResponseNewParams{
 				Model: "gpt-5-mini", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("x")},
@@ -264,7 +264,7 @@ func TestResponsesToolChoice(t *testing.T) {
 }
 
 func TestResponsesBadRequests(t *testing.T) {
-	s := serveT(t)
+	s := serve(t)
 	c := newClient(s)
 	tests := []struct {
 		name   string
@@ -300,7 +300,7 @@ func TestResponsesBadRequests(t *testing.T) {
 
 func TestResponsesLatencyRecorded(t *testing.T) {
 	lat := Latency{TimeToFirstToken: 40 * time.Millisecond, PerToken: 5 * time.Millisecond}
-	s := serveT(t, WithRules(Rule{Reply: Reply{Text: "one two three four"}, Latency: lat}))
+	s := serve(t, WithRules(Rule{Reply: Reply{Text: "one two three four"}, Latency: lat}))
 	c := newClient(s)
 	start := time.Now()
 	stream := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
@@ -328,7 +328,7 @@ func TestResponsesLatencyRecorded(t *testing.T) {
 }
 
 func TestResponsesPreviousResponseID(t *testing.T) {
-	s := serveT(t, WithRules(
+	s := serve(t, WithRules(
 		Rule{Name: "call", Match: Match{InputPattern: "^hello bot$"}, Times: 1,
 			Reply: Reply{ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: `{"content":"hi"}`}}}},
 		Rule{Name: "chained", Match: Match{PromptPattern: `(?s)user: hello bot\nfunction_call send_discord_message.*function_call_output call_\w+: ok`}, Reply: Reply{Text: "chained"}},

@@ -65,7 +65,7 @@ func TestWithScriptAndControlEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := serveT(t, WithScript(sc))
+	s := serve(t, WithScript(sc))
 	c := newClient(s)
 	ctx := context.Background()
 	resp, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-mini",
@@ -83,6 +83,13 @@ func TestWithScriptAndControlEndpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Every body is read and closed (an unread one pins the client's connection).
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body = io.NopCloser(bytes.NewReader(b))
 		return res
 	}
 	if res := post("POST", "/_sim/script", "rules: [{match: {input_pattern: ping}, reply: {text: pong}}]"); res.StatusCode != 204 {

@@ -13,7 +13,6 @@ import (
 )
 
 func TestRunStandalone(t *testing.T) {
-	checkNoLeaks(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

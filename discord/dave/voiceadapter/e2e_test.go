@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -70,7 +69,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // then audio flows both ways end-to-end encrypted: a simulator member
 // in the channel hears only DAVE frames.
 func TestEndToEndOverVoicesim(t *testing.T) {
-	checkGoroutines(t)
 	binary := make(chan voicesim.BinaryMessage, 16)
 	s := voicetest.Serve(t, voicesim.WithOnBinary(func(m voicesim.BinaryMessage) { binary <- m }))
 	const botID, peerID = "1100000000000000100", "1100000000000000200"
@@ -214,21 +212,4 @@ func nextStream(t *testing.T, c *voice.Conn, user string) *voice.Stream {
 			t.Fatalf("no stream for %s", user)
 		}
 	}
-}
-
-// checkGoroutines fails the test if goroutines started during it outlive
-// its cleanup (register first so that it runs last).
-func checkGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
 }

@@ -178,7 +178,6 @@ func TestDiscordJSVoiceDAVEInterop(t *testing.T) {
 }
 
 func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
-	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s := serve(t, WithDAVE(), WithHeartbeat(500*time.Millisecond, 30*time.Second))

@@ -86,7 +86,6 @@ func (r *rawDAVE) until(op Op) (msg, []dave.Outbound) {
 // revoke with exactly the refs it appended); a commit that still
 // references them is refused; the next member forms the group.
 func TestDAVERevokeAndStaleCommit(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t, WithDAVE())
 	const u1, u2, u3 = "1200000000000000301", "1200000000000000302", "1200000000000000303"
 	r1 := newRawDAVE(t, s, u1)
@@ -267,7 +266,6 @@ func FuzzDAVEInput(f *testing.F) {
 // proposed again after Options.DAVETimeout; a transition whose recipient
 // never sends op 23 is executed for the others.
 func TestDAVETimeouts(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t, WithDAVE(), WithDAVETimeout(150*time.Millisecond))
 	const u1, u2, u3 = "1200000000000000601", "1200000000000000602", "1200000000000000603"
 	r1 := newRawDAVE(t, s, u1)

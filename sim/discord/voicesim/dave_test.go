@@ -211,7 +211,6 @@ func opusFrames(t *testing.T, freq float64, n int) [][]byte {
 // upgrades it again. After every transition all epoch authenticators are
 // equal.
 func TestDAVECall(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t, WithDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
@@ -297,7 +296,6 @@ func TestDAVECall(t *testing.T) {
 // sender and group; members in two channels of a guild form two groups
 // and hear only their own channel, end-to-end decrypted.
 func TestDAVEChannelsIndependent(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t, WithDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -23,7 +23,6 @@ func settle(t *testing.T, s *Server, rx *Member, sent int) {
 }
 
 func TestFaults(t *testing.T) {
-	checkGoroutines(t)
 	const n = 40
 	frames := make([][]byte, n)
 	for i := range frames {

@@ -49,7 +49,6 @@ var packetVariants = []packetVariant{
 }
 
 func TestForwarding(t *testing.T) {
-	checkGoroutines(t)
 	modes := []Mode{ModeAES256GCMRTPSize, ModeXChaCha20Poly1305RTPSize}
 	for _, sm := range modes {
 		for _, rm := range modes {
@@ -98,7 +97,6 @@ func TestForwarding(t *testing.T) {
 }
 
 func TestForwardingRules(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	deaf := testSession("1100000000000000012", "1100000000000000003")
@@ -141,7 +139,6 @@ func TestForwardingRules(t *testing.T) {
 }
 
 func TestUDPCounters(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.speak(1)
@@ -187,7 +184,6 @@ func dominantFreq(pcm []int16) float64 {
 }
 
 func TestMembers(t *testing.T) {
-	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s := serve(t)

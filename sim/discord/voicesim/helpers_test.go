@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,29 +17,6 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/chacha20poly1305"
 )
-
-// checkGoroutines fails the test if goroutines started during it are still
-// running after cleanup (registered first, so it runs last).
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-}
 
 // msg is one server message as the raw test client saw it.
 type msg struct {

@@ -18,7 +18,6 @@ import (
 const guild = "1100000000000000001"
 
 func TestHandshake(t *testing.T) {
-	checkGoroutines(t)
 	for _, mode := range []Mode{ModeAES256GCMRTPSize, ModeXChaCha20Poly1305RTPSize} {
 		t.Run(mode.String(), func(t *testing.T) {
 			s := serve(t, WithHeartbeat(2500*time.Millisecond, 10*time.Second))
@@ -97,7 +96,6 @@ func TestCAFile(t *testing.T) {
 }
 
 func TestCloseCodes(t *testing.T) {
-	checkGoroutines(t)
 	sess := testSession("1100000000000000010", "1100000000000000003")
 	ident := func(c *rawClient, mut func(map[string]any)) {
 		d := map[string]any{"server_id": sess.GuildID, "user_id": sess.UserID, "session_id": sess.SessionID, "token": sess.Token, "max_dave_protocol_version": 1}
@@ -191,7 +189,6 @@ func TestAuthorizeValidates(t *testing.T) {
 // it is away, and checks that Resume (op 7) with seq_ack replays exactly
 // the missed messages, in order, after Resumed (op 9).
 func TestResumeReplay(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
@@ -246,7 +243,6 @@ func TestResumeReplay(t *testing.T) {
 }
 
 func TestResumeFailures(t *testing.T) {
-	checkGoroutines(t)
 	t.Run("unknown session", func(t *testing.T) {
 		s := serve(t)
 		c := dialRaw(t, s, "?v=8")
@@ -283,7 +279,6 @@ func TestResumeFailures(t *testing.T) {
 }
 
 func TestCloseVoice(t *testing.T) {
-	checkGoroutines(t)
 	for _, code := range []int{1001, 4006, 4014, 4015, 4021, 4022} {
 		t.Run(CloseCode(code).String(), func(t *testing.T) {
 			s := serve(t)
@@ -320,7 +315,6 @@ func TestCloseVoice(t *testing.T) {
 }
 
 func TestRevokeAndMove(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
@@ -346,7 +340,6 @@ func TestRevokeAndMove(t *testing.T) {
 }
 
 func TestBinaryFrames(t *testing.T) {
-	checkGoroutines(t)
 	got := make(chan BinaryMessage, 1)
 	gotJSON := make(chan JSONMessage, 1)
 	s := serve(t, WithOnBinary(func(m BinaryMessage) { got <- m }), WithOnJSON(func(m JSONMessage) { gotJSON <- m }))
@@ -396,7 +389,6 @@ func waitFor(t testing.TB, cond func() bool) {
 // server: its connection is dropped once the send queue is full, and a
 // resume replays everything, more messages than the queue holds.
 func TestSlowClient(t *testing.T) {
-	checkGoroutines(t)
 	var logs lockedBuffer
 	s := serve(t, WithResumeBuffer(4096), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
@@ -455,7 +447,6 @@ func (l *lockedBuffer) String() string {
 // alone until the user identifies again; then the old one is closed with
 // 4014 and the channel sees the user leave and come back.
 func TestRejoin(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
@@ -486,7 +477,6 @@ func TestRejoin(t *testing.T) {
 }
 
 func TestHeartbeatForms(t *testing.T) {
-	checkGoroutines(t)
 	s := serve(t)
 	c := dialRaw(t, s, "?v=8")
 	c.expect(OpHello)
