@@ -120,4 +120,3 @@ func (s *Service) targetGone(ctx context.Context, channelID, id string, sendErr 
 	_, err := s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
 	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound
 }
-

@@ -115,4 +115,3 @@ func (w wordList) scrub(s string) string {
 	}
 	return b.String()
 }
-

@@ -9,7 +9,6 @@ import (
 	"github.com/banterbot/banter/config"
 )
 
-
 func FuzzParsePrefixCommand(f *testing.F) {
 	cfg := config.Default()
 	cfg.Bot.Name, cfg.Bot.CommandPrefix = "banter", "!"

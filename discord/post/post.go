@@ -94,11 +94,11 @@ type Message struct {
 
 // createBody is POST /channels/{id}/messages as the Sender sends it.
 type createBody struct {
-	Content          string                         `json:"content"`
-	AllowedMentions  allowedMentions                `json:"allowed_mentions"`
-	MessageReference *discordgo.MessageReference    `json:"message_reference,omitempty"`
-	Nonce            string                         `json:"nonce"`
-	EnforceNonce     bool                           `json:"enforce_nonce"`
+	Content          string                      `json:"content"`
+	AllowedMentions  allowedMentions             `json:"allowed_mentions"`
+	MessageReference *discordgo.MessageReference `json:"message_reference,omitempty"`
+	Nonce            string                      `json:"nonce"`
+	EnforceNonce     bool                        `json:"enforce_nonce"`
 }
 
 // allowedMentions is always parse: [] (never nil: an absent field would let Discord parse

@@ -70,8 +70,12 @@ func TestCreateRetriesServerErrors(t *testing.T) {
 		name   string
 		inject func(*discordsim.Server)
 	}{
-		{"500 before commit", func(s *discordsim.Server) { s.FailNext(discordsim.RouteMessageCreate, 1, http.StatusInternalServerError) }},
-		{"503 before commit", func(s *discordsim.Server) { s.FailNext(discordsim.RouteMessageCreate, 1, http.StatusServiceUnavailable) }},
+		{"500 before commit", func(s *discordsim.Server) {
+			s.FailNext(discordsim.RouteMessageCreate, 1, http.StatusInternalServerError)
+		}},
+		{"503 before commit", func(s *discordsim.Server) {
+			s.FailNext(discordsim.RouteMessageCreate, 1, http.StatusServiceUnavailable)
+		}},
 		{"504 after commit", func(s *discordsim.Server) {
 			s.FailNextAfterCommit(discordsim.RouteMessageCreate, 1, http.StatusGatewayTimeout)
 		}},
