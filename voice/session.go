@@ -490,10 +490,7 @@ func (s *session) postLogs() {
 		case <-s.ctx.Done():
 			return
 		case l := <-s.logCh:
-			if s.svc.opts.Discord == nil {
-				continue
-			}
-			if _, err := s.svc.opts.Discord.ChannelMessageSend(ch, l); err != nil {
+			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
 				s.log.Warn("voice_log_post_failed", "error", err)
 			}
 		}
