@@ -20,16 +20,16 @@ type Metrics struct {
 // NewMetrics registers the text metrics with reg (nil: not registered):
 //
 //	banter_text_messages_total{result}          ingested messages: stored, self, other_bot, blocked_user, channel_not_allowed, ban_word
-//	banter_text_turns_shed_total{addressed}     turns dropped by the bounded queue
+//	banter_text_turns_shed_total{addressed,reason} turns not answered: queue_full, displaced_by_addressed, shutting_down
 //	banter_text_queue_depth                     queue depth seen at each enqueue
-//	banter_text_replies_total{outcome}          sent, skipped, rate_limited, failed, apologized, denied
+//	banter_text_replies_total{outcome}          sent, skipped, rate_limited, failed, apologized, denied, swamped
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
 //	banter_text_phase_seconds{phase}            context, model, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
-		shedTotal:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_turns_shed_total", Help: "Admitted turns dropped because a channel queue was full."}, []string{"addressed"}),
+		shedTotal:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_turns_shed_total", Help: "Admitted turns that will not be answered, by reason."}, []string{"addressed", "reason"}),
 		queueDepthG:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "banter_text_queue_depth", Help: "Channel queue depth at enqueue.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64}}),
 		repliesTotal:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_replies_total", Help: "Reply attempts by outcome."}, []string{"outcome"}),
 		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
@@ -48,13 +48,13 @@ func (m *Metrics) ingested(result string) {
 	}
 }
 
-func (m *Metrics) shed(addressed bool) {
+func (m *Metrics) shed(addressed bool, reason string) {
 	if m != nil {
 		l := "false"
 		if addressed {
 			l = "true"
 		}
-		m.shedTotal.WithLabelValues(l).Inc()
+		m.shedTotal.WithLabelValues(l, reason).Inc()
 	}
 }
 

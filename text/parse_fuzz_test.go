@@ -3,7 +3,6 @@ package text
 import (
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/banterbot/banter/config"

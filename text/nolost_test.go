@@ -1,0 +1,113 @@
+package text_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+)
+
+// outcome is what became of an addressed message: answered by a reply of its own, answered
+// together with others (turn_coalesced), or dropped with a logged reason.
+func (h *harness) outcome(id discordsim.MessageID) string {
+	for _, m := range h.botMessages() {
+		if m.ReplyTo() == id {
+			return "answered"
+		}
+	}
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if !strings.Contains(line, `"`+string(id)+`"`) {
+			continue
+		}
+		switch {
+		case strings.Contains(line, `"msg":"turn_coalesced"`):
+			return "answered"
+		case strings.Contains(line, `"msg":"turn_shed"`), strings.Contains(line, `"msg":"reply_rate_limited"`),
+			strings.Contains(line, `"msg":"send_lost"`):
+			return "explained"
+		}
+	}
+	return ""
+}
+
+// waitAccounted waits until every id has an outcome (or the guard deadline passes) and
+// returns the counts by outcome ("" for unaccounted).
+func (h *harness) waitAccounted(ids []discordsim.MessageID, guard time.Duration) map[string]int {
+	h.t.Helper()
+	deadline := time.Now().Add(guard)
+	for {
+		counts := map[string]int{}
+		for _, id := range ids {
+			counts[h.outcome(id)]++
+		}
+		if counts[""] == 0 || time.Now().After(deadline) {
+			return counts
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBurstNeverShedsAddressed: 200 messages within 10 s (of the simulators' clock), half of
+// them addressed, with Discord's per-channel send limit of 5 per 5 s: unaddressed turns are
+// shed or coalesced, every addressed turn is answered (alone or coalesced into a reply) and
+// none is shed.
+func TestBurstNeverShedsAddressed(t *testing.T) {
+	h := newHarnessWith(t, false, []discordsim.Option{discordsim.WithRouteLimit(discordsim.RouteMessageCreate, 5, 5*time.Second)},
+		func(c *config.Config) { c.Activity.QueueCapacity = 16 })
+	h.initiativeIn(h.general)
+	var addressed []discordsim.MessageID
+	for i := range 200 {
+		h.clock.Advance(50 * time.Millisecond)
+		if i%2 == 0 {
+			addressed = append(addressed, h.post(h.alice, fmt.Sprintf("%s question %d?", mention(h.dsim.BotID()), i)).ID)
+		} else {
+			h.post(h.bob, fmt.Sprintf("chatter %d", i))
+		}
+	}
+	counts := h.waitAccounted(addressed, 60*time.Second)
+	if counts[""] > 0 || counts["explained"] > 0 {
+		t.Errorf("addressed turns: %v (want all 100 answered)", counts)
+	}
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"turn_shed"`) && strings.Contains(line, `"addressed":true`) {
+			t.Errorf("addressed turn shed: %s", line)
+		}
+	}
+}
+
+// TestNoTypingWhenRateLimited: at the prompts-per-hour cap an addressed turn is declined
+// (reply_rate_limited) and shows no typing indicator.
+func TestNoTypingWhenRateLimited(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.MaxPromptsPerHour = 2
+		c.Activity.ExplicitReservePromptsPerHour = 0
+	})
+	for i := range 2 {
+		h.post(h.alice, fmt.Sprintf("%s question %d", mention(h.dsim.BotID()), i))
+		h.waitBot(i + 1)
+	}
+	typingBefore := h.botTyping()
+	var limited []discordsim.MessageID
+	for i := range 5 {
+		limited = append(limited, h.post(h.alice, fmt.Sprintf("%s more %d", mention(h.dsim.BotID()), i)).ID)
+	}
+	for _, id := range limited {
+		h.waitLog(`"msg":"reply_rate_limited"`, string(id))
+	}
+	if n := h.botTyping() - typingBefore; n != 0 {
+		t.Errorf("%d typing indicators for 5 rate-limited turns, want 0", n)
+	}
+}
+
+func (h *harness) botTyping() int {
+	n := 0
+	for _, e := range h.dsim.Typing() {
+		if e.User == h.dsim.BotID() && e.Channel == h.general {
+			n++
+		}
+	}
+	return n
+}
