@@ -15,6 +15,8 @@ type Metrics struct {
 	targetTotal   *prometheus.CounterVec
 	phaseSeconds  *prometheus.HistogramVec
 	fallbackTotal *prometheus.CounterVec
+	catchUps      *prometheus.CounterVec
+	catchUpMsgs   *prometheus.CounterVec
 }
 
 // NewMetrics registers the text metrics with reg (nil: not registered):
@@ -26,6 +28,8 @@ type Metrics struct {
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
 //	banter_text_phase_seconds{phase}            context, model, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
+//	banter_text_catchups_total{reason,result}   per-channel catch-ups after a gateway gap (ready, resumed; done, failed)
+//	banter_text_catchup_messages_total{reason}  missed messages a catch-up found and handled
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
@@ -35,9 +39,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
 		phaseSeconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "banter_text_phase_seconds", Help: "Latency of each reply phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"phase"}),
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
+		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
+		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal)
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs)
 	}
 	return m
 }
@@ -85,5 +91,12 @@ func (m *Metrics) fallback(reason string) {
 func (m *Metrics) phase(name string, d time.Duration) {
 	if m != nil {
 		m.phaseSeconds.WithLabelValues(name).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) catchUp(reason, result string, found int) {
+	if m != nil {
+		m.catchUps.WithLabelValues(reason, result).Inc()
+		m.catchUpMsgs.WithLabelValues(reason).Add(float64(found))
 	}
 }

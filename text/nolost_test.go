@@ -111,3 +111,65 @@ func (h *harness) botTyping() int {
 	}
 	return n
 }
+
+// TestCatchUpAfterInvalidSession: discordgo answers op 9 with a new Identify, so a message
+// posted before the new session is READY never arrives over the gateway; the catch-up after
+// READY fetches it and it is answered, once.
+func TestCatchUpAfterInvalidSession(t *testing.T) {
+	h := newHarness(t, nil)
+	first := h.post(h.alice, mention(h.dsim.BotID())+" hello?")
+	if r := h.waitBot(1); r.ReplyTo() != first.ID {
+		t.Fatalf("first reply references %q", r.ReplyTo())
+	}
+	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
+	if err := h.dsim.ForceInvalidSession(false); err != nil {
+		t.Fatal(err)
+	}
+	missed := h.post(h.alice, mention(h.dsim.BotID())+" did you miss this one?") // no session: not delivered
+	if _, err := h.dsim.WaitGateway(h.ctx, discordsim.GatewayIdentified, readies+1); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.waitBot(2); r.ReplyTo() != missed.ID {
+		t.Errorf("second reply references %q, want the missed message %q", r.ReplyTo(), missed.ID)
+	}
+	h.waitLog(`"msg":"catch_up"`, `"reason":"ready"`, `"new":1`)
+	// A later message is answered once: neither the catch-up nor the gateway doubles it.
+	later := h.post(h.alice, mention(h.dsim.BotID())+" and now?")
+	if r := h.waitBot(3); r.ReplyTo() != later.ID {
+		t.Errorf("third reply references %q", r.ReplyTo())
+	}
+	if n := len(h.botMessages()); n != 3 {
+		t.Errorf("bot sent %d messages, want 3", n)
+	}
+}
+
+// TestCatchUpAfterResumeHandlesOnce: after a dropped connection the resume replays what was
+// missed and the catch-up fetches it too; the message is answered once.
+func TestCatchUpAfterResumeHandlesOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	h.post(h.alice, mention(h.dsim.BotID())+" hello?")
+	h.waitBot(1)
+	resumes := h.dsim.CountGateway(discordsim.GatewayResumed)
+	if err := h.dsim.DropGateway(); err != nil {
+		t.Fatal(err)
+	}
+	missed := h.post(h.alice, mention(h.dsim.BotID())+" still there?")
+	if _, err := h.dsim.WaitGateway(h.ctx, discordsim.GatewayResumed, resumes+1); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog(`"msg":"catch_up"`, `"reason":"resumed"`)
+	if r := h.waitBot(2); r.ReplyTo() != missed.ID {
+		t.Errorf("reply references %q, want %q", r.ReplyTo(), missed.ID)
+	}
+	h.post(h.alice, mention(h.dsim.BotID())+" ping")
+	h.waitBot(3)
+	replies := 0
+	for _, m := range h.botMessages() {
+		if m.ReplyTo() == missed.ID {
+			replies++
+		}
+	}
+	if replies != 1 {
+		t.Errorf("missed message answered %d times, want 1", replies)
+	}
+}

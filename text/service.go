@@ -120,7 +120,11 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 		s.SetSelf(sess.State.User)
 	}
 	removers := []func(){
-		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { s.SetSelf(r.User) }),
+		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+			s.SetSelf(r.User)
+			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
+		}),
+		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),
