@@ -23,6 +23,7 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
+	"github.com/banterbot/banter/redact"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
@@ -69,7 +70,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 
 // newLogger builds the process logger; level is shared so reloads can change it.
 func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redact.Attr} // no credentials in any URL logged
 	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
