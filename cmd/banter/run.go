@@ -21,6 +21,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/redact"
@@ -145,6 +146,7 @@ type app struct {
 
 	connected atomic.Bool
 	decisions *decision.Metrics // shared by the text and voice engines (registered once)
+	sender    *post.Sender      // every message banter creates, from any pipeline
 	closers   []func()          // run at shutdown, after the pipelines stopped
 }
 
@@ -219,6 +221,10 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
+	detachMonitor := discord.NewGatewayMonitor(a.logger, reg).Attach(session)
+	defer detachMonitor()
+	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg)})
 	client, err := a.newLLM(a.cfg, reg)
 	if err != nil {
 		return err
@@ -337,6 +343,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		Decisions: &decision.Recorder{Logger: a.logger, Metrics: decisions},
 		Logger:    a.logger,
 		Metrics:   text.NewMetrics(reg),
+		Sender:    a.sender,
 	})
 }
 

@@ -41,6 +41,7 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *ll
 	vo := voice.Options{
 		Config:           w.Current,
 		Discord:          session,
+		Sender:           a.sender,
 		LLM:              client,
 		Engine:           engine,
 		VoiceTLS:         tlsConfig,
