@@ -187,7 +187,7 @@ func (w *world) startBot(ctx context.Context, dir, bin, logPath string) (*exec.C
 	}
 	w.metrics = ln.Addr().String()
 	ln.Close()
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: %s\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 10\nactivity:\n  replyCoalesceWindowSeconds: 1\n",
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: %s\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 10\nactivity:\n  replyCoalesceWindowSeconds: 1\n  maxPromptsPerHour: 100000\n",
 		w.dsim.APIBaseURL(), w.vs.CAFile(), w.metrics, filepath.Join(dir, "banter.db"))
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
