@@ -28,6 +28,7 @@ import (
 type botProcess struct {
 	dsim  *discordsim.Server
 	osim  *openaisim.Server
+	guild discordsim.GuildID
 	ch    discordsim.ChannelID
 	alice discordsim.UserID
 	bob   discordsim.UserID
@@ -35,8 +36,9 @@ type botProcess struct {
 	stop  func() error
 }
 
-// startBot runs banter against fresh simulators; extra is appended to the config file.
-func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, extra string) *botProcess {
+// startBot runs banter against fresh simulators; discordExtra is added to the config's discord
+// section, extra appended to the file; setup runs before the bot starts.
+func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, discordExtra, extra string, setup func(*botProcess)) *botProcess {
 	t.Helper()
 	b := &botProcess{dsim: discordsim.New(dopts...), logs: &lockedBuffer{}}
 	if err := b.dsim.Start("127.0.0.1:0"); err != nil {
@@ -52,11 +54,15 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, extr
 	b.alice, b.bob = b.dsim.CreateUser("alice"), b.dsim.CreateUser("bob")
 	b.dsim.AddMember(g, b.alice)
 	b.dsim.AddMember(g, b.bob)
+	b.guild = g
+	if setup != nil {
+		setup(b)
+	}
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
-		b.dsim.APIBaseURL(), filepath.Join(dir, "banter.db"), extra)
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
+		b.dsim.APIBaseURL(), discordExtra, filepath.Join(dir, "banter.db"), extra)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -150,9 +156,9 @@ type fault struct {
 }
 
 type row struct {
-	name                                             string
+	name                                              string
 	runs, addressed, answered, explained, unexplained int
-	duplicates                                       int
+	duplicates                                        int
 }
 
 func faults() []fault {
@@ -226,7 +232,7 @@ func TestFaultMatrix(t *testing.T) {
 		case "capped":
 			extra += "  maxPromptsPerHour: 2\n  explicitReservePromptsPerHour: 0\n"
 		}
-		bots[kind] = startBot(t, ctx, opts, extra)
+		bots[kind] = startBot(t, ctx, opts, "", extra, nil)
 		return bots[kind]
 	}
 
@@ -281,6 +287,11 @@ func TestFaultMatrix(t *testing.T) {
 		if err := b.stop(); err != nil {
 			t.Errorf("%s bot: run returned %v", kind, err)
 		}
+	}
+	vb := startVoiceBot(t, ctx)
+	rows = append(rows, runVoiceRows(t, ctx, vb)...)
+	if err := vb.stop(); err != nil {
+		t.Errorf("voice bot: run returned %v", err)
 	}
 
 	var sb strings.Builder
