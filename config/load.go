@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -18,6 +19,9 @@ const (
 	EnvDiscordToken  = "DISCORD_TOKEN"
 	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	// EnvShardIDs overrides discord.shardIds; EnvProcessIndex overrides discord.processIndex.
+	EnvShardIDs     = "BANTER_SHARD_IDS"
+	EnvProcessIndex = "BANTER_PROCESS_INDEX"
 	// DefaultPath is used when present and nothing else names a file.
 	DefaultPath = "banter.yaml"
 )
@@ -81,6 +85,27 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 	cfg.Secrets.OpenAIAPIKey = strings.TrimSpace(getenv(EnvOpenAIAPIKey))
 	if u := strings.TrimSpace(getenv(EnvOpenAIBaseURL)); u != "" {
 		cfg.LLM.BaseURL = u
+	}
+	if ids := strings.TrimSpace(getenv(EnvShardIDs)); ids != "" {
+		cfg.Discord.ShardIDs = ids
+	}
+	if idx := strings.TrimSpace(getenv(EnvProcessIndex)); idx != "" {
+		if n, err := strconv.Atoi(idx); err == nil {
+			cfg.Discord.ProcessIndex = n
+		} else {
+			cfg.Discord.ProcessIndex = -1 // reported by validation as out of range
+		}
+	}
+	for name, p := range cfg.Providers {
+		if p.APIKeyEnv == "" {
+			continue
+		}
+		if key := strings.TrimSpace(getenv(p.APIKeyEnv)); key != "" {
+			if cfg.Secrets.ProviderKeys == nil {
+				cfg.Secrets.ProviderKeys = map[string]string{}
+			}
+			cfg.Secrets.ProviderKeys[name] = key
+		}
 	}
 }
 

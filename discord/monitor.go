@@ -28,7 +28,12 @@ import (
 type GatewayMonitor struct {
 	logger *slog.Logger
 	events *prometheus.CounterVec
+}
 
+// sessionWatch is what the monitor knows of one session (one shard).
+type sessionWatch struct {
+	m         *GatewayMonitor
+	log       *slog.Logger
 	lastClose atomic.Int64 // the last Close code the server sent, 0 after it was reported
 
 	mu       sync.Mutex // guards following
@@ -37,7 +42,7 @@ type GatewayMonitor struct {
 }
 
 // NewGatewayMonitor returns a monitor that logs to logger and registers its metric with reg
-// (nil: not registered).
+// (nil: not registered). Attach it to every session (shard) before opening them.
 func NewGatewayMonitor(logger *slog.Logger, reg prometheus.Registerer) *GatewayMonitor {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -53,20 +58,18 @@ func NewGatewayMonitor(logger *slog.Logger, reg prometheus.Registerer) *GatewayM
 
 // Attach installs the monitor on a session that is not open yet: its handlers, and a gateway
 // dialer that sees the server's Close frames. Behind an HTTPS proxy (HTTPS_PROXY) the dialer is
-// left as it is and close codes are reported as 0.
+// left as it is and close codes are reported as 0. Log lines carry the session's shard.
 func (m *GatewayMonitor) Attach(s *discordgo.Session) (detach func()) {
+	w := &sessionWatch{m: m, log: m.logger.With("shard", s.ShardID)}
 	probe := &http.Request{URL: &url.URL{Scheme: "https", Host: "gateway.discord.gg"}}
 	if p, err := http.ProxyFromEnvironment(probe); err == nil && p == nil {
-		s.Dialer = m.dialer()
+		s.Dialer = w.dialer(s.Dialer)
 	}
 	removers := []func(){
-		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) { m.connected() }),
-		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { m.disconnected() }),
-		s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { m.ready(r.SessionID) }),
-		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
-			m.count("resumed", 0)
-			m.logger.Info("gateway_resumed")
-		}),
+		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) { w.connected() }),
+		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { w.disconnected() }),
+		s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { w.ready(r.SessionID) }),
+		s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { w.count("resumed", 0); w.log.Info("gateway_resumed") }),
 	}
 	return func() {
 		for _, r := range removers {
@@ -75,43 +78,43 @@ func (m *GatewayMonitor) Attach(s *discordgo.Session) (detach func()) {
 	}
 }
 
-func (m *GatewayMonitor) count(event string, code int) {
-	m.events.WithLabelValues(event, strconv.Itoa(code)).Inc()
+func (w *sessionWatch) count(event string, code int) {
+	w.m.events.WithLabelValues(event, strconv.Itoa(code)).Inc()
 }
 
-func (m *GatewayMonitor) connected() {
-	m.mu.Lock()
-	m.connects++
-	again := m.connects > 1
-	m.mu.Unlock()
+func (w *sessionWatch) connected() {
+	w.mu.Lock()
+	w.connects++
+	again := w.connects > 1
+	w.mu.Unlock()
 	if again {
-		m.count("reconnected", 0)
-		m.logger.Info("gateway_connected", "reconnect", true)
+		w.count("reconnected", 0)
+		w.log.Info("gateway_connected", "reconnect", true)
 		return
 	}
-	m.count("connected", 0)
-	m.logger.Info("gateway_connected", "reconnect", false)
+	w.count("connected", 0)
+	w.log.Info("gateway_connected", "reconnect", false)
 }
 
-func (m *GatewayMonitor) disconnected() {
-	code := int(m.lastClose.Swap(0))
-	m.count("disconnected", code)
-	m.logger.Warn("gateway_disconnected", "close_code", code, "close_reason", closeReason(code))
+func (w *sessionWatch) disconnected() {
+	code := int(w.lastClose.Swap(0))
+	w.count("disconnected", code)
+	w.log.Warn("gateway_disconnected", "close_code", code, "close_reason", closeReason(code))
 }
 
-func (m *GatewayMonitor) ready(sessionID string) {
-	m.mu.Lock()
-	m.readies++
-	again := m.readies > 1
-	m.mu.Unlock()
+func (w *sessionWatch) ready(sessionID string) {
+	w.mu.Lock()
+	w.readies++
+	again := w.readies > 1
+	w.mu.Unlock()
 	if again {
 		// A new session where a resume was expected: events in between were not delivered.
-		m.count("reidentified", int(m.lastClose.Load()))
-		m.logger.Warn("gateway_ready", "reidentify", true, "session_id", sessionID)
+		w.count("reidentified", int(w.lastClose.Load()))
+		w.log.Warn("gateway_ready", "reidentify", true, "session_id", sessionID)
 		return
 	}
-	m.count("ready", 0)
-	m.logger.Info("gateway_ready", "reidentify", false, "session_id", sessionID)
+	w.count("ready", 0)
+	w.log.Info("gateway_ready", "reidentify", false, "session_id", sessionID)
 }
 
 // closeReason names Discord's gateway close codes.
@@ -156,14 +159,17 @@ func closeReason(code int) string {
 	return "other"
 }
 
-// dialer is discordgo's default gateway dialer with every connection's reads passed through
-// a closeSniffer.
-func (m *GatewayMonitor) dialer() *websocket.Dialer {
-	d := *websocket.DefaultDialer
+// dialer is the session's gateway dialer (discordgo's default when base is nil) with every
+// connection's reads passed through a closeSniffer.
+func (w *sessionWatch) dialer(base *websocket.Dialer) *websocket.Dialer {
+	if base == nil {
+		base = websocket.DefaultDialer
+	}
+	d := *base
 	d.Proxy = nil
 	var nd net.Dialer
 	wrap := func(c net.Conn) net.Conn {
-		return &sniffConn{Conn: c, s: closeSniffer{onClose: func(code int) { m.lastClose.Store(int64(code)) }}}
+		return &sniffConn{Conn: c, s: closeSniffer{onClose: func(code int) { w.lastClose.Store(int64(code)) }}}
 	}
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := nd.DialContext(ctx, network, addr)
