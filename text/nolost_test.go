@@ -51,13 +51,13 @@ func (h *harness) waitAccounted(ids []discordsim.MessageID, guard time.Duration)
 }
 
 // TestBurstNeverShedsAddressed: 200 messages within 10 s (of the simulators' clock), half of
-// them addressed, with Discord's per-channel send limit of 5 per 5 s: unaddressed turns are
-// shed or coalesced, every addressed turn is answered (alone or coalesced into a reply) and
-// none is shed.
+// them addressed, with Discord's per-channel send limit of 5 per 5 s: the 100 addressed turns
+// overflow the queue (capacity 16), every one is answered (alone or coalesced into a reply) and
+// none is shed. (Unaddressed turns are not admitted here, initiative being off, so the queue
+// drains before the harness shuts down; shedding them first is TestQueueShedsUnaddressedFirst.)
 func TestBurstNeverShedsAddressed(t *testing.T) {
 	h := newHarnessWith(t, false, []discordsim.Option{discordsim.WithRouteLimit(discordsim.RouteMessageCreate, 5, 5*time.Second)},
 		func(c *config.Config) { c.Activity.QueueCapacity = 16 })
-	h.initiativeIn(h.general)
 	var addressed []discordsim.MessageID
 	for i := range 200 {
 		h.clock.Advance(50 * time.Millisecond)
