@@ -115,3 +115,21 @@ func TestLogChannelSplitsAndNeverPings(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionEndsWhenDisconnected: the voice server closes the bot's connection with 4014
+// (disconnected: kicked, or the channel is gone). Discord will not take it back on that session,
+// so the session ends and says why, instead of sitting deaf in the channel.
+func TestSessionEndsWhenDisconnected(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil, genRule("Hello."))
+	w.member("alice")
+	w.join()
+	if err := w.vsim.CloseVoice(w.botID, 4014); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(10*time.Second, `"msg":"voice_session_leave"`, `"reason":"disconnected"`, `"close_code":4014`)
+	w.waitLog(10*time.Second, `"msg":"voice_session_end"`, `"reason":"disconnected"`)
+	if ch := w.svc.Channel(string(w.guild)); ch != "" {
+		t.Errorf("still in voice channel %s after the session ended", ch)
+	}
+}
