@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,37 @@ func TestCatchUpAfterResumeHandlesOnce(t *testing.T) {
 	}
 	if replies != 1 {
 		t.Errorf("missed message answered %d times, want 1", replies)
+	}
+}
+
+// TestReplySurvivesServerErrors: Discord answering 500 or 503 to the reply's create does not
+// lose the reply (discordgo alone retries only 502); a create that took effect but whose answer
+// was lost is not posted twice (nonce + enforce_nonce).
+func TestReplySurvivesServerErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	h.dsim.FailNext(discordsim.RouteMessageCreate, 1, http.StatusInternalServerError)
+	first := h.post(h.alice, mention(h.dsim.BotID())+" one?")
+	if r := h.waitBot(1); r.ReplyTo() != first.ID {
+		t.Fatalf("reply references %q, want %q", r.ReplyTo(), first.ID)
+	}
+	h.dsim.FailNextAfterCommit(discordsim.RouteMessageCreate, 1, http.StatusServiceUnavailable)
+	second := h.post(h.alice, mention(h.dsim.BotID())+" two?")
+	if r := h.waitBot(2); r.ReplyTo() != second.ID {
+		t.Fatalf("reply references %q, want %q", r.ReplyTo(), second.ID)
+	}
+	h.waitLog(`"msg":"sent_reply"`, string(second.ID))
+	third := h.post(h.alice, mention(h.dsim.BotID())+" three?")
+	h.waitBot(3)
+	replies := 0
+	for _, m := range h.botMessages() {
+		if m.ReplyTo() == second.ID {
+			replies++
+		}
+	}
+	if replies != 1 {
+		t.Errorf("the reply whose answer was lost was posted %d times, want 1", replies)
+	}
+	if r := h.botMessages()[2]; r.ReplyTo() != third.ID {
+		t.Errorf("third reply references %q", r.ReplyTo())
 	}
 }
