@@ -13,6 +13,7 @@ import (
 
 	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 )
 
 type logSink struct {
@@ -52,7 +53,7 @@ func (l *logSink) wait(t *testing.T, fragments ...string) string {
 // TestGatewayMonitor: disconnects are logged and counted with the server's close code;
 // resumes and discordgo's re-identify after op 9 are logged and counted.
 func TestGatewayMonitor(t *testing.T) {
-	sim := discordsim.Serve(t)
+	sim := simtest.Serve(t)
 	sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/post"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 )
 
 type syncBuffer struct {
@@ -43,7 +44,7 @@ type fixture struct {
 // newFixture points a real discordgo session (REST only) at the Discord simulator.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	sim := discordsim.Serve(t)
+	sim := simtest.Serve(t)
 	g := sim.CreateGuild("g")
 	ch := sim.CreateTextChannel(g, "log")
 	sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
