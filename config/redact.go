@@ -7,6 +7,8 @@ import (
 	"log/slog"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/banterbot/banter/redact"
 )
 
 // Redacted renders the effective configuration as YAML, followed by which secrets are set. The
@@ -15,7 +17,11 @@ func (c *Config) Redacted() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
+	shown := *c
+	// Credentials can hide in URLs too (OPENAI_BASE_URL=http://user:pass@host/v1).
+	shown.LLM.BaseURL = redact.URL(c.LLM.BaseURL)
+	shown.Discord.APIURL = redact.URL(c.Discord.APIURL)
+	if err := enc.Encode(&shown); err != nil {
 		return nil, fmt.Errorf("config: render: %w", err)
 	}
 	if err := enc.Close(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/banterbot/banter/redact"
 )
 
 // Allowed values of the enumerated settings.
@@ -202,7 +204,7 @@ func (v *validator) enum(path, s string, allowed []string) {
 func (v *validator) url(path, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.addf("%s: %q is not an http(s) URL (for example https://api.openai.com/v1)", path, s)
+		v.addf("%s: %q is not an http(s) URL (for example https://api.openai.com/v1)", path, redact.URL(s))
 	}
 }
 

@@ -53,6 +53,13 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 		}
 	}
 	explicit := primary.addressed()
+	for _, t := range admitted {
+		if t != primary && t.addressed() {
+			// Answered together: the reply to primary covers it (the model sees the whole batch).
+			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
+				"into", primary.msg.ID)
+		}
+	}
 	attrs := []any{"message_id", primary.msg.ID, "channel_id", primary.msg.ChannelID, "user_id", primary.msg.AuthorID,
 		"trigger_ids", triggerIDs(admitted), "signal", primary.decision.Signal.String(), "addressed", explicit}
 

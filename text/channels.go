@@ -110,6 +110,9 @@ type channelState struct {
 	lastBotAt  time.Time // when the bot last posted here
 	backfilled bool      // history fetched from REST once
 	typingStop func()    // ends the typing indicator, when one is showing
+	seenIDs    seenIDs   // recent message ids, so that a catch-up handles each message once
+	lastSeen   string    // newest message id seen: where a catch-up starts
+	guildID    string
 }
 
 func (c *channelState) cachedInfo() (channelInfo, bool) {

@@ -7,17 +7,13 @@ import (
 	"hash/fnv"
 	"net/http"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 )
-
-// maxMessageLen is Discord's limit on a message's content, in characters.
-const maxMessageLen = 2000
 
 // sendPlan says where and how a reply goes.
 type sendPlan struct {
@@ -64,49 +60,46 @@ func shareOf(id string) float64 {
 	return float64(h.Sum64()>>11) / float64(1<<53)
 }
 
-// send posts the plan's text: ban words scrubbed, mass mentions defused, split into messages
-// of at most 2000 characters at sentence or line boundaries. The first part carries the reply
-// reference; allowed_mentions never lets anything ping except, per config, the replied-to
-// user. A reply whose target was deleted meanwhile is sent as a plain message. Sent messages are
-// stored with the persona that wrote them. It returns the ids sent and updates plan when the
-// reply had to fall back.
+// send posts the plan's text through the Sender (post): ban words scrubbed, mass mentions
+// defused, split into messages of at most 2000 characters at sentence or line boundaries,
+// server errors retried with the same nonce. The first part carries the reply reference;
+// allowed_mentions never lets anything ping except, per config, the replied-to user. A reply
+// whose target was deleted meanwhile is sent as a plain message. Sent messages are stored with
+// the persona that wrote them. It returns the ids sent and updates plan when the reply had to
+// fall back.
 func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *convo, plan *sendPlan) ([]string, error) {
-	text := defuseMentions(newWordList(cfg.Safety.BanWords).scrub(plan.text))
-	parts := splitMessage(text, maxMessageLen)
+	text := newWordList(cfg.Safety.BanWords).scrub(plan.text)
+	parts := post.Split(text, post.MaxLen)
 	persona := cfg.Bot.Persona
 	if c != nil {
 		persona = c.persona
 	}
 	var ids []string
 	for i, part := range parts {
-		msg := &discordgo.MessageSend{
-			Content:         part,
-			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}},
-		}
-		replyTo := ""
+		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID}
 		if i == 0 && plan.replyTo != "" {
-			replyTo = plan.replyTo
-			fail := true
-			msg.Reference = &discordgo.MessageReference{MessageID: replyTo, ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, FailIfNotExists: &fail}
-			msg.AllowedMentions.RepliedUser = cfg.Permissions.PingRepliedUser
+			msg.ReplyTo = plan.replyTo
+			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser
 		}
-		sent, err := s.opts.Discord.ChannelMessageSendComplex(t.msg.ChannelID, msg, discordgo.WithContext(ctx))
-		if err != nil && replyTo != "" && s.targetGone(ctx, t.msg.ChannelID, replyTo, err) {
+		sent, err := s.sender.Create(ctx, msg)
+		if err != nil && msg.ReplyTo != "" && s.targetGone(ctx, t.msg.ChannelID, msg.ReplyTo, err) {
 			s.opts.Metrics.fallback("target_deleted")
-			s.logger.Warn("reply_target_deleted", "target_message_id", replyTo, "channel_id", t.msg.ChannelID)
-			plan.mode, plan.fallback, plan.replyTo, replyTo = "fallback_broadcast", "target_deleted", "", ""
-			msg.Reference = nil
-			msg.AllowedMentions.RepliedUser = false
-			sent, err = s.opts.Discord.ChannelMessageSendComplex(t.msg.ChannelID, msg, discordgo.WithContext(ctx))
+			s.logger.Warn("reply_target_deleted", "target_message_id", msg.ReplyTo, "channel_id", t.msg.ChannelID)
+			plan.mode, plan.fallback, plan.replyTo = "fallback_broadcast", "target_deleted", ""
+			msg.ReplyTo, msg.PingRepliedUser = "", false
+			sent, err = s.sender.Create(ctx, msg)
 		}
 		if err != nil {
 			return ids, fmt.Errorf("text: send part %d/%d to %s: %w", i+1, len(parts), t.msg.ChannelID, err)
 		}
 		ids = append(ids, sent.ID)
+		if sent.ChannelID == "" {
+			sent.ChannelID = t.msg.ChannelID
+		}
 		rec := storedFromDiscord(sent, s.channelInfo(ctx, t.msg.ChannelID), true)
 		rec.Persona = persona
 		if rec.ReplyToID == "" {
-			rec.ReplyToID = replyTo
+			rec.ReplyToID = msg.ReplyTo
 		}
 		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
 			s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
@@ -126,67 +119,4 @@ func (s *Service) targetGone(ctx context.Context, channelID, id string, sendErr 
 	}
 	_, err := s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
 	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound
-}
-
-// splitMessage cuts text into parts of at most limit characters, preferring paragraph, line,
-// sentence and word boundaries, in that order.
-func splitMessage(text string, limit int) []string {
-	text = strings.TrimSpace(text)
-	limit = max(limit, 1) // a part holds at least one character, or the loop never ends
-	var parts []string
-	for {
-		// Only the next limit runes are counted, not the whole rest: a long
-		// reply with a small limit stays linear.
-		cut := byteIndexOfRune(text, limit)
-		if cut == len(text) {
-			break
-		}
-		window := text[:cut]
-		at := -1
-		for _, sep := range []string{"\n\n", "\n"} {
-			if i := strings.LastIndex(window, sep); i > cut/3 {
-				at = i + len(sep)
-				break
-			}
-		}
-		if at < 0 {
-			at = lastSentenceEnd(window, cut/3)
-		}
-		if at < 0 {
-			if i := strings.LastIndexFunc(window, unicode.IsSpace); i > cut/3 {
-				at = i + 1
-			}
-		}
-		if at < 0 {
-			at = cut
-		}
-		parts = append(parts, strings.TrimSpace(text[:at]))
-		text = strings.TrimSpace(text[at:])
-	}
-	if text != "" || len(parts) == 0 {
-		parts = append(parts, text)
-	}
-	return parts
-}
-
-// lastSentenceEnd finds the end of the last sentence in s that ends after byte min.
-func lastSentenceEnd(s string, min int) int {
-	for i := len(s) - 2; i > min; i-- {
-		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && unicode.IsSpace(rune(s[i+1])) {
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// byteIndexOfRune returns the byte offset of the n-th rune of s (len(s) if s is shorter).
-func byteIndexOfRune(s string, n int) int {
-	i := 0
-	for pos := range s {
-		if i == n {
-			return pos
-		}
-		i++
-	}
-	return len(s)
 }

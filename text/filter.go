@@ -115,10 +115,3 @@ func (w wordList) scrub(s string) string {
 	}
 	return b.String()
 }
-
-// defuseMentions breaks mass mentions and role mentions in model output so that even a client
-// ignoring allowed_mentions shows them as plain text. allowed_mentions is the real guard.
-func defuseMentions(s string) string {
-	r := strings.NewReplacer("@everyone", "@\u200beveryone", "@here", "@\u200bhere", "<@&", "<@\u200b&")
-	return r.Replace(s)
-}

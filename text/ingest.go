@@ -40,6 +40,10 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		s.opts.Metrics.ingested("channel_not_allowed")
 		return
 	}
+	if !s.channel(m.ChannelID).firstSight(m.ID, m.GuildID) {
+		s.opts.Metrics.ingested("duplicate") // seen live and again in a catch-up
+		return
+	}
 	if !isSelf && newWordList(cfg.Safety.BanWords).contains(m.Content) {
 		s.opts.Metrics.ingested("ban_word")
 		s.logger.Info("message_ignored", "reason", "ban_word", "message_id", m.ID, "channel_id", m.ChannelID, "user_id", m.Author.ID)

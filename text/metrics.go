@@ -15,29 +15,35 @@ type Metrics struct {
 	targetTotal   *prometheus.CounterVec
 	phaseSeconds  *prometheus.HistogramVec
 	fallbackTotal *prometheus.CounterVec
+	catchUps      *prometheus.CounterVec
+	catchUpMsgs   *prometheus.CounterVec
 }
 
 // NewMetrics registers the text metrics with reg (nil: not registered):
 //
 //	banter_text_messages_total{result}          ingested messages: stored, self, other_bot, blocked_user, channel_not_allowed, ban_word
-//	banter_text_turns_shed_total{addressed}     turns dropped by the bounded queue
+//	banter_text_turns_shed_total{addressed,reason} turns not answered: queue_full, displaced_by_addressed, shutting_down
 //	banter_text_queue_depth                     queue depth seen at each enqueue
-//	banter_text_replies_total{outcome}          sent, skipped, rate_limited, failed, apologized, denied
+//	banter_text_replies_total{outcome}          sent, skipped, rate_limited, failed, apologized, denied, swamped
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
 //	banter_text_phase_seconds{phase}            context, model, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
+//	banter_text_catchups_total{reason,result}   per-channel catch-ups after a gateway gap (ready, resumed; done, failed)
+//	banter_text_catchup_messages_total{reason}  missed messages a catch-up found and handled
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
-		shedTotal:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_turns_shed_total", Help: "Admitted turns dropped because a channel queue was full."}, []string{"addressed"}),
+		shedTotal:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_turns_shed_total", Help: "Admitted turns that will not be answered, by reason."}, []string{"addressed", "reason"}),
 		queueDepthG:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "banter_text_queue_depth", Help: "Channel queue depth at enqueue.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64}}),
 		repliesTotal:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_replies_total", Help: "Reply attempts by outcome."}, []string{"outcome"}),
 		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
 		phaseSeconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "banter_text_phase_seconds", Help: "Latency of each reply phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"phase"}),
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
+		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
+		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal)
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs)
 	}
 	return m
 }
@@ -48,13 +54,13 @@ func (m *Metrics) ingested(result string) {
 	}
 }
 
-func (m *Metrics) shed(addressed bool) {
+func (m *Metrics) shed(addressed bool, reason string) {
 	if m != nil {
 		l := "false"
 		if addressed {
 			l = "true"
 		}
-		m.shedTotal.WithLabelValues(l).Inc()
+		m.shedTotal.WithLabelValues(l, reason).Inc()
 	}
 }
 
@@ -85,5 +91,12 @@ func (m *Metrics) fallback(reason string) {
 func (m *Metrics) phase(name string, d time.Duration) {
 	if m != nil {
 		m.phaseSeconds.WithLabelValues(name).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) catchUp(reason, result string, found int) {
+	if m != nil {
+		m.catchUps.WithLabelValues(reason, result).Inc()
+		m.catchUpMsgs.WithLabelValues(reason).Add(float64(found))
 	}
 }

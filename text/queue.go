@@ -1,16 +1,33 @@
 package text
 
 import (
+	"slices"
 	"time"
 )
 
+// backlogFactor bounds a channel's queue under pressure: past activity.queueCapacity only
+// addressed turns are queued, up to backlogFactor × queueCapacity; an addressed turn beyond
+// that is answered at once with a short "swamped" notice instead of waiting.
+const backlogFactor = 4
+
+// swampedNotice answers an addressed turn that arrives when the channel's backlog is full.
+const swampedNotice = "I'm swamped right now, one moment — I'll catch up with the channel shortly."
+
 // enqueue adds an admitted turn to its channel's queue, starting the channel's worker when
-// idle. The queue is bounded by activity.queueCapacity: when full, an unaddressed turn is shed
-// (the new one, or the oldest queued one to make room for an addressed turn). Every shed turn is
-// logged; an addressed turn is only shed when the queue holds nothing but addressed turns, and
-// then it is logged as an error.
+// idle. The queue holds activity.queueCapacity turns; when it is full, unaddressed turns are
+// shed first (the new one, or the oldest queued one to make room for an addressed turn), and
+// an addressed turn is never shed: it is queued past the capacity (the worker then coalesces the
+// whole backlog into one reply), and past backlogFactor × capacity it is answered with a short
+// notice. Every shed turn is logged and counted by reason.
 func (s *Service) enqueue(cs *channelState, t *turn) {
-	capacity := s.cfg().Activity.QueueCapacity
+	cfg := s.cfg()
+	capacity := cfg.Activity.QueueCapacity
+	// Typing shows only for a turn that will be answered now: admitted, and with a prompt
+	// budget left (a rate-limited turn shows nothing). Asked before cs.mu is taken.
+	typing := t.addressed()
+	if typing {
+		typing, _ = s.promptAllowed(s.ctx, cfg, t.msg.ChannelID, true, s.now())
+	}
 	// The enqueuer holds a count on the wait group from the closed check on, so that Shutdown
 	// (which sets closed under the same lock, then waits) cannot return before the worker or
 	// typing goroutine this call may start has been added; a started worker inherits it.
@@ -26,28 +43,23 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	cs.mu.Lock()
 	t.seq = cs.seq
 	var shed *turn
+	shedWhy := "queue_full"
+	swamped := false
 	if len(cs.pending) >= capacity {
-		victim := -1
-		for i, p := range cs.pending {
-			if !p.addressed() {
-				victim = i
-				break
-			}
-		}
+		victim := slices.IndexFunc(cs.pending, func(p *turn) bool { return !p.addressed() })
 		switch {
 		case !t.addressed():
 			shed = t
 		case victim >= 0:
-			shed = cs.pending[victim]
-			cs.pending = append(cs.pending[:victim], cs.pending[victim+1:]...)
-		default:
-			shed = cs.pending[0]
-			cs.pending = cs.pending[1:]
+			shed, shedWhy = cs.pending[victim], "displaced_by_addressed"
+			cs.pending = slices.Delete(cs.pending, victim, victim+1)
+		case len(cs.pending) >= backlogFactor*capacity:
+			swamped = true
 		}
 	}
-	if shed != t {
+	if shed != t && !swamped {
 		cs.pending = append(cs.pending, t)
-		if t.addressed() {
+		if typing {
 			// Started before the worker can take the turn, so that the worker's answer always
 			// stops it (started after, it could outlive a fast answer and run until shutdown).
 			s.startTypingLocked(cs)
@@ -62,7 +74,10 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 
 	s.opts.Metrics.queueDepth(depth)
 	if shed != nil {
-		s.shed(shed, "queue_full")
+		s.shed(shed, shedWhy)
+	}
+	if swamped {
+		s.swamped(t, depth)
 	}
 	if start {
 		go s.work(cs) // inherits the enqueuer's count
@@ -72,9 +87,20 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	}
 }
 
+// swamped answers an addressed turn that found the backlog full with a short notice, off the
+// gateway goroutine.
+func (s *Service) swamped(t *turn, depth int) {
+	s.opts.Metrics.reply("swamped")
+	s.logger.Warn("turn_swamped", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
+		"queue_depth", depth)
+	if !s.spawn(func() { s.sendNotice(s.ctx, t, swampedNotice) }) {
+		s.shed(t, "shutting_down")
+	}
+}
+
 // shed logs and counts a turn that will not be answered.
 func (s *Service) shed(t *turn, why string) {
-	s.opts.Metrics.shed(t.addressed())
+	s.opts.Metrics.shed(t.addressed(), why)
 	level := s.logger.Info
 	if t.addressed() {
 		level = s.logger.Error
@@ -117,6 +143,9 @@ func (s *Service) nextBatch(cs *channelState) []*turn {
 		wait := window - time.Since(cs.pending[0].arrived)
 		if wait <= 0 || len(cs.pending) >= maxN || closing {
 			n := min(len(cs.pending), maxN)
+			if len(cs.pending) > cfg.Activity.QueueCapacity {
+				n = len(cs.pending) // under pressure the whole backlog becomes one reply
+			}
 			batch := append([]*turn(nil), cs.pending[:n]...)
 			cs.pending = append(cs.pending[:0], cs.pending[n:]...)
 			cs.mu.Unlock()

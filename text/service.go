@@ -13,6 +13,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/store"
 )
@@ -24,6 +25,7 @@ type Discord interface {
 	ChannelMessages(channelID string, limit int, beforeID, afterID, aroundID string, options ...discordgo.RequestOption) ([]*discordgo.Message, error)
 	ChannelTyping(channelID string, options ...discordgo.RequestOption) error
 	Channel(channelID string, options ...discordgo.RequestOption) (*discordgo.Channel, error)
+	post.Requester
 }
 
 var _ Discord = (*discordgo.Session)(nil)
@@ -53,6 +55,9 @@ type Options struct {
 	Decisions *decision.Recorder
 	Logger    *slog.Logger
 	Metrics   *Metrics
+	// Sender creates every message the pipeline posts (default: one over Discord with no
+	// metrics). Share one Sender between the pipelines so that its metrics count them all.
+	Sender *post.Sender
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -61,6 +66,7 @@ type Options struct {
 // Shutdown stops intake and waits for in-flight replies.
 type Service struct {
 	opts   Options
+	sender *post.Sender
 	logger *slog.Logger
 	now    func() time.Time
 	self   atomic.Pointer[discordgo.User]
@@ -87,7 +93,10 @@ func New(opts Options) (*Service, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Service{opts: opts, logger: opts.Logger, now: opts.Now, channels: map[string]*channelState{}}
+	if opts.Sender == nil {
+		opts.Sender = post.New(opts.Discord, post.Options{Logger: opts.Logger})
+	}
+	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, channels: map[string]*channelState{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -113,7 +122,11 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 		s.SetSelf(sess.State.User)
 	}
 	removers := []func(){
-		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { s.SetSelf(r.User) }),
+		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+			s.SetSelf(r.User)
+			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
+		}),
+		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),

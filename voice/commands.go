@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/discord/post"
 )
 
 // Commands returns the slash commands the Service handles: /join [channel]
@@ -87,7 +89,8 @@ func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *
 	}
 	svc.wg.Go(func() {
 		msg := work()
-		if _, err := s.ChannelMessageSendReply(m.ChannelID, msg, m.Reference(), discordgo.WithContext(svc.ctx)); err != nil {
+		reply := post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID, ReplyTo: m.ID, Content: msg, TurnID: m.ID}
+		if _, err := svc.opts.Sender.Create(svc.ctx, reply); err != nil {
 			svc.log.Warn("voice_command_reply_failed", "error", err)
 		}
 	})

@@ -1,9 +1,11 @@
 package voice_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -79,4 +81,55 @@ func TestLeavesWhenAlone(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Error("the bot's voice state is still in the channel")
+}
+
+// TestLogChannelSplitsAndNeverPings: the voice log channel goes through the one sender: a
+// transcript longer than Discord's 2,000 characters is split, and an "@everyone" spoken by
+// someone pings nobody.
+func TestLogChannelSplitsAndNeverPings(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil, genRule("Noted."))
+	w.cfg.Voice.LogChannelID = string(w.text)
+	alice := w.member("alice")
+	w.join()
+	long := "hey banter, @everyone should hear this: " + strings.Repeat("blah ", 450)
+	w.osim.QueueTranscripts(long)
+	w.play(alice, "hey-banter-weather")
+	var parts []discordsim.Message
+	for len(parts) < 2 {
+		m, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+			return m.ChannelID == w.text && m.Author == discordsim.UserID(w.botID) && strings.Contains(m.Content, "blah") &&
+				!slices.ContainsFunc(parts, func(p discordsim.Message) bool { return p.ID == m.ID })
+		})
+		if err != nil {
+			t.Fatalf("log channel: %d parts of the long line posted: %v", len(parts), err)
+		}
+		parts = append(parts, m)
+	}
+	for _, m := range parts {
+		if n := utf8.RuneCountInString(m.Content); n > 2000 {
+			t.Errorf("log message of %d characters", n)
+		}
+		if m.MentionEveryone || m.AllowedMentions == nil || len(m.AllowedMentions.Parse) != 0 {
+			t.Errorf("log message pings: everyone=%v allowed_mentions=%+v", m.MentionEveryone, m.AllowedMentions)
+		}
+	}
+}
+
+// TestSessionEndsWhenDisconnected: the voice server closes the bot's connection with 4014
+// (disconnected: kicked, or the channel is gone). Discord will not take it back on that session,
+// so the session ends and says why, instead of sitting deaf in the channel.
+func TestSessionEndsWhenDisconnected(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil, genRule("Hello."))
+	w.member("alice")
+	w.join()
+	if err := w.vsim.CloseVoice(w.botID, 4014); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(10*time.Second, `"msg":"voice_session_leave"`, `"reason":"disconnected"`, `"close_code":4014`)
+	w.waitLog(10*time.Second, `"msg":"voice_session_end"`, `"reason":"disconnected"`)
+	if ch := w.svc.Channel(string(w.guild)); ch != "" {
+		t.Errorf("still in voice channel %s after the session ended", ch)
+	}
 }

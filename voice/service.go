@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord/dave"
 	"github.com/banterbot/banter/discord/dave/voiceadapter"
+	"github.com/banterbot/banter/discord/post"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// voice events), member names from its state, the log channel, slash
 	// command replies. It must be open before Join.
 	Discord *discordgo.Session
+	// Sender creates every message the service posts (log channel, command answers); nil
+	// builds one over Discord. Share the process's Sender so that its metrics count them all.
+	Sender *post.Sender
 	// Gateway sends voice state updates and delivers the voice events when the process runs
 	// several shards (discord.Shards routes each guild to its shard); nil means Discord.
 	Gateway dvoice.MainGateway
@@ -133,6 +137,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Sender == nil {
+		opts.Sender = post.New(opts.Discord, post.Options{Logger: opts.Logger})
 	}
 	if opts.ListenFormat.Rate == 0 {
 		opts.ListenFormat = pcm.Speech16k()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/discord/voice/gateway"
 	"github.com/banterbot/banter/llm"
 )
 
@@ -145,10 +146,19 @@ func (s *session) run() {
 	s.maybeGreet()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	connDone := s.conn.Done()
+	var lostAt time.Time // when the connection ended without a replacement yet
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-connDone:
+			connDone = nil
+			if reason := s.connEnded(); reason != "" {
+				s.endReason = reason
+				return
+			}
+			lostAt = s.svc.now()
 		case st, ok := <-streams:
 			if !ok {
 				streams = nil
@@ -161,6 +171,7 @@ func (s *session) run() {
 			s.mu.Unlock()
 			s.playback.SetSender(c)
 			streams = c.Streams()
+			connDone, lostAt = c.Done(), time.Time{}
 		case t := <-s.turns:
 			s.onTurn(t)
 		case d := <-s.decided:
@@ -169,6 +180,11 @@ func (s *session) run() {
 			s.onReplyDone(r)
 		case <-tick.C:
 			s.maybeGreet()
+			if !lostAt.IsZero() && s.svc.now().Sub(lostAt) >= reconnectGrace {
+				s.endReason = "reconnect_timeout"
+				s.log.Warn("voice_session_leave", "reason", s.endReason, "waited_ms", ms(s.svc.now().Sub(lostAt)))
+				return
+			}
 			if reason := s.onTick(); reason != "" {
 				s.endReason = reason
 				s.log.Info("voice_session_leave", "reason", reason)
@@ -181,7 +197,7 @@ func (s *session) run() {
 // othersInState reports whether the gateway's voice states put anyone but
 // the bot in the session's channel.
 func (s *session) othersInState() bool {
-	st := s.svc.opts.Discord.State
+	st := s.svc.state(s.guildID)
 	g, err := st.Guild(s.guildID)
 	if err != nil || g == nil {
 		return false
@@ -213,6 +229,32 @@ func (s *session) maybeGreet() {
 		s.greetPending = false
 		s.startGreeting(1)
 	}
+}
+
+// reconnectGrace is how long a session waits for the connection manager to replace a voice
+// connection that ended (close codes 4006, 4009 and the like: a new session) before it ends
+// itself, so that a bot that cannot get back never sits in the channel deaf.
+const reconnectGrace = 30 * time.Second
+
+// connEnded handles the end of the session's voice connection: a close that means "do not
+// reconnect" (4014 disconnected, 4022 call terminated) ends the session (the reason is
+// returned); otherwise the manager reconnects and the session waits for the new connection.
+// A reply in flight on the dead connection fails and is logged by its turn (voice_turn_failed).
+func (s *session) connEnded() string {
+	s.mu.Lock()
+	err := s.conn.Err()
+	s.mu.Unlock()
+	var ce *dvoice.CloseError
+	if errors.As(err, &ce) && ce.Action() == gateway.ActionStop {
+		s.log.Warn("voice_session_leave", "reason", "disconnected", "close_code", int(ce.Code), "error", err.Error())
+		return "disconnected"
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	s.log.Warn("voice_connection_lost", "error", msg, "grace_ms", reconnectGrace.Milliseconds())
+	return ""
 }
 
 // others returns the members in the channel other than the bot.
@@ -530,10 +572,7 @@ func (s *session) postLogs() {
 		case <-s.ctx.Done():
 			return
 		case l := <-s.logCh:
-			if s.svc.opts.Discord == nil {
-				continue
-			}
-			if _, err := s.svc.opts.Discord.ChannelMessageSend(ch, l); err != nil {
+			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
 				s.log.Warn("voice_log_post_failed", "error", err)
 			}
 		}

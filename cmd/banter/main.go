@@ -23,6 +23,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/banterbot/banter/redact"
 )
 
 // exitCoder is an error that carries the process exit status.
@@ -50,7 +52,7 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "banter:", err)
+	fmt.Fprintln(os.Stderr, "banter:", redact.Text(err.Error()))
 	var ec exitCoder
 	if errors.As(err, &ec) {
 		os.Exit(ec.ExitCode())

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -254,6 +255,32 @@ func TestSubcommandHelp(t *testing.T) {
 	_, stderr, err := runCLI(t, nil, "run", "-no-such-flag")
 	if exitCode(err) != 2 || !strings.Contains(stderr, "-config") {
 		t.Errorf("bad flag: exit %d, stderr %q; want 2 and the usage on stderr", exitCode(err), stderr)
+	}
+}
+
+// TestURLCredentialsRedacted: credentials in a URL (userinfo, key=-style query values) are
+// never printed by `banter config check` nor logged by banter's logger.
+func TestURLCredentialsRedacted(t *testing.T) {
+	out, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "t", "OPENAI_BASE_URL": "http://user:hunter2@llm.local/v1"},
+		"config", "check", "../../banter.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "user:hunter2") {
+		t.Errorf("config check prints the URL's credentials:\n%s", out)
+	}
+	if !strings.Contains(out, "llm.local/v1") {
+		t.Errorf("config check lost the base URL:\n%s", out)
+	}
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		level := new(slog.LevelVar)
+		log := newLogger(&buf, format, level)
+		log.Error("reply_failed", "error", errors.New(`POST "http://user:hunter2@llm.local/v1/responses": 500`),
+			"url", "wss://llm.local/v1/realtime?model=m&api_key=sk-hunter2")
+		if s := buf.String(); strings.Contains(s, "hunter2") {
+			t.Errorf("%s log leaks credentials: %s", format, s)
+		}
 	}
 }
 

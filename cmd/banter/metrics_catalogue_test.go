@@ -13,7 +13,9 @@ import (
 
 	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
+	"github.com/banterbot/banter/discord/post"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
@@ -66,6 +68,8 @@ func catalogue(t *testing.T) []string {
 	dave.NewMetrics(reg)
 	realtime.NewMetrics(reg)
 	llmrt.NewMetrics(reg)
+	post.NewMetrics(reg)
+	discord.NewGatewayMonitor(nil, reg)
 	var rows []string
 	for _, d := range reg.descs {
 		m := descRE.FindStringSubmatch(d.String())

@@ -21,8 +21,11 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
+	"github.com/banterbot/banter/redact"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
@@ -79,7 +82,7 @@ func parseRunFlags(e env) (runFlags, error) {
 
 // newLogger builds the process logger; level is shared so reloads can change it.
 func newLogger(w io.Writer, format string, level *slog.LevelVar) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redact.Attr} // no credentials in any URL logged
 	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
@@ -154,6 +157,7 @@ type app struct {
 
 	shardsUp  atomic.Pointer[shardReadiness] // which of the process's shards are connected (/readyz)
 	decisions *decision.Metrics              // shared by the text and voice engines (registered once)
+	sender    *post.Sender                   // every message banter creates, from any pipeline
 	closers   []func()                       // run at shutdown, after the pipelines stopped
 }
 
@@ -228,8 +232,14 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
+	monitor := discord.NewGatewayMonitor(a.logger, reg)
+	for _, id := range shards.IDs() {
+		defer monitor.Attach(shards.Session(id))()
+	}
 	// REST is not bound to a shard: the pipelines send through any session.
 	session := shards.Any()
+	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg)})
 	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
@@ -354,6 +364,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		Decisions:     &decision.Recorder{Logger: a.logger, Metrics: decisions},
 		Logger:        a.logger,
 		Metrics:       text.NewMetrics(reg),
+		Sender:        a.sender,
 	})
 }
 

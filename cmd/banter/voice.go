@@ -49,6 +49,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelC
 	vo := voice.Options{
 		Config:  w.Current,
 		Discord: shards.Any(),
+		Sender:  a.sender,
 		Gateway: shards,
 		StateFor: func(guildID string) *discordgo.State {
 			if s := shards.ForGuild(guildID); s != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/banterbot/banter/redact"
 )
 
 // Config configures Dial.
@@ -102,7 +104,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 				Retryable: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500}
 		}
 		cfg.Metrics.observeConnect("error")
-		return nil, fmt.Errorf("realtime: dial %s: %w", redact(u), err)
+		return nil, fmt.Errorf("realtime: dial %s: %w", redact.URL(u), err)
 	}
 	cfg.Metrics.observeConnect("ok")
 	limit := cfg.ReadLimit
@@ -143,13 +145,6 @@ func realtimeURL(base, model string) (string, error) {
 	q.Set("model", model)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
-}
-
-func redact(u string) string {
-	if i := strings.IndexByte(u, '?'); i >= 0 {
-		return u[:i]
-	}
-	return u
 }
 
 // Send writes one command. ctx bounds the write (its deadline, and its

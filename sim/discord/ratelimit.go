@@ -44,6 +44,7 @@ type forcedFault struct {
 	status     int
 	retryAfter time.Duration
 	global     bool
+	afterwards bool // the request is carried out, then answered with status
 }
 
 // limiter implements Discord's REST limits: one bucket per route and major
@@ -71,6 +72,7 @@ func newLimiter(now func() time.Time, limits map[Route]Limit, def, global Limit)
 // verdict is the limiter's answer for one request.
 type verdict struct {
 	status     int // 0 to proceed, 429 or an injected 5xx
+	lostAnswer int // proceed, then answer this status instead (the answer was lost)
 	global     bool
 	retryAfter time.Duration
 	scope      string
@@ -118,6 +120,9 @@ func (l *limiter) check(h http.Header, route Route, major string, user UserID, e
 		if q := l.forced[r]; len(q) > 0 {
 			f := q[0]
 			l.forced[r] = q[1:]
+			if f.afterwards {
+				return verdict{lostAnswer: f.status}
+			}
 			if f.status != http.StatusTooManyRequests {
 				return verdict{status: f.status}
 			}
@@ -182,4 +187,12 @@ func (s *Server) RateLimitNext(r Route, n int, retryAfter time.Duration, global 
 // 502 up to three times; discord.js retries every 5xx three times.
 func (s *Server) FailNext(r Route, n int, status int) {
 	s.limiter.force(r, n, forcedFault{status: status})
+}
+
+// FailNextAfterCommit makes the next n requests on route (RouteAny: on any
+// route) take effect and then answer status (a 5xx) instead of their
+// result, as when Discord's edge loses the answer of a create that
+// happened: a client retrying without a nonce posts twice.
+func (s *Server) FailNextAfterCommit(r Route, n int, status int) {
+	s.limiter.force(r, n, forcedFault{status: status, afterwards: true})
 }

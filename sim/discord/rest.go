@@ -142,6 +142,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, q *apiRequest, route Route, o r
 	s.mu.Lock()
 	status, body, err := h(q)
 	s.mu.Unlock()
+	if err == nil && v.lostAnswer != 0 {
+		return v.lostAnswer, wireError{Message: fmt.Sprintf("%d: %s", v.lostAnswer, http.StatusText(v.lostAnswer)), Code: codeGeneral}
+	}
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -58,11 +59,54 @@ func (s *Server) postMessage(q *apiRequest) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if b.EnforceNonce {
+		if m := s.nonceMatchLocked(c, q.user, b.Nonce); m != nil {
+			return http.StatusOK, s.wireMessageLocked(m, 0), nil
+		}
+	}
 	m, err := s.createMessageLocked(n)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, s.wireMessageLocked(m, 0), nil
+}
+
+// nonceWindow is how long Discord remembers a nonce for enforce_nonce ("a few minutes").
+const nonceWindow = 5 * time.Minute
+
+// nonceMatchLocked finds the message the same author created in c with the same nonce within
+// nonceWindow: with enforce_nonce, Discord answers a repeated create with that message instead
+// of creating another.
+// https://discord.com/developers/docs/resources/message#create-message-jsonform-params
+func (s *Server) nonceMatchLocked(c *channel, author UserID, nonce json.RawMessage) *message {
+	key := nonceKey(nonce)
+	if key == "" {
+		return nil
+	}
+	since := s.now().Add(-nonceWindow)
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		m := c.msgs[i]
+		if m.Timestamp.Before(since) {
+			break
+		}
+		if m.Author == author && nonceKey(m.nonce) == key {
+			return m
+		}
+	}
+	return nil
+}
+
+// nonceKey normalises a nonce (an integer or a string of up to 25 characters) for comparison.
+func nonceKey(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var num json.Number
+	if json.Unmarshal(raw, &num) == nil {
+		return num.String()
+	}
+	return ""
 }
 
 // intParam reads an integer query parameter within [lo, hi].

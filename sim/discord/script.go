@@ -196,3 +196,9 @@ func (s *Server) WithholdACKs(n int) error {
 func (s *Server) RequestHeartbeat() error {
 	return s.eachBotConn(func(ss *session) { ss.conn.sendLocked(encodeOp(OpHeartbeat, nil)) })
 }
+
+// CloseGateway closes the bot's gateway connections with a Close frame
+// carrying code (e.g. 4000 Unknown error: the session stays resumable).
+func (s *Server) CloseGateway(code CloseCode) error {
+	return s.eachBotConn(func(ss *session) { ss.conn.closeWith(code, "closed by the test") })
+}

@@ -1,0 +1,120 @@
+package discord_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/banterbot/banter/discord"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
+)
+
+type logSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// wait returns the first line holding every fragment, after the n-th such line exists.
+func (l *logSink) wait(t *testing.T, fragments ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		s := l.b.String()
+		l.mu.Unlock()
+		for _, line := range strings.Split(s, "\n") {
+			ok := line != ""
+			for _, f := range fragments {
+				ok = ok && strings.Contains(line, f)
+			}
+			if ok {
+				return line
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no log line with %q in:\n%s", fragments, l.b.String())
+	return ""
+}
+
+// TestGatewayMonitor: disconnects are logged and counted with the server's close code;
+// resumes and discordgo's re-identify after op 9 are logged and counted.
+func TestGatewayMonitor(t *testing.T) {
+	sim := simtest.Serve(t)
+	sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logSink{}
+	reg := prometheus.NewRegistry()
+	mon := discord.NewGatewayMonitor(slog.New(slog.NewJSONHandler(logs, nil)), reg)
+	detach := mon.Attach(sess)
+	defer detach()
+	if err := sess.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	logs.wait(t, `"msg":"gateway_ready"`, `"reidentify":false`)
+
+	if err := sim.CloseGateway(discordsim.CloseUnknownError); err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, `"msg":"gateway_disconnected"`, `"close_code":4000`)
+	if _, err := sim.WaitGateway(ctx, discordsim.GatewayResumed, 1); err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, `"msg":"gateway_resumed"`)
+	logs.wait(t, `"msg":"gateway_connected"`, `"reconnect":true`)
+
+	if err := sim.ForceInvalidSession(false); err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, `"msg":"gateway_ready"`, `"reidentify":true`)
+
+	for _, c := range []struct {
+		event, code string
+	}{{"disconnected", "4000"}, {"resumed", "0"}, {"reidentified", "0"}, {"reconnected", "0"}, {"ready", "0"}} {
+		if got := counter(t, reg, c.event, c.code); got < 1 {
+			t.Errorf("banter_gateway_events_total{event=%q,close_code=%q} = %v, want >= 1", c.event, c.code, got)
+		}
+	}
+}
+
+// counter reads banter_gateway_events_total{event,close_code} from reg.
+func counter(t *testing.T, reg *prometheus.Registry, event, code string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "banter_gateway_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["event"] == event && labels["close_code"] == code {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,239 @@
+// Package post is the one way banter creates Discord messages: every path (text replies,
+// notices, the voice log channel, voice commands) goes through a Sender, which
+//
+//   - never lets a message ping anyone but, when asked, the replied-to user
+//     (allowed_mentions parse: []), and defuses @everyone/@here/role mentions in the text;
+//   - splits text longer than Discord's 2,000 characters at paragraph, line, sentence or word
+//     boundaries;
+//   - retries 500/502/503/504 answers and network errors with capped exponential back-off and
+//     full jitter, sending every attempt with the same message nonce and enforce_nonce, so that a
+//     create whose answer was lost cannot post twice
+//     (https://discord.com/developers/docs/resources/message#create-message);
+//   - logs a message it finally could not send (send_lost, with the turn id) and counts every
+//     outcome.
+//
+// 429s are left to discordgo, which waits for retry_after and tries again.
+package post
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxLen is Discord's limit on a message's content, in characters.
+const MaxLen = 2000
+
+// Requester sends a REST request through discordgo's rate limiter. *discordgo.Session
+// satisfies it.
+type Requester interface {
+	RequestWithBucketID(method, urlStr string, data any, bucketID string, options ...discordgo.RequestOption) ([]byte, error)
+}
+
+var _ Requester = (*discordgo.Session)(nil)
+
+// Options configure a Sender.
+type Options struct {
+	// Attempts is how many times a create is tried in all (default 4).
+	Attempts int
+	// BaseDelay and MaxDelay bound the back-off before a retry: attempt n waits a random
+	// duration in [0, min(MaxDelay, BaseDelay·2ⁿ)) (defaults 250 ms and 4 s).
+	BaseDelay, MaxDelay time.Duration
+	Logger              *slog.Logger
+	Metrics             *Metrics
+}
+
+// Sender creates messages. It is safe for concurrent use.
+type Sender struct {
+	rest Requester
+	opts Options
+}
+
+// New returns a Sender that sends through rest.
+func New(rest Requester, opts Options) *Sender {
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	if opts.BaseDelay <= 0 {
+		opts.BaseDelay = 250 * time.Millisecond
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = 4 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sender{rest: rest, opts: opts}
+}
+
+// Message is one message to create.
+type Message struct {
+	ChannelID string
+	// Content must be at most MaxLen characters (Split longer text first). Mass mentions in it
+	// are defused.
+	Content string
+	// ReplyTo, when set, makes the message a reply that fails if the target is gone (Discord
+	// answers 400; the caller decides what to do then).
+	ReplyTo, GuildID string
+	// PingRepliedUser lets the reply notify the replied-to author; nothing else ever pings.
+	PingRepliedUser bool
+	// TurnID names what the message answers, for the loss log.
+	TurnID string
+}
+
+// createBody is POST /channels/{id}/messages as the Sender sends it.
+type createBody struct {
+	Content          string                      `json:"content"`
+	AllowedMentions  allowedMentions             `json:"allowed_mentions"`
+	MessageReference *discordgo.MessageReference `json:"message_reference,omitempty"`
+	Nonce            string                      `json:"nonce"`
+	EnforceNonce     bool                        `json:"enforce_nonce"`
+}
+
+// allowedMentions is always parse: [] (never nil: an absent field would let Discord parse
+// every mention in the text).
+type allowedMentions struct {
+	Parse       []string `json:"parse"`
+	RepliedUser bool     `json:"replied_user"`
+}
+
+// Create sends one message, retrying server errors and network failures with the same nonce.
+// It returns the created message, or the last error (a *discordgo.RESTError for an HTTP
+// answer) once the attempts are spent or the error is not worth retrying.
+func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, error) {
+	body := createBody{
+		Content:         Defuse(m.Content),
+		AllowedMentions: allowedMentions{Parse: []string{}},
+		Nonce:           newNonce(),
+		EnforceNonce:    true,
+	}
+	if m.ReplyTo != "" {
+		fail := true
+		body.MessageReference = &discordgo.MessageReference{MessageID: m.ReplyTo, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &fail}
+		body.AllowedMentions.RepliedUser = m.PingRepliedUser
+	}
+	endpoint := discordgo.EndpointChannelMessages(m.ChannelID)
+	var err error
+	for attempt := 0; attempt < s.opts.Attempts; attempt++ {
+		if attempt > 0 {
+			s.opts.Metrics.count("retried")
+			if werr := s.wait(ctx, attempt); werr != nil {
+				err = errors.Join(err, werr)
+				break
+			}
+		}
+		var raw []byte
+		raw, err = s.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+		if err == nil {
+			var sent discordgo.Message
+			if uerr := json.Unmarshal(raw, &sent); uerr != nil {
+				return nil, fmt.Errorf("post: create in %s: decode answer: %w", m.ChannelID, uerr)
+			}
+			s.opts.Metrics.count("sent")
+			return &sent, nil
+		}
+		if !Retryable(err) || ctx.Err() != nil {
+			break
+		}
+		s.opts.Logger.Warn("send_retry", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempt", attempt+1,
+			"nonce", body.Nonce, "error", err.Error())
+	}
+	if Retryable(err) || ctx.Err() != nil {
+		s.opts.Metrics.count("lost")
+		s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempts", s.opts.Attempts,
+			"nonce", body.Nonce, "error", err.Error())
+	} else {
+		s.opts.Metrics.count("refused")
+	}
+	return nil, fmt.Errorf("post: create in %s: %w", m.ChannelID, err)
+}
+
+// Post sends text to a channel as plain messages (split, mentions defused, nothing pings),
+// returning the ids sent. It stops at the first part that cannot be sent.
+func (s *Sender) Post(ctx context.Context, channelID, text, turnID string) ([]string, error) {
+	var ids []string
+	for _, part := range Split(text, MaxLen) {
+		sent, err := s.Create(ctx, Message{ChannelID: channelID, Content: part, TurnID: turnID})
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, sent.ID)
+	}
+	return ids, nil
+}
+
+// wait sleeps before retry number attempt: full jitter over a capped exponential.
+func (s *Sender) wait(ctx context.Context, attempt int) error {
+	ceiling := s.opts.BaseDelay << min(attempt-1, 16)
+	if ceiling > s.opts.MaxDelay || ceiling <= 0 {
+		ceiling = s.opts.MaxDelay
+	}
+	t := time.NewTimer(rand.N(ceiling) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Retryable reports whether a failed request may succeed if sent again: a 500, 502, 503 or
+// 504 answer, or a network failure (not a cancelled context).
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var re *discordgo.RESTError
+	if errors.As(err, &re) {
+		if re.Response == nil {
+			return false
+		}
+		switch re.Response.StatusCode {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
+}
+
+// newNonce is a fresh message nonce: Discord accepts a string of up to 25 characters.
+func newNonce() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// Metrics count the Sender's outcomes. A nil *Metrics is a no-op.
+type Metrics struct {
+	sends *prometheus.CounterVec
+}
+
+// NewMetrics registers with reg (nil: not registered):
+//
+//	banter_discord_sends_total{result}   sent, retried (one per retry), lost (server or network
+//	                                     failure after the last attempt), refused (a 4xx)
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{sends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_discord_sends_total",
+		Help: "Message creates by outcome (retried counts each retry)."}, []string{"result"})}
+	if reg != nil {
+		reg.MustRegister(m.sends)
+	}
+	return m
+}
+
+func (m *Metrics) count(result string) {
+	if m != nil {
+		m.sends.WithLabelValues(result).Inc()
+	}
+}
