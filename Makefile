@@ -5,23 +5,40 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build test lint bench interop-deps clean
+.PHONY: run build test lint bench interop-deps deps test-deps clean
 
 ## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
 run: build
 	./$(BIN) run
 
-## build: compile bin/banter
-build:
+## build: compile bin/banter (needs pkg-config and libopus-dev: see deps)
+build: deps
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/banter
 
 ## test: lint, install the npm interop peers, run every test (fuzz seeds included)
-test: lint interop-deps
+test: test-deps lint interop-deps
 	$(GO) test -count=1 -timeout 18m ./...
 
 ## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
+
+## deps: install the build's system packages when missing (Debian/Ubuntu: pkg-config, libopus-dev
+## for the cgo libopus binding); idempotent and quiet when everything is there
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists opus; then \
+		$(call apt_install,pkg-config libopus-dev); fi
+
+## test-deps: deps plus Debian's prometheus (promtool and the server the deploy/prometheus tests run)
+test-deps: deps
+	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
+		$(call apt_install,prometheus); fi
+
+# apt_install installs Debian packages, through sudo when not root.
+apt_install = echo "installing $(1) (apt-get)"; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	$$SUDO apt-get update -qq >/dev/null && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1) >/dev/null
 
 ## lint: gofmt and go vet
 lint:

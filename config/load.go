@@ -18,6 +18,8 @@ const (
 	EnvDiscordToken  = "DISCORD_TOKEN"
 	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	// EnvMetricsListen overrides metrics.listen (the container image sets 0.0.0.0:9090).
+	EnvMetricsListen = "BANTER_METRICS_LISTEN"
 	// DefaultPath is used when present and nothing else names a file.
 	DefaultPath = "banter.yaml"
 )
@@ -81,6 +83,9 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 	cfg.Secrets.OpenAIAPIKey = strings.TrimSpace(getenv(EnvOpenAIAPIKey))
 	if u := strings.TrimSpace(getenv(EnvOpenAIBaseURL)); u != "" {
 		cfg.LLM.BaseURL = u
+	}
+	if l := strings.TrimSpace(getenv(EnvMetricsListen)); l != "" {
+		cfg.Metrics.Listen = l
 	}
 }
 

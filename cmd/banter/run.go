@@ -18,6 +18,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
@@ -114,7 +115,7 @@ func runCommand(ctx context.Context, e env) error {
 	level := new(slog.LevelVar)
 	level.Set(parseLevel(cfg.Log.Level))
 	logger := newLogger(e.stderr, cfg.Log.Format, level)
-	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name)
+	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name, "libopus", opus.Version())
 
 	if e.getenv("GOGC") == "" {
 		// Voice frames go out every 20 ms; with Go's default GOGC=100 garbage collection is the
@@ -180,6 +181,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 
 	reg := metrics.NewRegistry(version())
+	registerLibopusInfo(reg)
 	if a.cfg.Metrics.Listen != "" {
 		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
 		if err != nil {
