@@ -285,11 +285,11 @@ func FuzzDecode(f *testing.F) {
 	}
 	s := SilenceFrame()
 	f.Add(s[:])
-	f.Add([]byte{0x03, 0x00})             // code 3, no count byte
-	f.Add([]byte{0x0b, 0x30, 0xff})       // code 3, count 48 of an empty payload
-	f.Add([]byte{0xfc, 0x83, 0x01, 0x02}) // CELT code 0
-	f.Add([]byte{0x79, 0xff, 0xff, 0xff}) // code 1, two equal frames of 1.5 bytes
-	f.Add([]byte{0x7a, 0xfc, 0xff, 0x00}) // code 2, a two-byte length past the end
+	f.Add([]byte{0x03, 0x00})                               // code 3, no count byte
+	f.Add([]byte{0x0b, 0x30, 0xff})                         // code 3, count 48 of an empty payload
+	f.Add([]byte{0xfc, 0x83, 0x01, 0x02})                   // CELT code 0
+	f.Add([]byte{0x79, 0xff, 0xff, 0xff})                   // code 1, two equal frames of 1.5 bytes
+	f.Add([]byte{0x7a, 0xfc, 0xff, 0x00})                   // code 2, a two-byte length past the end
 	f.Add([]byte{0x7b, 0x41, 0xff, 0xff, 0xff, 0xff, 0x01}) // code 3 with chained padding
 	decoders := []*Decoder{}
 	for _, ft := range []struct{ rate, ch int }{{48000, 2}, {16000, 1}} {
