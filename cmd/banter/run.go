@@ -160,12 +160,12 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st, err := store.Open(ctx, a.cfg.Store.DSN)
+	db, err := store.Open(ctx, a.cfg.Store.DSN)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := st.Close(); err != nil {
+		if err := db.Close(); err != nil {
 			a.logger.Error("store_close_failed", "error", err.Error())
 		}
 	}()
@@ -176,12 +176,13 @@ func (a *app) run(ctx context.Context) error {
 		cancel()
 		wg.Wait()
 	}()
+	reg := metrics.NewRegistry(version())
+	registerLibopusInfo(reg)
+	metrics.RegisterReady(reg, a.ready)
+	st := store.Instrument(db, reg)
 	if a.cfg.Store.RetentionDays > 0 {
 		wg.Go(func() { a.pruneLoop(ctx, st) })
 	}
-
-	reg := metrics.NewRegistry(version())
-	registerLibopusInfo(reg)
 	if a.cfg.Metrics.Listen != "" {
 		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
 		if err != nil {
