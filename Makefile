@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build test lint bench interop-deps deps test-deps clean
+.PHONY: run build build-arm64 test lint bench bench-all interop-deps deps test-deps clean
 
 ## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
 run: build
@@ -45,9 +45,20 @@ lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## bench: the benchmarks named by the issues
-bench:
+## bench: the headline ratios in one run, one table (printed and written to bench/REPORT.md)
+bench: deps interop-deps
+	$(GO) run ./bench/report -o bench/REPORT.md
+
+## bench-all: every Go benchmark of every package
+bench-all: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## build-arm64: cross-compile bin/banter-arm64 with cgo (Debian: gcc-aarch64-linux-gnu and
+## libopus-dev:arm64 after `dpkg --add-architecture arm64`; see deploy/README.md)
+build-arm64:
+	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc \
+	PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig \
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-arm64 ./cmd/banter
 
 clean:
 	rm -rf bin
