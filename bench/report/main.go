@@ -165,7 +165,7 @@ func (r *runner) textOverhead(ctx context.Context) row {
 	return row{what: what,
 		banter:   fmt.Sprintf("%.2f ms (p99 %.2f ms)", v["overhead-median-ms"], v["overhead-p99-ms"]),
 		baseline: fmt.Sprintf("minimal bot, same calls: %.2f ms", v["baseline-median-ms"]),
-		ratio:    fmt.Sprintf("%.2f×", v["x-baseline"]),
+		ratio:    fmt.Sprintf("%.3g×", v["x-baseline"]),
 		source:   src}
 }
 
@@ -252,7 +252,7 @@ func (r *runner) opus(ctx context.Context) []row {
 			banter:   fmt.Sprintf("%.1f µs", v["banter-ns/frame"]/1000),
 			baseline: fmt.Sprintf("bare libopus %.1f µs", v["libopus-ns/frame"]/1000),
 			ratio:    ratio(v["banter-ns/frame"], v["libopus-ns/frame"]),
-			allocs:   fmt.Sprintf("%.2f (timing slices only)", v["allocs/op"]),
+			allocs:   fmt.Sprintf("%.0f", v["allocs/op"]),
 			source:   src})
 	}
 	return rows
@@ -262,7 +262,7 @@ func ratio(a, b float64) string {
 	if b <= 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2f×", a/b)
+	return fmt.Sprintf("%.3g×", a/b)
 }
 
 func render(rows []row, machine string) string {
