@@ -16,9 +16,8 @@ ARG VERSION=devel
 RUN go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/banter ./cmd/banter
 
 FROM debian:bookworm-slim
-# libopus0: the shared libopus the binary links (Debian security updates apply to it);
-# curl: the HEALTHCHECK below.
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates libopus0 curl \
+# libopus0: the shared libopus the binary links (Debian security updates apply to it).
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates libopus0 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data --create-home banter
 COPY --from=build /out/banter /usr/local/bin/banter
@@ -30,9 +29,9 @@ WORKDIR /data
 # (the binary's own default is 127.0.0.1:9090); override with -e BANTER_METRICS_LISTEN=...
 ENV BANTER_METRICS_LISTEN=0.0.0.0:9090
 EXPOSE 9090
-# /healthz answers while the process serves; /readyz (Discord connected) is for orchestrators'
-# readiness probes. Change the port here too if you change BANTER_METRICS_LISTEN.
+# `banter health` GETs /healthz on the address BANTER_METRICS_LISTEN (or the config) names;
+# `banter health -ready` checks /readyz (Discord connected), for orchestrators' readiness probes.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD curl -fsS http://127.0.0.1:9090/healthz || exit 1
+    CMD ["/usr/local/bin/banter", "health"]
 ENTRYPOINT ["/usr/local/bin/banter"]
 CMD ["run"]

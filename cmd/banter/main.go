@@ -8,6 +8,7 @@
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
 //	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
+//	banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
 //	banter version                                        print the version
 //
 // See README.md and docs/ for the rest.
@@ -63,6 +64,7 @@ const usage = `usage:
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
   banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
+  banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
   banter version                                        print the version
 `
 
@@ -87,6 +89,8 @@ func dispatch(ctx context.Context, e env) error {
 		return simCommand(ctx, e)
 	case "sandbox":
 		return sandboxCommand(ctx, e)
+	case "health":
+		return healthCommand(ctx, e)
 	case "version":
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil
