@@ -30,6 +30,8 @@ import (
 // evaluates every query of deploy/grafana/banter.json and every alert expression through
 // Prometheus's HTTP API: none may fail, the panels that a conversation feeds must return
 // series, every rule must be healthy in the rule manager, and no alert may fire.
+// (Alerts are only checked for "firing": those with a `for` clause need minutes of the
+// condition, so a passing run cannot prove they stay quiet; alerts_test.yml covers that.)
 func TestRealPrometheus(t *testing.T) {
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -266,8 +268,14 @@ func checkAlerts(ctx context.Context, t *testing.T, prom *promServer) {
 			if r.Health != "ok" {
 				t.Errorf("rule %s: health %s: %s", r.Name, r.Health, r.LastError)
 			}
-			if r.State != "inactive" {
-				t.Errorf("alert %s is %s during a healthy conversation", r.Name, r.State)
+			// Pending is allowed: on a loaded machine a few late frames or DAVE decrypt
+			// failures while the group forms can meet a condition for a moment; none of the
+			// alerts with a `for` can have held it long enough to fire.
+			switch r.State {
+			case "firing":
+				t.Errorf("alert %s fires during a healthy conversation", r.Name)
+			case "pending":
+				t.Logf("alert %s is pending", r.Name)
 			}
 		}
 	}
