@@ -10,18 +10,20 @@ package config
 
 // Config is the whole configuration. The zero value is not useful: start from Default or Load.
 type Config struct {
-	Bot              Bot              `yaml:"bot"`
-	Discord          Discord          `yaml:"discord"`
-	Permissions      Permissions      `yaml:"permissions"`
-	Activity         Activity         `yaml:"activity"`
-	Context          Context          `yaml:"context"`
-	LLM              LLM              `yaml:"llm"`
-	ReplyFollowupLLM ReplyFollowupLLM `yaml:"replyFollowupLlm"`
-	Voice            Voice            `yaml:"voice"`
-	Safety           Safety           `yaml:"safety"`
-	Metrics          Metrics          `yaml:"metrics"`
-	Store            Store            `yaml:"store"`
-	Log              Log              `yaml:"log"`
+	Bot         Bot         `yaml:"bot"`
+	Discord     Discord     `yaml:"discord"`
+	Permissions Permissions `yaml:"permissions"`
+	Activity    Activity    `yaml:"activity"`
+	Context     Context     `yaml:"context"`
+	// Providers are named OpenAI-compatible endpoints that model slots can use (provider:).
+	Providers        map[string]Provider `yaml:"providers"`
+	LLM              LLM                 `yaml:"llm"`
+	ReplyFollowupLLM ReplyFollowupLLM    `yaml:"replyFollowupLlm"`
+	Voice            Voice               `yaml:"voice"`
+	Safety           Safety              `yaml:"safety"`
+	Metrics          Metrics             `yaml:"metrics"`
+	Store            Store               `yaml:"store"`
+	Log              Log                 `yaml:"log"`
 
 	// Secrets come from the environment only and are never printed.
 	Secrets Secrets `yaml:"-" json:"-"`
@@ -60,6 +62,17 @@ type Discord struct {
 	RegisterSlashCommands bool `yaml:"registerSlashCommands"`
 	// ShutdownTimeoutSeconds bounds how long in-flight work may finish after SIGINT/SIGTERM.
 	ShutdownTimeoutSeconds int `yaml:"shutdownTimeoutSeconds"`
+	// Shards is the bot's total shard count: "auto" (Discord's recommendation from
+	// GET /gateway/bot) or a number. Every process of one bot must use the same count.
+	Shards string `yaml:"shards"`
+	// ShardIDs are the shards this process runs ("0-3", "0,2", "" for every shard, or the
+	// share given by ProcessCount and ProcessIndex); BANTER_SHARD_IDS overrides it.
+	ShardIDs string `yaml:"shardIds"`
+	// ProcessCount and ProcessIndex split the shards over several processes when ShardIDs is
+	// empty: process i runs the shards s with s % ProcessCount == i. BANTER_PROCESS_INDEX
+	// overrides ProcessIndex (a StatefulSet's pod index).
+	ProcessCount int `yaml:"processCount"`
+	ProcessIndex int `yaml:"processIndex"`
 }
 
 // Permissions decide where the bot may speak and whom it ignores.
@@ -122,6 +135,9 @@ type Context struct {
 
 // LLM is the reply model for text and the OpenAI-compatible endpoint.
 type LLM struct {
+	// Provider names the endpoint of this slot and the default of every other slot; empty is
+	// the built-in "openai" provider (baseUrl, api, OPENAI_API_KEY below).
+	Provider string `yaml:"provider"`
 	// Model generates text replies.
 	Model string `yaml:"model"`
 	// API is "responses" (OpenAI Responses API) or "chat_completions" for servers that only
@@ -140,16 +156,20 @@ type LLM struct {
 
 // DirectAddressClassifier configures the llm_direct_address signal.
 type DirectAddressClassifier struct {
-	Enabled bool   `yaml:"enabled"`
-	Model   string `yaml:"model"`
+	Enabled bool `yaml:"enabled"`
+	// Provider names a providers entry; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
 	// Threshold is the confidence (0-1) above which a message counts as addressed.
 	Threshold float64 `yaml:"threshold"`
 }
 
 // ReplyFollowupLLM is an optional second model pass over a drafted reply.
 type ReplyFollowupLLM struct {
-	Enabled bool   `yaml:"enabled"`
-	Model   string `yaml:"model"`
+	Enabled bool `yaml:"enabled"`
+	// Provider names a providers entry; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
 }
 
 // Voice configures voice channels.
@@ -204,8 +224,10 @@ type VoiceChannelRef struct {
 
 // ReplyDecisionLLM is the YES/NO classifier asked whether to answer a voice turn.
 type ReplyDecisionLLM struct {
-	Enabled bool   `yaml:"enabled"`
-	Model   string `yaml:"model"`
+	Enabled bool `yaml:"enabled"`
+	// Provider names a providers entry; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
 	// MaxAttempts before failing closed.
 	MaxAttempts int `yaml:"maxAttempts"`
 	// TimeoutMs per attempt.
@@ -219,14 +241,18 @@ type ReplyDecisionPrompts struct {
 	User   string `yaml:"user"`
 }
 
-// ModelRef names a model.
+// ModelRef names a model and, optionally, its provider (empty uses llm.provider).
 type ModelRef struct {
-	Model string `yaml:"model"`
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
 }
 
 // STTPipeline names the models of voice.mode stt_pipeline.
 type STTPipeline struct {
-	TranscriptionModel string `yaml:"transcriptionModel"`
+	// TranscriptionProvider and TTSProvider name providers entries; empty uses llm.provider.
+	TranscriptionProvider string `yaml:"transcriptionProvider"`
+	TranscriptionModel    string `yaml:"transcriptionModel"`
+	TTSProvider           string `yaml:"ttsProvider"`
 	// Language is an ISO-639-1 hint for transcription; empty lets the model detect it.
 	Language string `yaml:"language"`
 	TTSModel string `yaml:"ttsModel"`
@@ -235,8 +261,10 @@ type STTPipeline struct {
 
 // OpenAIRealtime configures voice.mode realtime.
 type OpenAIRealtime struct {
-	Model string `yaml:"model"`
-	Voice string `yaml:"voice"`
+	// Provider names a providers entry; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
+	Voice    string `yaml:"voice"`
 	// SessionMaxMinutes rolls the realtime session over before the provider's limit.
 	SessionMaxMinutes int `yaml:"sessionMaxMinutes"`
 	// ServerTurnDetection lets the provider detect turns; off keeps endpointing local.
@@ -280,9 +308,10 @@ type Metrics struct {
 
 // Store configures persistence.
 type Store struct {
-	// Driver is "sqlite".
+	// Driver is "sqlite" (embedded, one process) or "postgres" (shared by several processes).
 	Driver string `yaml:"driver"`
-	// DSN is the SQLite file path.
+	// DSN is the SQLite file path, or the Postgres connection string (postgres://user@host/db;
+	// the password belongs in PGPASSWORD).
 	DSN string `yaml:"dsn"`
 	// RetentionDays prunes stored messages older than this; 0 keeps them forever.
 	RetentionDays int `yaml:"retentionDays"`
@@ -300,4 +329,6 @@ type Log struct {
 type Secrets struct {
 	DiscordToken string
 	OpenAIAPIKey string
+	// ProviderKeys holds each providers entry's key, read from its apiKeyEnv, by provider name.
+	ProviderKeys map[string]string
 }

@@ -21,6 +21,8 @@ func Default() *Config {
 			APIURL:                 "https://discord.com",
 			RegisterSlashCommands:  true,
 			ShutdownTimeoutSeconds: 15,
+			Shards:                 "auto",
+			ProcessCount:           1,
 		},
 		Permissions: Permissions{PingRepliedUser: true},
 		Activity: Activity{

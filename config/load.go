@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,9 @@ const (
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	// EnvMetricsListen overrides metrics.listen (the container image sets 0.0.0.0:9090).
 	EnvMetricsListen = "BANTER_METRICS_LISTEN"
+	// EnvShardIDs overrides discord.shardIds; EnvProcessIndex overrides discord.processIndex.
+	EnvShardIDs     = "BANTER_SHARD_IDS"
+	EnvProcessIndex = "BANTER_PROCESS_INDEX"
 	// DefaultPath is used when present and nothing else names a file.
 	DefaultPath = "banter.yaml"
 )
@@ -86,6 +90,27 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 	}
 	if l := strings.TrimSpace(getenv(EnvMetricsListen)); l != "" {
 		cfg.Metrics.Listen = l
+	}
+	if ids := strings.TrimSpace(getenv(EnvShardIDs)); ids != "" {
+		cfg.Discord.ShardIDs = ids
+	}
+	if idx := strings.TrimSpace(getenv(EnvProcessIndex)); idx != "" {
+		if n, err := strconv.Atoi(idx); err == nil {
+			cfg.Discord.ProcessIndex = n
+		} else {
+			cfg.Discord.ProcessIndex = -1 // reported by validation as out of range
+		}
+	}
+	for name, p := range cfg.Providers {
+		if p.APIKeyEnv == "" {
+			continue
+		}
+		if key := strings.TrimSpace(getenv(p.APIKeyEnv)); key != "" {
+			if cfg.Secrets.ProviderKeys == nil {
+				cfg.Secrets.ProviderKeys = map[string]string{}
+			}
+			cfg.Secrets.ProviderKeys[name] = key
+		}
 	}
 }
 

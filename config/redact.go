@@ -23,6 +23,11 @@ func (c *Config) Redacted() ([]byte, error) {
 	}
 	fmt.Fprintf(&buf, "# secrets (from the environment):\n#   %s: %s\n#   %s: %s\n",
 		EnvDiscordToken, presence(c.Secrets.DiscordToken), EnvOpenAIAPIKey, presence(c.Secrets.OpenAIAPIKey))
+	for _, name := range c.ProviderNames() {
+		if p := c.Providers[name]; p.APIKeyEnv != "" {
+			fmt.Fprintf(&buf, "#   %s (provider %s): %s\n", p.APIKeyEnv, name, presence(c.Secrets.ProviderKeys[name]))
+		}
+	}
 	return buf.Bytes(), nil
 }
 
@@ -35,7 +40,7 @@ func presence(s string) string {
 
 // String keeps secrets out of logs and %v output.
 func (s Secrets) String() string {
-	return fmt.Sprintf("{DiscordToken:%s OpenAIAPIKey:%s}", presence(s.DiscordToken), presence(s.OpenAIAPIKey))
+	return fmt.Sprintf("{DiscordToken:%s OpenAIAPIKey:%s ProviderKeys:%d set (redacted)}", presence(s.DiscordToken), presence(s.OpenAIAPIKey), len(s.ProviderKeys))
 }
 
 // GoString keeps secrets out of %#v output.

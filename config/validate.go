@@ -17,7 +17,7 @@ var (
 	realtimeStrategies = []string{"brain", "native"}
 	llmAPIs            = []string{"responses", "chat_completions"}
 	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
-	storeDrivers       = []string{"sqlite"}
+	storeDrivers       = []string{"sqlite", "postgres"}
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
 )
@@ -45,6 +45,14 @@ func (c *Config) Validate() error {
 
 	v.url("discord.apiUrl", c.Discord.APIURL)
 	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
+	if n, err := strconv.Atoi(c.Discord.Shards); c.Discord.Shards != "auto" && (err != nil || n < 1 || n > 100000) {
+		v.addf("discord.shards: %q is not allowed (allowed values: auto, or a shard count from 1 to 100000)", c.Discord.Shards)
+	}
+	v.intRange("discord.processCount", c.Discord.ProcessCount, 1, 10000)
+	v.intRange("discord.processIndex", c.Discord.ProcessIndex, 0, max(c.Discord.ProcessCount-1, 0))
+	if c.Discord.ShardIDs != "" && strings.Trim(c.Discord.ShardIDs, "0123456789-, ") != "" {
+		v.addf("discord.shardIds: %q is not a list of shard ids and ranges (for example 0-3 or 0,2,5-7)", c.Discord.ShardIDs)
+	}
 
 	v.snowflakes("permissions.initiativeChannelIds", c.Permissions.InitiativeChannelIDs)
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
@@ -131,8 +139,12 @@ func (c *Config) Validate() error {
 			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
 		}
 	}
+	v.validateProviders(c)
 	v.enum("store.driver", c.Store.Driver, storeDrivers)
 	v.nonEmpty("store.dsn", c.Store.DSN)
+	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
+		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
+	}
 	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
 	v.enum("log.level", c.Log.Level, logLevels)
 	v.enum("log.format", c.Log.Format, logFormats)
@@ -204,4 +216,10 @@ func (v *validator) snowflakes(path string, ids []string) {
 	for i, id := range ids {
 		v.snowflake(fmt.Sprintf("%s[%d]", path, i), id)
 	}
+}
+
+// looksLikePostgresDSN accepts the two forms pgx parses: a postgres:// or postgresql:// URL, or
+// space-separated key=value pairs.
+func looksLikePostgresDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") || strings.Contains(dsn, "=")
 }

@@ -87,6 +87,8 @@ func keepStartupSettings(old, next *Config) []string {
 	keep(&changed, "llm.api", old.LLM.API, &next.LLM.API)
 	keep(&changed, "llm.timeoutSeconds", old.LLM.TimeoutSeconds, &next.LLM.TimeoutSeconds)
 	keep(&changed, "llm.maxRetries", old.LLM.MaxRetries, &next.LLM.MaxRetries)
+	// One client per provider is built at start; which provider a slot uses is bound there too.
+	keepProviders(&changed, old, next)
 	// The voice service is built once at start for one mode and pacer.
 	keep(&changed, "voice.mode", old.Voice.Mode, &next.Voice.Mode)
 	keep(&changed, "voice.realtimeReplyStrategy", old.Voice.RealtimeReplyStrategy, &next.Voice.RealtimeReplyStrategy)
@@ -94,6 +96,22 @@ func keepStartupSettings(old, next *Config) []string {
 	keep(&changed, "voice.sendSpinMs", old.Voice.SendSpinMs, &next.Voice.SendSpinMs)
 	next.Secrets = old.Secrets
 	return changed
+}
+
+// keepProviders restores the providers map and every slot's provider name when they changed.
+func keepProviders(changed *[]string, old, next *Config) {
+	if !reflect.DeepEqual(old.Providers, next.Providers) {
+		*changed = append(*changed, "providers")
+		next.Providers = old.Providers
+	}
+	keep(changed, "llm.provider", old.LLM.Provider, &next.LLM.Provider)
+	keep(changed, "llm.directAddressClassifier.provider", old.LLM.DirectAddressClassifier.Provider, &next.LLM.DirectAddressClassifier.Provider)
+	keep(changed, "replyFollowupLlm.provider", old.ReplyFollowupLLM.Provider, &next.ReplyFollowupLLM.Provider)
+	keep(changed, "voice.replyDecisionLlm.provider", old.Voice.ReplyDecisionLLM.Provider, &next.Voice.ReplyDecisionLLM.Provider)
+	keep(changed, "voice.generationLlm.provider", old.Voice.GenerationLLM.Provider, &next.Voice.GenerationLLM.Provider)
+	keep(changed, "voice.sttPipeline.transcriptionProvider", old.Voice.STTPipeline.TranscriptionProvider, &next.Voice.STTPipeline.TranscriptionProvider)
+	keep(changed, "voice.sttPipeline.ttsProvider", old.Voice.STTPipeline.TTSProvider, &next.Voice.STTPipeline.TTSProvider)
+	keep(changed, "voice.openaiRealtime.provider", old.Voice.OpenAIRealtime.Provider, &next.Voice.OpenAIRealtime.Provider)
 }
 
 // keep restores *next to old when they differ and records name in changed.

@@ -31,6 +31,9 @@ type SessionOptions struct {
 	APIURL string
 	// HTTPTimeout bounds each REST request; zero means 30 s.
 	HTTPTimeout time.Duration
+	// RESTPerSecond caps this process's REST requests (its share of the bot's global limit when
+	// several processes share a token: ProcessRESTShare); zero leaves it to discordgo.
+	RESTPerSecond float64
 }
 
 // NewSession returns a discordgo session that is not yet open.
@@ -62,6 +65,9 @@ func NewSession(opts SessionOptions) (*discordgo.Session, error) {
 			return nil, fmt.Errorf("discord: new session: API URL %q is not http(s)://host[:port]", opts.APIURL)
 		}
 		rt = &hostRewriter{scheme: target.Scheme, host: target.Host, next: http.DefaultTransport}
+	}
+	if opts.RESTPerSecond > 0 {
+		rt = newRESTLimiter(opts.RESTPerSecond, rt)
 	}
 	s.Client = &http.Client{Timeout: timeout, Transport: rt}
 	return s, nil

@@ -41,6 +41,9 @@ func (r Role) String() string {
 type Message struct {
 	Role    Role
 	Content string
+	// Images go with a user message (ignored on assistant messages): models that accept images
+	// see them after the text.
+	Images []Image
 }
 
 // GenerateRequest is a text generation: a system prompt (Instructions) and
@@ -176,6 +179,10 @@ func (c *Client) responsesParams(req GenerateRequest) responses.ResponseNewParam
 		if m.Role == RoleAssistant {
 			role = responses.EasyInputMessageRoleAssistant
 		}
+		if len(m.Images) > 0 && m.Role != RoleAssistant {
+			items = append(items, responses.ResponseInputItemParamOfMessage(responsesContent(m), role))
+			continue
+		}
 		items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, role))
 	}
 	p := responses.ResponseNewParams{
@@ -252,9 +259,12 @@ func (c *Client) chatParams(req GenerateRequest) openai.ChatCompletionNewParams 
 		msgs = append(msgs, openai.SystemMessage(req.Instructions))
 	}
 	for _, m := range req.Messages {
-		if m.Role == RoleAssistant {
+		switch {
+		case m.Role == RoleAssistant:
 			msgs = append(msgs, openai.AssistantMessage(m.Content))
-		} else {
+		case len(m.Images) > 0:
+			msgs = append(msgs, openai.UserMessage(chatContent(m)))
+		default:
 			msgs = append(msgs, openai.UserMessage(m.Content))
 		}
 	}

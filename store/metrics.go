@@ -59,6 +59,11 @@ func (i *instrumented) RecentMessages(ctx context.Context, channelID string, bef
 	return ms, i.count("recent_messages", err)
 }
 
+func (i *instrumented) SearchMessages(ctx context.Context, q SearchQuery) ([]Message, error) {
+	ms, err := i.s.SearchMessages(ctx, q)
+	return ms, i.count("search_messages", err)
+}
+
 func (i *instrumented) SavePersona(ctx context.Context, p UserPersona) error {
 	return i.count("save_persona", i.s.SavePersona(ctx, p))
 }

@@ -94,6 +94,20 @@ func migrations() []string {
 			at         INTEGER NOT NULL
 		);
 		CREATE INDEX prompt_ledger_channel_at ON prompt_ledger (channel_id, at);`,
+		// 2: full-text search over message content (memory lookups), kept in step by triggers.
+		`CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='rowid',
+			tokenize='unicode61 remove_diacritics 2');
+		CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+			INSERT INTO messages_fts(rowid, content) VALUES (new.rowid, new.content);
+		END;
+		CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+		END;
+		CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+			INSERT INTO messages_fts(rowid, content) VALUES (new.rowid, new.content);
+		END;
+		INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');`,
 	}
 }
 
@@ -249,8 +263,57 @@ func (s *SQLite) RecentMessages(ctx context.Context, channelID string, before ti
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: recent messages of %s: %w", channelID, err)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	reverse(out)
+	return out, nil
+}
+
+// SearchMessages implements Store with SQLite's FTS5, ranked by bm25.
+func (s *SQLite) SearchMessages(ctx context.Context, q SearchQuery) ([]Message, error) {
+	terms := searchTerms(q.Text)
+	if q.GuildID == "" {
+		return nil, fmt.Errorf("store: search messages: no guild")
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	// Each word is quoted, so FTS5 reads it as a plain string, never as syntax.
+	match := `"` + strings.Join(terms, `" OR "`) + `"`
+	where := []string{"messages_fts MATCH ?", "m.guild_id = ?", "m.deleted = 0"}
+	args := []any{match, q.GuildID}
+	if len(q.ChannelIDs) > 0 {
+		where = append(where, "m.channel_id IN (?"+strings.Repeat(",?", len(q.ChannelIDs)-1)+")")
+		for _, id := range q.ChannelIDs {
+			args = append(args, id)
+		}
+	}
+	if !q.Before.IsZero() {
+		where = append(where, "m.created_at < ?")
+		args = append(args, ms(q.Before))
+	}
+	if len(q.ExcludeAuthorIDs) > 0 {
+		where = append(where, "m.author_id NOT IN (?"+strings.Repeat(",?", len(q.ExcludeAuthorIDs)-1)+")")
+		for _, id := range q.ExcludeAuthorIDs {
+			args = append(args, id)
+		}
+	}
+	args = append(args, q.limit())
+	cols := "m." + strings.ReplaceAll(strings.Join(strings.Fields(messageColumns), " "), ", ", ", m.")
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cols+` FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY bm25(messages_fts), m.created_at DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: search messages: %w", err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: search messages: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search messages: %w", err)
 	}
 	return out, nil
 }
@@ -335,12 +398,7 @@ func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.
 		if err := rows.Scan(&kind, &n); err != nil {
 			return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
 		}
-		switch kind {
-		case PromptExplicit.String():
-			out[PromptExplicit] += n
-		case PromptInitiative.String():
-			out[PromptInitiative] += n
-		}
+		addPromptCount(out, kind, n)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)

@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -81,6 +82,10 @@ type Store interface {
 	// `before` (all when zero), oldest first.
 	RecentMessages(ctx context.Context, channelID string, before time.Time, limit int) ([]Message, error)
 
+	// SearchMessages finds non-deleted messages matching q's words within q's guild and
+	// channels, best matches first. A query without words finds nothing; a guild is required.
+	SearchMessages(ctx context.Context, q SearchQuery) ([]Message, error)
+
 	// SavePersona inserts or replaces a user's persona.
 	SavePersona(ctx context.Context, p UserPersona) error
 	// Personas returns the personas of the given users that exist, keyed by user id.
@@ -97,4 +102,33 @@ type Store interface {
 	Prune(ctx context.Context, cutoff, now time.Time) (int, error)
 	// Close flushes and closes the store.
 	Close() error
+}
+
+// OpenDriver opens the store named by driver ("sqlite": dsn is a file path; "postgres": dsn is a
+// connection string) and brings its schema up to date.
+func OpenDriver(ctx context.Context, driver, dsn string) (Store, error) {
+	switch driver {
+	case "", "sqlite":
+		return Open(ctx, dsn)
+	case "postgres":
+		return OpenPostgres(ctx, dsn, PostgresOptions{})
+	}
+	return nil, fmt.Errorf("store: unknown store.driver %q (want sqlite or postgres)", driver)
+}
+
+// reverse turns a newest-first page into oldest-first order.
+func reverse(ms []Message) {
+	for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
+		ms[i], ms[j] = ms[j], ms[i]
+	}
+}
+
+// addPromptCount adds n calls of the stored kind name to counts; unknown names are ignored.
+func addPromptCount(counts map[PromptKind]int, kind string, n int) {
+	switch kind {
+	case PromptExplicit.String():
+		counts[PromptExplicit] += n
+	case PromptInitiative.String():
+		counts[PromptInitiative] += n
+	}
 }

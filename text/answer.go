@@ -264,7 +264,11 @@ func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t 
 		Messages: append(append([]llm.Message{}, req.Messages...),
 			llm.Message{Role: llm.RoleUser, Content: "Draft reply to review:\n" + draft}),
 	}
-	res, err := s.opts.Model.Generate(ctx, review)
+	model := s.opts.FollowupModel
+	if model == nil {
+		model = s.opts.Model
+	}
+	res, err := model.Generate(ctx, review)
 	if err != nil {
 		s.logger.Warn("reply_followup_failed", append(attrs, "error", err.Error())...)
 		return draft, true

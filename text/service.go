@@ -43,8 +43,10 @@ type Options struct {
 	// Discord is the REST client; Store persists messages, personas and the prompt ledger.
 	Discord Discord
 	Store   store.Store
-	// Model writes replies; FollowupModel, when set, reviews a draft (replyFollowupLlm).
-	Model Generator
+	// Model writes replies (llm); FollowupModel runs the replyFollowupLlm pass, on its own
+	// provider when the config names one (nil: Model).
+	Model         Generator
+	FollowupModel Generator
 	// Engine is text Stage A. Its policy is kept in step with Config by the Service.
 	Engine *decision.TextEngine
 	// Decisions logs and counts Stage B decisions (Stage A records its own through Engine).

@@ -41,6 +41,12 @@ type Options struct {
 	// voice events), member names from its state, the log channel, slash
 	// command replies. It must be open before Join.
 	Discord *discordgo.Session
+	// Gateway sends voice state updates and delivers the voice events when the process runs
+	// several shards (discord.Shards routes each guild to its shard); nil means Discord.
+	Gateway dvoice.MainGateway
+	// StateFor returns the gateway state that holds a guild (its shard's); nil means
+	// Discord.State.
+	StateFor func(guildID string) *discordgo.State
 	// LLM does speech to text, generation and speech.
 	LLM Model
 	// Engine is voice Stage A (decision.NewVoiceEngine(voice.Policy(cfg), ...)).
@@ -160,7 +166,11 @@ func New(opts Options) (*Service, error) {
 				Logger: opts.Logger, Now: opts.Now, Metrics: opts.DAVEMetrics}))
 		}
 	}
-	svc.mgr = dvoice.NewManager(opts.Discord, mc)
+	gw := opts.Gateway
+	if gw == nil {
+		gw = opts.Discord
+	}
+	svc.mgr = dvoice.NewManager(gw, mc)
 	return svc, nil
 }
 
@@ -168,9 +178,19 @@ func (svc *Service) cfg() *config.Config { return svc.opts.Config() }
 func (svc *Service) now() time.Time      { return svc.opts.Now() }
 func (svc *Service) userID() string      { return svc.opts.Discord.State.User.ID }
 
+// state is the gateway state that holds the guild.
+func (svc *Service) state(guildID string) *discordgo.State {
+	if svc.opts.StateFor != nil {
+		if st := svc.opts.StateFor(guildID); st != nil {
+			return st
+		}
+	}
+	return svc.opts.Discord.State
+}
+
 // name returns a member's display name from the gateway state, or the id.
 func (svc *Service) name(guildID, userID string) string {
-	st := svc.opts.Discord.State
+	st := svc.state(guildID)
 	if m, err := st.Member(guildID, userID); err == nil && m != nil {
 		// discordgo updates members in place under the state's lock.
 		st.RLock()

@@ -21,6 +21,11 @@ func configCommand(e env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "# %s is valid. Effective configuration (defaults applied, secrets redacted):\n", path)
-	_, err = e.stdout.Write(out)
-	return err
+	if _, err := e.stdout.Write(out); err != nil {
+		return err
+	}
+	for _, m := range cfg.MissingKeys() {
+		fmt.Fprintf(e.stdout, "# warning: %s (banter run will refuse to start)\n", m)
+	}
+	return nil
 }

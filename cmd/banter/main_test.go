@@ -203,3 +203,26 @@ func TestSimOpenAIScriptErrorsNameTheFile(t *testing.T) {
 		t.Errorf("bad script: %v", err)
 	}
 }
+
+// TestProviderWithoutKey: config check warns with the slot and the variable; run refuses to
+// start and names them.
+func TestProviderWithoutKey(t *testing.T) {
+	vars := map[string]string{"DISCORD_TOKEN": "x", "OPENAI_API_KEY": "sk-x"}
+	out, _, err := runCLI(t, vars, "config", "check", "testdata/providers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "voice.generationLlm: provider gemini: GEMINI_API_KEY is not set"
+	if !strings.Contains(out, "# warning: "+want) {
+		t.Errorf("config check does not name the slot without a key:\n%s", out)
+	}
+	_, _, err = runCLI(t, vars, "run", "-config", "testdata/providers.yaml")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), want) {
+		t.Errorf("run without the key: exit %d, %v", exitCode(err), err)
+	}
+	vars["GEMINI_API_KEY"] = "g-very-secret"
+	out, _, err = runCLI(t, vars, "config", "check", "testdata/providers.yaml")
+	if err != nil || strings.Contains(out, "warning") || strings.Contains(out, "g-very-secret") {
+		t.Errorf("with the key set: %v\n%s", err, out)
+	}
+}

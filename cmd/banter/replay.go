@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
@@ -40,16 +39,19 @@ func replayCommand(ctx context.Context, e env) error {
 	}
 	opts := replay.Options{Text: text.Policy(cfg), Voice: voice.Policy(cfg)}
 	if *useLLM {
-		if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
-			return &usageError{missingOpenAIHelp}
+		if missing := cfg.MissingKeys(); len(missing) > 0 {
+			return &usageError{missingKeysHelp(missing)}
 		}
-		client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
-			Timeout: time.Duration(cfg.LLM.TimeoutSeconds) * time.Second, MaxRetries: cfg.LLM.MaxRetries,
-			Logger: slog.New(slog.DiscardHandler)})
+		models := newModelClients(cfg, llm.Options{Logger: slog.New(slog.DiscardHandler)})
+		classifier, err := models.For(cfg.LLM.DirectAddressClassifier.Provider)
 		if err != nil {
 			return err
 		}
-		opts.Classifier = decision.ClassifierFunc(client.Classify)
+		client, err := models.For(cfg.LLM.Provider)
+		if err != nil {
+			return err
+		}
+		opts.Classifier = decision.ClassifierFunc(classifier.Classify)
 		opts.Generator = replay.GeneratorFunc(func(ctx context.Context, system, user string) (string, error) {
 			res, err := client.Generate(ctx, llm.GenerateRequest{Model: cfg.LLM.Model, Instructions: system,
 				Messages: []llm.Message{{Role: llm.RoleUser, Content: user}}})

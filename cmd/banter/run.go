@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,7 +22,6 @@ import (
 	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
-	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
@@ -41,6 +41,17 @@ without Discord, run it against the local simulator: see docs/simulator.md.`
 const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
 api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
 or set OPENAI_BASE_URL to an OpenAI-compatible server (a local one may not need a key).`
+
+// missingKeysHelp names every model slot whose provider lacks its key.
+func missingKeysHelp(missing []string) string {
+	msg := "these model slots have no API key:\n  " + strings.Join(missing, "\n  ")
+	for _, m := range missing {
+		if strings.Contains(m, config.EnvOpenAIAPIKey) {
+			return msg + "\n" + missingOpenAIHelp
+		}
+	}
+	return msg + "\nSet each named variable in the environment (see providers: in docs/config.md)."
+}
 
 // defaultGCPercent is the GOGC banter runs with unless the environment sets GOGC.
 const defaultGCPercent = 400
@@ -108,8 +119,8 @@ func runCommand(ctx context.Context, e env) error {
 	if cfg.Secrets.DiscordToken == "" {
 		return &usageError{missingTokenHelp}
 	}
-	if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
-		return &usageError{missingOpenAIHelp}
+	if missing := cfg.MissingKeys(); len(missing) > 0 {
+		return &usageError{missingKeysHelp(missing)}
 	}
 
 	level := new(slog.LevelVar)
@@ -143,9 +154,9 @@ type app struct {
 	logger *slog.Logger
 	level  *slog.LevelVar
 
-	connected atomic.Bool
-	decisions *decision.Metrics // shared by the text and voice engines (registered once)
-	closers   []func()          // run at shutdown, after the pipelines stopped
+	shardsUp  atomic.Pointer[shardReadiness] // which of the process's shards are connected (/readyz)
+	decisions *decision.Metrics              // shared by the text and voice engines (registered once)
+	closers   []func()                       // run at shutdown, after the pipelines stopped
 }
 
 // decisionMetrics returns the decision metrics, registering them on first use.
@@ -160,7 +171,7 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	db, err := store.Open(ctx, a.cfg.Store.DSN)
+	db, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
 	if err != nil {
 		return err
 	}
@@ -217,23 +228,30 @@ func (a *app) run(ctx context.Context) error {
 		}
 	})
 
-	session, err := discord.NewSession(discord.SessionOptions{Token: a.cfg.Secrets.DiscordToken, APIURL: a.cfg.Discord.APIURL})
+	shards, err := a.newShards(ctx, db) // the driver itself: shards look for the Postgres identify gate
 	if err != nil {
 		return err
 	}
-	client, err := a.newLLM(a.cfg, reg)
-	if err != nil {
-		return err
-	}
-	textSvc, err := a.newText(watcher, session, st, client, reg)
+	// REST is not bound to a shard: the pipelines send through any session.
+	session := shards.Any()
+	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
+	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
 		return err
 	}
 	// The voice service needs the open session (the bot's user id); handlers registered before
 	// Open find it through voiceRef once it exists.
 	var voiceRef atomic.Pointer[voice.Service]
-	detachText := textSvc.Attach(session)
-	session.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+	var detachers []func()
+	for _, id := range shards.IDs() {
+		detachers = append(detachers, textSvc.Attach(shards.Session(id)))
+	}
+	detachText := func() {
+		for _, d := range detachers {
+			d()
+		}
+	}
+	shards.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		if textSvc.HandleInteraction(ctx, s, ic.Interaction) {
 			return
 		}
@@ -241,24 +259,29 @@ func (a *app) run(ctx context.Context) error {
 			v.HandleInteraction(ctx, s, ic.Interaction)
 		}
 	})
-	session.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+	shards.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
 		// !join / !leave (the voice service answers them off the gateway goroutine).
 		if v := voiceRef.Load(); v != nil {
 			v.HandleMessage(ctx, s, m.Message)
 		}
 	})
-	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Ready) { a.connected.Store(true) })
-	session.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { a.connected.Store(false) })
-	if err := session.Open(); err != nil {
+	up := newShardReadiness(shards.IDs())
+	a.shardsUp.Store(up)
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { up.set(s.ShardID, true) })
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Disconnect) { up.set(s.ShardID, false) })
+	if err := shards.Open(ctx); err != nil {
 		return fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
 	}
-	a.connected.Store(true)
-	a.logger.Info("discord_connected", "user", session.State.User.Username, "user_id", session.State.User.ID,
-		"guilds", len(session.State.Guilds))
+	for _, id := range shards.IDs() {
+		up.set(id, true)
+		s := shards.Session(id)
+		a.logger.Info("discord_connected", "user", s.State.User.Username, "user_id", s.State.User.ID,
+			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
+	}
 	var voiceSvc *voice.Service
 	if a.cfg.Voice.Enabled {
-		if voiceSvc, err = a.newVoice(watcher, session, client, reg); err != nil {
-			session.Close()
+		if voiceSvc, err = a.newVoice(watcher, shards, models, reg); err != nil {
+			shards.Close()
 			return err
 		}
 		voiceRef.Store(voiceSvc)
@@ -299,54 +322,51 @@ func (a *app) run(ctx context.Context) error {
 	for _, c := range a.closers {
 		c()
 	}
-	if err := session.Close(); err != nil {
+	if err := shards.Close(); err != nil {
 		a.logger.Warn("discord_close_failed", "error", err.Error())
 	}
 	a.logger.Info("banter_stopped")
 	return nil
 }
 
-// newLLM builds the OpenAI client shared by the pipelines.
-func (a *app) newLLM(cfg *config.Config, reg prometheus.Registerer) (*llm.Client, error) {
-	api, err := llm.ParseAPI(cfg.LLM.API)
-	if err != nil {
-		return nil, err
-	}
-	return llm.New(llm.Options{
-		BaseURL:    cfg.LLM.BaseURL,
-		APIKey:     cfg.Secrets.OpenAIAPIKey,
-		API:        api,
-		Timeout:    time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
-		MaxRetries: cfg.LLM.MaxRetries,
-		Logger:     a.logger,
-		Metrics:    llm.NewMetrics(reg),
-	})
-}
-
 // newText builds the text pipeline: Stage A engine and the service.
-func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, client *llm.Client, reg prometheus.Registerer) (*text.Service, error) {
+func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.Store, models *modelClients, reg prometheus.Registerer) (*text.Service, error) {
 	cfg := w.Current()
 	decisions := a.decisionMetrics(reg)
+	reply, err := models.For(cfg.LLM.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("llm.provider: %w", err)
+	}
+	followup, err := models.For(cfg.ReplyFollowupLLM.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("replyFollowupLlm.provider: %w", err)
+	}
+	classifier, err := models.For(cfg.LLM.DirectAddressClassifier.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("llm.directAddressClassifier.provider: %w", err)
+	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(client.Classify)}
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(classifier.Classify)}
 	return text.New(text.Options{
-		Config:    w.Current,
-		Discord:   session,
-		Store:     st,
-		Model:     client,
-		Engine:    decision.NewTextEngine(text.Policy(cfg), opts),
-		Decisions: &decision.Recorder{Logger: a.logger, Metrics: decisions},
-		Logger:    a.logger,
-		Metrics:   text.NewMetrics(reg),
+		Config:        w.Current,
+		Discord:       session,
+		Store:         st,
+		Model:         reply,
+		FollowupModel: followup,
+		Engine:        decision.NewTextEngine(text.Policy(cfg), opts),
+		Decisions:     &decision.Recorder{Logger: a.logger, Metrics: decisions},
+		Logger:        a.logger,
+		Metrics:       text.NewMetrics(reg),
 	})
 }
 
 func (a *app) ready() error {
-	if !a.connected.Load() {
+	up := a.shardsUp.Load()
+	if up == nil {
 		return errors.New("not connected to the Discord gateway")
 	}
-	return nil
+	return up.ready()
 }
 
 // pruneLoop deletes messages past store.retentionDays once an hour.

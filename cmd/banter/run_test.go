@@ -246,3 +246,85 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
 }
+
+// TestRunTwoProviders: with providers: in the config, each model slot calls its own endpoint.
+// The reply model stays on the default provider (the first OpenAI simulator, Responses API);
+// replyFollowupLlm names a second provider (another simulator on its own port, speaking chat
+// completions with its own key variable), which writes the follow-up pass.
+func TestRunTwoProviders(t *testing.T) {
+	dsim := discordsim.Serve(t)
+	primary := openaisim.Serve(t)
+	second := openaisim.Serve(t)
+	g := dsim.CreateGuild("g")
+	ch := dsim.CreateTextChannel(g, "general")
+	alice := dsim.CreateUser("alice")
+	dsim.AddMember(g, alice)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf(`discord:
+  apiUrl: %s
+metrics:
+  listen: ""
+store:
+  dsn: %s
+activity:
+  replyCoalesceWindowSeconds: 0
+providers:
+  second:
+    baseUrl: %s
+    api: chat_completions
+    apiKeyEnv: SECOND_PROVIDER_KEY
+replyFollowupLlm:
+  enabled: true
+  provider: second
+  model: review-model
+voice:
+  enabled: false
+`, dsim.APIBaseURL(), filepath.Join(dir, "data", "banter.db"), second.BaseURL())
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": primary.BaseURL(),
+		"OPENAI_API_KEY": "sk-test", "SECOND_PROVIDER_KEY": "sk-second"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	waitCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	if err := dsim.WaitReady(waitCtx, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	if _, err := dsim.Post(waitCtx, alice, ch, "hey banter, which model wrote this?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dsim.WaitMessage(waitCtx, discordsim.From(dsim.BotID())); err != nil {
+		t.Fatalf("no reply: %v\n%s", err, logs.String())
+	}
+	draft := primary.Requests()
+	if len(draft) != 1 || draft[0].Endpoint != openaisim.EndpointResponses || draft[0].Model != "gpt-5-mini" {
+		t.Errorf("default provider got %d requests %+v; want the one reply draft on /responses with gpt-5-mini", len(draft), endpointsOf(draft))
+	}
+	review := second.Requests()
+	if len(review) != 1 || review[0].Endpoint != openaisim.EndpointChatCompletions || review[0].Model != "review-model" {
+		t.Errorf("second provider got %d requests %+v; want the follow-up pass on chat completions with review-model", len(review), endpointsOf(review))
+	}
+}
+
+func endpointsOf(rs []openaisim.Recorded) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%v %s", r.Endpoint, r.Model))
+	}
+	return out
+}

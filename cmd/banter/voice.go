@@ -15,9 +15,9 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
-	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/voice"
 	"github.com/banterbot/banter/voice/realtime"
@@ -25,12 +25,20 @@ import (
 
 // newVoice builds the voice service: Stage A engine (kept in step with reloads), the STT
 // pipeline or, with voice.mode realtime, a realtime responder per session.
-func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *llm.Client, reg prometheus.Registerer) (*voice.Service, error) {
+func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
 	cfg := w.Current()
+	classifier, err := models.For(cfg.Voice.ReplyDecisionLLM.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("voice.replyDecisionLlm.provider: %w", err)
+	}
+	slots, err := newVoiceModels(models)
+	if err != nil {
+		return nil, err
+	}
 	// Always wired: the policy's Enabled (live) decides whether it is asked; wired only when
 	// enabled at start, switching it on by reload left every turn pending (needs_classifier).
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: a.decisionMetrics(reg),
-		Classifier: decision.ClassifierFunc(client.Classify)}
+		Classifier: decision.ClassifierFunc(classifier.Classify)}
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), opts)
 	w.Subscribe(func(_, updated *config.Config) { engine.SetPolicy(voice.Policy(updated)) })
 
@@ -39,9 +47,16 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *ll
 		return nil, err
 	}
 	vo := voice.Options{
-		Config:           w.Current,
-		Discord:          session,
-		LLM:              client,
+		Config:  w.Current,
+		Discord: shards.Any(),
+		Gateway: shards,
+		StateFor: func(guildID string) *discordgo.State {
+			if s := shards.ForGuild(guildID); s != nil {
+				return s.State
+			}
+			return nil
+		},
+		LLM:              slots,
 		Engine:           engine,
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
@@ -61,7 +76,7 @@ func (a *app) newVoice(w *config.Watcher, session *discordgo.Session, client *ll
 		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
 		rc.Logger, rc.Metrics = a.logger, realtime.NewMetrics(reg)
 		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
-		resp, err := realtime.NewResponder(realtime.ResponderOptions{Config: rc, Gen: client, Model: cfg.Voice.GenerationLLM.Model})
+		resp, err := realtime.NewResponder(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
 		if err != nil {
 			return nil, err
 		}

@@ -63,9 +63,14 @@ func parseChatRequest(body []byte) (*chatRequest, *prompt, error) {
 		c := bytes.TrimSpace(m.Content)
 		if len(c) > 0 && string(c) != "null" {
 			var err error
-			if text, err = contentText(c, param+".content"); err != nil {
+			var images []string
+			if text, images, err = contentParts(c, param+".content"); err != nil {
 				return nil, nil, err
 			}
+			if len(images) > 0 && m.Role != "user" {
+				return nil, nil, reqErr(param+".content", "Image content parts are only allowed in user messages ('%s' role given).", m.Role)
+			}
+			p.images = append(p.images, images...)
 		} else if m.Role != "assistant" {
 			return nil, nil, reqErr(param+".content", "Missing required parameter: '%s.content'.", param)
 		}

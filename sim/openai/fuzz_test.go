@@ -18,6 +18,8 @@ func FuzzParseResponsesRequest(f *testing.F) {
 		`{"model":"m","input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}],"tools":[{"type":"function","name":"f","parameters":{}}],"tool_choice":{"type":"function","name":"f"}}`,
 		`{"model":"m","tool_choice":"required","tools":[{"type":"web_search"}]}`,
 		`{"model":"m","input":[{"role":"developer","content":[{"type":"input_image"}]}]}`,
+		`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]}]}`,
+		`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://cdn.discordapp.com/a.png"},{"type":"input_image","file_id":"file_1"}]}]}`,
 		`{"model":`, `null`, `[]`, `{"model":"m","input":7}`,
 	} {
 		f.Add([]byte(seed))
@@ -47,6 +49,8 @@ func FuzzParseChatRequest(f *testing.F) {
 		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}`,
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"u"}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f"}}],"stream":true}`,
 		`{"model":"m","messages":[]}`, `{"model":"m","messages":[{"role":"tool","content":"x"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"u"},{"type":"image_url","image_url":{"url":"https://cdn.discordapp.com/a.png","detail":"auto"}}]}]}`,
+		`{"model":"m","messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lG"}}]}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

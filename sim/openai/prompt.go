@@ -2,9 +2,11 @@ package openaisim
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -24,6 +26,8 @@ type prompt struct {
 	// in the input (allowed only with previous_response_id).
 	unmatched []string
 	previous  *storedResponse // set by applyPrevious
+	// images are the image inputs of user messages, in order: URLs or data URLs.
+	images []string
 }
 
 // requestError is a client error that maps to a 400 with a param.
@@ -76,6 +80,10 @@ type inputItem struct {
 type contentPartIn struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// ImageURL is a string in the Responses API (input_image) and {"url","detail"} in chat
+	// completions (image_url parts).
+	ImageURL json.RawMessage `json:"image_url"`
+	FileID   string          `json:"file_id"`
 }
 
 // parseResponsesRequest decodes and validates a responses request body.
@@ -146,10 +154,14 @@ func parseResponsesInput(raw json.RawMessage, hasPrevious bool, p *prompt, lines
 		}
 		switch typ {
 		case "message":
-			text, err := contentText(it.Content, param+".content")
+			text, images, err := contentParts(it.Content, param+".content")
 			if err != nil {
 				return err
 			}
+			if len(images) > 0 && it.Role != "user" {
+				return reqErr(param+".content", "Invalid value: 'input_image'. Supported values are: 'input_text' and 'output_text' for role '%s'.", it.Role)
+			}
+			p.images = append(p.images, images...)
 			switch it.Role {
 			case "user":
 				p.lastUser = text
@@ -196,33 +208,94 @@ func parseResponsesInput(raw json.RawMessage, hasPrevious bool, p *prompt, lines
 
 // contentText flattens message content: a string or an array of parts.
 func contentText(raw json.RawMessage, param string) (string, error) {
+	text, _, err := contentParts(raw, param)
+	return text, err
+}
+
+// contentParts flattens message content (a string or an array of parts) into its text, with
+// "[image]" where an image stood, and returns the images' URLs or data URLs.
+func contentParts(raw json.RawMessage, param string) (string, []string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", reqErr(param, "Missing required parameter: '%s'.", param)
+		return "", nil, reqErr(param, "Missing required parameter: '%s'.", param)
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", reqErr(param, "Invalid '%s': %v", param, err)
+			return "", nil, reqErr(param, "Invalid '%s': %v", param, err)
 		}
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []contentPartIn
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", reqErr(param, "Invalid type for '%s': expected a string or an array of content parts.", param)
+		return "", nil, reqErr(param, "Invalid type for '%s': expected a string or an array of content parts.", param)
 	}
-	var texts []string
-	for _, pt := range parts {
+	var texts, images []string
+	for i, pt := range parts {
+		partParam := fmt.Sprintf("%s[%d]", param, i)
 		switch pt.Type {
 		case "input_text", "output_text", "text":
 			texts = append(texts, pt.Text)
+		case "input_image", "image_url":
+			ref, err := imageRef(pt, partParam)
+			if err != nil {
+				return "", nil, err
+			}
+			if ref != "" {
+				images = append(images, ref)
+			}
+			texts = append(texts, "[image]")
 		case "":
-			return "", reqErr(param, "Missing required parameter: '%s[].type'.", param)
+			return "", nil, reqErr(param, "Missing required parameter: '%s[].type'.", param)
 		default:
 			texts = append(texts, "["+pt.Type+"]")
 		}
 	}
-	return strings.Join(texts, " "), nil
+	return strings.Join(texts, " "), images, nil
+}
+
+// imageRef validates an image part as the API does: a Responses input_image needs image_url
+// (a URL or a data URL) or file_id; a chat image_url part needs image_url.url.
+func imageRef(pt contentPartIn, param string) (string, error) {
+	var ref string
+	raw := bytes.TrimSpace(pt.ImageURL)
+	switch {
+	case pt.Type == "input_image" && len(raw) > 0 && raw[0] == '"':
+		json.Unmarshal(raw, &ref)
+	case pt.Type == "image_url" && len(raw) > 0 && raw[0] == '{':
+		var u struct {
+			URL string `json:"url"`
+		}
+		json.Unmarshal(raw, &u)
+		ref = u.URL
+	case pt.Type == "input_image" && pt.FileID != "":
+		return "", nil
+	}
+	if ref == "" {
+		return "", reqErr(param+".image_url", "Missing required parameter: '%s.image_url'.", param)
+	}
+	if !validImageRef(ref) {
+		return "", reqErr(param+".image_url", "Invalid image URL: '%s.image_url' must be a fully qualified URL or a base64 data URL of an image.", param)
+	}
+	return ref, nil
+}
+
+// validImageRef accepts http(s) URLs and data URLs of the image types the API reads.
+func validImageRef(ref string) bool {
+	if rest, ok := strings.CutPrefix(ref, "data:"); ok {
+		mime, data, ok := strings.Cut(rest, ";base64,")
+		if !ok || data == "" {
+			return false
+		}
+		switch mime {
+		case "image/png", "image/jpeg", "image/webp", "image/gif":
+			_, err := base64.StdEncoding.DecodeString(data)
+			return err == nil
+		}
+		return false
+	}
+	u, err := url.Parse(ref)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // outputText flattens a function_call_output "output": a string or parts.

@@ -29,6 +29,9 @@ type Recorded struct {
 	// item ("user: ...", "assistant: ...", "function_call name(args)",
 	// "function_call_output call_id: output").
 	Prompt string
+	// Images are the image inputs of the request's user messages, in order: http(s) URLs or
+	// base64 data URLs as sent.
+	Images []string
 	// Tools are the offered function tools.
 	Tools []Tool
 	// ToolChoice is the tool_choice as JSON text ("auto", {"type":...}), or "".

@@ -133,6 +133,7 @@ func fillRecord(rec *Recorded, p *prompt) {
 	rec.Instructions = p.instructions
 	rec.LastUserText = p.lastUser
 	rec.Prompt = p.flat
+	rec.Images = p.images
 	rec.Tools = p.tools
 	rec.ToolChoice = p.toolChoice
 	rec.Stream = p.stream

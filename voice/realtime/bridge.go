@@ -94,12 +94,16 @@ func FromConfig(c *config.Config) (Config, error) {
 		return Config{}, err
 	}
 	rt := c.Voice.OpenAIRealtime
-	url := c.LLM.BaseURL
+	p, err := c.Provider(rt.Provider)
+	if err != nil {
+		return Config{}, fmt.Errorf("voice.openaiRealtime.provider: %w", err)
+	}
+	url := p.BaseURL
 	if url == "" {
 		url = llmrt.DefaultURL
 	}
 	return Config{
-		Realtime:            llmrt.Config{URL: url, APIKey: c.Secrets.OpenAIAPIKey, Model: rt.Model},
+		Realtime:            llmrt.Config{URL: url, APIKey: p.APIKey, Model: rt.Model},
 		Strategy:            s,
 		Voice:               rt.Voice,
 		ServerTurnDetection: rt.ServerTurnDetection,

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/voice"
+)
+
+// modelClients builds one llm.Client per provider (providers: in the config) on first use and
+// hands each model slot the client of the provider it names. Clients share one set of metrics.
+type modelClients struct {
+	cfg     *config.Config
+	base    llm.Options // Logger and Metrics; the rest comes from the provider
+	clients map[string]*llm.Client
+}
+
+func newModelClients(cfg *config.Config, base llm.Options) *modelClients {
+	return &modelClients{cfg: cfg, base: base, clients: map[string]*llm.Client{}}
+}
+
+// For returns the client of a slot's provider ("" follows llm.provider).
+func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
+	p, err := m.cfg.Provider(slotProvider)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := m.clients[p.Name]; ok {
+		return c, nil
+	}
+	api, err := llm.ParseAPI(p.API)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+	}
+	opts := m.base
+	opts.BaseURL, opts.APIKey, opts.API = p.BaseURL, p.APIKey, api
+	opts.Timeout, opts.MaxRetries = p.Timeout, p.MaxRetries
+	c, err := llm.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+	}
+	m.clients[p.Name] = c
+	return c, nil
+}
+
+// voiceModels gives the STT pipeline's three slots (transcription, generation, speech) their
+// own providers' clients.
+type voiceModels struct {
+	stt, gen, tts *llm.Client
+}
+
+var _ voice.Model = voiceModels{}
+
+func (v voiceModels) Transcribe(ctx context.Context, model string, wav []byte, opts llm.TranscribeOptions) (llm.Transcript, error) {
+	return v.stt.Transcribe(ctx, model, wav, opts)
+}
+
+func (v voiceModels) Stream(ctx context.Context, req llm.GenerateRequest) (*llm.TextStream, error) {
+	return v.gen.Stream(ctx, req)
+}
+
+func (v voiceModels) SpeakStream(ctx context.Context, model, voiceName, text string) (*llm.SpeechStream, error) {
+	return v.tts.SpeakStream(ctx, model, voiceName, text)
+}
+
+// newVoiceModels resolves the voice slots' clients.
+func newVoiceModels(m *modelClients) (voiceModels, error) {
+	s := m.cfg.Voice.STTPipeline
+	var v voiceModels
+	var err error
+	if v.stt, err = m.For(s.TranscriptionProvider); err != nil {
+		return v, fmt.Errorf("voice.sttPipeline.transcriptionProvider: %w", err)
+	}
+	if v.gen, err = m.For(m.cfg.Voice.GenerationLLM.Provider); err != nil {
+		return v, fmt.Errorf("voice.generationLlm.provider: %w", err)
+	}
+	if v.tts, err = m.For(s.TTSProvider); err != nil {
+		return v, fmt.Errorf("voice.sttPipeline.ttsProvider: %w", err)
+	}
+	return v, nil
+}

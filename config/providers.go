@@ -1,0 +1,201 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultProvider names the provider every model slot uses unless it names another: OpenAI, or
+// whatever llm.baseUrl / OPENAI_BASE_URL point at, with the key in OPENAI_API_KEY. A providers
+// entry of this name replaces it.
+const DefaultProvider = "openai"
+
+// Provider is one OpenAI-compatible endpoint that model slots can name (providers.NAME).
+type Provider struct {
+	// BaseURL is the API root including /v1, e.g. http://127.0.0.1:8000/v1.
+	BaseURL string `yaml:"baseUrl"`
+	// API is "responses" or "chat_completions" (for servers that only offer chat completions).
+	API string `yaml:"api"`
+	// APIKeyEnv names the environment variable holding the key; empty sends no key (a local
+	// server). The key itself never lives in the file.
+	APIKeyEnv string `yaml:"apiKeyEnv"`
+	// TimeoutSeconds bounds one request; 0 takes llm.timeoutSeconds.
+	TimeoutSeconds int `yaml:"timeoutSeconds"`
+	// MaxRetries for 429 and 5xx answers; 0 takes llm.maxRetries, -1 means a single attempt.
+	MaxRetries int `yaml:"maxRetries"`
+}
+
+// ResolvedProvider is a provider with its key and inherited settings filled in.
+type ResolvedProvider struct {
+	Name       string
+	BaseURL    string
+	API        string
+	APIKey     string
+	APIKeyEnv  string // where the key came from, for messages; empty when none is needed
+	Timeout    time.Duration
+	MaxRetries int
+}
+
+// Slot is one model slot: where in the config it lives, the provider it names ("" for the
+// default) and its model.
+type Slot struct {
+	Path     string // config path of the slot, e.g. "voice.generationLlm"
+	Provider string
+	Model    string
+}
+
+// Slots lists every model slot in a fixed order.
+func (c *Config) Slots() []Slot {
+	return []Slot{
+		{"llm", c.LLM.Provider, c.LLM.Model},
+		{"llm.directAddressClassifier", c.LLM.DirectAddressClassifier.Provider, c.LLM.DirectAddressClassifier.Model},
+		{"replyFollowupLlm", c.ReplyFollowupLLM.Provider, c.ReplyFollowupLLM.Model},
+		{"voice.replyDecisionLlm", c.Voice.ReplyDecisionLLM.Provider, c.Voice.ReplyDecisionLLM.Model},
+		{"voice.generationLlm", c.Voice.GenerationLLM.Provider, c.Voice.GenerationLLM.Model},
+		{"voice.sttPipeline.transcription", c.Voice.STTPipeline.TranscriptionProvider, c.Voice.STTPipeline.TranscriptionModel},
+		{"voice.sttPipeline.tts", c.Voice.STTPipeline.TTSProvider, c.Voice.STTPipeline.TTSModel},
+		{"voice.openaiRealtime", c.Voice.OpenAIRealtime.Provider, c.Voice.OpenAIRealtime.Model},
+	}
+}
+
+// providerName maps a slot's provider ("" inherits llm.provider, which defaults to openai).
+func (c *Config) providerName(slot string) string {
+	if slot != "" {
+		return slot
+	}
+	if c.LLM.Provider != "" {
+		return c.LLM.Provider
+	}
+	return DefaultProvider
+}
+
+// Provider resolves the provider a slot names ("" for the slot's default) with its key from
+// the environment. It fails only for a name that is not defined, which Validate reports first.
+func (c *Config) Provider(slot string) (ResolvedProvider, error) {
+	name := c.providerName(slot)
+	p, ok := c.Providers[name]
+	if !ok {
+		if name != DefaultProvider {
+			return ResolvedProvider{}, fmt.Errorf("config: provider %q is not defined in providers (defined: %s)", name, strings.Join(c.ProviderNames(), ", "))
+		}
+		return ResolvedProvider{
+			Name: name, BaseURL: c.LLM.BaseURL, API: c.LLM.API,
+			APIKey: c.Secrets.OpenAIAPIKey, APIKeyEnv: EnvOpenAIAPIKey,
+			Timeout:    time.Duration(c.LLM.TimeoutSeconds) * time.Second,
+			MaxRetries: c.LLM.MaxRetries,
+		}, nil
+	}
+	r := ResolvedProvider{Name: name, BaseURL: p.BaseURL, API: p.API, APIKeyEnv: p.APIKeyEnv,
+		APIKey: c.Secrets.ProviderKeys[name], Timeout: time.Duration(p.TimeoutSeconds) * time.Second, MaxRetries: p.MaxRetries}
+	if r.API == "" {
+		r.API = "responses"
+	}
+	if r.Timeout == 0 {
+		r.Timeout = time.Duration(c.LLM.TimeoutSeconds) * time.Second
+	}
+	switch {
+	case r.MaxRetries == 0:
+		r.MaxRetries = c.LLM.MaxRetries
+	case r.MaxRetries < 0:
+		r.MaxRetries = 0
+	}
+	return r, nil
+}
+
+// ProviderNames lists the providers slots may name: the default and every providers entry.
+func (c *Config) ProviderNames() []string {
+	names := slices.Sorted(maps.Keys(c.Providers))
+	if _, ok := c.Providers[DefaultProvider]; !ok {
+		names = append([]string{DefaultProvider}, names...)
+	}
+	return names
+}
+
+// MissingKeys lists, per slot in use, a provider that needs a key its environment variable does
+// not hold: "voice.generationLlm: provider gemini: GEMINI_API_KEY is not set". A default
+// provider pointed at another server (llm.baseUrl or OPENAI_BASE_URL) needs no key.
+func (c *Config) MissingKeys() []string {
+	var out []string
+	for _, s := range c.SlotsInUse() {
+		p, err := c.Provider(s.Provider)
+		if err != nil || p.APIKey != "" || p.APIKeyEnv == "" {
+			continue
+		}
+		if _, named := c.Providers[DefaultProvider]; p.Name == DefaultProvider && !named && !isOpenAI(p.BaseURL) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: provider %s: %s is not set", s.Path, p.Name, p.APIKeyEnv))
+	}
+	return out
+}
+
+// SlotsInUse is Slots without the ones the configuration switches off.
+func (c *Config) SlotsInUse() []Slot {
+	var out []Slot
+	for _, s := range c.Slots() {
+		switch {
+		case s.Path == "llm.directAddressClassifier" && !c.LLM.DirectAddressClassifier.Enabled,
+			s.Path == "replyFollowupLlm" && !c.ReplyFollowupLLM.Enabled,
+			strings.HasPrefix(s.Path, "voice.") && !c.Voice.Enabled,
+			s.Path == "voice.replyDecisionLlm" && !c.Voice.ReplyDecisionLLM.Enabled,
+			s.Path == "voice.openaiRealtime" && c.Voice.Mode != "realtime",
+			strings.HasPrefix(s.Path, "voice.sttPipeline") && c.Voice.Mode != "stt_pipeline":
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// isOpenAI reports whether a base URL is OpenAI's own API (empty means it too).
+func isOpenAI(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return baseURL == "" || (err == nil && u.Hostname() == "api.openai.com")
+}
+
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validateProviders checks the providers map and every slot's provider name.
+func (v *validator) validateProviders(c *Config) {
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		p, path := c.Providers[name], "providers."+name
+		if strings.TrimSpace(name) == "" {
+			v.addf("providers: a provider has an empty name")
+		}
+		if p.BaseURL == "" {
+			v.addf("%s.baseUrl: required (the API root including /v1, e.g. http://127.0.0.1:8000/v1)", path)
+		} else {
+			v.url(path+".baseUrl", p.BaseURL)
+		}
+		if p.API != "" {
+			v.enum(path+".api", p.API, llmAPIs)
+		}
+		if p.APIKeyEnv != "" && !envVarName.MatchString(p.APIKeyEnv) {
+			v.addf("%s.apiKeyEnv: %q is not an environment variable name (the key itself belongs in the environment, e.g. GEMINI_API_KEY)", path, p.APIKeyEnv)
+		}
+		v.intRange(path+".timeoutSeconds", p.TimeoutSeconds, 0, 600)
+		v.intRange(path+".maxRetries", p.MaxRetries, -1, 10)
+	}
+	defined := c.ProviderNames()
+	for _, s := range c.Slots() {
+		if s.Provider != "" && !slices.Contains(defined, s.Provider) {
+			v.addf("%s: provider %q is not defined in providers (defined: %s)", providerKeyPath(s.Path), s.Provider, strings.Join(defined, ", "))
+		}
+	}
+}
+
+// providerKeyPath is the YAML path of a slot's provider key.
+func providerKeyPath(slot string) string {
+	switch slot {
+	case "voice.sttPipeline.transcription":
+		return "voice.sttPipeline.transcriptionProvider"
+	case "voice.sttPipeline.tts":
+		return "voice.sttPipeline.ttsProvider"
+	}
+	return slot + ".provider"
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// AcquireIdentify implements discord.IdentifyGate across every process sharing this database:
+// shards with the same rate-limit key (shard_id % max_concurrency) identify one at a time, each
+// spacing after the last, whichever process runs them. The key's row stays locked until release,
+// so a second process waits in the database; the times are the database's clock, so processes
+// with skewed clocks still space correctly.
+func (s *Postgres) AcquireIdentify(ctx context.Context, key int, spacing time.Duration) (func(), error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: identify gate: %w", err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("store: identify gate: %w", err)
+	}
+	fail := func(err error) (func(), error) {
+		tx.Rollback(context.WithoutCancel(ctx))
+		conn.Release()
+		return nil, fmt.Errorf("store: identify gate key %d: %w", key, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO identify_slots (key, next_at) VALUES ($1, now()) ON CONFLICT (key) DO NOTHING`, key); err != nil {
+		return fail(err)
+	}
+	var waitSeconds float64
+	if err := tx.QueryRow(ctx, `SELECT GREATEST(EXTRACT(EPOCH FROM next_at - now()), 0)::float8
+		FROM identify_slots WHERE key=$1 FOR UPDATE`, key).Scan(&waitSeconds); err != nil {
+		return fail(err)
+	}
+	wait := time.Duration(waitSeconds * float64(time.Second))
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fail(ctx.Err())
+		}
+	}
+	return sync.OnceFunc(func() {
+		bg := context.WithoutCancel(ctx)
+		_, err := tx.Exec(bg, `UPDATE identify_slots SET next_at = now() + make_interval(secs => $2) WHERE key=$1`, key, spacing.Seconds())
+		if err == nil {
+			err = tx.Commit(bg)
+		} else {
+			tx.Rollback(bg)
+		}
+		conn.Release()
+		_ = err // a failed release leaves the row's old time: the next identify waits less, never forever
+	}), nil
+}

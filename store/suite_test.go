@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The behaviour every driver must share. Each test runs once per driver (subtests "sqlite" and
+// "postgres"); see drivers_test.go for how each store is opened.
+
+func TestMessagesLifecycle(t *testing.T) { forEachDriver(t, testMessagesLifecycle) }
+
+func testMessagesLifecycle(t *testing.T, s Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i, id := range []string{"10", "11", "12", "13"} {
+		m := Message{ID: id, ChannelID: "c1", AuthorID: "u1", AuthorName: "alice", Content: "m" + id,
+			CreatedAt: base.Add(time.Duration(i) * time.Minute)}
+		if id == "12" {
+			m.ReplyToID = "11"
+		}
+		if err := s.SaveMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SaveMessage(ctx, Message{ID: "99", ChannelID: "other", AuthorID: "u", CreatedAt: base})
+
+	if err := s.EditMessage(ctx, "11", "edited", base.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMessage(ctx, "13"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EditMessage(ctx, "404", "x", base); !errors.Is(err, ErrNotFound) {
+		t.Errorf("edit of unknown message: %v", err)
+	}
+	if err := s.DeleteMessage(ctx, "404"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete of unknown message: %v", err)
+	}
+	if _, err := s.Message(ctx, "404"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("lookup of unknown message: %v", err)
+	}
+
+	got, err := s.RecentMessages(ctx, "c1", time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range got {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "10,11,12" {
+		t.Errorf("recent = %v, want oldest-first 10,11,12 (13 deleted, 99 elsewhere)", ids)
+	}
+	if got[1].Content != "edited" || got[2].ReplyToID != "11" {
+		t.Errorf("edit or reply link lost: %+v", got)
+	}
+	got, _ = s.RecentMessages(ctx, "c1", base.Add(2*time.Minute), 1)
+	if len(got) != 1 || got[0].ID != "11" {
+		t.Errorf("before+limit = %+v, want [11]", got)
+	}
+	m, _ := s.Message(ctx, "13")
+	if !m.Deleted {
+		t.Error("deleted message not flagged")
+	}
+
+	// Re-saving a bot message without a persona keeps the persona stored earlier.
+	s.SaveMessage(ctx, Message{ID: "50", ChannelID: "c1", AuthorID: "bot", IsSelf: true, Persona: "pirate", CreatedAt: base})
+	s.SaveMessage(ctx, Message{ID: "50", ChannelID: "c1", AuthorID: "bot", IsSelf: true, Content: "synced", CreatedAt: base})
+	if m, _ := s.Message(ctx, "50"); m.Persona != "pirate" || m.Content != "synced" {
+		t.Errorf("persona lost on re-save: %+v", m)
+	}
+
+	n, err := s.Prune(ctx, base.Add(90*time.Second), base)
+	if err != nil || n != 4 { // 10, 11, 99, 50
+		t.Errorf("prune removed %d, %v; want 4", n, err)
+	}
+}
+
+func TestPersonasAndLedger(t *testing.T) { forEachDriver(t, testPersonasAndLedger) }
+
+func testPersonasAndLedger(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	s.SavePersona(ctx, UserPersona{UserID: "u1", PreferredName: "Al", Pronouns: "she/her", UpdatedAt: now})
+	s.SavePersona(ctx, UserPersona{UserID: "u1", PreferredName: "Alice", Pronouns: "she/her", UpdatedAt: now})
+	p, err := s.Personas(ctx, []string{"u1", "u2"})
+	if err != nil || len(p) != 1 || p["u1"].PreferredName != "Alice" {
+		t.Errorf("personas = %+v, %v", p, err)
+	}
+
+	for i := range 3 {
+		s.RecordPrompt(ctx, "c1", PromptExplicit, now.Add(-time.Duration(i)*20*time.Minute))
+	}
+	s.RecordPrompt(ctx, "c1", PromptInitiative, now.Add(-2*time.Hour))
+	s.RecordPrompt(ctx, "c2", PromptInitiative, now)
+	if err := s.RecordPrompt(ctx, "c1", PromptUnknown, now); err == nil {
+		t.Error("unknown kind recorded")
+	}
+	counts, err := s.CountPrompts(ctx, "c1", now.Add(-time.Hour))
+	if err != nil || counts[PromptExplicit] != 3 || counts[PromptInitiative] != 0 {
+		t.Errorf("counts = %v, %v", counts, err)
+	}
+	if _, err := s.Prune(ctx, time.Time{}, now); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ = s.CountPrompts(ctx, "c1", time.Time{})
+	if counts[PromptInitiative] != 0 || counts[PromptExplicit] != 3 {
+		t.Errorf("ledger prune kept old rows or dropped recent ones: %v", counts)
+	}
+}
+
+// TestLedgerStaysSmallWithoutPrune: recording a prompt drops the channel's rows older than the
+// ledger's hour, so the table does not grow when retention pruning is off.
+func TestLedgerStaysSmallWithoutPrune(t *testing.T) {
+	forEachDriver(t, testLedgerStaysSmallWithoutPrune)
+}
+
+func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		if err := s.RecordPrompt(ctx, "c1", PromptExplicit, now.Add(time.Duration(i-10)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.RecordPrompt(ctx, "c2", PromptInitiative, now.Add(-5*time.Hour))
+	s.RecordPrompt(ctx, "c1", PromptInitiative, now.Add(-30*time.Minute))
+	s.RecordPrompt(ctx, "c1", PromptExplicit, now)
+	all, err := s.CountPrompts(ctx, "c1", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := all[PromptExplicit] + all[PromptInitiative]; rows != 3 { // now-1h (exactly an hour old), now-30m, now
+		t.Errorf("c1 ledger holds %d rows, want 3", rows)
+	}
+	counts, err := s.CountPrompts(ctx, "c2", time.Time{})
+	if err != nil || counts[PromptInitiative] != 1 {
+		t.Errorf("another channel's row was trimmed: %v, %v", counts, err)
+	}
+}
+
+func TestSearchMessages(t *testing.T) { forEachDriver(t, testSearchMessages) }
+
+func testSearchMessages(t *testing.T, s Store) {
+	ctx := context.Background()
+	lastWeek := time.Date(2026, 11, 14, 18, 0, 0, 0, time.UTC)
+	msgs := []Message{
+		{ID: "1", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "The new pizza place on Main Street is great", CreatedAt: lastWeek},
+		{ID: "2", GuildID: "g1", ChannelID: "c1", AuthorID: "bob", Content: "pizza again? sure", CreatedAt: lastWeek.Add(time.Hour)},
+		{ID: "3", GuildID: "g1", ChannelID: "c2", AuthorID: "carol", Content: "secret pizza plans in the mods channel", CreatedAt: lastWeek},
+		{ID: "4", GuildID: "g2", ChannelID: "c9", AuthorID: "dave", Content: "pizza in another server", CreatedAt: lastWeek},
+		{ID: "5", GuildID: "g1", ChannelID: "c1", AuthorID: "troll", Content: "pizza pizza pizza", CreatedAt: lastWeek},
+		{ID: "6", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "deleted pizza thought", CreatedAt: lastWeek},
+		{ID: "7", GuildID: "g1", ChannelID: "c1", AuthorID: "alice", Content: "Crème brûlée at the café", CreatedAt: lastWeek},
+	}
+	for _, m := range msgs {
+		if err := s.SaveMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteMessage(ctx, "6"); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ms []Message) string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	tests := []struct {
+		name string
+		q    SearchQuery
+		want string
+	}{
+		{"same channel, best match first", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza place", ExcludeAuthorIDs: []string{"troll"}}, "1,2"},
+		{"other channel not searched", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "mods plans", ExcludeAuthorIDs: []string{"troll"}}, ""},
+		{"whole guild when asked", SearchQuery{GuildID: "g1", Text: "plans"}, "3"},
+		{"never another guild", SearchQuery{GuildID: "g2", Text: "main street"}, ""},
+		{"excluded author", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza", ExcludeAuthorIDs: []string{"troll", "bob"}}, "1"},
+		{"case and accents", SearchQuery{GuildID: "g1", Text: "CREME BRULEE"}, "7"},
+		{"query syntax is read as words", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: `"pizza" OR NOT street* AND (x`, ExcludeAuthorIDs: []string{"troll", "bob"}}, "1"},
+		{"only punctuation", SearchQuery{GuildID: "g1", Text: `*"()^:`}, ""},
+		{"before bound", SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "pizza", Before: lastWeek.Add(time.Minute), ExcludeAuthorIDs: []string{"troll"}}, "1"},
+		{"limit", SearchQuery{GuildID: "g1", Text: "pizza", Limit: 1}, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.SearchMessages(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("found %q, want %q", ids(got), tt.want)
+			}
+		})
+	}
+	// An edit is searchable at once, and the old words no longer match.
+	if err := s.EditMessage(ctx, "2", "actually tacos tonight", lastWeek.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.SearchMessages(ctx, SearchQuery{GuildID: "g1", Text: "tacos"}); ids(got) != "2" {
+		t.Errorf("after edit, tacos finds %q", ids(got))
+	}
+	if got, _ := s.SearchMessages(ctx, SearchQuery{GuildID: "g1", ChannelIDs: []string{"c1"}, Text: "again"}); ids(got) != "" {
+		t.Errorf("after edit, the old text still matches: %q", ids(got))
+	}
+	if _, err := s.SearchMessages(ctx, SearchQuery{Text: "pizza"}); err == nil {
+		t.Error("a search without a guild was allowed")
+	}
+}
