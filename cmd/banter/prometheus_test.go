@@ -119,6 +119,8 @@ func TestRealPrometheus(t *testing.T) {
 	// two samples), then evaluate.
 	prom.waitData(waitCtx, t, `count_over_time(banter_voice_frames_sent_total[1m]) >= 2 and changes(banter_voice_frames_sent_total[1m]) > 0`)
 	prom.waitData(waitCtx, t, `count_over_time(banter_text_replies_total{outcome="sent"}[1m]) >= 2`)
+	// The voice turn is counted when its reply has finished playing, after what the member heard.
+	prom.waitData(waitCtx, t, `count_over_time(banter_voice_turns_total[1m]) >= 2`)
 
 	t.Run("dashboard", func(t *testing.T) { checkDashboard(waitCtx, t, prom) })
 	t.Run("alerts", func(t *testing.T) { checkAlerts(waitCtx, t, prom) })
