@@ -95,6 +95,7 @@ const (
 	CloseAlreadyAuthenticated CloseCode = 4005
 	CloseInvalidSeq           CloseCode = 4007
 	CloseSessionTimedOut      CloseCode = 4009
+	CloseInvalidShard         CloseCode = 4010
 	CloseInvalidAPIVersion    CloseCode = 4012
 	CloseInvalidIntents       CloseCode = 4013
 	CloseDisallowedIntents    CloseCode = 4014
@@ -176,6 +177,8 @@ func (c CloseCode) String() string {
 		return "invalid seq"
 	case CloseSessionTimedOut:
 		return "session timed out"
+	case CloseInvalidShard:
+		return "invalid shard"
 	case CloseInvalidAPIVersion:
 		return "invalid API version"
 	case CloseInvalidIntents:

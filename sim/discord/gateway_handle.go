@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // handle acts on one decoded client payload. It returns a close code when
@@ -35,8 +36,13 @@ func (c *gwConn) handle(p clientPayload) CloseCode {
 	}
 	switch p.Op {
 	case OpVoiceStateUpdate:
-		s.recordLocked(c.eventLocked(GatewayVoiceState, 0))
-		s.voiceStateUpdateLocked(c.sess, p.Voice)
+		e := c.eventLocked(GatewayVoiceState, 0)
+		// Sent on a shard that does not own the guild, Discord ignores it.
+		e.WrongShard = p.Voice != nil && !c.sess.ownsGuild(p.Voice.GuildID)
+		s.recordLocked(e)
+		if !e.WrongShard {
+			s.voiceStateUpdateLocked(c.sess, p.Voice)
+		}
 	case OpRequestGuildMembers:
 		s.requestMembersLocked(c.sess, p.Members)
 	}
@@ -66,19 +72,43 @@ func (c *gwConn) identifyLocked(id *identifyCommand) CloseCode {
 		c.closeWith(CloseDisallowedIntents, "Disallowed intent(s)")
 		return CloseDisallowedIntents
 	}
-	// A fresh Identify abandons the user's detached sessions: their
-	// clients identified anew, so nobody resumes them, and keeping them
-	// would make every dispatch encode for ghosts.
+	shard := id.Shard
+	if len(shard) == 0 {
+		shard = []int{0, 1}
+	}
+	if len(shard) != 2 || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1] {
+		c.closeWith(CloseInvalidShard, "Invalid shard")
+		return CloseInvalidShard
+	}
+	// The session start limit: one Identify per rate-limit key per spacing, for the bot.
+	if sp := s.cfg.identifySpacing; sp > 0 && uid == s.bot {
+		key := shard[0] % max(s.cfg.maxConcurrency, 1)
+		if last, ok := s.lastIdentify[key]; ok && s.now().Sub(last) < sp {
+			e := c.eventLocked(GatewayIdentifyRateLimited, 0)
+			e.Shard = shard[0]
+			s.recordLocked(e)
+			c.sendLocked(encodeOp(OpInvalidSession, false))
+			return 0
+		}
+		if s.lastIdentify == nil {
+			s.lastIdentify = map[int]time.Time{}
+		}
+		s.lastIdentify[key] = s.now()
+	}
+	// A fresh Identify abandons the user's detached sessions of the same shard: their
+	// clients identified anew, so nobody resumes them, and keeping them would make every
+	// dispatch encode for ghosts.
 	for sid, old := range s.sessions {
-		if old.user == uid && old.conn == nil {
+		if old.user == uid && old.conn == nil && old.shard == shard[0] {
 			delete(s.sessions, sid)
 		}
 	}
-	ss := &session{id: randomHex(16), user: uid, intents: *id.Intents, conn: c}
+	ss := &session{id: randomHex(16), user: uid, intents: *id.Intents, conn: c, shard: shard[0], shardCount: shard[1]}
 	s.sessions[ss.id] = ss
 	c.sess = ss
 	c.compress = id.Compress && !c.zlibStream
 	ev := c.eventLocked(GatewayIdentified, 0)
+	ev.Shard, ev.ShardCount = ss.shard, ss.shardCount
 	switch {
 	case c.zlibStream:
 		ev.Compression = "zlib-stream"
@@ -90,17 +120,13 @@ func (c *gwConn) identifyLocked(id *identifyCommand) CloseCode {
 	var stubs []wireUnavailableGuild
 	var member []*guild
 	for _, gid := range s.guildOrder {
-		if g := s.guilds[gid]; g.members[uid] != nil {
+		if g := s.guilds[gid]; g.members[uid] != nil && ss.ownsGuild(gid) {
 			stubs = append(stubs, wireUnavailableGuild{ID: gid, Unavailable: true})
 			member = append(member, g)
 		}
 	}
 	if stubs == nil {
 		stubs = []wireUnavailableGuild{}
-	}
-	shard := id.Shard
-	if len(shard) != 2 {
-		shard = []int{0, 1}
 	}
 	empty := []json.RawMessage{}
 	ready := struct {

@@ -61,6 +61,20 @@ func (g *snowflakes) next() uint64 {
 
 func (g *snowflakes) nextString() string { return strconv.FormatUint(g.next(), 10) }
 
+// nextNewMillisecond is an id whose timestamp is later than every id so far: guilds created
+// one after another then fall on different shards ((id >> 22) % shards), as guilds created at
+// different times do on Discord, instead of all on the shard of one millisecond.
+func (g *snowflakes) nextNewMillisecond() string {
+	ms := uint64(max(g.now().UnixMilli()-discordEpoch, 1))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if last := g.last >> 22; ms <= last {
+		ms = last + 1
+	}
+	g.last = ms<<22 | 1<<17 | 1<<12
+	return strconv.FormatUint(g.last, 10)
+}
+
 // SnowflakeTime returns the creation time encoded in a snowflake id, or the
 // zero time when id is not a number.
 func SnowflakeTime(id string) time.Time {

@@ -125,7 +125,7 @@ func (s *Server) InvokeCommand(u UserID, ch ChannelID, name string, opts ...Comm
 		"data": map[string]any{"id": cmd.wire.ID, "name": name, "type": 1, "options": opts, "guild_id": cmd.wire.GuildID},
 	}
 	for _, ss := range s.sessions {
-		if ss.user == s.bot {
+		if ss.user == s.bot && ss.ownsGuild(g.id) {
 			s.dispatchToLocked(ss, "INTERACTION_CREATE", ev, 0)
 		}
 	}

@@ -354,7 +354,7 @@ func (s *Server) deleteMessageLocked(ch ChannelID, id MessageID) error {
 	}{m.ID, m.ChannelID, m.GuildID}
 	intent := intentForChannel(s.channels[ch])
 	for _, ss := range s.sessions {
-		if s.isMemberLocked(m.GuildID, ss.user) {
+		if s.seesGuildLocked(ss, m.GuildID) {
 			s.dispatchToLocked(ss, "MESSAGE_DELETE", ev, intent)
 		}
 	}
@@ -544,7 +544,7 @@ func (s *Server) typingLocked(c *channel, u UserID) {
 		ev.Member = &m
 	}
 	for _, ss := range s.sessions {
-		if ss.user != u && s.isMemberLocked(c.guild, ss.user) {
+		if ss.user != u && s.seesGuildLocked(ss, c.guild) {
 			s.dispatchToLocked(ss, "TYPING_START", ev, IntentGuildMessageTyping)
 		}
 	}

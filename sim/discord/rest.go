@@ -235,7 +235,7 @@ func (s *Server) getGatewayBot(*apiRequest) (int, any, error) {
 		URL    string `json:"url"`
 		Shards int    `json:"shards"`
 		Limit  limit  `json:"session_start_limit"`
-	}{s.GatewayURL(), 1, limit{1000, 999, 14400000, 1}}, nil
+	}{s.GatewayURL(), max(s.cfg.shards, 1), limit{1000, 999, 14400000, max(s.cfg.maxConcurrency, 1)}}, nil
 }
 
 func (s *Server) getMe(q *apiRequest) (int, any, error) {

@@ -31,7 +31,23 @@ type config struct {
 	defaultLim  Limit
 	replayLimit int
 	privileged  Intents
+	// shards and maxConcurrency are what GET /gateway/bot recommends; identifySpacing, when
+	// set, is how soon one rate-limit key may identify again (Discord: 5 s).
+	shards          int
+	maxConcurrency  int
+	identifySpacing time.Duration
 }
+
+// WithShards sets GET /gateway/bot's recommended shard count and identify concurrency
+// (default 1 and 1). Sessions always shard as their Identify says.
+func WithShards(count, maxConcurrency int) Option {
+	return func(c *config) { c.shards, c.maxConcurrency = max(count, 1), max(maxConcurrency, 1) }
+}
+
+// WithIdentifySpacing enforces the session start rate limit: a second Identify for the same
+// rate-limit key (shard_id % max_concurrency) within d is refused with Invalid Session, as
+// Discord does. Zero (the default) does not enforce it.
+func WithIdentifySpacing(d time.Duration) Option { return func(c *config) { c.identifySpacing = d } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
@@ -127,6 +143,8 @@ type Server struct {
 	gwEvents     []GatewayEvent
 	restLog      []RESTRequest
 	connSeq      int
+	// lastIdentify is when each rate-limit key of the bot last identified (WithIdentifySpacing).
+	lastIdentify map[int]time.Time
 }
 
 // New builds a Server with its bot user and application; it does not

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // session is a gateway session: it outlives connections so that Resume
@@ -13,10 +14,13 @@ type session struct {
 	id      string
 	user    UserID
 	intents Intents
-	conn    *gwConn // nil while no connection is attached
-	seq     int64
-	replay  []sentEvent // the last replayLimit dispatches, in order
-	invalid bool
+	// shard and shardCount are the Identify's shard field: the session receives the events of
+	// the guilds with (guild_id >> 22) % shardCount == shard, and DMs only on shard 0.
+	shard, shardCount int
+	conn              *gwConn // nil while no connection is attached
+	seq               int64
+	replay            []sentEvent // the last replayLimit dispatches, in order
+	invalid           bool
 }
 
 type sentEvent struct {
@@ -62,7 +66,7 @@ func (s *Server) dispatchMessageLocked(t string, m *message) {
 	full := s.wireMessageLocked(m, 0)
 	intent := intentForChannel(s.channels[m.ChannelID])
 	for _, ss := range s.sessions {
-		if !s.isMemberLocked(m.GuildID, ss.user) {
+		if !s.seesGuildLocked(ss, m.GuildID) {
 			continue
 		}
 		w := full
@@ -79,15 +83,16 @@ type GatewayEventKind int
 
 // Gateway event kinds, recorded in order for tests.
 const (
-	GatewayUnknown       GatewayEventKind = iota
-	GatewayConnected                      // a socket was opened and got Hello
-	GatewayIdentified                     // Identify accepted, READY sent
-	GatewayResumed                        // Resume accepted, replay and RESUMED sent
-	GatewayResumeRefused                  // Resume refused with Invalid Session
-	GatewayHeartbeat                      // a heartbeat arrived (ACK sent or withheld)
-	GatewayTimedOut                       // no heartbeat in time; the server closed
-	GatewayVoiceState                     // op 4 arrived
-	GatewayDisconnected                   // the socket closed, for any reason
+	GatewayUnknown             GatewayEventKind = iota
+	GatewayConnected                            // a socket was opened and got Hello
+	GatewayIdentified                           // Identify accepted, READY sent
+	GatewayResumed                              // Resume accepted, replay and RESUMED sent
+	GatewayResumeRefused                        // Resume refused with Invalid Session
+	GatewayHeartbeat                            // a heartbeat arrived (ACK sent or withheld)
+	GatewayTimedOut                             // no heartbeat in time; the server closed
+	GatewayVoiceState                           // op 4 arrived
+	GatewayDisconnected                         // the socket closed, for any reason
+	GatewayIdentifyRateLimited                  // an Identify came too soon for its rate-limit key: Invalid Session
 )
 
 // String names the kind.
@@ -109,6 +114,8 @@ func (k GatewayEventKind) String() string {
 		return "voice-state"
 	case GatewayDisconnected:
 		return "disconnected"
+	case GatewayIdentifyRateLimited:
+		return "identify-rate-limited"
 	}
 	return fmt.Sprintf("GatewayEventKind(%d)", int(k))
 }
@@ -125,6 +132,10 @@ type GatewayEvent struct {
 	Replayed    int       // Resume: dispatches replayed
 	ACKed       bool      // Heartbeat: whether op 11 was sent
 	CloseCode   CloseCode // Disconnected/TimedOut: the close code, if known
+	// Shard and ShardCount are the Identify's shard (Identified, IdentifyRateLimited).
+	Shard, ShardCount int
+	// WrongShard: a voice state update sent on a shard that does not own its guild (ignored).
+	WrongShard bool
 }
 
 func (s *Server) recordLocked(e GatewayEvent) {
@@ -182,4 +193,23 @@ func (s *Server) WaitReady(ctx context.Context, u UserID) error {
 		}
 		return false
 	})
+}
+
+// seesGuildLocked reports whether a session receives a guild's events: its user is a member
+// and the guild is on the session's shard.
+// https://discord.com/developers/docs/events/gateway#sharding
+func (s *Server) seesGuildLocked(ss *session, g GuildID) bool {
+	return s.isMemberLocked(g, ss.user) && ss.ownsGuild(g)
+}
+
+// ownsGuild reports whether a guild (or, for "", the DMs) is on the session's shard.
+func (ss *session) ownsGuild(g GuildID) bool {
+	if ss.shardCount <= 1 {
+		return true
+	}
+	if g == "" {
+		return ss.shard == 0
+	}
+	id, err := strconv.ParseUint(string(g), 10, 64)
+	return err == nil && int((id>>22)%uint64(ss.shardCount)) == ss.shard
 }

@@ -97,7 +97,7 @@ func (s *Server) broadcastVoiceStateLocked(g *guild, u UserID, vs *voiceState, s
 		s.dispatchToLocked(self, "VOICE_STATE_UPDATE", w, 0)
 	}
 	for _, ss := range s.sessions {
-		if ss != self && g.members[ss.user] != nil {
+		if ss != self && g.members[ss.user] != nil && ss.ownsGuild(g.id) {
 			s.dispatchToLocked(ss, "VOICE_STATE_UPDATE", w, IntentGuildVoiceStates)
 		}
 	}

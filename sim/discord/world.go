@@ -127,7 +127,7 @@ func (s *Server) UserToken(id UserID) string {
 // CreateGuild creates a guild with its @everyone role and the bot as a
 // member. Sessions of the bot already connected get GUILD_CREATE.
 func (s *Server) CreateGuild(name string) GuildID {
-	id := GuildID(s.ids.nextString())
+	id := GuildID(s.ids.nextNewMillisecond())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -141,7 +141,7 @@ func (s *Server) CreateGuild(name string) GuildID {
 	s.guildOrder = append(s.guildOrder, id)
 	s.addMemberLocked(g, s.bot, now)
 	for _, ss := range s.sessions {
-		if ss.user == s.bot {
+		if ss.user == s.bot && ss.ownsGuild(id) {
 			s.dispatchToLocked(ss, "GUILD_CREATE", s.wireGuildCreateLocked(g), IntentGuilds)
 		}
 	}
@@ -172,6 +172,9 @@ func (s *Server) AddMember(g GuildID, u UserID) error {
 		GuildID GuildID `json:"guild_id"`
 	}{wm, g}
 	for _, ss := range s.sessions {
+		if !ss.ownsGuild(g) {
+			continue
+		}
 		if ss.user == u {
 			s.dispatchToLocked(ss, "GUILD_CREATE", s.wireGuildCreateLocked(gd), IntentGuilds)
 		} else if s.isMemberLocked(g, ss.user) {
@@ -254,7 +257,7 @@ func (s *Server) mustCreateChannel(g GuildID, t ChannelType, name string, parent
 	}
 	c := s.createChannelLocked(gd, t, name, parent)
 	for _, ss := range s.sessions {
-		if s.isMemberLocked(g, ss.user) {
+		if s.seesGuildLocked(ss, g) {
 			wc := s.wireChannelLocked(c)
 			s.dispatchToLocked(ss, "CHANNEL_CREATE", wc, IntentGuilds)
 		}
@@ -287,7 +290,7 @@ func (s *Server) dispatchThreadCreateLocked(c *channel) {
 		NewlyCreated bool `json:"newly_created"`
 	}{wc, true}
 	for _, ss := range s.sessions {
-		if s.isMemberLocked(c.guild, ss.user) {
+		if s.seesGuildLocked(ss, c.guild) {
 			s.dispatchToLocked(ss, "THREAD_CREATE", ev, IntentGuilds)
 		}
 	}

@@ -1,0 +1,133 @@
+package discord
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	discordsim "github.com/banterbot/banter/sim/discord"
+)
+
+// guildsOnShards creates guilds until each of count shards owns one, and returns them by shard.
+func guildsOnShards(t *testing.T, sim *discordsim.Server, count int) []discordsim.GuildID {
+	t.Helper()
+	byShard := make([]discordsim.GuildID, count)
+	for i := 0; i < 64; i++ {
+		g := sim.CreateGuild("g" + strconv.Itoa(i))
+		sh, err := ShardOf(string(g), count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byShard[sh] == "" {
+			byShard[sh] = g
+		}
+		done := true
+		for _, g := range byShard {
+			done = done && g != ""
+		}
+		if done {
+			return byShard
+		}
+	}
+	t.Fatal("no guild on every shard")
+	return nil
+}
+
+// TestShardsAgainstSimulator: two shards of one process, against a simulator that shards like
+// Discord: each shard's session receives only its guilds' events, a voice state update goes on
+// the owning shard (one sent on the other is ignored), and identifies are spaced so the
+// session start limit is never hit.
+func TestShardsAgainstSimulator(t *testing.T) {
+	sim := discordsim.Serve(t, discordsim.WithShards(2, 1), discordsim.WithIdentifySpacing(50*time.Millisecond))
+	guilds := guildsOnShards(t, sim, 2)
+	alice := sim.CreateUser("alice")
+	var text [2]discordsim.ChannelID
+	var voiceCh discordsim.ChannelID
+	for i, g := range guilds {
+		sim.AddMember(g, alice)
+		text[i] = sim.CreateTextChannel(g, "general")
+	}
+	voiceCh = sim.CreateVoiceChannel(guilds[1], "lounge")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sh, err := NewShards(ctx, ShardOptions{Session: SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()},
+		Gate: &LocalIdentifyGate{Spacing: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.Count() != 2 {
+		t.Fatalf("auto shard count = %d, want the simulator's 2", sh.Count())
+	}
+	var mu sync.Mutex
+	got := map[int][]string{} // shard -> guild ids of messages seen
+	seen := make(chan struct{}, 8)
+	sh.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+		mu.Lock()
+		got[s.ShardID] = append(got[s.ShardID], m.GuildID)
+		mu.Unlock()
+		seen <- struct{}{}
+	})
+	if err := sh.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	for i := range 2 {
+		if n := len(sh.Session(i).State.Guilds); n != 1 || sh.Session(i).State.Guilds[0].ID != string(guilds[i]) {
+			t.Errorf("shard %d's READY holds %d guilds, want only %s", i, n, guilds[i])
+		}
+	}
+	for i := range 2 {
+		if _, err := sim.Post(ctx, alice, text[i], "hello shard "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-seen:
+		case <-ctx.Done():
+			t.Fatal("message not delivered")
+		}
+	}
+	mu.Lock()
+	for i := range 2 {
+		if len(got[i]) != 1 || got[i][0] != string(guilds[i]) {
+			t.Errorf("shard %d saw messages of guilds %v, want only %s", i, got[i], guilds[i])
+		}
+	}
+	mu.Unlock()
+
+	// Op 4 on the wrong shard is ignored; routed through Shards it reaches the owner.
+	if err := sh.Session(0).ChannelVoiceJoinManual(string(guilds[1]), string(voiceCh), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.WaitGateway(ctx, discordsim.GatewayVoiceState, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, in := sim.VoiceStateOf(guilds[1], sim.BotID()); in {
+		t.Error("a voice state update sent on the wrong shard was acted on")
+	}
+	if err := sh.ChannelVoiceJoinManual(string(guilds[1]), string(voiceCh), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.WaitGateway(ctx, discordsim.GatewayVoiceState, 2); err != nil {
+		t.Fatal(err)
+	}
+	if vs, in := sim.VoiceStateOf(guilds[1], sim.BotID()); !in || vs.Channel != voiceCh {
+		t.Errorf("routed voice state update: in=%v %+v", in, vs)
+	}
+	wrong := 0
+	for _, e := range sim.GatewayEvents() {
+		switch {
+		case e.Kind == discordsim.GatewayIdentifyRateLimited:
+			t.Errorf("identify of shard %d refused by the session start limit", e.Shard)
+		case e.Kind == discordsim.GatewayVoiceState && e.WrongShard:
+			wrong++
+		}
+	}
+	if wrong != 1 {
+		t.Errorf("%d voice state updates on the wrong shard, want 1", wrong)
+	}
+}
