@@ -20,8 +20,10 @@ import (
 
 	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
-	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // TestRealPrometheus runs `banter run` against the simulators with a real Prometheus (Debian's
@@ -37,9 +39,9 @@ func TestRealPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prometheus not found (%v): run `make test-deps` or `apt-get install prometheus`", err)
 	}
-	vs := voicesim.Serve(t, voicesim.WithDAVE())
-	dsim := discordsim.Serve(t, discordsim.WithVoiceSim(vs))
-	osim := openaisim.Serve(t)
+	vs := voicetest.Serve(t, voicesim.WithDAVE())
+	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
+	osim := openaitest.Serve(t)
 	osim.QueueTranscripts("hey banter, what's the weather like today?")
 	g := dsim.CreateGuild("g")
 	text := dsim.CreateTextChannel(g, "general")
