@@ -5,24 +5,24 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build test lint bench interop-deps postgres-deps clean
+.PHONY: run build build-arm64 test lint bench bench-all interop-deps deps test-deps postgres-deps clean
 
 ## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
 run: build
 	./$(BIN) run
 
-## build: compile bin/banter
-build:
+## build: compile bin/banter (needs pkg-config and libopus-dev: see deps)
+build: deps
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/banter
 
 # RACE_PKGS have concurrency of their own: make test runs them under the race
 # detector, and every other package without it (to keep the suite within its
 # CI budget on 2 cores).
 RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
-	./discord/dave/voiceadapter/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/...
+	./discord/dave/voiceadapter/ ./discord/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/...
 
 ## test: lint, install the npm interop peers and Postgres, run every test (fuzz seeds included): RACE_PKGS with -race, the rest without
-test: lint interop-deps postgres-deps
+test: test-deps lint interop-deps postgres-deps
 	@echo "== go test -race: $$($(GO) list $(RACE_PKGS) | wc -l) packages with concurrency of their own"
 	BANTER_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 	@echo "== -race packages passed"
@@ -42,6 +42,24 @@ postgres-deps:
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 
+## deps: install the build's system packages when missing (Debian/Ubuntu: pkg-config, libopus-dev
+## for the cgo libopus binding); idempotent and quiet when everything is there
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists opus; then \
+		$(call apt_install,pkg-config libopus-dev); fi
+
+## test-deps: deps plus Debian's prometheus (promtool and the server the deploy/prometheus tests run)
+test-deps: deps
+	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
+		$(call apt_install,prometheus); fi
+
+# apt_install installs Debian packages, through sudo when not root.
+apt_install = echo "installing $(1) (apt-get)"; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	$$SUDO apt-get update -qq >/dev/null && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1) >/dev/null
+
+
 # WALLCLOCK_BOUND matches an elapsed-time upper bound asserted in a test. Tests
 # wait on events (a deadline only as a failure guard); speed is for benchmarks
 # (bench*_test.go) and bench/. Tests on synctest's fake clock are exempt.
@@ -54,8 +72,12 @@ lint:
 	if grep -nE '$(WALLCLOCK_BOUND)' $$files; then echo "elapsed-time upper bound asserted in a test: wait on an event instead"; exit 1; fi
 	$(GO) vet ./...
 
-## bench: the benchmarks named by the issues
-bench:
+## bench: the headline ratios in one run, one table (printed and written to bench/REPORT.md)
+bench: deps interop-deps
+	$(GO) run ./bench/report -o bench/REPORT.md
+
+## bench-all: every Go benchmark of every package
+bench-all: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 60s; not part of make test) and print a table
@@ -63,6 +85,13 @@ FUZZTIME  ?= 60s
 .PHONY: fuzz
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
+
+## build-arm64: cross-compile bin/banter-arm64 with cgo (Debian: gcc-aarch64-linux-gnu and
+## libopus-dev:arm64 after `dpkg --add-architecture arm64`; see deploy/README.md)
+build-arm64:
+	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc \
+	PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig \
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-arm64 ./cmd/banter
 
 clean:
 	rm -rf bin

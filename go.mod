@@ -17,7 +17,6 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.16.0
-	layeh.com/gopus v0.0.0-20210501142526-1ee02d434e32
 	modernc.org/sqlite v1.61.1
 )
 

@@ -152,6 +152,14 @@ func TestEnvOverlay(t *testing.T) {
 		!strings.Contains(err.Error(), "llm.baseUrl") {
 		t.Errorf("bad OPENAI_BASE_URL: err = %v, want one naming llm.baseUrl", err)
 	}
+	cfg, err = Load("", env(map[string]string{EnvMetricsListen: " 0.0.0.0:9090 "}))
+	if err != nil || cfg.Metrics.Listen != "0.0.0.0:9090" {
+		t.Errorf("BANTER_METRICS_LISTEN not applied: %q, %v", cfg.Metrics.Listen, err)
+	}
+	if _, err := Load("", env(map[string]string{EnvMetricsListen: "9090"})); err == nil ||
+		!strings.Contains(err.Error(), "metrics.listen") {
+		t.Errorf("bad BANTER_METRICS_LISTEN: err = %v, want one naming metrics.listen", err)
+	}
 }
 
 func TestSecretsNeverRendered(t *testing.T) {

@@ -19,6 +19,8 @@ const (
 	EnvDiscordToken  = "DISCORD_TOKEN"
 	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	// EnvMetricsListen overrides metrics.listen (the container image sets 0.0.0.0:9090).
+	EnvMetricsListen = "BANTER_METRICS_LISTEN"
 	// EnvShardIDs overrides discord.shardIds; EnvProcessIndex overrides discord.processIndex.
 	EnvShardIDs     = "BANTER_SHARD_IDS"
 	EnvProcessIndex = "BANTER_PROCESS_INDEX"
@@ -85,6 +87,9 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 	cfg.Secrets.OpenAIAPIKey = strings.TrimSpace(getenv(EnvOpenAIAPIKey))
 	if u := strings.TrimSpace(getenv(EnvOpenAIBaseURL)); u != "" {
 		cfg.LLM.BaseURL = u
+	}
+	if l := strings.TrimSpace(getenv(EnvMetricsListen)); l != "" {
+		cfg.Metrics.Listen = l
 	}
 	if ids := strings.TrimSpace(getenv(EnvShardIDs)); ids != "" {
 		cfg.Discord.ShardIDs = ids

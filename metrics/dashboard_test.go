@@ -11,7 +11,8 @@ import (
 )
 
 // TestDashboardUsesRealMetrics keeps deploy/grafana/banter.json in step with the code: it must be
-// valid JSON and every banter_* metric its queries use must be defined in the Go sources.
+// valid JSON and every banter_* metric its queries use must be defined in the Go sources. The
+// same holds for every banter_* name in deploy/prometheus/alerts.yml (expressions and runbooks).
 func TestDashboardUsesRealMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../deploy/grafana/banter.json")
 	if err != nil {
@@ -53,5 +54,19 @@ func TestDashboardUsesRealMetrics(t *testing.T) {
 	}
 	if seen < 20 {
 		t.Errorf("dashboard references only %d banter metrics", seen)
+	}
+	alerts, err := os.ReadFile("../deploy/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inAlerts := name.FindAllString(string(alerts), -1)
+	for _, m := range inAlerts {
+		base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
+		if !strings.Contains(sources.String(), `"`+base+`"`) {
+			t.Errorf("alerts.yml names %s, which no Go source defines", m)
+		}
+	}
+	if len(inAlerts) < 15 {
+		t.Errorf("alerts.yml references only %d banter metrics", len(inAlerts))
 	}
 }

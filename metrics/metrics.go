@@ -37,6 +37,21 @@ func NewRegistry(version string) *prometheus.Registry {
 // ReadyFunc reports whether banter is ready to serve (nil) or why not.
 type ReadyFunc func() error
 
+// RegisterReady exports banter_ready: 1 while ready reports nil (the /readyz condition:
+// connected to the Discord gateway), else 0. Alerting on it (BanterNotReady in
+// deploy/prometheus/alerts.yml) needs no probe of /readyz.
+func RegisterReady(reg prometheus.Registerer, ready ReadyFunc) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "banter_ready",
+		Help: "1 while banter is ready (connected to the Discord gateway, as /readyz), else 0.",
+	}, func() float64 {
+		if ready != nil && ready() != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
 // Server serves /metrics, /healthz and /readyz.
 type Server struct {
 	srv *http.Server

@@ -32,12 +32,14 @@ func TestServerEndpoints(t *testing.T) {
 
 	var notReady atomic.Bool
 	notReady.Store(true)
-	srv, err := Listen("127.0.0.1:0", reg, func() error {
+	ready := func() error {
 		if notReady.Load() {
 			return errors.New("discord gateway not connected")
 		}
 		return nil
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	RegisterReady(reg, ready)
+	srv, err := Listen("127.0.0.1:0", reg, ready, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestServerEndpoints(t *testing.T) {
 	base := "http://" + srv.Addr()
 
 	code, body := get(t, base+"/metrics")
-	for _, want := range []string{"banter_test_events_total 3", `banter_build_info{version="v-test"} 1`, "go_goroutines", "process_"} {
+	for _, want := range []string{"banter_test_events_total 3", `banter_build_info{version="v-test"} 1`, "banter_ready 0", "go_goroutines", "process_"} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}
@@ -61,6 +63,9 @@ func TestServerEndpoints(t *testing.T) {
 	notReady.Store(false)
 	if code, _ := get(t, base+"/readyz"); code != 200 {
 		t.Errorf("/readyz when ready = %d", code)
+	}
+	if _, body := get(t, base+"/metrics"); !strings.Contains(body, "banter_ready 1") {
+		t.Error("banter_ready is not 1 when ready")
 	}
 	cancel()
 	if err := <-done; err != nil {

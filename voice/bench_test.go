@@ -6,14 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"layeh.com/gopus"
-
 	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/audio/jitter"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/internal/bareopus"
 )
 
 // discardSender accepts frames at once: the benchmarks measure the bot's
@@ -49,20 +48,22 @@ func mono24k(s []int16) []byte {
 	return pcm.AppendBytes(nil, out)
 }
 
-// opusFrames encodes 48 kHz stereo into 20 ms packets with bare gopus.
+// opusFrames encodes 48 kHz stereo into 20 ms packets with bare libopus.
 func opusFrames(tb testing.TB, s []int16) [][]byte {
 	tb.Helper()
-	enc, err := gopus.NewEncoder(48000, 2, gopus.Voip)
+	enc, err := bareopus.NewEncoder(bareopus.VoIP, 64000)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	defer enc.Close()
 	var out [][]byte
+	pkt := make([]byte, 4000)
 	for off := 0; off+1920 <= len(s); off += 1920 {
-		p, err := enc.Encode(s[off:off+1920], 960, 4000)
-		if err != nil {
-			tb.Fatal(err)
+		n := enc.Encode(s[off:off+1920], pkt)
+		if n < 0 {
+			tb.Fatalf("encode: libopus error %d", n)
 		}
-		out = append(out, p)
+		out = append(out, append([]byte(nil), pkt[:n]...))
 	}
 	return out
 }
@@ -132,7 +133,8 @@ func (r *recvPath) frame() {
 }
 
 // BenchmarkSendFrame is the outgoing path per 20 ms frame; its same-run
-// baseline "gopus" is bare layeh.com/gopus encoding one 48 kHz stereo frame.
+// baseline "libopus" is bare libopus (internal/bareopus) encoding one 48 kHz
+// stereo frame.
 func BenchmarkSendFrame(b *testing.B) {
 	b.Run("voice", func(b *testing.B) {
 		p := newSendPath(b)
@@ -141,22 +143,27 @@ func BenchmarkSendFrame(b *testing.B) {
 			p.frame()
 		}
 	})
-	b.Run("gopus", func(b *testing.B) {
+	b.Run("libopus", func(b *testing.B) {
 		s := fixture48k(b, "long-story.wav")
-		enc, _ := gopus.NewEncoder(48000, 2, gopus.Audio) // the application Playback uses
+		enc, err := bareopus.NewEncoder(bareopus.Audio, 64000) // the application Playback uses
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer enc.Close()
+		pkt := make([]byte, 4000)
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
 			off := (i * 1920) % (len(s) - 1920)
-			_, _ = enc.Encode(s[off:off+1920], 960, 4000)
+			_ = enc.Encode(s[off:off+1920], pkt)
 			i++
 		}
 	})
 }
 
 // BenchmarkReceiveFrame is the incoming path per 20 ms frame of a speaker;
-// its same-run baseline "gopus" is bare layeh.com/gopus decoding the same
-// packet to 48 kHz stereo.
+// its same-run baseline "libopus" is bare libopus (internal/bareopus)
+// decoding the same packet to 48 kHz stereo.
 func BenchmarkReceiveFrame(b *testing.B) {
 	b.Run("voice", func(b *testing.B) {
 		r := newRecvPath(b)
@@ -165,13 +172,18 @@ func BenchmarkReceiveFrame(b *testing.B) {
 			r.frame()
 		}
 	})
-	b.Run("gopus", func(b *testing.B) {
+	b.Run("libopus", func(b *testing.B) {
 		pkts := opusFrames(b, fixture48k(b, "long-story.wav"))
-		dec, _ := gopus.NewDecoder(48000, 2)
+		dec, err := bareopus.NewDecoder(48000, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer dec.Close()
+		pcm := make([]int16, 1920)
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			_, _ = dec.Decode(pkts[i%len(pkts)], 960, false)
+			_ = dec.Decode(pkts[i%len(pkts)], pcm)
 			i++
 		}
 	})

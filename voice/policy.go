@@ -16,7 +16,7 @@
 // (banter_voice_turn_phase_seconds). docs/voice.md has the design, the tests and the
 // benchmark figures: time to first audio 6-8 ms over the injected provider latency
 // (median, BenchmarkTimeToFirstAudio), 0 allocations per frame on the send and receive
-// paths (0.91× and 0.68× the cost of bare gopus in the same run), and 50 concurrent
+// paths (0.91× and 0.68× the cost of bare Opus encode/decode in the same run), and 50 concurrent
 // sessions with 0.04 % of reply frames late by more than 5 ms (bench/voice, GOGC 400).
 package voice
 

@@ -1,12 +1,14 @@
 package opus
 
-// #include <stdint.h>
-// typedef struct OpusDecoder OpusDecoder;
-// int opus_decode(OpusDecoder *st, const unsigned char *data, int32_t len, int16_t *pcm, int frame_size, int decode_fec);
-// int opus_decoder_get_size(int channels);
-// int opus_decoder_init(OpusDecoder *st, int32_t Fs, int channels);
-// int opus_packet_get_nb_samples(const unsigned char packet[], int32_t len, int32_t Fs);
-// int banter_opus_dec_reset(OpusDecoder *st);
+/*
+#cgo pkg-config: opus
+#include <opus.h>
+
+int banter_opus_enc_set(OpusEncoder *st, int request, int value);
+int banter_opus_enc_get(OpusEncoder *st, int request, opus_int32 *value);
+int banter_opus_enc_reset(OpusEncoder *st);
+int banter_opus_dec_reset(OpusDecoder *st);
+*/
 import "C"
 
 import (

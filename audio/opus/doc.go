@@ -2,14 +2,13 @@
 // 48 kHz, stereo, 20 ms frames (960 samples per channel).
 //
 // Both hot paths write into caller-owned buffers and allocate nothing per
-// frame (locked by AllocsPerRun tests). libopus itself comes from
-// layeh.com/gopus, which compiles libopus 1.1.2 into the binary; this package
-// declares the few C prototypes it needs and calls them directly, because
-// gopus's Decode and Encode allocate a fresh slice on every call. Same-run
-// medians against bare gopus (BenchmarkPairedEncode/Decode, docs/audio.md):
-//
-//	encode 20 ms stereo 64 kb/s  108-112 µs vs 108-113 µs  0 allocs vs 1 (1280 B)
-//	decode 20 ms stereo           30-31 µs  vs  30-32 µs   0 allocs vs 1 (4096 B)
+// frame (locked by AllocsPerRun tests). libopus is the system library,
+// linked through pkg-config (Debian's libopus-dev: 1.3.1 on bookworm, with
+// the RFC 8251 decoder fixes); Version reports the one linked. The decoder
+// handles untrusted packets from every member of a voice channel, and
+// FuzzDecode runs it over random and mutated packets. BenchmarkPairedEncode
+// and BenchmarkPairedDecode compare this package with bare libopus calls
+// (internal/bareopus) in the same run (figures in docs/audio.md).
 //
 // A Decoder or Encoder is not safe for concurrent use: use one per speaker
 // (decoding) or per outgoing stream (encoding).

@@ -1,13 +1,14 @@
 package opus
 
-// #include <stdint.h>
-// typedef struct OpusEncoder OpusEncoder;
-// int opus_encoder_get_size(int channels);
-// int opus_encoder_init(OpusEncoder *st, int32_t Fs, int channels, int application);
-// int32_t opus_encode(OpusEncoder *st, const int16_t *pcm, int frame_size, unsigned char *data, int32_t max_data_bytes);
-// int banter_opus_enc_set(OpusEncoder *st, int request, int value);
-// int banter_opus_enc_get(OpusEncoder *st, int request, int32_t *value);
-// int banter_opus_enc_reset(OpusEncoder *st);
+/*
+#cgo pkg-config: opus
+#include <opus.h>
+
+int banter_opus_enc_set(OpusEncoder *st, int request, int value);
+int banter_opus_enc_get(OpusEncoder *st, int request, opus_int32 *value);
+int banter_opus_enc_reset(OpusEncoder *st);
+int banter_opus_dec_reset(OpusDecoder *st);
+*/
 import "C"
 
 import (

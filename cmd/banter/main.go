@@ -9,6 +9,7 @@
 //	banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
 //	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
+//	banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
 //	banter version                                        print the version
 //
 // See README.md and docs/ for the rest.
@@ -68,6 +69,7 @@ const usage = `usage:
   banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
   banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
+  banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
   banter version                                        print the version
 `
 
@@ -127,6 +129,8 @@ func dispatchCommand(ctx context.Context, e env) error {
 		return simCommand(ctx, e)
 	case "sandbox":
 		return sandboxCommand(ctx, e)
+	case "health":
+		return healthCommand(ctx, e)
 	case "version":
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil

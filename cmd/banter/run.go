@@ -19,6 +19,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
@@ -127,7 +128,7 @@ func runCommand(ctx context.Context, e env) error {
 	level := new(slog.LevelVar)
 	level.Set(parseLevel(cfg.Log.Level))
 	logger := newLogger(e.stderr, cfg.Log.Format, level)
-	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name)
+	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name, "libopus", opus.Version())
 
 	if e.getenv("GOGC") == "" {
 		// Voice frames go out every 20 ms; with Go's default GOGC=100 garbage collection is the
@@ -173,12 +174,12 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
+	db, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := st.Close(); err != nil {
+		if err := db.Close(); err != nil {
 			a.logger.Error("store_close_failed", "error", err.Error())
 		}
 	}()
@@ -189,11 +190,13 @@ func (a *app) run(ctx context.Context) error {
 		cancel()
 		wg.Wait()
 	}()
+	reg := metrics.NewRegistry(version())
+	registerLibopusInfo(reg)
+	metrics.RegisterReady(reg, a.ready)
+	st := store.Instrument(db, reg)
 	if a.cfg.Store.RetentionDays > 0 {
 		wg.Go(func() { a.pruneLoop(ctx, st) })
 	}
-
-	reg := metrics.NewRegistry(version())
 	if a.cfg.Metrics.Listen != "" {
 		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
 		if err != nil {
@@ -228,7 +231,7 @@ func (a *app) run(ctx context.Context) error {
 		}
 	})
 
-	shards, err := a.newShards(ctx, st)
+	shards, err := a.newShards(ctx, db) // the driver itself: shards look for the Postgres identify gate
 	if err != nil {
 		return err
 	}

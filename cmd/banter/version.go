@@ -1,6 +1,12 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/banterbot/banter/audio/opus"
+)
 
 // buildVersion is set at link time: -ldflags "-X main.buildVersion=v1.2.3".
 var buildVersion = ""
@@ -36,4 +42,15 @@ func version() string {
 		rev += "-dirty"
 	}
 	return "devel-" + rev
+}
+
+// registerLibopusInfo exports banter_libopus_info{version}, always 1: which
+// libopus decodes the voice channels' untrusted audio (docs/audio.md).
+func registerLibopusInfo(reg prometheus.Registerer) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "banter_libopus_info",
+		Help: "Always 1; the version label is the linked libopus (opus_get_version_string).",
+	}, []string{"version"})
+	g.WithLabelValues(opus.Version()).Set(1)
+	reg.MustRegister(g)
 }

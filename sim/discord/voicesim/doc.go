@@ -143,7 +143,7 @@
 // speaking 1, sends one frame per MemberOptions.FrameInterval (default 20
 // ms, real time; tests may shorten it), sequence +1 and timestamp +960 per
 // frame, then five silence frames and speaking 0. PlayPCM encodes 48 kHz
-// interleaved stereo with libopus (layeh.com/gopus) first; EncodePCM is
+// interleaved stereo with libopus (the system libopus via audio/opus) first; EncodePCM is
 // exported for tests that need the exact frames. What the forwarding unit
 // sends a member is decrypted, attributed by SSRC, recorded per user
 // (silence frames are counted in Stats but not recorded) and decoded to

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/discord/dave"
-	"layeh.com/gopus"
 )
 
 const (
@@ -264,7 +264,7 @@ func (m *Member) PlayOpus(ctx context.Context, frames [][]byte) error {
 }
 
 // PlayPCM encodes 48 kHz interleaved stereo PCM to 20 ms Opus frames
-// (libopus through layeh.com/gopus; the last frame is zero-padded) and
+// (the system libopus through audio/opus; the last frame is zero-padded) and
 // plays them with PlayOpus.
 func (m *Member) PlayPCM(ctx context.Context, pcm48kStereo []int16) error {
 	frames, err := EncodePCM(pcm48kStereo)
@@ -277,14 +277,14 @@ func (m *Member) PlayPCM(ctx context.Context, pcm48kStereo []int16) error {
 // EncodePCM encodes 48 kHz interleaved stereo PCM into 20 ms Opus frames;
 // the last frame is zero-padded.
 func EncodePCM(pcm48kStereo []int16) ([][]byte, error) {
-	enc, err := gopus.NewEncoder(sampleRate, channels, gopus.Audio)
+	enc, err := opus.NewEncoder(opus.EncoderConfig{Application: opus.ApplicationAudio, Bitrate: 64000})
 	if err != nil {
 		return nil, fmt.Errorf("voicesim: opus encoder: %w", err)
 	}
-	enc.SetBitrate(64000)
 	const n = frameSamples * channels
 	var frames [][]byte
 	buf := make([]int16, n)
+	pkt := make([]byte, opus.MaxPacketSize)
 	for off := 0; off < len(pcm48kStereo); off += n {
 		chunk := pcm48kStereo[off:min(off+n, len(pcm48kStereo))]
 		if len(chunk) < n {
@@ -292,11 +292,11 @@ func EncodePCM(pcm48kStereo []int16) ([][]byte, error) {
 			copy(buf, chunk)
 			chunk = buf
 		}
-		f, err := enc.Encode(chunk, frameSamples, 4000)
+		k, err := enc.Encode(chunk, pkt)
 		if err != nil {
 			return nil, fmt.Errorf("voicesim: opus encode: %w", err)
 		}
-		frames = append(frames, append([]byte(nil), f...))
+		frames = append(frames, append([]byte(nil), pkt[:k]...))
 	}
 	return frames, nil
 }
@@ -306,7 +306,8 @@ func (m *Member) readLoop() {
 	buf := make([]byte, 64*1024)
 	plainBuf := make([]byte, 0, 64*1024)
 	daveBuf := make([]byte, 0, 64*1024)
-	decoders := map[uint32]*gopus.Decoder{}
+	decoders := map[uint32]*opus.Decoder{}
+	pcmBuf := make([]int16, opus.MaxFrameSamples*opus.Channels)
 	nonce := new([24]byte)
 	var h rtpHeader
 	for {
@@ -350,14 +351,14 @@ func (m *Member) readLoop() {
 		}
 		dec := decoders[h.SSRC]
 		if dec == nil {
-			if dec, err = gopus.NewDecoder(sampleRate, channels); err != nil {
+			if dec, err = opus.NewDecoder(); err != nil {
 				m.count(func(st *MemberStats) { st.DecodeErrors++ })
 				continue
 			}
 			decoders[h.SSRC] = dec
 		}
 		frame := append([]byte(nil), plain...)
-		pcm, derr := dec.Decode(frame, frameSamples*6, false)
+		ns, derr := dec.Decode(frame, pcmBuf)
 		m.mu.Lock()
 		m.stats.Frames++
 		if derr != nil {
@@ -370,7 +371,7 @@ func (m *Member) readLoop() {
 		}
 		tr.frames = append(tr.frames, frame)
 		if derr == nil {
-			tr.pcm = append(tr.pcm, pcm...)
+			tr.pcm = append(tr.pcm, pcmBuf[:ns*opus.Channels]...)
 		}
 		close(m.changed)
 		m.changed = make(chan struct{})
