@@ -44,6 +44,51 @@ func (s *Service) CatchUp(reason string) {
 	}
 }
 
+// CatchUpFromStore starts the catch-up of a guild's text channels that this process has not
+// seen a message in yet (it just started, or its shard just moved here) from the newest
+// message the store holds for each: what was said while no process ran the guild's shard is
+// answered once. Channels already seen are left to CatchUp. It runs on goroutines owned by the
+// service and returns at once.
+func (s *Service) CatchUpFromStore(g *discordgo.Guild) {
+	if g == nil {
+		return
+	}
+	allowed := s.opts.Config().Permissions.AllowedChannelIDs
+	var ids []string
+	for _, ch := range g.Channels {
+		if ch == nil || (ch.Type != discordgo.ChannelTypeGuildText && ch.Type != discordgo.ChannelTypeGuildNews) {
+			continue
+		}
+		if len(allowed) > 0 && !slices.Contains(allowed, ch.ID) && !slices.Contains(allowed, ch.ParentID) {
+			continue
+		}
+		ids = append(ids, ch.ID)
+	}
+	for _, t := range g.Threads {
+		if t != nil && (len(allowed) == 0 || slices.Contains(allowed, t.ID) || slices.Contains(allowed, t.ParentID)) {
+			ids = append(ids, t.ID)
+		}
+	}
+	guildID := g.ID
+	for _, id := range ids {
+		cs := s.channel(id)
+		if after, _ := cs.position(); after != "" {
+			continue
+		}
+		s.spawn(func() {
+			recent, err := s.opts.Store.RecentMessages(s.ctx, id, time.Time{}, 1)
+			if err != nil {
+				s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", id, "error", err.Error())
+				return
+			}
+			if len(recent) == 0 || !cs.firstSight(recent[0].ID, guildID) {
+				return // nothing stored (a new channel), or the channel came alive meanwhile
+			}
+			s.catchUpChannel(cs, recent[0].ID, guildID, "startup")
+		})
+	}
+}
+
 // catchUpChannel pages through the messages after `after` in one channel, oldest first.
 func (s *Service) catchUpChannel(cs *channelState, after, guildID, reason string) {
 	ctx := s.ctx

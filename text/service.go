@@ -127,6 +127,7 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
+		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpFromStore(g.Guild) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),
