@@ -163,7 +163,7 @@ func TestListener(t *testing.T) {
 				var rec recorder
 				reg := prometheus.NewRegistry()
 				m := NewMetrics(reg)
-				l, err := NewListener(ListenerConfig{DirectDecode: direct}, rec.handle, m)
+				l, err := NewListener(ListenerConfig{DirectDecode: direct, VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, rec.handle, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +231,7 @@ func TestListenerPauses(t *testing.T) {
 	b, _, _ := talk(t, testaudio.Speech16k(t, "uh-huh.wav"), startB, seq, ts+150*opus.FrameSamples, true)
 	var rec recorder
 	var endTick, tick int
-	l, _ := NewListener(ListenerConfig{}, func(ev vad.Event) {
+	l, _ := NewListener(ListenerConfig{VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, func(ev vad.Event) {
 		if ev.Kind == vad.EventEnd && endTick == 0 {
 			endTick = tick
 		}
@@ -276,7 +276,7 @@ func TestListenerMalformed(t *testing.T) {
 	}
 	var rec recorder
 	m := NewMetrics(prometheus.NewRegistry())
-	l, _ := NewListener(ListenerConfig{}, rec.handle, m)
+	l, _ := NewListener(ListenerConfig{VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, rec.handle, m)
 	deliver(l, pkts, 60)
 	if got := rec.kinds(); got != "start speaking end" {
 		t.Errorf("events %q", got)
@@ -289,7 +289,7 @@ func TestListenerMalformed(t *testing.T) {
 func TestListenerFlushAndRealtimeFormat(t *testing.T) {
 	pkts, _, _ := talk(t, testaudio.Speech16k(t, "hey-banter-weather.wav"), 0, 1, 0, false)
 	var rec recorder
-	l, err := NewListener(ListenerConfig{Format: pcm.Mono24k()}, rec.handle, nil)
+	l, err := NewListener(ListenerConfig{Format: pcm.Mono24k(), VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, rec.handle, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func FuzzListener(f *testing.F) {
 	f.Add([]byte{0x80, 0, 0x10, 0, 4, 0xfc, 0x83, 0x01, 0x02, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		direct := len(data) > 0 && data[0]&0x80 != 0 // both decode paths
-		l, err := NewListener(ListenerConfig{DirectDecode: direct}, func(ev vad.Event) {
+		l, err := NewListener(ListenerConfig{DirectDecode: direct, VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, func(ev vad.Event) {
 			if ev.Kind == vad.EventUnknown || (ev.Kind == vad.EventEnd && ev.SpeechEnd < ev.SpeechStart) {
 				t.Fatalf("bad event %+v", ev)
 			}
@@ -417,7 +417,7 @@ func TestListenersShareMetrics(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			var rec recorder
-			l, err := NewListener(ListenerConfig{DirectDecode: true}, rec.handle, m)
+			l, err := NewListener(ListenerConfig{DirectDecode: true, VAD: vad.Config{Algorithm: vad.AlgorithmEnergy}}, rec.handle, m)
 			if err != nil {
 				t.Error(err)
 				return

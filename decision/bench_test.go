@@ -104,17 +104,35 @@ func BenchmarkBaselineNaive(b *testing.B) {
 	_ = sink
 }
 
+// hardTurns exercise every path of the name matcher: clause-final and
+// interrupting vocatives, nouns, quotes, code, links, split and glued
+// look-alikes.
+var hardTurns = []string{
+	"thanks for the help banter", "I need a hand here banter can you check my math", "ok so banter aside, are we on",
+	"he said 'banter, stop'", `she typed "banter, tell me a joke"`, "run `banter replay` now", "```\nbanter: x\n```",
+	"read [banter](https://banter.example.com) docs", "check banter.yaml", "what did you say banter",
+	"mike can you reset banter", "we're all waiting banter", "what's the weather like banter", "I love office banter",
+	"banta can you hear me", "can you hear me banner", "thanks ban ter", "heybanner", "hola banter", "good morning bantor",
+	"who made this banner", "banter roasted mike so hard lol", "banter is it raining", "Olá banter, tudo bem?",
+}
+
 func TestStageAZeroAllocs(t *testing.T) {
 	p := textPolicy()
 	withClassifier(&p)
 	te := NewTextEngine(p, EngineOptions{})
-	for _, turn := range stageATextTurns() {
+	textTurns := stageATextTurns()
+	voiceTurns := stageAVoiceTurns()
+	for _, s := range hardTurns {
+		textTurns = append(textTurns, textTurn("c1", s))
+		voiceTurns = append(voiceTurns, voiceTurn(s))
+	}
+	for _, turn := range textTurns {
 		if n := testing.AllocsPerRun(500, func() { te.Admit(&turn) }); n != 0 {
 			t.Errorf("text Admit(%q): %v allocs, want 0", turn.Content, n)
 		}
 	}
 	ve := NewVoiceEngine(voicePolicy(), EngineOptions{})
-	for _, turn := range stageAVoiceTurns() {
+	for _, turn := range voiceTurns {
 		if n := testing.AllocsPerRun(500, func() { ve.Admit(&turn) }); n != 0 {
 			t.Errorf("voice Admit(%q): %v allocs, want 0", turn.Transcript, n)
 		}

@@ -36,7 +36,7 @@ const (
 	PositionAt                // "@banter" typed as plain text
 	PositionGreeting          // after a greeting at the start of a sentence: "hey banter"
 	PositionLeading           // first word of a sentence: "banter, tell us a joke"
-	PositionVocative          // after a comma, before punctuation or the end: "thoughts, banter?"
+	PositionVocative          // closing or interrupting a clause: "thoughts, banter?", "thanks for the help banter"
 	PositionMerged            // glued to a greeting: "heybanter"
 	PositionMention           // anywhere else: talked about, not addressed
 )
@@ -72,13 +72,14 @@ func (m NameMatch) Addressed() bool { return m.Kind == MatchAddress }
 // Confidence values of the name matcher, by position. Variants scale these
 // by their similarity to the name.
 const (
-	confAt        = 0.95
-	confGreeting  = 0.95
-	confLeadPunct = 0.95 // "banter, ..." / "banter?"
-	confLead      = 0.8  // "banter tell us a joke"
-	confVocative  = 0.9
-	confMerged    = 0.9
-	confMention   = 0.3
+	confAt         = 0.95
+	confGreeting   = 0.95
+	confLeadPunct  = 0.95 // "banter, ..." / "banter?"
+	confLeadClause = 0.9  // "banter can you ...", "banter what's ..."
+	confLead       = 0.8  // "banter night was fun": a bare name, then a content word
+	confVocative   = 0.9
+	confMerged     = 0.9
+	confMention    = 0.3
 )
 
 // nameForm is one compiled name or alias.
@@ -192,58 +193,47 @@ func firstWord(s string) string {
 }
 
 // scanNames walks the words of s once and returns the best match of any
-// form. With addressOnly it looks only at words that could be addressing
-// (sentence starts, after commas, after '@') and never reports mentions.
+// form. With addressOnly it never reports mentions (and stops at the first
+// address).
 func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 	var best NameMatch
 	if !containsAnyForm(s, forms) {
 		if !voice {
 			return best // no exact word, no merged form: nothing to find
 		}
-		addressOnly = true // only variants in addressing positions remain
+		addressOnly = true // only look-alikes remain, and they only count when addressing
 	}
 	tz := tokenizer{s: s}
-	lead, greeted, prevThank := true, false, false
+	var st sentence
+	st.newSentence()
 	for {
 		tok, ok := tz.next()
 		if !ok {
 			break
 		}
 		if tok.pre == sepSentence {
-			lead, greeted, prevThank = true, false, false
+			st.newSentence()
 		}
-		if addressOnly && !lead && !tok.at && tok.pre != sepComma {
-			continue // cannot address anyone, and mentions are not wanted
+		if tok.quote {
+			st.inDouble = !st.inDouble
 		}
-		word, possessive := trimWord(s[tok.start:tok.end])
-		if !addressOnly || lead || tok.at || tok.pre == sepComma {
-			addrPos := lead || tok.at || tok.pre == sepComma
-			for i := range forms {
-				f := &forms[i]
-				// Cheap length pre-check: exact word, merged greeting, or a
-				// variant in an addressing position.
-				if d := len(word) - len(f.words[0]); d != 0 && !(lead && len(word) > len(f.compact)) && !(voice && addrPos && d >= -2 && d <= 2) {
-					continue
-				}
-				nm := matchFormAt(s, tz, tok, word, possessive, f, lead, greeted, voice)
-				if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
-					best = nm
-				}
+		raw := s[tok.start:tok.end]
+		st.openSingle(raw)
+		word, possessive := trimWord(raw)
+		for i := range forms {
+			if !mayMatch(word, &forms[i], st.lead, voice) {
+				continue
 			}
-			if addressOnly && best.Kind == MatchAddress {
-				return best
+			nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], &st, voice)
+			if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
+				best = nm
 			}
 		}
-		if !lead {
-			continue
+		if addressOnly && best.Kind == MatchAddress {
+			return best
 		}
-		isGreeting := lookupWord(word)&flagGreeting != 0 || (prevThank && strings.EqualFold(word, "you"))
-		prevThank = strings.EqualFold(word, "thank")
-		if isGreeting {
-			greeted = true
-		} else {
-			lead = false
-		}
+		st.advance(s, tz, trimQuotes(raw))
+		st.closeSingle(raw)
 	}
 	if addressOnly && best.Kind != MatchAddress {
 		return NameMatch{}
@@ -251,13 +241,32 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 	return best
 }
 
-// matchFormAt tries form f at token tok, whose trimmed text is word. tz is
-// positioned right after tok.
-func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool, f *nameForm, lead, greeted, voice bool) NameMatch {
+// mayMatch is the cheap pre-check of matchFormAt: could word be form f,
+// a greeting glued to it, or (voice) a variant or the first half of it?
+func mayMatch(word string, f *nameForm, lead, voice bool) bool {
+	d := len(word) - len(f.compact)
+	switch {
+	case len(word) == len(f.words[0]), lead && d > 0:
+		return true
+	case !voice || len(f.words) != 1 || len(word) < 2:
+		return false
+	case d >= -1 && d <= 2:
+		return f.keyLen > 0 && firstSound(word) == f.key[0]
+	}
+	return d < 0 && lower(word[0]) == lower(f.compact[0])
+}
+
+// matchFormAt tries form f at token tok, whose trimmed text is word: the
+// name itself (all its words), a greeting glued to it, and in voice a
+// speech-recognition variant or the name split in two ("ban ter"). tz is
+// positioned right after tok; st describes the sentence up to tok.
+func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool, f *nameForm, st *sentence, voice bool) NameMatch {
+	sim := 1.0 // similarity of a variant to the name
 	variant := false
 	end := tok.end
+	first := f.words[0]
 	switch {
-	case len(word) == len(f.words[0]) && strings.EqualFold(word, f.words[0]):
+	case len(word) == len(first) && strings.EqualFold(word, first):
 		// Multi-word names: the following words must match, spaces only.
 		for _, w := range f.words[1:] {
 			nt, ok := tz.next()
@@ -271,51 +280,64 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 			possessive = pos
 			end = nt.end
 		}
-	case lead && !possessive && mergedGreeting(word, f.compact):
+	case possessive || len(word) < 2:
+		return NameMatch{}
+	case st.lead && len(word) > len(f.compact) && mergedGreeting(word, f.compact):
 		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias,
 			Confidence: confMerged, Start: tok.start, End: tok.end}
-	case voice && len(f.words) == 1 && !possessive && (lead || tok.at || tok.pre == sepComma) && maybeVariant(word, f):
-		// Only words in a possible addressing position can be variants;
-		// the similarity is computed once the position is confirmed.
-		variant = true
-	default:
+	case !voice || len(f.words) != 1:
 		return NameMatch{}
-	}
-	nm := NameMatch{Alias: f.alias, Variant: variant, Start: tok.start, End: end}
-	post := tz.peekSep()
-	switch {
-	case possessive:
-		nm.Kind, nm.Position, nm.Confidence = MatchMention, PositionMention, confMention
-	case tok.at:
-		nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionAt, confAt
-	case lead && greeted:
-		nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionGreeting, confGreeting
-	case lead && post >= sepComma:
-		nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionLeading, confLeadPunct
-	case lead:
-		nt, _ := tz.next()
-		if nw, _ := trimWord(s[nt.start:nt.end]); lookupWord(nw)&flagAbout != 0 {
-			nm.Kind, nm.Position, nm.Confidence = MatchMention, PositionMention, confMention
-		} else {
-			nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionLeading, confLead
+	case st.lead && len(word) > len(f.compact)-2 && hasMergedGreeting(word):
+		// "heybanner": a greeting glued to a look-alike.
+		if sim = mergedVariant(word, f); sim == 0 {
+			return NameMatch{}
 		}
-	case tok.pre == sepComma && post >= sepComma:
-		nm.Kind, nm.Position, nm.Confidence = MatchAddress, PositionVocative, confVocative
+		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias, Variant: true,
+			Confidence: confMerged * sim, Start: tok.start, End: tok.end}
 	default:
-		nm.Kind, nm.Position, nm.Confidence = MatchMention, PositionMention, confMention
+		var ok bool
+		if sim, end, possessive, ok = voiceVariant(s, &tz, tok.end, word, f); !ok {
+			return NameMatch{}
+		}
+		variant = true
 	}
-	if variant {
-		if nm.Kind != MatchAddress {
-			// A look-alike word that is not addressing anyone is just a word.
+	pos, conf := st.position(s, tok, tz, end, possessive, variant)
+	if variant && pos == PositionMention {
+		return NameMatch{} // a look-alike word that addresses no one is just a word
+	}
+	if sim < 0 {
+		if sim = variantSimilarity(word, f); sim == 0 {
 			return NameMatch{}
 		}
-		sim := variantSimilarity(word, f)
-		if sim == 0 {
-			return NameMatch{}
-		}
-		nm.Confidence *= sim
+	}
+	nm := NameMatch{Kind: MatchAddress, Position: pos, Alias: f.alias, Variant: variant, Confidence: conf * sim,
+		Start: tok.start, End: end}
+	if pos == PositionMention {
+		nm.Kind = MatchMention
 	}
 	return nm
+}
+
+// voiceVariant reports whether word (at a token followed by tz) is a
+// speech-recognition form of the single-word name f: the name split in two
+// ("ban ter", "zor vick") or a look-alike ("banner", "banta"). It returns
+// the similarity (-1 for a look-alike: not computed yet), where the name ends (tokEnd unless it was split: tz then
+// moves past the second part) and whether it ends in 's.
+func voiceVariant(s string, tz *tokenizer, tokEnd int, word string, f *nameForm) (sim float64, end int, possessive, ok bool) {
+	if len(word) < len(f.compact) && hasPrefixFold(f.compact, word) {
+		t2 := *tz
+		if nt, ok := t2.next(); ok && nt.pre == sepSpace {
+			nw, pos := trimWord(s[nt.start:nt.end])
+			if sim := splitSimilarity(word, nw, f); sim > 0 {
+				*tz = t2
+				return sim, nt.end, pos, true
+			}
+		}
+	}
+	if !maybeVariant(word, f) {
+		return 0, 0, false, false
+	}
+	return -1, tokEnd, false, true // the similarity is computed once the position addresses
 }
 
 // containsAnyForm reports whether the compact form or the first word of any
@@ -347,7 +369,7 @@ func mergedGreeting(word, compact string) bool {
 }
 
 // isASCII reports whether s is plain ASCII.
-func isASCII(s string) bool {
+func isASCII[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false

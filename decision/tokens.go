@@ -22,6 +22,7 @@ type token struct {
 	start, end int
 	pre        sepClass // separators before the word (sepSentence at the start)
 	at         bool     // an '@' sits right before the word
+	quote      bool     // an odd number of double quotes sits before the word
 	question   bool     // a '?' sits after the word, before the next one
 }
 
@@ -45,6 +46,8 @@ const (
 	bcAt                    // @
 	bcHigh                  // first or continuation byte of a multi-byte rune
 	bcAngle                 // < (may open Discord markup)
+	bcQuote                 // " (a double quote)
+	bcTick                  // ` (may open inline code or a code block)
 )
 
 // markupLen returns the length of the Discord markup at the start of s
@@ -86,6 +89,10 @@ var byteClasses = func() (t [256]uint8) {
 			t[c] = bcAt
 		case c == '<':
 			t[c] = bcAngle
+		case c == '"':
+			t[c] = bcQuote
+		case c == '`':
+			t[c] = bcTick
 		}
 	}
 	return t
@@ -97,7 +104,7 @@ func (t *tokenizer) next() (tok token, ok bool) {
 	if t.pos == 0 {
 		class = sepSentence
 	}
-	at := false
+	at, quote := false, false
 	s := t.s
 	pos := t.pos
 scan:
@@ -124,6 +131,16 @@ scan:
 				continue
 			}
 			at = false
+		case bcQuote:
+			at, quote = false, !quote
+		case bcTick:
+			// Code (`x`, ```block```) is not words: skip it up to the
+			// matching run of backticks, if there is one.
+			at = false
+			if n := codeLen(s[pos:]); n > 0 {
+				pos += n
+				continue
+			}
 		case bcHigh:
 			r, size := utf8.DecodeRuneInString(s[pos:])
 			if isWordRune(r) {
@@ -131,6 +148,8 @@ scan:
 			}
 			at = false
 			switch r {
+			case '“', '”':
+				quote = !quote
 			case '–', '—', '，':
 				class = max(class, sepComma)
 			case '…', '。', '！', '？':
@@ -145,10 +164,12 @@ scan:
 		t.pos = pos
 		return token{}, false
 	}
-	tok.start, tok.pre, tok.at = pos, class, at
+	tok.start, tok.pre, tok.at, tok.quote = pos, class, at, quote
 	for pos < len(s) {
 		c := byteClasses[s[pos]]
-		if c == bcWord {
+		if c == bcWord || (joiner(s[pos]) && isAlnum(s[pos-1]) && pos+1 < len(s) && isAlnum(s[pos+1])) {
+			// '.', '/' and '-' inside a word join it: "banter.yaml",
+			// "cmd/banter", "banter-bot" are single words.
 			pos++
 			continue
 		}
@@ -183,6 +204,27 @@ scan:
 		}
 	}
 	return tok, true
+}
+
+// joiner reports whether c joins two words it sits between.
+func joiner(c byte) bool { return c == '.' || c == '/' || c == '-' }
+
+func isAlnum(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// codeLen returns the length of the code span or block at the start of s
+// (from the opening run of backticks through the matching closing run), or
+// 0 when it is not closed.
+func codeLen(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '`' {
+		n++
+	}
+	if i := strings.Index(s[n:], s[:n]); i >= 0 {
+		return n + i + n
+	}
+	return 0
 }
 
 // peekSep returns the separator class between the current position and the
@@ -234,135 +276,3 @@ func hasSuffixFold(s, suffix string) bool {
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
-
-// wordFlag marks the word lists a word belongs to.
-type wordFlag uint8
-
-const (
-	flagGreeting wordFlag = 1 << iota
-	flagMergedGreeting
-	flagAbout
-	flagFiller
-	flagNoise
-	flagQuestion
-)
-
-// wordEntry is one word of the lists below with the lists it is in.
-type wordEntry struct {
-	word string
-	flag wordFlag
-}
-
-// wordTable indexes the word lists below by first letter (0-25; 26 for
-// anything else). It is built once and only read afterwards. Buckets hold a
-// handful of words, which beats hashing for these short lookups.
-var wordTable = func() (t [27][]wordEntry) {
-	for _, l := range []struct {
-		words []string
-		flag  wordFlag
-	}{
-		{greetingWords, flagGreeting}, {mergedGreetings, flagMergedGreeting}, {aboutWords, flagAbout},
-		{fillerWords, flagFiller}, {noiseWords, flagNoise}, {questionWords, flagQuestion},
-	} {
-		for _, w := range l.words {
-			b := &t[bucket(w[0])]
-			found := false
-			for i := range *b {
-				if (*b)[i].word == w {
-					(*b)[i].flag |= l.flag
-					found = true
-				}
-			}
-			if !found {
-				*b = append(*b, wordEntry{w, l.flag})
-			}
-		}
-	}
-	return t
-}()
-
-func bucket(c byte) int {
-	if 'a' <= c && c <= 'z' {
-		return int(c - 'a')
-	}
-	return 26
-}
-
-const maxListWord = 16 // longer words are in no list
-
-// lookupWord returns the list flags of w (case-insensitive; ’ counts as ').
-// It does not allocate.
-func lookupWord(w string) wordFlag {
-	if len(w) > maxListWord*3 {
-		return 0
-	}
-	var buf [maxListWord]byte
-	n := 0
-	for i := 0; i < len(w); i++ {
-		if n == len(buf) {
-			return 0
-		}
-		c := w[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			if strings.HasPrefix(w[i:], "’") {
-				buf[n] = '\''
-				n++
-				i += len("’") - 1
-				continue
-			}
-			return 0
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	for _, e := range wordTable[bucket(buf[0])] {
-		if len(e.word) == n && e.word == string(buf[:n]) {
-			return e.flag
-		}
-	}
-	return 0
-}
-
-// Word lists. They are read-only; the matcher never changes them.
-var (
-	// greetingWords may precede a name at the start of a sentence without
-	// turning the name into a mention ("hey banter", "ok so banter").
-	greetingWords = []string{
-		"hey", "hi", "hello", "heya", "hiya", "howdy", "yo", "oi", "ok", "okay", "alright",
-		"please", "pls", "sup", "thanks", "thank", "thx", "ty", "morning", "evening",
-		"afternoon", "night", "gm", "gn", "so", "well", "oh", "ah", "um", "uh", "and",
-		"but", "dear", "sorry", "hm", "hmm", "lol", "wait",
-	}
-	// mergedGreetings may be glued to the name ("heybanter", "yobanter").
-	mergedGreetings = []string{"hey", "hi", "hello", "yo", "oi", "ok", "okay", "heya", "hiya"}
-	// aboutWords after a sentence-initial name (without a comma) make it a
-	// statement about the bot: "banter is great", "banter said no".
-	aboutWords = []string{
-		"is", "was", "isn't", "isnt", "wasn't", "wasnt", "has", "had", "hasn't", "said", "says",
-		"seems", "sounds", "sounded", "and", "or", "just", "thinks", "thought", "knows", "told",
-		"also", "always", "never", "gets", "got", "keeps", "kept", "likes", "liked", "went",
-		"did", "didn't", "does", "doesn't", "would", "wouldn't", "can't", "cannot", "won't",
-		"bot", "again", "too", "itself", "here", "there",
-	}
-	// fillerWords carry no content on their own ("uh huh", "yeah ok").
-	fillerWords = []string{
-		"uh", "um", "umm", "uhm", "er", "erm", "ah", "oh", "huh", "hm", "hmm", "mm", "mhm",
-		"mmhm", "yeah", "yea", "yep", "yup", "yes", "no", "nope", "nah", "ok", "okay", "k",
-		"right", "sure", "cool", "nice", "wow", "lol", "haha", "hah", "ha", "heh", "so",
-		"well", "like", "alright", "oops", "whoa", "ooh", "aha", "true", "damn", "hey", "hi",
-		"hello", "yo", "oi", "thanks", "thank", "you", "bye", "gotcha", "indeed", "exactly",
-		"totally", "okey", "dokey", "uhh", "umm", "ahh", "ohh", "i", "see", "hmmm",
-	}
-	// questionWords open a question even when the ASR drops the '?'.
-	questionWords = []string{
-		"what", "what's", "whats", "why", "how", "how's", "who", "who's", "where", "where's",
-		"when", "which", "can", "could", "would", "should", "will", "is", "are", "do", "does",
-		"did", "have", "has",
-	}
-)

@@ -178,10 +178,6 @@ type fragment struct {
 	allNoise  bool // every word is a backchannel noise ("uh", "mm", "huh")
 }
 
-// noiseWords are backchannels that never carry an answer.
-var noiseWords = []string{"uh", "um", "umm", "uhm", "uhh", "er", "erm", "ah", "ahh", "oh", "ohh",
-	"huh", "hm", "hmm", "hmmm", "mm", "mhm", "mmhm"}
-
 // describe reads an utterance without the bot's name for the low-signal
 // rule. It stops once the utterance is known to be more than a fragment.
 func describe(s string) fragment {
@@ -220,10 +216,25 @@ func onlyGreetings(s string, m NameMatch) bool {
 			continue
 		}
 		w, _ := trimWord(s[tok.start:tok.end])
-		if lookupWord(w)&(flagGreeting|flagFiller) == 0 {
+		if lookupWord(w)&(flagGreeting|flagDiscourse|flagFiller) == 0 {
 			return false
 		}
 	}
+}
+
+// participantNamed reports whether word is the first name of one of the
+// turn's participants (or its speaker). It does not allocate.
+func participantNamed(t *VoiceTurn, word string) bool {
+	word, _ = trimWord(word)
+	if strings.EqualFold(firstWord(t.SpeakerName), word) {
+		return true
+	}
+	for i := range t.Participants {
+		if strings.EqualFold(firstWord(t.Participants[i].Name), word) {
+			return true
+		}
+	}
+	return false
 }
 
 // Admit runs the deterministic part of voice Stage A: no I/O, no
@@ -262,6 +273,9 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		return d, NameMatch{}
 	}
 	m := c.names.MatchVoice(t.Transcript)
+	if m.Variant && participantNamed(t, t.Transcript[m.Start:m.End]) {
+		m = NameMatch{} // "hey Bender" with Bender in the channel: their name, not a look-alike of ours
+	}
 	addressed := m.Kind == MatchAddress && m.Confidence >= p.DirectAddressConfidence
 	if m.Kind != MatchNone {
 		d.Confidence = m.Confidence
@@ -311,7 +325,9 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		d.Outcome, d.Reason = OutcomeAllow, ReasonFocusedSpeaker
 	case justAnswered:
 		d.Outcome, d.Reason = OutcomeAllow, ReasonRecentReplyFollowup
-	case p.ReplyEagerness == 0:
+	case p.ReplyEagerness == 0 && !(m.Kind == MatchAddress && p.Classifier.Enabled):
+		// A name (or a look-alike) in an addressing position below the fast
+		// path is the borderline: it still goes to the classifier.
 		d.Outcome, d.Reason = OutcomeDeny, ReasonEagernessDisabled
 	case !p.Classifier.Enabled:
 		d.Outcome, d.Reason, d.EagerTurn = OutcomeAllow, ReasonEagerTurn, true

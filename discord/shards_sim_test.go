@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 )
 
 // guildsOnShards creates guilds until each of count shards owns one, and returns them by shard.
@@ -42,7 +43,7 @@ func guildsOnShards(t *testing.T, sim *discordsim.Server, count int) []discordsi
 // the owning shard (one sent on the other is ignored), and identifies are spaced so the
 // session start limit is never hit.
 func TestShardsAgainstSimulator(t *testing.T) {
-	sim := discordsim.Serve(t, discordsim.WithShards(2, 1), discordsim.WithIdentifySpacing(50*time.Millisecond))
+	sim := simtest.Serve(t, discordsim.WithShards(2, 1), discordsim.WithIdentifySpacing(50*time.Millisecond))
 	guilds := guildsOnShards(t, sim, 2)
 	alice := sim.CreateUser("alice")
 	var text [2]discordsim.ChannelID

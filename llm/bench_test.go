@@ -7,6 +7,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -16,7 +17,7 @@ import (
 // transport, the same-run baseline.
 func benchEnv(b *testing.B) (*Client, responses.ResponseService, *openaisim.Server) {
 	b.Helper()
-	sim := openaisim.Serve(b, openaisim.WithRules(
+	sim := openaitest.Serve(b, openaisim.WithRules(
 		openaisim.Rule{Name: "tool", Match: openaisim.Match{Tool: SendMessageToolName},
 			Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: SendMessageToolName,
 				Arguments: `{"mode":"reply","target_message_id":"113","text":"What a final!"}`}}}},

@@ -270,9 +270,10 @@ func (c *Client) chatParams(req GenerateRequest) openai.ChatCompletionNewParams 
 	}
 	p := openai.ChatCompletionNewParams{Model: req.Model, Messages: msgs}
 	if req.MaxOutputTokens > 0 {
-		// max_tokens rather than max_completion_tokens: chat_completions mode
-		// exists for OpenAI-compatible servers, which all know max_tokens.
-		p.MaxTokens = param.NewOpt(int64(req.MaxOutputTokens))
+		// max_completion_tokens, not the deprecated max_tokens: OpenAI answers
+		// 400 unsupported_parameter to max_tokens on reasoning models (gpt-5,
+		// o-series), and current OpenAI-compatible servers read both.
+		p.MaxCompletionTokens = param.NewOpt(int64(req.MaxOutputTokens))
 	}
 	if req.SendMessageTool {
 		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{

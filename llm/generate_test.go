@@ -144,8 +144,9 @@ func TestClassify(t *testing.T) {
 				if rec.Rule != "yn" || rec.Model != "gpt-5-nano" || rec.LastUserText != "alice: banter, you there?" {
 					t.Errorf("recorded rule=%q model=%q last=%q", rec.Rule, rec.Model, rec.LastUserText)
 				}
-				if budget := fmt.Sprintf(":%d", DefaultClassifierMaxTokens); !strings.Contains(string(rec.Body), budget) {
-					t.Errorf("body lacks the %d-token budget: %s", DefaultClassifierMaxTokens, rec.Body)
+				field := map[API]string{APIResponses: "max_output_tokens", APIChatCompletions: "max_completion_tokens"}[api]
+				if budget := fmt.Sprintf(`"%s":%d`, field, DefaultClassifierMaxTokens); !strings.Contains(string(rec.Body), budget) {
+					t.Errorf("body lacks %s: %s", budget, rec.Body)
 				}
 			})
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -48,7 +49,7 @@ type testEnv struct {
 func newEnv(t *testing.T, opts Options, rules ...openaisim.Rule) *testEnv {
 	t.Helper()
 	checkGoroutines(t)
-	sim := openaisim.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-test"))
+	sim := openaitest.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-test"))
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	reg := prometheus.NewRegistry()

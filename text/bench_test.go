@@ -13,7 +13,9 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // Load of the message-to-send benchmark: the 100 messages/s across 50 channels.
@@ -132,8 +134,8 @@ func BenchmarkMessageToSend(b *testing.B) {
 	n := max(b.N, 50)
 
 	// Baseline: a minimal bot on fresh simulators.
-	bdsim := discordsim.Serve(b, benchLimits...)
-	bosim := openaisim.Serve(b, openaisim.WithRules(benchRule))
+	bdsim := simtest.Serve(b, benchLimits...)
+	bosim := openaitest.Serve(b, openaisim.WithRules(benchRule))
 	bchans, balice := benchWorld(b, bdsim)
 	client, err := llm.New(llm.Options{BaseURL: bosim.BaseURL(), APIKey: "sk"})
 	if err != nil {

@@ -20,7 +20,9 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
 )
@@ -111,8 +113,8 @@ func newHarnessWith(t testing.TB, realClock bool, simOpts []discordsim.Option, m
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, clock: &clock{real: realClock, t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
-	h.dsim = discordsim.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
-	h.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
+	h.dsim = simtest.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
+	h.osim = openaitest.Serve(t, openaisim.WithRules(rules...))
 	h.guild = h.dsim.CreateGuild("Banter Test")
 	h.general = h.dsim.CreateTextChannel(h.guild, "general")
 	h.alice = h.dsim.CreateUser("alice")

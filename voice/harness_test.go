@@ -24,8 +24,11 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -97,9 +100,9 @@ func newWorldWith(t testing.TB, simOpts []openaisim.Option, mutate func(*config.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
-	w.vsim = voicesim.Serve(t, voicesim.WithDAVE())
-	w.dsim = discordsim.Serve(t, discordsim.WithVoiceSim(w.vsim))
-	w.osim = openaisim.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, simOpts...)...)
+	w.vsim = voicetest.Serve(t, voicesim.WithDAVE())
+	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
+	w.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, simOpts...)...)
 	w.guild = w.dsim.CreateGuild("Voice Test")
 	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
 	w.text = w.dsim.CreateTextChannel(w.guild, "voice-log")

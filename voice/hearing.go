@@ -215,6 +215,11 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 		sp.bargeReply, sp.bargeBase = ar.id, speech
 		return
 	}
+	if !l.Speaking() {
+		// Only confirmed speech interrupts (the detector's Speaking: a
+		// voice, not a hum, music, typing or background chatter).
+		return
+	}
 	min := time.Duration(max(bi.MinSpeechMs, 1)) * time.Millisecond
 	if speech-sp.bargeBase >= min && ar.interrupted.CompareAndSwap(false, true) {
 		ar.interruptedBy.Store(sp.userID)

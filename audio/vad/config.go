@@ -14,6 +14,8 @@ import (
 type Config struct {
 	// SampleRate of the mono frames pushed [16000].
 	SampleRate int
+	// Algorithm selects the frame classifier [AlgorithmSpeech].
+	Algorithm Algorithm
 
 	// ThresholdDB is the absolute minimum speech level in dBFS [-50].
 	ThresholdDB float64
@@ -48,6 +50,33 @@ type Config struct {
 	// this (standard deviation, dB) is steady noise or hum and is
 	// discarded [2.5]; negative disables the check.
 	MinSpreadDB float64
+}
+
+// Algorithm is a frame classifier.
+type Algorithm int
+
+// Algorithms.
+const (
+	// AlgorithmSpeech (the default) hears voices: energy over the noise
+	// floor as a first gate, then periodicity (a pitch between 60 and
+	// 400 Hz) whose pitch moves like speech, not like a held note or a hum.
+	AlgorithmSpeech Algorithm = iota
+	// AlgorithmEnergy is the earlier detector: energy over the noise floor
+	// and the zero-crossing rate only. Kept for comparison (bench/vad) and
+	// the cheapest path; music and noise 5 dB under a voice defeat it.
+	AlgorithmEnergy
+)
+
+// String returns "speech" or "energy".
+func (a Algorithm) String() string {
+	switch a {
+	case AlgorithmSpeech:
+		return "speech"
+	case AlgorithmEnergy:
+		return "energy"
+	default:
+		return fmt.Sprintf("algorithm(%d)", int(a))
+	}
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -92,6 +121,9 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	if err := (pcm.Format{Rate: c.SampleRate, Channels: 1}).Validate(); err != nil {
 		return fmt.Errorf("vad: config: %w", err)
+	}
+	if c.Algorithm != AlgorithmSpeech && c.Algorithm != AlgorithmEnergy {
+		return fmt.Errorf("vad: config: algorithm %d (want %d speech or %d energy)", int(c.Algorithm), AlgorithmSpeech, AlgorithmEnergy)
 	}
 	if c.SampleRate%50 != 0 {
 		return fmt.Errorf("vad: config: rate %d has no whole 20 ms frame", c.SampleRate)

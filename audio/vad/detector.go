@@ -15,10 +15,12 @@ const (
 	// ClassSilence: at or near the noise floor.
 	ClassSilence
 	// ClassWeak: a little under the speech threshold with a high
-	// zero-crossing rate (a fricative such as "s" or "f"): continues an
-	// utterance but never starts one.
+	// zero-crossing rate (AlgorithmEnergy), or another periodic or loud frame
+	// near speech (AlgorithmSpeech; a fricative such as "s" or "f"):
+	// continues an utterance but never starts one.
 	ClassWeak
-	// ClassSpeech: clearly above the noise floor.
+	// ClassSpeech: clearly above the noise floor (AlgorithmEnergy), or
+	// periodic with a gliding pitch (AlgorithmSpeech).
 	ClassSpeech
 )
 
@@ -44,19 +46,61 @@ func (c Class) String() string {
 // floor settles on the noise level within one window even when the stream
 // starts with speech (Discord clients only send while their user talks).
 // Until a full window has been seen the floor is at most PriorFloorDB.
+//
+// With AlgorithmSpeech (the default) the energy test is only the first,
+// cheap stage: a frame at least 3 dB over the floor is then measured for
+// periodicity (pitchTracker). A speech frame is periodic with a pitch of
+// 60-400 Hz that glided from the previous frame's (0.5-12 %): held notes and
+// hums keep their pitch, chords and noise jump or have none. A periodic frame
+// whose pitch is neither held for 60 ms nor jumping is a Voice frame: it may
+// start an utterance but does not keep one going. Other periodic frames and
+// loud aperiodic ones (a fricative) are weak, and only within 200 ms of a
+// speech frame, so clicks after a sentence do not hold the turn open.
 type Detector struct {
+	alg                                    Algorithm
 	thresholdDB, marginDB, weakDB, priorDB float64
 	zcrMin                                 float64   // weak-frame ZCR, scaled to the rate
 	energies                               []float64 // ring of recent frame energies
 	n, next                                int
+
+	pitch       *pitchTracker
+	lastPeriod  float32 // period of the previous frame if it was periodic, else 0
+	sinceSpeech int     // frames since the last speech frame
+	held        int     // consecutive periodic frames with the same pitch
 }
+
+// Speech-algorithm constants (see Detector).
+const (
+	gateDB      = 3    // energy over the floor worth a pitch measurement
+	periodicMax = 0.35 // aperiodicity of a periodic (voiced) frame
+	strongMax   = 0.2  // aperiodicity of a clearly voiced frame
+	smoothMin   = 0.005
+	smoothMax   = 0.12
+	weakHoldN   = 10 // frames after a speech frame in which weak frames count
+	heldN       = 2  // frames keeping the previous pitch that make a held note
+)
 
 // Frame measurements the detector reports.
 type Measure struct {
 	Class    Class
 	EnergyDB float64 // frame RMS, dBFS
-	FloorDB  float64 // noise floor estimate, dBFS
-	ZCR      float64 // zero-crossing rate 0..1
+	// Periodic: a pitch in 60-400 Hz (AlgorithmSpeech only).
+	Periodic bool
+	// Voice: periodic and not a held or jumping pitch: may start an
+	// utterance (AlgorithmSpeech).
+	Voice bool
+	// Held: periodic with the previous frame's pitch (within 0.5 %).
+	Held bool
+	// Smooth: periodic with a pitch 0.5-12 % away from the previous
+	// frame's, as a voice glides (AlgorithmSpeech).
+	Smooth bool
+	// Strong: a smooth frame that is clearly voiced (AlgorithmSpeech).
+	Strong bool
+	// Aperiodicity: YIN's normalized difference at the pitch, 0 (a pure
+	// period) to about 1 (noise); 1 when not measured.
+	Aperiodicity float64
+	FloorDB      float64 // noise floor estimate, dBFS
+	ZCR          float64 // zero-crossing rate 0..1
 }
 
 // NewDetector returns a frame classifier configured like an Endpointer's
@@ -71,7 +115,8 @@ func NewDetector(cfg Config) (*Detector, error) {
 }
 
 func newDetector(c Config) *Detector {
-	return &Detector{
+	d := &Detector{
+		alg:         c.Algorithm,
 		thresholdDB: c.ThresholdDB,
 		marginDB:    c.MarginDB,
 		weakDB:      6,
@@ -82,6 +127,11 @@ func newDetector(c Config) *Detector {
 		zcrMin:   0.25 * 16000 / float64(c.SampleRate),
 		energies: make([]float64, max(1, int(c.NoiseWindow/pcm.FrameDuration))),
 	}
+	if c.Algorithm == AlgorithmSpeech {
+		d.pitch = newPitchTracker(c.SampleRate)
+	}
+	d.sinceSpeech = weakHoldN + 1
+	return d
 }
 
 // Classify measures one frame and updates the noise floor.
@@ -97,7 +147,11 @@ func (d *Detector) Classify(frame []int16) Measure {
 	if d.n < len(d.energies) {
 		floor = min(floor, d.priorDB)
 	}
-	m := Measure{EnergyDB: e, FloorDB: floor, Class: ClassSilence}
+	m := Measure{EnergyDB: e, FloorDB: floor, Class: ClassSilence, Aperiodicity: 1}
+	if d.alg == AlgorithmSpeech {
+		d.classifySpeech(frame, &m)
+		return m
+	}
 	thr := max(d.thresholdDB, floor+d.marginDB)
 	switch {
 	case e >= thr:
@@ -111,5 +165,58 @@ func (d *Detector) Classify(frame []int16) Measure {
 	return m
 }
 
+// classifySpeech is AlgorithmSpeech's second stage.
+func (d *Detector) classifySpeech(frame []int16, m *Measure) {
+	d.sinceSpeech = min(d.sinceSpeech+1, weakHoldN+1)
+	if m.EnergyDB < max(d.thresholdDB, m.FloorDB+gateDB) {
+		d.pitch.skip(frame)
+		d.lastPeriod, d.held = 0, 0
+		return
+	}
+	aper, period := d.pitch.measure(frame)
+	m.Aperiodicity = float64(aper)
+	m.Periodic = aper < periodicMax && period > 0
+	prev := d.lastPeriod
+	d.lastPeriod = 0
+	if m.Periodic {
+		d.lastPeriod = period
+		r := float32(1)
+		if prev > 0 {
+			r = (period - prev) / period
+			r = max(r, -r)
+		}
+		if r < smoothMin {
+			d.held++
+		} else {
+			d.held = 0
+		}
+		m.Held = r < smoothMin
+		m.Smooth = r >= smoothMin && r < smoothMax
+		m.Strong = m.Smooth && aper < strongMax
+		// A pitch held for 60 ms is a note or a hum; one that jumps is a
+		// melody or a chord (or a pitch error).
+		m.Voice = d.held < heldN && (prev == 0 || r < smoothMax)
+		if m.Smooth {
+			m.Class = ClassSpeech
+			d.sinceSpeech = 0
+			return
+		}
+	} else {
+		d.held = 0
+	}
+	if d.sinceSpeech > weakHoldN {
+		return
+	}
+	if m.Periodic || m.EnergyDB >= m.FloorDB+d.marginDB {
+		m.Class = ClassWeak
+	}
+}
+
 // Reset forgets the noise history.
-func (d *Detector) Reset() { d.n, d.next = 0, 0 }
+func (d *Detector) Reset() {
+	d.n, d.next = 0, 0
+	d.lastPeriod, d.sinceSpeech, d.held = 0, weakHoldN+1, 0
+	if d.pitch != nil {
+		d.pitch.reset()
+	}
+}

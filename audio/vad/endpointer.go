@@ -1,9 +1,12 @@
 // Package vad finds utterances in a stream of mono 20 ms frames: a
-// Detector classifies each frame (energy against an adaptive noise floor,
-// zero-crossing rate for unvoiced consonants) and an Endpointer turns the
-// classes into utterances with pre-roll, end-of-speech silence, minimum and
-// maximum length (long speech is cut into numbered chunks), and a
-// "speaking now" signal for barge-in and room-aware coalescing.
+// Detector classifies each frame (by default energy over an adaptive noise
+// floor, then periodicity and how the pitch moves: a voice, not music, hum,
+// typing or noise; see Algorithm) and an Endpointer turns the classes into
+// utterances with pre-roll, end-of-speech silence, minimum and maximum
+// length (long speech is cut into numbered chunks; a first chunk that is not
+// speech is discarded like an utterance would be), and a "speaking now"
+// signal for barge-in and room-aware coalescing, raised only on confirmed
+// speech.
 //
 // There is no wall clock inside: time is the frame count. Every timestamp in
 // an Event is the stream position of the Endpointer, i.e. the number of
@@ -17,6 +20,7 @@ package vad
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
@@ -118,6 +122,11 @@ type Endpointer struct {
 	speaking   bool
 	levN       int     // speech frames measured for the spread check
 	sum, sumSq float64 // and their energies
+	// AlgorithmSpeech's evidence for the utterance
+	periodicN int    // periodic frames
+	heldN     int    // periodic frames that kept the previous pitch
+	smoothN   int    // speech frames (periodic with a speech-like pitch move)
+	strong    uint64 // the last 50 frames: bit set for a strong speech frame
 
 	events [3]Event
 }
@@ -198,8 +207,20 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		e.ringCount = min(e.ringCount+1, e.preN+e.startN)
 	}
 
+	e.strong <<= 1
+	if m.Strong {
+		e.strong |= 1
+	}
 	if !e.active {
-		if m.Class != ClassSpeech {
+		switch {
+		case m.Class == ClassSpeech || m.Voice:
+			// AlgorithmSpeech: any periodic frame that is not a held or
+			// jumping pitch may start; only gliding ones keep it going.
+		case m.Class == ClassWeak && e.cfg.Algorithm == AlgorithmSpeech:
+			// a held or jumping pitch inside noisy speech: neither
+			// breaks nor extends the run
+			return ev, nil
+		default:
 			e.speechRun = 0
 			return ev, nil
 		}
@@ -224,13 +245,25 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		e.sum += m.EnergyDB
 		e.sumSq += m.EnergyDB * m.EnergyDB
 	}
-	if !e.speaking && e.speechN >= e.speakN && !e.steady() {
+	if m.Periodic {
+		e.periodicN++
+	}
+	if m.Held {
+		e.heldN++
+	}
+	if m.Smooth {
+		e.smoothN++
+	}
+	if !e.speaking && e.speechN >= e.speakN && e.confirmed() {
 		e.speaking = true
 		ev = append(ev, e.event(EventSpeaking))
 	}
 	switch {
 	case e.silence >= e.endN:
 		ev = append(ev, e.finish())
+	case e.bufN >= e.maxN && e.chunk == 0 && e.noise():
+		// the same checks as an end: music or hum never reaches STT
+		ev = append(ev, e.discard())
 	case e.bufN >= e.maxN:
 		ev = append(ev, e.cut())
 	}
@@ -263,6 +296,7 @@ func (e *Endpointer) begin() {
 	e.chunk = 0
 	e.speaking = false
 	e.levN, e.sum, e.sumSq = 0, 0, 0
+	e.periodicN, e.smoothN, e.heldN = 0, 0, 0
 	n := min(e.ringCount, e.preN+e.speechRun)
 	e.bufN = n
 	e.bufPos = e.pos - uint64(n)
@@ -310,8 +344,7 @@ func (e *Endpointer) finish() Event {
 	ev := e.event(EventEnd)
 	ev.Final = true
 	e.active, e.speaking = false, false
-	span := e.lastPos - e.firstPos
-	if e.chunk == 0 && (span < uint64(e.minN) || e.steady()) {
+	if e.chunk == 0 && e.noise() {
 		ev.Kind = EventDiscard
 		e.shift = e.bufN
 		return ev
@@ -323,6 +356,49 @@ func (e *Endpointer) finish() Event {
 	e.shift = e.bufN
 	return ev
 }
+
+// discard ends the utterance with EventDiscard (a full first chunk that
+// is not speech).
+func (e *Endpointer) discard() Event {
+	ev := e.event(EventDiscard)
+	ev.Final = true
+	e.active, e.speaking = false, false
+	e.shift = e.bufN
+	return ev
+}
+
+// noise reports whether the utterance so far is not worth transcribing:
+// too short, too steady, or (AlgorithmSpeech) too little of its periodic
+// sound moves its pitch like a voice (music holds notes).
+func (e *Endpointer) noise() bool {
+	if e.lastPos-e.firstPos < uint64(e.minN) {
+		return true
+	}
+	if e.cfg.Algorithm != AlgorithmSpeech {
+		return e.steady()
+	}
+	// Levels say little at low SNR (the noise compresses them); a held
+	// pitch (hum, notes) is the better sign of a steady source.
+	return e.smoothN < minSmooth || e.smoothN*smoothShare < e.periodicN || e.heldN*heldShare >= e.periodicN
+}
+
+// confirmed reports whether the utterance has clearly voiced speech now:
+// at least confirmStrong strong frames in the last 50 (1 s); for
+// AlgorithmEnergy, levels that vary like speech.
+func (e *Endpointer) confirmed() bool {
+	if e.cfg.Algorithm != AlgorithmSpeech {
+		return !e.steady()
+	}
+	return bits.OnesCount64(e.strong&(1<<50-1)) >= confirmStrong
+}
+
+// AlgorithmSpeech's utterance checks.
+const (
+	minSmooth     = 5  // speech frames an utterance needs
+	smoothShare   = 5  // 1 in smoothShare periodic frames must be speech frames
+	heldShare     = 2  // and under 1 in heldShare may keep the previous pitch
+	confirmStrong = 12 // strong frames in 1 s that confirm speech (Speaking)
+)
 
 // steady reports whether the speech frames' levels hardly vary (noise).
 func (e *Endpointer) steady() bool {

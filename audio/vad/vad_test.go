@@ -89,7 +89,7 @@ func TestFixtureEndpoints(t *testing.T) {
 				s = addNoise(append(s, make([]int16, pcm.Speech16k().Len(tail))...), tt.noiseDB)
 				tail = 0
 			}
-			e, err := New(Config{})
+			e, err := New(Config{Algorithm: AlgorithmEnergy})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestSplitAtPause(t *testing.T) {
 // at pauses, with contiguous audio that reassembles to the whole utterance.
 func TestLongSpeechIsChunked(t *testing.T) {
 	s := testaudio.Speech16k(t, "long-story.wav")
-	e, _ := New(Config{MaxUtterance: 4 * time.Second})
+	e, _ := New(Config{MaxUtterance: 4 * time.Second, Algorithm: AlgorithmEnergy})
 	evs := feed(t, e, s, 2*time.Second)
 	var ends []collected
 	for _, ev := range evs {
@@ -218,7 +218,9 @@ func TestRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, _ := New(tt.cfg)
+			cfg := tt.cfg
+			cfg.Algorithm = AlgorithmEnergy
+			e, _ := New(cfg)
 			evs := feed(t, e, tt.s, 2*time.Second)
 			if got := summary(evs); got != tt.want {
 				t.Errorf("events %q, want %q", got, tt.want)
@@ -231,7 +233,7 @@ func TestRejects(t *testing.T) {
 // barge-in) and false when the utterance ends; Active spans the utterance.
 func TestSpeakingSignal(t *testing.T) {
 	s := testaudio.Speech16k(t, "hey-banter-weather.wav")
-	e, _ := New(Config{SpeakingMin: 300 * ms})
+	e, _ := New(Config{SpeakingMin: 300 * ms, Algorithm: AlgorithmEnergy})
 	var speakingAt, activeAt, endAt time.Duration
 	fl := e.FrameLen()
 	s = append(s, make([]int16, 16000)...)
@@ -319,18 +321,24 @@ func TestPushDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// BenchmarkPush: one frame through the detector and endpointer, per
+// algorithm (energy is the same-run baseline for speech's pitch stage).
 func BenchmarkPush(b *testing.B) {
 	s := testaudio.Speech16k(b, "long-story.wav")
-	e, _ := New(Config{})
-	fl := e.FrameLen()
-	off := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		if off+fl > len(s) {
-			off = 0
-		}
-		_, _ = e.Push(s[off : off+fl])
-		off += fl
+	for _, alg := range []Algorithm{AlgorithmSpeech, AlgorithmEnergy} {
+		b.Run(alg.String(), func(b *testing.B) {
+			e, _ := New(Config{Algorithm: alg})
+			fl := e.FrameLen()
+			off := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if off+fl > len(s) {
+					off = 0
+				}
+				_, _ = e.Push(s[off : off+fl])
+				off += fl
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@
 //	                                                      run the bot (the default)
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
+//	banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
 //	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
 //	banter version                                        print the version
@@ -61,6 +62,7 @@ const usage = `usage:
                                                         run the bot (default)
   banter config check FILE                              validate FILE and print the effective config
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
+  banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
   banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
   banter version                                        print the version

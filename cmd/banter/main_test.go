@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -177,6 +179,26 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !exited {
+		// The sandbox's simulator serves the control API too: what the bot
+		// sent is readable there, and members can speak through it.
+		ctl := ""
+		for _, line := range strings.Split(out.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "control API: "); ok {
+				ctl = strings.Fields(v)[0]
+			}
+		}
+		var sent []struct {
+			Content string `json:"content"`
+		}
+		if resp, err := http.Get(ctl + "/messages?from=bot"); err != nil {
+			t.Errorf("control API %q: %v", ctl, err)
+		} else {
+			_ = json.NewDecoder(resp.Body).Decode(&sent)
+			resp.Body.Close()
+			if len(sent) == 0 || !strings.HasPrefix(sent[0].Content, "You said:") {
+				t.Errorf("control API: the bot sent %+v", sent)
+			}
+		}
 		typeLine("/quit\n")
 	}
 	typed.Close()

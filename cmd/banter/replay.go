@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
@@ -16,20 +17,27 @@ import (
 )
 
 // replayCommand implements `banter replay [-config FILE] [-llm] EVENTS.jsonl`: a recorded
-// conversation through the decision engine, offline.
+// conversation through the decision engine, offline; with -labels CORPUS.jsonl it scores a
+// labelled corpus instead.
 func replayCommand(ctx context.Context, e env) error {
 	fs := flag.NewFlagSet("banter replay", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	useLLM := fs.Bool("llm", false, "run the classifier and Stage B against the configured model")
+	labels := fs.String("labels", "", "score a labelled corpus (events with \"addressed\" and \"why\"): print precision, recall, confusion tables and errors instead of results")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)")
+		fmt.Fprintln(e.stderr, "       banter replay [-config FILE] [-llm] -labels CORPUS.jsonl")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(e.args); err != nil {
 		return &usageError{err.Error()}
 	}
-	if fs.NArg() != 1 {
+	switch {
+	case *labels != "" && fs.NArg() != 0:
+		fs.Usage()
+		return &usageError{"replay: with -labels, give no other file"}
+	case *labels == "" && fs.NArg() != 1:
 		fs.Usage()
 		return &usageError{"replay: give exactly one EVENTS.jsonl file (or -)"}
 	}
@@ -60,6 +68,13 @@ func replayCommand(ctx context.Context, e env) error {
 			}
 			return strings.TrimSpace(res.Text), nil
 		})
+	}
+	if *labels != "" {
+		opts.Score = replay.NewScore()
+		if err := replay.RunFile(ctx, *labels, e.stdin, io.Discard, e.stderr, opts); err != nil {
+			return err
+		}
+		return opts.Score.Write(e.stdout)
 	}
 	return replay.RunFile(ctx, fs.Arg(0), e.stdin, e.stdout, e.stderr, opts)
 }

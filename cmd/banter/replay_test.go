@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 func TestReplayCommandOnShippedExample(t *testing.T) {
@@ -23,7 +24,7 @@ func TestReplayCommandOnShippedExample(t *testing.T) {
 }
 
 func TestReplayCommandWithLLM(t *testing.T) {
-	osim := openaisim.Serve(t, openaisim.WithRules(openaisim.Rule{
+	osim := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
 		Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"},
 		Reply: openaisim.Reply{Text: "YES"},
 	}))
@@ -49,5 +50,24 @@ func TestReplayCommandUsage(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "replay", "testdata/missing.jsonl"); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestReplayCommandLabels(t *testing.T) {
+	out, _, err := runCLI(t, nil, "replay", "-config", "../../decision/replay/testdata/addressing.yaml",
+		"-labels", "../../decision/replay/testdata/addressing.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PIPELINE  TURNS  PRECISION  RECALL", "\ntext ", "\nvoice ", "name_exact", "BORDERLINE", "errors\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay -labels output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"allow"`) {
+		t.Errorf("replay -labels printed result lines:\n%s", out)
+	}
+	if _, _, err := runCLI(t, nil, "replay", "-labels", "x.jsonl", "y.jsonl"); exitCode(err) != 2 {
+		t.Errorf("-labels with another file: exit %d", exitCode(err))
 	}
 }

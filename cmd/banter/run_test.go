@@ -16,8 +16,11 @@ import (
 
 	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // lockedBuffer is an io.Writer safe for the logger and the test to share.
@@ -41,8 +44,8 @@ func (l *lockedBuffer) String() string {
 // TestRunServesAndShutsDownGracefully runs `banter run` itself against both simulators: it logs
 // in, answers a mention, serves metrics and readiness, and stops cleanly when its context ends.
 func TestRunServesAndShutsDownGracefully(t *testing.T) {
-	dsim := discordsim.Serve(t)
-	osim := openaisim.Serve(t)
+	dsim := simtest.Serve(t)
+	osim := openaitest.Serve(t)
 	g := dsim.CreateGuild("g")
 	ch := dsim.CreateTextChannel(g, "general")
 	alice := dsim.CreateUser("alice")
@@ -128,13 +131,14 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 			t.Errorf("no %s event", ev)
 		}
 	}
+	assertConforms(t, dsim, osim)
 }
 
 // TestRunReturnsWhenLoginFails: a rejected token ends `banter run` with an error at once; the
 // background goroutines already started (config watcher, SIGHUP, metrics, pruning) are
 // stopped rather than waited for forever.
 func TestRunReturnsWhenLoginFails(t *testing.T) {
-	dsim := discordsim.Serve(t)
+	dsim := simtest.Serve(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\n  retentionDays: 7\n",
@@ -161,9 +165,20 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer.
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
-	vs := voicesim.Serve(t, voicesim.WithDAVE())
-	dsim := discordsim.Serve(t, discordsim.WithVoiceSim(vs))
-	osim := openaisim.Serve(t)
+	for _, tt := range []struct{ name, extra string }{
+		{"stt_pipeline", ""},
+		// Realtime voice, and every text call (the reply classifier included)
+		// over chat completions: the conformance check then covers both APIs.
+		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra) })
+	}
+}
+
+func runVoiceJoinAndAnswer(t *testing.T, extraConfig string) {
+	vs := voicetest.Serve(t, voicesim.WithDAVE())
+	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
+	osim := openaitest.Serve(t)
 	osim.QueueTranscripts("hey banter, what's the weather like today?")
 	g := dsim.CreateGuild("g")
 	text := dsim.CreateTextChannel(g, "general")
@@ -173,8 +188,8 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n",
-		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"))
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
+		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +260,7 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
+	assertConforms(t, dsim, osim)
 }
 
 // TestRunTwoProviders: with providers: in the config, each model slot calls its own endpoint.
@@ -252,9 +268,9 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 // replyFollowupLlm names a second provider (another simulator on its own port, speaking chat
 // completions with its own key variable), which writes the follow-up pass.
 func TestRunTwoProviders(t *testing.T) {
-	dsim := discordsim.Serve(t)
-	primary := openaisim.Serve(t)
-	second := openaisim.Serve(t)
+	dsim := simtest.Serve(t)
+	primary := openaitest.Serve(t)
+	second := openaitest.Serve(t)
 	g := dsim.CreateGuild("g")
 	ch := dsim.CreateTextChannel(g, "general")
 	alice := dsim.CreateUser("alice")

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/control"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
@@ -27,6 +29,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	fs.SetOutput(e.stderr)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	logPath := fs.String("log", "", "write the bot's JSON logs to this file (default: a temp file)")
+	ctlAddr := fs.String("control-addr", "127.0.0.1:0", "loopback address of the simulator's control API (docs/simulator.md)")
 	if err := fs.Parse(e.args); err != nil {
 		return &usageError{err.Error()}
 	}
@@ -50,6 +53,8 @@ func sandboxCommand(ctx context.Context, e env) error {
 	guild := dsim.CreateGuild("Sandbox")
 	general := dsim.CreateTextChannel(guild, "general")
 	users := map[string]discordsim.UserID{}
+	ctl := control.New(dsim, guild)
+	defer ctl.Close()
 	user := func(name string) discordsim.UserID {
 		if id, ok := users[name]; ok {
 			return id
@@ -57,9 +62,17 @@ func sandboxCommand(ctx context.Context, e env) error {
 		id := dsim.CreateUser(name)
 		_ = dsim.AddMember(guild, id)
 		users[name] = id
+		ctl.Name(name, id)
 		return id
 	}
 	user("you")
+	ctlLn, err := control.Listen(*ctlAddr)
+	if err != nil {
+		return &usageError{fmt.Sprintf("banter sandbox: -control-addr: %v", err)}
+	}
+	ctlSrv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = ctlSrv.Serve(ctlLn) }()
+	defer ctlSrv.Close()
 
 	cfg.Discord.APIURL = dsim.APIBaseURL()
 	cfg.Discord.VoiceCAFile = vs.CAFile()
@@ -106,6 +119,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "banter sandbox: you are in #general with %s; model: %s\n", cfg.Bot.Name, model)
 	fmt.Fprintf(e.stdout, "type to talk, \"/as NAME text\" to speak as someone else, /quit to leave (logs: %s)\n", *logPath)
+	fmt.Fprintf(e.stdout, "control API: http://%s (docs/simulator.md)\n", ctlLn.Addr())
 
 	// Print what others (the bot) post, as it arrives.
 	printed := map[discordsim.MessageID]bool{}

@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
-	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/control"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -14,19 +15,33 @@ import (
 // standalone, for pointing a bot or a third-party client at them. They listen on loopback only.
 func simCommand(ctx context.Context, e env) error {
 	if len(e.args) == 0 {
-		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]"}
+		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]\n" +
+			"  discord also: [-control-addr 127.0.0.1:PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]"}
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	script := fs.String("script", "", "openai only: a YAML or JSON script of rules, latency and faults (docs/simulator.md)")
+	ctlAddr := fs.String("control-addr", "127.0.0.1:0", "discord only: loopback address of the control API")
+	botToken := fs.String("bot-token", "", "discord only: the bot's token (default: generated)")
+	idTime := fs.String("id-time", "", "discord only: pin the demo world's ids to snowflakes of this RFC 3339 instant")
+	writeConfig := fs.String("write-config", "", "discord only: write a banter config for this simulator to FILE")
+	openaiURL := fs.String("openai-url", "", "discord only: llm.baseUrl for the written config (e.g. a banter sim openai)")
 	if err := fs.Parse(e.args[1:]); err != nil {
 		return &usageError{err.Error()}
 	}
 	switch which {
 	case "discord":
-		return discordsim.RunStandalone(ctx, *addr, e.stdout)
+		o := control.Options{Addr: *addr, ControlAddr: *ctlAddr, BotToken: *botToken, WriteConfig: *writeConfig, OpenAIURL: *openaiURL}
+		if *idTime != "" {
+			t, err := time.Parse(time.RFC3339, *idTime)
+			if err != nil {
+				return &usageError{fmt.Sprintf("banter sim discord: -id-time: %v (want RFC 3339, e.g. 2025-01-01T00:00:00Z)", err)}
+			}
+			o.IDTime = t
+		}
+		return control.RunStandalone(ctx, o, e.stdout)
 	case "openai":
 		var opts []openaisim.Option
 		if *script != "" {

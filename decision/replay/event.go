@@ -18,6 +18,14 @@ import (
 //
 // is_self marks the bot's own messages; reply_to is a message id. A voice
 // event's ts is when the utterance started; it ends duration_ms later.
+//
+// A labelled corpus (replay -labels) adds to each message or voice event
+// "addressed" (true when a person would say the turn addresses the bot) and
+// "why" (a short reason category, e.g. "vocative_end" or "noun_use"). A
+// third type switches the bot's name and aliases for the events after it,
+// so one corpus can hold several bots:
+//
+//	{"type":"bot","name":"Zorvik","aliases":["Zorv"]}
 type Event struct {
 	Type      string    `json:"type"`
 	ID        string    `json:"id"`
@@ -38,12 +46,21 @@ type Event struct {
 	SpeakerName string `json:"speaker_name,omitempty"`
 	Transcript  string `json:"transcript,omitempty"`
 	DurationMS  int64  `json:"duration_ms,omitempty"`
+
+	// Labels (replay -labels): ignored by a plain replay.
+	Addressed *bool  `json:"addressed,omitempty"`
+	Why       string `json:"why,omitempty"`
+
+	// Bot switches (type "bot").
+	Name    string   `json:"name,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // Event types.
 const (
 	TypeMessage = "message"
 	TypeVoice   = "voice"
+	TypeBot     = "bot"
 )
 
 var errBadEvent = errors.New("bad event")
@@ -61,10 +78,16 @@ func ParseEvent(line []byte) (Event, error) {
 	if dec.More() {
 		return Event{}, fmt.Errorf("%w: more than one JSON value on the line", errBadEvent)
 	}
+	if e.Type == TypeBot {
+		if e.Name == "" {
+			return Event{}, fmt.Errorf("%w: bot: missing name", errBadEvent)
+		}
+		return e, nil
+	}
 	missing := func(field string) error { return fmt.Errorf("%w: %s %q: missing %s", errBadEvent, e.Type, e.ID, field) }
 	switch {
 	case e.Type != TypeMessage && e.Type != TypeVoice:
-		return Event{}, fmt.Errorf("%w: type %q: want %q or %q", errBadEvent, e.Type, TypeMessage, TypeVoice)
+		return Event{}, fmt.Errorf("%w: type %q: want %q, %q or %q", errBadEvent, e.Type, TypeMessage, TypeVoice, TypeBot)
 	case e.ID == "":
 		return Event{}, missing("id")
 	case e.ChannelID == "":

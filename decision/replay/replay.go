@@ -53,6 +53,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics counts decisions (nil: none).
 	Metrics *decision.Metrics
+	// Score, when set, scores every labelled event (replay -labels).
+	Score *Score
 	// MaxLineBytes bounds an input line (default 1 MiB).
 	MaxLineBytes int
 }
@@ -95,7 +97,10 @@ func Run(ctx context.Context, in io.Reader, out, summary io.Writer, opts Options
 				fmt.Fprintf(summary, "replay: line %d: skipped: %v\n", lineNo, perr)
 				break
 			}
-			res := r.handle(ctx, ev)
+			res, ok := r.handle(ctx, ev)
+			if !ok {
+				break
+			}
 			if err := enc.Encode(res); err != nil {
 				return fmt.Errorf("replay: write result for line %d: %w", lineNo, err)
 			}

@@ -314,7 +314,11 @@ func FuzzParseEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ev.ID == "" || ev.ChannelID == "" || ev.TS.IsZero() || (ev.Type != TypeMessage && ev.Type != TypeVoice) {
+		if ev.Type == TypeBot {
+			if ev.Name == "" {
+				t.Fatalf("accepted a bot switch without a name: %+v", ev)
+			}
+		} else if ev.ID == "" || ev.ChannelID == "" || ev.TS.IsZero() || (ev.Type != TypeMessage && ev.Type != TypeVoice) {
 			t.Fatalf("accepted an invalid event: %+v", ev)
 		}
 		// Whatever parses must replay without panicking.

@@ -20,6 +20,7 @@ type runner struct {
 	text  *decision.TextEngine
 	voice *decision.VoiceEngine
 	stats stats
+	bot   string // the bot's name in force
 
 	channels map[string]*channelState // by channel id
 	selfMsgs map[string]string        // the bot's message ids → channel
@@ -41,6 +42,7 @@ func newRunner(o Options) *runner {
 		text:     decision.NewTextEngine(o.Text, eo),
 		voice:    decision.NewVoiceEngine(o.Voice, eo),
 		stats:    newStats(),
+		bot:      o.Text.BotName,
 		channels: make(map[string]*channelState),
 		selfMsgs: make(map[string]string),
 	}
@@ -63,14 +65,30 @@ func (c *channelState) remember(l decision.ContextLine) {
 	c.recent = append(c.recent, l)
 }
 
-func (r *runner) handle(ctx context.Context, ev Event) Result {
-	if ev.Type == TypeVoice {
-		return r.handleVoice(ctx, ev)
+// handle replays one message or voice event; ok is false for a bot switch,
+// which changes the names for the events after it and has no result.
+func (r *runner) handle(ctx context.Context, ev Event) (res Result, ok bool) {
+	var d decision.Decision
+	switch ev.Type {
+	case TypeBot:
+		r.opts.Text.BotName, r.opts.Text.Aliases = ev.Name, ev.Aliases
+		r.opts.Voice.BotName, r.opts.Voice.Aliases = ev.Name, ev.Aliases
+		r.text.SetPolicy(r.opts.Text)
+		r.voice.SetPolicy(r.opts.Voice)
+		r.bot = ev.Name
+		return Result{}, false
+	case TypeVoice:
+		res, d = r.handleVoice(ctx, ev)
+	default:
+		res, d = r.handleText(ctx, ev)
 	}
-	return r.handleText(ctx, ev)
+	if r.opts.Score != nil && ev.Addressed != nil {
+		r.opts.Score.Add(ev, r.bot, d)
+	}
+	return res, true
 }
 
-func (r *runner) handleText(ctx context.Context, ev Event) Result {
+func (r *runner) handleText(ctx context.Context, ev Event) (Result, decision.Decision) {
 	c := r.channel(ev.ChannelID)
 	turn := decision.TextTurn{
 		MessageID: ev.ID, ChannelID: ev.ChannelID, AuthorID: ev.AuthorID, AuthorName: ev.AuthorName,
@@ -92,10 +110,10 @@ func (r *runner) handleText(ctx context.Context, ev Event) Result {
 	}
 	c.remember(decision.ContextLine{Speaker: ev.AuthorName, Text: ev.Content, Bot: ev.IsSelf})
 	r.stats.add(ev.ChannelID, "text", d)
-	return res
+	return res, d
 }
 
-func (r *runner) handleVoice(ctx context.Context, ev Event) Result {
+func (r *runner) handleVoice(ctx context.Context, ev Event) (Result, decision.Decision) {
 	c := r.channel(ev.ChannelID)
 	end := ev.TS.Add(time.Duration(ev.DurationMS) * time.Millisecond)
 	c.addParticipant(ev.SpeakerID, ev.SpeakerName)
@@ -126,7 +144,7 @@ func (r *runner) handleVoice(ctx context.Context, ev Event) Result {
 		c.engagement.BotReplied(ev.SpeakerID, c.speechEnds)
 	}
 	r.stats.add(ev.ChannelID, "voice", d)
-	return res
+	return res, d
 }
 
 func (c *channelState) addParticipant(id, name string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/banterbot/banter/discord/voice/gateway"
 	"github.com/banterbot/banter/discord/voice/transport"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // TestAudioBothWays connects to the simulator in each transport mode and
@@ -28,7 +29,7 @@ func TestAudioBothWays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := voicesim.Serve(t, voicesim.WithModes(tt.modes...))
+			s := voicetest.Serve(t, voicesim.WithModes(tt.modes...))
 			m := newMetrics()
 			cfg := simConfig(t, s, testBot, m)
 			cfg.SendRealtimePriority = tt.rt
@@ -160,7 +161,7 @@ func TestCloseCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := voicesim.Serve(t)
+			s := voicetest.Serve(t)
 			m := newMetrics()
 			c := dial(t, simConfig(t, s, testBot, m))
 			var err error
@@ -228,7 +229,7 @@ func itoa(n int) string { return gateway.CloseCode(n).String()[:4] }
 // DAVE-only server refuses with 4017, a client bug reported clearly.
 func TestDAVERequiredAtIdentify(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t, voicesim.WithRequireDAVE())
+	s := voicetest.Serve(t, voicesim.WithRequireDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := Dial(ctx, simConfig(t, s, testBot, nil))
@@ -240,7 +241,7 @@ func TestDAVERequiredAtIdentify(t *testing.T) {
 
 func TestDialErrors(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t)
+	s := voicetest.Serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cfg := simConfig(t, s, testBot, nil)

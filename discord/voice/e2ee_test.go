@@ -11,6 +11,7 @@ import (
 
 	"github.com/banterbot/banter/discord/voice/gateway"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // recordingE2EE stands in for discord/dave (its own issue) to check the
@@ -70,7 +71,7 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 	checkGoroutines(t)
 	var binMu sync.Mutex
 	var fromClient []voicesim.BinaryMessage
-	s := voicesim.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
+	s := voicetest.Serve(t, voicesim.WithOnBinary(func(b voicesim.BinaryMessage) {
 		binMu.Lock()
 		fromClient = append(fromClient, b)
 		binMu.Unlock()
@@ -176,7 +177,7 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 // the connection nor reach E2EE, and later messages are still processed.
 func TestUnknownOpsIgnored(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t)
+	s := voicetest.Serve(t)
 	e := &recordingE2EE{}
 	cfg := simConfig(t, s, testBot, nil)
 	cfg.E2EE = e

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // TestUDPFaults plays audio to the bot through a forwarding path with loss,
@@ -26,7 +27,7 @@ func TestUDPFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := voicesim.Serve(t)
+			s := voicetest.Serve(t)
 			m := newMetrics()
 			cfg := simConfig(t, s, testBot, m)
 			cfg.StreamDepth = 512 // the test reads after the burst

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // TestHeartbeatsKeepSessionAlive: with a 25 ms Hello interval and a server
@@ -13,7 +14,7 @@ import (
 // them would be closed three times over).
 func TestHeartbeatsKeepSessionAlive(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t, voicesim.WithHeartbeat(25*time.Millisecond, 300*time.Millisecond))
+	s := voicetest.Serve(t, voicesim.WithHeartbeat(25*time.Millisecond, 300*time.Millisecond))
 	m := newMetrics()
 	c := dial(t, simConfig(t, s, testBot, m))
 	time.Sleep(time.Second)
@@ -27,7 +28,7 @@ func TestHeartbeatsKeepSessionAlive(t *testing.T) {
 // the socket itself and resumes on a new one.
 func TestMissedHeartbeatACKsResume(t *testing.T) {
 	checkGoroutines(t)
-	s := voicesim.Serve(t, voicesim.WithHeartbeat(30*time.Millisecond, 5*time.Second))
+	s := voicetest.Serve(t, voicesim.WithHeartbeat(30*time.Millisecond, 5*time.Second))
 	proxy := newTCPProxy(t, s.Endpoint())
 	m := newMetrics()
 	cfg := simConfig(t, s, testBot, m)

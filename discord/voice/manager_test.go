@@ -13,7 +13,9 @@ import (
 	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -42,8 +44,8 @@ type world struct {
 
 func newWorld(t *testing.T, cfg ManagerConfig) *world {
 	t.Helper()
-	v := voicesim.Serve(t)
-	main := discordsim.Serve(t, discordsim.WithVoiceSim(v))
+	v := voicetest.Serve(t)
+	main := simtest.Serve(t, discordsim.WithVoiceSim(v))
 	w := &world{main: main, voice: v, connects: make(chan *Conn, 16), metrics: newMetrics()}
 	g := main.CreateGuild("Voice Guild")
 	w.guild = string(g)
@@ -261,7 +263,7 @@ func TestManagerClosePolicies(t *testing.T) {
 // once, and updates for other users or guilds are ignored.
 func TestManagerWaitsForEndpoint(t *testing.T) {
 	checkGoroutines(t)
-	v := voicesim.Serve(t)
+	v := voicetest.Serve(t)
 	gw := &scriptedGateway{}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(v.CACertPEM())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -40,7 +41,7 @@ type rtEnv struct {
 func newRTEnv(t *testing.T, rules ...openaisim.Rule) *rtEnv {
 	t.Helper()
 	checkGoroutines(t)
-	sim := openaisim.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-rt"))
+	sim := openaitest.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-rt"))
 	m := NewMetrics(prometheus.NewRegistry())
 	return &rtEnv{sim: sim, metrics: m,
 		cfg: Config{URL: sim.BaseURL(), APIKey: "sk-rt", Model: "gpt-realtime", Metrics: m}}

@@ -35,7 +35,7 @@ func (s *Server) Commands(g GuildID) []Command {
 	return out
 }
 
-func (s *Server) commandsInLocked(g GuildID) []*command {
+func (s *worldState) commandsInLocked(g GuildID) []*command {
 	var out []*command
 	for _, c := range s.commands {
 		if c.wire.GuildID == g {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 func sine(freq float64, frames int) []int16 {
@@ -23,7 +24,7 @@ func sine(freq float64, frames int) []int16 {
 // VOICE_STATE_UPDATE → VOICE_SERVER_UPDATE), connect to voicesim and
 // exchange audio with a simulated member both ways, then leave.
 func TestDiscordJSVoiceThroughGateway(t *testing.T) {
-	vs := voicesim.Serve(t)
+	vs := voicetest.Serve(t)
 	w := newWorld(t, WithVoiceSim(vs))
 	ctx := testCtx(t)
 	member, err := w.sim.JoinVoiceMember(ctx, w.alice, w.voice, voicesim.MemberOptions{})

@@ -9,10 +9,11 @@
 // (discord-clients.md); the §4 checklist there is this package's acceptance
 // list, and docs/simulator.md describes what is simulated and what is not.
 //
-// A test starts a simulator with Serve, which listens on 127.0.0.1 and
-// closes it with t.Cleanup:
+// A test starts a simulator with simtest.Serve (package sim/discord/simtest,
+// kept apart so the production binary does not link testing), which listens
+// on 127.0.0.1 and closes it with t.Cleanup:
 //
-//	sim := discordsim.Serve(t)
+//	sim := simtest.Serve(t)
 //	g := sim.CreateGuild("Sim Guild")
 //	general := sim.CreateTextChannel(g, "general")
 //	alice := sim.CreateUser("alice")

@@ -150,9 +150,10 @@ func (c *gwConn) identifyLocked(id *identifyCommand) CloseCode {
 		ResumeGatewayURL: s.GatewayURL(), Shard: shard, PrivateChannels: empty, Presences: empty,
 		Relationships: empty, GuildJoinRequests: empty, GeoOrderedRTCRegns: []string{},
 	}
-	if uid == s.bot {
-		ready.Application = &readyApplication{ID: s.bot, Flags: 0}
-	}
+	// Every simulated member that logs in is its own application (id = its
+	// user id), as a bot account is on Discord: discord.js builds
+	// client.application from READY and fails at login without it.
+	ready.Application = &readyApplication{ID: uid, Flags: 0}
 	s.dispatchToLocked(ss, "READY", ready, 0)
 	for _, g := range member {
 		s.dispatchToLocked(ss, "GUILD_CREATE", s.wireGuildCreateLocked(g), IntentGuilds)

@@ -56,7 +56,7 @@ type world struct {
 func newWorld(t *testing.T, opts ...Option) *world {
 	t.Helper()
 	checkLeaks(t)
-	s := Serve(t, opts...)
+	s := serve(t, opts...)
 	w := &world{sim: s, guild: s.CreateGuild("Sim Guild")}
 	w.text = s.CreateTextChannel(w.guild, "general")
 	w.voice = s.CreateVoiceChannel(w.guild, "Voice")
@@ -225,4 +225,16 @@ func identifyPayload(token string, intents Intents, compress bool) map[string]an
 		"token": token, "intents": intents, "compress": compress,
 		"properties": map[string]string{"os": "linux", "browser": "test", "device": "test"},
 	}}
+}
+
+// serve is simtest.Serve for this package's own tests (which cannot import
+// simtest: it imports this package).
+func serve(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := New(opts...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatalf("discordsim: start: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }

@@ -154,7 +154,7 @@ func MentionRole(r RoleID) string { return "<@&" + string(r) + ">" }
 // replied-to author; with it only the listed kinds and ids do, and the
 // replied-to author only with replied_user.
 // https://discord.com/developers/docs/resources/message#allowed-mentions-object
-func (s *Server) computeMentionsLocked(m *message, repliedAuthor UserID) {
+func (s *worldState) computeMentionsLocked(m *message, repliedAuthor UserID) {
 	am := m.AllowedMentions
 	parse := func(kind string) bool { return am == nil || slices.Contains(am.Parse, kind) }
 	g := s.guilds[m.GuildID]

@@ -11,7 +11,7 @@ func fmtTime(t time.Time) string { return t.UTC().Format(wireTime) }
 
 func strp(s string) *string { return &s }
 
-func (s *Server) wireUserLocked(id UserID) wireUser {
+func (s *worldState) wireUserLocked(id UserID) wireUser {
 	u := s.users[id]
 	if u == nil {
 		return wireUser{ID: id, Username: "deleted-user", Discriminator: "0"}

@@ -1,6 +1,7 @@
 package discordsim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ type RESTRequest struct {
 	Route  Route
 	User   UserID
 	Status int
+	// Query is the raw query string; Body the request body as sent when it
+	// is JSON (nil otherwise or when empty), for conformance checks.
+	Query string
+	Body  json.RawMessage
 }
 
 // RESTLog returns every REST call so far, in order.
@@ -82,13 +87,30 @@ func (s *Server) routes() http.Handler {
 func (s *Server) api(route Route, o routeOpts, h apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := &apiRequest{Request: r}
+		sent := keepBody(r)
 		status, body := s.serveAPI(w, q, route, o, h)
 		s.mu.Lock()
-		s.restLog = append(s.restLog, RESTRequest{Method: r.Method, Path: r.URL.Path, Route: route, User: q.user, Status: status})
+		s.restLog = append(s.restLog, RESTRequest{Method: r.Method, Path: r.URL.Path, Route: route, User: q.user,
+			Status: status, Query: r.URL.RawQuery, Body: sent})
 		s.notifyLocked()
 		s.mu.Unlock()
 		writeJSON(w, status, body)
 	})
+}
+
+// keepBody reads a JSON request body (up to maxBody+1 bytes, so the
+// handler still sees an oversized one) and puts it back for the handler. It
+// returns the body for the log, or nil when it is empty or not JSON.
+func keepBody(r *http.Request) json.RawMessage {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if !json.Valid(b) {
+		return nil
+	}
+	return b
 }
 
 func (s *Server) serveAPI(w http.ResponseWriter, q *apiRequest, route Route, o routeOpts, h apiFunc) (int, any) {

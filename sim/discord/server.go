@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -31,12 +30,23 @@ type config struct {
 	defaultLim  Limit
 	replayLimit int
 	privileged  Intents
+	idNow       func() time.Time // snowflake clock; nil: now
+	botToken    string           // "": generated
 	// shards and maxConcurrency are what GET /gateway/bot recommends; identifySpacing, when
 	// set, is how soon one rate-limit key may identify again (Discord: 5 s).
 	shards          int
 	maxConcurrency  int
 	identifySpacing time.Duration
 }
+
+// WithIDClock sets the clock used for snowflakes only (default: the
+// WithClock clock). A clock that stands still while a world is built gives
+// the same ids on every run: ids then count up by one.
+func WithIDClock(now func() time.Time) Option { return func(c *config) { c.idNow = now } }
+
+// WithBotToken fixes the bot's token (default: a random one), so scripts
+// and written configs can rely on it.
+func WithBotToken(tok string) Option { return func(c *config) { c.botToken = tok } }
 
 // WithShards sets GET /gateway/bot's recommended shard count and identify concurrency
 // (default 1 and 1). Sessions always shard as their Identify says.
@@ -111,8 +121,6 @@ func WithPrivilegedIntents(i Intents) Option { return func(c *config) { c.privil
 // one with New or Serve.
 type Server struct {
 	log       *slog.Logger
-	now       func() time.Time
-	ids       snowflakes
 	heartbeat time.Duration
 	voice     VoiceBackend
 	limiter   *limiter
@@ -124,25 +132,16 @@ type Server struct {
 	wg      sync.WaitGroup // the HTTP server goroutine and every gateway connection
 	base    string         // "http://127.0.0.1:PORT"
 
-	mu           sync.Mutex // guards following
-	changed      chan struct{}
-	closed       bool
-	users        map[UserID]*user
-	tokens       map[string]UserID
-	bot          UserID
-	guilds       map[GuildID]*guild
-	guildOrder   []GuildID
-	channels     map[ChannelID]*channel
-	messages     map[MessageID]*message
-	sent         []*message // created by clients through REST, in order
-	typing       []TypingEvent
-	commands     map[CommandID]*command
-	interactions map[InteractionID]*interaction
-	sessions     map[string]*session
-	conns        map[*gwConn]struct{}
-	gwEvents     []GatewayEvent
-	restLog      []RESTRequest
-	connSeq      int
+	mu      sync.Mutex // guards following, and worldState
+	changed chan struct{}
+	closed  bool
+	worldState
+	// Transport state: gateway sessions and sockets, and what was recorded.
+	sessions map[string]*session
+	conns    map[*gwConn]struct{}
+	gwEvents []GatewayEvent
+	restLog  []RESTRequest
+	connSeq  int
 	// lastIdentify is when each rate-limit key of the bot last identified (WithIdentifySpacing).
 	lastIdentify map[int]time.Time
 }
@@ -166,22 +165,14 @@ func New(opts ...Option) *Server {
 		o(&c)
 	}
 	s := &Server{
-		log:          c.log,
-		now:          c.now,
-		ids:          snowflakes{now: c.now},
-		heartbeat:    c.heartbeat,
-		voice:        c.voice,
-		cfg:          c,
-		changed:      make(chan struct{}),
-		users:        map[UserID]*user{},
-		tokens:       map[string]UserID{},
-		guilds:       map[GuildID]*guild{},
-		channels:     map[ChannelID]*channel{},
-		messages:     map[MessageID]*message{},
-		commands:     map[CommandID]*command{},
-		interactions: map[InteractionID]*interaction{},
-		sessions:     map[string]*session{},
-		conns:        map[*gwConn]struct{}{},
+		log:        c.log,
+		heartbeat:  c.heartbeat,
+		voice:      c.voice,
+		cfg:        c,
+		changed:    make(chan struct{}),
+		worldState: newWorldState(c.now, cmpClock(c.idNow, c.now)),
+		sessions:   map[string]*session{},
+		conns:      map[*gwConn]struct{}{},
 	}
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  4096,
@@ -190,6 +181,11 @@ func New(opts ...Option) *Server {
 	}
 	s.limiter = newLimiter(c.limitNow, c.limits, c.defaultLim, c.global)
 	s.bot = s.createUser(c.botName, true, true)
+	if c.botToken != "" {
+		delete(s.tokens, s.users[s.bot].token)
+		s.users[s.bot].token = c.botToken
+		s.tokens[c.botToken] = s.bot
+	}
 	return s
 }
 
@@ -237,18 +233,6 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	return err
-}
-
-// Serve starts a Server on a loopback ephemeral port and closes it when the
-// test ends.
-func Serve(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	s := New(opts...)
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 // Token returns the bot's token (without the "Bot " prefix).

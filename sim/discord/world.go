@@ -185,16 +185,6 @@ func (s *Server) AddMember(g GuildID, u UserID) error {
 	return nil
 }
 
-func (s *Server) addMemberLocked(g *guild, u UserID, at time.Time) {
-	g.members[u] = &member{user: u, joinedAt: at}
-	g.memberOrder = append(g.memberOrder, u)
-}
-
-func (s *Server) isMemberLocked(g GuildID, u UserID) bool {
-	gd := s.guilds[g]
-	return gd != nil && gd.members[u] != nil
-}
-
 // CreateRole creates a mentionable role in a guild.
 func (s *Server) CreateRole(g GuildID, name string) (RoleID, error) {
 	s.mu.Lock()
@@ -256,6 +246,7 @@ func (s *Server) mustCreateChannel(g GuildID, t ChannelType, name string, parent
 		panic(fmt.Sprintf("discordsim: create channel: unknown guild %s", g))
 	}
 	c := s.createChannelLocked(gd, t, name, parent)
+	s.notifyLocked()
 	for _, ss := range s.sessions {
 		if s.seesGuildLocked(ss, g) {
 			wc := s.wireChannelLocked(c)
@@ -263,24 +254,6 @@ func (s *Server) mustCreateChannel(g GuildID, t ChannelType, name string, parent
 		}
 	}
 	return c.id
-}
-
-func (s *Server) createChannelLocked(g *guild, t ChannelType, name string, parent ChannelID) *channel {
-	c := &channel{
-		id: ChannelID(s.ids.nextString()), guild: g.id, typ: t, name: name,
-		parent: parent, createdAt: s.now(),
-	}
-	if !t.isThread() {
-		for _, id := range g.channels {
-			if !s.channels[id].typ.isThread() {
-				c.position++
-			}
-		}
-	}
-	s.channels[c.id] = c
-	g.channels = append(g.channels, c.id)
-	s.notifyLocked()
-	return c
 }
 
 func (s *Server) dispatchThreadCreateLocked(c *channel) {

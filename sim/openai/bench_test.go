@@ -53,7 +53,7 @@ func BenchmarkResponsesNew(b *testing.B) {
 	}
 	b.Run("baseline=canned", func(b *testing.B) { run(b, cannedServer(b)) })
 	b.Run("simulator", func(b *testing.B) {
-		s := Serve(b)
+		s := serve(b)
 		run(b, s.BaseURL())
 		s.ResetRecords()
 	})
@@ -64,7 +64,7 @@ func BenchmarkResponsesNew(b *testing.B) {
 // injected total as overhead-ms/op.
 func BenchmarkStreamingOverhead(b *testing.B) {
 	lat := Latency{TimeToFirstToken: 2 * time.Millisecond, PerToken: 500 * time.Microsecond}
-	s := Serve(b, WithRules(Rule{Reply: Reply{Text: "one two three four five six seven eight nine ten eleven twelve"}, Latency: lat}))
+	s := serve(b, WithRules(Rule{Reply: Reply{Text: "one two three four five six seven eight nine ten eleven twelve"}, Latency: lat}))
 	c := newClient(s)
 	p := responses.ResponseNewParams{Model: "gpt-5-mini", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}}
 	b.ReportAllocs()

@@ -12,7 +12,7 @@ import (
 // TestOversizedBodyIsRejected: a body past the endpoint's limit gets a 400 that says so, and
 // the request is recorded with that status (not a confusing JSON syntax error).
 func TestOversizedBodyIsRejected(t *testing.T) {
-	s := Serve(t)
+	s := serve(t)
 	tests := []struct {
 		path  string
 		limit int

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -19,7 +20,11 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N *int `json:"n"`
+	N                   *int     `json:"n"`
+	MaxTokens           *int64   `json:"max_tokens"`
+	MaxCompletionTokens *int64   `json:"max_completion_tokens"`
+	Temperature         *float64 `json:"temperature"`
+	TopP                *float64 `json:"top_p"`
 }
 
 type chatMessageIn struct {
@@ -50,6 +55,9 @@ func parseChatRequest(body []byte) (*chatRequest, *prompt, error) {
 	}
 	if len(req.Messages) == 0 {
 		return nil, nil, reqErr("messages", "[] is too short - 'messages'")
+	}
+	if err := reasoningModelRules(&req); err != nil {
+		return nil, nil, err
 	}
 	if req.N != nil && *req.N != 1 {
 		return nil, nil, reqErr("n", "openaisim: only n=1 is simulated")
@@ -253,4 +261,28 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}, false)
 	}
 	sw.done()
+}
+
+// reasoningModelRules refuses, as the real API does at run time, what
+// reasoning models (gpt-5, o-series) do not take in chat completions: the
+// legacy max_tokens, and a temperature or top_p other than the default 1.
+func reasoningModelRules(req *chatRequest) error {
+	if !isReasoningModel(req.Model) {
+		return nil
+	}
+	if req.MaxTokens != nil {
+		return &requestError{param: "max_tokens", code: "unsupported_parameter",
+			msg: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}
+	}
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"temperature", req.Temperature}, {"top_p", req.TopP}} {
+		if p.v != nil && *p.v != 1 {
+			return &requestError{param: p.name, code: "unsupported_value",
+				msg: fmt.Sprintf("Unsupported value: '%s' does not support %s with this model. Only the default (1) value is supported.",
+					p.name, strconv.FormatFloat(*p.v, 'f', -1, 64))}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package openaisim
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -106,5 +108,56 @@ func TestChatToolMessageNeedsCall(t *testing.T) {
 	var apiErr *openai.Error
 	if !asOpenAIError(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "role 'tool'") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestChatMaxTokensOnReasoningModels: the real API refuses the legacy
+// max_tokens (and a non-default temperature or top_p) on reasoning models
+// with these exact bodies; the simulator must too, or a client sending them
+// passes every test and fails in production.
+func TestChatMaxTokensOnReasoningModels(t *testing.T) {
+	const refusal = `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`
+	tests := []struct {
+		model, field string
+		wantStatus   int
+	}{
+		{"gpt-5-nano", "max_tokens", 400},
+		{"gpt-5", "max_tokens", 400},
+		{"o4-mini", "max_tokens", 400},
+		{"o1", "max_tokens", 400},
+		{"gpt-5-nano", "max_completion_tokens", 200},
+		{"o3-mini", "max_completion_tokens", 200},
+		{"gpt-4o-mini", "max_tokens", 200},
+		{"gpt-4.1", "max_tokens", 200},
+		{"omni-moderation", "max_tokens", 200},
+		{"gpt-5-mini", "temperature", 400},
+		{"gpt-5-mini", "top_p", 400},
+		{"gpt-4o-mini", "temperature", 200},
+	}
+	s := serveT(t)
+	for _, tt := range tests {
+		t.Run(tt.model+"/"+tt.field, func(t *testing.T) {
+			value := "16"
+			if tt.field == "temperature" || tt.field == "top_p" {
+				value = "0.5"
+			}
+			body := `{"model":"` + tt.model + `","messages":[{"role":"user","content":"hi"}],"` + tt.field + `":` + value + `}`
+			resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, got)
+			}
+			want := refusal
+			if tt.field != "max_tokens" {
+				want = `{"error":{"message":"Unsupported value: '` + tt.field + `' does not support 0.5 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"` + tt.field + `","code":"unsupported_value"}}`
+			}
+			if tt.wantStatus == 400 && strings.TrimSpace(string(got)) != want {
+				t.Errorf("body\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }

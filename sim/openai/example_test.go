@@ -12,7 +12,7 @@ import (
 )
 
 // A test points openai-go at the simulator and scripts the model's answer.
-// In a test, openaisim.Serve(t, ...) does Start and Close.
+// In a test, openaitest.Serve(t, ...) does Start and Close.
 func Example() {
 	sim, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(openaisim.Rule{
 		Name:  "reply via tool",

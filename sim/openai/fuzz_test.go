@@ -160,7 +160,7 @@ func FuzzRealtimeClientEvent(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	s := Serve(f, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "ok"}}))
+	s := serve(f, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "ok"}}))
 	conn, _, err := websocket.DefaultDialer.Dial(s.RealtimeURL()+"?model=gpt-realtime", nil)
 	if err != nil {
 		f.Fatal(err)

@@ -53,9 +53,25 @@ func checkNoLeaks(t *testing.T) {
 func serveT(t *testing.T, opts ...Option) *Server {
 	t.Helper()
 	checkNoLeaks(t) // registered first, so it runs after Serve's Close
-	return Serve(t, opts...)
+	return serve(t, opts...)
 }
 
 func asOpenAIError(err error, target **openai.Error) bool {
 	return errors.As(err, target)
+}
+
+// serve is openaitest.Serve for this package's own tests (which cannot
+// import openaitest: it imports this package).
+func serve(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start("127.0.0.1:0", opts...)
+	if err != nil {
+		t.Fatalf("openaisim: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("openaisim: close: %v", err)
+		}
+	})
+	return s
 }

@@ -2,7 +2,25 @@ package openaisim
 
 import (
 	"net/http"
+	"strings"
 )
+
+// isReasoningModel reports whether model is one of OpenAI's reasoning models
+// (gpt-5 family, o1, o3, o4-mini...), which chat completions serves with
+// max_completion_tokens only: max_tokens is answered 400
+// unsupported_parameter.
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if strings.HasPrefix(m, "gpt-5") {
+		return true
+	}
+	for _, p := range []string{"o1", "o3", "o4"} {
+		if m == p || strings.HasPrefix(m, p+"-") {
+			return true
+		}
+	}
+	return false
+}
 
 type modelObject struct {
 	ID      string `json:"id"`

@@ -34,6 +34,7 @@ type prompt struct {
 type requestError struct {
 	param string
 	msg   string
+	code  string // OpenAI's error code, e.g. "unsupported_parameter"; empty is null
 }
 
 func (e *requestError) Error() string {

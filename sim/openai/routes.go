@@ -134,7 +134,9 @@ func (s *Server) reject(w http.ResponseWriter, rec *Recorded, err error) {
 	if !ok {
 		re = &requestError{msg: err.Error()}
 	}
-	badRequest(w, re.param, re.msg)
+	writeError(w, http.StatusBadRequest, APIError{
+		Message: re.msg, Type: "invalid_request_error", Param: strp(re.param), Code: strp(re.code),
+	}, 0)
 }
 
 // writeBody writes a complete non-streamed JSON body, corrupted by

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -162,22 +161,6 @@ func Start(addr string, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// Serve starts a simulator on 127.0.0.1 with a free port and closes it when
-// the test ends. It fails the test if the simulator cannot start.
-func Serve(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	s, err := Start("127.0.0.1:0", opts...)
-	if err != nil {
-		t.Fatalf("openaisim: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("openaisim: close: %v", err)
-		}
-	})
-	return s
 }
 
 func (s *Server) listen(addr string) error {

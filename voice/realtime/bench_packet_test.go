@@ -13,6 +13,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 )
 
 // BenchmarkFirstDeltaToPacket measures, through the bot's real voice
@@ -22,7 +23,7 @@ import (
 // iteration is a new talk spurt (StopSpeaking after it), so the first
 // frame goes out at once rather than on the previous spurt's pacing grid.
 func BenchmarkFirstDeltaToPacket(b *testing.B) {
-	vs := voicesim.Serve(b)
+	vs := voicetest.Serve(b)
 	sess := voicesim.Session{GuildID: testGuild, ChannelID: testChannel, UserID: testBot, SessionID: "s-bench", Token: "t-bench"}
 	if err := vs.Authorize(sess); err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -70,7 +71,7 @@ func simConfig(oa *openaisim.Server, s Strategy, sink *testSink, logs *logBuffer
 }
 
 func TestStartErrors(t *testing.T) {
-	oa := openaisim.Serve(t, openaisim.WithAPIKey("sk-right"))
+	oa := openaitest.Serve(t, openaisim.WithAPIKey("sk-right"))
 	tests := []struct {
 		name  string
 		edit  func(*Config)
@@ -103,7 +104,7 @@ func TestStartErrors(t *testing.T) {
 // (503), the Bridge backs off and retries until a session is up, restoring
 // the instructions; the bot then speaks again.
 func TestReconnectBackoff(t *testing.T) {
-	oa := openaisim.Serve(t, openaisim.WithRules(
+	oa := openaitest.Serve(t, openaisim.WithRules(
 		openaisim.Rule{Name: "drop", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
 			Fault: openaisim.Fault{DropAfterEvents: 2}, Times: 1},
 		openaisim.Rule{Name: "refuse", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
@@ -160,7 +161,7 @@ func TestReconnectBackoff(t *testing.T) {
 }
 
 func TestWrongStrategyAndGate(t *testing.T) {
-	oa := openaisim.Serve(t)
+	oa := openaitest.Serve(t)
 	sink, logs := newTestSink(), &logBuffer{}
 	b, err := Start(t.Context(), simConfig(oa, StrategyBrain, sink, logs))
 	if err != nil {

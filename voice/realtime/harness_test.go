@@ -28,7 +28,9 @@ import (
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/voice"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -195,8 +197,8 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8),
 		replies: make(chan replyOutcome, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.vs = voicesim.Serve(t)
-	h.oa = openaisim.Serve(t, openaisim.WithRules(o.rules...))
+	h.vs = voicetest.Serve(t)
+	h.oa = openaitest.Serve(t, openaisim.WithRules(o.rules...))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel

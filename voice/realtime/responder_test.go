@@ -12,6 +12,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -136,7 +137,7 @@ func (p *Responder) count() int {
 // TestResponderSessionsReleaseIdle: one Bridge per voice session (the join
 // greeting included), closed by Release for its guild or when idle.
 func TestResponderSessionsReleaseIdle(t *testing.T) {
-	oa := openaisim.Serve(t, openaisim.WithRules(openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
+	oa := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
 		Reply: openaisim.Reply{Text: "Hi all."}}))
 	client, err := llm.New(llm.Options{BaseURL: oa.BaseURL(), APIKey: "sk-test"})
 	if err != nil {

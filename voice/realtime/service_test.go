@@ -19,8 +19,11 @@ import (
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -46,9 +49,9 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	w := &serviceWorld{t: t, ctx: ctx, logs: &logBuffer{}}
-	w.vsim = voicesim.Serve(t)
-	w.dsim = discordsim.Serve(t, discordsim.WithVoiceSim(w.vsim))
-	w.osim = openaisim.Serve(t, openaisim.WithRules(rules...))
+	w.vsim = voicetest.Serve(t)
+	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
+	w.osim = openaitest.Serve(t, openaisim.WithRules(rules...))
 	w.guild = w.dsim.CreateGuild("Realtime Test")
 	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
 

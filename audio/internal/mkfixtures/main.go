@@ -21,6 +21,13 @@ var files = []string{
 	"uh-huh.wav",
 	"two-questions.wav",
 	"long-story.wav",
+	// The rest of the set, for the noisy VAD evaluation (bench/vad).
+	"banter-joke.wav",
+	"hey-banner-weather.wav",
+	"pass-the-banner.wav",
+	"mike-hear-me.wav",
+	"thats-just-banter.wav",
+	"banter-stop.wav",
 }
 
 func main() {

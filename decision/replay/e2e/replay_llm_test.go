@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/decision/replay"
 	"github.com/banterbot/banter/llm"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 const (
@@ -26,7 +27,7 @@ const (
 )
 
 func TestReplayWithLLM(t *testing.T) {
-	sim := openaisim.Serve(t, openaisim.WithRules(
+	sim := openaitest.Serve(t, openaisim.WithRules(
 		openaisim.Rule{Name: "yes-pizza", Match: openaisim.Match{Model: classifierModel, InputPattern: `Latest utterance, from mike: "what do you think about pineapple`},
 			Reply: openaisim.Reply{Text: "YES"}},
 		openaisim.Rule{Name: "addressed-after-all", Match: openaisim.Match{Model: classifierModel, InputPattern: `from carol:\nI asked banter yesterday`},

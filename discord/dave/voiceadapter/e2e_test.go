@@ -16,6 +16,7 @@ import (
 	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -71,7 +72,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestEndToEndOverVoicesim(t *testing.T) {
 	checkGoroutines(t)
 	binary := make(chan voicesim.BinaryMessage, 16)
-	s := voicesim.Serve(t, voicesim.WithOnBinary(func(m voicesim.BinaryMessage) { binary <- m }))
+	s := voicetest.Serve(t, voicesim.WithOnBinary(func(m voicesim.BinaryMessage) { binary <- m }))
 	const botID, peerID = "1100000000000000100", "1100000000000000200"
 	bot, botDAVE := dialDAVE(t, s, botID)
 	peer, peerDAVE := dialDAVE(t, s, peerID)

@@ -12,7 +12,7 @@ import (
 func BenchmarkForward(b *testing.B) {
 	opus := make([]byte, 120)
 	for _, n := range []int{1, 3} {
-		s := Serve(b)
+		s := serve(b)
 		a := joinRaw(b, s, testSession("1100000000000000010", "c"), ModeAES256GCMRTPSize)
 		for i := range n {
 			r := joinRaw(b, s, testSession("12000000000000000"+strconv.Itoa(10+i), "c"), ModeAES256GCMRTPSize)
@@ -56,7 +56,7 @@ func BenchmarkForward(b *testing.B) {
 // decrypt, re-encrypt for each receiver and send, with the UDP loop's
 // reused scratch.
 func TestForwardAllocs(t *testing.T) {
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "c"), ModeAES256GCMRTPSize)
 	joinRaw(t, s, testSession("1100000000000000011", "c"), ModeXChaCha20Poly1305RTPSize)
 	a.expect(OpClientsConnect)

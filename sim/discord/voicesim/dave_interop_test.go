@@ -181,7 +181,7 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s := Serve(t, WithDAVE(), WithHeartbeat(500*time.Millisecond, 30*time.Second))
+	s := serve(t, WithDAVE(), WithHeartbeat(500*time.Millisecond, 30*time.Second))
 	const (
 		bot  = "1300000000000000010"
 		peer = "1300000000000000011"

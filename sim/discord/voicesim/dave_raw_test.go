@@ -87,7 +87,7 @@ func (r *rawDAVE) until(op Op) (msg, []dave.Outbound) {
 // references them is refused; the next member forms the group.
 func TestDAVERevokeAndStaleCommit(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t, WithDAVE())
+	s := serve(t, WithDAVE())
 	const u1, u2, u3 = "1200000000000000301", "1200000000000000302", "1200000000000000303"
 	r1 := newRawDAVE(t, s, u1)
 	_, out := r1.until(OpMLSExternalSender)
@@ -268,7 +268,7 @@ func FuzzDAVEInput(f *testing.F) {
 // never sends op 23 is executed for the others.
 func TestDAVETimeouts(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t, WithDAVE(), WithDAVETimeout(150*time.Millisecond))
+	s := serve(t, WithDAVE(), WithDAVETimeout(150*time.Millisecond))
 	const u1, u2, u3 = "1200000000000000601", "1200000000000000602", "1200000000000000603"
 	r1 := newRawDAVE(t, s, u1)
 	_, out := r1.until(OpMLSExternalSender)

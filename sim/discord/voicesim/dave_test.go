@@ -212,7 +212,7 @@ func opusFrames(t *testing.T, freq float64, n int) [][]byte {
 // equal.
 func TestDAVECall(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t, WithDAVE())
+	s := serve(t, WithDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	bot, botDAVE := dialBot(t, s, daveBot)
@@ -298,7 +298,7 @@ func TestDAVECall(t *testing.T) {
 // and hear only their own channel, end-to-end decrypted.
 func TestDAVEChannelsIndependent(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t, WithDAVE())
+	s := serve(t, WithDAVE())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	channels := []string{"1200000000000000701", "1200000000000000702"}

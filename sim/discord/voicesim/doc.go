@@ -13,7 +13,7 @@
 //
 // # Starting it
 //
-//	s := voicesim.Serve(t)                     // tests: closed in t.Cleanup
+//	s := voicetest.Serve(t)                    // tests (package voicetest): closed in t.Cleanup
 //	s, err := voicesim.New(voicesim.Options{}) // elsewhere; call s.Close()
 //
 // New generates a CA and a server certificate (ECDSA P-256, SANs

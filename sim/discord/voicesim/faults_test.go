@@ -37,7 +37,7 @@ func TestFaults(t *testing.T) {
 	run := func(t *testing.T, user string, dir Direction, f Faults) result {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		s := Serve(t)
+		s := serve(t)
 		tx, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: "c", UserID: "tx", FrameInterval: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	t.Run("clear", func(t *testing.T) {
-		s := Serve(t)
+		s := serve(t)
 		s.SetFaults("tx", ToServer, Faults{LossPercent: 100})
 		s.SetFaults("tx", ToServer, Faults{})
 		if len(s.faults) != 0 {

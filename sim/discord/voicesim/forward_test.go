@@ -54,7 +54,7 @@ func TestForwarding(t *testing.T) {
 	for _, sm := range modes {
 		for _, rm := range modes {
 			t.Run(sm.String()+"→"+rm.String(), func(t *testing.T) {
-				s := Serve(t)
+				s := serve(t)
 				a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), sm)
 				b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), rm)
 				a.expect(OpClientsConnect)
@@ -99,7 +99,7 @@ func TestForwarding(t *testing.T) {
 
 func TestForwardingRules(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	deaf := testSession("1100000000000000012", "1100000000000000003")
 	deaf.SelfDeaf = true
@@ -142,7 +142,7 @@ func TestForwardingRules(t *testing.T) {
 
 func TestUDPCounters(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.speak(1)
 	send := func(b []byte) {
@@ -190,7 +190,7 @@ func TestMembers(t *testing.T) {
 	checkGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeXChaCha20Poly1305RTPSize)
 
 	m, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: "1100000000000000003", UserID: "1100000000000000011", FrameInterval: 2 * time.Millisecond})
@@ -323,7 +323,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestJoinMemberErrors(t *testing.T) {
-	s := Serve(t)
+	s := serve(t)
 	if _, err := s.JoinMember(context.Background(), MemberOptions{GuildID: guild}); err == nil {
 		t.Fatal("JoinMember without ids succeeded")
 	}

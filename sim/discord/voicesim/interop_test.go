@@ -90,7 +90,7 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 	// A short heartbeat interval so djs heartbeats (with seq_ack) during the
 	// test; a generous timeout so that a loaded machine does not end the
 	// session with 4009.
-	s := Serve(t, WithHeartbeat(500*time.Millisecond, 30*time.Second), WithModes(mode))
+	s := serve(t, WithHeartbeat(500*time.Millisecond, 30*time.Second), WithModes(mode))
 	const (
 		bot     = "1100000000000000010"
 		peer    = "1100000000000000011"

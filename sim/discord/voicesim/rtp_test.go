@@ -138,7 +138,7 @@ func TestIPDiscovery(t *testing.T) {
 // neither panic nor lose count: every datagram lands in exactly one
 // counter.
 func FuzzServerUDP(f *testing.F) {
-	s := Serve(f)
+	s := serve(f)
 	ctx := context.Background()
 	tx, err := s.JoinMember(ctx, MemberOptions{GuildID: guild, ChannelID: "c", UserID: "tx"})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -261,26 +260,6 @@ func New(opts Options) (*Server, error) {
 	}
 	s.log.Info("voicesim: listening", "endpoint", s.endpoint, "udp", s.udp.LocalAddr().String())
 	return s, nil
-}
-
-// Serve starts a Server for a test and closes it in t.Cleanup. It fails
-// the test if the server cannot start.
-func Serve(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	var o Options
-	for _, f := range opts {
-		f(&o)
-	}
-	s, err := New(o)
-	if err != nil {
-		t.Fatalf("voicesim.Serve: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("voicesim: close: %v", err)
-		}
-	})
-	return s
 }
 
 // Endpoint is the voice server address as VOICE_SERVER_UPDATE carries it:

@@ -21,7 +21,7 @@ func TestHandshake(t *testing.T) {
 	checkGoroutines(t)
 	for _, mode := range []Mode{ModeAES256GCMRTPSize, ModeXChaCha20Poly1305RTPSize} {
 		t.Run(mode.String(), func(t *testing.T) {
-			s := Serve(t, WithHeartbeat(2500*time.Millisecond, 10*time.Second))
+			s := serve(t, WithHeartbeat(2500*time.Millisecond, 10*time.Second))
 			sess := testSession("1100000000000000010", "1100000000000000003")
 			if err := s.Authorize(sess); err != nil {
 				t.Fatal(err)
@@ -169,7 +169,7 @@ func TestCloseCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Serve(t, tt.opts...)
+			s := serve(t, tt.opts...)
 			if err := s.Authorize(sess); err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestCloseCodes(t *testing.T) {
 }
 
 func TestAuthorizeValidates(t *testing.T) {
-	s := Serve(t)
+	s := serve(t)
 	if err := s.Authorize(Session{GuildID: guild, UserID: "1"}); err == nil {
 		t.Fatal("Authorize accepted a session without token")
 	}
@@ -192,7 +192,7 @@ func TestAuthorizeValidates(t *testing.T) {
 // the missed messages, in order, after Resumed (op 9).
 func TestResumeReplay(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect) // b joined
@@ -248,13 +248,13 @@ func TestResumeReplay(t *testing.T) {
 func TestResumeFailures(t *testing.T) {
 	checkGoroutines(t)
 	t.Run("unknown session", func(t *testing.T) {
-		s := Serve(t)
+		s := serve(t)
 		c := dialRaw(t, s, "?v=8")
 		c.send(OpResume, map[string]any{"server_id": guild, "session_id": "x", "token": "y", "seq_ack": 3})
 		c.expectClose(4006)
 	})
 	t.Run("buffer overrun", func(t *testing.T) {
-		s := Serve(t, WithResumeBuffer(4))
+		s := serve(t, WithResumeBuffer(4))
 		a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 		s.DropVoice(a.sess.UserID)
 		for i := range 6 {
@@ -270,7 +270,7 @@ func TestResumeFailures(t *testing.T) {
 		}
 	})
 	t.Run("resume while old socket open", func(t *testing.T) {
-		s := Serve(t)
+		s := serve(t)
 		a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 		c := dialRaw(t, s, "?v=8")
 		c.send(OpResume, map[string]any{"server_id": guild, "session_id": a.sess.SessionID, "token": a.sess.Token, "seq_ack": 1})
@@ -286,7 +286,7 @@ func TestCloseVoice(t *testing.T) {
 	checkGoroutines(t)
 	for _, code := range []int{1001, 4006, 4014, 4015, 4021, 4022} {
 		t.Run(CloseCode(code).String(), func(t *testing.T) {
-			s := Serve(t)
+			s := serve(t)
 			a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 			b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
 			a.expect(OpClientsConnect)
@@ -310,7 +310,7 @@ func TestCloseVoice(t *testing.T) {
 			}
 		})
 	}
-	s := Serve(t)
+	s := serve(t)
 	if err := s.CloseVoice("nobody", 4014); err == nil {
 		t.Fatal("CloseVoice of an unknown user succeeded")
 	}
@@ -321,7 +321,7 @@ func TestCloseVoice(t *testing.T) {
 
 func TestRevokeAndMove(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect)
@@ -349,7 +349,7 @@ func TestBinaryFrames(t *testing.T) {
 	checkGoroutines(t)
 	got := make(chan BinaryMessage, 1)
 	gotJSON := make(chan JSONMessage, 1)
-	s := Serve(t, WithOnBinary(func(m BinaryMessage) { got <- m }), WithOnJSON(func(m JSONMessage) { gotJSON <- m }))
+	s := serve(t, WithOnBinary(func(m BinaryMessage) { got <- m }), WithOnJSON(func(m JSONMessage) { gotJSON <- m }))
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	if err := s.SendBinary(guild, a.sess.UserID, OpMLSExternalSender, []byte{0x40, 0x41, 7}); err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func waitFor(t testing.TB, cond func() bool) {
 func TestSlowClient(t *testing.T) {
 	checkGoroutines(t)
 	var logs lockedBuffer
-	s := Serve(t, WithResumeBuffer(4096), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	s := serve(t, WithResumeBuffer(4096), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	big := bytes.Repeat([]byte{0xab}, 64<<10)
 	const n = 600
@@ -456,7 +456,7 @@ func (l *lockedBuffer) String() string {
 // 4014 and the channel sees the user leave and come back.
 func TestRejoin(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	b := joinRaw(t, s, testSession("1100000000000000011", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect)
@@ -487,7 +487,7 @@ func TestRejoin(t *testing.T) {
 
 func TestHeartbeatForms(t *testing.T) {
 	checkGoroutines(t)
-	s := Serve(t)
+	s := serve(t)
 	c := dialRaw(t, s, "?v=8")
 	c.expect(OpHello)
 	tests := []struct {

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/audio/vad"
+	"github.com/banterbot/banter/bench/vad/noisyset"
+)
+
+// bargeMin is voice.bargeIn.minSpeechMs's default.
+const bargeMin = 400 * time.Millisecond
+
+// encode turns 16 kHz mono into the Opus packets a Discord client sends.
+func encode(s []int16) ([][]byte, error) {
+	rs, err := resample.New(pcm.Speech16k(), pcm.Discord())
+	if err != nil {
+		return nil, err
+	}
+	enc, err := opus.NewEncoder(opus.EncoderConfig{Application: opus.ApplicationVoIP, Bitrate: 64000})
+	if err != nil {
+		return nil, err
+	}
+	fl := pcm.Speech16k().FrameLen()
+	up := make([]int16, rs.MaxOut(fl))
+	acc := make([]int16, 0, 4*pcm.Discord().FrameLen())
+	var out [][]byte
+	buf := make([]byte, 4000)
+	for i := 0; i+fl <= len(s); i += fl {
+		n, err := rs.Process(up, s[i:i+fl])
+		if err != nil {
+			return nil, err
+		}
+		acc = append(acc, up[:n]...)
+		for len(acc) >= pcm.Discord().FrameLen() {
+			m, err := enc.Encode(acc[:pcm.Discord().FrameLen()], buf)
+			if err != nil {
+				return nil, fmt.Errorf("vad: encode: %w", err)
+			}
+			out = append(out, slices.Clone(buf[:m]))
+			acc = acc[:copy(acc, acc[pcm.Discord().FrameLen():])]
+		}
+	}
+	return out, nil
+}
+
+// heard is what one Listener reported over a clip.
+type heard struct {
+	events []vad.Event // Audio replaced by its length in AudioLen
+	lens   []int
+	barge  []time.Duration // positions where an utterance's speech reached bargeMin
+}
+
+// listenerConfig is banter's default endpointing (config/defaults.go
+// voice.endpointing and voice/hearing.go listenerConfig).
+func listenerConfig(alg vad.Algorithm) audio.ListenerConfig {
+	v := vad.DefaultConfig()
+	v.Algorithm = alg
+	v.EndSilence = 700 * time.Millisecond
+	v.MinUtterance = 300 * time.Millisecond
+	v.MaxUtterance = 15 * time.Second
+	return audio.ListenerConfig{Format: pcm.Speech16k(), VAD: v, DirectDecode: true}
+}
+
+func listen(pkts [][]byte, alg vad.Algorithm) (heard, error) {
+	var h heard
+	l, err := audio.NewListener(listenerConfig(alg), func(ev vad.Event) {
+		h.lens = append(h.lens, len(ev.Audio))
+		ev.Audio = nil
+		h.events = append(h.events, ev)
+	}, nil)
+	if err != nil {
+		return h, err
+	}
+	var bargedAt time.Duration = -1
+	for i, p := range pkts {
+		l.Push(jitter.Packet{SSRC: 1, Seq: uint16(i), Timestamp: uint32(i * opus.FrameSamples), Payload: p})
+		l.Tick()
+		// voice/hearing.go checkBargeIn with the bot talking throughout:
+		// the energy detector's raw speech count, or confirmed speech.
+		sp := l.Speech()
+		confirmed := alg == vad.AlgorithmEnergy || l.Speaking()
+		if confirmed && sp >= bargeMin && l.Active() {
+			// once per utterance: Speech restarts from 0 with the next one
+			start := l.Position() - sp
+			if bargedAt < 0 || start > bargedAt {
+				bargedAt = l.Position()
+				h.barge = append(h.barge, bargedAt)
+			}
+		}
+		if !l.Active() {
+			bargedAt = -1
+		}
+	}
+	l.Flush()
+	return h, nil
+}
+
+// result is one clip's score for one detector.
+type result struct {
+	minutes  float64
+	phantoms int // EventEnd on a noise-only clip
+	barge    int // barge-in triggers
+	bargeOK  int // speech items during which barge-in triggered
+	speechN  int // truth speech frames
+	missedN  int
+	eos      []time.Duration // per item: decision time after the speech stops
+	noEnd    int             // items whose utterance did not end before the next one
+	perItem  []string        // item: missed frames/speech frames, for -v
+}
+
+func score(c noisyset.Clip, h heard) result {
+	r := result{minutes: float64(len(c.Samples)) / noisyset.Rate / 60, barge: len(h.barge)}
+	if len(c.Items) == 0 {
+		for _, ev := range h.events {
+			if ev.Kind == vad.EventEnd {
+				r.phantoms++
+			}
+		}
+		return r
+	}
+	covered := make([]bool, len(c.Speech))
+	fd := pcm.FrameDuration
+	for i, ev := range h.events {
+		if ev.Kind != vad.EventEnd {
+			continue
+		}
+		from := int(ev.AudioStart / fd)
+		to := from + h.lens[i]/noisyset.FrameLen
+		for f := max(0, from); f < min(to, len(covered)); f++ {
+			covered[f] = true
+		}
+	}
+	for f, sp := range c.Speech {
+		if sp {
+			r.speechN++
+			if !covered[f] {
+				r.missedN++
+			}
+		}
+	}
+	for _, it := range c.Items {
+		n, m := 0, 0
+		for f := it.Start / noisyset.FrameLen; f < it.End/noisyset.FrameLen; f++ {
+			if c.Speech[f] {
+				n++
+				if !covered[f] {
+					m++
+				}
+			}
+		}
+		r.perItem = append(r.perItem, fmt.Sprintf("%s:%d/%d", it.Name, m, n))
+	}
+	fd0 := pcm.FrameDuration
+	for _, it := range c.Items {
+		from := time.Duration(it.Start/noisyset.FrameLen) * fd0
+		to := time.Duration(it.End/noisyset.FrameLen)*fd0 + time.Second
+		for _, at := range h.barge {
+			if at >= from && at <= to {
+				r.bargeOK++
+				break
+			}
+		}
+	}
+	for k, it := range c.Items {
+		end := time.Duration(it.End/noisyset.FrameLen) * fd
+		limit := time.Duration(1<<62 - 1)
+		if k+1 < len(c.Items) {
+			limit = time.Duration(c.Items[k+1].Start/noisyset.FrameLen) * fd
+		}
+		found := false
+		for _, ev := range h.events {
+			if (ev.Kind == vad.EventEnd || ev.Kind == vad.EventDiscard) && ev.Final && ev.At > end && ev.At <= limit {
+				r.eos = append(r.eos, ev.At-end)
+				found = true
+				break
+			}
+		}
+		if !found {
+			r.noEnd++
+		}
+	}
+	return r
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return -1
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func printTable(w io.Writer, jobs []*job) {
+	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | items barged in")
+	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new        | energy new")
+	var phantomMax, bargeMax, missedPink5 float64
+	var eosKeyboard []time.Duration
+	type row struct {
+		sp, only *job
+	}
+	var rows []row
+	for _, j := range jobs {
+		if len(j.clip.Items) > 0 {
+			rows = append(rows, row{sp: j})
+		} else {
+			rows[len(rows)-1].only = j
+		}
+	}
+	for _, rw := range rows {
+		c := rw.sp.clip
+		label := fmt.Sprintf("%-8s %3.0f", c.Noise, c.SNR)
+		if c.Noise == "clean" {
+			label = "clean       "
+		}
+		ph, bg := [2]string{"-", "-"}, [2]string{"-", "-"}
+		var ms, eos [2]string
+		var ne [2]int
+		for d := range 2 {
+			s := rw.sp.res[d]
+			missed := 100 * float64(s.missedN) / float64(max(1, s.speechN))
+			ms[d] = fmt.Sprintf("%.1f", missed)
+			eos[d] = fmt.Sprint(median(s.eos).Milliseconds())
+			ne[d] = s.noEnd
+			if rw.only != nil {
+				o := rw.only.res[d]
+				p := float64(o.phantoms) / o.minutes
+				b := float64(o.barge) / o.minutes
+				ph[d] = fmt.Sprintf("%.1f", p)
+				bg[d] = fmt.Sprintf("%.1f", b)
+				if d == 1 {
+					if c.Noise != "babble" {
+						phantomMax = max(phantomMax, p)
+					}
+					bargeMax = max(bargeMax, b)
+				}
+			}
+			if d == 1 && c.Noise == "pink" && c.SNR == 5 {
+				missedPink5 = missed
+			}
+			if d == 1 && c.Noise == "keyboard" {
+				eosKeyboard = append(eosKeyboard, s.eos...)
+			}
+		}
+		fmt.Fprintf(w, "%s | %6s %6s | %6s %6s | %6s %6s    | %2d %2d  | %6s %6s      | %3d %3d /%d\n",
+			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1],
+			rw.sp.res[0].bargeOK, rw.sp.res[1].bargeOK, len(c.Items))
+	}
+	fmt.Fprintf(w, "vad: phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
+		phantomMax, missedPink5, median(eosKeyboard).Milliseconds(), bargeMax)
+}
