@@ -15,7 +15,8 @@ import (
 
 	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
-	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store/pgtest"
 )
 
@@ -58,8 +59,8 @@ func TestMultiProcess(t *testing.T) {
 	}
 
 	// max_concurrency 4: each shard has its own identify key, so the processes start together.
-	dsim := discordsim.Serve(t, discordsim.WithShards(4, 4), discordsim.WithIdentifySpacing(time.Second))
-	osim := openaisim.Serve(t)
+	dsim := simtest.Serve(t, discordsim.WithShards(4, 4), discordsim.WithIdentifySpacing(time.Second))
+	osim := openaitest.Serve(t)
 	alice := dsim.CreateUser("alice")
 	const guildCount, shardCount = 8, 4
 	var guilds []discordsim.GuildID
