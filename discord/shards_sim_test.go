@@ -65,7 +65,17 @@ func TestShardsAgainstSimulator(t *testing.T) {
 		t.Fatalf("auto shard count = %d, want the simulator's 2", sh.Count())
 	}
 	var mu sync.Mutex
-	got := map[int][]string{} // shard -> guild ids of messages seen
+	got := map[int][]string{}         // shard -> guild ids of messages seen
+	readyGuilds := map[int][]string{} // shard -> guild ids its READY listed
+	readies := make(chan struct{}, 2)
+	sh.AddHandler(func(s *discordgo.Session, r *discordgo.Ready) {
+		mu.Lock()
+		for _, g := range r.Guilds {
+			readyGuilds[s.ShardID] = append(readyGuilds[s.ShardID], g.ID)
+		}
+		mu.Unlock()
+		readies <- struct{}{}
+	})
 	seen := make(chan struct{}, 8)
 	sh.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
 		mu.Lock()
@@ -77,11 +87,20 @@ func TestShardsAgainstSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	for i := range 2 {
-		if n := len(sh.Session(i).State.Guilds); n != 1 || sh.Session(i).State.Guilds[0].ID != string(guilds[i]) {
-			t.Errorf("shard %d's READY holds %d guilds, want only %s", i, n, guilds[i])
+	for range 2 {
+		select {
+		case <-readies:
+		case <-ctx.Done():
+			t.Fatal("READY not seen on every shard")
 		}
 	}
+	mu.Lock()
+	for i := range 2 {
+		if ids := readyGuilds[i]; len(ids) != 1 || ids[0] != string(guilds[i]) {
+			t.Errorf("shard %d's READY lists guilds %v, want only %s", i, ids, guilds[i])
+		}
+	}
+	mu.Unlock()
 	for i := range 2 {
 		if _, err := sim.Post(ctx, alice, text[i], "hello shard "+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
