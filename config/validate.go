@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/redact"
 )
@@ -22,6 +23,7 @@ var (
 	storeDrivers       = []string{"sqlite", "postgres"}
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
+	forcedReplyModes   = []string{"placeholder", "silent"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -67,6 +69,7 @@ func (c *Config) Validate() error {
 	v.intRange("activity.replyCoalesceMaxMessages", a.ReplyCoalesceMaxMessages, 1, 100)
 	v.intRange("activity.maxPromptsPerHour", a.MaxPromptsPerHour, 1, 100000)
 	v.intRange("activity.explicitReservePromptsPerHour", a.ExplicitReservePromptsPerHour, 0, a.MaxPromptsPerHour)
+	v.floatRange("activity.perUserPromptShare", a.PerUserPromptShare, 0.01, 1)
 	v.floatRange("activity.initiativeReplyShare", a.InitiativeReplyShare, 0, 1)
 	v.intRange("activity.recentWindowSeconds", a.RecentWindowSeconds, 0, 86400)
 	v.intRange("activity.queueCapacity", a.QueueCapacity, 1, 10000)
@@ -79,6 +82,14 @@ func (c *Config) Validate() error {
 	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
 	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
 	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+
+	v.enum("text.forcedReplyOnSkip", c.Text.ForcedReplyOnSkip, forcedReplyModes)
+	if c.Text.ForcedReplyOnSkip == "placeholder" {
+		v.nonEmpty("text.forcedReplyPlaceholder", c.Text.ForcedReplyPlaceholder)
+	}
+	if n := utf8.RuneCountInString(c.Text.ForcedReplyPlaceholder); n > 2000 {
+		v.addf("text.forcedReplyPlaceholder: %d characters is too long (allowed up to 2000, one Discord message)", n)
+	}
 
 	v.nonEmpty("llm.model", c.LLM.Model)
 	v.enum("llm.api", c.LLM.API, llmAPIs)

@@ -207,9 +207,21 @@ func TestFollowupModelRevisesDraft(t *testing.T) {
 		t.Errorf("sent %q, want the reviewer's revision", r.Content)
 	}
 	h.waitLog(`"msg":"sent_reply"`, `"latency_followup_ms"`)
+	// The reviewer skips the draft of a forced turn: the draft stays unsent and the placeholder
+	// (text.forcedReplyOnSkip: placeholder, the default) answers instead.
 	m := h.post(h.alice, "banter, laundry tips?")
+	h.waitLog(`"msg":"reply_placeholder"`, string(m.ID), `"pass":"followup"`)
+	r = h.waitBot(2)
+	if r.Content != config.DefaultForcedReplyPlaceholder || r.ReplyTo() != m.ID {
+		t.Errorf("sent %q replying to %q; want the placeholder replying to %q, never the draft", r.Content, r.ReplyTo(), m.ID)
+	}
+	// Silent: the reviewer's [SKIP] ends the turn.
+	h.reconfigure(func(c *config.Config) { c.Text.ForcedReplyOnSkip = "silent" })
+	m = h.post(h.alice, "banter, more laundry tips?")
 	h.waitLog(`"msg":"reply_skipped"`, string(m.ID), `"pass":"followup"`)
-	if n := len(h.botMessages()); n != 1 {
-		t.Errorf("bot sent %d messages; the reviewer's [SKIP] must keep the draft unsent", n)
+	h.reconfigure(func(c *config.Config) { c.ReplyFollowupLLM.Enabled = false }) // the next draft goes out as it is
+	later := h.post(h.alice, "banter, anything else?")
+	if r := h.waitBot(3); r.ReplyTo() != later.ID {
+		t.Errorf("third message replies to %q, want %q (nothing for the skipped turn)", r.ReplyTo(), later.ID)
 	}
 }

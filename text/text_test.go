@@ -127,14 +127,23 @@ func TestReplyChainDeeperThanCap(t *testing.T) {
 	h.waitBot(3)
 	g := h.generations()
 	p := g[len(g)-1].Prompt
+	// The chain section holds the capped chain; what came before it is in the channel's
+	// recent conversation that follows.
+	chain, around, ok := strings.Cut(p, "What else was said in the channel around it")
+	if !ok {
+		t.Fatalf("prompt lacks the channel section after the chain:\n%s", p)
+	}
 	for _, id := range []discordsim.MessageID{m2.ID, b2.ID, m3.ID} {
-		if !strings.Contains(p, "[msg "+string(id)) {
+		if !strings.Contains(chain, "[msg "+string(id)) {
 			t.Errorf("chain within the cap lacks %s:\n%s", id, p)
 		}
 	}
 	for _, id := range []discordsim.MessageID{m1.ID, b1.ID} {
-		if strings.Contains(p, "[msg "+string(id)) {
+		if strings.Contains(chain, "[msg "+string(id)) {
 			t.Errorf("chain beyond the cap (3) includes %s:\n%s", id, p)
+		}
+		if !strings.Contains(around, "[msg "+string(id)) {
+			t.Errorf("the channel around the chain lacks %s:\n%s", id, p)
 		}
 	}
 }
