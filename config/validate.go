@@ -62,6 +62,46 @@ func (c *Config) Validate() error {
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
 	v.snowflakes("permissions.blockedUserIds", c.Permissions.BlockedUserIDs)
 
+	v.validateTuning(c)
+
+	v.nonEmpty("llm.model", c.LLM.Model)
+	v.enum("llm.api", c.LLM.API, llmAPIs)
+	v.url("llm.baseUrl", c.LLM.BaseURL)
+	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
+	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
+	if c.LLM.DirectAddressClassifier.Enabled {
+		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
+	}
+	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
+	if c.ReplyFollowupLLM.Enabled {
+		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
+	}
+
+	v.validateVoice(c.Voice)
+
+	for i, w := range c.Safety.BanWords {
+		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
+	}
+
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
+		}
+	}
+	v.validateProviders(c)
+	v.enum("store.driver", c.Store.Driver, storeDrivers)
+	v.nonEmpty("store.dsn", c.Store.DSN)
+	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
+		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
+	}
+	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.enum("log.level", c.Log.Level, logLevels)
+	v.enum("log.format", c.Log.Format, logFormats)
+	return v.err()
+}
+
+// validateTuning checks the activity, context and text sections.
+func (v *validator) validateTuning(c *Config) {
 	a := c.Activity
 	v.intRange("activity.replyLevelInitiative", a.ReplyLevelInitiative, 0, 100)
 	v.intRange("activity.replyLevelNonInitiative", a.ReplyLevelNonInitiative, 0, 100)
@@ -90,21 +130,10 @@ func (c *Config) Validate() error {
 	if n := utf8.RuneCountInString(c.Text.ForcedReplyPlaceholder); n > 2000 {
 		v.addf("text.forcedReplyPlaceholder: %d characters is too long (allowed up to 2000, one Discord message)", n)
 	}
+}
 
-	v.nonEmpty("llm.model", c.LLM.Model)
-	v.enum("llm.api", c.LLM.API, llmAPIs)
-	v.url("llm.baseUrl", c.LLM.BaseURL)
-	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
-	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
-	if c.LLM.DirectAddressClassifier.Enabled {
-		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
-	}
-	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
-	if c.ReplyFollowupLLM.Enabled {
-		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
-	}
-
-	vo := c.Voice
+// validateVoice checks the voice section.
+func (v *validator) validateVoice(vo Voice) {
 	v.enum("voice.mode", vo.Mode, voiceModes)
 	v.enum("voice.realtimeReplyStrategy", vo.RealtimeReplyStrategy, realtimeStrategies)
 	v.intRange("voice.replyEagerness", vo.ReplyEagerness, 0, 100)
@@ -142,26 +171,6 @@ func (c *Config) Validate() error {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
-
-	for i, w := range c.Safety.BanWords {
-		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
-	}
-
-	if c.Metrics.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
-		}
-	}
-	v.validateProviders(c)
-	v.enum("store.driver", c.Store.Driver, storeDrivers)
-	v.nonEmpty("store.dsn", c.Store.DSN)
-	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
-		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
-	}
-	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
-	v.enum("log.level", c.Log.Level, logLevels)
-	v.enum("log.format", c.Log.Format, logFormats)
-	return v.err()
 }
 
 // PersonaNames lists the configured persona names, sorted.

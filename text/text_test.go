@@ -227,27 +227,42 @@ func TestReplyAnchorToOldMessage(t *testing.T) {
 	}
 }
 
+// TestCoalescedBurst: three addressed messages within the coalescing window become one reply
+// attempt, answering the latest, with every trigger id logged. The window is long and the burst
+// closes at three messages, so the batch never depends on how fast the posts land.
 func TestCoalescedBurst(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Activity.ReplyCoalesceWindowSeconds = 0.5 })
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 60
+		c.Activity.ReplyCoalesceMaxMessages = 3
+	})
 	a := h.post(h.alice, "banter, quick one")
 	b := h.post(h.alice, "banter, also this")
 	c := h.post(h.alice, "banter, and finally that")
 	r := h.waitBot(1)
-	time.Sleep(700 * time.Millisecond)
-	if n := len(h.botMessages()); n != 1 {
-		t.Fatalf("burst produced %d replies, want 1", n)
-	}
-	if n := len(h.generations()); n != 1 {
-		t.Fatalf("burst produced %d model calls, want 1", n)
-	}
 	if r.ReplyTo() != c.ID {
 		t.Errorf("burst reply references %q, want the latest addressed %q", r.ReplyTo(), c.ID)
 	}
-	line := h.waitLog(`"msg":"sent_reply"`)
+	line := h.waitLog(`"msg":"sent_reply"`, string(c.ID))
 	for _, id := range []discordsim.MessageID{a.ID, b.ID, c.ID} {
 		if !strings.Contains(line, string(id)) {
 			t.Errorf("sent_reply lacks trigger id %s: %s", id, line)
 		}
+	}
+	for _, id := range []discordsim.MessageID{a.ID, b.ID} {
+		h.waitLog(`"msg":"turn_coalesced"`, string(id), `"into":"`+string(c.ID)+`"`)
+	}
+	// A later message, answered on its own: nothing else came of the burst before it (the
+	// channel's queue answers in order).
+	h.reconfigure(func(c *config.Config) { c.Activity.ReplyCoalesceMaxMessages = 1 })
+	later := h.post(h.alice, "banter, after the burst")
+	if r := h.waitBot(2); r.ReplyTo() != later.ID {
+		t.Errorf("second reply references %q, want %q", r.ReplyTo(), later.ID)
+	}
+	if n := len(h.botMessages()); n != 2 {
+		t.Errorf("bot sent %d messages, want 2 (one for the burst)", n)
+	}
+	if n := len(h.generations()); n != 2 {
+		t.Errorf("%d model calls, want 2 (one for the burst)", n)
 	}
 }
 
