@@ -316,7 +316,8 @@ type BargeIn struct {
 
 // Safety holds content rules.
 type Safety struct {
-	// BanWords: incoming messages containing one are ignored; model output has them scrubbed.
+	// BanWords: messages containing one are kept out of every model context (and not stored);
+	// model output has them scrubbed.
 	BanWords []string `yaml:"banWords"`
 }
 
