@@ -13,6 +13,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/safety"
 )
 
 // typingInterval re-sends the typing indicator before Discord's 10 s expiry.
@@ -41,7 +42,7 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	ctx := s.ctx
 	defer s.stopTyping(cs) // the indicator may have started when a turn was queued
 	a := &attempt{cfg: s.cfg(), start: s.now()}
-	a.admitted, a.primary = s.readmit(ctx, cs, batch)
+	a.admitted, a.primary = s.readmit(ctx, a.cfg, cs, batch)
 	if a.primary == nil {
 		s.opts.Metrics.reply("denied")
 		return
@@ -90,11 +91,18 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 
 // readmit runs Stage A again on a batch (the room may have moved on while it waited) and picks
 // the turn to answer: the latest addressed one, else the latest. The other addressed turns are
-// answered together with it (logged turn_coalesced). It returns nil when nothing is admitted.
-func (s *Service) readmit(ctx context.Context, cs *channelState, batch []*turn) ([]*turn, *turn) {
+// answered together with it (logged turn_coalesced). A turn the content filter now refuses (a
+// reload blocked its author or banned a word in it while it waited) is dropped. It returns nil
+// when nothing is admitted.
+func (s *Service) readmit(ctx context.Context, cfg *config.Config, cs *channelState, batch []*turn) ([]*turn, *turn) {
 	slices.SortStableFunc(batch, func(a, b *turn) int { return compareIDs(a.msg.ID, b.msg.ID) })
 	var admitted []*turn
 	for _, t := range batch {
+		if why := s.excluded(cfg, t.msg); why != safety.Allowed {
+			// A reload blocked its author or banned a word in it while it waited.
+			s.logger.Info("message_ignored", "reason", string(why), "source", "queue", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID)
+			continue
+		}
 		tt := t.stageATurn(s.now(), cs)
 		var d decision.Decision
 		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {

@@ -210,3 +210,23 @@ func TestStaleCatchUpStoresWhatIngestWould(t *testing.T) {
 	h.notStored(bad.ID, "the catch-up (ban word)")
 	h.notStored(blocked.ID, "the catch-up (blocked user)")
 }
+
+// TestReloadDropsQueuedTurn: a turn waiting in the queue when a reload bans a word it holds is
+// not answered, nor shown with the rest of its burst.
+func TestReloadDropsQueuedTurn(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 60 // the burst closes at two messages
+		c.Activity.ReplyCoalesceMaxMessages = 2
+	})
+	queued := h.post(h.alice, "banter, what about the frobnitz?")
+	h.waitLog(`"msg":"reply_admission"`, string(queued.ID), `"phase":"enqueue"`, `"allow":true`)
+	h.reconfigure(func(c *config.Config) { c.Safety.BanWords = []string{"frobnitz"} })
+	next := h.post(h.alice, "banter, never mind, how are you?")
+	if r := h.waitBot(1); r.ReplyTo() != next.ID {
+		t.Errorf("reply references %q, want %q", r.ReplyTo(), next.ID)
+	}
+	h.waitLog(`"msg":"message_ignored"`, `"reason":"ban_word"`, `"source":"queue"`, string(queued.ID))
+	if p := h.lastPrompt(); strings.Contains(p, "frobnitz") {
+		t.Errorf("the banned turn reached the prompt:\n%s", p)
+	}
+}

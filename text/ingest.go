@@ -227,8 +227,8 @@ func (s *Service) sameChannelReference(ctx context.Context, m *discordgo.Message
 	case ch != "":
 		return false
 	}
-	_, ok := s.lookup(ctx, m.ChannelID, id)
-	return ok
+	ref, ok := s.lookup(ctx, m.ChannelID, id)
+	return ok && !ref.Deleted // a 404 in this channel: gone, or never here
 }
 
 // isBotMessage reports whether id is a live (not deleted) message of the bot in m's channel.
