@@ -15,6 +15,7 @@ type Config struct {
 	Permissions Permissions `yaml:"permissions"`
 	Activity    Activity    `yaml:"activity"`
 	Context     Context     `yaml:"context"`
+	Text        Text        `yaml:"text"`
 	// Providers are named OpenAI-compatible endpoints that model slots can use (provider:).
 	Providers        map[string]Provider `yaml:"providers"`
 	LLM              LLM                 `yaml:"llm"`
@@ -100,10 +101,15 @@ type Activity struct {
 	ReplyCoalesceWindowSeconds float64 `yaml:"replyCoalesceWindowSeconds"`
 	// ReplyCoalesceMaxMessages closes a burst early once it has this many messages.
 	ReplyCoalesceMaxMessages int `yaml:"replyCoalesceMaxMessages"`
-	// MaxPromptsPerHour caps model calls per channel in a sliding hour.
+	// MaxPromptsPerHour caps reply attempts (calls to the reply model, the follow-up review
+	// included in its attempt) per channel in a sliding hour. Direct-address classifier calls
+	// are not counted.
 	MaxPromptsPerHour int `yaml:"maxPromptsPerHour"`
 	// ExplicitReservePromptsPerHour of that cap is kept for turns that address the bot.
 	ExplicitReservePromptsPerHour int `yaml:"explicitReservePromptsPerHour"`
+	// PerUserPromptShare (0-1] is the share of MaxPromptsPerHour that the turns of one user may
+	// use in a channel (rounded up); 1 turns the per-user limit off.
+	PerUserPromptShare float64 `yaml:"perUserPromptShare"`
 	// InitiativeReplyShare is the share (0-1) of threaded initiative candidates sent as replies.
 	InitiativeReplyShare float64 `yaml:"initiativeReplyShare"`
 	// RecentWindowSeconds: after the bot spoke in a channel, follow-ups within this window may be
@@ -131,6 +137,20 @@ type Context struct {
 	TokenBudget int `yaml:"tokenBudget"`
 	// MaxParticipants caps the participants block.
 	MaxParticipants int `yaml:"maxParticipants"`
+}
+
+// Text tunes how the text pipeline answers.
+type Text struct {
+	// ForcedReplyOnSkip is what a turn that must be answered (a mention, a reply to the bot, a
+	// command, the bot's name) gets when the model answers nothing or [SKIP]: "placeholder"
+	// sends ForcedReplyPlaceholder, "silent" sends nothing. A refusal (a safety skip) is
+	// never replaced.
+	ForcedReplyOnSkip string `yaml:"forcedReplyOnSkip"`
+	// ForcedReplyPlaceholder is the short reply sent in that case.
+	ForcedReplyPlaceholder string `yaml:"forcedReplyPlaceholder"`
+	// TargetedReplies lets the model choose which message of a coalesced burst (or the message
+	// being replied to) an addressed reply answers; off, it always answers the trigger.
+	TargetedReplies bool `yaml:"targetedReplies"`
 }
 
 // LLM is the reply model for text and the OpenAI-compatible endpoint.
@@ -296,7 +316,8 @@ type BargeIn struct {
 
 // Safety holds content rules.
 type Safety struct {
-	// BanWords: incoming messages containing one are ignored; model output has them scrubbed.
+	// BanWords: messages containing one are kept out of every model context (and not stored);
+	// model output has them scrubbed.
 	BanWords []string `yaml:"banWords"`
 }
 

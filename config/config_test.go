@@ -35,6 +35,24 @@ func TestDefaultsAreValid(t *testing.T) {
 	if cfg.Activity.InitiativeReplyShare != 0.65 {
 		t.Errorf("initiativeReplyShare = %v, want 0.65", cfg.Activity.InitiativeReplyShare)
 	}
+	if cfg.Text.ForcedReplyOnSkip != "placeholder" || cfg.Text.ForcedReplyPlaceholder == "" || !cfg.Text.TargetedReplies {
+		t.Errorf("text defaults = %+v, want placeholder mode with a text and targeted replies on", cfg.Text)
+	}
+	if cfg.Activity.PerUserPromptShare != 0.5 {
+		t.Errorf("perUserPromptShare = %v, want 0.5", cfg.Activity.PerUserPromptShare)
+	}
+}
+
+// TestSilentForcedRepliesNeedNoPlaceholder: with forcedReplyOnSkip silent, an empty placeholder
+// is allowed (it is never sent).
+func TestSilentForcedRepliesNeedNoPlaceholder(t *testing.T) {
+	cfg, err := Parse([]byte("text:\n  forcedReplyOnSkip: silent\n  forcedReplyPlaceholder: \"\"\n  targetedReplies: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Text.ForcedReplyOnSkip != "silent" || cfg.Text.TargetedReplies {
+		t.Errorf("text = %+v", cfg.Text)
+	}
 }
 
 func TestExampleFileIsValidAndComplete(t *testing.T) {
@@ -91,6 +109,12 @@ func TestValidationMessages(t *testing.T) {
 		{"bad store driver", "store:\n  driver: mysql\n", []string{`store.driver: "mysql" is not allowed (allowed values: sqlite, postgres)`}},
 		{"postgres with a file path", "store:\n  driver: postgres\n  dsn: ./data/banter.db\n", []string{"store.dsn: with store.driver postgres", "postgres://"}},
 		{"bad metrics address", "metrics:\n  listen: nine-zero\n", []string{`metrics.listen: "nine-zero" is not host:port`}},
+		{"bad forced reply mode", "text:\n  forcedReplyOnSkip: shrug\n",
+			[]string{`text.forcedReplyOnSkip: "shrug" is not allowed (allowed values: placeholder, silent)`}},
+		{"placeholder mode without a text", "text:\n  forcedReplyPlaceholder: \"  \"\n",
+			[]string{"text.forcedReplyPlaceholder: must not be empty"}},
+		{"per-user share of nothing", "activity:\n  perUserPromptShare: 0\n",
+			[]string{"activity.perUserPromptShare: 0 is out of range (allowed 0.01 to 1)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,9 @@ const DefaultPersonaPrompt = `You are banter, a witty, warm regular in this Disc
 	`You know who said what and answer the person you are talking to. ` +
 	`If nobody needs you to speak, answer exactly [SKIP].`
 
+// DefaultForcedReplyPlaceholder is text.forcedReplyPlaceholder's default.
+const DefaultForcedReplyPlaceholder = "Hmm, I don't have a good answer to that one."
+
 // Default returns the built-in configuration: what banter runs with when no file is given.
 func Default() *Config {
 	return &Config{
@@ -32,6 +35,7 @@ func Default() *Config {
 			ReplyCoalesceMaxMessages:      6,
 			MaxPromptsPerHour:             60,
 			ExplicitReservePromptsPerHour: 20,
+			PerUserPromptShare:            0.5,
 			InitiativeReplyShare:          0.65,
 			RecentWindowSeconds:           300,
 			QueueCapacity:                 32,
@@ -45,6 +49,11 @@ func Default() *Config {
 			MaxCharsPerMessage:          1200,
 			TokenBudget:                 6000,
 			MaxParticipants:             12,
+		},
+		Text: Text{
+			ForcedReplyOnSkip:      "placeholder",
+			ForcedReplyPlaceholder: DefaultForcedReplyPlaceholder,
+			TargetedReplies:        true,
 		},
 		LLM: LLM{
 			Model:          "gpt-5-mini",

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/redact"
 )
@@ -22,6 +23,7 @@ var (
 	storeDrivers       = []string{"sqlite", "postgres"}
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
+	forcedReplyModes   = []string{"placeholder", "silent"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -60,25 +62,7 @@ func (c *Config) Validate() error {
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
 	v.snowflakes("permissions.blockedUserIds", c.Permissions.BlockedUserIDs)
 
-	a := c.Activity
-	v.intRange("activity.replyLevelInitiative", a.ReplyLevelInitiative, 0, 100)
-	v.intRange("activity.replyLevelNonInitiative", a.ReplyLevelNonInitiative, 0, 100)
-	v.floatRange("activity.replyCoalesceWindowSeconds", a.ReplyCoalesceWindowSeconds, 0, 60)
-	v.intRange("activity.replyCoalesceMaxMessages", a.ReplyCoalesceMaxMessages, 1, 100)
-	v.intRange("activity.maxPromptsPerHour", a.MaxPromptsPerHour, 1, 100000)
-	v.intRange("activity.explicitReservePromptsPerHour", a.ExplicitReservePromptsPerHour, 0, a.MaxPromptsPerHour)
-	v.floatRange("activity.initiativeReplyShare", a.InitiativeReplyShare, 0, 1)
-	v.intRange("activity.recentWindowSeconds", a.RecentWindowSeconds, 0, 86400)
-	v.intRange("activity.queueCapacity", a.QueueCapacity, 1, 10000)
-
-	x := c.Context
-	v.intRange("context.replyChainDepth", x.ReplyChainDepth, 1, 200)
-	v.intRange("context.historyLimit", x.HistoryLimit, 1, 100)
-	v.intRange("context.clusterGapMinutes", x.ClusterGapMinutes, 1, 10080)
-	v.intRange("context.clusterLookback", x.ClusterLookback, 1, 100)
-	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
-	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
-	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+	v.validateTuning(c)
 
 	v.nonEmpty("llm.model", c.LLM.Model)
 	v.enum("llm.api", c.LLM.API, llmAPIs)
@@ -93,7 +77,63 @@ func (c *Config) Validate() error {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
 	}
 
-	vo := c.Voice
+	v.validateVoice(c.Voice)
+
+	for i, w := range c.Safety.BanWords {
+		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
+	}
+
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
+		}
+	}
+	v.validateProviders(c)
+	v.enum("store.driver", c.Store.Driver, storeDrivers)
+	v.nonEmpty("store.dsn", c.Store.DSN)
+	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
+		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
+	}
+	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.enum("log.level", c.Log.Level, logLevels)
+	v.enum("log.format", c.Log.Format, logFormats)
+	return v.err()
+}
+
+// validateTuning checks the activity, context and text sections.
+func (v *validator) validateTuning(c *Config) {
+	a := c.Activity
+	v.intRange("activity.replyLevelInitiative", a.ReplyLevelInitiative, 0, 100)
+	v.intRange("activity.replyLevelNonInitiative", a.ReplyLevelNonInitiative, 0, 100)
+	v.floatRange("activity.replyCoalesceWindowSeconds", a.ReplyCoalesceWindowSeconds, 0, 60)
+	v.intRange("activity.replyCoalesceMaxMessages", a.ReplyCoalesceMaxMessages, 1, 100)
+	v.intRange("activity.maxPromptsPerHour", a.MaxPromptsPerHour, 1, 100000)
+	v.intRange("activity.explicitReservePromptsPerHour", a.ExplicitReservePromptsPerHour, 0, a.MaxPromptsPerHour)
+	v.floatRange("activity.perUserPromptShare", a.PerUserPromptShare, 0.01, 1)
+	v.floatRange("activity.initiativeReplyShare", a.InitiativeReplyShare, 0, 1)
+	v.intRange("activity.recentWindowSeconds", a.RecentWindowSeconds, 0, 86400)
+	v.intRange("activity.queueCapacity", a.QueueCapacity, 1, 10000)
+
+	x := c.Context
+	v.intRange("context.replyChainDepth", x.ReplyChainDepth, 1, 200)
+	v.intRange("context.historyLimit", x.HistoryLimit, 1, 100)
+	v.intRange("context.clusterGapMinutes", x.ClusterGapMinutes, 1, 10080)
+	v.intRange("context.clusterLookback", x.ClusterLookback, 1, 100)
+	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
+	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
+	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+
+	v.enum("text.forcedReplyOnSkip", c.Text.ForcedReplyOnSkip, forcedReplyModes)
+	if c.Text.ForcedReplyOnSkip == "placeholder" {
+		v.nonEmpty("text.forcedReplyPlaceholder", c.Text.ForcedReplyPlaceholder)
+	}
+	if n := utf8.RuneCountInString(c.Text.ForcedReplyPlaceholder); n > 2000 {
+		v.addf("text.forcedReplyPlaceholder: %d characters is too long (allowed up to 2000, one Discord message)", n)
+	}
+}
+
+// validateVoice checks the voice section.
+func (v *validator) validateVoice(vo Voice) {
 	v.enum("voice.mode", vo.Mode, voiceModes)
 	v.enum("voice.realtimeReplyStrategy", vo.RealtimeReplyStrategy, realtimeStrategies)
 	v.intRange("voice.replyEagerness", vo.ReplyEagerness, 0, 100)
@@ -131,26 +171,6 @@ func (c *Config) Validate() error {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
-
-	for i, w := range c.Safety.BanWords {
-		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
-	}
-
-	if c.Metrics.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
-		}
-	}
-	v.validateProviders(c)
-	v.enum("store.driver", c.Store.Driver, storeDrivers)
-	v.nonEmpty("store.dsn", c.Store.DSN)
-	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
-		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
-	}
-	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
-	v.enum("log.level", c.Log.Level, logLevels)
-	v.enum("log.format", c.Log.Format, logFormats)
-	return v.err()
 }
 
 // PersonaNames lists the configured persona names, sorted.

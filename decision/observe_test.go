@@ -203,11 +203,11 @@ func TestPromptTemplates(t *testing.T) {
 		t.Fatalf("reason %v", d.Reason)
 	}
 	req := c.lastReq.Load()
-	want := "alice said what do you think about pineapple on pizza? to alice, Mike at eagerness 50; banter is not in a conversation with anyone."
+	want := "alice said what do you think about pineapple on pizza? to alice, Mike at eagerness 30; banter is not in a conversation with anyone."
 	if req.User != want {
 		t.Errorf("user prompt %q, want %q", req.User, want)
 	}
-	if !strings.HasPrefix(req.System, "Judge for {{botName}}.\n") || !strings.HasSuffix(req.System, ClassifierBias(50)) {
+	if !strings.HasPrefix(req.System, "Judge for {{botName}}.\n") || !strings.HasSuffix(req.System, ClassifierBias(30)) {
 		t.Errorf("system prompt %q", req.System)
 	}
 

@@ -17,7 +17,7 @@ import (
 type VoicePolicy struct {
 	BotName string
 	Aliases []string
-	// ReplyEagerness 0-100 (voice.replyEagerness, default 50): 0 answers
+	// ReplyEagerness 0-100 (voice.replyEagerness, default 30): 0 answers
 	// only direct addresses and follow-ups; otherwise it biases the
 	// classifier and the generation guidance.
 	ReplyEagerness int
@@ -26,7 +26,7 @@ type VoicePolicy struct {
 	// last refreshed (DefaultVoicePolicy: 20s; 0 disables).
 	FocusedSpeakerWindow time.Duration
 	// RecentReplyWindow: a speaker the bot just replied to is answered
-	// without the classifier for this long after the reply (DefaultVoicePolicy: 10s; 0 disables).
+	// without the classifier for this long after the reply (DefaultVoicePolicy: 30s; 0 disables).
 	RecentReplyWindow time.Duration
 	// DeferRetryAfter is the retry-after of a turn deferred while the bot
 	// speaks, when the end of its speech is not known (default 750ms).
@@ -38,11 +38,12 @@ type VoicePolicy struct {
 	Classifier ClassifierPolicy
 }
 
-// Voice policy defaults.
+// Voice policy defaults: the same as the configuration's (config.Default: voice.replyEagerness,
+// voice.focusedSpeakerWindowSeconds, voice.recentReplyWindowSeconds).
 const (
-	DefaultReplyEagerness          = 50
+	DefaultReplyEagerness          = 30
 	DefaultFocusedSpeakerWindow    = 20 * time.Second
-	DefaultRecentReplyWindow       = 10 * time.Second
+	DefaultRecentReplyWindow       = 30 * time.Second
 	DefaultDeferRetryAfter         = 750 * time.Millisecond
 	DefaultDirectAddressConfidence = 0.7
 )

@@ -73,13 +73,18 @@ func (i *instrumented) Personas(ctx context.Context, userIDs []string) (map[stri
 	return ps, i.count("personas", err)
 }
 
-func (i *instrumented) RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error {
-	return i.count("record_prompt", i.s.RecordPrompt(ctx, channelID, kind, at))
+func (i *instrumented) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
+	return i.count("record_prompt", i.s.RecordPrompt(ctx, channelID, userID, kind, at))
 }
 
 func (i *instrumented) CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error) {
 	n, err := i.s.CountPrompts(ctx, channelID, since)
 	return n, i.count("count_prompts", err)
+}
+
+func (i *instrumented) CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error) {
+	n, err := i.s.CountUserPrompts(ctx, channelID, userID, since)
+	return n, i.count("count_user_prompts", err)
 }
 
 func (i *instrumented) Prune(ctx context.Context, cutoff, now time.Time) (int, error) {

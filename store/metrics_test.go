@@ -24,6 +24,12 @@ func TestInstrumentCounts(t *testing.T) {
 	if err := s.SaveMessage(ctx, Message{ID: "1", ChannelID: "c", AuthorID: "u", Content: "hi", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.RecordPrompt(ctx, "c", "u", PromptExplicit, now); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountUserPrompts(ctx, "c", "u", now.Add(-time.Hour)); err != nil || n != 1 {
+		t.Fatalf("user prompts = %d, %v", n, err)
+	}
 	if _, err := s.Message(ctx, "404"); err == nil {
 		t.Fatal("missing message found")
 	}
@@ -49,6 +55,8 @@ func TestInstrumentCounts(t *testing.T) {
 		{"message", "not_found", 1},
 		{"recent_messages", "error", 1},
 		{"recent_messages", "ok", 0},
+		{"record_prompt", "ok", 1},
+		{"count_user_prompts", "ok", 1},
 	} {
 		if got := ops(vec.WithLabelValues(c.op, c.result)); got != c.want {
 			t.Errorf("%s/%s = %v, want %v", c.op, c.result, got, c.want)

@@ -129,6 +129,10 @@ func pgMigrations() []string {
 		CREATE INDEX messages_content_tsv ON messages USING GIN (content_tsv);`,
 		// 3: when each identify rate-limit key may next identify (sharding across processes).
 		`CREATE TABLE identify_slots (key INT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
+		// 4: who asked, for the per-user share of the prompt budget (activity.perUserPromptShare).
+		// Rows from before the upgrade have no user and count for the channel only.
+		`ALTER TABLE prompt_ledger ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
 	}
 }
 
@@ -365,13 +369,13 @@ func (s *Postgres) Personas(ctx context.Context, userIDs []string) (map[string]U
 
 // RecordPrompt implements Store. The insert and the trim of the channel's old rows are one
 // statement, one round trip.
-func (s *Postgres) RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error {
+func (s *Postgres) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
 	if kind == PromptUnknown {
 		return fmt.Errorf("store: record prompt for %s: kind is unknown", channelID)
 	}
 	_, err := s.pool.Exec(ctx, `WITH trimmed AS (DELETE FROM prompt_ledger WHERE channel_id=$1 AND at < $4)
-		INSERT INTO prompt_ledger (channel_id, kind, at) VALUES ($1, $2, $3)`,
-		channelID, kind.String(), ms(at), ms(at.Add(-ledgerWindow)))
+		INSERT INTO prompt_ledger (channel_id, kind, at, user_id) VALUES ($1, $2, $3, $5)`,
+		channelID, kind.String(), ms(at), ms(at.Add(-ledgerWindow)), userID)
 	if err != nil {
 		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
 	}
@@ -399,6 +403,16 @@ func (s *Postgres) CountPrompts(ctx context.Context, channelID string, since tim
 		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
 	}
 	return out, nil
+}
+
+// CountUserPrompts implements Store.
+func (s *Postgres) CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM prompt_ledger WHERE channel_id=$1 AND user_id=$2 AND at >= $3`,
+		channelID, userID, ms(since)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count prompts of %s in %s: %w", userID, channelID, err)
+	}
+	return n, nil
 }
 
 // Prune implements Store.

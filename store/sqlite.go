@@ -108,6 +108,10 @@ func migrations() []string {
 			INSERT INTO messages_fts(rowid, content) VALUES (new.rowid, new.content);
 		END;
 		INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');`,
+		// 3: who asked, for the per-user share of the prompt budget (activity.perUserPromptShare).
+		// Rows from before the upgrade have no user and count for the channel only.
+		`ALTER TABLE prompt_ledger ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
 	}
 }
 
@@ -363,12 +367,12 @@ func (s *SQLite) Personas(ctx context.Context, userIDs []string) (map[string]Use
 }
 
 // RecordPrompt implements Store.
-func (s *SQLite) RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error {
+func (s *SQLite) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
 	if kind == PromptUnknown {
 		return fmt.Errorf("store: record prompt for %s: kind is unknown", channelID)
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO prompt_ledger (channel_id, kind, at) VALUES (?,?,?)`,
-		channelID, kind.String(), ms(at)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO prompt_ledger (channel_id, user_id, kind, at) VALUES (?,?,?,?)`,
+		channelID, userID, kind.String(), ms(at)); err != nil {
 		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
 	}
 	// The ledger serves a sliding hour: drop the channel's older rows on the way, so that it
@@ -404,6 +408,16 @@ func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.
 		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
 	}
 	return out, nil
+}
+
+// CountUserPrompts implements Store.
+func (s *SQLite) CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM prompt_ledger WHERE channel_id=? AND user_id=? AND at >= ?`,
+		channelID, userID, ms(since)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count prompts of %s in %s: %w", userID, channelID, err)
+	}
+	return n, nil
 }
 
 // Prune implements Store.

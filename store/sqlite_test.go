@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,4 +203,37 @@ func FuzzSearchMessages(f *testing.F) {
 			t.Fatalf("%d terms", n)
 		}
 	})
+}
+
+// TestLedgerUpgradeKeepsRows: a database made before the ledger knew users (schema version 2)
+// keeps its rows through the upgrade; they count for the channel, and new rows carry the user.
+func TestLedgerUpgradeKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := migrations()[:2]
+	if _, err := db.Exec(old[0] + ";" + old[1] + `; PRAGMA user_version = 2;
+		INSERT INTO prompt_ledger (channel_id, kind, at) VALUES ('c1', 'explicit', ` + fmt.Sprint(ms(now.Add(-time.Minute))) + `)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.RecordPrompt(ctx, "c1", "alice", PromptExplicit, now); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := s.CountPrompts(ctx, "c1", now.Add(-time.Hour))
+	if err != nil || counts[PromptExplicit] != 2 {
+		t.Errorf("channel counts after the upgrade = %v, %v; want 2 explicit", counts, err)
+	}
+	if n, err := s.CountUserPrompts(ctx, "c1", "alice", now.Add(-time.Hour)); err != nil || n != 1 {
+		t.Errorf("alice's count = %d, %v; want 1", n, err)
+	}
 }

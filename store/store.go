@@ -1,6 +1,6 @@
 // Package store persists what banter must remember across restarts: the messages it has seen and
 // sent (with reply links and the persona each of its own messages used), people's personas, and
-// the ledger of model calls that rate limits count.
+// the ledger of reply attempts that rate limits count (per channel and per user).
 //
 // Store is the interface the pipelines use; Open returns its embedded default, SQLite. The
 // driver is modernc.org/sqlite, a pure-Go translation of SQLite: it needs no system library and
@@ -45,7 +45,7 @@ type UserPersona struct {
 	UpdatedAt     time.Time
 }
 
-// PromptKind tells the rate-limit ledger whether a model call answered an addressed turn.
+// PromptKind tells the rate-limit ledger whether a reply attempt answered an addressed turn.
 type PromptKind int
 
 const (
@@ -92,11 +92,14 @@ type Store interface {
 	// Personas returns the personas of the given users that exist, keyed by user id.
 	Personas(ctx context.Context, userIDs []string) (map[string]UserPersona, error)
 
-	// RecordPrompt notes one model call for a channel. The ledger serves a sliding hour: the
-	// channel's rows more than an hour older than at may be dropped.
-	RecordPrompt(ctx context.Context, channelID string, kind PromptKind, at time.Time) error
-	// CountPrompts counts a channel's model calls since a time, by kind.
+	// RecordPrompt notes one reply attempt (a call to the reply model) for a channel, made for
+	// userID (the author of the message answered; may be empty). The ledger serves a sliding
+	// hour: the channel's rows more than an hour older than at may be dropped.
+	RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error
+	// CountPrompts counts a channel's reply attempts since a time, by kind.
 	CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error)
+	// CountUserPrompts counts a channel's reply attempts made for userID since a time.
+	CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error)
 
 	// Prune deletes messages created before cutoff and ledger rows older than an hour before
 	// now, and reports how many messages went.

@@ -102,11 +102,11 @@ func testPersonasAndLedger(t *testing.T, s Store) {
 	}
 
 	for i := range 3 {
-		s.RecordPrompt(ctx, "c1", PromptExplicit, now.Add(-time.Duration(i)*20*time.Minute))
+		s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now.Add(-time.Duration(i)*20*time.Minute))
 	}
-	s.RecordPrompt(ctx, "c1", PromptInitiative, now.Add(-2*time.Hour))
-	s.RecordPrompt(ctx, "c2", PromptInitiative, now)
-	if err := s.RecordPrompt(ctx, "c1", PromptUnknown, now); err == nil {
+	s.RecordPrompt(ctx, "c1", "u1", PromptInitiative, now.Add(-2*time.Hour))
+	s.RecordPrompt(ctx, "c2", "u1", PromptInitiative, now)
+	if err := s.RecordPrompt(ctx, "c1", "u1", PromptUnknown, now); err == nil {
 		t.Error("unknown kind recorded")
 	}
 	counts, err := s.CountPrompts(ctx, "c1", now.Add(-time.Hour))
@@ -132,13 +132,13 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		if err := s.RecordPrompt(ctx, "c1", PromptExplicit, now.Add(time.Duration(i-10)*time.Hour)); err != nil {
+		if err := s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now.Add(time.Duration(i-10)*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.RecordPrompt(ctx, "c2", PromptInitiative, now.Add(-5*time.Hour))
-	s.RecordPrompt(ctx, "c1", PromptInitiative, now.Add(-30*time.Minute))
-	s.RecordPrompt(ctx, "c1", PromptExplicit, now)
+	s.RecordPrompt(ctx, "c2", "u1", PromptInitiative, now.Add(-5*time.Hour))
+	s.RecordPrompt(ctx, "c1", "u1", PromptInitiative, now.Add(-30*time.Minute))
+	s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now)
 	all, err := s.CountPrompts(ctx, "c1", time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +149,49 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	counts, err := s.CountPrompts(ctx, "c2", time.Time{})
 	if err != nil || counts[PromptInitiative] != 1 {
 		t.Errorf("another channel's row was trimmed: %v, %v", counts, err)
+	}
+}
+
+// TestPromptLedgerPerUser: the ledger counts each user's reply attempts in a channel over the
+// window, apart from other users and other channels; rows without a user (recorded before the
+// per-user column existed) count for the channel only.
+func TestPromptLedgerPerUser(t *testing.T) { forEachDriver(t, testPromptLedgerPerUser) }
+
+func testPromptLedgerPerUser(t *testing.T, s Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	record := func(ch, user string, kind PromptKind, at time.Time) {
+		t.Helper()
+		if err := s.RecordPrompt(ctx, ch, user, kind, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("c1", "alice", PromptExplicit, now.Add(-50*time.Minute))
+	record("c1", "alice", PromptInitiative, now.Add(-10*time.Minute))
+	record("c1", "alice", PromptExplicit, now.Add(-90*time.Minute)) // outside the window
+	record("c1", "bob", PromptExplicit, now.Add(-5*time.Minute))
+	record("c2", "alice", PromptExplicit, now.Add(-5*time.Minute))
+	record("c1", "", PromptExplicit, now.Add(-time.Minute))
+	since := now.Add(-time.Hour)
+	tests := []struct {
+		channel, user string
+		want          int
+	}{
+		{"c1", "alice", 2},
+		{"c1", "bob", 1},
+		{"c2", "alice", 1},
+		{"c2", "bob", 0},
+		{"c1", "carol", 0},
+	}
+	for _, tt := range tests {
+		n, err := s.CountUserPrompts(ctx, tt.channel, tt.user, since)
+		if err != nil || n != tt.want {
+			t.Errorf("CountUserPrompts(%s, %s) = %d, %v; want %d", tt.channel, tt.user, n, err, tt.want)
+		}
+	}
+	counts, err := s.CountPrompts(ctx, "c1", since)
+	if err != nil || counts[PromptExplicit] != 3 || counts[PromptInitiative] != 1 {
+		t.Errorf("channel counts = %v, %v; want 3 explicit (alice, bob, no user), 1 initiative", counts, err)
 	}
 }
 

@@ -13,23 +13,96 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/safety"
 )
 
 // typingInterval re-sends the typing indicator before Discord's 10 s expiry.
 const typingInterval = 8 * time.Second
 
+// attempt is one reply attempt: a coalesced batch on its way from admission to Discord.
+type attempt struct {
+	cfg      *config.Config
+	primary  *turn   // the turn answered (the latest addressed one, else the latest)
+	admitted []*turn // the batch's turns admitted again before generation
+	attrs    []any   // the log attributes of every event of the attempt
+	c        convo
+	req      llm.GenerateRequest
+	res      *llm.Result
+	fallback string // why the model's answer could not be used as a tool call, if so
+	text     string // what will be sent
+	// placeholder: text is text.forcedReplyPlaceholder, standing in for a skipped forced turn.
+	placeholder bool
+
+	start, tContext, tModel time.Time
+	followupLatency         time.Duration
+}
+
 // answer takes one coalesced batch from admission to a sent reply (or a logged skip).
 func (s *Service) answer(cs *channelState, batch []*turn) {
 	ctx := s.ctx
-	cfg := s.cfg()
-	start := s.now()
-	slices.SortStableFunc(batch, func(a, b *turn) int { return compareIDs(a.msg.ID, b.msg.ID) })
-	stopTyping := func() { s.stopTyping(cs) }
-	defer stopTyping() // the indicator may have started when a turn was queued
+	defer s.stopTyping(cs) // the indicator may have started when a turn was queued
+	a := &attempt{cfg: s.cfg(), start: s.now()}
+	a.admitted, a.primary = s.readmit(ctx, a.cfg, cs, batch)
+	if a.primary == nil {
+		s.opts.Metrics.reply("denied")
+		return
+	}
+	p, cfg := a.primary, a.cfg
+	explicit := p.addressed()
+	a.attrs = []any{"message_id", p.msg.ID, "channel_id", p.msg.ChannelID, "user_id", p.msg.AuthorID,
+		"trigger_ids", triggerIDs(a.admitted), "signal", p.decision.Signal.String(), "addressed", explicit}
 
-	// Stage A again: the room may have moved on while the batch waited.
+	if b := s.promptAllowed(ctx, cfg, p.msg.ChannelID, p.msg.AuthorID, explicit, s.now()); !b.ok {
+		s.opts.Metrics.reply("rate_limited")
+		s.logger.Warn("reply_rate_limited", append(a.attrs, b.logAttrs(cfg)...)...)
+		return
+	}
+	if p.command != nil {
+		if _, ok := resolvePersona(cfg, p.command.persona); !ok {
+			s.sendNotice(ctx, p, "I don't have a persona called \""+p.command.persona+"\". Try one of: "+strings.Join(cfg.PersonaNames(), ", ")+".")
+			return
+		}
+	}
+	if explicit {
+		s.startTyping(cs) // usually already showing since the turn was queued
+	}
+
+	a.c = s.buildConvo(ctx, cfg, p, a.admitted)
+	a.tContext = s.now()
+	s.opts.Metrics.phase("context", a.tContext.Sub(a.start))
+
+	a.req = buildRequest(cfg, &a.c, p.decision, s.now(), cfg.Bot.Name)
+	s.recordPrompt(ctx, p.msg.ChannelID, p.msg.AuthorID, explicit, s.now())
+	res, err := s.opts.Model.Generate(ctx, a.req)
+	a.tModel = s.now()
+	s.opts.Metrics.phase("model", a.tModel.Sub(a.tContext))
+	if err != nil {
+		s.stopTyping(cs)
+		s.modelFailed(ctx, p, err, a.attrs)
+		return
+	}
+	a.res = res
+	if !s.review(ctx, a) {
+		return
+	}
+	s.stopTyping(cs)
+	s.deliver(ctx, a)
+}
+
+// readmit runs Stage A again on a batch (the room may have moved on while it waited) and picks
+// the turn to answer: the latest addressed one, else the latest. The other addressed turns are
+// answered together with it (logged turn_coalesced). A turn the content filter now refuses (a
+// reload blocked its author or banned a word in it while it waited) is dropped. It returns nil
+// when nothing is admitted.
+func (s *Service) readmit(ctx context.Context, cfg *config.Config, cs *channelState, batch []*turn) ([]*turn, *turn) {
+	slices.SortStableFunc(batch, func(a, b *turn) int { return compareIDs(a.msg.ID, b.msg.ID) })
 	var admitted []*turn
 	for _, t := range batch {
+		if why := s.excluded(cfg, t.msg); why != safety.Allowed {
+			// A reload blocked its author or banned a word in it while it waited.
+			s.logger.Info("message_ignored", "reason", string(why), "source", "queue", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID)
+			continue
+		}
 		tt := t.stageATurn(s.now(), cs)
 		var d decision.Decision
 		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
@@ -43,16 +116,14 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 		}
 	}
 	if len(admitted) == 0 {
-		s.opts.Metrics.reply("denied")
-		return
+		return nil, nil
 	}
 	primary := admitted[len(admitted)-1]
 	for _, t := range admitted {
 		if t.addressed() {
-			primary = t // the latest addressed turn is the one to answer
+			primary = t
 		}
 	}
-	explicit := primary.addressed()
 	for _, t := range admitted {
 		if t != primary && t.addressed() {
 			// Answered together: the reply to primary covers it (the model sees the whole batch).
@@ -60,90 +131,92 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 				"into", primary.msg.ID)
 		}
 	}
-	attrs := []any{"message_id", primary.msg.ID, "channel_id", primary.msg.ChannelID, "user_id", primary.msg.AuthorID,
-		"trigger_ids", triggerIDs(admitted), "signal", primary.decision.Signal.String(), "addressed", explicit}
+	return admitted, primary
+}
 
-	if ok, used := s.promptAllowed(ctx, cfg, primary.msg.ChannelID, explicit, s.now()); !ok {
-		s.opts.Metrics.reply("rate_limited")
-		s.logger.Warn("reply_rate_limited", append(attrs, "prompts_last_hour", used,
-			"max_prompts_per_hour", cfg.Activity.MaxPromptsPerHour, "explicit_reserve", cfg.Activity.ExplicitReservePromptsPerHour)...)
-		return
-	}
-
-	if primary.command != nil {
-		if _, ok := resolvePersona(cfg, primary.command.persona); !ok {
-			s.sendNotice(ctx, primary, "I don't have a persona called \""+primary.command.persona+"\". Try one of: "+strings.Join(cfg.PersonaNames(), ", ")+".")
-			return
-		}
-	}
-
-	if explicit {
-		s.startTyping(cs) // usually already showing since the turn was queued
-	}
-
-	c := s.buildConvo(ctx, cfg, primary, admitted)
-	tContext := s.now()
-	s.opts.Metrics.phase("context", tContext.Sub(start))
-
-	req := buildRequest(cfg, &c, primary.decision, s.now(), cfg.Bot.Name)
-	s.recordPrompt(ctx, primary.msg.ChannelID, explicit, s.now())
-	res, err := s.opts.Model.Generate(ctx, req)
-	tModel := s.now()
-	s.opts.Metrics.phase("model", tModel.Sub(tContext))
-	if err != nil {
-		stopTyping()
-		s.modelFailed(ctx, primary, err, attrs)
-		return
-	}
-
-	text, fallback := replyText(res)
-	text, stageB := decision.ReplyDecision(decision.PipelineText, text, primary.decision.Force)
-	stageB.TurnID, stageB.ChannelID, stageB.UserID = primary.msg.ID, primary.msg.ChannelID, primary.msg.AuthorID
-	stageB.Signal, stageB.DirectAddressed = primary.decision.Signal, primary.decision.DirectAddressed
-	s.opts.Decisions.Record(ctx, stageB, primary.logAttrs()...)
+// review is Stage B over the model's answer, then the optional follow-up pass (replyFollowupLlm).
+// It sets a.text and reports whether there is something to send. A turn the model declined
+// ends here, except a forced one, which gets the placeholder reply (text.forcedReplyOnSkip).
+func (s *Service) review(ctx context.Context, a *attempt) bool {
+	p := a.primary
+	text, fallback := replyText(a.res)
+	a.fallback = fallback
+	text, stageB := decision.ReplyDecision(decision.PipelineText, text, p.decision.Force)
+	stageB.TurnID, stageB.ChannelID, stageB.UserID = p.msg.ID, p.msg.ChannelID, p.msg.AuthorID
+	stageB.Signal, stageB.DirectAddressed = p.decision.Signal, p.decision.DirectAddressed
+	s.opts.Decisions.Record(ctx, stageB, p.logAttrs()...)
 	if stageB.Outcome != decision.OutcomeAllow {
-		s.opts.Metrics.reply("skipped")
-		s.logger.Info("reply_skipped", append(attrs, "reason", stageB.Reason.String(), "force", primary.decision.Force,
-			"latency_context_ms", ms(tContext.Sub(start)), "latency_model_ms", ms(tModel.Sub(tContext)))...)
-		return
+		return s.declined(a, stageB.Reason, "reply", a.res.Refusal)
 	}
-
+	a.text = text
+	if !a.cfg.ReplyFollowupLLM.Enabled {
+		return true
+	}
 	tFollow := s.now()
-	if cfg.ReplyFollowupLLM.Enabled {
-		revised, ok := s.followup(ctx, cfg, &c, primary, req, text, attrs)
-		s.opts.Metrics.phase("followup", s.now().Sub(tFollow))
-		if !ok {
-			s.opts.Metrics.reply("skipped")
-			return
-		}
-		text = revised
+	revised, reason, refusal, ok := s.followup(ctx, a.cfg, p, a.req, text, a.attrs)
+	a.followupLatency = s.now().Sub(tFollow)
+	s.opts.Metrics.phase("followup", a.followupLatency)
+	if !ok {
+		return s.declined(a, reason, "followup", refusal)
 	}
-	followupLatency := s.now().Sub(tFollow)
+	a.text = revised
+	return true
+}
 
-	plan := s.plan(cfg, &c, primary, res, fallback)
-	plan.text = text
-	stopTyping()
+// declined handles a model's (or the reviewer's) skip. A forced turn (a mention, a reply to the
+// bot, a command, the bot's name) with text.forcedReplyOnSkip placeholder gets the placeholder
+// reply; a refusal is a safety skip and stays a skip, as do unforced turns and the silent mode.
+func (s *Service) declined(a *attempt, reason decision.Reason, pass, refusal string) bool {
+	p, cfg := a.primary, a.cfg
+	safetySkip := refusal != ""
+	if p.decision.Force && !safetySkip && cfg.Text.ForcedReplyOnSkip == "placeholder" {
+		s.logger.Info("reply_placeholder", append(a.attrs, "reason", reason.String(), "pass", pass, "persona", a.c.persona)...)
+		a.text, a.placeholder = cfg.Text.ForcedReplyPlaceholder, true
+		return true
+	}
+	s.opts.Metrics.reply("skipped")
+	attrs := append(a.attrs, "reason", reason.String(), "pass", pass, "force", p.decision.Force, "safety", safetySkip,
+		"persona", a.c.persona, "latency_context_ms", ms(a.tContext.Sub(a.start)), "latency_model_ms", ms(a.tModel.Sub(a.tContext)))
+	if safetySkip {
+		attrs = append(attrs, "refusal", refusal)
+	}
+	s.logger.Info("reply_skipped", attrs...)
+	return false
+}
+
+// deliver routes and sends the attempt's text, and logs the result.
+func (s *Service) deliver(ctx context.Context, a *attempt) {
+	p := a.primary
+	plan := sendPlan{replyTo: p.msg.ID, mode: "trigger_reply"}
+	if !a.placeholder {
+		plan = s.plan(a.cfg, &a.c, p, a.res, a.fallback)
+	}
+	plan.text = a.text
 	tSend := s.now()
-	sent, err := s.send(ctx, cfg, primary, &c, &plan)
+	sent, err := s.send(ctx, a.cfg, p, &a.c, &plan)
 	done := s.now()
 	s.opts.Metrics.phase("send", done.Sub(tSend))
-	s.opts.Metrics.phase("total", done.Sub(start))
+	s.opts.Metrics.phase("total", done.Sub(a.start))
 	if err != nil {
 		s.opts.Metrics.reply("failed")
-		s.logger.Error("send_failed", append(attrs, "error", err.Error())...)
+		s.logger.Error("send_failed", append(a.attrs, "error", err.Error())...)
 		return
 	}
-	s.opts.Metrics.reply("sent")
+	if a.placeholder {
+		s.opts.Metrics.reply("placeholder")
+	} else {
+		s.opts.Metrics.reply("sent")
+	}
 	s.opts.Metrics.target(plan.mode)
 	event := "sent_message"
 	if plan.replyTo != "" {
 		event = "sent_reply"
 	}
-	s.logger.Info(event, append(attrs, "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
-		"fallback", plan.fallback, "persona", c.persona, "context", c.kind.String(), "model", res.Model,
-		"latency_context_ms", ms(tContext.Sub(start)), "latency_model_ms", ms(tModel.Sub(tContext)),
-		"latency_followup_ms", ms(followupLatency), "latency_send_ms", ms(done.Sub(tSend)),
-		"latency_total_ms", ms(done.Sub(start)))...)
+	s.logger.Info(event, append(a.attrs, "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
+		"fallback", plan.fallback, "placeholder", a.placeholder, "persona", a.c.persona, "context", a.c.kind.String(),
+		"model", a.res.Model, "latency_context_ms", ms(a.tContext.Sub(a.start)), "latency_model_ms", ms(a.tModel.Sub(a.tContext)),
+		"latency_followup_ms", ms(a.followupLatency), "latency_send_ms", ms(done.Sub(tSend)),
+		"latency_total_ms", ms(done.Sub(a.start)))...)
 }
 
 // replyText picks the text of a model result: the tool call's text, else the free text. The
@@ -262,9 +335,10 @@ character and the language of the draft. Fix anything wrong, unkind, off-topic o
 otherwise keep it as it is. Answer with only the final message text, nothing else. If the draft
 should not be sent at all, answer exactly [SKIP].`
 
-// followup runs the optional second model pass over a draft. It returns the text to send and
-// false when the turn ends here (the reviewer skipped it). A failing reviewer keeps the draft.
-func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t *turn, req llm.GenerateRequest, draft string, attrs []any) (string, bool) {
+// followup runs the optional second model pass over a draft. It returns the text to send,
+// or false with the reviewer's reason (and refusal, if it refused) when it skipped the draft.
+// A failing reviewer keeps the draft.
+func (s *Service) followup(ctx context.Context, cfg *config.Config, t *turn, req llm.GenerateRequest, draft string, attrs []any) (string, decision.Reason, string, bool) {
 	review := llm.GenerateRequest{
 		Model:        cfg.ReplyFollowupLLM.Model,
 		Instructions: req.Instructions + "\n\n" + followupInstructions,
@@ -278,7 +352,7 @@ func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t 
 	res, err := model.Generate(ctx, review)
 	if err != nil {
 		s.logger.Warn("reply_followup_failed", append(attrs, "error", err.Error())...)
-		return draft, true
+		return draft, decision.ReasonModelReplied, "", true
 	}
 	text, _ := replyText(res)
 	text, d := decision.ReplyDecision(decision.PipelineText, text, t.decision.Force)
@@ -286,8 +360,7 @@ func (s *Service) followup(ctx context.Context, cfg *config.Config, c *convo, t 
 	d.Signal, d.DirectAddressed = t.decision.Signal, t.decision.DirectAddressed
 	s.opts.Decisions.Record(ctx, d, append(t.logAttrs(), slog.String("pass", "followup"))...)
 	if d.Outcome != decision.OutcomeAllow {
-		s.logger.Info("reply_skipped", append(attrs, "reason", d.Reason.String(), "pass", "followup", "persona", c.persona)...)
-		return "", false
+		return "", d.Reason, res.Refusal, false
 	}
-	return text, true
+	return text, d.Reason, "", true
 }

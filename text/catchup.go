@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/safety"
 )
 
 // Catch-up after a gateway gap. Events sent while the bot had no session (discordgo answers
@@ -135,14 +137,25 @@ func (s *Service) catchUpChannel(cs *channelState, after, guildID, reason string
 		"pages", pages, "truncated", truncated)
 }
 
-// storeOnly records a missed message without answering it, and marks it seen.
+// storeOnly records a missed message without answering it, and marks it seen. It stores what
+// ingest would have: not other bots' messages, nor those that must stay out of the context
+// (blocked authors, ban words).
 func (s *Service) storeOnly(m *discordgo.Message) {
 	cs := s.channel(m.ChannelID)
-	if !cs.firstSight(m.ID, m.GuildID) {
+	if !cs.firstSight(m.ID, m.GuildID) || m.Author == nil {
 		return
 	}
 	selfID := s.selfID()
-	rec := storedFromDiscord(m, s.channelInfo(s.ctx, m.ChannelID), selfID != "" && m.Author != nil && m.Author.ID == selfID)
+	isSelf := selfID != "" && m.Author.ID == selfID
+	if m.Author.Bot && !isSelf {
+		return
+	}
+	cfg := s.cfg()
+	rec := storedFromDiscord(m, s.channelInfo(s.ctx, m.ChannelID), isSelf)
+	if why := s.excluded(cfg, rec); why != safety.Allowed {
+		s.logger.Info("message_ignored", "reason", string(why), "source", "catch_up", "message_id", m.ID, "channel_id", m.ChannelID)
+		return
+	}
 	if err := s.opts.Store.SaveMessage(s.ctx, rec); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
 
@@ -67,11 +68,21 @@ func (s *Service) channel(id string) *channelState {
 	return cs
 }
 
-// lookup finds a message by id: the store first, then REST (which is stored on the way). ok is
-// false when it does not exist or cannot be fetched; a deleted message comes back with Deleted.
+// lookup finds a message of a channel by id: the store first, then REST (which is stored on
+// the way). ok is false when it does not exist in that channel, cannot be fetched, or must stay
+// out of the model's context (a blocked author or a ban word: such a message is not stored
+// either); a deleted message comes back with Deleted.
 func (s *Service) lookup(ctx context.Context, channelID, id string) (store.Message, bool) {
+	cfg := s.cfg()
 	m, err := s.opts.Store.Message(ctx, id)
 	if err == nil {
+		if m.ChannelID != channelID {
+			return store.Message{}, false // never another channel's message
+		}
+		if why := s.excluded(cfg, m); why != safety.Allowed {
+			s.logger.Debug("message_ignored", "reason", string(why), "source", "store", "message_id", id, "channel_id", channelID)
+			return store.Message{}, false
+		}
 		return m, true
 	}
 	if !errors.Is(err, store.ErrNotFound) {
@@ -89,8 +100,15 @@ func (s *Service) lookup(ctx context.Context, channelID, id string) (store.Messa
 	if dm.ChannelID == "" {
 		dm.ChannelID = channelID
 	}
+	if dm.ChannelID != channelID {
+		return store.Message{}, false
+	}
 	selfID := s.selfID()
 	rec := storedFromDiscord(dm, s.channelInfo(ctx, dm.ChannelID), dm.Author != nil && dm.Author.ID == selfID)
+	if why := s.excluded(cfg, rec); why != safety.Allowed {
+		s.logger.Info("message_ignored", "reason", string(why), "source", "lookup", "message_id", id, "channel_id", channelID)
+		return store.Message{}, false
+	}
 	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", id, "error", err.Error())
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
 
@@ -53,7 +54,10 @@ type participant struct {
 	persona  *store.UserPersona
 }
 
-// buildConvo gathers the context for answering batch (primary is its main turn).
+// buildConvo gathers the context for answering batch (primary is its main turn): the reply
+// chain of a DirectReply or the anchor of a reply to someone else, then the recent cluster of
+// the channel (for every kind: a DirectReply shows what was said around it after the chain).
+// Nothing of another channel, and nothing the content filter excludes, is shown.
 func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *turn, batch []*turn) convo {
 	c := convo{primary: primary.msg, shown: map[string]bool{}}
 	c.channel = s.channelInfo(ctx, primary.msg.ChannelID)
@@ -75,7 +79,8 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *t
 			}
 		}
 	case primary.replyRef != "" && primary.addressed():
-		if a, ok := s.lookup(ctx, primary.msg.ChannelID, primary.replyRef); ok && !a.Deleted {
+		a, ok := s.lookup(ctx, primary.msg.ChannelID, primary.replyRef)
+		if ok && !a.Deleted && a.ChannelID == primary.msg.ChannelID {
 			c.kind = kindAnchor
 			c.anchor = &a
 		}
@@ -88,9 +93,7 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *t
 			c.persona = p
 		}
 	}
-	if c.kind != kindDirectReply {
-		c.cluster = s.cluster(ctx, cfg, primary.msg)
-	}
+	c.cluster = s.cluster(ctx, cfg, primary.msg)
 	s.fitBudget(cfg, &c)
 	for _, m := range c.all() {
 		c.shown[m.ID] = true
@@ -161,8 +164,8 @@ func (s *Service) cluster(ctx context.Context, cfg *config.Config, m store.Messa
 		if prev.Sub(b.CreatedAt) > gap {
 			break
 		}
-		prev = b.CreatedAt
-		if b.IsSelf && !cfg.Context.IncludeOwnMessagesInHistory {
+		prev = b.CreatedAt // a hidden message still belongs to the conversation's timeline
+		if b.IsSelf && !cfg.Context.IncludeOwnMessagesInHistory || s.excluded(cfg, b) != safety.Allowed {
 			continue
 		}
 		out = append(out, b)
@@ -171,8 +174,10 @@ func (s *Service) cluster(ctx context.Context, cfg *config.Config, m store.Messa
 	return out
 }
 
-// backfill stores the channel's recent history from REST once, so that a freshly started bot
-// knows the conversation it joins.
+// backfill stores the channel's recent history (the context.historyLimit messages before m)
+// from REST once, so that a freshly started bot knows the conversation it joins. It stores
+// what ingest would have: not other bots' messages, nor those of blocked users or with ban
+// words.
 func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Message) {
 	msgs, err := s.opts.Discord.ChannelMessages(m.ChannelID, cfg.Context.HistoryLimit, m.ID, "", "", discordgo.WithContext(ctx))
 	if err != nil {
@@ -181,6 +186,10 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 	}
 	info := s.channelInfo(ctx, m.ChannelID)
 	selfID := s.selfID()
+	stored, ignored := 0, 0
+	defer func() {
+		s.logger.Info("history_backfilled", "channel_id", m.ChannelID, "fetched", len(msgs), "stored", stored, "ignored", ignored)
+	}()
 	for _, dm := range msgs {
 		if dm.Author == nil || (dm.Author.Bot && dm.Author.ID != selfID) {
 			continue
@@ -188,7 +197,15 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 		if dm.ChannelID == "" {
 			dm.ChannelID = m.ChannelID
 		}
+		if dm.ChannelID != m.ChannelID {
+			continue
+		}
 		rec := storedFromDiscord(dm, info, dm.Author.ID == selfID)
+		if s.excluded(cfg, rec) != safety.Allowed {
+			ignored++
+			continue
+		}
+		stored++
 		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
 			s.logger.Warn("store_failed", "op", "save_message", "message_id", rec.ID, "error", err.Error())
 			return

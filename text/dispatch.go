@@ -13,6 +13,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
 )
 
 // sendPlan says where and how a reply goes.
@@ -24,13 +25,15 @@ type sendPlan struct {
 }
 
 // plan routes a reply. Addressed turns (mention, DirectReply, name, alias, command) reply to the
-// trigger. Unaddressed turns post to the channel, except that in initiative channels a share
-// (activity.initiativeReplyShare) of the model's threaded candidates — valid reply targets
-// among the messages it was shown — reply to that target. A target that was not shown, free
-// text instead of a tool call, or invalid tool arguments fall back to a broadcast.
+// trigger, or with text.targetedReplies to the message the model chose among the burst's
+// messages and the anchor (planAddressed). Unaddressed turns post to the channel, except that
+// in initiative channels a share (activity.initiativeReplyShare) of the model's threaded
+// candidates — valid reply targets among the messages it was shown — reply to that target. A
+// target that was not shown, free text instead of a tool call, or invalid tool arguments fall
+// back to a broadcast.
 func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, res *llm.Result, fallback string) sendPlan {
 	if primary.addressed() {
-		return sendPlan{replyTo: primary.msg.ID, mode: "trigger_reply"}
+		return s.planAddressed(cfg, c, primary, res, fallback)
 	}
 	if fallback != "" {
 		s.opts.Metrics.fallback(fallback)
@@ -52,6 +55,44 @@ func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, res *llm.Res
 	return sendPlan{mode: "broadcast"}
 }
 
+// planAddressed routes the reply to an addressed turn: to the trigger, unless targeted replies
+// are on and the model chose (send_discord_message mode reply) another message it may answer:
+// one of the coalesced burst's messages, or the anchor (the message the trigger replies to).
+// Any other target is refused and the reply goes to the trigger. The check is logged
+// (reply_target_checked).
+func (s *Service) planAddressed(cfg *config.Config, c *convo, primary *turn, res *llm.Result, fallback string) sendPlan {
+	p := sendPlan{replyTo: primary.msg.ID, mode: "trigger_reply"}
+	if fallback != "" || res.Send.Mode != llm.SendModeReply {
+		return p
+	}
+	target := res.Send.TargetMessageID
+	if target == "" || target == primary.msg.ID {
+		return p
+	}
+	accepted, why := false, "not_in_burst"
+	switch {
+	case !cfg.Text.TargetedReplies:
+		why = "targeted_replies_off"
+	case slices.ContainsFunc(c.triggers, func(m store.Message) bool { return m.ID == target }):
+		accepted, why = true, "burst_message"
+		p.replyTo = target
+	case c.anchor != nil && c.anchor.ID == target:
+		accepted, why = true, "anchor"
+		p.replyTo, p.mode = target, "target_reply"
+	}
+	s.logger.Info("reply_target_checked", "message_id", primary.msg.ID, "channel_id", primary.msg.ChannelID,
+		"target_message_id", target, "accepted", accepted, "reason", why, "trigger_ids", storedIDs(c.triggers))
+	return p
+}
+
+func storedIDs(ms []store.Message) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
 // shareOf maps an id to a stable number in [0, 1): the same candidate always gets the same
 // routing, and over many candidates the reply share is as configured.
 func shareOf(id string) float64 {
@@ -68,7 +109,7 @@ func shareOf(id string) float64 {
 // the persona that wrote them. It returns the ids sent and updates plan when the reply had to
 // fall back.
 func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *convo, plan *sendPlan) ([]string, error) {
-	text := newWordList(cfg.Safety.BanWords).scrub(plan.text)
+	text := s.filter(cfg).Scrub(plan.text)
 	parts := post.Split(text, post.MaxLen)
 	persona := cfg.Bot.Persona
 	if c != nil {

@@ -150,13 +150,18 @@ func TestModelFailuresApologizeToAddressedUser(t *testing.T) {
 			}
 			h.waitLog(`"msg":"reply_failed"`, string(m.ID))
 
-			// An unaddressed turn that fails is logged, not apologised for.
+			// An unaddressed turn that fails is logged, not apologised for: the next message
+			// sent is the apology to a later addressed turn (which fails too: its prompt shows
+			// the joke).
 			h.initiativeIn(h.general)
 			u := h.post(h.bob, "I know a joke too")
 			h.waitLog(`"msg":"reply_failed"`, string(u.ID))
-			time.Sleep(100 * time.Millisecond)
-			if n := len(h.botMessages()); n != 1 {
-				t.Errorf("bot sent %d messages, want only the one apology", n)
+			later := h.post(h.alice, "banter, hello?")
+			if r := h.waitBot(2); r.ReplyTo() != later.ID {
+				t.Errorf("second message replies to %q, want the apology to %q", r.ReplyTo(), later.ID)
+			}
+			if n := len(h.botMessages()); n != 2 {
+				t.Errorf("bot sent %d messages, want two apologies", n)
 			}
 		})
 	}
@@ -207,9 +212,21 @@ func TestFollowupModelRevisesDraft(t *testing.T) {
 		t.Errorf("sent %q, want the reviewer's revision", r.Content)
 	}
 	h.waitLog(`"msg":"sent_reply"`, `"latency_followup_ms"`)
+	// The reviewer skips the draft of a forced turn: the draft stays unsent and the placeholder
+	// (text.forcedReplyOnSkip: placeholder, the default) answers instead.
 	m := h.post(h.alice, "banter, laundry tips?")
+	h.waitLog(`"msg":"reply_placeholder"`, string(m.ID), `"pass":"followup"`)
+	r = h.waitBot(2)
+	if r.Content != config.DefaultForcedReplyPlaceholder || r.ReplyTo() != m.ID {
+		t.Errorf("sent %q replying to %q; want the placeholder replying to %q, never the draft", r.Content, r.ReplyTo(), m.ID)
+	}
+	// Silent: the reviewer's [SKIP] ends the turn.
+	h.reconfigure(func(c *config.Config) { c.Text.ForcedReplyOnSkip = "silent" })
+	m = h.post(h.alice, "banter, more laundry tips?")
 	h.waitLog(`"msg":"reply_skipped"`, string(m.ID), `"pass":"followup"`)
-	if n := len(h.botMessages()); n != 1 {
-		t.Errorf("bot sent %d messages; the reviewer's [SKIP] must keep the draft unsent", n)
+	h.reconfigure(func(c *config.Config) { c.ReplyFollowupLLM.Enabled = false }) // the next draft goes out as it is
+	later := h.post(h.alice, "banter, anything else?")
+	if r := h.waitBot(3); r.ReplyTo() != later.ID {
+		t.Errorf("third message replies to %q, want %q (nothing for the skipped turn)", r.ReplyTo(), later.ID)
 	}
 }

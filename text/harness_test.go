@@ -350,3 +350,31 @@ func (h *harness) initiativeIn(ch discordsim.ChannelID) {
 		c.Activity.InitiativeReplyShare = 1
 	})
 }
+
+// metric returns the value of the counter name with exactly the given labels in the bot's
+// registry (0 when absent).
+func (h *harness) metric(name string, labels map[string]string) float64 {
+	h.t.Helper()
+	families, err := h.reg.Gather()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}

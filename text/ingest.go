@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
 
@@ -29,7 +29,7 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 			s.opts.Metrics.ingested("other_bot")
 			return
 		}
-		if slices.Contains(cfg.Permissions.BlockedUserIDs, m.Author.ID) {
+		if s.filter(cfg).Blocked(m.Author.ID) {
 			s.opts.Metrics.ingested("blocked_user")
 			s.logger.Debug("message_ignored", "reason", "blocked_user", "message_id", m.ID, "channel_id", m.ChannelID)
 			return
@@ -44,7 +44,7 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		s.opts.Metrics.ingested("duplicate") // seen live and again in a catch-up
 		return
 	}
-	if !isSelf && newWordList(cfg.Safety.BanWords).contains(m.Content) {
+	if s.filter(cfg).Exclude(m.Author.ID, m.Content, isSelf) == safety.BanWord {
 		s.opts.Metrics.ingested("ban_word")
 		s.logger.Info("message_ignored", "reason", "ban_word", "message_id", m.ID, "channel_id", m.ChannelID, "user_id", m.Author.ID)
 		return
@@ -208,15 +208,27 @@ func (s *Service) newTurn(ctx context.Context, m *discordgo.Message, rec store.M
 			t.mentions = true
 		}
 	}
-	if rec.ReplyToID != "" {
-		sameChannel := m.MessageReference.ChannelID == "" || m.MessageReference.ChannelID == m.ChannelID
-		if sameChannel {
-			t.replyRef = rec.ReplyToID
-			t.replyToBot = s.isBotMessage(ctx, m, rec.ReplyToID)
-		}
+	if rec.ReplyToID != "" && s.sameChannelReference(ctx, m, rec.ReplyToID) {
+		t.replyRef = rec.ReplyToID
+		t.replyToBot = s.isBotMessage(ctx, m, rec.ReplyToID)
 	}
 	t.command = parsePrefixCommand(s.cfg(), rec.Content)
 	return t
+}
+
+// sameChannelReference reports whether m's reference (to message id) points into m's own
+// channel: a reference naming another channel (a forward, a thread's starter message) never
+// brings that channel's message into this channel's context. A reference without a channel id
+// is checked by looking the message up in this channel.
+func (s *Service) sameChannelReference(ctx context.Context, m *discordgo.Message, id string) bool {
+	switch ch := m.MessageReference.ChannelID; {
+	case ch == m.ChannelID:
+		return true
+	case ch != "":
+		return false
+	}
+	ref, ok := s.lookup(ctx, m.ChannelID, id)
+	return ok && !ref.Deleted // a 404 in this channel: gone, or never here
 }
 
 // isBotMessage reports whether id is a live (not deleted) message of the bot in m's channel.
@@ -265,6 +277,7 @@ func (s *Service) recentLines(ctx context.Context, m store.Message) []decision.C
 	if err != nil {
 		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", m.ChannelID, "error", err.Error())
 	}
+	before = s.shownOnly(s.cfg(), before) // stored before a reload of the ban words or blocked users
 	lines := make([]decision.ContextLine, len(before))
 	for i, b := range before {
 		lines[i] = decision.ContextLine{Speaker: b.AuthorName, Text: b.Content, Bot: b.IsSelf}

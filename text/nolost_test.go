@@ -85,6 +85,7 @@ func TestNoTypingWhenRateLimited(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) {
 		c.Activity.MaxPromptsPerHour = 2
 		c.Activity.ExplicitReservePromptsPerHour = 0
+		c.Activity.PerUserPromptShare = 1 // the channel's cap, not alice's share, is what is reached
 	})
 	for i := range 2 {
 		h.post(h.alice, fmt.Sprintf("%s question %d", mention(h.dsim.BotID()), i))

@@ -61,38 +61,43 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 	}
 	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
 
-	line := func(m store.Message) {
-		who := m.AuthorName
-		if m.IsSelf {
-			who = selfName + " (you)"
+	// Each message is shown once: the anchor, or a reply chain's lines, are not repeated in the
+	// recent conversation that follows them.
+	printed := map[string]bool{}
+	lines := func(header string, ms []store.Message) {
+		var todo []store.Message
+		for _, m := range ms {
+			if !printed[m.ID] {
+				printed[m.ID] = true
+				todo = append(todo, m)
+			}
 		}
-		fmt.Fprintf(&b, "[msg %s · %s] %s: %s\n", m.ID, age(now, m.CreatedAt), who, m.Content)
+		if len(todo) == 0 {
+			return
+		}
+		b.WriteString(header)
+		for _, m := range todo {
+			who := m.AuthorName
+			if m.IsSelf {
+				who = selfName + " (you)"
+			}
+			fmt.Fprintf(&b, "[msg %s · %s] %s: %s\n", m.ID, age(now, m.CreatedAt), who, m.Content)
+		}
 	}
 	switch c.kind {
 	case kindDirectReply:
-		b.WriteString("The conversation you are continuing (a reply chain, oldest first):\n")
-		for _, m := range c.chain {
-			line(m)
-		}
+		lines("The conversation you are continuing (a reply chain, oldest first):\n", c.chain)
+		lines("\nWhat else was said in the channel around it (oldest first):\n", c.cluster)
 	case kindAnchor:
-		a := c.anchor
-		fmt.Fprintf(&b, "%s is replying to this message:\n", c.primary.AuthorName)
-		line(*a)
-		b.WriteString("\nRecent conversation in the channel (oldest first):\n")
-		for _, m := range c.cluster {
-			line(m)
-		}
+		lines(fmt.Sprintf("%s is replying to this message:\n", c.primary.AuthorName), []store.Message{*c.anchor})
+		lines("\nRecent conversation in the channel (oldest first):\n", c.cluster)
 	default:
-		b.WriteString("Recent conversation in the channel (oldest first):\n")
-		for _, m := range c.cluster {
-			line(m)
-		}
+		lines("Recent conversation in the channel (oldest first):\n", c.cluster)
 	}
+	// Messages of the burst not shown above (those after the message answered).
+	lines("\nAlso in this burst:\n", c.triggers)
 	var ids []string
 	for _, t := range c.triggers {
-		if !c.shown[t.ID] {
-			line(t)
-		}
 		ids = append(ids, t.ID)
 	}
 	fmt.Fprintf(&b, "\nMessage to answer: msg %s from %s", c.primary.ID, c.primary.AuthorName)

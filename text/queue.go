@@ -26,7 +26,7 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	// budget left (a rate-limited turn shows nothing). Asked before cs.mu is taken.
 	typing := t.addressed()
 	if typing {
-		typing, _ = s.promptAllowed(s.ctx, cfg, t.msg.ChannelID, true, s.now())
+		typing = s.promptAllowed(s.ctx, cfg, t.msg.ChannelID, t.msg.AuthorID, true, s.now()).ok
 	}
 	// The enqueuer holds a count on the wait group from the closed check on, so that Shutdown
 	// (which sets closed under the same lock, then waits) cannot return before the worker or

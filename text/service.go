@@ -15,6 +15,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
 
@@ -72,6 +73,8 @@ type Service struct {
 	self   atomic.Pointer[discordgo.User]
 	// policyFor is the configuration the engine's policy was last built from.
 	policyFor atomic.Pointer[config.Config]
+	// filt is the content filter and the configuration it was built from.
+	filt atomic.Pointer[configFilter]
 
 	ctx    context.Context // lifetime of queued work; cancelled by Shutdown's deadline
 	cancel context.CancelFunc
@@ -168,4 +171,41 @@ func (s *Service) cfg() *config.Config {
 		s.opts.Engine.SetPolicy(Policy(c))
 	}
 	return c
+}
+
+// configFilter is a content filter with the configuration it applies.
+type configFilter struct {
+	cfg *config.Config
+	f   *safety.Filter
+}
+
+// filter returns the content filter of cfg (blocked users, ban words), built once per
+// configuration.
+func (s *Service) filter(cfg *config.Config) *safety.Filter {
+	if cf := s.filt.Load(); cf != nil && cf.cfg == cfg {
+		return cf.f
+	}
+	f := safety.ForConfig(cfg)
+	s.filt.Store(&configFilter{cfg: cfg, f: f})
+	return f
+}
+
+// excluded reports why a stored message must stay out of the model's context (safety.Allowed
+// when it may be shown): its author is blocked or it holds a ban word. The bot's own messages
+// are never excluded. It is applied when a message is saved from any source (gateway, REST
+// lookup, backfill, catch-up) and again when the context is read, so that a configuration
+// reload also hides what was stored before it.
+func (s *Service) excluded(cfg *config.Config, m store.Message) safety.Reason {
+	return s.filter(cfg).Exclude(m.AuthorID, m.Content, m.IsSelf)
+}
+
+// shownOnly returns the messages of ms that may enter the model's context.
+func (s *Service) shownOnly(cfg *config.Config, ms []store.Message) []store.Message {
+	out := ms[:0:0]
+	for _, m := range ms {
+		if s.excluded(cfg, m) == safety.Allowed {
+			out = append(out, m)
+		}
+	}
+	return out
 }

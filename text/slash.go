@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -16,20 +17,39 @@ type Interactions interface {
 
 var _ Interactions = (*discordgo.Session)(nil)
 
-// Commands are the text pipeline's slash commands, for registration at start.
+// Discord's limits on application command fields, in characters.
+const (
+	maxCommandName        = 32
+	maxCommandDescription = 100
+	maxResponseContent    = 2000
+)
+
+// Commands are the text pipeline's slash commands, for registration at start. Every field
+// stays within Discord's limits whatever bot.name is (a name too long for the description is
+// left out of it): Discord refuses the whole registration otherwise.
 func (s *Service) Commands() []*discordgo.ApplicationCommand {
 	opt := func(name, desc string, maxLen int) *discordgo.ApplicationCommandOption {
 		return &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionString, Name: name, Description: desc, MaxLength: maxLen}
 	}
 	return []*discordgo.ApplicationCommand{{
 		Name:        "persona",
-		Description: "Tell " + s.cfg().Bot.Name + " how you'd like to be known (no options: show what it knows)",
+		Description: personaDescription(s.cfg().Bot.Name),
 		Options: []*discordgo.ApplicationCommandOption{
 			opt("preferred_name", "What to call you", 64),
 			opt("pronouns", "Your pronouns", 32),
 			opt("about", "A line about you", 200),
 		},
 	}}
+}
+
+// personaDescription describes /persona with the bot's name when it fits Discord's 100
+// characters, else without it.
+func personaDescription(name string) string {
+	d := "Tell " + strings.TrimSpace(name) + " how you'd like to be known (no options: show what it knows)"
+	if utf8.RuneCountInString(d) <= maxCommandDescription {
+		return d
+	}
+	return "Tell the bot how you'd like to be known (no options: show what it knows)"
 }
 
 // HandleInteraction answers the text pipeline's slash commands and reports whether it handled
@@ -53,7 +73,7 @@ func (s *Service) HandleInteraction(ctx context.Context, api Interactions, i *di
 	err := api.InteractionRespond(i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{
-			Content:         reply,
+			Content:         truncateRunes(reply, maxResponseContent),
 			Flags:           discordgo.MessageFlagsEphemeral,
 			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}},
 		},
@@ -104,4 +124,12 @@ func (s *Service) personaCommand(ctx context.Context, user *discordgo.User, opts
 	fmt.Fprintf(&b, "\nMy personas: %s (default %s). Ask for one with `%s%s(Name) topic`.",
 		strings.Join(cfg.PersonaNames(), ", "), cfg.Bot.Persona, cfg.Bot.CommandPrefix, cfg.Bot.Name)
 	return b.String()
+}
+
+// truncateRunes cuts s to at most n characters, the last one an ellipsis when cut.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -127,14 +127,23 @@ func TestReplyChainDeeperThanCap(t *testing.T) {
 	h.waitBot(3)
 	g := h.generations()
 	p := g[len(g)-1].Prompt
+	// The chain section holds the capped chain; what came before it is in the channel's
+	// recent conversation that follows.
+	chain, around, ok := strings.Cut(p, "What else was said in the channel around it")
+	if !ok {
+		t.Fatalf("prompt lacks the channel section after the chain:\n%s", p)
+	}
 	for _, id := range []discordsim.MessageID{m2.ID, b2.ID, m3.ID} {
-		if !strings.Contains(p, "[msg "+string(id)) {
+		if !strings.Contains(chain, "[msg "+string(id)) {
 			t.Errorf("chain within the cap lacks %s:\n%s", id, p)
 		}
 	}
 	for _, id := range []discordsim.MessageID{m1.ID, b1.ID} {
-		if strings.Contains(p, "[msg "+string(id)) {
+		if strings.Contains(chain, "[msg "+string(id)) {
 			t.Errorf("chain beyond the cap (3) includes %s:\n%s", id, p)
+		}
+		if !strings.Contains(around, "[msg "+string(id)) {
+			t.Errorf("the channel around the chain lacks %s:\n%s", id, p)
 		}
 	}
 }
@@ -218,27 +227,42 @@ func TestReplyAnchorToOldMessage(t *testing.T) {
 	}
 }
 
+// TestCoalescedBurst: three addressed messages within the coalescing window become one reply
+// attempt, answering the latest, with every trigger id logged. The window is long and the burst
+// closes at three messages, so the batch never depends on how fast the posts land.
 func TestCoalescedBurst(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Activity.ReplyCoalesceWindowSeconds = 0.5 })
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 60
+		c.Activity.ReplyCoalesceMaxMessages = 3
+	})
 	a := h.post(h.alice, "banter, quick one")
 	b := h.post(h.alice, "banter, also this")
 	c := h.post(h.alice, "banter, and finally that")
 	r := h.waitBot(1)
-	time.Sleep(700 * time.Millisecond)
-	if n := len(h.botMessages()); n != 1 {
-		t.Fatalf("burst produced %d replies, want 1", n)
-	}
-	if n := len(h.generations()); n != 1 {
-		t.Fatalf("burst produced %d model calls, want 1", n)
-	}
 	if r.ReplyTo() != c.ID {
 		t.Errorf("burst reply references %q, want the latest addressed %q", r.ReplyTo(), c.ID)
 	}
-	line := h.waitLog(`"msg":"sent_reply"`)
+	line := h.waitLog(`"msg":"sent_reply"`, string(c.ID))
 	for _, id := range []discordsim.MessageID{a.ID, b.ID, c.ID} {
 		if !strings.Contains(line, string(id)) {
 			t.Errorf("sent_reply lacks trigger id %s: %s", id, line)
 		}
+	}
+	for _, id := range []discordsim.MessageID{a.ID, b.ID} {
+		h.waitLog(`"msg":"turn_coalesced"`, string(id), `"into":"`+string(c.ID)+`"`)
+	}
+	// A later message, answered on its own: nothing else came of the burst before it (the
+	// channel's queue answers in order).
+	h.reconfigure(func(c *config.Config) { c.Activity.ReplyCoalesceMaxMessages = 1 })
+	later := h.post(h.alice, "banter, after the burst")
+	if r := h.waitBot(2); r.ReplyTo() != later.ID {
+		t.Errorf("second reply references %q, want %q", r.ReplyTo(), later.ID)
+	}
+	if n := len(h.botMessages()); n != 2 {
+		t.Errorf("bot sent %d messages, want 2 (one for the burst)", n)
+	}
+	if n := len(h.generations()); n != 2 {
+		t.Errorf("%d model calls, want 2 (one for the burst)", n)
 	}
 }
 

@@ -127,7 +127,7 @@ func TestReplayWithLLM(t *testing.T) {
 	for _, rec := range sim.RequestsFor(openaisim.EndpointResponses) {
 		if rec.Model == classifierModel && strings.Contains(rec.Prompt, "pineapple") {
 			sawPizza = true
-			for _, want := range []string{"YES or NO", "Participants: mike, alice, bob", "Eagerness: 50/100", "[alice] banter, stop talking please"} {
+			for _, want := range []string{"YES or NO", "Participants: mike, alice, bob", "Eagerness: 30/100", "[alice] banter, stop talking please"} {
 				if !strings.Contains(rec.Prompt, want) {
 					t.Errorf("classifier prompt lacks %q:\n%s", want, rec.Prompt)
 				}

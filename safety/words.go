@@ -1,4 +1,4 @@
-package text
+package safety
 
 import (
 	"strings"
@@ -6,13 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-// wordList matches whole words or phrases case-insensitively (ban words).
-type wordList struct {
+// WordList matches whole words or phrases case-insensitively (ban words). The zero value
+// matches nothing.
+type WordList struct {
 	words []string // lower-cased
 }
 
-func newWordList(words []string) wordList {
-	var w wordList
+// NewWordList returns a list matching words (blank entries are ignored).
+func NewWordList(words []string) WordList {
+	var w WordList
 	for _, s := range words {
 		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
 			w.words = append(w.words, s)
@@ -22,7 +24,7 @@ func newWordList(words []string) wordList {
 }
 
 // find returns the byte ranges in s where a listed word occurs as a whole word.
-func (w wordList) find(s string) [][2]int {
+func (w WordList) find(s string) [][2]int {
 	if len(w.words) == 0 {
 		return nil
 	}
@@ -87,11 +89,11 @@ func boundary(s string, i int, before bool) bool {
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 }
 
-// contains reports whether s contains a listed word.
-func (w wordList) contains(s string) bool { return len(w.find(s)) > 0 }
+// Contains reports whether s contains a listed word.
+func (w WordList) Contains(s string) bool { return len(w.find(s)) > 0 }
 
-// scrub replaces every listed word in s with one asterisk per character.
-func (w wordList) scrub(s string) string {
+// Scrub replaces every listed word in s with one asterisk per character.
+func (w WordList) Scrub(s string) string {
 	ranges := w.find(s)
 	if len(ranges) == 0 {
 		return s
