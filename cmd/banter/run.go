@@ -231,7 +231,7 @@ func (a *app) run(ctx context.Context) error {
 		}
 	})
 
-	shards, err := a.newShards(ctx, db) // the driver itself: shards look for the Postgres identify gate
+	shards, err := a.newShards(ctx, db, discord.NewRESTMetrics(reg)) // the driver itself: shards look for the Postgres identify gate
 	if err != nil {
 		return err
 	}
