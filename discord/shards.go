@@ -154,7 +154,7 @@ type ShardOptions struct {
 	// Processes and ProcessIndex split the shards when IDs is empty (ProcessShards).
 	Processes, ProcessIndex int
 	// RESTShare, when set, caps the process's REST requests at its share of the bot's global
-	// limit (ProcessRESTShare of the shards it runs).
+	// limit (ProcessRESTShare of the shards it runs; the whole limit when it runs them all).
 	RESTShare bool
 	// Gate spaces identifies; nil uses a LocalIdentifyGate.
 	Gate IdentifyGate
@@ -202,7 +202,7 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 	} else if ids, err = ParseShardIDs(opts.IDs, count); err != nil {
 		return nil, err
 	}
-	if opts.RESTShare && len(ids) < count {
+	if opts.RESTShare {
 		rest := opts.Session
 		rest.RESTPerSecond = ProcessRESTShare(len(ids), count)
 		shared, lim, err := newSession(rest)
