@@ -28,6 +28,17 @@ var (
 // field path, the value and what is allowed.
 func (c *Config) Validate() error {
 	v := &validator{}
+	v.validateBot(c)
+	v.validateDiscord(c)
+	v.validateActivity(c)
+	v.validateLLM(c)
+	v.validateVoice(c)
+	v.validateOperations(c)
+	return v.err()
+}
+
+// validateBot checks bot.*.
+func (v *validator) validateBot(c *Config) {
 	v.nonEmpty("bot.name", c.Bot.Name)
 	for i, a := range c.Bot.Aliases {
 		v.nonEmpty(fmt.Sprintf("bot.aliases[%d]", i), a)
@@ -44,7 +55,10 @@ func (c *Config) Validate() error {
 	if strings.ContainsAny(c.Bot.CommandPrefix, " \t\n") || c.Bot.CommandPrefix == "" {
 		v.addf("bot.commandPrefix: %q must be non-empty and contain no spaces (for example \"!\")", c.Bot.CommandPrefix)
 	}
+}
 
+// validateDiscord checks discord.*.
+func (v *validator) validateDiscord(c *Config) {
 	v.url("discord.apiUrl", c.Discord.APIURL)
 	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
 	if n, err := strconv.Atoi(c.Discord.Shards); c.Discord.Shards != "auto" && (err != nil || n < 1 || n > 100000) {
@@ -55,7 +69,10 @@ func (c *Config) Validate() error {
 	if c.Discord.ShardIDs != "" && strings.Trim(c.Discord.ShardIDs, "0123456789-, ") != "" {
 		v.addf("discord.shardIds: %q is not a list of shard ids and ranges (for example 0-3 or 0,2,5-7)", c.Discord.ShardIDs)
 	}
+}
 
+// validateActivity checks permissions.*, activity.* and context.*.
+func (v *validator) validateActivity(c *Config) {
 	v.snowflakes("permissions.initiativeChannelIds", c.Permissions.InitiativeChannelIDs)
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
 	v.snowflakes("permissions.blockedUserIds", c.Permissions.BlockedUserIDs)
@@ -79,7 +96,10 @@ func (c *Config) Validate() error {
 	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
 	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
 	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+}
 
+// validateLLM checks llm.* and replyFollowupLlm.*.
+func (v *validator) validateLLM(c *Config) {
 	v.nonEmpty("llm.model", c.LLM.Model)
 	v.enum("llm.api", c.LLM.API, llmAPIs)
 	v.url("llm.baseUrl", c.LLM.BaseURL)
@@ -92,7 +112,10 @@ func (c *Config) Validate() error {
 	if c.ReplyFollowupLLM.Enabled {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
 	}
+}
 
+// validateVoice checks voice.*.
+func (v *validator) validateVoice(c *Config) {
 	vo := c.Voice
 	v.enum("voice.mode", vo.Mode, voiceModes)
 	v.enum("voice.realtimeReplyStrategy", vo.RealtimeReplyStrategy, realtimeStrategies)
@@ -131,7 +154,10 @@ func (c *Config) Validate() error {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
+}
 
+// validateOperations checks safety.*, metrics.*, providers.*, store.* and log.*.
+func (v *validator) validateOperations(c *Config) {
 	for i, w := range c.Safety.BanWords {
 		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
 	}
@@ -150,7 +176,6 @@ func (c *Config) Validate() error {
 	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
 	v.enum("log.level", c.Log.Level, logLevels)
 	v.enum("log.format", c.Log.Format, logFormats)
-	return v.err()
 }
 
 // PersonaNames lists the configured persona names, sorted.
