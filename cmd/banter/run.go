@@ -331,6 +331,7 @@ func (a *app) attachHandlers(ctx context.Context, shards *discord.Shards, textSv
 	up := newShardReadiness(shards.IDs())
 	a.shardsUp.Store(up)
 	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { up.set(s.ShardID, true) })
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Resumed) { up.set(s.ShardID, true) })
 	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Disconnect) { up.set(s.ShardID, false) })
 	return func() {
 		for _, d := range detachers {
