@@ -266,3 +266,17 @@ func TestPostgresIdentifyGateBooksFromRelease(t *testing.T) {
 		t.Error("the next identify was booked from before the release (the transaction's start), not a spacing after it")
 	}
 }
+
+// TestPostgresPoolSizeFromDSN: the connection pool's size is set in store.dsn (pgx's
+// pool_max_conns), as docs/scaling.md tells operators sizing max_connections for N processes.
+func TestPostgresPoolSizeFromDSN(t *testing.T) {
+	_, dsn := openPostgres(t)
+	s, err := OpenPostgres(context.Background(), dsn+"&pool_max_conns=3", PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.pool.Config().MaxConns; got != 3 {
+		t.Errorf("pool size %d, want the DSN's pool_max_conns=3", got)
+	}
+}
