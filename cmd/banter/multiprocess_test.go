@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,8 +42,8 @@ const voiceQuestion = "hey banter, what's the weather like today?"
 // voice.autoJoin channel of its own guild (and leaves the others' to them), and a member asking
 // it by voice hears an answer; one process is killed with SIGKILL mid-way and restarted, the
 // messages its guilds received meanwhile are answered after the restart and it rejoins its voice
-// channel and answers there again; the processes together draw no 429 from Discord's REST
-// limits.
+// channel and answers there again; the global slash commands are registered once, by the
+// process running shard 0; the processes together draw no 429 from Discord's REST limits.
 func TestMultiProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three banter processes")
@@ -116,7 +117,6 @@ func TestMultiProcess(t *testing.T) {
 	cfg := fmt.Sprintf(`discord:
   apiUrl: %s
   shards: "%d"
-  registerSlashCommands: false
   voiceCaFile: %s
 store:
   driver: postgres
@@ -272,11 +272,23 @@ voice:
 			lost++
 		}
 	}
-	tooMany := 0
+	tooMany, registrations := 0, 0
 	for _, r := range dsim.RESTLog() {
 		if r.Status == 429 {
 			tooMany++
 		}
+		if r.Route == "PUT /applications/{application_id}/commands" {
+			registrations++
+		}
+	}
+	// The global slash commands belong to the application: the process running shard 0
+	// registers them, once; the others (and the restarted one) leave them alone.
+	var names []string
+	for _, c := range dsim.Commands("") {
+		names = append(names, c.Name)
+	}
+	if registrations != 1 || !slices.Contains(names, "join") {
+		t.Errorf("global slash commands registered %d times (want once, by the process of shard 0); commands: %v", registrations, names)
 	}
 	fmt.Printf("multi-process: processes=%d guilds=%d addressed=%d answered_once=%d duplicates=%d lost=%d 429s=%d\n",
 		len(procs), guildCount, len(addressed), once, dup, lost, tooMany)
