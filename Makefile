@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build build-arm64 test lint bench bench-all interop-deps deps test-deps postgres-deps clean
+.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps postgres-deps clean
 
 ## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
 run: build
@@ -34,9 +34,7 @@ test: test-deps lint interop-deps postgres-deps
 ## cluster per test run, as an unprivileged user; no system service is started)
 postgres-deps:
 	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		echo "installing postgresql (server binaries for the store tests)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	fi
+		$(call apt_install,postgresql); fi
 
 ## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
 interop-deps:
@@ -76,6 +74,10 @@ lint:
 bench: deps interop-deps
 	$(GO) run ./bench/report -o bench/REPORT.md
 
+## bench-scale: text turns per second and Postgres round trips, REST requests and CPU per turn, 1 vs 3 processes (docs/scaling.md)
+bench-scale: deps postgres-deps
+	$(GO) run ./bench/scale
+
 ## bench-all: every Go benchmark of every package
 bench-all: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -86,12 +88,33 @@ FUZZTIME  ?= 60s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
-## build-arm64: cross-compile bin/banter-arm64 with cgo (Debian: gcc-aarch64-linux-gnu and
-## libopus-dev:arm64 after `dpkg --add-architecture arm64`; see deploy/README.md)
+# ARM64_ENV cross-compiles with cgo for linux/arm64, linking Debian's arm64 libopus.
+ARM64_ENV = CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc \
+	PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig
+
+## build-arm64: cross-compile bin/banter-arm64 with cgo (needs arm64-deps; see deploy/README.md)
 build-arm64:
-	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc \
-	PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig \
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-arm64 ./cmd/banter
+	$(ARM64_ENV) $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-arm64 ./cmd/banter
+
+## arm64-deps: the cross toolchain (Debian: arm64 as a foreign architecture, gcc-aarch64-linux-gnu,
+## libopus-dev:arm64) and qemu-user to run arm64 binaries on an amd64 host
+arm64-deps:
+	@if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64 >/dev/null 2>&1 || \
+		[ ! -e /usr/lib/aarch64-linux-gnu/pkgconfig/opus.pc ]; then \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO dpkg --add-architecture arm64; \
+		$(call apt_install,gcc-aarch64-linux-gnu libc6-dev-arm64-cross libopus-dev:arm64 qemu-user); fi
+
+## check-arm64: for CI, not make test (minutes): build bin/banter-arm64, then run it, audio/opus's
+## tests and cmd/banter's text and voice end-to-end tests, all built for arm64, under qemu-aarch64
+check-arm64: arm64-deps build-arm64
+	file $(BIN)-arm64 | grep 'ARM aarch64'
+	qemu-aarch64 -L / $(BIN)-arm64 version
+	$(ARM64_ENV) $(GO) test -c -o bin/opus-arm64.test ./audio/opus
+	cd audio/opus && qemu-aarch64 -L / ../../bin/opus-arm64.test -test.run 'TestLinkedLibopus' -test.v
+	cd audio/opus && qemu-aarch64 -L / ../../bin/opus-arm64.test
+	$(ARM64_ENV) $(GO) test -c -o bin/banter-arm64.test ./cmd/banter
+	cd cmd/banter && qemu-aarch64 -L / ../../bin/banter-arm64.test -test.v \
+		-test.run 'TestRunServesAndShutsDownGracefully|TestRunVoiceJoinAndAnswer/stt_pipeline'
 
 clean:
 	rm -rf bin

@@ -424,3 +424,50 @@ func TestReloadOnSymlinkSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactedHidesEveryCredential: `banter config check` renders the configuration through
+// Redacted; no credential written into any URL or connection string of the file survives it
+// (providers' base URLs, store.dsn as a URL or as key=value pairs, llm.baseUrl, discord.apiUrl),
+// while what an operator needs to recognise them (scheme, host, path, other parameters) stays.
+func TestRedactedHidesEveryCredential(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		secrets    []string // none may appear
+		kept       []string // every one must appear
+	}{
+		{"provider base URL", "providers:\n  local:\n    baseUrl: http://prov-user:prov-pass@llm.internal:8080/v1?api_key=prov-key&x=1\n    api: chat_completions\n",
+			[]string{"prov-user", "prov-pass", "prov-key"}, []string{"llm.internal:8080/v1", "x=1"}},
+		{"postgres URL", "store:\n  driver: postgres\n  dsn: postgres://pg-user:pg-pass@db.internal:5432/banter?sslmode=require&password=pg-query-pass\n",
+			[]string{"pg-user", "pg-pass", "pg-query-pass"}, []string{"db.internal:5432/banter", "sslmode=require"}},
+		{"postgres key=value", "store:\n  driver: postgres\n  dsn: host=db.internal user=banter password=kv-pass sslpassword='kv ssl pass' dbname=banter\n",
+			[]string{"kv-pass", "kv ssl pass"}, []string{"host=db.internal", "dbname=banter", "user=banter"}},
+		{"llm and discord URLs", "llm:\n  baseUrl: https://llm-user:llm-pass@api.example.com/v1\ndiscord:\n  apiUrl: https://d-user:d-pass@discord.example.com\n",
+			[]string{"llm-user", "llm-pass", "d-user", "d-pass"}, []string{"api.example.com/v1", "discord.example.com"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "banter.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cfg.Redacted()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(string(out), s) {
+					t.Errorf("rendered %q:\n%s", s, out)
+				}
+			}
+			for _, s := range append(tt.kept, "REDACTED") {
+				if !strings.Contains(string(out), s) {
+					t.Errorf("lost %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}

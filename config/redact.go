@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -12,16 +14,20 @@ import (
 )
 
 // Redacted renders the effective configuration as YAML, followed by which secrets are set. The
-// secrets' values are never printed.
+// secrets' values are never printed, nor credentials written into the file's URLs and
+// connection strings: every string value holding a URL (llm.baseUrl, discord.apiUrl,
+// providers.*.baseUrl, store.dsn as postgres://user:pass@…, or any added later) loses its
+// userinfo and credential-like query values, and a key=value connection string its password.
 func (c *Config) Redacted() ([]byte, error) {
+	var doc yaml.Node
+	if err := doc.Encode(c); err != nil {
+		return nil, fmt.Errorf("config: render: %w", err)
+	}
+	redactNode(&doc)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	shown := *c
-	// Credentials can hide in URLs too (OPENAI_BASE_URL=http://user:pass@host/v1).
-	shown.LLM.BaseURL = redact.URL(c.LLM.BaseURL)
-	shown.Discord.APIURL = redact.URL(c.Discord.APIURL)
-	if err := enc.Encode(&shown); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return nil, fmt.Errorf("config: render: %w", err)
 	}
 	if err := enc.Close(); err != nil {
@@ -36,6 +42,32 @@ func (c *Config) Redacted() ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// redactNode redacts every string scalar of a rendered configuration in place.
+func redactNode(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		n.Value = redactValue(n.Value)
+	}
+	for _, c := range n.Content {
+		redactNode(c)
+	}
+}
+
+// redactValue hides the credentials a configuration string may hold: those of a URL, and the
+// password of a key=value connection string (host=db user=banter password=… dbname=banter).
+func redactValue(s string) string {
+	if strings.Contains(s, "://") {
+		return redact.Text(s)
+	}
+	if strings.Contains(s, "=") {
+		return kvPassword.ReplaceAllString(s, "${1}"+redact.Mask)
+	}
+	return s
+}
+
+// kvPassword finds the credential values of a libpq key=value connection string: password and
+// sslpassword, single-quoted (with backslash escapes) or not.
+var kvPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*)`)
 
 func presence(s string) string {
 	if s == "" {

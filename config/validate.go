@@ -30,6 +30,18 @@ var (
 // field path, the value and what is allowed.
 func (c *Config) Validate() error {
 	v := &validator{}
+	v.validateBot(c)
+	v.validateDiscord(c)
+	v.validateActivity(c)
+	v.validateText(c)
+	v.validateLLM(c)
+	v.validateVoice(c)
+	v.validateOperations(c)
+	return v.err()
+}
+
+// validateBot checks bot.*.
+func (v *validator) validateBot(c *Config) {
 	v.nonEmpty("bot.name", c.Bot.Name)
 	for i, a := range c.Bot.Aliases {
 		v.nonEmpty(fmt.Sprintf("bot.aliases[%d]", i), a)
@@ -46,7 +58,10 @@ func (c *Config) Validate() error {
 	if strings.ContainsAny(c.Bot.CommandPrefix, " \t\n") || c.Bot.CommandPrefix == "" {
 		v.addf("bot.commandPrefix: %q must be non-empty and contain no spaces (for example \"!\")", c.Bot.CommandPrefix)
 	}
+}
 
+// validateDiscord checks discord.*.
+func (v *validator) validateDiscord(c *Config) {
 	v.url("discord.apiUrl", c.Discord.APIURL)
 	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
 	if n, err := strconv.Atoi(c.Discord.Shards); c.Discord.Shards != "auto" && (err != nil || n < 1 || n > 100000) {
@@ -57,51 +72,14 @@ func (c *Config) Validate() error {
 	if c.Discord.ShardIDs != "" && strings.Trim(c.Discord.ShardIDs, "0123456789-, ") != "" {
 		v.addf("discord.shardIds: %q is not a list of shard ids and ranges (for example 0-3 or 0,2,5-7)", c.Discord.ShardIDs)
 	}
+}
 
+// validateActivity checks permissions.*, activity.* and context.*.
+func (v *validator) validateActivity(c *Config) {
 	v.snowflakes("permissions.initiativeChannelIds", c.Permissions.InitiativeChannelIDs)
 	v.snowflakes("permissions.allowedChannelIds", c.Permissions.AllowedChannelIDs)
 	v.snowflakes("permissions.blockedUserIds", c.Permissions.BlockedUserIDs)
 
-	v.validateTuning(c)
-
-	v.nonEmpty("llm.model", c.LLM.Model)
-	v.enum("llm.api", c.LLM.API, llmAPIs)
-	v.url("llm.baseUrl", c.LLM.BaseURL)
-	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
-	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
-	if c.LLM.DirectAddressClassifier.Enabled {
-		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
-	}
-	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
-	if c.ReplyFollowupLLM.Enabled {
-		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
-	}
-
-	v.validateVoice(c.Voice)
-
-	for i, w := range c.Safety.BanWords {
-		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
-	}
-
-	if c.Metrics.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
-			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
-		}
-	}
-	v.validateProviders(c)
-	v.enum("store.driver", c.Store.Driver, storeDrivers)
-	v.nonEmpty("store.dsn", c.Store.DSN)
-	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
-		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
-	}
-	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
-	v.enum("log.level", c.Log.Level, logLevels)
-	v.enum("log.format", c.Log.Format, logFormats)
-	return v.err()
-}
-
-// validateTuning checks the activity, context and text sections.
-func (v *validator) validateTuning(c *Config) {
 	a := c.Activity
 	v.intRange("activity.replyLevelInitiative", a.ReplyLevelInitiative, 0, 100)
 	v.intRange("activity.replyLevelNonInitiative", a.ReplyLevelNonInitiative, 0, 100)
@@ -122,7 +100,10 @@ func (v *validator) validateTuning(c *Config) {
 	v.intRange("context.maxCharsPerMessage", x.MaxCharsPerMessage, 50, 4000)
 	v.intRange("context.tokenBudget", x.TokenBudget, 500, 200000)
 	v.intRange("context.maxParticipants", x.MaxParticipants, 1, 100)
+}
 
+// validateText checks text.*.
+func (v *validator) validateText(c *Config) {
 	v.enum("text.forcedReplyOnSkip", c.Text.ForcedReplyOnSkip, forcedReplyModes)
 	if c.Text.ForcedReplyOnSkip == "placeholder" {
 		v.nonEmpty("text.forcedReplyPlaceholder", c.Text.ForcedReplyPlaceholder)
@@ -132,8 +113,25 @@ func (v *validator) validateTuning(c *Config) {
 	}
 }
 
-// validateVoice checks the voice section.
-func (v *validator) validateVoice(vo Voice) {
+// validateLLM checks llm.* and replyFollowupLlm.*.
+func (v *validator) validateLLM(c *Config) {
+	v.nonEmpty("llm.model", c.LLM.Model)
+	v.enum("llm.api", c.LLM.API, llmAPIs)
+	v.url("llm.baseUrl", c.LLM.BaseURL)
+	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
+	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
+	if c.LLM.DirectAddressClassifier.Enabled {
+		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
+	}
+	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
+	if c.ReplyFollowupLLM.Enabled {
+		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
+	}
+}
+
+// validateVoice checks voice.*.
+func (v *validator) validateVoice(c *Config) {
+	vo := c.Voice
 	v.enum("voice.mode", vo.Mode, voiceModes)
 	v.enum("voice.realtimeReplyStrategy", vo.RealtimeReplyStrategy, realtimeStrategies)
 	v.intRange("voice.replyEagerness", vo.ReplyEagerness, 0, 100)
@@ -171,6 +169,28 @@ func (v *validator) validateVoice(vo Voice) {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
+}
+
+// validateOperations checks safety.*, metrics.*, providers.*, store.* and log.*.
+func (v *validator) validateOperations(c *Config) {
+	for i, w := range c.Safety.BanWords {
+		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
+	}
+
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			v.addf("metrics.listen: %q is not host:port (for example 127.0.0.1:9090; empty disables metrics)", c.Metrics.Listen)
+		}
+	}
+	v.validateProviders(c)
+	v.enum("store.driver", c.Store.Driver, storeDrivers)
+	v.nonEmpty("store.dsn", c.Store.DSN)
+	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {
+		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
+	}
+	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.enum("log.level", c.Log.Level, logLevels)
+	v.enum("log.format", c.Log.Format, logFormats)
 }
 
 // PersonaNames lists the configured persona names, sorted.

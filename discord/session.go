@@ -34,20 +34,28 @@ type SessionOptions struct {
 	// RESTPerSecond caps this process's REST requests (its share of the bot's global limit when
 	// several processes share a token: ProcessRESTShare); zero leaves it to discordgo.
 	RESTPerSecond float64
+	// RESTMetrics counts the REST 429s (nil: not counted).
+	RESTMetrics *RESTMetrics
 }
 
 // NewSession returns a discordgo session that is not yet open.
 func NewSession(opts SessionOptions) (*discordgo.Session, error) {
+	s, _, err := newSession(opts)
+	return s, err
+}
+
+// newSession is NewSession that also returns the REST budget's limiter (nil without one).
+func newSession(opts SessionOptions) (*discordgo.Session, *restLimiter, error) {
 	token := strings.TrimSpace(opts.Token)
 	if token == "" {
-		return nil, fmt.Errorf("discord: new session: empty token")
+		return nil, nil, fmt.Errorf("discord: new session: empty token")
 	}
 	if !strings.HasPrefix(token, "Bot ") {
 		token = "Bot " + token
 	}
 	s, err := discordgo.New(token)
 	if err != nil {
-		return nil, fmt.Errorf("discord: new session: %w", err)
+		return nil, nil, fmt.Errorf("discord: new session: %w", err)
 	}
 	s.Identify.Intents = Intents
 	s.StateEnabled = true
@@ -62,15 +70,20 @@ func NewSession(opts SessionOptions) (*discordgo.Session, error) {
 	if opts.APIURL != "" && opts.APIURL != DefaultAPIURL {
 		target, err := url.Parse(opts.APIURL)
 		if err != nil || target.Host == "" || (target.Scheme != "http" && target.Scheme != "https") {
-			return nil, fmt.Errorf("discord: new session: API URL %q is not http(s)://host[:port]", opts.APIURL)
+			return nil, nil, fmt.Errorf("discord: new session: API URL %q is not http(s)://host[:port]", opts.APIURL)
 		}
 		rt = &hostRewriter{scheme: target.Scheme, host: target.Host, next: http.DefaultTransport}
 	}
+	if opts.RESTMetrics != nil {
+		rt = &restCounter{m: opts.RESTMetrics, next: rt}
+	}
+	var lim *restLimiter
 	if opts.RESTPerSecond > 0 {
-		rt = newRESTLimiter(opts.RESTPerSecond, rt)
+		lim = newRESTLimiter(opts.RESTPerSecond, rt)
+		rt = lim
 	}
 	s.Client = &http.Client{Timeout: timeout, Transport: rt}
-	return s, nil
+	return s, lim, nil
 }
 
 // hostRewriter sends every request to another host, keeping method, path, query and body.

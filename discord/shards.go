@@ -154,7 +154,7 @@ type ShardOptions struct {
 	// Processes and ProcessIndex split the shards when IDs is empty (ProcessShards).
 	Processes, ProcessIndex int
 	// RESTShare, when set, caps the process's REST requests at its share of the bot's global
-	// limit (ProcessRESTShare of the shards it runs).
+	// limit (ProcessRESTShare of the shards it runs; the whole limit when it runs them all).
 	RESTShare bool
 	// Gate spaces identifies; nil uses a LocalIdentifyGate.
 	Gate IdentifyGate
@@ -176,16 +176,16 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 	if err != nil {
 		return nil, err
 	}
-	count, maxConc := opts.Count, 1
-	if count == 0 || opts.Gate == nil {
-		gb, err := probe.GatewayBot(discordgo.WithContext(ctx))
-		if err != nil {
-			return nil, fmt.Errorf("discord: GET /gateway/bot (shard count and identify concurrency): %w", err)
-		}
-		if count == 0 {
-			count = max(gb.Shards, 1)
-		}
-		maxConc = max(gb.SessionStartLimit.MaxConcurrency, 1)
+	// Every process asks: the identify keys (shard_id % max_concurrency) must be the same in all
+	// of them for a shared gate to space them as Discord counts them.
+	gb, err := probe.GatewayBot(discordgo.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("discord: GET /gateway/bot (shard count and identify concurrency): %w", err)
+	}
+	probed := time.Now() // the request counts against the share, which it had to come before
+	count, maxConc := opts.Count, max(gb.SessionStartLimit.MaxConcurrency, 1)
+	if count == 0 {
+		count = max(gb.Shards, 1)
 	}
 	if count > MaxShards {
 		return nil, fmt.Errorf("discord: shard count %d (configured, or from GET /gateway/bot) is above %d", count, MaxShards)
@@ -202,12 +202,14 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 	} else if ids, err = ParseShardIDs(opts.IDs, count); err != nil {
 		return nil, err
 	}
-	if opts.RESTShare && len(ids) < count {
-		shared, err := NewSession(SessionOptions{Token: opts.Session.Token, APIURL: opts.Session.APIURL,
-			HTTPTimeout: opts.Session.HTTPTimeout, RESTPerSecond: ProcessRESTShare(len(ids), count)})
+	if opts.RESTShare {
+		rest := opts.Session
+		rest.RESTPerSecond = ProcessRESTShare(len(ids), count)
+		shared, lim, err := newSession(rest)
 		if err != nil {
 			return nil, err
 		}
+		lim.charge(probed)
 		probe.Client = shared.Client
 	}
 	slices.Sort(ids)
@@ -257,8 +259,12 @@ func (sh *Shards) ForGuild(guildID string) *discordgo.Session {
 // Owns reports whether this process runs the shard of the guild.
 func (sh *Shards) Owns(guildID string) bool { return sh.ForGuild(guildID) != nil }
 
+// readyTimeout bounds the wait for a shard's READY after its Identify.
+const readyTimeout = 2 * time.Minute
+
 // Open identifies every shard, shards sharing a rate-limit key (id % max_concurrency) one at a
-// time, spaced by the gate. It stops at the first failure and closes what it opened.
+// time, spaced by the gate, and returns once every shard is READY (its session's State holds the
+// bot user and its guilds). It stops at the first failure and closes what it opened.
 func (sh *Shards) Open(ctx context.Context) error {
 	for _, id := range sh.ids {
 		release, err := sh.gate.Acquire(ctx, id%sh.maxConc)
@@ -266,7 +272,7 @@ func (sh *Shards) Open(ctx context.Context) error {
 			sh.Close()
 			return fmt.Errorf("discord: shard %d/%d: wait to identify: %w", id, sh.count, err)
 		}
-		err = sh.sessions[id].Open()
+		err = openReady(ctx, sh.sessions[id])
 		release()
 		if err != nil {
 			sh.Close()
@@ -274,6 +280,33 @@ func (sh *Shards) Open(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// openReady opens a session and waits for its READY. discordgo's Open returns after the first
+// event that follows the Identify, which is not READY when Discord answers op 9 (Invalid
+// Session): discordgo then identifies again on its own and READY comes later.
+func openReady(ctx context.Context, s *discordgo.Session) error {
+	ready := make(chan struct{}, 1)
+	remove := s.AddHandlerOnce(func(*discordgo.Session, *discordgo.Ready) {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
+	defer remove()
+	if err := s.Open(); err != nil {
+		return err
+	}
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("no READY %v after identifying", readyTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for READY: %w", ctx.Err())
+	}
 }
 
 // Close closes every session.

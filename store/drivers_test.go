@@ -241,3 +241,42 @@ func TestPostgresIdentifyGate(t *testing.T) {
 		t.Errorf("after a release with an hour's spacing, the next identify is not an hour away (%v)", err)
 	}
 }
+
+// TestPostgresIdentifyGateBooksFromRelease: the next identify of a key is booked a spacing after
+// the release (when the Identify was sent), by the database's clock at that moment, not from
+// when the holder began waiting for the key: a process that waited for another's identify must
+// not let a third identify at once after its own.
+func TestPostgresIdentifyGateBooksFromRelease(t *testing.T) {
+	ctx := context.Background()
+	a, _ := openPostgres(t)
+	release, err := a.AcquireIdentify(ctx, 7, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held time.Time // the database's clock while the key is held, before the release
+	if err := a.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	var booked bool
+	if err := a.pool.QueryRow(ctx, `SELECT next_at >= $1::timestamptz + interval '1 hour' FROM identify_slots WHERE key=7`, held).Scan(&booked); err != nil {
+		t.Fatal(err)
+	}
+	if !booked {
+		t.Error("the next identify was booked from before the release (the transaction's start), not a spacing after it")
+	}
+}
+
+// TestPostgresPoolSizeFromDSN: the connection pool's size is set in store.dsn (pgx's
+// pool_max_conns), as docs/scaling.md tells operators sizing max_connections for N processes.
+func TestPostgresPoolSizeFromDSN(t *testing.T) {
+	_, dsn := openPostgres(t)
+	s, err := OpenPostgres(context.Background(), dsn+"&pool_max_conns=3", PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.pool.Config().MaxConns; got != 3 {
+		t.Errorf("pool size %d, want the DSN's pool_max_conns=3", got)
+	}
+}

@@ -11,7 +11,10 @@ import (
 // shards with the same rate-limit key (shard_id % max_concurrency) identify one at a time, each
 // spacing after the last, whichever process runs them. The key's row stays locked until release,
 // so a second process waits in the database; the times are the database's clock, so processes
-// with skewed clocks still space correctly.
+// with skewed clocks still space correctly. They are clock_timestamp(), the time of the
+// statement: now() is the start of the transaction, which began before the wait for the row's
+// lock, so a release would book the next identify too early and a wait would be computed too
+// long.
 func (s *Postgres) AcquireIdentify(ctx context.Context, key int, spacing time.Duration) (func(), error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -27,12 +30,17 @@ func (s *Postgres) AcquireIdentify(ctx context.Context, key int, spacing time.Du
 		conn.Release()
 		return nil, fmt.Errorf("store: identify gate key %d: %w", key, err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO identify_slots (key, next_at) VALUES ($1, now()) ON CONFLICT (key) DO NOTHING`, key); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO identify_slots (key, next_at) VALUES ($1, clock_timestamp()) ON CONFLICT (key) DO NOTHING`, key); err != nil {
+		return fail(err)
+	}
+	// Lock the row first (waiting while another process identifies), then read the wait: one
+	// statement would compute it before the lock wait.
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM identify_slots WHERE key=$1 FOR UPDATE`, key); err != nil {
 		return fail(err)
 	}
 	var waitSeconds float64
-	if err := tx.QueryRow(ctx, `SELECT GREATEST(EXTRACT(EPOCH FROM next_at - now()), 0)::float8
-		FROM identify_slots WHERE key=$1 FOR UPDATE`, key).Scan(&waitSeconds); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT GREATEST(EXTRACT(EPOCH FROM next_at - clock_timestamp()), 0)::float8
+		FROM identify_slots WHERE key=$1`, key).Scan(&waitSeconds); err != nil {
 		return fail(err)
 	}
 	wait := time.Duration(waitSeconds * float64(time.Second))
@@ -47,7 +55,7 @@ func (s *Postgres) AcquireIdentify(ctx context.Context, key int, spacing time.Du
 	}
 	return sync.OnceFunc(func() {
 		bg := context.WithoutCancel(ctx)
-		_, err := tx.Exec(bg, `UPDATE identify_slots SET next_at = now() + make_interval(secs => $2) WHERE key=$1`, key, spacing.Seconds())
+		_, err := tx.Exec(bg, `UPDATE identify_slots SET next_at = clock_timestamp() + make_interval(secs => $2) WHERE key=$1`, key, spacing.Seconds())
 		if err == nil {
 			err = tx.Commit(bg)
 		} else {

@@ -20,6 +20,7 @@ import (
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/metrics"
+	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
 	"github.com/banterbot/banter/voice/realtime"
@@ -70,6 +71,10 @@ func catalogue(t *testing.T) []string {
 	llmrt.NewMetrics(reg)
 	post.NewMetrics(reg)
 	discord.NewGatewayMonitor(nil, reg)
+	discord.NewRESTMetrics(reg)
+	store.Instrument(nil, reg)
+	metrics.RegisterReady(reg, nil)
+	registerLibopusInfo(reg)
 	var rows []string
 	for _, d := range reg.descs {
 		m := descRE.FindStringSubmatch(d.String())

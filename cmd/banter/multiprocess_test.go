@@ -7,15 +7,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store/pgtest"
 )
@@ -28,11 +33,17 @@ type banterProcess struct {
 	done           chan error
 }
 
+// voiceQuestion is what members say to the bot in the multi-process test's voice channels.
+const voiceQuestion = "hey banter, what's the weather like today?"
+
 // TestMultiProcess runs three banter processes that share one bot's four shards (0-1, 2 and 3)
-// against the sharded Discord simulator and one PostgreSQL: every addressed message in every
-// guild is answered exactly once; one process is killed with SIGKILL mid-way and restarted, and
-// the messages its guilds received meanwhile are answered after the restart; the processes
-// together draw no 429 from Discord's REST limits.
+// against the sharded Discord simulator, its voice server (DAVE on) and one PostgreSQL: every
+// addressed message in every guild is answered exactly once; every process joins the
+// voice.autoJoin channel of its own guild (and leaves the others' to them), and a member asking
+// it by voice hears an answer; one process is killed with SIGKILL mid-way and restarted, the
+// messages its guilds received meanwhile are answered after the restart and it rejoins its voice
+// channel and answers there again; the global slash commands are registered once, by the
+// process running shard 0; the processes together draw no 429 from Discord's REST limits.
 func TestMultiProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three banter processes")
@@ -59,26 +70,54 @@ func TestMultiProcess(t *testing.T) {
 	}
 
 	// max_concurrency 4: each shard has its own identify key, so the processes start together.
-	dsim := simtest.Serve(t, discordsim.WithShards(4, 4), discordsim.WithIdentifySpacing(time.Second))
+	vs := voicetest.Serve(t, voicesim.WithDAVE())
+	dsim := simtest.Serve(t, discordsim.WithShards(4, 4), discordsim.WithIdentifySpacing(time.Second), discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
+	if err := osim.AddRule(openaisim.Rule{Name: "voice question", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+		Reply: openaisim.Reply{Transcript: voiceQuestion}}); err != nil {
+		t.Fatal(err)
+	}
 	alice := dsim.CreateUser("alice")
 	const guildCount, shardCount = 8, 4
+	shardOf := func(g discordsim.GuildID) int { s, _ := discord.ShardOf(string(g), shardCount); return s }
+	// Two guilds on each shard: guilds created in a row fall on consecutive shards, but a
+	// millisecond skipped while creating them would leave a shard without one.
 	var guilds []discordsim.GuildID
+	perShard := map[int]int{}
 	channels := map[discordsim.GuildID]discordsim.ChannelID{}
-	for i := range guildCount {
+	for i := 0; len(guilds) < guildCount; i++ {
 		g := dsim.CreateGuild("guild" + strconv.Itoa(i))
+		if perShard[shardOf(g)] == guildCount/shardCount {
+			continue
+		}
+		perShard[shardOf(g)]++
 		dsim.AddMember(g, alice)
 		channels[g] = dsim.CreateTextChannel(g, "general")
 		guilds = append(guilds, g)
 	}
-	shardOf := func(g discordsim.GuildID) int { s, _ := discord.ShardOf(string(g), shardCount); return s }
+	procs := []*banterProcess{{name: "a", shardIDs: "0-1"}, {name: "b", shardIDs: "2"}, {name: "c", shardIDs: "3"}}
+	// A voice channel in a guild of each process, and a member there to talk to the bot.
+	voiceRooms := map[*banterProcess]*voiceRoom{}
+	var autoJoin strings.Builder
+	for i, p := range procs {
+		first, _, _ := strings.Cut(p.shardIDs, "-")
+		for _, g := range guilds {
+			if strconv.Itoa(shardOf(g)) == first {
+				r := &voiceRoom{guild: g, channel: dsim.CreateVoiceChannel(g, "voice"), user: dsim.CreateUser("speaker" + strconv.Itoa(i))}
+				dsim.AddMember(g, r.user)
+				voiceRooms[p] = r
+				fmt.Fprintf(&autoJoin, "    - guildId: \"%s\"\n      channelId: \"%s\"\n", g, r.channel)
+				break
+			}
+		}
+	}
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf(`discord:
   apiUrl: %s
   shards: "%d"
-  registerSlashCommands: false
+  voiceCaFile: %s
 store:
   driver: postgres
   dsn: %s
@@ -87,8 +126,9 @@ metrics:
 activity:
   replyCoalesceWindowSeconds: 0
 voice:
-  enabled: false
-`, dsim.APIBaseURL(), shardCount, dsn)
+  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer to the question
+  autoJoin:
+%s`, dsim.APIBaseURL(), shardCount, vs.CAFile(), dsn, autoJoin.String())
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +149,6 @@ voice:
 		p.done = make(chan error, 1)
 		go func() { p.done <- p.cmd.Wait(); f.Close() }()
 	}
-	procs := []*banterProcess{{name: "a", shardIDs: "0-1"}, {name: "b", shardIDs: "2"}, {name: "c", shardIDs: "3"}}
 	logs := func() string {
 		var b strings.Builder
 		for _, p := range procs {
@@ -155,11 +194,23 @@ voice:
 		}
 	}
 
-	// Round 1: every process answers its own guilds.
+	// Round 1: every process answers its own guilds, in text and in its voice channel.
 	for i, g := range guilds {
 		post(g, fmt.Sprintf("hey banter, round one question %d?", i))
 	}
 	answeredAll(addressed)
+	speech := voiceQuestionPCM(t)
+	for _, p := range procs {
+		r := voiceRooms[p]
+		r.waitSession(ctx, t, dsim, filepath.Join(dir, p.name+".log"), 1, logs)
+		if r.member, err = dsim.JoinVoiceMember(ctx, r.user, r.channel, voicesim.MemberOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer r.member.Leave()
+	}
+	for _, p := range procs {
+		voiceRooms[p].ask(ctx, t, dsim, speech, logs)
+	}
 
 	// Process b (shard 2) dies without a goodbye; its guilds keep talking meanwhile.
 	victim := procs[1]
@@ -184,6 +235,15 @@ voice:
 		t.Fatalf("the restarted process did not identify: %v\n%s", err, logs())
 	}
 	answeredAll(victims) // by the catch-up after the restarted shard's READY
+	// The restarted process joins its voice channel again and answers there.
+	r := voiceRooms[victim]
+	r.waitSession(ctx, t, dsim, filepath.Join(dir, victim.name+".log"), 2, logs)
+	r.ask(ctx, t, dsim, speech, logs)
+	for _, p := range procs {
+		if data, _ := os.ReadFile(filepath.Join(dir, p.name+".log")); strings.Contains(string(data), "voice_autojoin_failed") {
+			t.Errorf("process %s failed an autoJoin (a guild of another process's shard?)\n%s", p.name, logs())
+		}
+	}
 
 	// Stop every process cleanly; after that no reply can still arrive.
 	for _, p := range procs {
@@ -212,11 +272,23 @@ voice:
 			lost++
 		}
 	}
-	tooMany := 0
+	tooMany, registrations := 0, 0
 	for _, r := range dsim.RESTLog() {
 		if r.Status == 429 {
 			tooMany++
 		}
+		if r.Route == "PUT /applications/{application_id}/commands" {
+			registrations++
+		}
+	}
+	// The global slash commands belong to the application: the process running shard 0
+	// registers them, once; the others (and the restarted one) leave them alone.
+	var names []string
+	for _, c := range dsim.Commands("") {
+		names = append(names, c.Name)
+	}
+	if registrations != 1 || !slices.Contains(names, "join") {
+		t.Errorf("global slash commands registered %d times (want once, by the process of shard 0); commands: %v", registrations, names)
 	}
 	fmt.Printf("multi-process: processes=%d guilds=%d addressed=%d answered_once=%d duplicates=%d lost=%d 429s=%d\n",
 		len(procs), guildCount, len(addressed), once, dup, lost, tooMany)
@@ -226,4 +298,62 @@ voice:
 	if len(victims) == 0 {
 		t.Error("no guild on the killed process's shard: the restart was not tested")
 	}
+}
+
+// voiceRoom is a process's voice channel in the multi-process test, with the member who talks
+// to the bot there.
+type voiceRoom struct {
+	guild   discordsim.GuildID
+	channel discordsim.ChannelID
+	user    discordsim.UserID
+	member  *voicesim.Member
+}
+
+// waitSession waits until the bot is in the room's channel and the process's log shows its
+// n-th voice session in the guild (voice.autoJoin at start, then after a restart).
+func (r *voiceRoom) waitSession(ctx context.Context, t *testing.T, dsim *discordsim.Server, logPath string, n int, logs func() string) {
+	t.Helper()
+	for {
+		data, _ := os.ReadFile(logPath)
+		started := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, `"msg":"voice_session_start"`) && strings.Contains(line, string(r.guild)) {
+				started++
+			}
+		}
+		if st, in := dsim.VoiceStateOf(r.guild, dsim.BotID()); in && st.Channel == r.channel && started >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no voice session %d in guild %s: %v\n%s", n, r.guild, ctx.Err(), logs())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ask has the room's member ask the bot by voice and waits until the member hears an answer.
+func (r *voiceRoom) ask(ctx context.Context, t *testing.T, dsim *discordsim.Server, speech []int16, logs func() string) {
+	t.Helper()
+	before := len(r.member.Heard(string(dsim.BotID())))
+	if err := r.member.PlayPCM(ctx, speech); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.member.WaitHeard(ctx, string(dsim.BotID()), before+25); err != nil {
+		t.Fatalf("no voice answer in guild %s: %v\n%s", r.guild, err, logs())
+	}
+}
+
+// voiceQuestionPCM is the recorded question (48 kHz stereo) the members play.
+func voiceQuestionPCM(t *testing.T) []int16 {
+	t.Helper()
+	data, err := os.ReadFile("testdata/hey-banter-weather.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, format, err := wav.Decode(nil, data)
+	if err != nil || format.Rate != 48000 || format.Channels != 2 {
+		t.Fatalf("fixture: %v %+v", err, format)
+	}
+	return samples
 }

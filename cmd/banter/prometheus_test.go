@@ -28,7 +28,8 @@ import (
 
 // TestRealPrometheus runs `banter run` against the simulators with a real Prometheus (Debian's
 // prometheus package; `make test-deps` installs it) scraping its /metrics every 250 ms and
-// loading deploy/prometheus/alerts.yml. After a text conversation and a voice turn it
+// loading deploy/prometheus/alerts.yml. After a text conversation, a voice turn and a gateway
+// reconnect (resumed, then caught up) it
 // evaluates every query of deploy/grafana/banter.json and every alert expression through
 // Prometheus's HTTP API: none may fail, the panels that a conversation feeds must return
 // series, every rule must be healthy in the rule manager, and no alert may fire.
@@ -117,12 +118,22 @@ func TestRealPrometheus(t *testing.T) {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
 
+	// A gateway gap: Discord asks for a reconnect, the session resumes, and the text pipeline
+	// catches up on the channels it watches (the catch-up panel).
+	if err := dsim.ForceReconnect(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dsim.WaitGateway(waitCtx, discordsim.GatewayResumed, 1); err != nil {
+		t.Fatalf("no resume after op 7: %v\n%s", err, logs.String())
+	}
+
 	// Wait until Prometheus holds at least two scrapes taken after the voice reply (rates need
 	// two samples), then evaluate.
 	prom.waitData(waitCtx, t, `count_over_time(banter_voice_frames_sent_total[1m]) >= 2 and changes(banter_voice_frames_sent_total[1m]) > 0`)
 	prom.waitData(waitCtx, t, `count_over_time(banter_text_replies_total{outcome="sent"}[1m]) >= 2`)
 	// The voice turn is counted when its reply has finished playing, after what the member heard.
 	prom.waitData(waitCtx, t, `count_over_time(banter_voice_turns_total[1m]) >= 2`)
+	prom.waitData(waitCtx, t, `count_over_time(banter_text_catchups_total[1m]) >= 2`)
 
 	t.Run("dashboard", func(t *testing.T) { checkDashboard(waitCtx, t, prom) })
 	t.Run("alerts", func(t *testing.T) { checkAlerts(waitCtx, t, prom) })
@@ -151,6 +162,9 @@ var mustHaveData = map[string][]string{
 	"Voice time to first audio p95, by phase":      {"A"},
 	"Shed and skipped work":                        {"B"},
 	"Store calls, by op and result":                {"A"},
+	"Gateway events, by event and close code":      {"A"},
+	"Catch-ups after gateway gaps":                 {"A", "B"},
+	"Discord REST 429s, by scope":                  {"A"},
 	"Ready and linked libopus":                     {"A", "B"},
 	"Memory":                                       {"A", "B"},
 	"CPU":                                          {"A"},

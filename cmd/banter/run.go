@@ -194,13 +194,42 @@ func (a *app) run(ctx context.Context) error {
 	registerLibopusInfo(reg)
 	metrics.RegisterReady(reg, a.ready)
 	st := store.Instrument(db, reg)
+	watcher, err := a.startBackground(ctx, &wg, reg, st)
+	if err != nil {
+		return err
+	}
+
+	shards, err := a.newShards(ctx, db, discord.NewRESTMetrics(reg)) // the driver itself: shards look for the Postgres identify gate
+	if err != nil {
+		return err
+	}
+	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
+	monitor := discord.NewGatewayMonitor(a.logger, reg)
+	for _, id := range shards.IDs() {
+		defer monitor.Attach(shards.Session(id))()
+	}
+	p, err := a.startPipelines(ctx, &wg, watcher, shards, st, reg)
+	if err != nil {
+		return err
+	}
+
+	<-ctx.Done()
+	a.logger.Info("banter_stopping", "reason", context.Cause(ctx).Error())
+	a.shutdown(p, shards)
+	a.logger.Info("banter_stopped")
+	return nil
+}
+
+// startBackground starts what runs beside the pipelines until ctx ends: store pruning, the
+// metrics server, the config watcher and SIGHUP reloads. It returns the config watcher.
+func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, st store.Store) (*config.Watcher, error) {
 	if a.cfg.Store.RetentionDays > 0 {
 		wg.Go(func() { a.pruneLoop(ctx, st) })
 	}
 	if a.cfg.Metrics.Listen != "" {
 		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		wg.Go(func() {
 			if err := ms.Serve(ctx); err != nil {
@@ -219,8 +248,8 @@ func (a *app) run(ctx context.Context) error {
 	})
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	wg.Go(func() {
+		defer signal.Stop(hup)
 		for {
 			select {
 			case <-ctx.Done():
@@ -230,35 +259,60 @@ func (a *app) run(ctx context.Context) error {
 			}
 		}
 	})
+	return watcher, nil
+}
 
-	shards, err := a.newShards(ctx, db) // the driver itself: shards look for the Postgres identify gate
-	if err != nil {
-		return err
-	}
-	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
-	monitor := discord.NewGatewayMonitor(a.logger, reg)
-	for _, id := range shards.IDs() {
-		defer monitor.Attach(shards.Session(id))()
-	}
+// pipelines are the running text and voice services of a process.
+type pipelines struct {
+	text       *text.Service
+	voice      *voice.Service // nil with voice disabled
+	detachText func()
+}
+
+// startPipelines builds the text and voice services, attaches them to every shard, opens the
+// shards and, once connected, registers the slash commands and joins voice.autoJoin.
+func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *config.Watcher, shards *discord.Shards, st store.Store, reg prometheus.Registerer) (*pipelines, error) {
 	// REST is not bound to a shard: the pipelines send through any session.
 	session := shards.Any()
 	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg)})
 	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	p := &pipelines{text: textSvc}
 	// The voice service needs the open session (the bot's user id); handlers registered before
 	// Open find it through voiceRef once it exists.
 	var voiceRef atomic.Pointer[voice.Service]
+	p.detachText = a.attachHandlers(ctx, shards, textSvc, &voiceRef)
+	if err := shards.Open(ctx); err != nil {
+		return nil, fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
+	}
+	for _, id := range shards.IDs() {
+		s := shards.Session(id)
+		a.logger.Info("discord_connected", "user", s.State.User.Username, "user_id", s.State.User.ID,
+			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
+	}
+	if a.cfg.Voice.Enabled {
+		if p.voice, err = a.newVoice(watcher, shards, models, reg); err != nil {
+			shards.Close()
+			return nil, err
+		}
+		voiceRef.Store(p.voice)
+	}
+	a.registerCommands(ctx, shards, p)
+	if p.voice != nil && len(a.cfg.Voice.AutoJoin) > 0 {
+		wg.Go(func() { a.autoJoin(ctx, shards, p.voice) })
+	}
+	return p, nil
+}
+
+// attachHandlers routes every shard's events to the pipelines and tracks which shards are
+// connected (/readyz). It returns what stops the text intake.
+func (a *app) attachHandlers(ctx context.Context, shards *discord.Shards, textSvc *text.Service, voiceRef *atomic.Pointer[voice.Service]) (detachText func()) {
 	var detachers []func()
 	for _, id := range shards.IDs() {
 		detachers = append(detachers, textSvc.Attach(shards.Session(id)))
-	}
-	detachText := func() {
-		for _, d := range detachers {
-			d()
-		}
 	}
 	shards.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		if textSvc.HandleInteraction(ctx, s, ic.Interaction) {
@@ -277,55 +331,61 @@ func (a *app) run(ctx context.Context) error {
 	up := newShardReadiness(shards.IDs())
 	a.shardsUp.Store(up)
 	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { up.set(s.ShardID, true) })
+	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Resumed) { up.set(s.ShardID, true) })
 	shards.AddHandler(func(s *discordgo.Session, _ *discordgo.Disconnect) { up.set(s.ShardID, false) })
-	if err := shards.Open(ctx); err != nil {
-		return fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
-	}
-	for _, id := range shards.IDs() {
-		up.set(id, true)
-		s := shards.Session(id)
-		a.logger.Info("discord_connected", "user", s.State.User.Username, "user_id", s.State.User.ID,
-			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
-	}
-	var voiceSvc *voice.Service
-	if a.cfg.Voice.Enabled {
-		if voiceSvc, err = a.newVoice(watcher, shards, models, reg); err != nil {
-			shards.Close()
-			return err
-		}
-		voiceRef.Store(voiceSvc)
-	}
-	if a.cfg.Discord.RegisterSlashCommands {
-		cmds := textSvc.Commands()
-		if voiceSvc != nil {
-			cmds = append(cmds, voiceSvc.Commands()...)
-		}
-		if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", cmds, discordgo.WithContext(ctx)); err != nil {
-			a.logger.Warn("slash_commands_not_registered", "error", err.Error())
+	return func() {
+		for _, d := range detachers {
+			d()
 		}
 	}
-	if voiceSvc != nil && len(a.cfg.Voice.AutoJoin) > 0 {
-		wg.Go(func() {
-			if err := voiceSvc.AutoJoin(ctx); err != nil {
-				a.logger.Warn("voice_autojoin_failed", "error", err.Error())
-			}
-		})
-	}
+}
 
-	<-ctx.Done()
-	a.logger.Info("banter_stopping", "reason", context.Cause(ctx).Error())
-	// Stop intake, let in-flight replies finish up to the deadline, then close connections;
-	// the store is flushed and closed by the deferred Close.
-	detachText()
+// registerCommands registers the global slash commands (discord.registerSlashCommands). They
+// belong to the application, not to a shard, so only the process that runs shard 0 registers
+// them: several processes overwriting the same list at once would each spend the route's
+// budget for nothing.
+func (a *app) registerCommands(ctx context.Context, shards *discord.Shards, p *pipelines) {
+	if !a.cfg.Discord.RegisterSlashCommands || shards.Session(0) == nil {
+		return
+	}
+	cmds := p.text.Commands()
+	if p.voice != nil {
+		cmds = append(cmds, p.voice.Commands()...)
+	}
+	session := shards.Session(0)
+	if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", cmds, discordgo.WithContext(ctx)); err != nil {
+		a.logger.Warn("slash_commands_not_registered", "error", err.Error())
+	}
+}
+
+// autoJoin joins the voice.autoJoin channels of the guilds this process's shards own; another
+// process joins the others (its shard receives their voice events).
+func (a *app) autoJoin(ctx context.Context, shards *discord.Shards, v *voice.Service) {
+	for _, ref := range a.cfg.Voice.AutoJoin {
+		if !shards.Owns(ref.GuildID) {
+			a.logger.Debug("voice_autojoin_skipped", "guild_id", ref.GuildID, "channel_id", ref.ChannelID,
+				"reason", "guild_on_another_process_shard")
+			continue
+		}
+		if err := v.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {
+			a.logger.Warn("voice_autojoin_failed", "guild_id", ref.GuildID, "channel_id", ref.ChannelID, "error", err.Error())
+		}
+	}
+}
+
+// shutdown stops intake, lets in-flight replies finish up to discord.shutdownTimeoutSeconds,
+// then closes the connections; the store is flushed and closed by run's deferred Close.
+func (a *app) shutdown(p *pipelines, shards *discord.Shards) {
+	p.detachText()
 	deadline := time.Duration(a.cfg.Discord.ShutdownTimeoutSeconds) * time.Second
-	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), deadline)
-	defer cancelShutdown()
-	if voiceSvc != nil {
-		if err := voiceSvc.Shutdown(shutdownCtx); err != nil {
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if p.voice != nil {
+		if err := p.voice.Shutdown(shutdownCtx); err != nil {
 			a.logger.Warn("voice_shutdown_incomplete", "error", err.Error())
 		}
 	}
-	if err := textSvc.Shutdown(shutdownCtx); err != nil {
+	if err := p.text.Shutdown(shutdownCtx); err != nil {
 		a.logger.Warn("text_shutdown_incomplete", "error", err.Error())
 	}
 	for _, c := range a.closers {
@@ -334,8 +394,6 @@ func (a *app) run(ctx context.Context) error {
 	if err := shards.Close(); err != nil {
 		a.logger.Warn("discord_close_failed", "error", err.Error())
 	}
-	a.logger.Info("banter_stopped")
-	return nil
 }
 
 // newText builds the text pipeline: Stage A engine and the service.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,62 +40,22 @@ func sandboxCommand(ctx context.Context, e env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	vs, err := voicesim.New(voicesim.Options{DAVE: true})
+	w, err := newSandboxWorld(cfg, *ctlAddr)
 	if err != nil {
 		return err
 	}
-	defer vs.Close()
-	dsim := discordsim.New(discordsim.WithVoiceSim(vs), discordsim.WithBotName(cfg.Bot.Name))
-	if err := dsim.Start("127.0.0.1:0"); err != nil {
-		return err
-	}
-	defer dsim.Close()
-	guild := dsim.CreateGuild("Sandbox")
-	general := dsim.CreateTextChannel(guild, "general")
-	users := map[string]discordsim.UserID{}
-	ctl := control.New(dsim, guild)
-	defer ctl.Close()
-	user := func(name string) discordsim.UserID {
-		if id, ok := users[name]; ok {
-			return id
-		}
-		id := dsim.CreateUser(name)
-		_ = dsim.AddMember(guild, id)
-		users[name] = id
-		ctl.Name(name, id)
-		return id
-	}
-	user("you")
-	ctlLn, err := control.Listen(*ctlAddr)
-	if err != nil {
-		return &usageError{fmt.Sprintf("banter sandbox: -control-addr: %v", err)}
-	}
-	ctlSrv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = ctlSrv.Serve(ctlLn) }()
-	defer ctlSrv.Close()
-
-	cfg.Discord.APIURL = dsim.APIBaseURL()
-	cfg.Discord.VoiceCAFile = vs.CAFile()
-	cfg.Secrets.DiscordToken = dsim.Token()
-	cfg.Metrics.Listen = ""
+	defer w.close()
 	dir, err := os.MkdirTemp("", "banter-sandbox-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	cfg.Store.DSN = filepath.Join(dir, "banter.db")
-	model := "the OpenAI simulator (echoes you; set OPENAI_API_KEY for a real model)"
-	if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
-		osim, err := openaisim.Start("127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		defer osim.Close()
-		cfg.LLM.BaseURL = osim.BaseURL()
-		cfg.Secrets.OpenAIAPIKey = "sk-sandbox"
-	} else {
-		model = cfg.LLM.Model + " at " + cfg.LLM.BaseURL
+	model, stopModel, err := sandboxModel(cfg)
+	if err != nil {
+		return err
 	}
+	defer stopModel()
 	if *logPath == "" {
 		*logPath = filepath.Join(dir, "banter.log")
 	}
@@ -110,7 +71,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	go func() { botDone <- a.run(ctx) }()
 
 	waitCtx, stop := context.WithTimeout(ctx, 15*time.Second)
-	err = dsim.WaitReady(waitCtx, dsim.BotID())
+	err = w.dsim.WaitReady(waitCtx, w.dsim.BotID())
 	stop()
 	if err != nil {
 		cancel()
@@ -118,29 +79,119 @@ func sandboxCommand(ctx context.Context, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "banter sandbox: you are in #general with %s; model: %s\n", cfg.Bot.Name, model)
 	fmt.Fprintf(e.stdout, "type to talk, \"/as NAME text\" to speak as someone else, /quit to leave (logs: %s)\n", *logPath)
-	fmt.Fprintf(e.stdout, "control API: http://%s (docs/simulator.md)\n", ctlLn.Addr())
+	fmt.Fprintf(e.stdout, "control API: http://%s (docs/simulator.md)\n", w.ctlLn.Addr())
 
-	// Print what others (the bot) post, as it arrives.
-	printed := map[discordsim.MessageID]bool{}
 	printerDone := make(chan struct{})
-	go func() {
-		defer close(printerDone)
-		for {
-			for _, m := range dsim.Messages(general) {
-				if printed[m.ID] || m.Origin == discordsim.OriginScript {
-					continue
-				}
-				printed[m.ID] = true
-				fmt.Fprintf(e.stdout, "%s: %s\n", cfg.Bot.Name, m.Content)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	go func() { defer close(printerDone); w.printBot(ctx, e, cfg.Bot.Name) }()
+	w.chat(ctx, cancel, e)
+	// Give in-flight replies a moment to print before shutting down.
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	<-printerDone
+	return <-botDone
+}
 
+// sandboxWorld is the sandbox's simulated Discord (with voice), its control API and people.
+type sandboxWorld struct {
+	vs      *voicesim.Server
+	dsim    *discordsim.Server
+	ctl     *control.Controller
+	ctlLn   net.Listener
+	ctlSrv  *http.Server
+	guild   discordsim.GuildID
+	general discordsim.ChannelID
+	users   map[string]discordsim.UserID
+}
+
+// newSandboxWorld starts the simulators, a guild with #general and "you", and the control API
+// on ctlAddr, and points cfg's Discord at them.
+func newSandboxWorld(cfg *config.Config, ctlAddr string) (*sandboxWorld, error) {
+	vs, err := voicesim.New(voicesim.Options{DAVE: true})
+	if err != nil {
+		return nil, err
+	}
+	dsim := discordsim.New(discordsim.WithVoiceSim(vs), discordsim.WithBotName(cfg.Bot.Name))
+	if err := dsim.Start("127.0.0.1:0"); err != nil {
+		vs.Close()
+		return nil, err
+	}
+	w := &sandboxWorld{vs: vs, dsim: dsim, users: map[string]discordsim.UserID{}}
+	w.guild = dsim.CreateGuild("Sandbox")
+	w.general = dsim.CreateTextChannel(w.guild, "general")
+	w.ctl = control.New(dsim, w.guild)
+	w.user("you")
+	w.ctlLn, err = control.Listen(ctlAddr)
+	if err != nil {
+		w.ctl.Close()
+		dsim.Close()
+		vs.Close()
+		return nil, &usageError{fmt.Sprintf("banter sandbox: -control-addr: %v", err)}
+	}
+	w.ctlSrv = &http.Server{Handler: w.ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = w.ctlSrv.Serve(w.ctlLn) }()
+
+	cfg.Discord.APIURL = dsim.APIBaseURL()
+	cfg.Discord.VoiceCAFile = vs.CAFile()
+	cfg.Secrets.DiscordToken = dsim.Token()
+	cfg.Metrics.Listen = ""
+	return w, nil
+}
+
+func (w *sandboxWorld) close() {
+	w.ctlSrv.Close()
+	w.ctl.Close()
+	w.dsim.Close()
+	w.vs.Close()
+}
+
+// user returns the member called name, creating them on first use.
+func (w *sandboxWorld) user(name string) discordsim.UserID {
+	if id, ok := w.users[name]; ok {
+		return id
+	}
+	id := w.dsim.CreateUser(name)
+	_ = w.dsim.AddMember(w.guild, id)
+	w.users[name] = id
+	w.ctl.Name(name, id)
+	return id
+}
+
+// sandboxModel points cfg at the OpenAI simulator unless a real model is configured, and says
+// which model answers.
+func sandboxModel(cfg *config.Config) (model string, stop func(), err error) {
+	if cfg.Secrets.OpenAIAPIKey != "" || cfg.LLM.BaseURL != config.Default().LLM.BaseURL {
+		return cfg.LLM.Model + " at " + cfg.LLM.BaseURL, func() {}, nil
+	}
+	osim, err := openaisim.Start("127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.LLM.BaseURL = osim.BaseURL()
+	cfg.Secrets.OpenAIAPIKey = "sk-sandbox"
+	return "the OpenAI simulator (echoes you; set OPENAI_API_KEY for a real model)", func() { osim.Close() }, nil
+}
+
+// printBot prints what others (the bot) post in #general, as it arrives, until ctx ends.
+func (w *sandboxWorld) printBot(ctx context.Context, e env, botName string) {
+	printed := map[discordsim.MessageID]bool{}
+	for {
+		for _, m := range w.dsim.Messages(w.general) {
+			if printed[m.ID] || m.Origin == discordsim.OriginScript {
+				continue
+			}
+			printed[m.ID] = true
+			fmt.Fprintf(e.stdout, "%s: %s\n", botName, m.Content)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// chat posts each line typed on stdin to #general until /quit, the end of input or ctx ends.
+func (w *sandboxWorld) chat(ctx context.Context, cancel context.CancelFunc, e env) {
 	lines := bufio.NewScanner(e.stdin)
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
@@ -151,11 +202,11 @@ func sandboxCommand(ctx context.Context, e env) error {
 			cancel()
 		case strings.HasPrefix(line, "/as "):
 			name, text, _ := strings.Cut(strings.TrimPrefix(line, "/as "), " ")
-			if _, err := dsim.Post(ctx, user(name), general, text); err != nil {
+			if _, err := w.dsim.Post(ctx, w.user(name), w.general, text); err != nil {
 				fmt.Fprintln(e.stderr, "sandbox:", err)
 			}
 		default:
-			if _, err := dsim.Post(ctx, user("you"), general, line); err != nil {
+			if _, err := w.dsim.Post(ctx, w.user("you"), w.general, line); err != nil {
 				fmt.Fprintln(e.stderr, "sandbox:", err)
 			}
 		}
@@ -163,9 +214,4 @@ func sandboxCommand(ctx context.Context, e env) error {
 			break
 		}
 	}
-	// Give in-flight replies a moment to print before shutting down.
-	time.Sleep(500 * time.Millisecond)
-	cancel()
-	<-printerDone
-	return <-botDone
 }

@@ -13,7 +13,7 @@ import (
 // newShards builds the gateway sessions of the shards this process runs (discord.shards,
 // discord.shardIds or the process's share). With the Postgres store, identifies are spaced
 // across every process of the bot through the database; otherwise within this process.
-func (a *app) newShards(ctx context.Context, st store.Store) (*discord.Shards, error) {
+func (a *app) newShards(ctx context.Context, st store.Store, rest *discord.RESTMetrics) (*discord.Shards, error) {
 	d := a.cfg.Discord
 	count := 0 // auto: GET /gateway/bot
 	if d.Shards != "auto" {
@@ -24,7 +24,7 @@ func (a *app) newShards(ctx context.Context, st store.Store) (*discord.Shards, e
 		count = n
 	}
 	opts := discord.ShardOptions{
-		Session:   discord.SessionOptions{Token: a.cfg.Secrets.DiscordToken, APIURL: d.APIURL},
+		Session:   discord.SessionOptions{Token: a.cfg.Secrets.DiscordToken, APIURL: d.APIURL, RESTMetrics: rest},
 		Count:     count,
 		IDs:       d.ShardIDs,
 		Processes: d.ProcessCount, ProcessIndex: d.ProcessIndex,
