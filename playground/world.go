@@ -133,22 +133,22 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		}
 	}
 	set := map[string]any{
-		"discord.apiUrl":                      w.ds.APIBaseURL(),
-		"discord.voiceCaFile":                 w.vs.CAFile(),
-		"discord.shards":                      "1",
-		"discord.shardIds":                    "",
-		"discord.processCount":                1,
-		"discord.processIndex":                0,
-		"permissions.initiativeChannelIds":    []string{string(w.general), string(w.thread)},
-		"permissions.allowedChannelIds":       []string{},
-		"voice.enabled":                       true,
-		"voice.autoJoin":                      []map[string]string{{"guildId": string(w.guild), "channelId": string(w.voice)}},
-		"voice.inactivityLeaveSeconds":        86400,
-		"voice.logChannelId":                  "",
-		"metrics.listen":                      "127.0.0.1:0",
-		"store.driver":                        "sqlite",
-		"store.dsn":                           dir + "/banter.db",
-		"permissions.blockedUserIds":          []string{},
+		"discord.apiUrl":                   w.ds.APIBaseURL(),
+		"discord.voiceCaFile":              w.vs.CAFile(),
+		"discord.shards":                   "1",
+		"discord.shardIds":                 "",
+		"discord.processCount":             1,
+		"discord.processIndex":             0,
+		"permissions.initiativeChannelIds": []string{string(w.general), string(w.thread)},
+		"permissions.allowedChannelIds":    []string{},
+		"voice.enabled":                    true,
+		"voice.autoJoin":                   []map[string]string{{"guildId": string(w.guild), "channelId": string(w.voice)}},
+		"voice.inactivityLeaveSeconds":     86400,
+		"voice.logChannelId":               "",
+		"metrics.listen":                   "127.0.0.1:0",
+		"store.driver":                     "sqlite",
+		"store.dsn":                        dir + "/banter.db",
+		"permissions.blockedUserIds":       []string{},
 	}
 	if fresh {
 		// Let the eagerness sliders matter in #general from the start.

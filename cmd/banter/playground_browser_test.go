@@ -79,4 +79,3 @@ func TestPlaygroundTextAndEagerness(t *testing.T) {
 	waitJS(t, ctx, "the effective config unchanged", fmt.Sprintf(`document.querySelector('#effective').textContent.includes('replyLevelInitiative: %s')`, level))
 	shot(t, ctx, "playground-4-bad-edit")
 }
-

@@ -102,7 +102,9 @@ func TestEventStream(t *testing.T) {
 
 	wait := eventStream(t, ctl)
 	wait("hello", func(e liveEvent) bool { return e.Type == "hello" })
-	wait("#general", func(e liveEvent) bool { return e.Type == "channel" && e.Channel.Name == "general" && e.Channel.Type == "text" })
+	wait("#general", func(e liveEvent) bool {
+		return e.Type == "channel" && e.Channel.Name == "general" && e.Channel.Type == "text"
+	})
 	wait("alice", func(e liveEvent) bool { return e.Type == "member" && e.Member.Name == "alice" })
 	wait("the earlier message", func(e liveEvent) bool { return e.Type == "message" && e.Message.ID == early.ID })
 
@@ -138,7 +140,9 @@ func TestEventStream(t *testing.T) {
 	wait("the thread's message", func(e liveEvent) bool { return e.Type == "message" && e.Message.Channel == th.ID })
 
 	call(t, "POST", ctl+"/voice/join", map[string]any{"as": "alice", "channel": "Voice"}, nil)
-	wait("alice in voice", func(e liveEvent) bool { return e.Type == "voice_state" && e.User == f["human user"] && e.Where == f["voice channel"] })
+	wait("alice in voice", func(e liveEvent) bool {
+		return e.Type == "voice_state" && e.User == f["human user"] && e.Where == f["voice channel"]
+	})
 	call(t, "POST", ctl+"/voice/leave", map[string]any{"as": "alice"}, nil)
 	wait("alice out of voice", func(e liveEvent) bool { return e.Type == "voice_state" && e.User == f["human user"] && e.Where == "" })
 }
@@ -209,7 +213,9 @@ func (vs *voiceSocket) waitText(t *testing.T, what string, pred func(map[string]
 }
 
 func speaking(user string, on bool) func(map[string]any) bool {
-	return func(m map[string]any) bool { return m["type"] == "speaking" && m["user_id"] == user && m["speaking"] == on }
+	return func(m map[string]any) bool {
+		return m["type"] == "speaking" && m["user_id"] == user && m["speaking"] == on
+	}
 }
 
 // TestVoiceStream: PCM written to one member's stream is heard, decoded, on
