@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -126,6 +128,8 @@ func (s *server) proxy(target string) http.Handler {
 			pr.Out.Header.Del("Origin")
 		},
 		FlushInterval: -1,
+		// A simulator going away at shutdown while the page reconnects is not worth a line.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 }
 

@@ -176,9 +176,10 @@ function decisionRow(e) {
   const conf = typeof a.confidence === 'number' ? a.confidence.toFixed(2) : '';
   const tr = el('tr', { dataset: { turn, pipeline: a.pipeline, stage: a.stage, outcome: a.outcome, reason: a.reason,
     signal: a.signal, force: String(!!a.force), eagerness: String(a.eagerness ?? ''), event: e.event, seq: String(e.seq) } });
-  const cells = [fmtTime(e.time), a.pipeline, a.stage + (a.pass ? ' (' + a.pass + ')' : ''), a.outcome, a.reason, a.signal, conf,
+  const stage = a.pipeline + ' ' + a.stage + (a.phase ? ' · ' + a.phase.replace('pre_generation', 'pre-gen') : '') + (a.pass ? ' · ' + a.pass : '');
+  const cells = [fmtTime(e.time), stage, a.outcome, a.reason, a.signal + (conf ? ' ' + conf : ''),
     a.force ? 'yes' : '', String(a.eagerness ?? ''), said.slice(0, 120), ''];
-  const classes = ['', '', '', 'outcome', 'reason', '', '', '', '', 'turn', 'latency'];
+  const classes = ['', 'stage', 'outcome', 'reason', '', '', '', 'turn', 'latency'];
   cells.forEach((c, i) => tr.append(el('td', { class: classes[i], textContent: c })));
   if (a.classifierModel) tr.title = `classifier ${a.classifierModel} said ${JSON.stringify(a.classifierRaw)} in ${a.classifierLatency} ms`;
   return tr;

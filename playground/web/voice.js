@@ -111,9 +111,21 @@ function play(user, pcm) {
   }
 }
 
+function setLink(e2ee) {
+  const p = vq('#voice-link');
+  p.dataset.e2ee = e2ee;
+  p.textContent = {
+    off: 'Connected.',
+    active: 'Connected, end-to-end encrypted (DAVE).',
+    pending: 'Connected; setting up end-to-end encryption (DAVE)…',
+    inactive: 'Connected; waiting for end-to-end encryption (DAVE)…',
+  }[e2ee] || 'Connected.';
+}
+
 function onStreamMessage(m) {
   if (typeof m.data === 'string') {
     const msg = JSON.parse(m.data);
+    if (msg.type === 'ready' || msg.type === 'e2ee') setLink(msg.e2ee || 'off');
     if (msg.type === 'speaking') {
       if (msg.speaking) V.speaking.add(msg.user_id); else V.speaking.delete(msg.user_id);
       renderParticipants();
@@ -144,7 +156,7 @@ async function openMic() {
   }
   V.micGain = V.ctx.createGain();
   V.ctx.createMediaStreamSource(V.mic).connect(V.micGain).connect(V.capture);
-  setMicMuted(false);
+  setMicMuted(vq('#join-muted').checked);
   vq('#mute').disabled = false;
 }
 
@@ -158,6 +170,7 @@ function setMicMuted(muted) {
 async function join() {
   const btn = vq('#join');
   btn.disabled = true;
+  V.muted = vq('#join-muted').checked;
   try {
     await ensureAudio();
     const r = await fetch('/discord/voice/join', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ as: 'you', channel: 'Voice' }) });
@@ -185,6 +198,8 @@ function leave() {
   if (V.mic) { for (const t of V.mic.getTracks()) t.stop(); V.mic = null; V.micGain = null; }
   V.speaking.clear();
   vq('#join').textContent = 'Join voice';
+  vq('#voice-link').textContent = 'Not connected.';
+  vq('#voice-link').dataset.e2ee = '';
   vq('#mute').disabled = true;
   vq('#caption').disabled = vq('#say').disabled = true;
   setMicStatus('off', 'Not in the voice room.');
@@ -243,7 +258,10 @@ window.PGVoice = {
     const notice = vq('#voice-notice');
     const a = e.attrs || {};
     if (e.event === 'voice_barge_in' || e.event === 'stt_pipeline_reply_interrupted') {
-      notice.dataset.interrupted = String(Number(notice.dataset.interrupted) + (e.event === 'stt_pipeline_reply_interrupted' ? 1 : 0));
+      if (e.event === 'stt_pipeline_reply_interrupted') {
+        notice.dataset.interrupted = String(Number(notice.dataset.interrupted) + 1);
+        notice.dataset.botSamplesAtStop = String(V.stats.botSamples);
+      }
       notice.textContent = PG.info.bot_name + ' stopped: ' + nameOf(a.user_id || a.interrupted_by || '') + ' spoke over it.';
     } else if (e.event === 'stt_pipeline_reply_spoken') {
       notice.textContent = PG.info.bot_name + ' said: “' + (a.spoken || '') + '”';

@@ -236,8 +236,11 @@ func TestVoiceStream(t *testing.T) {
 	}
 	alice := openVoiceStream(t, ctl, "alice", "")
 	bobWS := openVoiceStream(t, ctl, "bob", "&leave_on_close=1")
-	alice.waitText(t, "ready", func(m map[string]any) bool { return m["type"] == "ready" })
-	bobWS.waitText(t, "ready", func(m map[string]any) bool { return m["type"] == "ready" })
+	// The standalone voice server runs DAVE: both ends report end-to-end encryption up (in
+	// "ready", or in an "e2ee" message after it).
+	e2eeActive := func(m map[string]any) bool { return (m["type"] == "ready" || m["type"] == "e2ee") && m["e2ee"] == "active" }
+	alice.waitText(t, "alice's E2EE", e2eeActive)
+	bobWS.waitText(t, "bob's E2EE", e2eeActive)
 
 	// One second of a 440 Hz tone, sent in 100 ms pieces as a microphone would.
 	tone := make([]byte, 0, 2*48000)

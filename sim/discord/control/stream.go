@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/discord/dave"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 )
@@ -24,6 +26,7 @@ const (
 	startCushion   = 3 * frameMono          // buffered before a talk spurt starts (jitter)
 	spurtEndsAfter = 10                     // empty frame slots (200 ms) that end a talk spurt
 	maxBuffered    = 60 * streamRate        // one minute of audio waiting to be sent
+	maxWaiting     = 5 * streamRate         // kept while end-to-end encryption is being set up
 	speakingHold   = 300 * time.Millisecond // no frame from a speaker this long: not speaking
 	streamIdle     = 100 * time.Millisecond // how often speaking states are re-checked
 	writeWait      = 10 * time.Second       // one WebSocket write
@@ -38,6 +41,7 @@ type streamMsg struct {
 	UserID   string `json:"user_id,omitempty"`
 	Speaking bool   `json:"speaking"`
 	SSRC     uint32 `json:"ssrc,omitempty"`
+	E2EE     string `json:"e2ee,omitempty"` // ready, e2ee: off, inactive, pending, active
 }
 
 // voiceStream is GET /voice/stream?as=NAME[&leave_on_close=1], a WebSocket
@@ -52,9 +56,12 @@ type streamMsg struct {
 //   - binary messages to the client carry what the member hears: one byte n,
 //     n bytes of the speaker's user id, then 16-bit little-endian stereo PCM
 //     at 48 kHz, decoded from the speaker's Opus;
-//   - text messages to the client are JSON: {"type":"ready","ssrc"} first,
-//     then {"type":"speaking","user_id","speaking"} whenever someone in the
-//     channel (the member included) starts or stops being heard.
+//   - text messages to the client are JSON: {"type":"ready","ssrc","e2ee"}
+//     first, {"type":"e2ee","e2ee"} when the member's end-to-end encryption
+//     changes state (with DAVE, audio flows both ways once it is "active";
+//     audio sent before waits), and {"type":"speaking","user_id","speaking"}
+//     whenever someone in the channel (the member included) starts or
+//     stops being heard.
 //
 // With leave_on_close=1 the member leaves voice when the socket closes.
 func (c *Controller) voiceStream(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +86,7 @@ func (c *Controller) voiceStream(w http.ResponseWriter, r *http.Request) {
 	ls := &liveStream{ws: ws, m: m, self: string(u), enc: enc, wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	if ls.writeJSON(streamMsg{Type: "ready", SSRC: m.SSRC()}) != nil {
+	if ls.writeJSON(streamMsg{Type: "ready", SSRC: m.SSRC(), E2EE: m.E2EE()}) != nil {
 		return
 	}
 	var wg sync.WaitGroup
@@ -232,6 +239,10 @@ func (ls *liveStream) send(ctx context.Context) {
 			if err == nil {
 				err = ls.m.SendOpus(pkt[:n])
 			}
+			if errors.Is(err, dave.ErrNotReady) {
+				ls.unread(f) // end-to-end encryption not set up yet: keep the audio for later
+				err = nil
+			}
 			if err != nil {
 				_ = ls.write(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, err.Error()))
 				return
@@ -250,6 +261,18 @@ func (ls *liveStream) send(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// unread puts a frame back at the front of the queue, which then keeps
+// only its last maxWaiting samples: what is said while nobody can hear it
+// yet is not played long after.
+func (ls *liveStream) unread(f []int16) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.pcm = append(f, ls.pcm...)
+	if over := len(ls.pcm) - maxWaiting; over > 0 {
+		ls.pcm = append(ls.pcm[:0:0], ls.pcm[over:]...)
 	}
 }
 
@@ -293,6 +316,7 @@ func (ls *liveStream) listen(ctx context.Context) {
 		}
 	})
 	last := map[string]time.Time{}
+	e2ee := ls.m.E2EE()
 	idle := time.NewTicker(streamIdle)
 	defer idle.Stop()
 	for {
@@ -316,6 +340,12 @@ func (ls *liveStream) listen(ctx context.Context) {
 				}
 			}
 		case now := <-idle.C:
+			if st := ls.m.E2EE(); st != e2ee {
+				e2ee = st
+				if ls.writeJSON(streamMsg{Type: "e2ee", E2EE: st}) != nil {
+					return
+				}
+			}
 			for user, at := range last {
 				if now.Sub(at) > speakingHold {
 					delete(last, user)

@@ -9,8 +9,9 @@ import (
 // whose audio comes from a live source (a microphone streamed by the
 // control API) that paces itself at one frame per 20 ms. With DAVE the
 // frame is encrypted end to end first; before the member has a sender key
-// it is dropped (DAVENotReady), as PlayOpus does. It is serialised with
-// PlayOpus.
+// nothing is sent, DAVENotReady is counted and the error wraps
+// dave.ErrNotReady, so the caller can keep the audio for later. It is
+// serialised with PlayOpus.
 func (m *Member) SendOpus(frame []byte) error {
 	m.playMu.Lock()
 	defer m.playMu.Unlock()
@@ -18,7 +19,7 @@ func (m *Member) SendOpus(frame []byte) error {
 		enc, err := m.dave.EncryptOpus(m.encBuf[:0], frame)
 		if err != nil {
 			m.count(func(st *MemberStats) { st.DAVENotReady++ })
-			return nil
+			return fmt.Errorf("voicesim: member %s send: %w", m.opts.UserID, err)
 		}
 		m.encBuf, frame = enc, enc
 	}
@@ -40,6 +41,16 @@ func (m *Member) SetSpeaking(on bool) {
 	} else {
 		m.setSpeaking(0)
 	}
+}
+
+// E2EE names the member's end-to-end encryption state: "off" without DAVE,
+// else its DAVE session's status ("inactive", "pending", "active": it can
+// hear and be heard).
+func (m *Member) E2EE() string {
+	if m.dave == nil {
+		return "off"
+	}
+	return m.dave.Status().String()
 }
 
 // SilenceFrame is the Opus frame clients send (five times) to end a talk spurt.
