@@ -62,35 +62,50 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 	return ctx
 }
 
-// startPlayground runs `banter playground` (args added) in this process and returns the page's
-// URL once it has printed it. The playground stops when the test ends.
+// startPlayground runs `banter playground -addr 127.0.0.1:0` (args added) in this process and
+// returns the page's URL once it has printed it. The playground stops when the test ends.
 func startPlayground(t *testing.T, vars map[string]string, args ...string) string {
+	t.Helper()
+	url, _ := startCLI(t, vars, append([]string{"playground", "-addr", "127.0.0.1:0"}, args...)...)
+	return url
+}
+
+// startCLI runs banter with args in this process, from an empty folder, until it prints the
+// playground's address; it returns the address and what was printed before it.
+func startCLI(t *testing.T, vars map[string]string, args ...string) (url, printed string) {
 	t.Helper()
 	t.Chdir(t.TempDir()) // no ./banter.yaml
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := dispatch(ctx, env{args: append([]string{"playground", "-addr", "127.0.0.1:0"}, args...),
-			stdout: pw, stderr: pw, getenv: func(k string) string { return vars[k] }})
+		err := dispatch(ctx, env{args: args, stdout: pw, stderr: pw, getenv: func(k string) string { return vars[k] }})
 		pw.CloseWithError(io.EOF)
 		done <- err
 	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("playground: %v", err)
+			t.Errorf("banter %v: %v", args, err)
 		}
 	})
+	var out strings.Builder
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
 		if u, ok := strings.CutPrefix(sc.Text(), "banter playground: open "); ok {
+			for range 8 { // the lines that say what runs
+				if sc.Scan() {
+					out.WriteString(sc.Text() + "\n")
+				}
+			}
 			go func() { _, _ = io.Copy(io.Discard, pr) }()
-			return strings.TrimSpace(u)
+			return strings.TrimSpace(u), out.String()
 		}
 	}
-	t.Fatalf("the playground did not print its address: %v", <-done)
-	return ""
+	cancel()
+	t.Fatalf("banter %v did not print the playground's address: %v\n%s", args, <-done, out.String())
+	return "", ""
 }
 
 // shot saves a screenshot of the page as a test artifact (in $BANTER_ARTIFACTS, default

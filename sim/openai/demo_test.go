@@ -198,3 +198,24 @@ func TestDemoTranscription(t *testing.T) {
 		t.Errorf("uncaptioned utterance transcribed %q, want the placeholder", got)
 	}
 }
+
+// FuzzDemoBrain: whatever a request says, every demo rule answers without panicking, and a
+// chat reply's tool call carries valid JSON.
+func FuzzDemoBrain(f *testing.F) {
+	instr, input := chatPrompt("You must reply to them.\n[SKIP]", "gil", "hi banter?")
+	f.Add(input, instr)
+	f.Add("Message to answer: msg 1 from x.\n[msg 1 · ] x: ", "Eagerness: 101/100\nLatest utterance, from a: \"\"")
+	f.Add("frank: (speech without a caption, 1.0 s)", "You are very eager")
+	f.Add("Draft reply to review:\n", "number from 0 to 1\nMessage to judge, from a:\n?\nThe name appears as")
+	f.Fuzz(func(t *testing.T, lastUser, prompt string) {
+		req := Request{Endpoint: EndpointResponses, LastUser: lastUser, Prompt: prompt, Tools: []string{"send_discord_message"}}
+		for _, r := range DemoRules() {
+			rep := r.Respond(req)
+			for _, c := range rep.ToolCalls {
+				if !json.Valid([]byte(c.Arguments)) {
+					t.Errorf("%s: tool call arguments %q are not JSON", r.Name, c.Arguments)
+				}
+			}
+		}
+	})
+}
