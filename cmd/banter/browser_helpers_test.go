@@ -115,6 +115,8 @@ func shot(t *testing.T, ctx context.Context, name string) string {
 	dir := os.Getenv("BANTER_ARTIFACTS")
 	if dir == "" {
 		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -238,7 +238,9 @@ func TestVoiceStream(t *testing.T) {
 	bobWS := openVoiceStream(t, ctl, "bob", "&leave_on_close=1")
 	// The standalone voice server runs DAVE: both ends report end-to-end encryption up (in
 	// "ready", or in an "e2ee" message after it).
-	e2eeActive := func(m map[string]any) bool { return (m["type"] == "ready" || m["type"] == "e2ee") && m["e2ee"] == "active" }
+	e2eeActive := func(m map[string]any) bool {
+		return (m["type"] == "ready" || m["type"] == "e2ee") && m["e2ee"] == "active"
+	}
 	alice.waitText(t, "alice's E2EE", e2eeActive)
 	bobWS.waitText(t, "bob's E2EE", e2eeActive)
 
