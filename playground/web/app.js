@@ -57,6 +57,8 @@ function renderContent(text) {
   return frag;
 }
 
+function plainMentions(text) { return text.replace(/<@!?(\d+)>/g, (_, id) => '@' + nameOf(id)); }
+
 function messageItem(m) {
   const li = el('li', { class: m.from_bot ? 'bot' : '', dataset: { id: m.id, author: m.author_id, channel: m.channel_id, replyTo: m.reply_to || '' } });
   const btn = el('button', { type: 'button', class: 'reply-btn', textContent: 'reply', title: 'reply to this message' });
@@ -172,29 +174,32 @@ function decisionRow(e) {
   const a = e.attrs;
   const turn = a.turnId || '';
   const m = PG.messages.get(turn);
-  const said = m ? nameOf(m.author_id) + ': ' + m.content : (PG.turns.get(turn) || turn);
+  const said = m ? nameOf(m.author_id) + ': ' + plainMentions(m.content)
+    : (PG.turns.get(turn) || nameOf(a.userId || '') + (a.pipeline === 'voice' ? ' (voice; the transcript follows)' : ''));
   const conf = typeof a.confidence === 'number' ? a.confidence.toFixed(2) : '';
   const tr = el('tr', { dataset: { turn, pipeline: a.pipeline, stage: a.stage, outcome: a.outcome, reason: a.reason,
     signal: a.signal, force: String(!!a.force), eagerness: String(a.eagerness ?? ''), event: e.event, seq: String(e.seq) } });
   const stage = a.pipeline + ' ' + a.stage + (a.phase ? ' · ' + a.phase.replace('pre_generation', 'pre-gen') : '') + (a.pass ? ' · ' + a.pass : '');
-  const cells = [fmtTime(e.time), stage, a.outcome, a.reason, a.signal + (conf ? ' ' + conf : ''),
-    a.force ? 'yes' : '', String(a.eagerness ?? ''), said.slice(0, 120), ''];
-  const classes = ['', 'stage', 'outcome', 'reason', '', '', '', 'turn', 'latency'];
+  const cells = [fmtTime(e.time), stage, a.outcome + ' · ' + a.reason, a.signal + (conf ? ' ' + conf : '') + (a.force ? ' · forced' : ''),
+    a.stage === 'A' ? String(a.eagerness ?? '') : '', said.slice(0, 120), ''];
+  const classes = ['', 'stage', 'outcome reason', 'signal', '', 'turn', 'latency'];
   cells.forEach((c, i) => tr.append(el('td', { class: classes[i], textContent: c })));
   if (a.classifierModel) tr.title = `classifier ${a.classifierModel} said ${JSON.stringify(a.classifierRaw)} in ${a.classifierLatency} ms`;
   return tr;
 }
 
+// latencyText lists a turn's latency phases: the text pipeline's phase durations in pipeline
+// order, or the voice turn's times since the end of speech, earliest first.
 function latencyText(a) {
+  const textOrder = ['context', 'model', 'followup', 'send', 'total'];
   const parts = [];
   for (const [k, v] of Object.entries(a)) {
     if (typeof v !== 'number') continue;
-    let name = null;
-    if (k.startsWith('latency_') && k.endsWith('_ms')) name = k.slice(8, -3);
-    else if (k.endsWith('_ms') && k !== 'speech_ms' && k !== 'played_ms') name = k.slice(0, -3);
-    if (name) parts.push(name + ' ' + Math.round(v));
+    if (k.startsWith('latency_') && k.endsWith('_ms')) parts.push([k.slice(8, -3), v, textOrder.indexOf(k.slice(8, -3))]);
+    else if (k.endsWith('_ms') && k !== 'speech_ms' && k !== 'played_ms') parts.push([k.slice(0, -3), v, v]);
   }
-  return parts.join(' · ');
+  parts.sort((x, y) => x[2] - y[2]);
+  return parts.map(([name, v]) => name + ' ' + Math.round(v)).join(' · ');
 }
 
 function onBotEvent(e) {

@@ -251,6 +251,10 @@ func demoAnswer(who, said, name string, spoken bool) string {
 		out = "Yes, %[1]s? I'm listening."
 	case strings.Contains(lower, "thank"):
 		out = "Any time, %[1]s. Happy to help."
+	case strings.Contains(said, "?") && yesNoStarts[strings.ToLower(words[0])]:
+		out = []string{"Yes, I think so, %[1]s. Well, the demo brain thinks so; ask me again with a real model.",
+			"I'd say yes, %[1]s. But I'm only the demo brain, so don't quote me.",
+			"Probably, %[1]s! The demo brain says yes to \"%[2]s\"."}[pick]
 	case isRequest(words):
 		out = []string{"I'd love to, %[1]s, but \"%[2]s\" needs a real model; I'm only the demo brain.",
 			"Ask me that again with a real model connected, %[1]s: \"%[2]s\" is beyond the demo brain.",
@@ -273,7 +277,11 @@ func demoAnswer(who, said, name string, spoken bool) string {
 }
 
 var requestStarts = map[string]bool{"tell": true, "sing": true, "give": true, "show": true, "explain": true, "say": true,
-	"play": true, "help": true, "write": true, "please": true, "can": true, "could": true, "would": true, "will": true}
+	"play": true, "help": true, "write": true, "please": true}
+
+// yesNoStarts begin questions that a yes answers.
+var yesNoStarts = map[string]bool{"are": true, "can": true, "could": true, "do": true, "does": true, "is": true,
+	"will": true, "would": true, "did": true, "have": true, "has": true, "am": true}
 
 // isRequest reports whether the words ask the bot to do something.
 func isRequest(words []string) bool {
