@@ -21,7 +21,7 @@ import (
 
 // sandboxCommand implements `banter sandbox [-config FILE]`: the real bot against a local
 // Discord simulator, with a terminal chat in #general. The model is the real one when
-// OPENAI_API_KEY or OPENAI_BASE_URL is set, else the OpenAI simulator (which echoes).
+// OPENAI_API_KEY or OPENAI_BASE_URL is set, else the OpenAI simulator's demo brain.
 //
 // Type a line to post it as "you"; "/as NAME text" posts as someone else; "/quit" ends.
 func sandboxCommand(ctx context.Context, e env) error {
@@ -83,9 +83,9 @@ func sandboxCommand(ctx context.Context, e env) error {
 	}
 	defer os.RemoveAll(dir)
 	cfg.Store.DSN = filepath.Join(dir, "banter.db")
-	model := "the OpenAI simulator (echoes you; set OPENAI_API_KEY for a real model)"
+	model := "the OpenAI simulator's demo brain (short canned replies; set OPENAI_API_KEY for a real model)"
 	if cfg.Secrets.OpenAIAPIKey == "" && cfg.LLM.BaseURL == config.Default().LLM.BaseURL {
-		osim, err := openaisim.Start("127.0.0.1:0")
+		osim, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(openaisim.DemoRules()...))
 		if err != nil {
 			return err
 		}
