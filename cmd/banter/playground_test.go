@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // httpDo makes one request and decodes a JSON answer into out (when not nil).
@@ -230,5 +232,38 @@ func sse(t *testing.T, url string) func(what string, match func(map[string]any) 
 				t.Fatalf("%s: no %s event", url, what)
 			}
 		}
+	}
+}
+
+// TestPlaygroundRealModels: with OPENAI_BASE_URL (or OPENAI_API_KEY) the playground runs no demo
+// brain: the bot uses the given endpoint, and the page says which model it runs.
+func TestPlaygroundRealModels(t *testing.T) {
+	osim := openaitest.Serve(t)
+	url := startPlayground(t, map[string]string{"OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-real"})
+	var info struct {
+		BotID    string `json:"bot_id"`
+		Demo     bool   `json:"demo"`
+		Model    string `json:"model"`
+		ModelURL string `json:"model_url"`
+		OpenAI   string `json:"openai_url"`
+	}
+	httpDo(t, "GET", url+"/api/info", nil, &info)
+	if info.Demo || info.Model != "gpt-5-mini" || info.ModelURL != osim.BaseURL() || info.OpenAI != "" {
+		t.Errorf("info %+v", info)
+	}
+	if st := httpDo(t, "POST", url+"/openai/_sim/script", map[string]any{"transcripts": []string{"x"}}, nil); st != 404 {
+		t.Errorf("the demo brain's routes are served with real models: %d", st)
+	}
+	discord := sse(t, url+"/discord/events")
+	httpDo(t, "POST", url+"/discord/messages", map[string]any{"as": "alice", "channel": "general",
+		"content": fmt.Sprintf("<@%s> ping", info.BotID)}, nil)
+	// The plain simulator (no demo brain) echoes: the bot asked the endpoint it was given.
+	discord("the reply from the given endpoint", func(e map[string]any) bool {
+		m, _ := e["message"].(map[string]any)
+		c, _ := m["content"].(string)
+		return e["type"] == "message" && m["from_bot"] == true && strings.HasPrefix(c, "You said:")
+	})
+	if len(osim.Requests()) == 0 {
+		t.Error("the endpoint got no request")
 	}
 }
