@@ -16,13 +16,12 @@ import (
 
 // Names of the simulated server.
 const (
-	guildName   = "Playground"
-	textName    = "general"
-	threadName  = "side-thread"
-	voiceName   = "Voice"
-	youName     = "you"
-	demoKey     = "sk-playground-demo" // what the bot sends the demo brain (any key works)
-	demoVoiceMs = 150
+	guildName  = "Playground"
+	textName   = "general"
+	threadName = "side-thread"
+	voiceName  = "Voice"
+	youName    = "you"
+	demoKey    = "sk-playground-demo" // what the bot sends the demo brain (any key works)
 )
 
 // members are the simulated people besides "you" that the page can speak as.
@@ -31,7 +30,7 @@ var members = []string{"alice", "bob"}
 // demoLatency makes the demo brain take a moment, as a model does, so the
 // bot's typing shows before its answer.
 var demoLatency = openaisim.Latency{TimeToFirstToken: 400 * time.Millisecond, PerToken: 10 * time.Millisecond,
-	TTSFirstByte: demoVoiceMs * time.Millisecond}
+	TTSFirstByte: 150 * time.Millisecond}
 
 // world is the simulated Discord server (with its voice server and control
 // API) and, for the demo brain, the OpenAI simulator.
