@@ -5,9 +5,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps postgres-deps clean
+.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps browser-deps postgres-deps clean
 
-## run: build and run the bot (needs DISCORD_TOKEN and OPENAI_API_KEY or OPENAI_BASE_URL)
+## run: build and run the bot (with DISCORD_TOKEN: on Discord; without: the playground, a web page
+## where you talk to banter on simulated Discord; real models with OPENAI_API_KEY or OPENAI_BASE_URL)
 run: build
 	./$(BIN) run
 
@@ -19,22 +20,32 @@ build: deps
 # detector, and every other package without it (to keep the suite within its
 # CI budget on 2 cores).
 RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
-	./discord/dave/voiceadapter/ ./discord/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/...
+	./discord/dave/voiceadapter/ ./discord/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/... ./playground/
 
-## test: lint, install the npm interop peers and Postgres, run every test (fuzz seeds included): RACE_PKGS with -race, the rest without
-test: test-deps lint interop-deps postgres-deps
+# ARTIFACTS keeps what tests save for people to look at (the playground's browser screenshots).
+ARTIFACTS ?= $(CURDIR)/bin/artifacts
+
+## test: lint, install the npm interop peers, Postgres and Chromium, run every test (fuzz seeds included):
+## RACE_PKGS with -race, the rest without; the browser tests' screenshots go to $(ARTIFACTS)
+test: test-deps lint interop-deps postgres-deps browser-deps
 	@echo "== go test -race: $$($(GO) list $(RACE_PKGS) | wc -l) packages with concurrency of their own"
 	BANTER_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 	@echo "== -race packages passed"
 	@echo "== go test: every other package"
 	race="$$($(GO) list $(RACE_PKGS))"; \
-	BANTER_REQUIRE_POSTGRES=1 $(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF "$$race")
+	BANTER_REQUIRE_POSTGRES=1 BANTER_REQUIRE_BROWSER=1 BANTER_ARTIFACTS=$(ARTIFACTS) \
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF "$$race")
 
 ## postgres-deps: Debian's PostgreSQL server binaries for the store's Postgres tests (a throwaway
 ## cluster per test run, as an unprivileged user; no system service is started)
 postgres-deps:
 	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		$(call apt_install,postgresql); fi
+
+## browser-deps: Debian's Chromium for the playground's browser tests (driven headless by chromedp)
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+		$(call apt_install,chromium); fi
 
 ## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
 interop-deps:

@@ -3,11 +3,12 @@
 // Usage:
 //
 //	banter [run] [-config FILE] [-log-format json|text] [-log-level debug|info|warn|error]
-//	                                                      run the bot (the default)
+//	                                                      run the bot (the default; the playground without DISCORD_TOKEN)
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
 //	banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
 //	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+//	banter playground [-addr HOST:PORT] [-config FILE]    the bot on a simulated Discord, with a web page (also run without a token)
 //	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
 //	banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
 //	banter version                                        print the version
@@ -68,6 +69,8 @@ const usage = `usage:
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
   banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
   banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+  banter playground [-addr HOST:PORT] [-config FILE]    the bot on a simulated Discord, with a web page
+                                                        (what run starts when DISCORD_TOKEN is not set)
   banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
   banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
   banter version                                        print the version
@@ -127,6 +130,8 @@ func dispatchCommand(ctx context.Context, e env) error {
 		return replayCommand(ctx, e)
 	case "sim":
 		return simCommand(ctx, e)
+	case "playground":
+		return playgroundCommand(ctx, e)
 	case "sandbox":
 		return sandboxCommand(ctx, e)
 	case "health":

@@ -35,22 +35,6 @@ func exitCode(err error) int {
 	return 0
 }
 
-func TestRunWithoutTokenFailsClearly(t *testing.T) {
-	t.Chdir(t.TempDir()) // no ./banter.yaml here
-	for _, args := range [][]string{nil, {"run"}} {
-		_, _, err := runCLI(t, nil, args...)
-		if exitCode(err) == 0 {
-			t.Fatalf("banter %v without a token succeeded", args)
-		}
-		msg := err.Error()
-		for _, want := range []string{"DISCORD_TOKEN is not set", "discord.com/developers/applications", "Message Content intent", "OPENAI_API_KEY"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("banter %v: message lacks %q:\n%s", args, want, msg)
-			}
-		}
-	}
-}
-
 func TestRunWithoutOpenAIFailsClearly(t *testing.T) {
 	t.Chdir(t.TempDir())
 	_, _, err := runCLI(t, map[string]string{"DISCORD_TOKEN": "x"}, "run")
@@ -175,8 +159,17 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 		}
 	}
 	typeLine("hey banter, are you there?\n")
+	// The demo brain answers the yes/no question with a yes.
+	replied := func() bool {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if r, ok := strings.CutPrefix(l, "banter: "); ok && strings.Contains(strings.ToLower(r), "yes") {
+				return true
+			}
+		}
+		return false
+	}
 	deadline := time.Now().Add(15 * time.Second)
-	for !exited && !strings.Contains(out.String(), "banter: You said:") && time.Now().Before(deadline) {
+	for !exited && !replied() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !exited {
@@ -196,7 +189,7 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 		} else {
 			_ = json.NewDecoder(resp.Body).Decode(&sent)
 			resp.Body.Close()
-			if len(sent) == 0 || !strings.HasPrefix(sent[0].Content, "You said:") {
+			if len(sent) == 0 || !strings.Contains(strings.ToLower(sent[0].Content), "yes") || strings.Contains(sent[0].Content, "You said") {
 				t.Errorf("control API: the bot sent %+v", sent)
 			}
 		}
@@ -209,7 +202,7 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 	if ended != nil {
 		t.Fatalf("sandbox: %v\n%s", ended, out.String())
 	}
-	if !strings.Contains(out.String(), "banter: You said:") {
+	if !replied() {
 		t.Errorf("no bot reply printed:\n%s", out.String())
 	}
 	logs, _ := os.ReadFile(dir + "/bot.log")
@@ -239,6 +232,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"run", "-help"}, "-config"},
 		{[]string{"replay", "-h"}, "-llm"},
 		{[]string{"sandbox", "-h"}, "-log"},
+		{[]string{"playground", "-h"}, "-addr"},
 		{[]string{"sim", "openai", "-h"}, "-script"},
 	}
 	for _, tt := range tests {

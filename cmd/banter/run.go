@@ -26,20 +26,20 @@ import (
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/metrics"
+	"github.com/banterbot/banter/playground"
 	"github.com/banterbot/banter/redact"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
 )
 
-// missingTokenHelp is printed when DISCORD_TOKEN is not set: one paragraph saying what to set
-// and where to get it.
-const missingTokenHelp = `DISCORD_TOKEN is not set, so banter cannot log in to Discord. Create an
-application at https://discord.com/developers/applications, add a bot to it, copy the bot's token
-(Bot → Reset Token), enable the Message Content intent on the same page, and run
-"DISCORD_TOKEN=... OPENAI_API_KEY=... make run" (or put both in your environment). banter also
-needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at any OpenAI-compatible server. To try banter
-without Discord, run it against the local simulator: see docs/simulator.md.`
+// playgroundNotice is printed when `banter run` starts the playground because DISCORD_TOKEN is
+// not set.
+const playgroundNotice = `DISCORD_TOKEN is not set, so banter starts the playground: the bot itself, on a simulated
+Discord server, with a web page to talk to it in text and voice. To serve your own server, create
+an application at https://discord.com/developers/applications, add a bot, copy its token
+(Bot → Reset Token), enable the Message Content intent, and run DISCORD_TOKEN=... make run
+(README.md, "From the playground to your server").`
 
 const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
 api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
@@ -119,7 +119,9 @@ func runCommand(ctx context.Context, e env) error {
 		cfg.Log.Level = f.logLevel
 	}
 	if cfg.Secrets.DiscordToken == "" {
-		return &usageError{missingTokenHelp}
+		// Nothing to log in to Discord with: show banter on the embedded simulators instead.
+		fmt.Fprintln(e.stdout, playgroundNotice)
+		return runPlayground(ctx, e, playground.Options{ConfigPath: f.configPath})
 	}
 	if missing := cfg.MissingKeys(); len(missing) > 0 {
 		return &usageError{missingKeysHelp(missing)}
@@ -160,6 +162,11 @@ type app struct {
 	decisions *decision.Metrics              // shared by the text and voice engines (registered once)
 	sender    *post.Sender                   // every message banter creates, from any pipeline
 	closers   []func()                       // run at shutdown, after the pipelines stopped
+
+	// onWatcher and onMetrics, when set, are given the config watcher and the metrics
+	// server's address once they exist: the playground follows the bot through them.
+	onWatcher func(*config.Watcher)
+	onMetrics func(addr string)
 }
 
 // decisionMetrics returns the decision metrics, registering them on first use.
@@ -237,10 +244,16 @@ func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prom
 			}
 		})
 		a.logger.Info("metrics_listening", "addr", ms.Addr())
+		if a.onMetrics != nil {
+			a.onMetrics(ms.Addr())
+		}
 	}
 
 	watcher := config.NewWatcher(a.path, a.cfg, a.getenv, a.logger)
 	watcher.Subscribe(func(_, updated *config.Config) { a.level.Set(parseLevel(updated.Log.Level)) })
+	if a.onWatcher != nil {
+		a.onWatcher(watcher)
+	}
 	wg.Go(func() {
 		if err := watcher.Run(ctx); err != nil {
 			a.logger.Warn("config_watch_failed", "error", err.Error())

@@ -22,7 +22,7 @@ import (
 
 // sandboxCommand implements `banter sandbox [-config FILE]`: the real bot against a local
 // Discord simulator, with a terminal chat in #general. The model is the real one when
-// OPENAI_API_KEY or OPENAI_BASE_URL is set, else the OpenAI simulator (which echoes).
+// OPENAI_API_KEY or OPENAI_BASE_URL is set, else the OpenAI simulator's demo brain.
 //
 // Type a line to post it as "you"; "/as NAME text" posts as someone else; "/quit" ends.
 func sandboxCommand(ctx context.Context, e env) error {
@@ -162,13 +162,13 @@ func sandboxModel(cfg *config.Config) (model string, stop func(), err error) {
 	if cfg.Secrets.OpenAIAPIKey != "" || cfg.LLM.BaseURL != config.Default().LLM.BaseURL {
 		return cfg.LLM.Model + " at " + cfg.LLM.BaseURL, func() {}, nil
 	}
-	osim, err := openaisim.Start("127.0.0.1:0")
+	osim, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(openaisim.DemoRules()...))
 	if err != nil {
 		return "", nil, err
 	}
 	cfg.LLM.BaseURL = osim.BaseURL()
 	cfg.Secrets.OpenAIAPIKey = "sk-sandbox"
-	return "the OpenAI simulator (echoes you; set OPENAI_API_KEY for a real model)", func() { osim.Close() }, nil
+	return "the OpenAI simulator's demo brain (short canned replies; set OPENAI_API_KEY for a real model)", func() { osim.Close() }, nil
 }
 
 // printBot prints what others (the bot) post in #general, as it arrives, until ctx ends.

@@ -28,6 +28,26 @@ type Rule struct {
 	// Times limits how many requests the rule answers; 0 means unlimited.
 	// Times: 1 rules work as a queue of one-shot outcomes.
 	Times int `yaml:"times" json:"times,omitempty"`
+	// Respond, when set, computes the reply from the request instead of
+	// using Reply (Go only, not in scripts): rule sets whose answers depend
+	// on what was asked, such as the demo brain (DemoRules). It must be
+	// safe for concurrent use and must not block.
+	Respond func(Request) Reply `yaml:"-" json:"-"`
+}
+
+// Request is what a Respond function sees of a request: the fields rules
+// match on.
+type Request struct {
+	Endpoint Endpoint
+	Model    string
+	// LastUser is the last user input (what Match.InputPattern searches).
+	LastUser string
+	// Prompt is the flattened prompt (what Match.PromptPattern searches).
+	Prompt string
+	// Tools are the names of the function tools offered.
+	Tools []string
+	// Audio is the uploaded or committed audio's duration (transcriptions).
+	Audio time.Duration
 }
 
 // Match selects requests. Every non-zero field must accept the request.
@@ -245,6 +265,7 @@ type outcome struct {
 	reply   Reply
 	latency Latency
 	fault   Fault
+	respond func(Request) Reply // computes reply outside the server's lock
 }
 
 // text returns the reply text, honouring Skip.

@@ -268,8 +268,18 @@ func (s *Server) QueueTranscripts(texts ...string) {
 	s.mu.Unlock()
 }
 
-// resolve picks the outcome for a request and consumes one use of the rule.
+// resolve picks the outcome for a request and consumes one use of the rule;
+// a rule's Respond function runs here, outside the lock.
 func (s *Server) resolve(in *matchInput) outcome {
+	o := s.pick(in)
+	if o.respond != nil {
+		o.reply = o.respond(Request{Endpoint: in.endpoint, Model: in.model, LastUser: in.lastUser,
+			Prompt: in.prompt, Tools: in.tools, Audio: in.audio})
+	}
+	return o
+}
+
+func (s *Server) pick(in *matchInput) outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription) && len(s.transcripts) > 0 {
@@ -280,7 +290,7 @@ func (s *Server) resolve(in *matchInput) outcome {
 	for _, r := range s.rules {
 		if r.matches(in) {
 			r.used++
-			o := outcome{rule: r.Name, reply: r.Reply, latency: r.Latency, fault: r.Fault}
+			o := outcome{rule: r.Name, reply: r.Reply, latency: r.Latency, fault: r.Fault, respond: r.Respond}
 			if o.rule == "" {
 				o.rule = "unnamed"
 			}

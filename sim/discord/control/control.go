@@ -84,6 +84,7 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("POST /faults/gateway", c.gatewayFault)
 	mux.HandleFunc("POST /faults/rest", c.restFault)
 	mux.HandleFunc("GET /requests", c.requests)
+	c.liveRoutes(mux) // events.go, stream.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no control route %s %s (see docs/simulator.md)", r.Method, r.URL.Path))
 	})

@@ -201,10 +201,7 @@ func (c *Controller) leaveVoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err)
 		return
 	}
-	m.Leave()
-	c.mu.Lock()
-	delete(c.voice, u)
-	c.mu.Unlock()
+	c.leaveMember(u, m)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -1,0 +1,9 @@
+package playground
+
+import (
+	"testing"
+
+	"github.com/banterbot/banter/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }

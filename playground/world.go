@@ -1,0 +1,210 @@
+package playground
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/control"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// Names of the simulated server.
+const (
+	guildName  = "Playground"
+	textName   = "general"
+	threadName = "side-thread"
+	voiceName  = "Voice"
+	youName    = "you"
+	demoKey    = "sk-playground-demo" // what the bot sends the demo brain (any key works)
+)
+
+// members are the simulated people besides "you" that the page can speak as.
+var members = []string{"alice", "bob"}
+
+// demoLatency makes the demo brain take a moment, as a model does, so the
+// bot's typing shows before its answer.
+var demoLatency = openaisim.Latency{TimeToFirstToken: 400 * time.Millisecond, PerToken: 10 * time.Millisecond,
+	TTSFirstByte: 150 * time.Millisecond}
+
+// world is the simulated Discord server (with its voice server and control
+// API) and, for the demo brain, the OpenAI simulator.
+type world struct {
+	vs     *voicesim.Server
+	ds     *discordsim.Server
+	ctl    *control.Controller
+	ctlSrv *http.Server
+	ctlURL string
+	osim   *openaisim.Server // nil with real models
+
+	guild                  discordsim.GuildID
+	general, thread, voice discordsim.ChannelID
+	you                    discordsim.UserID
+}
+
+// startWorld starts the simulators and builds the server: #general, a
+// thread under it, a voice room, you, alice and bob.
+func startWorld(botName string, demo bool) (w *world, err error) {
+	w = &world{}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if w.vs, err = voicesim.New(voicesim.Options{DAVE: true}); err != nil {
+		return nil, fmt.Errorf("playground: voice simulator: %w", err)
+	}
+	w.ds = discordsim.New(discordsim.WithVoiceSim(w.vs), discordsim.WithBotName(botName))
+	if err = w.ds.Start("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("playground: Discord simulator: %w", err)
+	}
+	w.guild = w.ds.CreateGuild(guildName)
+	w.general = w.ds.CreateTextChannel(w.guild, textName)
+	w.voice = w.ds.CreateVoiceChannel(w.guild, voiceName)
+	w.ctl = control.New(w.ds, w.guild)
+	for _, name := range append([]string{youName}, members...) {
+		id := w.ds.CreateUser(name)
+		if err = w.ds.AddMember(w.guild, id); err != nil {
+			return nil, fmt.Errorf("playground: %w", err)
+		}
+		w.ctl.Name(name, id)
+		if name == youName {
+			w.you = id
+		}
+	}
+	if w.thread, err = w.ds.CreateThread(w.general, w.you, threadName); err != nil {
+		return nil, fmt.Errorf("playground: %w", err)
+	}
+	ln, err := control.Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("playground: control API: %w", err)
+	}
+	w.ctlSrv = &http.Server{Handler: w.ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = w.ctlSrv.Serve(ln) }()
+	w.ctlURL = "http://" + ln.Addr().String()
+	if demo {
+		if w.osim, err = openaisim.Start("127.0.0.1:0", openaisim.WithRules(openaisim.DemoRules()...),
+			openaisim.WithLatency(demoLatency)); err != nil {
+			return nil, fmt.Errorf("playground: OpenAI simulator: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// close stops everything startWorld started, in reverse.
+func (w *world) close() {
+	if w.osim != nil {
+		_ = w.osim.Close()
+	}
+	if w.ctl != nil {
+		w.ctl.Close()
+	}
+	if w.ctlSrv != nil {
+		_ = w.ctlSrv.Close()
+	}
+	if w.ds != nil {
+		_ = w.ds.Close()
+	}
+	if w.vs != nil {
+		_ = w.vs.Close()
+	}
+}
+
+// writeConfig writes the config file the bot runs on: the seed (the
+// playground's own file from an earlier run in the same folder, else the
+// user's config, else empty) with the settings that tie it to this
+// simulated server set afresh.
+func (w *world) writeConfig(f configFile, seed, dir string) error {
+	data, err := f.read()
+	if err != nil {
+		return err
+	}
+	fresh := data == nil
+	if fresh && seed != "" {
+		seedFile := configFile{path: seed}
+		if data, err = seedFile.read(); err != nil {
+			return err
+		}
+	}
+	set := map[string]any{
+		"discord.apiUrl":                   w.ds.APIBaseURL(),
+		"discord.voiceCaFile":              w.vs.CAFile(),
+		"discord.shards":                   "1",
+		"discord.shardIds":                 "",
+		"discord.processCount":             1,
+		"discord.processIndex":             0,
+		"permissions.initiativeChannelIds": []string{string(w.general), string(w.thread)},
+		"permissions.allowedChannelIds":    []string{},
+		"voice.enabled":                    true,
+		"voice.autoJoin":                   []map[string]string{{"guildId": string(w.guild), "channelId": string(w.voice)}},
+		"voice.inactivityLeaveSeconds":     86400,
+		"voice.logChannelId":               "",
+		"metrics.listen":                   "127.0.0.1:0",
+		"store.driver":                     "sqlite",
+		"store.dsn":                        dir + "/banter.db",
+		"permissions.blockedUserIds":       []string{},
+	}
+	if fresh {
+		// Let the eagerness sliders matter in #general from the start.
+		set["permissions.allowInitiativeReplies"] = true
+	}
+	if w.osim != nil {
+		set["llm.baseUrl"] = w.osim.BaseURL()
+	}
+	out, err := setKeys(data, set)
+	if err != nil {
+		return err
+	}
+	if fresh {
+		out = append([]byte("# The playground's config: banter runs on this file and reloads it when it changes.\n"+
+			"# The page's controls edit it; discord, store, metrics, voice.autoJoin and the channel ids are\n"+
+			"# set afresh at each start to point at the simulated server.\n"), out...)
+	}
+	return f.write(out)
+}
+
+// botEnv is the bot's environment: the simulated Discord's token, the demo
+// brain's key, no variable that would point the bot elsewhere.
+func (w *world) botEnv(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case config.EnvDiscordToken:
+			return w.ds.Token()
+		case config.EnvConfigPath, config.EnvMetricsListen, config.EnvShardIDs, config.EnvProcessIndex:
+			return ""
+		case config.EnvOpenAIAPIKey:
+			if w.osim != nil {
+				return demoKey
+			}
+		}
+		return getenv(k)
+	}
+}
+
+// waitBot waits until the bot has logged in to the simulated gateway, or
+// it stopped, or the guard passed.
+func (w *world) waitBot(ctx context.Context, guard time.Duration, botDone <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, guard)
+	defer cancel()
+	ready := make(chan error, 1)
+	go func() { ready <- w.ds.WaitReady(ctx, w.ds.BotID()) }()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return fmt.Errorf("the bot did not log in to the simulated Discord: %w", err)
+		}
+		return nil
+	case err := <-botDone:
+		cancel()
+		<-ready
+		if err == nil {
+			err = errors.New("stopped")
+		}
+		return fmt.Errorf("the bot stopped before logging in: %w", err)
+	}
+}

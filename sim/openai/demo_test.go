@@ -1,0 +1,221 @@
+package openaisim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/banterbot/banter/decision"
+)
+
+// chatPrompt is a text-pipeline request as banter builds it (text/prompt.go):
+// a context block naming the message to answer, guidance in the instructions.
+func chatPrompt(guidance, author, said string) (string, string) {
+	instr := "You are banter, a witty regular.\n\nYour name is banter.\n\nTo answer, call send_discord_message.\n\n" + guidance
+	input := "Channel: #general\nTime now: 2026-01-01 10:00 UTC\n\nParticipants:\n- " + author +
+		" (user id 1): no persona on file\n- banter (you)\n\nRecent conversation in the channel (oldest first):\n" +
+		"[msg 111 · 2m ago] carol: earlier words about lunch\n" +
+		"[msg 222 · just now] " + author + ": " + said + "\n\nMessage to answer: msg 222 from " + author + ".\n"
+	return instr, input
+}
+
+func demoGenerate(t *testing.T, c openai.Client, instr, input string, tools bool) *responses.Response {
+	t.Helper()
+	p := responses.ResponseNewParams{
+		Model:        "gpt-5-mini",
+		Instructions: openai.String(instr),
+		Input:        responses.ResponseNewParamsInputUnion{OfString: openai.String(input)},
+	}
+	if tools {
+		p.Tools = []responses.ToolUnionParam{sendTool()}
+	}
+	resp, err := c.Responses.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestDemoChatReadsTheMessage: the chat reply answers the named message,
+// quoting its words, never the prompt; the same request gets the same answer.
+func TestDemoChatReadsTheMessage(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	c := newClient(s)
+	forced := strings.Join(decision.ForceReplyLines(decision.Decision{Force: true, Reason: decision.ReasonDirectMention}, "dana"), "\n")
+	instr, input := chatPrompt(forced, "dana", "<@999> what should we cook tonight?")
+	var first string
+	for range 2 {
+		resp := demoGenerate(t, c, instr, input, true)
+		var call *responses.ResponseFunctionToolCall
+		for _, it := range resp.Output {
+			if it.Type == "function_call" {
+				fc := it.AsFunctionCall()
+				call = &fc
+			}
+		}
+		if call == nil || call.Name != "send_discord_message" {
+			t.Fatalf("no send_discord_message call: %+v", resp.Output)
+		}
+		var args struct {
+			Mode   string  `json:"mode"`
+			Target *string `json:"target_message_id"`
+			Text   string  `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
+			t.Fatal(err)
+		}
+		if args.Mode != "reply" || args.Target == nil || *args.Target != "222" {
+			t.Errorf("args %+v: want a reply to msg 222", args)
+		}
+		if !strings.Contains(args.Text, "what should we cook tonight") || !strings.Contains(args.Text, "dana") {
+			t.Errorf("reply %q does not answer dana's message", args.Text)
+		}
+		for _, prompt := range []string{"Channel:", "Participants", "lunch", "msg 222", "<@999>", "You said"} {
+			if strings.Contains(args.Text, prompt) {
+				t.Errorf("reply %q repeats the prompt (%q)", args.Text, prompt)
+			}
+		}
+		if first != "" && args.Text != first {
+			t.Errorf("not deterministic: %q then %q", first, args.Text)
+		}
+		first = args.Text
+	}
+}
+
+// TestDemoEagernessBands: for unaddressed messages the demo answers more
+// often the higher the eagerness band banter's guidance expresses, never at
+// 0 and always when forced.
+func TestDemoEagernessBands(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	c := newClient(s)
+	msgs := make([]string, 24)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf("message number %d about the weekend plans", i)
+	}
+	answered := func(guidance string) int {
+		n := 0
+		for _, m := range msgs {
+			instr, input := chatPrompt(guidance+"\n"+decision.SkipInstruction, "erin", m)
+			resp := demoGenerate(t, c, instr, input, true)
+			if strings.TrimSpace(resp.OutputText()) != SkipText {
+				n++
+			}
+		}
+		return n
+	}
+	prev := -1
+	for _, level := range []int{0, 10, 30, 50, 70, 90} {
+		n := answered(decision.EagernessGuidance(level))
+		if level == 0 && n != 0 {
+			t.Errorf("eagerness 0 answered %d of %d", n, len(msgs))
+		}
+		if n < prev {
+			t.Errorf("eagerness %d answered %d, fewer than the band below (%d)", level, n, prev)
+		}
+		prev = n
+	}
+	if prev <= len(msgs)/2 {
+		t.Errorf("eagerness 90 answered only %d of %d", prev, len(msgs))
+	}
+	forced := strings.Join(decision.ForceReplyLines(decision.Decision{Force: true, Reason: decision.ReasonNameAddress}, "erin"), "\n")
+	if n := answered(forced); n != len(msgs) {
+		t.Errorf("forced turns answered %d of %d", n, len(msgs))
+	}
+}
+
+// TestDemoVoiceAndClassifier: spoken replies answer the last line without
+// quotes; the YES/NO classifier follows "Eagerness: N/100".
+func TestDemoVoiceAndClassifier(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	c := newClient(s)
+	resp := demoGenerate(t, c, "You are banter.\nYou are talking in a Discord voice channel.\nThe user called you by name. You must reply to them.",
+		"frank: banter, how is the weather up there?", false)
+	out := resp.OutputText()
+	if !strings.Contains(out, "frank") || !strings.Contains(out, "how is the weather up there") || strings.Contains(out, "\"") {
+		t.Errorf("spoken reply %q", out)
+	}
+	yes := 0
+	for i := range 20 {
+		classify := func(eager int) string {
+			prompt := fmt.Sprintf("Participants: frank\nEagerness: %d/100\nLatest utterance, from frank: \"thing %d\"\nShould banter respond? Answer YES or NO.", eager, i)
+			return demoGenerate(t, c, "You are the turn-taking judge for banter, a voice assistant.", prompt, false).OutputText()
+		}
+		if classify(0) != "NO" {
+			t.Errorf("eagerness 0 said %q", classify(0))
+		}
+		if classify(100) != "YES" {
+			t.Errorf("eagerness 100 said %q", classify(100))
+		}
+		if classify(50) == "YES" {
+			yes++
+		}
+	}
+	if yes == 0 || yes == 20 {
+		t.Errorf("eagerness 50 said YES to %d of 20 different utterances; want some", yes)
+	}
+}
+
+// TestDemoTranscription: a queued transcript (the caption box) is what the
+// next utterance says; other audio gets the labelled placeholder.
+func TestDemoTranscription(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	wav := EncodeWAV(Synthesize("hello there", "alloy", 1), 24000)
+	transcribe := func() string {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		_ = mw.WriteField("model", "gpt-4o-mini-transcribe")
+		fw, _ := mw.CreateFormFile("file", "a.wav")
+		_, _ = fw.Write(wav)
+		_ = mw.Close()
+		req, _ := http.NewRequest("POST", s.BaseURL()+"/audio/transcriptions", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var out struct{ Text string }
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return out.Text
+	}
+	s.QueueTranscripts("hey banter, sing something")
+	if got := transcribe(); got != "hey banter, sing something" {
+		t.Errorf("captioned utterance transcribed %q", got)
+	}
+	if got := transcribe(); !strings.HasPrefix(got, DemoPlaceholderPrefix) {
+		t.Errorf("uncaptioned utterance transcribed %q, want the placeholder", got)
+	}
+}
+
+// FuzzDemoBrain: whatever a request says, every demo rule answers without panicking, and a
+// chat reply's tool call carries valid JSON.
+func FuzzDemoBrain(f *testing.F) {
+	instr, input := chatPrompt("You must reply to them.\n[SKIP]", "gil", "hi banter?")
+	f.Add(input, instr)
+	f.Add("Message to answer: msg 1 from x.\n[msg 1 · ] x: ", "Eagerness: 101/100\nLatest utterance, from a: \"\"")
+	f.Add("frank: (speech without a caption, 1.0 s)", "You are very eager")
+	f.Add("Draft reply to review:\n", "number from 0 to 1\nMessage to judge, from a:\n?\nThe name appears as")
+	f.Fuzz(func(t *testing.T, lastUser, prompt string) {
+		req := Request{Endpoint: EndpointResponses, LastUser: lastUser, Prompt: prompt, Tools: []string{"send_discord_message"}}
+		for _, r := range DemoRules() {
+			rep := r.Respond(req)
+			for _, c := range rep.ToolCalls {
+				if !json.Valid([]byte(c.Arguments)) {
+					t.Errorf("%s: tool call arguments %q are not JSON", r.Name, c.Arguments)
+				}
+			}
+		}
+	})
+}
