@@ -100,18 +100,46 @@ var byteClasses = func() (t [256]uint8) {
 
 // next returns the next word. ok is false at the end of the text.
 func (t *tokenizer) next() (tok token, ok bool) {
-	class := sepSpace
-	if t.pos == 0 {
-		class = sepSentence
+	for {
+		class := sepSpace
+		if t.pos == 0 {
+			class = sepSentence
+		}
+		pos, class, at, quote := t.skipSeparators(t.pos, class)
+		s := t.s
+		if pos >= len(s) {
+			t.pos = pos
+			return token{}, false
+		}
+		tok.start, tok.pre, tok.at, tok.quote = pos, class, at, quote
+		pos = wordEnd(s, pos)
+		if strings.HasPrefix(s[pos:], "://") {
+			// A URL is not words: skip it up to the next whitespace.
+			for pos < len(s) && s[pos] != ' ' && s[pos] != '\n' && s[pos] != '\t' {
+				pos++
+			}
+			t.pos = pos
+			tok = token{}
+			continue
+		}
+		tok.end = pos
+		t.pos = pos
+		tok.question = questionAfter(s, pos)
+		return tok, true
 	}
+}
+
+// skipSeparators moves from pos to the start of the next word and returns
+// where it starts, the strongest separator crossed (at least class), whether
+// an '@' stands right before it and whether it is inside quotes (the quote
+// state is the tokenizer's scan so far: it toggles from the text start).
+func (t *tokenizer) skipSeparators(pos int, class sepClass) (int, sepClass, bool, bool) {
 	at, quote := false, false
 	s := t.s
-	pos := t.pos
-scan:
 	for pos < len(s) {
 		switch byteClasses[s[pos]] {
 		case bcWord:
-			break scan
+			return pos, class, at, quote
 		case bcIgnore:
 			at = false
 		case bcComma:
@@ -125,12 +153,11 @@ scan:
 		case bcAngle:
 			// Discord markup (<@id>, <#id>, <:emoji:id>, <t:123:R>, </cmd:id>)
 			// is not words: skip it whole.
+			at = false
 			if n := markupLen(s[pos:]); n > 0 {
-				at = false
 				pos += n
 				continue
 			}
-			at = false
 		case bcQuote:
 			at, quote = false, !quote
 		case bcTick:
@@ -144,7 +171,7 @@ scan:
 		case bcHigh:
 			r, size := utf8.DecodeRuneInString(s[pos:])
 			if isWordRune(r) {
-				break scan
+				return pos, class, at, quote
 			}
 			at = false
 			switch r {
@@ -160,11 +187,11 @@ scan:
 		}
 		pos++
 	}
-	if pos >= len(s) {
-		t.pos = pos
-		return token{}, false
-	}
-	tok.start, tok.pre, tok.at, tok.quote = pos, class, at, quote
+	return pos, class, at, quote
+}
+
+// wordEnd returns where the word starting at pos ends.
+func wordEnd(s string, pos int) int {
 	for pos < len(s) {
 		c := byteClasses[s[pos]]
 		if c == bcWord || (joiner(s[pos]) && isAlnum(s[pos-1]) && pos+1 < len(s) && isAlnum(s[pos+1])) {
@@ -182,28 +209,22 @@ scan:
 		}
 		pos += size
 	}
-	if strings.HasPrefix(s[pos:], "://") {
-		// A URL is not words: skip it up to the next whitespace.
-		for pos < len(s) && s[pos] != ' ' && s[pos] != '\n' && s[pos] != '\t' {
-			pos++
-		}
-		t.pos = pos
-		return t.next()
-	}
-	tok.end = pos
-	t.pos = pos
-	// Peek the separators after the word for a question mark.
+	return pos
+}
+
+// questionAfter reports whether a question mark follows the word that ends
+// at pos, across spaces, closing quotes and emphasis.
+func questionAfter(s string, pos int) bool {
 	for i := pos; i < len(s); i++ {
 		c := s[i]
 		if c == '?' {
-			tok.question = true
-			break
+			return true
 		}
 		if c != ' ' && c != '"' && c != ')' && c != '*' && c != '!' && c != '.' && c != '\t' {
-			break
+			return false
 		}
 	}
-	return tok, true
+	return false
 }
 
 // joiner reports whether c joins two words it sits between.
