@@ -36,6 +36,48 @@ func pskSecret(ids []PreSharedKeyID, psks map[string][]byte) ([]byte, error) {
 
 // join is Join with external PSKs (only the RFC test vectors use them).
 func join(w *Welcome, kp *KeyPackage, kpp *KeyPackagePrivate, tree *Tree, psks map[string][]byte) (*Group, error) {
+	gs, err := openGroupSecrets(w, kp, kpp)
+	if err != nil {
+		return nil, err
+	}
+	psk, err := pskSecret(gs.PSKs, psks)
+	if err != nil {
+		return nil, err
+	}
+	gi, err := openGroupInfo(w, gs.JoinerSecret, psk)
+	if err != nil {
+		return nil, err
+	}
+	gc := &gi.GroupContext
+	if tree, err = welcomeTree(gi, tree); err != nil {
+		return nil, err
+	}
+	me, ok := tree.findLeaf(kp.LeafNode.SignatureKey)
+	if !ok || string(tree.Leaf(me).EncryptionKey) != string(kp.LeafNode.EncryptionKey) {
+		return nil, fmt.Errorf("%w: our leaf is not in the tree", errWelcome)
+	}
+	g := &Group{ctx: *gc, tree: tree, me: me, sig: kpp.Signature, priv: privateKeys{2 * me: kpp.Encryption}}
+	if err := g.loadExtensions(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errWelcome, err)
+	}
+	if gs.PathSecret != nil {
+		if err := g.installPathSecret(gs.PathSecret, gi.Signer); err != nil {
+			return nil, err
+		}
+	}
+	g.ctxBytes = gc.AppendTo(nil)
+	g.secrets = deriveEpochSecrets(gs.JoinerSecret, psk, g.ctxBytes)
+	if !hmacEqual(MAC(g.secrets.Confirmation, gc.ConfirmedTranscriptHash), gi.ConfirmationTag) {
+		return nil, fmt.Errorf("%w: %w", errWelcome, errConfirm)
+	}
+	g.confTag = gi.ConfirmationTag
+	g.interim = interimTranscriptHash(gc.ConfirmedTranscriptHash, gi.ConfirmationTag)
+	return g, nil
+}
+
+// openGroupSecrets finds the Welcome's secrets addressed to kp and decrypts
+// them with its init key (RFC 9420 §12.4.3.1).
+func openGroupSecrets(w *Welcome, kp *KeyPackage, kpp *KeyPackagePrivate) (*GroupSecrets, error) {
 	if w.CipherSuite != CipherSuite {
 		return nil, fmt.Errorf("%w: cipher suite %d", errWelcome, w.CipherSuite)
 	}
@@ -54,11 +96,13 @@ func join(w *Welcome, kp *KeyPackage, kpp *KeyPackagePrivate, tree *Tree, psks m
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("%w: group secrets: %w", errWelcome, err)
 	}
-	psk, err := pskSecret(gs.PSKs, psks)
-	if err != nil {
-		return nil, err
-	}
-	member := Extract(gs.JoinerSecret, psk)
+	return &gs, nil
+}
+
+// openGroupInfo decrypts the Welcome's GroupInfo with the welcome secret of
+// the joiner secret and PSK secret, and checks its version and suite.
+func openGroupInfo(w *Welcome, joinerSecret, psk []byte) (*GroupInfo, error) {
+	member := Extract(joinerSecret, psk)
 	aead, nonce, err := groupInfoAEAD(DeriveSecret(member, "welcome"))
 	if err != nil {
 		return nil, err
@@ -68,16 +112,23 @@ func join(w *Welcome, kp *KeyPackage, kpp *KeyPackagePrivate, tree *Tree, psks m
 		return nil, fmt.Errorf("%w: group info: %w", errWelcome, err)
 	}
 	var gi GroupInfo
-	r = tls.NewReader(giBytes)
+	r := tls.NewReader(giBytes)
 	gi.decode(r)
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("%w: group info: %w", errWelcome, err)
 	}
-	gc := &gi.GroupContext
-	if gc.Version != ProtocolVersion || gc.CipherSuite != CipherSuite {
+	if gi.GroupContext.Version != ProtocolVersion || gi.GroupContext.CipherSuite != CipherSuite {
 		return nil, fmt.Errorf("%w: %w", errWelcome, errVersion)
 	}
+	return &gi, nil
+}
+
+// welcomeTree returns the ratchet tree the joiner adopts (the GroupInfo's
+// ratchet_tree extension, else a copy of the one given out of band) after
+// checking the GroupInfo's signature, the tree hash and the tree itself.
+func welcomeTree(gi *GroupInfo, tree *Tree) (*Tree, error) {
 	if data, ok := findExtension(gi.Extensions, ExtensionRatchetTree); ok {
+		var err error
 		if tree, err = UnmarshalTree(data); err != nil {
 			return nil, fmt.Errorf("%w: %w", errWelcome, err)
 		}
@@ -93,48 +144,37 @@ func join(w *Welcome, kp *KeyPackage, kpp *KeyPackagePrivate, tree *Tree, psks m
 	if err := gi.Verify(signer.SignatureKey); err != nil {
 		return nil, fmt.Errorf("%w: group info: %w", errWelcome, err)
 	}
-	if string(tree.TreeHash()) != string(gc.TreeHash) {
+	if string(tree.TreeHash()) != string(gi.GroupContext.TreeHash) {
 		return nil, fmt.Errorf("%w: tree hash mismatch", errWelcome)
 	}
-	if err := tree.Verify(gc.GroupID); err != nil {
+	if err := tree.Verify(gi.GroupContext.GroupID); err != nil {
 		return nil, fmt.Errorf("%w: %w", errWelcome, err)
 	}
-	me, ok := tree.findLeaf(kp.LeafNode.SignatureKey)
-	if !ok || string(tree.Leaf(me).EncryptionKey) != string(kp.LeafNode.EncryptionKey) {
-		return nil, fmt.Errorf("%w: our leaf is not in the tree", errWelcome)
+	return tree, nil
+}
+
+// installPathSecret derives the private keys of the signer's filtered direct
+// path from the lowest common ancestor with our leaf up, checking each
+// against the tree's public key (RFC 9420 §12.4.3.1).
+func (g *Group) installPathSecret(secret []byte, signerLeaf uint32) error {
+	lca := commonAncestor(2*g.me, 2*signerLeaf)
+	fdp := g.tree.filteredDirectPath(signerLeaf)
+	k := slices.Index(fdp, lca)
+	if k < 0 {
+		return fmt.Errorf("%w: path secret for a node off the signer's path", errWelcome)
 	}
-	g := &Group{ctx: *gc, tree: tree, me: me, sig: kpp.Signature, priv: privateKeys{2 * me: kpp.Encryption}}
-	if err := g.loadExtensions(); err != nil {
-		return nil, fmt.Errorf("%w: %w", errWelcome, err)
-	}
-	if gs.PathSecret != nil {
-		lca := commonAncestor(2*me, 2*gi.Signer)
-		fdp := tree.filteredDirectPath(gi.Signer)
-		k := slices.Index(fdp, lca)
-		if k < 0 {
-			return nil, fmt.Errorf("%w: path secret for a node off the signer's path", errWelcome)
+	for j := k; j < len(fdp); j++ {
+		if j > k {
+			secret = DeriveSecret(secret, "path")
 		}
-		secret := gs.PathSecret
-		for j := k; j < len(fdp); j++ {
-			if j > k {
-				secret = DeriveSecret(secret, "path")
-			}
-			key, err := DeriveNodeKey(secret)
-			if err != nil {
-				return nil, err
-			}
-			if n := tree.node(fdp[j]); n == nil || string(n.encryptionKey()) != string(key.PublicKey().Bytes()) {
-				return nil, fmt.Errorf("%w: path secret does not match node %d", errWelcome, fdp[j])
-			}
-			g.priv[fdp[j]] = key
+		key, err := DeriveNodeKey(secret)
+		if err != nil {
+			return err
 		}
+		if n := g.tree.node(fdp[j]); n == nil || string(n.encryptionKey()) != string(key.PublicKey().Bytes()) {
+			return fmt.Errorf("%w: path secret does not match node %d", errWelcome, fdp[j])
+		}
+		g.priv[fdp[j]] = key
 	}
-	g.ctxBytes = gc.AppendTo(nil)
-	g.secrets = deriveEpochSecrets(gs.JoinerSecret, psk, g.ctxBytes)
-	if !hmacEqual(MAC(g.secrets.Confirmation, gc.ConfirmedTranscriptHash), gi.ConfirmationTag) {
-		return nil, fmt.Errorf("%w: %w", errWelcome, errConfirm)
-	}
-	g.confTag = gi.ConfirmationTag
-	g.interim = interimTranscriptHash(gc.ConfirmedTranscriptHash, gi.ConfirmationTag)
-	return g, nil
+	return nil
 }
