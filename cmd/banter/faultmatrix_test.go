@@ -15,6 +15,7 @@ import (
 	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -90,7 +91,7 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 		case <-readyCtx.Done():
 		}
 	}()
-	if err := b.dsim.WaitReady(readyCtx, b.dsim.BotID()); err != nil {
+	if err := simtest.WaitReady(readyCtx, b.dsim, b.dsim.BotID()); err != nil {
 		b.stop()
 		t.Fatalf("bot never logged in: %v\n%s", err, b.logs.String())
 	}

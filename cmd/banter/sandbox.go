@@ -110,7 +110,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	go func() { botDone <- a.run(ctx) }()
 
 	waitCtx, stop := context.WithTimeout(ctx, 15*time.Second)
-	err = dsim.WaitReady(waitCtx, dsim.BotID())
+	err = dsim.Await(waitCtx, func() bool { return dsim.Connected(dsim.BotID()) })
 	stop()
 	if err != nil {
 		cancel()
