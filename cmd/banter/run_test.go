@@ -131,7 +131,6 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 			t.Errorf("no %s event", ev)
 		}
 	}
-	assertConforms(t, dsim, osim)
 }
 
 // TestRunReturnsWhenLoginFails: a rejected token ends `banter run` with an error at once; the
@@ -260,7 +259,6 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig string) {
 	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
-	assertConforms(t, dsim, osim)
 }
 
 // TestRunTwoProviders: with providers: in the config, each model slot calls its own endpoint.

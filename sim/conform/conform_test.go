@@ -29,6 +29,11 @@ func TestRequest(t *testing.T) {
 		{"unknown route", d, "POST", "/api/v10/channels/123/bogus", `{}`, "not an operation"},
 		{"wrong method", d, "PUT", "/api/v10/channels/123/messages", `{}`, "not an operation"},
 		{"responses", o, "POST", "/v1/responses", `{"model":"gpt-5-mini","input":"hi","max_output_tokens":100}`, ""},
+		// The spec's unions overlap (a user message with parts is both an EasyInputMessage
+		// and an InputMessage): read as anyOf, not exactly one.
+		{"responses with image parts", o, "POST", "/v1/responses", `{"model":"gpt-5-mini","input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"https://cdn.discordapp.com/a.png","detail":"auto"}]}]}`, ""},
+		{"responses input item of no kind", o, "POST", "/v1/responses", `{"model":"gpt-5-mini","input":[{"role":"user","content":[{"type":"input_sound"}]}]}`, "input"},
+		{"responses web search", o, "POST", "/v1/responses", `{"model":"gpt-5-mini","input":"news?","tools":[{"type":"web_search"}]}`, ""},
 		{"chat", o, "POST", "/v1/chat/completions", `{"model":"gpt-5-nano","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":1024}`, ""},
 		{"chat bad role", o, "POST", "/v1/chat/completions", `{"model":"gpt-5-nano","messages":[{"role":"robot","content":"hi"}]}`, "messages"},
 		{"chat without messages", o, "POST", "/v1/chat/completions", `{"model":"gpt-5-nano"}`, "messages"},
