@@ -75,7 +75,7 @@ func TestGatewayMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs.wait(t, `"msg":"gateway_disconnected"`, `"close_code":4000`)
-	if _, err := sim.WaitGateway(ctx, discordsim.GatewayResumed, 1); err != nil {
+	if _, err := simtest.WaitGateway(ctx, sim, discordsim.GatewayResumed, 1); err != nil {
 		t.Fatal(err)
 	}
 	logs.wait(t, `"msg":"gateway_resumed"`)

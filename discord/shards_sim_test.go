@@ -123,7 +123,7 @@ func TestShardsAgainstSimulator(t *testing.T) {
 	if err := sh.Session(0).ChannelVoiceJoinManual(string(guilds[1]), string(voiceCh), false, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.WaitGateway(ctx, discordsim.GatewayVoiceState, 1); err != nil {
+	if _, err := simtest.WaitGateway(ctx, sim, discordsim.GatewayVoiceState, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, in := sim.VoiceStateOf(guilds[1], sim.BotID()); in {
@@ -132,7 +132,7 @@ func TestShardsAgainstSimulator(t *testing.T) {
 	if err := sh.ChannelVoiceJoinManual(string(guilds[1]), string(voiceCh), false, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.WaitGateway(ctx, discordsim.GatewayVoiceState, 2); err != nil {
+	if _, err := simtest.WaitGateway(ctx, sim, discordsim.GatewayVoiceState, 2); err != nil {
 		t.Fatal(err)
 	}
 	if vs, in := sim.VoiceStateOf(guilds[1], sim.BotID()); !in || vs.Channel != voiceCh {

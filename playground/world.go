@@ -192,7 +192,7 @@ func (w *world) waitBot(ctx context.Context, guard time.Duration, botDone <-chan
 	ctx, cancel := context.WithTimeout(ctx, guard)
 	defer cancel()
 	ready := make(chan error, 1)
-	go func() { ready <- w.ds.WaitReady(ctx, w.ds.BotID()) }()
+	go func() { ready <- w.ds.Await(ctx, func() bool { return w.ds.Connected(w.ds.BotID()) }) }()
 	select {
 	case err := <-ready:
 		if err != nil {

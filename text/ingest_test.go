@@ -13,6 +13,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/store"
 )
 
@@ -144,7 +145,7 @@ func TestSlashPersonaCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := h.dsim.WaitInteractionResponse(h.ctx, ix.ID)
+	resp, err := simtest.WaitInteractionResponse(h.ctx, h.dsim, ix.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

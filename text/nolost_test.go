@@ -9,6 +9,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 )
 
 // outcome is what became of an addressed message: answered by a reply of its own, answered
@@ -128,7 +129,7 @@ func TestCatchUpAfterInvalidSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	missed := h.post(h.alice, mention(h.dsim.BotID())+" did you miss this one?") // no session: not delivered
-	if _, err := h.dsim.WaitGateway(h.ctx, discordsim.GatewayIdentified, readies+1); err != nil {
+	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayIdentified, readies+1); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.waitBot(2); r.ReplyTo() != missed.ID {
@@ -156,7 +157,7 @@ func TestCatchUpAfterResumeHandlesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	missed := h.post(h.alice, mention(h.dsim.BotID())+" still there?")
-	if _, err := h.dsim.WaitGateway(h.ctx, discordsim.GatewayResumed, resumes+1); err != nil {
+	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayResumed, resumes+1); err != nil {
 		t.Fatal(err)
 	}
 	h.waitLog(`"msg":"catch_up"`, `"reason":"resumed"`)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/store"
 )
@@ -28,7 +29,7 @@ func TestMentionRepliesToTrigger(t *testing.T) {
 	// The typing indicator is sent alongside the generation, so it may land after the reply.
 	tctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
 	defer cancel()
-	if _, err := h.dsim.WaitTyping(tctx, h.general, h.dsim.BotID()); err != nil {
+	if _, err := simtest.WaitTyping(tctx, h.dsim, h.general, h.dsim.BotID()); err != nil {
 		t.Errorf("no typing indicator for an addressed turn: %v", err)
 	}
 	h.waitLog(`"msg":"sent_reply"`, `"signal":"direct"`, string(m.ID))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/voice"
 )
@@ -38,7 +39,7 @@ func TestCommandsJoinLeave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+	reply, err := simtest.WaitMessage(w.ctx, w.dsim, func(m discordsim.Message) bool {
 		return m.Reference != nil && m.Reference.MessageID == q.ID
 	})
 	if err != nil {
@@ -51,7 +52,7 @@ func TestCommandsJoinLeave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := w.dsim.WaitInteractionResponse(w.ctx, ic.ID)
+	resp, err := simtest.WaitInteractionResponse(w.ctx, w.dsim, ic.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

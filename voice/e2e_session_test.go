@@ -9,6 +9,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -48,12 +49,12 @@ func TestLeavesWhenAlone(t *testing.T) {
 	w.join()
 	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
 	w.play(alice, "hey-banter-weather")
-	if _, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+	if _, err := simtest.WaitMessage(w.ctx, w.dsim, func(m discordsim.Message) bool {
 		return m.ChannelID == w.text && strings.Contains(m.Content, "Hello alice.")
 	}); err != nil {
 		t.Fatalf("log channel: %v", err)
 	}
-	if _, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+	if _, err := simtest.WaitMessage(w.ctx, w.dsim, func(m discordsim.Message) bool {
 		return m.ChannelID == w.text && strings.Contains(m.Content, "**alice**: hey banter")
 	}); err != nil {
 		t.Fatalf("log channel: %v", err)
@@ -97,7 +98,7 @@ func TestLogChannelSplitsAndNeverPings(t *testing.T) {
 	w.play(alice, "hey-banter-weather")
 	var parts []discordsim.Message
 	for len(parts) < 2 {
-		m, err := w.dsim.WaitMessage(w.ctx, func(m discordsim.Message) bool {
+		m, err := simtest.WaitMessage(w.ctx, w.dsim, func(m discordsim.Message) bool {
 			return m.ChannelID == w.text && m.Author == discordsim.UserID(w.botID) && strings.Contains(m.Content, "blah") &&
 				!slices.ContainsFunc(parts, func(p discordsim.Message) bool { return p.ID == m.ID })
 		})

@@ -267,7 +267,16 @@ log:
 	}
 	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if _, err := c.dsim.WaitGateway(wait, discordsim.GatewayIdentified, shardCount); err != nil {
+	identified := func() bool {
+		n := 0
+		for _, e := range c.dsim.GatewayEvents() {
+			if e.Kind == discordsim.GatewayIdentified {
+				n++
+			}
+		}
+		return n >= shardCount
+	}
+	if err := c.dsim.Await(wait, identified); err != nil {
 		return fmt.Errorf("not every shard identified (logs in %s): %w", dir, err)
 	}
 	return nil
@@ -302,9 +311,12 @@ func (c *cluster) converse(ctx context.Context, turns int, what string) ([]disco
 				mu.Lock()
 				asked = append(asked, m.ID)
 				mu.Unlock()
-				if _, err := c.dsim.WaitMessage(ctx, func(r discordsim.Message) bool {
-					return r.Author == c.dsim.BotID() && r.ReplyTo() == m.ID
-				}); err != nil {
+				answered := func() bool {
+					return slices.ContainsFunc(c.dsim.Sent(), func(r discordsim.Message) bool {
+						return r.Author == c.dsim.BotID() && r.ReplyTo() == m.ID
+					})
+				}
+				if err := c.dsim.Await(ctx, answered); err != nil {
 					errs <- fmt.Errorf("%s %d in guild %d not answered: %w", what, i, g, err)
 					return
 				}

@@ -96,7 +96,7 @@ func run(ctx context.Context, p params) error {
 	go w.ledger.read(logs)
 	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := w.dsim.WaitReady(readyCtx, w.dsim.BotID()); err != nil {
+	if err := w.dsim.Await(readyCtx, func() bool { return w.dsim.Connected(w.dsim.BotID()) }); err != nil {
 		return fmt.Errorf("the bot never logged in: %w", err)
 	}
 

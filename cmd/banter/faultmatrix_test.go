@@ -15,7 +15,9 @@ import (
 	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // The fault matrix runs `banter run` itself (store, gateway monitor, sender, text pipeline)
@@ -40,14 +42,10 @@ type botProcess struct {
 // section, extra appended to the file; setup runs before the bot starts.
 func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, discordExtra, extra string, setup func(*botProcess)) *botProcess {
 	t.Helper()
-	b := &botProcess{dsim: discordsim.New(dopts...), logs: &lockedBuffer{}}
-	if err := b.dsim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	osim, err := openaisim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The helpers close the simulators at cleanup too (Close is idempotent) and check every
+	// request the bot sent against the official specs.
+	b := &botProcess{dsim: simtest.Serve(t, dopts...), logs: &lockedBuffer{}}
+	osim := openaitest.Serve(t)
 	b.osim = osim
 	g := b.dsim.CreateGuild("g")
 	b.ch = b.dsim.CreateTextChannel(g, "general")
@@ -90,7 +88,7 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 		case <-readyCtx.Done():
 		}
 	}()
-	if err := b.dsim.WaitReady(readyCtx, b.dsim.BotID()); err != nil {
+	if err := simtest.WaitReady(readyCtx, b.dsim, b.dsim.BotID()); err != nil {
 		b.stop()
 		t.Fatalf("bot never logged in: %v\n%s", err, b.logs.String())
 	}

@@ -169,7 +169,7 @@ voice:
 		}
 	}()
 	identified := 0
-	if _, err := dsim.WaitGateway(ctx, discordsim.GatewayIdentified, shardCount); err != nil {
+	if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, shardCount); err != nil {
 		t.Fatalf("not every shard identified: %v\n%s", err, logs())
 	}
 	identified = shardCount
@@ -186,7 +186,7 @@ voice:
 	answeredAll := func(want []discordsim.Message) {
 		t.Helper()
 		for _, m := range want {
-			if _, err := dsim.WaitMessage(ctx, func(r discordsim.Message) bool {
+			if _, err := simtest.WaitMessage(ctx, dsim, func(r discordsim.Message) bool {
 				return r.Author == dsim.BotID() && r.ReplyTo() == m.ID
 			}); err != nil {
 				t.Fatalf("%q in guild on shard %d not answered: %v\n%s", m.Content, shardOf(m.GuildID), err, logs())
@@ -231,7 +231,7 @@ voice:
 	}
 	answeredAll(others)
 	start(victim)
-	if _, err := dsim.WaitGateway(ctx, discordsim.GatewayIdentified, identified+1); err != nil {
+	if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified+1); err != nil {
 		t.Fatalf("the restarted process did not identify: %v\n%s", err, logs())
 	}
 	answeredAll(victims) // by the catch-up after the restarted shard's READY

@@ -75,7 +75,7 @@ func TestRealPrometheus(t *testing.T) {
 	}()
 	waitCtx, stop := context.WithTimeout(ctx, 120*time.Second)
 	defer stop()
-	if err := dsim.WaitReady(waitCtx, dsim.BotID()); err != nil {
+	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
 		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
 	}
 	metricsAddr := waitLogField(waitCtx, t, logs, "metrics_listening", "addr")
@@ -85,7 +85,7 @@ func TestRealPrometheus(t *testing.T) {
 	if _, err := dsim.Post(waitCtx, alice, text, "hey banter, are you running?"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dsim.WaitMessage(waitCtx, discordsim.From(dsim.BotID())); err != nil {
+	if _, err := simtest.WaitMessage(waitCtx, dsim, simtest.From(dsim.BotID())); err != nil {
 		t.Fatalf("no text reply: %v\n%s", err, logs.String())
 	}
 	// A voice turn: join, ask by name, hear the answer.
@@ -123,7 +123,7 @@ func TestRealPrometheus(t *testing.T) {
 	if err := dsim.ForceReconnect(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dsim.WaitGateway(waitCtx, discordsim.GatewayResumed, 1); err != nil {
+	if _, err := simtest.WaitGateway(waitCtx, dsim, discordsim.GatewayResumed, 1); err != nil {
 		t.Fatalf("no resume after op 7: %v\n%s", err, logs.String())
 	}
 

@@ -71,7 +71,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 	go func() { botDone <- a.run(ctx) }()
 
 	waitCtx, stop := context.WithTimeout(ctx, 15*time.Second)
-	err = w.dsim.WaitReady(waitCtx, w.dsim.BotID())
+	err = w.dsim.Await(waitCtx, func() bool { return w.dsim.Connected(w.dsim.BotID()) })
 	stop()
 	if err != nil {
 		cancel()

@@ -16,13 +16,14 @@ import (
 func simCommand(ctx context.Context, e env) error {
 	if len(e.args) == 0 {
 		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]\n" +
-			"  discord also: [-control-addr 127.0.0.1:PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]"}
+			"  discord also: [-control-addr 127.0.0.1:PORT] [-voice-port PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]"}
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	script := fs.String("script", "", "openai only: a YAML or JSON script of rules, latency and faults (docs/simulator.md)")
 	ctlAddr := fs.String("control-addr", "127.0.0.1:0", "discord only: loopback address of the control API")
+	voicePort := fs.Int("voice-port", 0, "discord only: the voice server's port on 127.0.0.1, TCP and UDP (default: free ones)")
 	botToken := fs.String("bot-token", "", "discord only: the bot's token (default: generated)")
 	idTime := fs.String("id-time", "", "discord only: pin the demo world's ids to snowflakes of this RFC 3339 instant")
 	writeConfig := fs.String("write-config", "", "discord only: write a banter config for this simulator to FILE")
@@ -32,7 +33,11 @@ func simCommand(ctx context.Context, e env) error {
 	}
 	switch which {
 	case "discord":
-		o := control.Options{Addr: *addr, ControlAddr: *ctlAddr, BotToken: *botToken, WriteConfig: *writeConfig, OpenAIURL: *openaiURL}
+		if *voicePort < 0 || *voicePort > 65535 {
+			return &usageError{fmt.Sprintf("banter sim discord: -voice-port %d: want 1-65535, or 0 for a free port", *voicePort)}
+		}
+		o := control.Options{Addr: *addr, ControlAddr: *ctlAddr, BotToken: *botToken, WriteConfig: *writeConfig,
+			OpenAIURL: *openaiURL, VoicePort: *voicePort}
 		if *idTime != "" {
 			t, err := time.Parse(time.RFC3339, *idTime)
 			if err != nil {

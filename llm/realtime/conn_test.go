@@ -23,7 +23,13 @@ type rtEnv struct {
 
 func newRTEnv(t *testing.T, rules ...openaisim.Rule) *rtEnv {
 	t.Helper()
-	sim := openaitest.Serve(t, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-rt"))
+	return newRTEnvWith(t, nil, rules...)
+}
+
+// newRTEnvWith is newRTEnv with more simulator options.
+func newRTEnvWith(t *testing.T, opts []openaisim.Option, rules ...openaisim.Rule) *rtEnv {
+	t.Helper()
+	sim := openaitest.Serve(t, append(opts, openaisim.WithRules(rules...), openaisim.WithAPIKey("sk-rt"))...)
 	m := NewMetrics(prometheus.NewRegistry())
 	return &rtEnv{sim: sim, metrics: m,
 		cfg: Config{URL: sim.BaseURL(), APIKey: "sk-rt", Model: "gpt-realtime", Metrics: m}}
@@ -391,6 +397,7 @@ func TestOpen(t *testing.T) {
 		attempts int
 		dials    int
 		wantErr  func(error) bool
+		offSpec  bool // the request is off the spec on purpose: no conformance check
 	}{
 		{name: "ready at once", sess: sess, attempts: 3, dials: 1},
 		{name: "handshake 503 twice then ok",
@@ -404,7 +411,7 @@ func TestOpen(t *testing.T) {
 			wantErr: func(err error) bool { var he *HandshakeError; return errors.As(err, &he) && he.Status == 429 }},
 		{name: "bad key not retried", key: "sk-wrong", sess: sess, attempts: 5, dials: -1, // refused before any endpoint is recorded
 			wantErr: func(err error) bool { var he *HandshakeError; return errors.As(err, &he) && he.Status == 401 }},
-		{name: "invalid session not retried", sess: Session{TurnDetection: &TurnDetection{Type: "psychic_vad"}}, attempts: 5, dials: 1,
+		{name: "invalid session not retried", sess: Session{TurnDetection: &TurnDetection{Type: "psychic_vad"}}, attempts: 5, dials: 1, offSpec: true,
 			wantErr: func(err error) bool { var se *SessionError; return errors.As(err, &se) && se.Info.Message != "" }},
 	}
 	for _, tt := range tests {
@@ -413,7 +420,11 @@ func TestOpen(t *testing.T) {
 			if tt.rule.Name != "" {
 				rules = append(rules, tt.rule)
 			}
-			env := newRTEnv(t, rules...)
+			var opts []openaisim.Option
+			if tt.offSpec { // the session is off OpenAI's spec on purpose
+				opts = append(opts, openaisim.WithoutConformance())
+			}
+			env := newRTEnvWith(t, opts, rules...)
 			cfg := env.cfg
 			if tt.key != "" {
 				cfg.APIKey = tt.key

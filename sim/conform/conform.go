@@ -74,6 +74,7 @@ func load(name string, prefixes []string) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conform: %s spec: %w", name, err)
 	}
+	doc = oneOfAsAnyOf(doc)
 	url := "https://conform.invalid/" + name + ".json"
 	comp := jsonschema.NewCompiler()
 	// OpenAPI 3.1 schemas are draft 2020-12, but OpenAI's uses draft
@@ -103,6 +104,39 @@ func load(name string, prefixes []string) (*Checker, error) {
 		}
 	}
 	return c, nil
+}
+
+// oneOfAsAnyOf reads every oneOf of a spec as anyOf. Both specs write
+// unions as oneOf whose branches overlap (OpenAI's Responses input item is
+// an EasyInputMessage or an InputMessage, and a user message with a list of
+// parts is both), so "exactly one" refuses requests the real APIs take;
+// "at least one" keeps refusing what matches no branch.
+func oneOfAsAnyOf(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			x[k] = oneOfAsAnyOf(c)
+		}
+		if one, ok := x["oneOf"]; ok {
+			delete(x, "oneOf")
+			if prev, ok := x["anyOf"]; ok {
+				x["allOf"] = append(asList(x["allOf"]), map[string]any{"anyOf": prev}, map[string]any{"anyOf": one})
+				delete(x, "anyOf")
+			} else {
+				x["anyOf"] = one
+			}
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = oneOfAsAnyOf(c)
+		}
+	}
+	return v
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func escapePointer(s string) string {

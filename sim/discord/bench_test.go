@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 // BenchmarkEncodeMessage is the baseline: rendering and JSON-encoding one
@@ -20,9 +22,8 @@ func BenchmarkEncodeMessage(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.mu.Lock()
-		w := s.wireMessageLocked(s.messages[m.ID], 0)
-		s.mu.Unlock()
+		var w wireMessage
+		s.Read(func(v *world.View) { w = wireMessageOf(v, m, s.cdn, 0) })
 		if _, err := encodeDispatch(1, "MESSAGE_CREATE", w); err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func BenchmarkPost(b *testing.B) {
 						}
 					}
 				}()
-				if err := s.WaitReady(context.Background(), s.BotID()); err != nil {
+				if err := waitReady(context.Background(), s, s.BotID()); err != nil {
 					b.Fatal(err)
 				}
 			}

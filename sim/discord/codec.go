@@ -68,16 +68,17 @@ type Intents int64
 
 // Intents the simulator checks.
 const (
-	IntentGuilds              Intents = 1 << 0
-	IntentGuildMembers        Intents = 1 << 1
-	IntentGuildVoiceStates    Intents = 1 << 7
-	IntentGuildPresences      Intents = 1 << 8
-	IntentGuildMessages       Intents = 1 << 9
-	IntentGuildMessageTyping  Intents = 1 << 11
-	IntentDirectMessages      Intents = 1 << 12
-	IntentDirectMessageTyping Intents = 1 << 14
-	IntentMessageContent      Intents = 1 << 15
-	intentsAll                Intents = 1<<26 - 1
+	IntentGuilds                Intents = 1 << 0
+	IntentGuildMembers          Intents = 1 << 1
+	IntentGuildVoiceStates      Intents = 1 << 7
+	IntentGuildPresences        Intents = 1 << 8
+	IntentGuildMessages         Intents = 1 << 9
+	IntentGuildMessageReactions Intents = 1 << 10
+	IntentGuildMessageTyping    Intents = 1 << 11
+	IntentDirectMessages        Intents = 1 << 12
+	IntentDirectMessageTyping   Intents = 1 << 14
+	IntentMessageContent        Intents = 1 << 15
+	intentsAll                  Intents = 1<<26 - 1
 )
 
 // CloseCode is a WebSocket close code: the gateway's 4000-4014, or a

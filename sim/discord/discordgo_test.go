@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 // rewrite sends discordgo's https://discord.com/api/v9/... requests to the
@@ -143,7 +145,7 @@ func TestDiscordgoTextFlow(t *testing.T) {
 	if reply.ReferencedMessage == nil || reply.ReferencedMessage.ID != string(orig.ID) || reply.Type != discordgo.MessageTypeReply {
 		t.Fatalf("reply %+v", reply)
 	}
-	sent, err := w.sim.WaitMessage(ctx, From(w.sim.BotID()))
+	sent, err := waitMessage(ctx, w.sim, from(w.sim.BotID()))
 	if err != nil || sent.ReplyTo() != orig.ID || !sent.AllowedMentions.RepliedUser || len(sent.AllowedMentions.Parse) != 0 || !sent.MentionsUser(w.alice) {
 		t.Fatalf("sent %+v %v", sent, err)
 	}
@@ -153,7 +155,7 @@ func TestDiscordgoTextFlow(t *testing.T) {
 	if err := dg.ChannelTyping(string(w.text)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.sim.WaitTyping(ctx, w.text, w.sim.BotID()); err != nil {
+	if _, err := waitTyping(ctx, w.sim, w.text, w.sim.BotID()); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := dg.ChannelMessages(string(w.text), 10, "", "", "")
@@ -271,7 +273,7 @@ func TestDiscordgoFaults(t *testing.T) {
 		if _, err := w.sim.Post(ctx, w.alice, w.text, "while down"); err != nil {
 			t.Fatal(err)
 		}
-		e, err := w.sim.WaitGateway(ctx, GatewayResumed, n+1)
+		e, err := waitGateway(ctx, w.sim, GatewayResumed, n+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +286,7 @@ func TestDiscordgoFaults(t *testing.T) {
 		if err := w.sim.ForceReconnect(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.sim.WaitGateway(ctx, GatewayResumed, n+1); err != nil {
+		if _, err := waitGateway(ctx, w.sim, GatewayResumed, n+1); err != nil {
 			t.Fatal(err)
 		}
 		post("after reconnect")
@@ -296,7 +298,7 @@ func TestDiscordgoFaults(t *testing.T) {
 			if err := w.sim.ForceInvalidSession(resumable); err != nil {
 				t.Fatal(err)
 			}
-			e, err := w.sim.WaitGateway(ctx, GatewayIdentified, n+1)
+			e, err := waitGateway(ctx, w.sim, GatewayIdentified, n+1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -420,7 +422,7 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := w.sim.WaitInteractionResponse(ctx, it.ID)
+	resp, err := waitInteractionResponse(ctx, w.sim, it.ID)
 	if err != nil || resp.Type != CallbackChannelMessage || resp.Message == "" {
 		t.Fatalf("response %+v %v", resp, err)
 	}
@@ -449,7 +451,7 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 	if _, err := dg.InteractionResponseEdit(ic2.Interaction, &discordgo.WebhookEdit{Content: ptr("later")}); err != nil {
 		t.Fatal(err)
 	}
-	r2, _ := w.sim.WaitInteractionResponse(ctx, it2.ID)
+	r2, _ := waitInteractionResponse(ctx, w.sim, it2.ID)
 	if m, ok := w.sim.Message(r2.Message); !ok || m.Content != "later" {
 		t.Fatalf("deferred original %+v", m)
 	}
@@ -463,7 +465,7 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r3, _ := w.sim.WaitInteractionResponse(ctx, it3.ID)
+	r3, _ := waitInteractionResponse(ctx, w.sim, it3.ID)
 	m3, ok := w.sim.Message(r3.Message)
 	if !ok || !m3.Ephemeral() || m3.Content != "just for you" {
 		t.Fatalf("ephemeral response %+v", m3)
@@ -506,7 +508,7 @@ func TestDiscordgoMissedACKs(t *testing.T) {
 	}
 	// Under heavy load discordgo may also have reconnected before; count
 	// from what was recorded when the fault started.
-	if _, err := w.sim.WaitGateway(ctx, GatewayResumed, 1); err != nil {
+	if _, err := waitGateway(ctx, w.sim, GatewayResumed, 1); err != nil {
 		t.Fatal(err)
 	}
 	ev.wait(t, ctx, isMessage("while unacknowledged"))
@@ -550,7 +552,7 @@ func TestConcurrentPosts(t *testing.T) {
 	seen := map[string]bool{}
 	for _, v := range ev.list {
 		if m, ok := v.(*discordgo.MessageCreate); ok {
-			if seen[m.ID] || (last != "" && !snowflakeLess(last, m.ID)) {
+			if seen[m.ID] || (last != "" && !world.SnowflakeLess(last, m.ID)) {
 				t.Fatalf("message %s duplicated or out of order after %s", m.ID, last)
 			}
 			seen[m.ID], last = true, m.ID
@@ -571,12 +573,12 @@ func TestDiscordgoAttachmentsAndContentIntent(t *testing.T) {
 	blind, _ := identify(t, w.sim, w.sim.Token(), IntentGuilds|IntentGuildMessages)
 	blind.until("GUILD_CREATE")
 	m, err := w.sim.Post(ctx, w.alice, w.text, "look",
-		WithAttachment("cat.png", "image/png", 1234), WithEmbed(json.RawMessage(`{"title":"A cat"}`)))
+		WithFile("cat.png", "image/png", make([]byte, 1234)), WithEmbed(json.RawMessage(`{"title":"A cat"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mc := ev.wait(t, ctx, isMessage("look")).(*discordgo.MessageCreate)
-	if len(mc.Attachments) != 1 || mc.Attachments[0].Filename != "cat.png" || mc.Attachments[0].Size != 1234 || mc.Attachments[0].ID != m.Attachments[0].ID {
+	if len(mc.Attachments) != 1 || mc.Attachments[0].Filename != "cat.png" || mc.Attachments[0].Size != 1234 || mc.Attachments[0].ID != string(m.Attachments[0].ID) {
 		t.Errorf("attachments %+v", mc.Attachments)
 	}
 	if len(mc.Embeds) != 1 || mc.Embeds[0].Title != "A cat" {

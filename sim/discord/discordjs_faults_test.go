@@ -38,7 +38,7 @@ func TestDiscordJSGatewayFaults(t *testing.T) {
 			if err := tc.fault(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.sim.WaitGateway(ctx, tc.expect, before+1); err != nil {
+			if _, err := waitGateway(ctx, w.sim, tc.expect, before+1); err != nil {
 				t.Fatal(err)
 			}
 			post("after " + tc.name)

@@ -87,7 +87,7 @@ func TestDiscordJSFidelity(t *testing.T) {
 	if !ok || r.ReplyTo() != ping.ID || r.Type != MessageReply || r.Reference.FailIfNotExists == nil || !*r.Reference.FailIfNotExists {
 		t.Errorf("reply %+v", r)
 	}
-	if _, err := w.sim.WaitTyping(ctx, w.text, w.sim.BotID()); err != nil {
+	if _, err := waitTyping(ctx, w.sim, w.text, w.sim.BotID()); err != nil {
 		t.Error(err)
 	}
 	f := byEvent["fetched"]
@@ -110,7 +110,7 @@ func TestDiscordJSFidelity(t *testing.T) {
 	if e := byEvent["interaction"]; InteractionID(e.ID) != it.ID || e.Command != "ping" || e.User != w.alice || e.Channel != w.text {
 		t.Errorf("interaction %+v", e)
 	}
-	resp, err := w.sim.WaitInteractionResponse(ctx, it.ID)
+	resp, err := waitInteractionResponse(ctx, w.sim, it.ID)
 	if err != nil || resp.Type != CallbackChannelMessage {
 		t.Fatalf("interaction response %+v %v", resp, err)
 	}

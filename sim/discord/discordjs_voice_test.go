@@ -78,7 +78,7 @@ func TestDiscordJSVoiceThroughGateway(t *testing.T) {
 	leaves := w.sim.CountGateway(GatewayVoiceState)
 	n.send("quit")
 	n.waitContent("left", "")
-	if _, err := w.sim.WaitGateway(ctx, GatewayVoiceState, leaves+1); err != nil {
+	if _, err := waitGateway(ctx, w.sim, GatewayVoiceState, leaves+1); err != nil {
 		t.Fatal(err)
 	}
 	n.exit()

@@ -1,251 +1,270 @@
 package discordsim
 
 import (
-	"bytes"
-	"compress/zlib"
-	"errors"
-	"net"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/banterbot/banter/sim/discord/world"
 	"github.com/gorilla/websocket"
 )
 
-// frame is one item of a connection's send queue: a JSON payload, or a
-// close frame with a code, after which the writer stops.
-type frame struct {
-	data      []byte
-	closeCode CloseCode
-	closeText string
-	compress  bool // payload compression (identify compress:true)
+// gateway is the gateway transport: WebSocket connections, sessions that
+// outlive them (Resume), and the dispatches the world's changes become.
+// https://discord.com/developers/docs/events/gateway
+//
+// Lock order: the world's lock, then g.mu, never the other way round. The
+// world calls observe with its lock held; Identify, Resume and Request
+// Guild Members run inside world.Read; g.mu is never held while calling a
+// World method.
+type gateway struct {
+	world  *world.World
+	cfg    *config
+	log    *slog.Logger
+	url    func() string // resume_gateway_url
+	notify func()
+	wg     *sync.WaitGroup
+	cdn    *cdn
+	// onVoiceState handles op 4 (voice signalling, voice.go); it is called
+	// on the connection's goroutine with no lock held.
+	onVoiceState func(s sessionRef, cmd *voiceStateCommand)
+	upgrader     websocket.Upgrader
+
+	mu       sync.Mutex // guards following
+	closed   bool
+	sessions map[string]*session
+	conns    map[*gwConn]struct{}
+	events   []GatewayEvent
+	connSeq  int
+	// lastIdentify is when each rate-limit key of the bot last identified (WithIdentifySpacing).
+	lastIdentify map[int]time.Time
+	latency      time.Duration // injected before each frame is written (SetGatewayLatency)
+	delayed      int           // frames sent with injected latency
 }
 
-// sendQueue bounds what a connection may fall behind by; a client slower
-// than this is disconnected (its session stays resumable), never waited for.
-const sendQueue = 4096
-
-// gwConn is one gateway WebSocket. The handler goroutine reads; a writer
-// goroutine owns all writes and, with zlib-stream, the shared compressor.
-type gwConn struct {
-	s          *Server
-	ws         *websocket.Conn
-	num        int
-	out        chan frame
-	done       chan struct{} // closed by kill
-	writerDone chan struct{}
-	killOnce   sync.Once
-	zlibStream bool
-
-	// Guarded by s.mu:
-	sess        *session
-	compress    bool // payload compression was requested at Identify
-	withholdACK int  // heartbeats left to leave unacknowledged
-}
-
-// serveGateway upgrades any path with ?v=9|10&encoding=json (§4 C).
-// https://discord.com/developers/docs/events/gateway#connecting
-func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	ws, err := s.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
-	}
-	c := &gwConn{
-		s: s, ws: ws, out: make(chan frame, sendQueue), done: make(chan struct{}),
-		writerDone: make(chan struct{}), zlibStream: q.Get("compress") == "zlib-stream",
-	}
-	ws.SetReadLimit(1 << 20)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = ws.Close()
-		return
-	}
-	s.wg.Add(2) // this handler goroutine (the reader) and the writer
-	s.conns[c] = struct{}{}
-	s.connSeq++
-	c.num = s.connSeq
-	comp := ""
-	if c.zlibStream {
-		comp = "zlib-stream"
-	}
-	s.recordLocked(GatewayEvent{Kind: GatewayConnected, Conn: c.num, Compression: comp})
-	s.mu.Unlock()
-	defer s.wg.Done()
-	go c.writeLoop()
-
-	v := q.Get("v")
-	if enc := q.Get("encoding"); enc != "" && enc != "json" {
-		c.closeWith(CloseDecodeError, "only encoding=json is simulated")
-	} else if v != "9" && v != "10" {
-		c.closeWith(CloseInvalidAPIVersion, "Invalid API version")
-	} else {
-		c.send(frame{data: encodeOp(OpHello, map[string]int64{"heartbeat_interval": s.heartbeat.Milliseconds()})})
-		c.readLoop()
-	}
-	<-c.writerDone
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
-// readLoop handles client frames until the socket fails or closes. Missing
-// heartbeats (none for 1.5 intervals plus a second) time the socket out.
-func (c *gwConn) readLoop() {
-	s := c.s
-	deadline := func() time.Time { return time.Now().Add(s.heartbeat*3/2 + time.Second) }
-	_ = c.ws.SetReadDeadline(deadline())
-	for {
-		mt, data, err := c.ws.ReadMessage()
-		if err != nil {
-			var code CloseCode
-			var ce *websocket.CloseError
-			var ne net.Error
-			switch {
-			case errors.As(err, &ce):
-				code = CloseCode(ce.Code)
-			case errors.As(err, &ne) && ne.Timeout():
-				s.mu.Lock()
-				s.recordLocked(c.eventLocked(GatewayTimedOut, CloseSessionTimedOut))
-				s.mu.Unlock()
-				c.closeWith(CloseSessionTimedOut, "Session timed out")
-				c.detach(CloseSessionTimedOut)
-				return // the writer closes the socket after the close frame
-			}
-			c.detach(code)
-			c.kill()
-			return
-		}
-		if mt != websocket.TextMessage {
-			c.closeWith(CloseDecodeError, "binary frames from clients are not supported")
-			c.detach(CloseDecodeError)
-			return
-		}
-		p, err := decodeClientPayload(data)
-		if err != nil {
-			var ce *codecError
-			code := CloseDecodeError
-			if errors.As(err, &ce) {
-				code = CloseCode(ce.Code)
-			}
-			s.log.Debug("discordsim: bad gateway payload", "err", err)
-			c.closeWith(code, err.Error())
-			c.detach(code)
-			return
-		}
-		if p.Op == OpHeartbeat {
-			_ = c.ws.SetReadDeadline(deadline())
-		}
-		if code := c.handle(p); code != 0 {
-			c.detach(code)
-			return
-		}
+func newGateway(w *world.World, cfg *config, url func() string, notify func(), wg *sync.WaitGroup, c *cdn) *gateway {
+	return &gateway{
+		world: w, cfg: cfg, log: cfg.log, url: url, notify: notify, wg: wg, cdn: c,
+		upgrader: websocket.Upgrader{
+			ReadBufferSize: 4096, WriteBufferSize: 4096,
+			CheckOrigin: func(*http.Request) bool { return true },
+		},
+		sessions: map[string]*session{}, conns: map[*gwConn]struct{}{}, lastIdentify: map[int]time.Time{},
 	}
 }
 
-func (c *gwConn) eventLocked(k GatewayEventKind, code CloseCode) GatewayEvent {
-	e := GatewayEvent{Kind: k, Conn: c.num, CloseCode: code}
-	if c.sess != nil {
-		e.User, e.Session, e.Intents = c.sess.user, c.sess.id, c.sess.intents
-	}
-	return e
+// accepts reports whether r is a gateway connection: the gateway answers on
+// any path but /api/ (§4 C): clients append "?v=…&encoding=json" to
+// whatever URL they were given.
+func (g *gateway) accepts(r *http.Request) bool {
+	return r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) && !strings.HasPrefix(r.URL.Path, "/api/")
 }
 
-// detach unbinds the connection from its session; the session stays for
-// Resume.
-func (c *gwConn) detach(code CloseCode) {
-	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recordLocked(c.eventLocked(GatewayDisconnected, code))
-	if c.sess != nil && c.sess.conn == c {
-		c.sess.conn = nil
+// shutdown marks the gateway closed and cuts every connection; it reports
+// false when it was closed already.
+func (g *gateway) shutdown() bool {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return false
 	}
-}
-
-// send queues a frame without blocking; a full queue kills the connection.
-func (c *gwConn) send(f frame) {
-	select {
-	case <-c.done:
-		return
-	default:
+	g.closed = true
+	conns := make([]*gwConn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
 	}
-	select {
-	case c.out <- f:
-	default:
-		c.s.log.Warn("discordsim: gateway client too slow, disconnecting", "conn", c.num)
+	g.mu.Unlock()
+	for _, c := range conns {
 		c.kill()
 	}
+	return true
 }
 
-// sendLocked queues a payload, compressed per the session's Identify.
-// s.mu must be held.
-func (c *gwConn) sendLocked(data []byte) { c.send(frame{data: data, compress: c.compress}) }
-
-// closeWith queues a close frame; the writer sends it and shuts the socket.
-func (c *gwConn) closeWith(code CloseCode, text string) {
-	c.send(frame{closeCode: code, closeText: text})
+// session is a gateway session: it outlives connections so that Resume
+// can replay what a client missed. Guarded by gateway.mu.
+type session struct {
+	id      string
+	user    world.UserID
+	intents Intents
+	// shard and shardCount are the Identify's shard field: the session receives the events of
+	// the guilds with (guild_id >> 22) % shardCount == shard, and DMs only on shard 0.
+	shard, shardCount int
+	conn              *gwConn // nil while no connection is attached
+	seq               int64
+	replay            []sentEvent // the last replayLimit dispatches, in order
+	invalid           bool
 }
 
-// kill drops the TCP connection at once, with no close frame.
-func (c *gwConn) kill() {
-	c.killOnce.Do(func() {
-		close(c.done)
-		_ = c.ws.NetConn().Close()
-	})
+// sessionRef names a session to code outside the gateway's lock.
+type sessionRef struct {
+	id   string
+	user world.UserID
 }
 
-func (c *gwConn) writeLoop() {
-	defer c.s.wg.Done()
-	defer close(c.writerDone)
-	defer c.kill()
-	var (
-		streamBuf bytes.Buffer
-		streamZ   *zlib.Writer
-	)
-	if c.zlibStream {
-		streamZ = zlib.NewWriter(&streamBuf)
+type sentEvent struct {
+	seq     int64
+	payload []byte
+}
+
+// ownsGuild reports whether a guild (or, for "", the DMs) is on the session's shard.
+// https://discord.com/developers/docs/events/gateway#sharding
+func (ss *session) ownsGuild(g world.GuildID) bool {
+	if ss.shardCount <= 1 {
+		return true
 	}
-	for {
-		var f frame
-		select {
-		case f = <-c.out:
-		case <-c.done:
-			return
-		}
-		_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if f.closeCode != 0 {
-			text := f.closeText
-			if len(text) > 120 { // control frames carry at most 125 bytes
-				text = text[:120]
-			}
-			msg := websocket.FormatCloseMessage(int(f.closeCode), text)
-			_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
-			return
-		}
-		var err error
-		switch {
-		case c.zlibStream:
-			// One zlib context for the connection; each message ends with a
-			// sync flush (00 00 ff ff).
-			// https://discord.com/developers/docs/events/gateway#zlibstream
-			streamBuf.Reset()
-			_, _ = streamZ.Write(f.data)
-			_ = streamZ.Flush()
-			err = c.ws.WriteMessage(websocket.BinaryMessage, streamBuf.Bytes())
-		case f.compress:
-			// Payload compression: each binary frame is a whole zlib stream.
-			var b bytes.Buffer
-			z := zlib.NewWriter(&b)
-			_, _ = z.Write(f.data)
-			_ = z.Close()
-			err = c.ws.WriteMessage(websocket.BinaryMessage, b.Bytes())
-		default:
-			err = c.ws.WriteMessage(websocket.TextMessage, f.data)
-		}
-		if err != nil {
-			return
+	if g == "" {
+		return ss.shard == 0
+	}
+	id, err := strconv.ParseUint(string(g), 10, 64)
+	return err == nil && int((id>>22)%uint64(ss.shardCount)) == ss.shard
+}
+
+// sees reports whether a session receives a guild's events: its user is a
+// member and the guild is on its shard.
+func (ss *session) sees(v *world.View, g world.GuildID) bool {
+	return v.IsMember(g, ss.user) && ss.ownsGuild(g)
+}
+
+// dispatchToLocked sends one dispatch to a session if it has the intent
+// (0 means always). The event is numbered and kept for replay even when no
+// connection is attached. g.mu must be held.
+func (g *gateway) dispatchToLocked(ss *session, t string, d any, intent Intents) {
+	if ss.invalid || (intent != 0 && ss.intents&intent == 0) {
+		return
+	}
+	ss.seq++
+	b, err := encodeDispatch(ss.seq, t, d)
+	if err != nil {
+		g.log.Error("discordsim: dispatch", "event", t, "err", err)
+		return
+	}
+	ss.replay = append(ss.replay, sentEvent{ss.seq, b})
+	if n := len(ss.replay) - g.cfg.replayLimit; n > 0 {
+		ss.replay = slices.Delete(ss.replay, 0, n)
+	}
+	if ss.conn != nil {
+		ss.conn.sendLocked(b)
+	}
+}
+
+// sendTo dispatches to one session by id (VOICE_SERVER_UPDATE).
+func (g *gateway) sendTo(sessionID, t string, d any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ss := g.sessions[sessionID]; ss != nil {
+		g.dispatchToLocked(ss, t, d, 0)
+	}
+}
+
+// sessionOf returns the session with that id if it belongs to u.
+func (g *gateway) sessionOf(id string, u world.UserID) (sessionRef, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ss := g.sessions[id]
+	if ss == nil || ss.user != u {
+		return sessionRef{}, false
+	}
+	return sessionRef{id: ss.id, user: ss.user}, true
+}
+
+// connected reports whether u has a live session with a connection.
+func (g *gateway) connected(u world.UserID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, ss := range g.sessions {
+		if ss.user == u && ss.conn != nil && !ss.invalid {
+			return true
 		}
 	}
+	return false
+}
+
+// GatewayEventKind classifies what happened on the gateway.
+type GatewayEventKind int
+
+// Gateway event kinds, recorded in order for tests.
+const (
+	GatewayUnknown             GatewayEventKind = iota
+	GatewayConnected                            // a socket was opened and got Hello
+	GatewayIdentified                           // Identify accepted, READY sent
+	GatewayResumed                              // Resume accepted, replay and RESUMED sent
+	GatewayResumeRefused                        // Resume refused with Invalid Session
+	GatewayHeartbeat                            // a heartbeat arrived (ACK sent or withheld)
+	GatewayTimedOut                             // no heartbeat in time; the server closed
+	GatewayVoiceState                           // op 4 arrived
+	GatewayDisconnected                         // the socket closed, for any reason
+	GatewayIdentifyRateLimited                  // an Identify came too soon for its rate-limit key: Invalid Session
+)
+
+// String names the kind.
+func (k GatewayEventKind) String() string {
+	switch k {
+	case GatewayConnected:
+		return "connected"
+	case GatewayIdentified:
+		return "identified"
+	case GatewayResumed:
+		return "resumed"
+	case GatewayResumeRefused:
+		return "resume-refused"
+	case GatewayHeartbeat:
+		return "heartbeat"
+	case GatewayTimedOut:
+		return "timed-out"
+	case GatewayVoiceState:
+		return "voice-state"
+	case GatewayDisconnected:
+		return "disconnected"
+	case GatewayIdentifyRateLimited:
+		return "identify-rate-limited"
+	}
+	return fmt.Sprintf("GatewayEventKind(%d)", int(k))
+}
+
+// GatewayEvent is one recorded gateway happening.
+type GatewayEvent struct {
+	Kind        GatewayEventKind
+	Conn        int    // connection number, from 1
+	User        UserID // "" before Identify/Resume
+	Session     string
+	Intents     Intents
+	Compression string    // "", "payload" (compress:true) or "zlib-stream"
+	Seq         int64     // Resume: the client's seq; Heartbeat: d
+	Replayed    int       // Resume: dispatches replayed
+	ACKed       bool      // Heartbeat: whether op 11 was sent
+	CloseCode   CloseCode // Disconnected/TimedOut: the close code, if known
+	// Shard and ShardCount are the Identify's shard (Identified, IdentifyRateLimited).
+	Shard, ShardCount int
+	// WrongShard: a voice state update sent on a shard that does not own its guild (ignored).
+	WrongShard bool
+}
+
+func (g *gateway) recordLocked(e GatewayEvent) {
+	g.events = append(g.events, e)
+	g.notify()
+}
+
+// GatewayEvents returns every recorded gateway event, in order.
+func (s *Server) GatewayEvents() []GatewayEvent {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return slices.Clone(s.gw.events)
+}
+
+// CountGateway returns how many gateway events of kind were recorded.
+func (s *Server) CountGateway(kind GatewayEventKind) int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	n := 0
+	for _, e := range s.gw.events {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
 }

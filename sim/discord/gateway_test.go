@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 type readyEvent struct {
@@ -102,7 +104,7 @@ func TestIdentifyReadyGuildCreate(t *testing.T) {
 			if gc.Unavailable || len(gc.Channels) != 2 || len(gc.Members) != 2 || gc.Members[0].User == nil {
 				t.Errorf("GUILD_CREATE = %+v", gc)
 			}
-			if gc.Roles[0].ID != RoleID(w.guild) || gc.Roles[0].Permissions != everyonePermissions {
+			if gc.Roles[0].ID != RoleID(w.guild) || gc.Roles[0].Permissions != world.EveryonePermissions {
 				t.Errorf("@everyone role = %+v", gc.Roles[0])
 			}
 		})
@@ -199,7 +201,7 @@ func TestResumeReplaysMissedDispatches(t *testing.T) {
 	gc := g.until("GUILD_CREATE")
 	last := *gc.S
 	g.ws.Close()
-	if _, err := w.sim.WaitGateway(ctx, GatewayDisconnected, 1); err != nil {
+	if _, err := waitGateway(ctx, w.sim, GatewayDisconnected, 1); err != nil {
 		t.Fatal(err)
 	}
 	// Posted while the bot is away: kept for replay.
@@ -230,7 +232,7 @@ func TestResumeReplaysMissedDispatches(t *testing.T) {
 	if strings.Join(got, ",") != "MESSAGE_CREATE:one,MESSAGE_CREATE:two" {
 		t.Fatalf("replayed %v", got)
 	}
-	e, err := w.sim.WaitGateway(ctx, GatewayResumed, 1)
+	e, err := waitGateway(ctx, w.sim, GatewayResumed, 1)
 	if err != nil || e.Replayed != 2 {
 		t.Fatalf("resume event %+v, %v", e, err)
 	}
@@ -257,7 +259,7 @@ func TestResumeOutsideReplayWindow(t *testing.T) {
 	g, r := identify(t, w.sim, w.sim.Token(), allIntents)
 	g.until("GUILD_CREATE")
 	g.ws.Close()
-	if _, err := w.sim.WaitGateway(ctx, GatewayDisconnected, 1); err != nil {
+	if _, err := waitGateway(ctx, w.sim, GatewayDisconnected, 1); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -575,14 +577,14 @@ func TestIdentifyDropsDetachedSessions(t *testing.T) {
 	g, r := identify(t, w.sim, w.sim.Token(), allIntents)
 	g.until("GUILD_CREATE")
 	g.ws.Close()
-	if _, err := w.sim.WaitGateway(ctx, GatewayDisconnected, 1); err != nil {
+	if _, err := waitGateway(ctx, w.sim, GatewayDisconnected, 1); err != nil {
 		t.Fatal(err)
 	}
 	g2, _ := identify(t, w.sim, w.sim.Token(), allIntents)
 	g2.until("GUILD_CREATE")
-	w.sim.mu.Lock()
-	n := len(w.sim.sessions)
-	w.sim.mu.Unlock()
+	w.sim.gw.mu.Lock()
+	n := len(w.sim.gw.sessions)
+	w.sim.gw.mu.Unlock()
 	if n != 1 {
 		t.Fatalf("%d sessions, want 1", n)
 	}

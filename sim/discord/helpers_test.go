@@ -16,7 +16,7 @@ import (
 
 // world is a small populated simulator: one guild with a text and a voice
 // channel, the bot and alice as members.
-type world struct {
+type simWorld struct {
 	sim   *Server
 	guild GuildID
 	text  ChannelID
@@ -24,10 +24,10 @@ type world struct {
 	alice UserID
 }
 
-func newWorld(t *testing.T, opts ...Option) *world {
+func newWorld(t *testing.T, opts ...Option) *simWorld {
 	t.Helper()
 	s := serve(t, opts...)
-	w := &world{sim: s, guild: s.CreateGuild("Sim Guild")}
+	w := &simWorld{sim: s, guild: s.CreateGuild("Sim Guild")}
 	w.text = s.CreateTextChannel(w.guild, "general")
 	w.voice = s.CreateVoiceChannel(w.guild, "Voice")
 	w.alice = s.CreateUser("alice")

@@ -2,8 +2,11 @@ package discordsim
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 // FuzzCreateMessage feeds untrusted POST /channels/{id}/messages bodies
@@ -35,48 +38,36 @@ func FuzzCreateMessage(f *testing.F) {
 		if json.Unmarshal(body, &b) != nil {
 			return
 		}
-		n, err := b.toNew(ch, s.BotID(), OriginREST)
+		m, err := s.CreateMessage(b.toNew(ch, s.BotID(), OriginREST))
 		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		m, err := s.createMessageLocked(n)
-		if err != nil {
-			var ae *apiError
-			if !asAPIError(err, &ae) || ae.status < 400 || ae.status > 499 {
+			var we *world.Error
+			if !errors.As(err, &we) || we.Status < 400 || we.Status > 499 {
 				t.Fatalf("error without a 4xx: %v", err)
 			}
 			return
 		}
-		seen := map[UserID]bool{}
-		for _, u := range m.Mentions {
-			if seen[u] || s.users[u] == nil {
-				t.Fatalf("mention %s duplicated or unknown", u)
+		s.Read(func(v *world.View) {
+			seen := map[UserID]bool{}
+			for _, u := range m.Mentions {
+				if _, ok := v.User(u); seen[u] || !ok {
+					t.Fatalf("mention %s duplicated or unknown", u)
+				}
+				seen[u] = true
 			}
-			seen[u] = true
-		}
-		for _, r := range m.MentionRoles {
-			if !slices.ContainsFunc(s.guilds[g].roles, func(x *role) bool { return x.id == r }) {
-				t.Fatalf("unknown role %s mentioned", r)
+			gd, _ := v.Guild(g)
+			for _, r := range m.MentionRoles {
+				if !slices.ContainsFunc(gd.Roles, func(x world.Role) bool { return x.ID == r }) {
+					t.Fatalf("unknown role %s mentioned", r)
+				}
 			}
-		}
-		if m.Reference != nil {
-			rm := s.messages[m.Reference.MessageID]
-			if rm == nil || m.Type != MessageReply {
-				t.Fatalf("reply to %s stored as %v", m.Reference.MessageID, m.Type)
+			if m.Reference != nil {
+				if _, ok := v.Message(m.Reference.MessageID); !ok || m.Type != MessageReply {
+					t.Fatalf("reply to %s stored as %v", m.Reference.MessageID, m.Type)
+				}
 			}
-		}
-		if _, err := json.Marshal(s.wireMessageLocked(m, 0)); err != nil {
-			t.Fatal(err)
-		}
+			if _, err := json.Marshal(wireMessageOf(v, m, s.cdn, 0)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	})
-}
-
-func asAPIError(err error, ae **apiError) bool {
-	e, ok := err.(*apiError)
-	if ok {
-		*ae = e
-	}
-	return ok
 }

@@ -174,25 +174,3 @@ func (l *limiter) force(r Route, n int, f forcedFault) {
 		l.forced[r] = append(l.forced[r], f)
 	}
 }
-
-// RateLimitNext makes the next n requests on route (RouteAny: on any
-// route) answer 429 with retry_after. global marks them as the global
-// limit (X-RateLimit-Global, scope "global").
-func (s *Server) RateLimitNext(r Route, n int, retryAfter time.Duration, global bool) {
-	s.limiter.force(r, n, forcedFault{status: http.StatusTooManyRequests, retryAfter: retryAfter, global: global})
-}
-
-// FailNext makes the next n requests on route (RouteAny: on any route)
-// answer status (a 5xx) with Discord's JSON error body. discordgo retries
-// 502 up to three times; discord.js retries every 5xx three times.
-func (s *Server) FailNext(r Route, n int, status int) {
-	s.limiter.force(r, n, forcedFault{status: status})
-}
-
-// FailNextAfterCommit makes the next n requests on route (RouteAny: on any
-// route) take effect and then answer status (a 5xx) instead of their
-// result, as when Discord's edge loses the answer of a create that
-// happened: a client retrying without a nonce posts twice.
-func (s *Server) FailNextAfterCommit(r Route, n int, status int) {
-	s.limiter.force(r, n, forcedFault{status: status, afterwards: true})
-}

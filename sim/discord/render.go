@@ -3,178 +3,200 @@ package discordsim
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
-// Rendering of the model into wire shapes. Every function needs s.mu held.
+// Rendering of the world into Discord's wire shapes (wire.go), for REST
+// answers and gateway dispatches alike. Every function reads through a
+// View, so it runs inside world.Read or an observer.
 
 func fmtTime(t time.Time) string { return t.UTC().Format(wireTime) }
 
 func strp(s string) *string { return &s }
 
-func (s *worldState) wireUserLocked(id UserID) wireUser {
-	u := s.users[id]
-	if u == nil {
+func wireUserOf(v *world.View, id UserID) wireUser {
+	u, ok := v.User(id)
+	if !ok {
 		return wireUser{ID: id, Username: "deleted-user", Discriminator: "0"}
 	}
-	w := wireUser{ID: u.id, Username: u.name, Discriminator: "0", Bot: u.bot}
-	if u.globalName != "" {
-		w.GlobalName = strp(u.globalName)
+	w := wireUser{ID: u.ID, Username: u.Name, Discriminator: "0", Bot: u.Bot}
+	if u.GlobalName != "" {
+		w.GlobalName = strp(u.GlobalName)
 	}
 	return w
 }
 
-func (s *Server) wireSelfUserLocked(id UserID) wireSelfUser {
-	return wireSelfUser{wireUser: s.wireUserLocked(id), Verified: true}
+func wireSelfUserOf(v *world.View, id UserID) wireSelfUser {
+	return wireSelfUser{wireUser: wireUserOf(v, id), Verified: true}
 }
 
-// wireMemberLocked renders a guild member; withUser adds the nested user,
+// wireMemberOf renders a guild member; withUser adds the nested user,
 // which Discord omits inside MESSAGE_CREATE's member.
-func (s *Server) wireMemberLocked(g *guild, u UserID, withUser bool) wireMember {
-	m := g.members[u]
-	w := wireMember{Roles: []RoleID{}, JoinedAt: fmtTime(g.createdAt)}
-	if m != nil {
-		w.Roles = append(w.Roles, m.roles...)
-		w.JoinedAt = fmtTime(m.joinedAt)
-		if m.nick != "" {
-			w.Nick = strp(m.nick)
+func wireMemberOf(v *world.View, g world.Guild, u UserID, withUser bool) wireMember {
+	w := wireMember{Roles: []RoleID{}, JoinedAt: fmtTime(g.CreatedAt)}
+	if m, ok := v.Member(g.ID, u); ok {
+		w.Roles = append(w.Roles, m.Roles...)
+		w.JoinedAt = fmtTime(m.JoinedAt)
+		if m.Nick != "" {
+			w.Nick = strp(m.Nick)
 		}
 	}
 	if withUser {
-		wu := s.wireUserLocked(u)
+		wu := wireUserOf(v, u)
 		w.User = &wu
 	}
 	return w
 }
 
-func (s *Server) wireChannelLocked(c *channel) wireChannel {
+func wireChannelOf(c world.Channel) wireChannel {
 	w := wireChannel{
-		ID: c.id, Type: c.typ, GuildID: c.guild, Name: c.name, Position: c.position,
+		ID: c.ID, Type: c.Type, GuildID: c.Guild, Name: c.Name, Position: c.Position,
 		PermissionOverwrites: []wireOverwrite{},
 	}
-	if c.parent != "" {
-		p := c.parent
+	if c.Parent != "" {
+		p := c.Parent
 		w.ParentID = &p
 	}
-	for i := len(c.msgs) - 1; i >= 0; i-- {
-		if !c.msgs[i].deleted {
-			id := c.msgs[i].ID
-			w.LastMessageID = &id
-			break
-		}
+	if c.LastMessage != "" {
+		id := c.LastMessage
+		w.LastMessageID = &id
 	}
 	switch {
-	case c.typ == ChannelVoice:
+	case c.Type == ChannelVoice:
 		w.Bitrate = 64000
 		w.UserLimit = new(int)
-		w.LastMessageID = nil
-	case c.typ.isThread():
-		w.OwnerID = c.owner
-		n := 0
-		for _, m := range c.msgs {
-			if !m.deleted {
-				n++
-			}
-		}
+	case c.Type.IsThread():
+		w.OwnerID = c.Owner
+		n := c.MessageCount
 		w.MessageCount = &n
 		one := 1
 		w.MemberCount = &one
 		w.ThreadMetadata = &wireThreadMetadata{
 			AutoArchiveDuration: 1440,
-			ArchiveTimestamp:    fmtTime(c.createdAt),
-			CreateTimestamp:     fmtTime(c.createdAt),
+			ArchiveTimestamp:    fmtTime(c.CreatedAt),
+			CreateTimestamp:     fmtTime(c.CreatedAt),
 		}
 		w.PermissionOverwrites = nil
 	}
 	return w
 }
 
-func (s *Server) wireRolesLocked(g *guild) []wireRole {
-	out := make([]wireRole, 0, len(g.roles))
-	for _, r := range g.roles {
+func wireRolesOf(g world.Guild) []wireRole {
+	out := make([]wireRole, 0, len(g.Roles))
+	for _, r := range g.Roles {
 		out = append(out, wireRole{
-			ID: r.id, Name: r.name, Position: r.position, Permissions: r.permissions,
-			Mentionable: r.id != RoleID(g.id),
+			ID: r.ID, Name: r.Name, Position: r.Position, Permissions: r.Permissions,
+			Mentionable: r.ID != RoleID(g.ID),
 		})
 	}
 	return out
 }
 
-// wireGuildLocked is the REST guild object.
-func (s *Server) wireGuildLocked(g *guild) wireGuild {
+// wireGuildOf is the REST guild object.
+func wireGuildOf(v *world.View, g world.Guild) wireGuild {
 	var system *ChannelID
-	for _, id := range g.channels {
-		if s.channels[id].typ == ChannelText {
-			c := id
-			system = &c
+	for _, id := range g.Channels {
+		if c, _ := v.Channel(id); c.Type == ChannelText {
+			system = &id
 			break
 		}
 	}
 	return wireGuild{
-		ID: g.id, Name: g.name, OwnerID: g.owner, MemberCount: len(g.members),
-		JoinedAt: fmtTime(g.createdAt), Features: []string{}, AFKTimeout: 300,
-		SystemChannelID: system, PreferredLocale: "en-US", Roles: s.wireRolesLocked(g),
+		ID: g.ID, Name: g.Name, OwnerID: g.Owner, MemberCount: len(g.Members),
+		JoinedAt: fmtTime(g.CreatedAt), Features: []string{}, AFKTimeout: 300,
+		SystemChannelID: system, PreferredLocale: "en-US", Roles: wireRolesOf(g),
 		Emojis: []json.RawMessage{}, Stickers: []json.RawMessage{},
 	}
 }
 
-// wireGuildCreateLocked is the GUILD_CREATE payload: the guild plus
-// channels, members, voice states and threads (discord-clients.md §4 E).
-func (s *Server) wireGuildCreateLocked(g *guild) wireGuildCreate {
-	w := wireGuildCreate{wireGuild: s.wireGuildLocked(g)}
+// wireGuildCreateOf is the GUILD_CREATE payload: the guild plus channels,
+// members, voice states and threads (discord-clients.md §4 E).
+func wireGuildCreateOf(v *world.View, id GuildID) wireGuildCreate {
+	g, _ := v.Guild(id)
+	w := wireGuildCreate{wireGuild: wireGuildOf(v, g)}
 	empty := []json.RawMessage{}
 	w.Presences, w.StageInstances, w.GuildScheduledEvents, w.SoundboardSounds = empty, empty, empty, empty
 	w.Channels, w.Threads = []wireChannel{}, []wireChannel{}
-	for _, id := range g.channels {
-		c := s.channels[id]
-		if c.typ.isThread() {
-			w.Threads = append(w.Threads, s.wireChannelLocked(c))
+	for _, c := range v.Channels(id) {
+		wc := wireChannelOf(c)
+		if c.Type.IsThread() {
+			w.Threads = append(w.Threads, wc)
 		} else {
-			wc := s.wireChannelLocked(c)
 			wc.GuildID = "" // Discord omits guild_id inside GUILD_CREATE channels
 			w.Channels = append(w.Channels, wc)
 		}
 	}
-	w.Members = make([]wireMember, 0, len(g.memberOrder))
-	for _, u := range g.memberOrder {
-		w.Members = append(w.Members, s.wireMemberLocked(g, u, true))
-	}
+	w.Members = make([]wireMember, 0, len(g.Members))
 	w.VoiceStates = []wireVoiceState{}
-	for _, u := range g.memberOrder {
-		if vs := g.voice[u]; vs != nil {
-			w.VoiceStates = append(w.VoiceStates, s.wireVoiceStateLocked(g, u, vs, false))
+	for _, u := range g.Members {
+		w.Members = append(w.Members, wireMemberOf(v, g, u, true))
+	}
+	for _, u := range g.Members {
+		if vs, ok := v.VoiceState(id, u); ok {
+			w.VoiceStates = append(w.VoiceStates, wireVoiceStateOf(v, g, u, &vs, false))
 		}
 	}
 	return w
 }
 
-// wireVoiceStateLocked renders a voice state. vs nil means "left" (channel
+// wireVoiceStateOf renders a voice state. vs nil means "left" (channel
 // null). full adds guild_id and member, as in VOICE_STATE_UPDATE.
-func (s *Server) wireVoiceStateLocked(g *guild, u UserID, vs *voiceState, full bool) wireVoiceState {
+func wireVoiceStateOf(v *world.View, g world.Guild, u UserID, vs *world.VoiceState, full bool) wireVoiceState {
 	w := wireVoiceState{UserID: u}
 	if vs != nil {
-		c := vs.channel
+		c := vs.Channel
 		w.ChannelID = &c
-		w.SessionID = vs.sessionID
-		w.SelfDeaf = vs.selfDeaf
-		w.SelfMute = vs.selfMute
+		w.SessionID = vs.SessionID
+		w.SelfDeaf = vs.SelfDeaf
+		w.SelfMute = vs.SelfMute
 	}
 	if full {
-		w.GuildID = g.id
-		m := s.wireMemberLocked(g, u, true)
+		w.GuildID = g.ID
+		m := wireMemberOf(v, g, u, true)
 		w.Member = &m
 	}
 	return w
 }
 
-// wireMessageLocked renders a message. depth limits referenced_message
-// nesting to one level, as Discord.
-func (s *Server) wireMessageLocked(m *message, depth int) wireMessage {
+func wireEmojiOf(e world.Emoji) *wireEmoji {
+	w := &wireEmoji{Name: e.Name, Animated: e.Animated}
+	if e.ID != "" {
+		id := e.ID
+		w.ID = &id
+	}
+	return w
+}
+
+// wireReactionsOf renders a message's reactions as seen by viewer ("me").
+func wireReactionsOf(rs []world.Reaction, viewer UserID) []wireReaction {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]wireReaction, 0, len(rs))
+	for _, r := range rs {
+		me := false
+		for _, u := range r.Users {
+			me = me || u == viewer
+		}
+		out = append(out, wireReaction{
+			Count: len(r.Users), CountDetails: wireCountDetails{Normal: len(r.Users)},
+			Me: me, Emoji: *wireEmojiOf(r.Emoji), BurstColors: []string{},
+		})
+	}
+	return out
+}
+
+// wireMessageOf renders a message; its attachments get freshly signed CDN
+// URLs. depth limits referenced_message nesting to one level, as Discord.
+func wireMessageOf(v *world.View, m world.Message, c *cdn, depth int) wireMessage {
 	w := wireMessage{
 		ID: m.ID, Type: int(m.Type), ChannelID: m.ChannelID, GuildID: m.GuildID,
-		Author: s.wireUserLocked(m.Author), Content: m.Content, Timestamp: fmtTime(m.Timestamp),
+		Author: wireUserOf(v, m.Author), Content: m.Content, Timestamp: fmtTime(m.Timestamp),
 		TTS: m.TTS, MentionEveryone: m.MentionEveryone, Mentions: []wireUser{},
 		MentionRoles: []RoleID{}, Attachments: []json.RawMessage{}, Embeds: []json.RawMessage{},
-		Components: []json.RawMessage{}, Flags: m.Flags, Nonce: m.nonce, WebhookID: m.webhookID,
+		Components: []json.RawMessage{}, Flags: m.Flags, Nonce: m.Nonce, WebhookID: m.WebhookID,
+		Reactions: wireReactionsOf(m.Reactions, v.Bot()),
 	}
 	if !m.EditedTimestamp.IsZero() {
 		w.EditedTimestamp = strp(fmtTime(m.EditedTimestamp))
@@ -182,37 +204,51 @@ func (s *Server) wireMessageLocked(m *message, depth int) wireMessage {
 	w.MentionRoles = append(w.MentionRoles, m.MentionRoles...)
 	w.Embeds = append(w.Embeds, m.Embeds...)
 	for _, a := range m.Attachments {
-		b, _ := json.Marshal(a)
+		b, _ := json.Marshal(wireAttachmentOf(m.ChannelID, a, c))
 		w.Attachments = append(w.Attachments, b)
 	}
 	w.Components = append(w.Components, m.Components...)
-	g := s.guilds[m.GuildID]
-	if g != nil && g.members[m.Author] != nil && m.webhookID == "" {
-		mm := s.wireMemberLocked(g, m.Author, false)
+	g, inGuild := v.Guild(m.GuildID)
+	if inGuild && v.IsMember(m.GuildID, m.Author) && m.WebhookID == "" {
+		mm := wireMemberOf(v, g, m.Author, false)
 		w.Member = &mm
 	}
 	for _, u := range m.Mentions {
-		wu := s.wireUserLocked(u)
-		if g != nil && g.members[u] != nil {
-			mm := s.wireMemberLocked(g, u, false)
+		wu := wireUserOf(v, u)
+		if inGuild && v.IsMember(m.GuildID, u) {
+			mm := wireMemberOf(v, g, u, false)
 			wu.Member = &mm
 		}
 		w.Mentions = append(w.Mentions, wu)
 	}
-	if m.interaction != nil {
-		w.Interaction = m.interaction
-		w.ApplicationID = s.bot
+	if im := m.InteractionMeta; im != nil {
+		w.Interaction = &wireInteractionMetadata{ID: im.ID, Type: 2, Name: im.Name, User: wireUserOf(v, im.User)}
+		w.ApplicationID = v.Bot()
 	}
 	if ref := m.Reference; ref != nil {
 		t := 0
 		w.MessageReference = &wireMessageReference{Type: &t, MessageID: ref.MessageID, ChannelID: ref.ChannelID, GuildID: ref.GuildID}
 		if depth == 0 {
-			if rm := s.messages[ref.MessageID]; rm != nil && !rm.deleted {
-				r := s.wireMessageLocked(rm, depth+1)
+			if rm, ok := v.Message(ref.MessageID); ok {
+				r := wireMessageOf(v, rm, c, depth+1)
 				r.Member = nil
 				w.ReferencedMessage = &r
 			}
 		}
+	}
+	return w
+}
+
+// wireAttachmentOf renders an attachment with CDN URLs signed now.
+// https://discord.com/developers/docs/resources/message#attachment-object
+func wireAttachmentOf(ch ChannelID, a world.Attachment, c *cdn) wireAttachment {
+	w := wireAttachment{ID: a.ID, Filename: a.Filename, Description: a.Description, ContentType: a.ContentType, Size: a.Size}
+	if c != nil {
+		w.URL, w.ProxyURL = c.urls(ch, a)
+	}
+	if a.Width > 0 && a.Height > 0 {
+		width, height := a.Width, a.Height
+		w.Width, w.Height = &width, &height
 	}
 	return w
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 var reSnowflake = regexp.MustCompile(`^\d{17,19}$`)
@@ -135,7 +137,7 @@ func TestRESTMessagesCRUD(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, m.Timestamp); err != nil {
 		t.Errorf("timestamp %q: %v", m.Timestamp, err)
 	}
-	sent, err := w.sim.WaitMessage(ctx, From(w.sim.BotID()))
+	sent, err := waitMessage(ctx, w.sim, from(w.sim.BotID()))
 	if err != nil || sent.ID != m.ID || sent.ReplyTo() != orig.ID || sent.AllowedMentions == nil || !sent.AllowedMentions.RepliedUser {
 		t.Fatalf("WaitMessage = %+v, %v", sent, err)
 	}
@@ -167,7 +169,7 @@ func TestRESTMessagesCRUD(t *testing.T) {
 	if resp := rest(t, w.sim, "POST", "/api/v9/channels/"+string(w.text)+"/typing", auth, nil, nil); resp.StatusCode != 204 {
 		t.Errorf("typing: %d", resp.StatusCode)
 	}
-	if ty, err := w.sim.WaitTyping(ctx, w.text, w.sim.BotID()); err != nil || ty.Channel != w.text {
+	if ty, err := waitTyping(ctx, w.sim, w.text, w.sim.BotID()); err != nil || ty.Channel != w.text {
 		t.Errorf("typing event %+v %v", ty, err)
 	}
 }
@@ -397,7 +399,7 @@ func TestWaitMessages(t *testing.T) {
 	auth := "Bot " + w.sim.Token()
 	done := make(chan []Message, 1)
 	go func() {
-		ms, err := w.sim.WaitMessages(ctx, 2, From(w.sim.BotID()))
+		ms, err := waitMessages(ctx, w.sim, 2, from(w.sim.BotID()))
 		if err != nil {
 			t.Error(err)
 		}
@@ -415,7 +417,7 @@ func TestWaitMessages(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	if _, err := w.sim.WaitMessages(short, 4, From(w.sim.BotID())); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := waitMessages(short, w.sim, 4, from(w.sim.BotID())); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want a deadline error, got %v", err)
 	}
 }
@@ -459,7 +461,7 @@ func TestRESTMoreRoutes(t *testing.T) {
 	}
 	for _, f := range forbidden {
 		var e wireError
-		if resp := rest(t, w.sim, f.method, f.path, f.auth, nil, &e); resp.StatusCode != 403 || e.Code != codeMissingAccess {
+		if resp := rest(t, w.sim, f.method, f.path, f.auth, nil, &e); resp.StatusCode != 403 || e.Code != world.CodeMissingAccess {
 			t.Errorf("%s %s as a non-member: %d %+v", f.method, f.path, resp.StatusCode, e)
 		}
 	}
@@ -472,7 +474,7 @@ func TestRESTMoreRoutes(t *testing.T) {
 		t.Fatalf("upsert command: %d %+v", resp.StatusCode, cmd)
 	}
 	var bad wireError
-	if resp := rest(t, w.sim, "POST", app+"/commands", bot, map[string]any{"name": "", "description": "x"}, &bad); resp.StatusCode != 400 || bad.Code != codeInvalidBody {
+	if resp := rest(t, w.sim, "POST", app+"/commands", bot, map[string]any{"name": "", "description": "x"}, &bad); resp.StatusCode != 400 || bad.Code != world.CodeInvalidBody {
 		t.Errorf("invalid command: %d %+v", resp.StatusCode, bad)
 	}
 	var one wireCommand
@@ -488,7 +490,7 @@ func TestRESTMoreRoutes(t *testing.T) {
 	}
 	cb := "/api/v10/interactions/" + string(it.ID) + "/"
 	var e wireError
-	if resp := rest(t, w.sim, "POST", cb+"wrong-token/callback", "", map[string]any{"type": 4, "data": map[string]any{"content": "x"}}, &e); resp.StatusCode != 404 || e.Code != codeUnknownInteract {
+	if resp := rest(t, w.sim, "POST", cb+"wrong-token/callback", "", map[string]any{"type": 4, "data": map[string]any{"content": "x"}}, &e); resp.StatusCode != 404 || e.Code != world.CodeUnknownInteract {
 		t.Errorf("wrong token: %d %+v", resp.StatusCode, e)
 	}
 	var withResp struct {
@@ -516,7 +518,7 @@ func TestRESTMoreRoutes(t *testing.T) {
 	if resp := rest(t, w.sim, "DELETE", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, nil); resp.StatusCode != 204 {
 		t.Fatalf("delete command: %d", resp.StatusCode)
 	}
-	if resp := rest(t, w.sim, "GET", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, &e); resp.StatusCode != 404 || e.Code != codeUnknownCommand {
+	if resp := rest(t, w.sim, "GET", app+"/guilds/"+string(w.guild)+"/commands/"+string(cmd.ID), bot, nil, &e); resp.StatusCode != 404 || e.Code != world.CodeUnknownCommand {
 		t.Errorf("deleted command: %d %+v", resp.StatusCode, e)
 	}
 	if _, err := w.sim.InvokeCommand(w.alice, w.text, "ping"); err == nil {

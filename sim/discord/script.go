@@ -3,46 +3,50 @@ package discordsim
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
-// Scripting: simulated users acting, and gateway faults.
+// Scripting: simulated users acting as a human would from the Discord app.
+// Each call is one change of the world; the gateway dispatches it.
 
 // PostOption adjusts a scripted post.
-type PostOption func(*newMessage)
+type PostOption func(*world.NewMessage)
 
 // ReplyTo makes the post a reply (type 19) to message id; the replied-to
 // author is pinged, as with Discord's defaults.
 func ReplyTo(id MessageID) PostOption {
-	return func(n *newMessage) { n.ref = &MessageReference{MessageID: id} }
+	return func(n *world.NewMessage) { n.Reference = &world.MessageReference{MessageID: id} }
 }
 
 // Mention appends a mention of u to the content.
 func Mention(u UserID) PostOption {
-	return func(n *newMessage) {
-		if n.content != "" {
-			n.content += " "
+	return func(n *world.NewMessage) {
+		if n.Content != "" {
+			n.Content += " "
 		}
-		n.content += MentionUser(u)
+		n.Content += MentionUser(u)
 	}
 }
 
-// WithAttachment attaches a file (metadata only: name, MIME type, size).
-func WithAttachment(filename, contentType string, size int) PostOption {
-	return func(n *newMessage) {
-		n.attach = append(n.attach, Attachment{Filename: filename, ContentType: contentType, Size: size})
+// WithFile attaches an uploaded file: the CDN serves data at the
+// attachment's signed URL. contentType "" takes the type from the name's
+// extension; images get their width and height.
+func WithFile(filename, contentType string, data []byte) PostOption {
+	return func(n *world.NewMessage) {
+		n.Files = append(n.Files, world.File{Name: filename, ContentType: contentType, Data: data})
 	}
 }
 
 // WithEmbed adds an embed, given as its JSON object.
 func WithEmbed(embed json.RawMessage) PostOption {
-	return func(n *newMessage) { n.embeds = append(n.embeds, embed) }
+	return func(n *world.NewMessage) { n.Embeds = append(n.Embeds, embed) }
 }
 
 // WithAllowedMentions sets allowed_mentions on the post.
 func WithAllowedMentions(am AllowedMentions) PostOption {
-	return func(n *newMessage) { n.allowed = &am }
+	return func(n *world.NewMessage) { n.AllowedMentions = &am }
 }
 
 // Post has user u send content in channel ch, as a human would from the
@@ -53,17 +57,15 @@ func (s *Server) Post(ctx context.Context, u UserID, ch ChannelID, content strin
 	if err := ctx.Err(); err != nil {
 		return Message{}, fmt.Errorf("discordsim: post: %w", err)
 	}
-	n := newMessage{channel: ch, author: u, content: content, origin: OriginScript}
+	n := world.NewMessage{Channel: ch, Author: u, Content: content, Origin: world.OriginScript}
 	for _, o := range opts {
 		o(&n)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.createMessageLocked(n)
+	m, err := s.CreateMessage(n)
 	if err != nil {
 		return Message{}, fmt.Errorf("discordsim: post: %w", err)
 	}
-	return m.snapshot(), nil
+	return m, nil
 }
 
 // Edit has the author of message id change its content (MESSAGE_UPDATE).
@@ -71,134 +73,105 @@ func (s *Server) Edit(ctx context.Context, id MessageID, content string) (Messag
 	if err := ctx.Err(); err != nil {
 		return Message{}, fmt.Errorf("discordsim: edit: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.messages[id]
-	if m == nil {
-		return Message{}, fmt.Errorf("discordsim: edit: %w", errUnknownMessage)
+	m, ok := s.Message(id)
+	if !ok {
+		return Message{}, fmt.Errorf("discordsim: edit: %w", world.ErrUnknownMessage)
 	}
-	m, err := s.editMessageLocked(m.ChannelID, id, m.Author, &content, nil, nil)
+	m, err := s.EditMessage(world.MessageEdit{Channel: m.ChannelID, ID: id, Editor: m.Author, Content: &content})
 	if err != nil {
 		return Message{}, fmt.Errorf("discordsim: edit: %w", err)
 	}
-	return m.snapshot(), nil
+	return m, nil
 }
 
-// Delete removes message id (MESSAGE_DELETE). Fetching it afterwards gives
-// 404 Unknown Message.
+// Delete removes message id as a moderator would (MESSAGE_DELETE).
+// Fetching it afterwards gives 404 Unknown Message.
 func (s *Server) Delete(ctx context.Context, id MessageID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("discordsim: delete: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.messages[id]
-	if m == nil {
-		return fmt.Errorf("discordsim: delete: %w", errUnknownMessage)
+	m, ok := s.Message(id)
+	if !ok {
+		return fmt.Errorf("discordsim: delete: %w", world.ErrUnknownMessage)
 	}
-	if err := s.deleteMessageLocked(m.ChannelID, id); err != nil {
+	if err := s.DeleteMessage(world.MessageDelete{Channel: m.ChannelID, ID: id}); err != nil {
 		return fmt.Errorf("discordsim: delete: %w", err)
 	}
 	return nil
 }
 
-// StartTyping has user u start typing in ch (TYPING_START to others).
-func (s *Server) StartTyping(u UserID, ch ChannelID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.channels[ch]
-	if c == nil || !s.isMemberLocked(c.guild, u) {
-		return fmt.Errorf("discordsim: typing: %s cannot see %s", u, ch)
-	}
-	s.typingLocked(c, u)
-	return nil
+// React has user u react to message id with emoji (a Unicode emoji, e.g.
+// "👍"): MESSAGE_REACTION_ADD goes to the sessions with
+// GUILD_MESSAGE_REACTIONS.
+func (s *Server) React(ctx context.Context, u UserID, id MessageID, emoji string) error {
+	return s.reaction(ctx, "react", u, id, emoji, true)
 }
 
-var errNoSession = errors.New("discordsim: the bot has no connected gateway session")
-
-// botConnsLocked returns the bot's sessions that have a connection.
-func (s *Server) botConnsLocked() []*session {
-	var out []*session
-	for _, ss := range s.sessions {
-		if ss.user == s.bot && ss.conn != nil && !ss.invalid {
-			out = append(out, ss)
-		}
-	}
-	return out
+// Unreact takes user u's reaction emoji off message id
+// (MESSAGE_REACTION_REMOVE).
+func (s *Server) Unreact(ctx context.Context, u UserID, id MessageID, emoji string) error {
+	return s.reaction(ctx, "unreact", u, id, emoji, false)
 }
 
-// eachBotConn runs fn under the lock on every bot session with a connection, or returns
-// errNoSession when there is none.
-func (s *Server) eachBotConn(fn func(ss *session)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.botConnsLocked()
-	if len(sess) == 0 {
-		return errNoSession
+func (s *Server) reaction(ctx context.Context, what string, u UserID, id MessageID, emoji string, add bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("discordsim: %s: %w", what, err)
 	}
-	for _, ss := range sess {
-		fn(ss)
+	e, err := world.ParseEmoji(emoji)
+	if err != nil {
+		return fmt.Errorf("discordsim: %s %q: %w", what, emoji, err)
+	}
+	m, ok := s.Message(id)
+	if !ok {
+		return fmt.Errorf("discordsim: %s: %w", what, world.ErrUnknownMessage)
+	}
+	if add {
+		err = s.AddReaction(m.ChannelID, id, u, e)
+	} else {
+		err = s.RemoveReaction(m.ChannelID, id, u, u, e)
+	}
+	if err != nil {
+		return fmt.Errorf("discordsim: %s: %w", what, err)
 	}
 	return nil
 }
 
-// DropGateway cuts the bot's gateway connections at the TCP level, with no
-// close frame. Sessions stay resumable; clients should Resume.
-func (s *Server) DropGateway() error {
-	s.mu.Lock()
-	sess := s.botConnsLocked()
-	var conns []*gwConn
-	for _, ss := range sess {
-		conns = append(conns, ss.conn)
+// CreateTextChannel creates a text channel (type 0) in a guild; it panics
+// on an unknown guild (a test's mistake).
+func (s *Server) CreateTextChannel(g GuildID, name string) ChannelID {
+	return s.mustCreateChannel(g, ChannelText, name)
+}
+
+// CreateVoiceChannel creates a voice channel (type 2) in a guild; it
+// panics on an unknown guild.
+func (s *Server) CreateVoiceChannel(g GuildID, name string) ChannelID {
+	return s.mustCreateChannel(g, ChannelVoice, name)
+}
+
+func (s *Server) mustCreateChannel(g GuildID, t ChannelType, name string) ChannelID {
+	id, err := s.CreateChannel(g, t, name)
+	if err != nil {
+		panic("discordsim: " + err.Error())
 	}
-	s.mu.Unlock()
-	if len(conns) == 0 {
-		return errNoSession
+	return id
+}
+
+// CreateThread creates a public thread (type 11) under a text channel,
+// owned by the given user, and dispatches THREAD_CREATE.
+func (s *Server) CreateThread(parent ChannelID, owner UserID, name string) (ChannelID, error) {
+	c, err := s.StartThread(world.NewThread{Parent: parent, Owner: owner, Name: name})
+	if err != nil {
+		return "", fmt.Errorf("discordsim: create thread: %w", err)
 	}
-	for _, c := range conns {
-		c.kill()
+	return c.ID, nil
+}
+
+// InteractionResponse returns the bot's answer to interaction id; ok is
+// false until it answered.
+func (s *Server) InteractionResponse(id InteractionID) (InteractionResponse, bool) {
+	it, ok := s.InteractionOf(id)
+	if !ok || it.Response == nil {
+		return InteractionResponse{}, false
 	}
-	return nil
-}
-
-// ForceReconnect sends op 7 Reconnect to the bot's connections; clients
-// close and Resume on a new socket.
-func (s *Server) ForceReconnect() error {
-	return s.eachBotConn(func(ss *session) { ss.conn.sendLocked(encodeOp(OpReconnect, nil)) })
-}
-
-// ForceInvalidSession sends op 9 with d=resumable to the bot's
-// connections and keeps the sockets open. With resumable false the session
-// is discarded, so only a fresh Identify works (discordgo sends it on the
-// same socket, discord.js on a new one); with true the client may Resume.
-func (s *Server) ForceInvalidSession(resumable bool) error {
-	return s.eachBotConn(func(ss *session) {
-		c := ss.conn
-		ss.conn = nil // the socket may Identify or Resume again
-		if !resumable {
-			ss.invalid = true
-			delete(s.sessions, ss.id)
-		}
-		c.sendLocked(encodeOp(OpInvalidSession, resumable))
-		s.notifyLocked()
-	})
-}
-
-// WithholdACKs makes the bot's connections leave the next n heartbeats
-// unacknowledged (no op 11). discordgo reconnects after 5 intervals
-// without an ACK, discord.js as soon as one is missing.
-func (s *Server) WithholdACKs(n int) error {
-	return s.eachBotConn(func(ss *session) { ss.conn.withholdACK = n })
-}
-
-// RequestHeartbeat sends op 1 to the bot's connections; clients must
-// answer with a heartbeat at once.
-func (s *Server) RequestHeartbeat() error {
-	return s.eachBotConn(func(ss *session) { ss.conn.sendLocked(encodeOp(OpHeartbeat, nil)) })
-}
-
-// CloseGateway closes the bot's gateway connections with a Close frame
-// carrying code (e.g. 4000 Unknown error: the session stays resumable).
-func (s *Server) CloseGateway(code CloseCode) error {
-	return s.eachBotConn(func(ss *session) { ss.conn.closeWith(code, "closed by the test") })
+	return *it.Response, true
 }

@@ -2,11 +2,13 @@ package discordsim
 
 import (
 	"fmt"
+
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 // VoiceBackend is the voice server the main gateway hands clients to
-// (sim/discord/voicesim in practice). The simulator calls it with s.mu
-// held, so implementations must not call back into the Server.
+// (sim/discord/voicesim in practice). The simulator calls it with no lock
+// held.
 type VoiceBackend interface {
 	// Endpoint is VOICE_SERVER_UPDATE's endpoint, "host:port" with no
 	// scheme (clients dial wss://endpoint?v=8).
@@ -34,94 +36,67 @@ type VoiceGrant struct {
 // noVoiceEndpoint is sent when no VoiceBackend is configured.
 const noVoiceEndpoint = "localhost:0"
 
-// voiceStateUpdateLocked handles Op 4 from a session: VOICE_STATE_UPDATE
-// to the joining session and every member session with
-// GUILD_VOICE_STATES, then VOICE_SERVER_UPDATE with a fresh token to the
-// joining session only (§4 G; @discordjs/voice needs this order). A null
-// channel leaves. Every join or move gets a new token.
+// Voice signalling on the main gateway: op 4 from a session, and simulated
+// members joining, leaving or being moved. The voice state lives in the
+// world (its VoiceStateChanged becomes VOICE_STATE_UPDATE); this layer
+// hands out voice tokens, registers them with the VoiceBackend and sends
+// VOICE_SERVER_UPDATE.
+
+// voiceStateFromGateway handles Op 4 from a session: VOICE_STATE_UPDATE to
+// the joining session and every member session with GUILD_VOICE_STATES,
+// then VOICE_SERVER_UPDATE with a fresh token to the joining session only
+// (§4 G; @discordjs/voice needs this order). A null channel leaves. Every
+// join or move gets a new token. Updates for guilds the user is not in, or
+// for channels that are not voice channels of the guild, are ignored, as
+// Discord does.
 // https://discord.com/developers/docs/topics/voice-connections#retrieving-voice-server-information
-func (s *Server) voiceStateUpdateLocked(ss *session, cmd *voiceStateCommand) {
-	g := s.guilds[cmd.GuildID]
-	if g == nil || g.members[ss.user] == nil {
-		return // Discord ignores updates for guilds the user is not in
-	}
+func (s *Server) voiceStateFromGateway(ss sessionRef, cmd *voiceStateCommand) {
 	if cmd.ChannelID == nil || *cmd.ChannelID == "" {
-		s.leaveVoiceLocked(g, ss.user)
+		s.leaveVoice(cmd.GuildID, ss.user)
 		return
 	}
-	c := s.channels[*cmd.ChannelID]
-	if c == nil || c.guild != g.id || c.typ != ChannelVoice {
+	vs := world.VoiceState{Guild: cmd.GuildID, User: ss.user, Channel: *cmd.ChannelID, SessionID: ss.id,
+		SelfMute: cmd.SelfMute, SelfDeaf: cmd.SelfDeaf}
+	if err := s.SetVoiceState(vs, ss.id); err != nil {
 		return
 	}
-	vs := &voiceState{channel: c.id, sessionID: ss.id, selfMute: cmd.SelfMute, selfDeaf: cmd.SelfDeaf}
-	g.voice[ss.user] = vs
-	token := "vtok-" + randomHex(12)
+	s.grantVoice(vs, ss.id)
+}
+
+// grantVoice hands out a fresh voice token for vs: registered with the
+// VoiceBackend, then sent in VOICE_SERVER_UPDATE to the gateway session
+// toSession ("" for a simulated member without one). It returns the grant.
+func (s *Server) grantVoice(vs world.VoiceState, toSession string) (VoiceGrant, error) {
+	grant := VoiceGrant{GuildID: vs.Guild, ChannelID: vs.Channel, UserID: vs.User, SessionID: vs.SessionID,
+		Token: "vtok-" + world.RandomHex(12), SelfDeaf: vs.SelfDeaf, SelfMute: vs.SelfMute}
 	endpoint := noVoiceEndpoint
 	if s.voice != nil {
 		endpoint = s.voice.Endpoint()
-		err := s.voice.Authorize(VoiceGrant{
-			GuildID: g.id, ChannelID: c.id, UserID: ss.user, SessionID: ss.id, Token: token,
-			SelfDeaf: cmd.SelfDeaf, SelfMute: cmd.SelfMute,
-		})
-		if err != nil {
+		if err := s.voice.Authorize(grant); err != nil {
 			s.log.Error("discordsim: voice authorize", "err", err)
+			return VoiceGrant{}, err
 		}
 	}
-	s.broadcastVoiceStateLocked(g, ss.user, vs, ss)
-	ev := struct {
-		Token    string  `json:"token"`
-		GuildID  GuildID `json:"guild_id"`
-		Endpoint string  `json:"endpoint"`
-	}{token, g.id, endpoint}
-	s.dispatchToLocked(ss, "VOICE_SERVER_UPDATE", ev, 0)
-	s.notifyLocked()
+	if toSession != "" {
+		ev := struct {
+			Token    string  `json:"token"`
+			GuildID  GuildID `json:"guild_id"`
+			Endpoint string  `json:"endpoint"`
+		}{grant.Token, vs.Guild, endpoint}
+		s.gw.sendTo(toSession, "VOICE_SERVER_UPDATE", ev)
+	}
+	return grant, nil
 }
 
-func (s *Server) leaveVoiceLocked(g *guild, u UserID) {
-	if g.voice[u] == nil {
-		return
+// leaveVoice takes u out of voice in g and revokes its voice session.
+func (s *Server) leaveVoice(g GuildID, u UserID) bool {
+	if !s.World.LeaveVoice(g, u) {
+		return false
 	}
-	delete(g.voice, u)
 	if s.voice != nil {
-		s.voice.Revoke(g.id, u)
+		s.voice.Revoke(g, u)
 	}
-	s.broadcastVoiceStateLocked(g, u, nil, nil)
-	s.notifyLocked()
-}
-
-// broadcastVoiceStateLocked sends VOICE_STATE_UPDATE to the guild's member
-// sessions with GUILD_VOICE_STATES, and to self regardless of intents.
-func (s *Server) broadcastVoiceStateLocked(g *guild, u UserID, vs *voiceState, self *session) {
-	w := s.wireVoiceStateLocked(g, u, vs, true)
-	if self != nil {
-		s.dispatchToLocked(self, "VOICE_STATE_UPDATE", w, 0)
-	}
-	for _, ss := range s.sessions {
-		if ss != self && g.members[ss.user] != nil && ss.ownsGuild(g.id) {
-			s.dispatchToLocked(ss, "VOICE_STATE_UPDATE", w, IntentGuildVoiceStates)
-		}
-	}
-}
-
-// VoiceState is a user's voice state for tests.
-type VoiceState struct {
-	Channel   ChannelID
-	SessionID string
-	SelfMute  bool
-	SelfDeaf  bool
-}
-
-// VoiceStateOf returns u's voice state in guild g; ok is false when u is
-// not in a voice channel there.
-func (s *Server) VoiceStateOf(g GuildID, u UserID) (VoiceState, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	gd := s.guilds[g]
-	if gd == nil || gd.voice[u] == nil {
-		return VoiceState{}, false
-	}
-	vs := gd.voice[u]
-	return VoiceState{Channel: vs.channel, SessionID: vs.sessionID, SelfMute: vs.selfMute, SelfDeaf: vs.selfDeaf}, true
+	return true
 }
 
 // JoinVoice puts a simulated member into a voice channel and dispatches
@@ -130,42 +105,31 @@ func (s *Server) VoiceStateOf(g GuildID, u UserID) (VoiceState, bool) {
 // client can connect to the voice server with it; the grant is registered
 // with the VoiceBackend.
 func (s *Server) JoinVoice(u UserID, ch ChannelID) (VoiceGrant, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.channels[ch]
-	if c == nil || c.typ != ChannelVoice {
+	c, ok := s.channel(ch)
+	if !ok || c.Type != ChannelVoice {
 		return VoiceGrant{}, fmt.Errorf("discordsim: join voice: %s is not a voice channel", ch)
 	}
-	g := s.guilds[c.guild]
-	if g.members[u] == nil {
-		return VoiceGrant{}, fmt.Errorf("discordsim: join voice: %s is not a member of %s", u, g.id)
+	vs := world.VoiceState{Guild: c.Guild, User: u, Channel: ch, SessionID: world.RandomHex(16)}
+	if err := s.SetVoiceState(vs, ""); err != nil {
+		return VoiceGrant{}, fmt.Errorf("discordsim: join voice: %w", err)
 	}
-	vs := &voiceState{channel: ch, sessionID: randomHex(16)}
-	g.voice[u] = vs
-	grant := VoiceGrant{GuildID: g.id, ChannelID: ch, UserID: u, SessionID: vs.sessionID, Token: "vtok-" + randomHex(12)}
-	if s.voice != nil {
-		if err := s.voice.Authorize(grant); err != nil {
-			return VoiceGrant{}, fmt.Errorf("discordsim: join voice: %w", err)
-		}
+	grant, err := s.grantVoice(vs, "")
+	if err != nil {
+		return VoiceGrant{}, fmt.Errorf("discordsim: join voice: %w", err)
 	}
-	s.broadcastVoiceStateLocked(g, u, vs, nil)
-	s.notifyLocked()
 	return grant, nil
 }
 
 // LeaveVoice takes a simulated member out of voice in the channel's guild.
 func (s *Server) LeaveVoice(u UserID, ch ChannelID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.channels[ch]
-	if c == nil {
+	c, ok := s.channel(ch)
+	if !ok {
 		return fmt.Errorf("discordsim: leave voice: unknown channel %s", ch)
 	}
-	g := s.guilds[c.guild]
-	if vs := g.voice[u]; vs == nil || vs.channel != ch {
+	if vs, ok := s.VoiceStateOf(c.Guild, u); !ok || vs.Channel != ch {
 		return fmt.Errorf("discordsim: leave voice: %s is not in %s", u, ch)
 	}
-	s.leaveVoiceLocked(g, u)
+	s.leaveVoice(c.Guild, u)
 	return nil
 }
 
@@ -175,46 +139,32 @@ func (s *Server) LeaveVoice(u UserID, ch ChannelID) error {
 // belongs to one of u's gateway sessions (the bot), that session also gets
 // a VOICE_SERVER_UPDATE with a fresh token after a move, as on a join.
 func (s *Server) MoveVoice(g GuildID, u UserID, ch ChannelID) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	gd := s.guilds[g]
-	if gd == nil || gd.voice[u] == nil {
+	vs, ok := s.VoiceStateOf(g, u)
+	if !ok {
 		return fmt.Errorf("discordsim: move voice: %s is not in voice in %s", u, g)
 	}
 	if ch == "" {
-		s.leaveVoiceLocked(gd, u)
+		s.leaveVoice(g, u)
 		return nil
 	}
-	c := s.channels[ch]
-	if c == nil || c.guild != g || c.typ != ChannelVoice {
-		return fmt.Errorf("discordsim: move voice: %s is not a voice channel of %s", ch, g)
+	vs.Channel = ch
+	owner := ""
+	if ref, ok := s.gw.sessionOf(vs.SessionID, u); ok {
+		owner = ref.id
 	}
-	vs := gd.voice[u]
-	vs.channel = ch
-	owner := s.sessions[vs.sessionID]
-	if owner != nil && owner.user != u {
-		owner = nil
+	if err := s.SetVoiceState(vs, owner); err != nil {
+		return fmt.Errorf("discordsim: move voice: %w", err)
 	}
-	grant := VoiceGrant{GuildID: g, ChannelID: ch, UserID: u, SessionID: vs.sessionID,
-		Token: "vtok-" + randomHex(12), SelfDeaf: vs.selfDeaf, SelfMute: vs.selfMute}
-	if s.voice != nil {
-		if err := s.voice.Authorize(grant); err != nil {
-			return fmt.Errorf("discordsim: move voice: %w", err)
-		}
+	if _, err := s.grantVoice(vs, owner); err != nil {
+		return fmt.Errorf("discordsim: move voice: %w", err)
 	}
-	s.broadcastVoiceStateLocked(gd, u, vs, owner)
-	if owner != nil {
-		endpoint := noVoiceEndpoint
-		if s.voice != nil {
-			endpoint = s.voice.Endpoint()
-		}
-		ev := struct {
-			Token    string  `json:"token"`
-			GuildID  GuildID `json:"guild_id"`
-			Endpoint string  `json:"endpoint"`
-		}{grant.Token, g, endpoint}
-		s.dispatchToLocked(owner, "VOICE_SERVER_UPDATE", ev, 0)
-	}
-	s.notifyLocked()
 	return nil
+}
+
+// channel looks a channel up.
+func (s *Server) channel(id ChannelID) (world.Channel, bool) {
+	var c world.Channel
+	var ok bool
+	s.Read(func(v *world.View) { c, ok = v.Channel(id) })
+	return c, ok
 }

@@ -1,15 +1,16 @@
 package discordsim
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/banterbot/banter/sim/discord/world"
+)
 
 // JSON shapes as Discord puts them on the wire. Field sets follow the
 // reference captures (discord-clients.md §4 D–I): what discordgo's strict
 // decoder and discord.js's structures need, with nulls where Discord sends
 // nulls. Permissions are decimal strings; ids are strings.
 // https://discord.com/developers/docs/resources/user#user-object
-
-// everyonePermissions is the @everyone permission set of a new guild.
-const everyonePermissions = "2248473465835073"
 
 // wireTime is the RFC 3339 layout Discord uses for timestamps.
 const wireTime = "2006-01-02T15:04:05.000000+00:00"
@@ -167,15 +168,6 @@ type wireMessageReference struct {
 	FailIfNotExists *bool     `json:"fail_if_not_exists,omitempty"`
 }
 
-// AllowedMentions is the allowed_mentions object a client sent.
-// https://discord.com/developers/docs/resources/message#allowed-mentions-object
-type AllowedMentions struct {
-	Parse       []string `json:"parse"`
-	Users       []UserID `json:"users,omitempty"`
-	Roles       []RoleID `json:"roles,omitempty"`
-	RepliedUser bool     `json:"replied_user,omitempty"`
-}
-
 type wireInteractionMetadata struct {
 	ID   InteractionID `json:"id"`
 	Type int           `json:"type"`
@@ -209,6 +201,60 @@ type wireMessage struct {
 	ReferencedMessage *wireMessage             `json:"referenced_message,omitempty"`
 	Interaction       *wireInteractionMetadata `json:"interaction,omitempty"`
 	Thread            *wireChannel             `json:"thread,omitempty"`
+	Reactions         []wireReaction           `json:"reactions,omitempty"`
+}
+
+// wireAttachment is an attachment object.
+// https://discord.com/developers/docs/resources/message#attachment-object
+type wireAttachment struct {
+	ID          AttachmentID `json:"id"`
+	Filename    string       `json:"filename"`
+	Description string       `json:"description,omitempty"`
+	ContentType string       `json:"content_type,omitempty"`
+	Size        int          `json:"size"`
+	URL         string       `json:"url"`
+	ProxyURL    string       `json:"proxy_url"`
+	Width       *int         `json:"width,omitempty"`
+	Height      *int         `json:"height,omitempty"`
+}
+
+// wireEmoji is a (partial) emoji object: id null for a Unicode emoji.
+type wireEmoji struct {
+	ID       *string `json:"id"`
+	Name     string  `json:"name"`
+	Animated bool    `json:"animated,omitempty"`
+}
+
+type wireCountDetails struct {
+	Burst  int `json:"burst"`
+	Normal int `json:"normal"`
+}
+
+// wireReaction is a message's reactions with one emoji.
+// https://discord.com/developers/docs/resources/message#reaction-object
+type wireReaction struct {
+	Count        int              `json:"count"`
+	CountDetails wireCountDetails `json:"count_details"`
+	Me           bool             `json:"me"`
+	MeBurst      bool             `json:"me_burst"`
+	Emoji        wireEmoji        `json:"emoji"`
+	BurstColors  []string         `json:"burst_colors"`
+}
+
+// wireReactionEvent is MESSAGE_REACTION_ADD, _REMOVE, _REMOVE_ALL and
+// _REMOVE_EMOJI (each uses a subset).
+// https://discord.com/developers/docs/events/gateway-events#message-reaction-add
+type wireReactionEvent struct {
+	UserID          UserID      `json:"user_id,omitempty"`
+	ChannelID       ChannelID   `json:"channel_id"`
+	MessageID       MessageID   `json:"message_id"`
+	GuildID         GuildID     `json:"guild_id,omitempty"`
+	Member          *wireMember `json:"member,omitempty"`
+	Emoji           *wireEmoji  `json:"emoji,omitempty"`
+	MessageAuthorID UserID      `json:"message_author_id,omitempty"`
+	Burst           bool        `json:"burst"`
+	BurstColors     []string    `json:"burst_colors,omitempty"`
+	Type            int         `json:"type"`
 }
 
 type wireCommand struct {
@@ -226,6 +272,14 @@ type wireCommand struct {
 	Version                  string            `json:"version"`
 }
 
+func wireCommandOf(c world.Command) wireCommand {
+	return wireCommand{
+		ID: c.ID, ApplicationID: c.Application, GuildID: c.Guild, Name: c.Name, NameLocalizations: c.NameLocalizations,
+		Description: c.Description, DescriptionLocalizations: c.DescriptionLocalizations, Options: c.Options,
+		DefaultMemberPermissions: c.DefaultMemberPermissions, Type: c.Type, NSFW: c.NSFW, Version: c.Version,
+	}
+}
+
 // wireError is Discord's JSON error body.
 // https://discord.com/developers/docs/topics/opcodes-and-status-codes#json
 type wireError struct {
@@ -234,20 +288,8 @@ type wireError struct {
 	Errors  json.RawMessage `json:"errors,omitempty"`
 }
 
-// JSON error codes the simulator answers with.
+// JSON error codes of the transport itself; the world's are in package world.
 const (
-	codeGeneral          = 0
-	codeUnknownChannel   = 10003
-	codeUnknownGuild     = 10004
-	codeUnknownMember    = 10007
-	codeUnknownMessage   = 10008
-	codeUnknownUser      = 10013
-	codeUnknownCommand   = 10063
-	codeUnknownInteract  = 10062
-	codeUnknownWebhook   = 10015
-	codeUnauthorized     = 0
-	codeCannotEditOthers = 50005
-	codeMissingAccess    = 50001
-	codeInvalidBody      = 50035
-	codeAlreadyAcked     = 40060
+	codeGeneral      = world.CodeGeneral
+	codeUnauthorized = 0
 )

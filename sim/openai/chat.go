@@ -163,101 +163,123 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if s.preFault(w, r, &o, rec) {
 		return
 	}
-	pl := s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced)
-	id := "chatcmpl-" + s.newID("sim")
-	created := s.now().Unix()
-	finish := "stop"
-	if len(pl.calls) > 0 {
-		finish = "tool_calls"
+	c := &chatReply{s: s, w: w, r: r, rec: rec, o: &o, p: p, id: "chatcmpl-" + s.newID("sim"), created: s.now().Unix(),
+		plan: s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced), finish: "stop"}
+	if len(c.plan.calls) > 0 {
+		c.finish = "tool_calls"
 	}
 	rec.Status = http.StatusOK
 	if !p.stream {
-		n := countTokens(pl.text) + countTokens(pl.refusal)
-		msg := chatMessageOut{Role: "assistant", Annotations: []any{}}
-		if pl.refusal != "" {
-			msg.Refusal = &pl.refusal
-		} else if pl.text != "" {
-			msg.Content = &pl.text
-		}
-		for _, c := range pl.calls {
-			var tc chatToolCall
-			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = c.CallID, "function", c.Name, c.Arguments
-			msg.ToolCalls = append(msg.ToolCalls, tc)
-			n += countTokens(c.Arguments)
-		}
-		if s.wait(r.Context(), o.latency.TimeToFirstToken, &rec.Injected.FirstToken) != nil ||
-			s.wait(r.Context(), time.Duration(max(n-1, 0))*o.latency.PerToken, &rec.Injected.Tokens) != nil {
-			rec.Status = 0
-			return
-		}
-		s.record(rec)
-		writeBody(w, map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": p.model,
-			"choices": []any{map[string]any{
-				"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish,
-			}},
-			"usage":              chatUsageFor(p.flat, n),
-			"service_tier":       "default",
-			"system_fingerprint": "fp_openaisim",
-		}, o.fault)
+		c.body()
 		return
 	}
+	c.stream(req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+}
 
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	sw := s.newSSE(w, r, false, o.fault)
-	chunk := func(delta map[string]any, finishReason any, delta2 bool) {
-		c := map[string]any{
-			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,
+// chatReply writes one chat completion, as a body or a stream.
+type chatReply struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	rec     *Recorded
+	o       *outcome
+	p       *prompt
+	plan    plan
+	id      string
+	created int64
+	finish  string
+}
+
+// body answers with a chat.completion object after the injected latency.
+func (c *chatReply) body() {
+	pl := &c.plan
+	n := countTokens(pl.text) + countTokens(pl.refusal)
+	msg := chatMessageOut{Role: "assistant", Annotations: []any{}}
+	if pl.refusal != "" {
+		msg.Refusal = &pl.refusal
+	} else if pl.text != "" {
+		msg.Content = &pl.text
+	}
+	for _, call := range pl.calls {
+		var tc chatToolCall
+		tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = call.CallID, "function", call.Name, call.Arguments
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+		n += countTokens(call.Arguments)
+	}
+	lat := c.o.latency
+	if c.s.wait(c.r.Context(), lat.TimeToFirstToken, &c.rec.Injected.FirstToken) != nil ||
+		c.s.wait(c.r.Context(), time.Duration(max(n-1, 0))*lat.PerToken, &c.rec.Injected.Tokens) != nil {
+		c.rec.Status = 0
+		return
+	}
+	c.s.record(c.rec)
+	writeBody(c.w, map[string]any{
+		"id": c.id, "object": "chat.completion", "created": c.created, "model": c.p.model,
+		"choices": []any{map[string]any{
+			"index": 0, "message": msg, "logprobs": nil, "finish_reason": c.finish,
+		}},
+		"usage":              chatUsageFor(c.p.flat, n),
+		"service_tier":       "default",
+		"system_fingerprint": "fp_openaisim",
+	}, c.o.fault)
+}
+
+// stream answers with chat.completion.chunk events: the role, content (or
+// refusal) deltas, tool call deltas, the finish reason, the usage chunk
+// when asked for, then [DONE].
+func (c *chatReply) stream(includeUsage bool) {
+	sw := c.s.newSSE(c.w, c.r, false, c.o.fault)
+	chunk := func(delta map[string]any, finishReason any, isDelta bool) {
+		ch := map[string]any{
+			"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.p.model,
 			"system_fingerprint": "fp_openaisim", "service_tier": "default",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finishReason}},
 		}
 		if includeUsage {
-			c["usage"] = nil
+			ch["usage"] = nil
 		}
-		sw.event("", c, delta2)
+		sw.event("", ch, isDelta)
 	}
-	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
-	pace := pc.token
-	chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil, false)
-	for _, tok := range tokens(pl.text) {
-		if !pace() {
-			rec.Status = 0
-			return
-		}
-		chunk(map[string]any{"content": tok}, nil, true)
-	}
-	for _, tok := range tokens(pl.refusal) {
-		if !pace() {
-			rec.Status = 0
-			return
-		}
-		chunk(map[string]any{"refusal": tok}, nil, true)
-	}
-	for i, c := range pl.calls {
-		if !pace() {
-			rec.Status = 0
-			return
-		}
-		chunk(map[string]any{"tool_calls": []any{map[string]any{
-			"index": i, "id": c.CallID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": ""},
-		}}}, nil, false)
-		for _, part := range chunkString(c.Arguments, 8) {
-			if !pace() {
-				rec.Status = 0
-				return
+	pc := c.s.newPacer(c.r.Context(), c.o.latency, &c.rec.Injected)
+	paced := func(deltas []map[string]any, isDelta []bool) bool {
+		for i, d := range deltas {
+			if !pc.token() {
+				c.rec.Status = 0
+				return false
 			}
-			chunk(map[string]any{"tool_calls": []any{map[string]any{
+			chunk(d, nil, isDelta[i])
+		}
+		return true
+	}
+	chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil, false)
+	var deltas []map[string]any
+	var isDelta []bool
+	for _, tok := range tokens(c.plan.text) {
+		deltas, isDelta = append(deltas, map[string]any{"content": tok}), append(isDelta, true)
+	}
+	for _, tok := range tokens(c.plan.refusal) {
+		deltas, isDelta = append(deltas, map[string]any{"refusal": tok}), append(isDelta, true)
+	}
+	for i, call := range c.plan.calls {
+		deltas, isDelta = append(deltas, map[string]any{"tool_calls": []any{map[string]any{
+			"index": i, "id": call.CallID, "type": "function",
+			"function": map[string]any{"name": call.Name, "arguments": ""},
+		}}}), append(isDelta, false)
+		for _, part := range chunkString(call.Arguments, 8) {
+			deltas, isDelta = append(deltas, map[string]any{"tool_calls": []any{map[string]any{
 				"index": i, "function": map[string]any{"arguments": part},
-			}}}, nil, true)
+			}}}), append(isDelta, true)
 		}
 	}
-	s.record(rec)
-	chunk(map[string]any{}, finish, false)
+	if !paced(deltas, isDelta) {
+		return
+	}
+	c.s.record(c.rec)
+	chunk(map[string]any{}, c.finish, false)
 	if includeUsage {
 		sw.event("", map[string]any{
-			"id": id, "object": "chat.completion.chunk", "created": created, "model": p.model,
-			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(p.flat, pc.tokens),
+			"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.p.model,
+			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(c.p.flat, pc.tokens),
 		}, false)
 	}
 	sw.done()

@@ -10,6 +10,7 @@ type plan struct {
 	text    string
 	refusal string
 	calls   []ToolCall
+	search  *searchPlan // a hosted web search run before the message
 }
 
 // toolPolicy is how tool_choice constrains the output.
@@ -22,7 +23,9 @@ const (
 )
 
 // makePlan turns an outcome into output. Default (no rule): echo the last
-// user input; when tool_choice forces a tool, call it with "{}".
+// user input; when tool_choice forces a tool, call it with "{}" (or, for
+// the hosted web search, search for the last user input). A scripted web
+// search runs only when the request offers the tool.
 func (s *Server) makePlan(o *outcome, lastUser string, tools []Tool, policy toolPolicy, forced string) plan {
 	var p plan
 	if o.rule != "" {
@@ -34,22 +37,51 @@ func (s *Server) makePlan(o *outcome, lastUser string, tools []Tool, policy tool
 			}
 			p.calls = append(p.calls, c)
 		}
+		if ws := o.reply.WebSearch; ws != nil && offersWebSearch(tools) {
+			p.search = &searchPlan{query: ws.Query, results: ws.Results}
+			if p.search.query == "" {
+				p.search.query = lastUser
+			}
+		}
 	}
 	if policy == toolPolicyNone {
-		p.calls = nil
+		p.calls, p.search = nil, nil
+	}
+	if policy == toolPolicyRequired && p.search == nil && len(p.calls) == 0 && (isWebSearch(strings.TrimPrefix(forced, hostedPrefix)) || (forced == "" && onlyHosted(tools))) {
+		p.search = defaultSearch(lastUser)
 	}
 	if p.text == "" && p.refusal == "" && len(p.calls) == 0 {
 		switch {
+		case p.search != nil:
+			p.text = "Here is what I found about " + p.search.query + "."
 		case policy == toolPolicyRequired && forced != "":
 			p.calls = []ToolCall{{Name: forced, Arguments: "{}", CallID: s.newID("call")}}
-		case policy == toolPolicyRequired && len(tools) > 0:
-			p.calls = []ToolCall{{Name: tools[0].Name, Arguments: "{}", CallID: s.newID("call")}}
+		case policy == toolPolicyRequired && firstFunction(tools) != "":
+			p.calls = []ToolCall{{Name: firstFunction(tools), Arguments: "{}", CallID: s.newID("call")}}
 		default:
 			p.text = defaultText(lastUser)
 		}
 	}
 	return p
 }
+
+// hostedPrefix marks a hosted tool type forced by tool_choice ({"type":
+// "web_search"}), apart from a function's name.
+const hostedPrefix = "hosted:"
+
+// firstFunction is the name of the first function tool offered, or "".
+func firstFunction(tools []Tool) string {
+	for _, t := range tools {
+		if t.Type == "function" && t.Name != "" {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// onlyHosted reports whether the tools offered include a web search and
+// no function.
+func onlyHosted(tools []Tool) bool { return offersWebSearch(tools) && firstFunction(tools) == "" }
 
 func defaultText(lastUser string) string {
 	lastUser = strings.TrimSpace(lastUser)

@@ -65,6 +65,7 @@ type responsesRequest struct {
 	Store              *bool             `json:"store"`
 	Metadata           map[string]string `json:"metadata"`
 	User               *string           `json:"user"`
+	Include            []string          `json:"include"`
 }
 
 // inputItem is one element of a responses "input" array (any item type).
@@ -333,6 +334,11 @@ func parseTools(raw []json.RawMessage, chat bool) ([]Tool, error) {
 		if t.Type == "" {
 			return nil, reqErr(param+".type", "Missing required parameter: '%s.type'.", param)
 		}
+		if chat && t.Type != "function" && t.Type != "custom" {
+			// Hosted tools (web_search, file_search, ...) are the Responses API's only.
+			return nil, &requestError{param: param + ".type", code: "invalid_value",
+				msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: 'function' and 'custom'.", t.Type)}
+		}
 		tool := Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 		if chat && t.Function != nil {
 			tool.Name, tool.Description, tool.Parameters = t.Function.Name, t.Function.Description, t.Function.Parameters
@@ -380,6 +386,13 @@ func parseToolChoice(raw json.RawMessage, p *prompt, chat bool) error {
 	}
 	if err := json.Unmarshal(raw, &tc); err != nil {
 		return reqErr("tool_choice", "Invalid type for 'tool_choice': expected a string or an object.")
+	}
+	if isWebSearch(tc.Type) && !chat {
+		if !offersWebSearch(p.tools) {
+			return reqErr("tool_choice", "Tool choice '%s' not found in 'tools' parameter.", tc.Type)
+		}
+		p.policy, p.forced = toolPolicyRequired, hostedPrefix+tc.Type
+		return nil
 	}
 	if tc.Type == "function" {
 		name := tc.Name

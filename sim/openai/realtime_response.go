@@ -162,190 +162,220 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 
 	o := c.s.resolve(in)
 	rec.Rule, rec.Fault = o.rule, o.fault
-	if o.fault.DropAfterEvents > 0 {
-		c.writeMu.Lock()
-		c.dropAt = c.sent + o.fault.DropAfterEvents
-		c.writeMu.Unlock()
-	}
-	if o.fault.MalformedJSON {
-		c.writeMu.Lock()
-		c.malformedDelta = true
-		c.writeMu.Unlock()
-	}
-	resp := map[string]any{
+	c.armFaults(o.fault)
+	run := &rtRun{c: c, r: r, rec: rec, o: &o, audioOut: modalities[0] == "audio",
+		inConversation: p.Conversation == nil || *p.Conversation != "none"} // "none": an out-of-band response
+	run.resp = map[string]any{
 		"id": r.id, "object": "realtime.response", "status": "in_progress", "status_details": nil,
 		"output": []any{}, "conversation_id": conversationID(c.id, p), "output_modalities": modalities,
 		"max_output_tokens": "inf", "usage": nil, "metadata": p.Metadata,
 		"audio": map[string]any{"output": map[string]any{"format": map[string]any{"type": "audio/pcm", "rate": 24000}, "voice": rec.Voice}},
 	}
-	c.send(map[string]any{"type": "response.created", "response": deepCopy(resp)})
-	var output []any
-	outTokens := 0
-	finish := func(status string, details any) {
-		resp["status"], resp["status_details"], resp["output"] = status, details, output
-		if output == nil {
-			resp["output"] = []any{}
-		}
-		in := countTokens(rec.Prompt)
-		resp["usage"] = map[string]any{"total_tokens": in + outTokens, "input_tokens": in, "output_tokens": outTokens,
-			"input_token_details":  map[string]any{"text_tokens": in, "audio_tokens": 0, "cached_tokens": 0},
-			"output_token_details": map[string]any{"text_tokens": outTokens, "audio_tokens": 0}}
-		c.s.record(rec)
-		c.endResponse(r) // before response.done: the client may create the next one at once
-		c.send(map[string]any{"type": "response.done", "response": resp})
-	}
-	cancelled := func() {
-		reason := r.cancelReason()
-		if reason == "" {
-			reason = "client_cancelled"
-		}
-		finish("cancelled", map[string]any{"type": "cancelled", "reason": reason})
-	}
+	c.send(map[string]any{"type": "response.created", "response": deepCopy(run.resp)})
 	if o.fault.Status != 0 {
 		e := errorFor(o.fault.Status, o.fault.Message)
 		c.send(map[string]any{"type": "error", "error": e})
-		finish("failed", map[string]any{"type": "failed", "error": map[string]any{"type": e.Type, "code": e.Code}})
+		run.finish("failed", map[string]any{"type": "failed", "error": map[string]any{"type": e.Type, "code": e.Code}})
 		return
 	}
 	if o.fault.Timeout {
 		<-r.ctx.Done()
 		if c.ctx.Err() == nil {
-			cancelled()
+			run.cancelled()
 		}
 		return
 	}
 	pl := c.s.makePlan(&o, in.lastUser, rec.Tools, toolPolicyAuto, "")
-	// conversation "none": an out-of-band response, kept out of the
-	// conversation
-	inConversation := p.Conversation == nil || *p.Conversation != "none"
 	pc := c.s.newPacer(r.ctx, o.latency, &rec.Injected)
-	pace := func() bool {
-		outTokens++
+	run.pace = func() bool {
+		run.outTokens++
 		return pc.token()
 	}
-	idx := 0
 	text := pl.text
 	if pl.refusal != "" {
 		text = pl.refusal
 	}
-	if text != "" {
-		itemID := c.s.newID("item")
-		audioOut := modalities[0] == "audio"
-		partType := "output_text"
-		if audioOut {
-			partType = "output_audio"
-		}
-		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
-		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
-		it := &rtItem{id: itemID, typ: "message", role: "assistant", truncateMs: -1, raw: item}
-		if inConversation {
-			c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
-			c.mu.Lock()
-			c.items = append(c.items, it)
-			c.mu.Unlock()
-		}
-		emptyPart := map[string]any{"type": partType}
-		if audioOut {
-			emptyPart["transcript"] = ""
-		} else {
-			emptyPart["text"] = ""
-		}
-		c.send(map[string]any{"type": "response.content_part.added", "response_id": r.id, "item_id": itemID, "output_index": idx, "content_index": 0, "part": emptyPart})
-		var pcm []byte
-		if audioOut {
-			if o.reply.Audio != nil {
-				pcm = o.reply.Audio[:len(o.reply.Audio)&^1]
-			} else {
-				pcm = Synthesize(text, rec.Voice, 1)
-			}
-			rec.AudioBytes = len(pcm)
-		}
-		toks := tokens(text)
-		sentAudio := 0
-		base := map[string]any{"response_id": r.id, "item_id": itemID, "output_index": idx, "content_index": 0}
-		with := func(typ string, kv ...any) map[string]any {
-			m := map[string]any{"type": typ}
-			for k, v := range base {
-				m[k] = v
-			}
-			for i := 0; i+1 < len(kv); i += 2 {
-				m[kv[i].(string)] = kv[i+1]
-			}
-			return m
-		}
-		var spoken strings.Builder
-		for i, tok := range toks {
-			if !pace() {
-				c.markPartial(it, sentAudio, spoken.String())
-				if c.ctx.Err() == nil {
-					cancelled()
-				}
-				return
-			}
-			spoken.WriteString(tok)
-			if !audioOut {
-				c.sendEvent(with("response.output_text.delta", "delta", tok), true)
-				continue
-			}
-			c.sendEvent(with("response.output_audio_transcript.delta", "delta", tok), true)
-			upto := len(pcm) * (i + 1) / len(toks) &^ 1
-			for sentAudio < upto {
-				end := min(upto, sentAudio+9600) // ≤ 200 ms per delta
-				c.sendEvent(with("response.output_audio.delta", "delta", base64.StdEncoding.EncodeToString(pcm[sentAudio:end])), true)
-				sentAudio = end
-			}
-		}
-		c.markPartial(it, sentAudio, text)
-		var part map[string]any
-		if audioOut {
-			c.send(with("response.output_audio.done"))
-			c.send(with("response.output_audio_transcript.done", "transcript", text))
-			part = map[string]any{"type": "output_audio", "transcript": text}
-		} else {
-			c.send(with("response.output_text.done", "text", text))
-			part = map[string]any{"type": "output_text", "text": text}
-		}
-		c.send(with("response.content_part.done", "part", part))
-		item["status"], item["content"] = "completed", []any{part}
-		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
-		if inConversation {
-			c.itemDone(deepCopy(item).(map[string]any))
-		}
-		output = append(output, item)
-		idx++
+	if text != "" && !run.message(text) {
+		return
 	}
 	for _, call := range pl.calls {
-		itemID := c.s.newID("item")
-		item := map[string]any{"id": itemID, "object": "realtime.item", "type": "function_call", "status": "in_progress",
-			"name": call.Name, "call_id": call.CallID, "arguments": ""}
-		c.send(map[string]any{"type": "response.output_item.added", "response_id": r.id, "output_index": idx, "item": deepCopy(item)})
-		if inConversation {
-			c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+		if !run.call(call) {
+			return
 		}
-		for _, chunk := range chunkString(call.Arguments, 8) {
-			if !pace() {
-				if c.ctx.Err() == nil {
-					cancelled()
-				}
-				return
-			}
-			c.sendEvent(map[string]any{"type": "response.function_call_arguments.delta", "response_id": r.id, "item_id": itemID,
-				"output_index": idx, "call_id": call.CallID, "delta": chunk}, true)
-		}
-		c.send(map[string]any{"type": "response.function_call_arguments.done", "response_id": r.id, "item_id": itemID,
-			"output_index": idx, "call_id": call.CallID, "name": call.Name, "arguments": call.Arguments})
-		item["status"], item["arguments"] = "completed", call.Arguments
-		c.send(map[string]any{"type": "response.output_item.done", "response_id": r.id, "output_index": idx, "item": item})
-		if inConversation {
-			c.itemDone(deepCopy(item).(map[string]any))
-			c.mu.Lock()
-			c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
-			c.mu.Unlock()
-		}
-		output = append(output, item)
-		idx++
 	}
-	finish("completed", nil)
+	run.finish("completed", nil)
+}
+
+// armFaults sets up the faults a response injects into the socket's
+// writes: a drop after N events, a malformed first delta.
+func (c *rtSession) armFaults(f Fault) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if f.DropAfterEvents > 0 {
+		c.dropAt = c.sent + f.DropAfterEvents
+	}
+	if f.MalformedJSON {
+		c.malformedDelta = true
+	}
+}
+
+// rtRun is one response being streamed.
+type rtRun struct {
+	c              *rtSession
+	r              *rtResponse
+	rec            *Recorded
+	o              *outcome
+	resp           map[string]any
+	output         []any
+	outTokens      int
+	pace           func() bool
+	audioOut       bool
+	inConversation bool
+}
+
+// finish ends the response with response.done.
+func (run *rtRun) finish(status string, details any) {
+	run.resp["status"], run.resp["status_details"], run.resp["output"] = status, details, run.output
+	if run.output == nil {
+		run.resp["output"] = []any{}
+	}
+	in := countTokens(run.rec.Prompt)
+	run.resp["usage"] = map[string]any{"total_tokens": in + run.outTokens, "input_tokens": in, "output_tokens": run.outTokens,
+		"input_token_details":  map[string]any{"text_tokens": in, "audio_tokens": 0, "cached_tokens": 0},
+		"output_token_details": map[string]any{"text_tokens": run.outTokens, "audio_tokens": 0}}
+	run.c.s.record(run.rec)
+	run.c.endResponse(run.r) // before response.done: the client may create the next one at once
+	run.c.send(map[string]any{"type": "response.done", "response": run.resp})
+}
+
+// cancelled ends a response cut short (client_cancelled or turn_detected).
+func (run *rtRun) cancelled() {
+	reason := run.r.cancelReason()
+	if reason == "" {
+		reason = "client_cancelled"
+	}
+	run.finish("cancelled", map[string]any{"type": "cancelled", "reason": reason})
+}
+
+// stop ends a response whose pacing was interrupted: cancelled, unless
+// the whole session is going away.
+func (run *rtRun) stop() {
+	if run.c.ctx.Err() == nil {
+		run.cancelled()
+	}
+}
+
+// message streams the assistant message: transcript and audio deltas
+// interleaved (≤ 200 ms of audio each), or text deltas. It reports false
+// when the response was cut short (and has been ended).
+func (run *rtRun) message(text string) bool {
+	c, idx := run.c, len(run.output)
+	itemID := c.s.newID("item")
+	partType := "output_text"
+	if run.audioOut {
+		partType = "output_audio"
+	}
+	item := map[string]any{"id": itemID, "object": "realtime.item", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
+	c.send(map[string]any{"type": "response.output_item.added", "response_id": run.r.id, "output_index": idx, "item": deepCopy(item)})
+	it := &rtItem{id: itemID, typ: "message", role: "assistant", truncateMs: -1, raw: item}
+	if run.inConversation {
+		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+		c.mu.Lock()
+		c.items = append(c.items, it)
+		c.mu.Unlock()
+	}
+	emptyPart := map[string]any{"type": partType, "text": ""}
+	if run.audioOut {
+		emptyPart = map[string]any{"type": partType, "transcript": ""}
+	}
+	c.send(map[string]any{"type": "response.content_part.added", "response_id": run.r.id, "item_id": itemID, "output_index": idx, "content_index": 0, "part": emptyPart})
+	var pcm []byte
+	if run.audioOut {
+		if run.o.reply.Audio != nil {
+			pcm = run.o.reply.Audio[:len(run.o.reply.Audio)&^1]
+		} else {
+			pcm = Synthesize(text, run.rec.Voice, 1)
+		}
+		run.rec.AudioBytes = len(pcm)
+	}
+	with := func(typ string, kv ...any) map[string]any {
+		m := map[string]any{"type": typ, "response_id": run.r.id, "item_id": itemID, "output_index": idx, "content_index": 0}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	toks := tokens(text)
+	sentAudio := 0
+	var spoken strings.Builder
+	for i, tok := range toks {
+		if !run.pace() {
+			c.markPartial(it, sentAudio, spoken.String())
+			run.stop()
+			return false
+		}
+		spoken.WriteString(tok)
+		if !run.audioOut {
+			c.sendEvent(with("response.output_text.delta", "delta", tok), true)
+			continue
+		}
+		c.sendEvent(with("response.output_audio_transcript.delta", "delta", tok), true)
+		upto := len(pcm) * (i + 1) / len(toks) &^ 1
+		for sentAudio < upto {
+			end := min(upto, sentAudio+9600) // ≤ 200 ms per delta
+			c.sendEvent(with("response.output_audio.delta", "delta", base64.StdEncoding.EncodeToString(pcm[sentAudio:end])), true)
+			sentAudio = end
+		}
+	}
+	c.markPartial(it, sentAudio, text)
+	part := map[string]any{"type": "output_text", "text": text}
+	if run.audioOut {
+		c.send(with("response.output_audio.done"))
+		c.send(with("response.output_audio_transcript.done", "transcript", text))
+		part = map[string]any{"type": "output_audio", "transcript": text}
+	} else {
+		c.send(with("response.output_text.done", "text", text))
+	}
+	c.send(with("response.content_part.done", "part", part))
+	item["status"], item["content"] = "completed", []any{part}
+	c.send(map[string]any{"type": "response.output_item.done", "response_id": run.r.id, "output_index": idx, "item": item})
+	if run.inConversation {
+		c.itemDone(deepCopy(item).(map[string]any))
+	}
+	run.output = append(run.output, item)
+	return true
+}
+
+// call streams a function call item: its arguments in pieces.
+func (run *rtRun) call(call ToolCall) bool {
+	c, idx := run.c, len(run.output)
+	itemID := c.s.newID("item")
+	item := map[string]any{"id": itemID, "object": "realtime.item", "type": "function_call", "status": "in_progress",
+		"name": call.Name, "call_id": call.CallID, "arguments": ""}
+	c.send(map[string]any{"type": "response.output_item.added", "response_id": run.r.id, "output_index": idx, "item": deepCopy(item)})
+	if run.inConversation {
+		c.itemAdded(c.lastItemID(), deepCopy(item).(map[string]any))
+	}
+	for _, chunk := range chunkString(call.Arguments, 8) {
+		if !run.pace() {
+			run.stop()
+			return false
+		}
+		c.sendEvent(map[string]any{"type": "response.function_call_arguments.delta", "response_id": run.r.id, "item_id": itemID,
+			"output_index": idx, "call_id": call.CallID, "delta": chunk}, true)
+	}
+	c.send(map[string]any{"type": "response.function_call_arguments.done", "response_id": run.r.id, "item_id": itemID,
+		"output_index": idx, "call_id": call.CallID, "name": call.Name, "arguments": call.Arguments})
+	item["status"], item["arguments"] = "completed", call.Arguments
+	c.send(map[string]any{"type": "response.output_item.done", "response_id": run.r.id, "output_index": idx, "item": item})
+	if run.inConversation {
+		c.itemDone(deepCopy(item).(map[string]any))
+		c.mu.Lock()
+		c.items = append(c.items, &rtItem{id: itemID, typ: "function_call", text: call.Name + "(" + call.Arguments + ")", truncateMs: -1, raw: item})
+		c.mu.Unlock()
+	}
+	run.output = append(run.output, item)
+	return true
 }
 
 // markPartial records how much assistant audio was sent for an item.

@@ -204,6 +204,7 @@ func (c *rtSession) handleEvent(data []byte) {
 		rec.Type, rec.EventID = ev.Type, ev.EventID
 	}
 	c.s.recordEvent(rec)
+	c.s.conformEvent(data)
 	if err != nil {
 		eid := ""
 		if ev != nil {

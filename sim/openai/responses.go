@@ -3,6 +3,7 @@ package openaisim
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -103,7 +104,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	pl := s.makePlan(&o, p.lastUser, p.tools, p.policy, p.forced)
 	resp := s.newResponseObject(req, p)
-	items := s.planItems(&pl)
+	items := s.planItems(&pl, slices.Contains(req.Include, "web_search_call.action.sources"))
 	if req.Store == nil || *req.Store {
 		s.storeResponse(resp.ID, p, &pl)
 	}
@@ -139,9 +140,15 @@ func fillRecord(rec *Recorded, p *prompt) {
 	rec.Stream = p.stream
 }
 
+// toolNames lists the tools offered as rules match them: functions by
+// name, hosted tools by type.
 func toolNames(ts []Tool) []string {
 	out := make([]string, 0, len(ts))
 	for _, t := range ts {
+		if t.Type != "function" && t.Name == "" {
+			out = append(out, t.Type)
+			continue
+		}
 		out = append(out, t.Name)
 	}
 	return out
@@ -187,17 +194,25 @@ func (s *Server) newResponseObject(req *responsesRequest, p *prompt) *responseOb
 	return resp
 }
 
-// planItems builds the completed output items: a message (if there is text
-// or a refusal), then one function_call per tool call.
-func (s *Server) planItems(pl *plan) []any {
+// planItems builds the completed output items: a web_search_call (if the
+// reply searched), a message (if there is text or a refusal; citing the
+// search results), then one function_call per tool call.
+func (s *Server) planItems(pl *plan, withSources bool) []any {
 	var items []any
+	if pl.search != nil {
+		items = append(items, s.searchItem(pl.search, withSources))
+	}
 	switch {
 	case pl.refusal != "":
 		items = append(items, messageItem{ID: s.newID("msg"), Type: "message", Status: "completed", Role: "assistant",
 			Content: []outputPart{{Type: "refusal", Refusal: pl.refusal}}})
 	case pl.text != "":
+		part := textPart(pl.text)
+		if pl.search != nil {
+			part.Text, part.Annotations = cite(pl.text, pl.search.results)
+		}
 		items = append(items, messageItem{ID: s.newID("msg"), Type: "message", Status: "completed", Role: "assistant",
-			Content: []outputPart{textPart(pl.text)}})
+			Content: []outputPart{part}})
 	}
 	for _, c := range pl.calls {
 		items = append(items, functionCallItem{ID: s.newID("fc"), Type: "function_call", Status: "completed",
@@ -211,82 +226,129 @@ func (s *Server) planItems(pl *plan) []any {
 
 // streamResponse writes the Responses SSE event sequence:
 // response.created, response.in_progress, then per item output_item.added,
-// (content_part.added, output_text.delta..., output_text.done,
-// content_part.done | function_call_arguments.delta..., .done),
-// output_item.done, and finally response.completed.
+// (web_search_call.in_progress, .searching, .completed |
+// content_part.added, output_text.delta..., output_text.annotation.added...,
+// output_text.done, content_part.done | function_call_arguments.delta...,
+// .done), output_item.done, and finally response.completed.
 func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Recorded, o *outcome, resp *responseObject, items []any, p *prompt) {
-	ctx := r.Context()
 	sw := s.newSSE(w, r, true, o.fault)
-	seq := 0
-	emit := func(typ string, fields map[string]any, delta bool) {
-		fields["type"] = typ
-		fields["sequence_number"] = seq
-		seq++
-		sw.event(typ, fields, delta)
-	}
+	st := &responseStream{sw: sw}
 	sw.onError = func(e APIError) {
-		emit("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param}, false)
+		st.emit("error", map[string]any{"code": e.Code, "message": e.Message, "param": e.Param}, false)
 		resp.Status, resp.Error = "failed", map[string]any{"code": e.Code, "message": e.Message}
 		s.record(rec)
-		emit("response.failed", map[string]any{"response": resp}, false)
+		st.emit("response.failed", map[string]any{"response": resp}, false)
 	}
 	snapshot := *resp
-	emit("response.created", map[string]any{"response": &snapshot}, false)
-	emit("response.in_progress", map[string]any{"response": &snapshot}, false)
+	st.emit("response.created", map[string]any{"response": &snapshot}, false)
+	st.emit("response.in_progress", map[string]any{"response": &snapshot}, false)
 
-	pc := s.newPacer(ctx, o.latency, &rec.Injected)
-	pace := pc.token
+	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
+	st.pace = pc.token
 	for idx, it := range items {
+		ok := true
 		switch item := it.(type) {
+		case webSearchItem:
+			st.search(idx, item)
 		case messageItem:
-			added := item
-			added.Status, added.Content = "in_progress", []outputPart{}
-			emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
-			part := item.Content[0]
-			empty := outputPart{Type: part.Type, Annotations: part.Annotations, Logprobs: nil}
-			if part.Type == "output_text" {
-				empty.Annotations = []any{}
-			}
-			emit("response.content_part.added", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "part": empty}, false)
-			if part.Type == "refusal" {
-				for _, tok := range tokens(part.Refusal) {
-					if !pace() {
-						rec.Status = 0
-						return
-					}
-					emit("response.refusal.delta", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "delta": tok}, true)
-				}
-				emit("response.refusal.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "refusal": part.Refusal}, false)
-			} else {
-				for _, tok := range tokens(part.Text) {
-					if !pace() {
-						rec.Status = 0
-						return
-					}
-					emit("response.output_text.delta", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "delta": tok, "logprobs": []any{}}, true)
-				}
-				emit("response.output_text.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "text": part.Text, "logprobs": []any{}}, false)
-			}
-			emit("response.content_part.done", map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0, "part": part}, false)
-			emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+			ok = st.message(idx, item)
 		case functionCallItem:
-			added := item
-			added.Status, added.Arguments = "in_progress", ""
-			emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
-			for _, chunk := range chunkString(item.Arguments, 8) {
-				if !pace() {
-					rec.Status = 0
-					return
-				}
-				emit("response.function_call_arguments.delta", map[string]any{"item_id": item.ID, "output_index": idx, "delta": chunk}, true)
-			}
-			emit("response.function_call_arguments.done", map[string]any{"item_id": item.ID, "output_index": idx, "name": item.Name, "arguments": item.Arguments}, false)
-			emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+			ok = st.call(idx, item)
+		}
+		if !ok {
+			rec.Status = 0 // the client gave up
+			return
 		}
 	}
 	resp.Status = "completed"
 	resp.Output = items
 	resp.Usage = usageFor(p.flat, pc.tokens)
 	s.record(rec)
-	emit("response.completed", map[string]any{"response": resp}, false)
+	st.emit("response.completed", map[string]any{"response": resp}, false)
+}
+
+// responseStream numbers and writes one response's events.
+type responseStream struct {
+	sw   *sseWriter
+	seq  int
+	pace func() bool // waits for the next token; false when the client is gone
+}
+
+func (st *responseStream) emit(typ string, fields map[string]any, delta bool) {
+	fields["type"] = typ
+	fields["sequence_number"] = st.seq
+	st.seq++
+	st.sw.event(typ, fields, delta)
+}
+
+// search streams a web_search_call: added (in progress, no sources yet),
+// in_progress, searching, completed, done.
+func (st *responseStream) search(idx int, item webSearchItem) {
+	added := item
+	added.Status, added.Action.Sources = "in_progress", nil
+	st.emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
+	for _, phase := range []string{"in_progress", "searching", "completed"} {
+		st.emit("response.web_search_call."+phase, map[string]any{"output_index": idx, "item_id": item.ID}, false)
+	}
+	st.emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+}
+
+// message streams a message item: its text (or refusal) token by token,
+// then its annotations, one event each.
+func (st *responseStream) message(idx int, item messageItem) bool {
+	added := item
+	added.Status, added.Content = "in_progress", []outputPart{}
+	st.emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
+	part := item.Content[0]
+	empty := outputPart{Type: part.Type}
+	if part.Type == "output_text" {
+		empty.Annotations = []any{}
+	}
+	at := func(kv ...any) map[string]any {
+		m := map[string]any{"item_id": item.ID, "output_index": idx, "content_index": 0}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	st.emit("response.content_part.added", at("part", empty), false)
+	if part.Type == "refusal" {
+		for _, tok := range tokens(part.Refusal) {
+			if !st.pace() {
+				return false
+			}
+			st.emit("response.refusal.delta", at("delta", tok), true)
+		}
+		st.emit("response.refusal.done", at("refusal", part.Refusal), false)
+	} else {
+		for _, tok := range tokens(part.Text) {
+			if !st.pace() {
+				return false
+			}
+			st.emit("response.output_text.delta", at("delta", tok, "logprobs", []any{}), true)
+		}
+		for i, a := range part.Annotations {
+			st.emit("response.output_text.annotation.added", at("annotation_index", i, "annotation", a), false)
+		}
+		st.emit("response.output_text.done", at("text", part.Text, "logprobs", []any{}), false)
+	}
+	st.emit("response.content_part.done", at("part", part), false)
+	st.emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+	return true
+}
+
+// call streams a function_call item: its arguments in pieces.
+func (st *responseStream) call(idx int, item functionCallItem) bool {
+	added := item
+	added.Status, added.Arguments = "in_progress", ""
+	st.emit("response.output_item.added", map[string]any{"output_index": idx, "item": added}, false)
+	for _, chunk := range chunkString(item.Arguments, 8) {
+		if !st.pace() {
+			return false
+		}
+		st.emit("response.function_call_arguments.delta", map[string]any{"item_id": item.ID, "output_index": idx, "delta": chunk}, true)
+	}
+	st.emit("response.function_call_arguments.done", map[string]any{"item_id": item.ID, "output_index": idx, "name": item.Name, "arguments": item.Arguments}, false)
+	st.emit("response.output_item.done", map[string]any{"output_index": idx, "item": item}, false)
+	return true
 }

@@ -66,7 +66,8 @@ type Match struct {
 	PromptPattern string `yaml:"prompt_pattern" json:"prompt_pattern,omitempty"`
 	// HasTools, when set, requires the request to offer tools (true) or none.
 	HasTools *bool `yaml:"has_tools" json:"has_tools,omitempty"`
-	// Tool requires a function tool with this name to be offered.
+	// Tool requires a function tool with this name, or a hosted tool of
+	// this type ("web_search"), to be offered.
 	Tool string `yaml:"tool" json:"tool,omitempty"`
 	// MinAudio and MaxAudio bound the uploaded/committed audio duration
 	// (inclusive); zero means unbounded.
@@ -98,6 +99,10 @@ type Reply struct {
 	Audio []byte `yaml:"-" json:"-"`
 	// Refusal makes a responses/chat reply a refusal with this text.
 	Refusal string `yaml:"refusal" json:"refusal,omitempty"`
+	// WebSearch makes a Responses reply that offers the hosted web_search
+	// tool search first: a web_search_call item, then the message (Text, or
+	// a default) citing the results with url_citation annotations.
+	WebSearch *WebSearch `yaml:"web_search" json:"web_search,omitempty"`
 }
 
 // ToolCall is one function call in a reply.

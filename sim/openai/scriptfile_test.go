@@ -31,6 +31,11 @@ rules:
   - match: {endpoint: speech, has_tools: false}
     fault: {status: 429, retry_after: 2s}
     times: 1
+  - name: search
+    match: {endpoint: responses, tool: web_search}
+    reply:
+      text: "It rained."
+      web_search: {query: "oslo weather", results: [{url: "https://weather.example/oslo", title: "Oslo"}]}
 `
 
 func TestParseScript(t *testing.T) {
@@ -38,7 +43,10 @@ func TestParseScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sc.Rules) != 3 || sc.Rules[0].Match.Endpoint != EndpointResponses || sc.Rules[2].Fault.RetryAfter != 2*time.Second ||
+	if ws := sc.Rules[3].Reply.WebSearch; ws == nil || ws.Query != "oslo weather" || ws.Results[0].URL != "https://weather.example/oslo" {
+		t.Errorf("web_search rule = %+v", sc.Rules[3].Reply)
+	}
+	if len(sc.Rules) != 4 || sc.Rules[0].Match.Endpoint != EndpointResponses || sc.Rules[2].Fault.RetryAfter != 2*time.Second ||
 		sc.Latency.TimeToFirstToken != 5*time.Millisecond || sc.Rules[2].Times != 1 || *sc.Rules[2].Match.HasTools ||
 		sc.Rules[1].Reply.ToolCalls[0].Arguments != `{"mode":"reply","target_message_id":null,"text":"hi!"}` {
 		t.Errorf("script = %+v", sc)

@@ -1,11 +1,13 @@
 package openaisim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -25,6 +27,8 @@ type Server struct {
 	itemCreated bool
 	now         func() time.Time
 	maxUpload   int64
+	check       Checker     // WithConformance; nil: off
+	report      func(error) // gets check's errors
 
 	mux *http.ServeMux
 
@@ -113,6 +117,60 @@ func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 // WithClock sets the clock used for timestamps (default time.Now).
 func WithClock(now func() time.Time) Option {
 	return func(s *Server) error { s.now = now; return nil }
+}
+
+// Checker checks requests against the real API's specification (sim/conform's
+// OpenAI checker is one): an HTTP request (method, path as sent with /v1, the
+// JSON body or nil) and a Realtime client event.
+type Checker interface {
+	Request(method, path string, body []byte) error
+	RealtimeClientEvent(raw []byte) error
+}
+
+// WithConformance checks every request the simulator receives under /v1
+// (but the realtime handshake) and every Realtime client event with check,
+// before it is served, and hands each violation to report (from the
+// request's goroutine; it must be safe for concurrent use). Requests are
+// served either way; the test that set report decides. A multipart upload
+// is checked for its operation only. openaitest.Serve turns it on with the
+// embedded official spec and fails the test on any violation.
+func WithConformance(check Checker, report func(error)) Option {
+	return func(s *Server) error { s.check, s.report = check, report; return nil }
+}
+
+// WithoutConformance turns the check of WithConformance off again (for a
+// test that sends off-spec requests on purpose).
+func WithoutConformance() Option {
+	return func(s *Server) error { s.check, s.report = nil, nil; return nil }
+}
+
+// conformRequest runs the conformance check on an HTTP request, putting
+// its body back for the handler.
+func (s *Server) conformRequest(r *http.Request) {
+	if s.check == nil || !strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1/realtime" {
+		return
+	}
+	var body []byte
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" && r.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 16<<20+1))
+		if err == nil {
+			body = b
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	}
+	if err := s.check.Request(r.Method, r.URL.Path, body); err != nil && s.report != nil {
+		s.report(err)
+	}
+}
+
+// conformEvent runs the conformance check on a Realtime client event.
+func (s *Server) conformEvent(raw []byte) {
+	if s.check == nil {
+		return
+	}
+	if err := s.check.RealtimeClientEvent(raw); err != nil && s.report != nil {
+		s.report(err)
+	}
 }
 
 // DefaultModels returns what GET /v1/models lists unless WithModels is given.

@@ -4,10 +4,11 @@
 // sandbox` serve next to the simulated Discord; docs/simulator.md documents
 // every route with curl examples.
 //
-// Each route maps onto the simulator's Go scripting API: post, edit and
-// delete messages as any member, create members and channels, join or
-// leave voice as a member and play a WAV into it, read what the bot sent,
-// inject gateway and REST faults, and read the recorded requests.
+// Each route maps onto the simulator's Go scripting API: post (with
+// attachments), edit, delete and react to messages as any member, create
+// members and channels, join or leave voice as a member and play a WAV into
+// it, read what the bot sent, inject gateway, REST, latency and voice
+// faults, and read the recorded requests.
 package control
 
 import (
@@ -23,9 +24,10 @@ import (
 	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
-// maxBody bounds a JSON request; WAV uploads get maxWAV.
+// maxBody bounds a JSON request (attachments ride in it, base64); WAV
+// uploads get maxWAV.
 const (
-	maxBody = 1 << 20
+	maxBody = 16 << 20
 	maxWAV  = 64 << 20
 )
 
@@ -78,11 +80,18 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("POST /messages", c.postMessage)
 	mux.HandleFunc("PATCH /messages/{id}", c.editMessage)
 	mux.HandleFunc("DELETE /messages/{id}", c.deleteMessage)
+	mux.HandleFunc("POST /messages/{id}/reactions", c.react)
+	mux.HandleFunc("DELETE /messages/{id}/reactions", c.unreact)
 	mux.HandleFunc("POST /voice/join", c.joinVoice)
 	mux.HandleFunc("POST /voice/leave", c.leaveVoice)
 	mux.HandleFunc("POST /voice/play", c.playVoice)
+	mux.HandleFunc("GET /voice/stats", c.voiceStats)
+	mux.HandleFunc("GET /voice/state", c.voiceState)
 	mux.HandleFunc("POST /faults/gateway", c.gatewayFault)
 	mux.HandleFunc("POST /faults/rest", c.restFault)
+	mux.HandleFunc("GET /faults/latency", c.latency)
+	mux.HandleFunc("POST /faults/latency", c.setLatency)
+	mux.HandleFunc("POST /faults/voice", c.voiceFault)
 	mux.HandleFunc("GET /requests", c.requests)
 	c.liveRoutes(mux) // events.go, stream.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -42,7 +42,7 @@ func standalone(t *testing.T, o control.Options) map[string]string {
 		if line == "serving until interrupted" {
 			break
 		}
-		for _, k := range []string{"bot token", "bot user id", "API base URL", "control API", "guild", "text channel", "voice channel", "human user", "voice CA"} {
+		for _, k := range []string{"bot token", "bot user id", "API base URL", "control API", "guild", "text channel", "voice channel", "human user", "voice CA", "voice endpoint"} {
 			if v, ok := strings.CutPrefix(line, k+" "); ok {
 				fields[k] = strings.Fields(v)[0]
 			}

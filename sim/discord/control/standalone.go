@@ -32,6 +32,9 @@ type Options struct {
 	WriteConfig string
 	// OpenAIURL, when set, goes into the written config as llm.baseUrl.
 	OpenAIURL string
+	// VoicePort, when set, pins the voice server's port (TCP and UDP on
+	// 127.0.0.1); 0 picks free ones.
+	VoicePort int
 }
 
 // loopback checks that addr is a loopback host:port, defaulting "".
@@ -70,7 +73,7 @@ func RunStandalone(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	vs, err := voicesim.New(voicesim.Options{DAVE: true})
+	vs, err := voicesim.New(voicesim.Options{DAVE: true, Port: o.VoicePort})
 	if err != nil {
 		return fmt.Errorf("discordsim: standalone: %w", err)
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	// ResumeBuffer bounds the messages kept per session for buffered
 	// resume. Default 1024.
 	ResumeBuffer int
+	// Port, when set, is the port of both the voice gateway (TCP, TLS) and
+	// the UDP socket on 127.0.0.1, so scripts can rely on the endpoint;
+	// 0 picks a free one for each.
+	Port int
 	// OnBinary, if set, receives every binary (DAVE) frame a client
 	// sends. It is called on the connection's read goroutine without
 	// locks held; Payload is a copy the callee may keep.
@@ -222,7 +226,7 @@ func New(opts Options) (*Server, error) {
 		os.RemoveAll(s.caDir)
 		return nil, fmt.Errorf("voicesim: write ca: %w", err)
 	}
-	s.ln, err = tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+	s.ln, err = tls.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)), &tls.Config{
 		Certificates: []tls.Certificate{c.server},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"http/1.1"},
@@ -231,7 +235,7 @@ func New(opts Options) (*Server, error) {
 		os.RemoveAll(s.caDir)
 		return nil, fmt.Errorf("voicesim: listen: %w", err)
 	}
-	s.udp, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	s.udp, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: opts.Port})
 	if err != nil {
 		s.ln.Close()
 		os.RemoveAll(s.caDir)

@@ -1,6 +1,7 @@
-package discordsim
+package world
 
 import (
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -41,3 +42,5 @@ func TestSnowflakes(t *testing.T) {
 		t.Error("SnowflakeTime of garbage must be zero")
 	}
 }
+
+var reSnowflake = regexp.MustCompile(`^\d{17,19}$`)

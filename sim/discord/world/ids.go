@@ -1,4 +1,4 @@
-package discordsim
+package world
 
 import (
 	"crypto/rand"
@@ -26,6 +26,8 @@ type (
 	CommandID string
 	// InteractionID identifies an interaction.
 	InteractionID string
+	// AttachmentID identifies an uploaded file.
+	AttachmentID string
 )
 
 // discordEpoch is the first millisecond of 2015, Discord's snowflake epoch.
@@ -85,8 +87,15 @@ func SnowflakeTime(id string) time.Time {
 	return time.UnixMilli(int64(n>>22) + discordEpoch).UTC()
 }
 
-// randomHex returns n random bytes as hex (session ids, voice tokens).
-func randomHex(n int) string {
+// SnowflakeLess orders decimal snowflakes numerically (what ids sort by).
+func SnowflakeLess(a, b string) bool {
+	x, _ := strconv.ParseUint(a, 10, 64)
+	y, _ := strconv.ParseUint(b, 10, 64)
+	return x < y
+}
+
+// RandomHex returns n random bytes as hex (session ids, voice tokens).
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)

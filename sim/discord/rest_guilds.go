@@ -1,0 +1,212 @@
+package discordsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/banterbot/banter/sim/discord/world"
+)
+
+// REST routes for the gateway URL, users, guilds and channels.
+
+// GET /gateway and GET /gateway/bot (§4 B). The URL is bare, with no path,
+// so that discordgo and discord.js request the same "/?v=…".
+func (a *restAPI) getGateway(*apiRequest) (int, any, error) {
+	return http.StatusOK, map[string]string{"url": a.gatewayURL()}, nil
+}
+
+func (a *restAPI) getGatewayBot(*apiRequest) (int, any, error) {
+	type limit struct {
+		Total          int `json:"total"`
+		Remaining      int `json:"remaining"`
+		ResetAfter     int `json:"reset_after"`
+		MaxConcurrency int `json:"max_concurrency"`
+	}
+	return http.StatusOK, struct {
+		URL    string `json:"url"`
+		Shards int    `json:"shards"`
+		Limit  limit  `json:"session_start_limit"`
+	}{a.gatewayURL(), max(a.cfg.shards, 1), limit{1000, 999, 14400000, max(a.cfg.maxConcurrency, 1)}}, nil
+}
+
+func (a *restAPI) getMe(q *apiRequest) (int, any, error) {
+	return a.ok(func(v *world.View) any { return wireSelfUserOf(v, q.user) })
+}
+
+func (a *restAPI) getUser(q *apiRequest) (int, any, error) {
+	id := UserID(q.PathValue("user_id"))
+	var out any
+	a.world.Read(func(v *world.View) {
+		if _, ok := v.User(id); ok {
+			out = wireUserOf(v, id)
+		}
+	})
+	if out == nil {
+		return 0, nil, world.ErrUnknownUser
+	}
+	return http.StatusOK, out, nil
+}
+
+func (a *restAPI) getApplication(*apiRequest) (int, any, error) {
+	return a.ok(func(v *world.View) any {
+		bot := wireUserOf(v, v.Bot())
+		return struct {
+			ID          UserID   `json:"id"`
+			Name        string   `json:"name"`
+			Icon        *string  `json:"icon"`
+			Description string   `json:"description"`
+			BotPublic   bool     `json:"bot_public"`
+			Bot         wireUser `json:"bot"`
+			Flags       int      `json:"flags"`
+		}{v.Bot(), bot.Username, nil, "", true, bot, 0}
+	})
+}
+
+// inGuild renders what fn builds from the guild_id path value, for a
+// caller that must be a member.
+func (a *restAPI) inGuild(q *apiRequest, fn func(v *world.View, g world.Guild) (any, error)) (int, any, error) {
+	var out any
+	var err error
+	a.world.Read(func(v *world.View) {
+		g, e := v.GuildFor(GuildID(q.PathValue("guild_id")), q.user)
+		if e != nil {
+			err = e
+			return
+		}
+		out, err = fn(v, g)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+func (a *restAPI) getGuild(q *apiRequest) (int, any, error) {
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) { return wireGuildOf(v, g), nil })
+}
+
+func (a *restAPI) getGuildChannels(q *apiRequest) (int, any, error) {
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
+		out := []wireChannel{}
+		for _, c := range v.Channels(g.ID) {
+			if !c.Type.IsThread() {
+				out = append(out, wireChannelOf(c))
+			}
+		}
+		return out, nil
+	})
+}
+
+func (a *restAPI) getGuildRoles(q *apiRequest) (int, any, error) {
+	return a.inGuild(q, func(_ *world.View, g world.Guild) (any, error) { return wireRolesOf(g), nil })
+}
+
+func (a *restAPI) getActiveThreads(q *apiRequest) (int, any, error) {
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
+		threads := []wireChannel{}
+		for _, c := range v.Channels(g.ID) {
+			if c.Type.IsThread() {
+				threads = append(threads, wireChannelOf(c))
+			}
+		}
+		return struct {
+			Threads []wireChannel     `json:"threads"`
+			Members []json.RawMessage `json:"members"`
+		}{threads, []json.RawMessage{}}, nil
+	})
+}
+
+func (a *restAPI) getMember(q *apiRequest) (int, any, error) {
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
+		u := UserID(q.PathValue("user_id"))
+		if !v.IsMember(g.ID, u) {
+			return nil, world.ErrUnknownMember
+		}
+		return wireMemberOf(v, g, u, true), nil
+	})
+}
+
+// GET /guilds/{id}/members?limit=&after= lists members by user id.
+func (a *restAPI) listMembers(q *apiRequest) (int, any, error) {
+	limit, err := intParam(q, "limit", 1, 1, 1000)
+	if err != nil {
+		return 0, nil, err
+	}
+	after := q.URL.Query().Get("after")
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
+		ids := slices.Clone(g.Members)
+		slices.SortFunc(ids, func(a, b UserID) int {
+			switch {
+			case world.SnowflakeLess(string(a), string(b)):
+				return -1
+			case a == b:
+				return 0
+			}
+			return 1
+		})
+		out := []wireMember{}
+		for _, u := range ids {
+			if after != "" && !world.SnowflakeLess(after, string(u)) {
+				continue
+			}
+			if len(out) == limit {
+				break
+			}
+			out = append(out, wireMemberOf(v, g, u, true))
+		}
+		return out, nil
+	})
+}
+
+// inChannel renders what fn builds from the channel_id path value, for a
+// caller that must be a member of its guild.
+func (a *restAPI) inChannel(q *apiRequest, fn func(v *world.View, c world.Channel) (any, error)) (int, any, error) {
+	var out any
+	var err error
+	a.world.Read(func(v *world.View) {
+		c, e := v.ChannelFor(ChannelID(q.PathValue("channel_id")), q.user)
+		if e != nil {
+			err = e
+			return
+		}
+		out, err = fn(v, c)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+func (a *restAPI) getChannel(q *apiRequest) (int, any, error) {
+	return a.inChannel(q, func(_ *world.View, c world.Channel) (any, error) { return wireChannelOf(c), nil })
+}
+
+// intParam reads an integer query parameter within [lo, hi].
+func intParam(q *apiRequest, name string, def, lo, hi int) (int, error) {
+	v := q.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, &world.Error{Status: 400, Code: world.CodeInvalidBody,
+			Message: fmt.Sprintf("Invalid Form Body: %s: must be between %d and %d", name, lo, hi)}
+	}
+	return n, nil
+}
+
+// snowflakeParam reads a snowflake query parameter ("" when absent).
+func snowflakeParam(q *apiRequest, name string) (string, error) {
+	v := q.URL.Query().Get(name)
+	if v == "" {
+		return "", nil
+	}
+	if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+		return "", &world.Error{Status: 400, Code: world.CodeInvalidBody,
+			Message: fmt.Sprintf("Invalid Form Body: %s: Value %q is not snowflake.", name, v)}
+	}
+	return v, nil
+}

@@ -1,0 +1,63 @@
+package world
+
+import "fmt"
+
+// Error is a change or lookup Discord refuses: the HTTP status and the JSON
+// error code and message Discord answers with.
+// https://discord.com/developers/docs/topics/opcodes-and-status-codes#json
+type Error struct {
+	Status  int
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("discord: %d %s (code %d)", e.Status, e.Message, e.Code)
+}
+
+// Discord's JSON error codes the simulator answers with.
+const (
+	CodeGeneral          = 0
+	CodeUnknownChannel   = 10003
+	CodeUnknownGuild     = 10004
+	CodeUnknownMember    = 10007
+	CodeUnknownMessage   = 10008
+	CodeUnknownUser      = 10013
+	CodeUnknownEmoji     = 10014
+	CodeUnknownWebhook   = 10015
+	CodeUnknownInteract  = 10062
+	CodeUnknownCommand   = 10063
+	CodeTooLarge         = 40005
+	CodeAlreadyAcked     = 40060
+	CodeCallbackType     = 40043
+	CodeMissingAccess    = 50001
+	CodeCannotEditOthers = 50005
+	CodeEmptyMessage     = 50006
+	CodeNonTextChannel   = 50008
+	CodeMissingPerms     = 50013
+	CodeChannelType      = 50024
+	CodeInvalidBody      = 50035
+	CodeInvalidJSON      = 50109
+	CodeMaxReactions     = 30010
+)
+
+// Errors shared by several operations.
+var (
+	ErrUnknownChannel     = &Error{404, CodeUnknownChannel, "Unknown Channel"}
+	ErrUnknownGuild       = &Error{404, CodeUnknownGuild, "Unknown Guild"}
+	ErrUnknownMember      = &Error{404, CodeUnknownMember, "Unknown Member"}
+	ErrUnknownMessage     = &Error{404, CodeUnknownMessage, "Unknown Message"}
+	ErrUnknownUser        = &Error{404, CodeUnknownUser, "Unknown User"}
+	ErrUnknownEmoji       = &Error{400, CodeUnknownEmoji, "Unknown Emoji"}
+	ErrUnknownWebhook     = &Error{404, CodeUnknownWebhook, "Unknown Webhook"}
+	ErrUnknownInteraction = &Error{404, CodeUnknownInteract, "Unknown interaction"}
+	ErrUnknownCommand     = &Error{404, CodeUnknownCommand, "Unknown application command"}
+	ErrMissingAccess      = &Error{403, CodeMissingAccess, "Missing Access"}
+	ErrMissingPermissions = &Error{403, CodeMissingPerms, "Missing Permissions"}
+	ErrTooLarge           = &Error{413, CodeTooLarge, "Request entity too large"}
+)
+
+// invalidBody is Discord's 50035 "Invalid Form Body" for one field.
+func invalidBody(field, msg string) *Error {
+	return &Error{400, CodeInvalidBody, "Invalid Form Body: " + field + ": " + msg}
+}

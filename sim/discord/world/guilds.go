@@ -1,0 +1,325 @@
+package world
+
+import (
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// EveryonePermissions is the @everyone permission set of a new guild.
+const EveryonePermissions = "2248473465835073"
+
+// ChannelType is a channel's type on the wire.
+// https://discord.com/developers/docs/resources/channel#channel-object-channel-types
+type ChannelType int
+
+// Channel types the simulator knows.
+const (
+	ChannelText          ChannelType = 0
+	ChannelDM            ChannelType = 1
+	ChannelVoice         ChannelType = 2
+	ChannelCategory      ChannelType = 4
+	ChannelPublicThread  ChannelType = 11
+	ChannelPrivateThread ChannelType = 12
+)
+
+// String names the channel type.
+func (t ChannelType) String() string {
+	switch t {
+	case ChannelText:
+		return "GUILD_TEXT"
+	case ChannelDM:
+		return "DM"
+	case ChannelVoice:
+		return "GUILD_VOICE"
+	case ChannelCategory:
+		return "GUILD_CATEGORY"
+	case ChannelPublicThread:
+		return "PUBLIC_THREAD"
+	case ChannelPrivateThread:
+		return "PRIVATE_THREAD"
+	}
+	return fmt.Sprintf("ChannelType(%d)", int(t))
+}
+
+// IsThread reports whether the type is a thread.
+func (t ChannelType) IsThread() bool { return t == ChannelPublicThread || t == ChannelPrivateThread }
+
+// User is a user as others see it.
+type User struct {
+	ID         UserID
+	Name       string
+	GlobalName string // "" for the application's bot
+	Bot        bool
+}
+
+// Guild is a guild's snapshot.
+type Guild struct {
+	ID        GuildID
+	Name      string
+	Owner     UserID
+	CreatedAt time.Time
+	Channels  []ChannelID // in creation order, threads included
+	Members   []UserID    // in join order
+	Roles     []Role      // @everyone (id = guild id) first
+}
+
+// Member is a user's membership of a guild.
+type Member struct {
+	User     UserID
+	Nick     string
+	Roles    []RoleID
+	JoinedAt time.Time
+}
+
+// Role is a guild role.
+type Role struct {
+	ID          RoleID
+	Name        string
+	Permissions string
+	Position    int
+}
+
+// Channel describes a channel or thread.
+type Channel struct {
+	ID        ChannelID
+	Guild     GuildID
+	Type      ChannelType
+	Name      string
+	Position  int
+	Parent    ChannelID // for threads: the parent channel
+	Owner     UserID    // for threads: who started it
+	CreatedAt time.Time
+	// LastMessage is the newest live message ("" if none); MessageCount
+	// counts the live messages.
+	LastMessage  MessageID
+	MessageCount int
+}
+
+type user struct {
+	id         UserID
+	name       string
+	globalName string
+	bot        bool
+	token      string
+}
+
+type guild struct {
+	id          GuildID
+	name        string
+	owner       UserID
+	createdAt   time.Time
+	channels    []ChannelID
+	members     map[UserID]*Member
+	memberOrder []UserID
+	roles       []Role
+	voice       map[UserID]*VoiceState
+}
+
+type channel struct {
+	id        ChannelID
+	guild     GuildID
+	typ       ChannelType
+	name      string
+	position  int
+	parent    ChannelID
+	owner     UserID
+	createdAt time.Time
+	msgs      []*Message // in id order, deleted ones included
+}
+
+func (w *World) createUserLocked(name string, bot, isSelf bool) UserID {
+	id := UserID(w.ids.nextString())
+	u := &user{id: id, name: name, bot: bot, token: makeToken(id)}
+	if !isSelf {
+		u.globalName = name
+	}
+	w.st.users[id] = u
+	w.st.tokens[u.token] = id
+	return id
+}
+
+// CreateUser creates a human user. Its token (UserToken) lets a second
+// client log in as this user.
+func (w *World) CreateUser(name string) UserID {
+	w.lock()
+	defer w.mu.Unlock()
+	return w.createUserLocked(name, false, false)
+}
+
+// CreateBotUser creates another bot user (not the application's bot).
+func (w *World) CreateBotUser(name string) UserID {
+	w.lock()
+	defer w.mu.Unlock()
+	return w.createUserLocked(name, true, false)
+}
+
+// BotID returns the application's bot user, which is also the application.
+func (w *World) BotID() UserID { return w.st.bot } // set once by New
+
+// UserToken returns a user's token, or "" for an unknown user.
+func (w *World) UserToken(id UserID) string {
+	v := w.lock()
+	defer w.mu.Unlock()
+	return v.Token(id)
+}
+
+// CreateGuild creates a guild with its @everyone role and the bot as a
+// member.
+func (w *World) CreateGuild(name string) GuildID {
+	id := GuildID(w.ids.nextNewMillisecond())
+	w.lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	g := &guild{
+		id: id, name: name, owner: w.st.bot, createdAt: now,
+		members: map[UserID]*Member{},
+		roles:   []Role{{ID: RoleID(id), Name: "@everyone", Permissions: EveryonePermissions}},
+		voice:   map[UserID]*VoiceState{},
+	}
+	w.st.guilds[id] = g
+	w.st.guildOrder = append(w.st.guildOrder, id)
+	addMember(g, w.st.bot, now)
+	w.emitLocked(GuildCreated{Guild: id})
+	return id
+}
+
+func addMember(g *guild, u UserID, at time.Time) {
+	g.members[u] = &Member{User: u, JoinedAt: at}
+	g.memberOrder = append(g.memberOrder, u)
+}
+
+// AddMember makes a user a member of a guild; a member already is one.
+func (w *World) AddMember(g GuildID, u UserID) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, ok := w.st.guilds[g]
+	if !ok {
+		return fmt.Errorf("add member: unknown guild %s", g)
+	}
+	if _, ok := w.st.users[u]; !ok {
+		return fmt.Errorf("add member: unknown user %s", u)
+	}
+	if _, ok := gd.members[u]; ok {
+		return nil
+	}
+	addMember(gd, u, w.now())
+	w.emitLocked(MemberAdded{Guild: g, User: u})
+	return nil
+}
+
+// CreateRole creates a mentionable role in a guild.
+func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, ok := w.st.guilds[g]
+	if !ok {
+		return "", fmt.Errorf("create role: unknown guild %s", g)
+	}
+	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles)}
+	gd.roles = append(gd.roles, r)
+	w.emitLocked(Changed{What: "role"})
+	return r.ID, nil
+}
+
+// GiveRole adds a role to a member.
+func (w *World) GiveRole(g GuildID, u UserID, r RoleID) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd := w.st.guilds[g]
+	if gd == nil || gd.members[u] == nil {
+		return fmt.Errorf("give role: %s is not a member of %s", u, g)
+	}
+	if !slices.ContainsFunc(gd.roles, func(x Role) bool { return x.ID == r }) {
+		return fmt.Errorf("give role: unknown role %s", r)
+	}
+	gd.members[u].Roles = append(gd.members[u].Roles, r)
+	w.emitLocked(Changed{What: "member"})
+	return nil
+}
+
+// createChannelLocked adds a channel (or thread, with parent) to g.
+func (w *World) createChannelLocked(g *guild, t ChannelType, name string, parent ChannelID) *channel {
+	c := &channel{
+		id: ChannelID(w.ids.nextString()), guild: g.id, typ: t, name: name,
+		parent: parent, createdAt: w.now(),
+	}
+	if !t.IsThread() {
+		for _, id := range g.channels {
+			if !w.st.channels[id].typ.IsThread() {
+				c.position++
+			}
+		}
+	}
+	w.st.channels[c.id] = c
+	g.channels = append(g.channels, c.id)
+	return c
+}
+
+// CreateChannel creates a text, voice or category channel in a guild.
+func (w *World) CreateChannel(g GuildID, t ChannelType, name string) (ChannelID, error) {
+	v := w.lock()
+	defer w.mu.Unlock()
+	gd := w.st.guilds[g]
+	if gd == nil {
+		return "", fmt.Errorf("create channel: unknown guild %s", g)
+	}
+	if t.IsThread() || t == ChannelDM {
+		return "", fmt.Errorf("create channel: %v is not a guild channel type (CreateThread makes threads)", t)
+	}
+	c := w.createChannelLocked(gd, t, name, "")
+	w.emitLocked(ChannelCreated{Channel: v.channel(c)})
+	return c.id, nil
+}
+
+// NewThread is a thread to start: under Parent, by Owner, from a message
+// of the parent (From) or on its own (public, or private with Private).
+type NewThread struct {
+	Parent  ChannelID
+	Owner   UserID
+	Name    string
+	From    MessageID
+	Private bool
+}
+
+// StartThread starts a thread (a channel of type 11, or 12 when private)
+// under a text channel.
+// https://discord.com/developers/docs/resources/channel#start-thread-from-message
+func (w *World) StartThread(n NewThread) (Channel, error) {
+	v := w.lock()
+	defer w.mu.Unlock()
+	p := w.st.channels[n.Parent]
+	if p == nil {
+		return Channel{}, ErrUnknownChannel
+	}
+	if n.Owner != "" && !v.IsMember(p.guild, n.Owner) {
+		return Channel{}, ErrMissingAccess
+	}
+	if p.typ != ChannelText {
+		return Channel{}, &Error{400, CodeChannelType, "Cannot execute action on this channel type"}
+	}
+	if n.Name == "" || utf8.RuneCountInString(n.Name) > 100 {
+		return Channel{}, invalidBody("name", "Must be between 1 and 100 in length.")
+	}
+	typ := ChannelPublicThread
+	if n.From != "" {
+		if m := w.st.messages[n.From]; m == nil || m.Deleted || m.ChannelID != p.id {
+			return Channel{}, ErrUnknownMessage
+		}
+	} else if n.Private {
+		typ = ChannelPrivateThread
+	}
+	c := w.createChannelLocked(w.st.guilds[p.guild], typ, n.Name, p.id)
+	c.owner = n.Owner
+	snap := v.channel(c)
+	w.emitLocked(ChannelCreated{Channel: snap})
+	return snap, nil
+}
+
+// Channels returns a guild's channels, threads included, in creation order.
+func (w *World) Channels(g GuildID) []Channel {
+	v := w.lock()
+	defer w.mu.Unlock()
+	return v.Channels(g)
+}
