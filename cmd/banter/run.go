@@ -289,7 +289,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	var voiceSvc *voice.Service
 	if a.cfg.Voice.Enabled {
-		if voiceSvc, err = a.newVoice(watcher, shards, models, reg); err != nil {
+		if voiceSvc, err = a.newVoice(watcher, shards, st, models, reg); err != nil {
 			shards.Close()
 			return err
 		}
