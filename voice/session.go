@@ -305,4 +305,3 @@ func (s *session) othersActive(userID string) bool {
 	}
 	return false
 }
-
