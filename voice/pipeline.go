@@ -139,7 +139,27 @@ func (s *session) respond(rp *replyRun) {
 		s.log.Warn("voice_stop_speaking_failed", "error", eerr)
 	}
 	endCancel()
-	toLoop(s, s.replies, replyDone{rp: rp, res: res, err: err, played: pb.Played()})
+	done := replyDone{rp: rp, res: res, err: err, played: pb.Played()}
+	if !toLoop(s, s.replies, done) {
+		s.sessionEndedDuring(done)
+	}
+}
+
+// sessionEndedDuring records a reply the session's end cut (a leave, a disconnect): the loop
+// that records replies is gone, so the reply is logged and counted here.
+func (s *session) sessionEndedDuring(r replyDone) {
+	attrs := []any{"stage", "session_end", "spoken", r.res.Spoken, "played_ms", ms(r.played)}
+	if t := r.rp.turn; t != nil {
+		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reply_target", t.SpeakerID)
+	}
+	if r.rp.greeting > 0 {
+		attrs = append(attrs, "greeting_attempt", r.rp.greeting)
+	}
+	if r.err != nil {
+		attrs = append(attrs, "error", r.err.Error())
+	}
+	s.metrics.turn("failed")
+	s.log.Warn("voice_turn_failed", attrs...)
 }
 
 // toLoop sends v to the session loop unless the session ends first.

@@ -295,7 +295,12 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 			reason = "left" // Leave: a command, a move, shutdown
 		}
 		svc.opts.Metrics.sessionEnd(reason)
-		s.log.Info("voice_session_end", "reason", reason)
+		// Turns still waiting for Stage A or for the bot's turn end with the session.
+		pending := len(s.queue) + len(s.deferred) + len(s.held)
+		if s.deciding {
+			pending++
+		}
+		s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
 	})
 	return nil
 }

@@ -122,6 +122,17 @@ func (s *session) run() {
 			}
 		}
 	}()
+	defer func() {
+		// A reply that ended as the session did may wait here unrecorded.
+		for {
+			select {
+			case r := <-s.replies:
+				s.sessionEndedDuring(r)
+			default:
+				return
+			}
+		}
+	}()
 	defer s.wg.Wait()
 	defer s.cancel()
 	s.metrics.sessionDelta(1)
@@ -161,6 +172,11 @@ func (s *session) run() {
 			s.mu.Unlock()
 			s.playback.SetSender(c)
 			streams = c.Streams()
+			attrs := []any{}
+			if !lostAt.IsZero() {
+				attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
+			}
+			s.log.Info("voice_connection_restored", attrs...)
 			connDone, lostAt = c.Done(), time.Time{}
 		case t := <-s.entered:
 			s.enter(t)
@@ -177,7 +193,11 @@ func (s *session) run() {
 			}
 			if reason := s.onTick(); reason != "" {
 				s.endReason = reason
-				s.log.Info("voice_session_leave", "reason", reason)
+				attrs := []any{"reason", reason, "session_ms", ms(s.svc.now().Sub(s.started))}
+				if reason == "alone" {
+					attrs = append(attrs, "alone_ms", ms(s.svc.now().Sub(s.aloneSince)))
+				}
+				s.log.Info("voice_session_leave", attrs...)
 				return
 			}
 		}
