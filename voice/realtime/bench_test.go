@@ -118,10 +118,14 @@ func (p *replyPath) finish() {
 	}
 }
 
+// playbackEncoder is the encoder voice.Playback uses: the baselines encode
+// the same way.
+var playbackEncoder = opus.EncoderConfig{Application: opus.ApplicationAudio, Bitrate: 64000, Complexity: 5}
+
 // BenchmarkTalkerFrame is the baseline: the bare audio.Talker resampling 20
 // ms of 24 kHz mono to 48 kHz stereo and encoding one Opus frame.
 func BenchmarkTalkerFrame(b *testing.B) {
-	t, err := audio.NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	t, err := audio.NewTalker(pcm.Mono24k(), playbackEncoder, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -231,7 +235,7 @@ func BenchmarkFirstDeltaToFrame(b *testing.B) { firstDeltaToFrame(b, nil) }
 // BenchmarkFirstDeltaDirect is the same-run baseline: the first frame of
 // the same delta encoded inline by a bare Talker (no hand-off, no Playback).
 func BenchmarkFirstDeltaDirect(b *testing.B) {
-	tk, err := audio.NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	tk, err := audio.NewTalker(pcm.Mono24k(), playbackEncoder, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
