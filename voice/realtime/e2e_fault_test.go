@@ -133,16 +133,24 @@ func TestRolloverKeepsConversation(t *testing.T) {
 		t.Fatalf("Respond = %+v, %v", o.res, o.err)
 	}
 	// The next rollover after the answer (every 6 s; under load one may
-	// already have happened before the turn) carries the summary.
-	before := len(h.sessionInstructions())
-	deadline := time.Now().Add(guard)
-	for len(h.sessionInstructions()) == before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	// already have happened before the turn) carries the summary. Its
+	// realtime_reconnected log comes once the new session is set up.
+	rollovers := func() int {
+		n := 0
+		for _, e := range h.logs.events("realtime_reconnected") {
+			if e["cause"] == "rollover" {
+				n++
+			}
+		}
+		return n
+	}
+	before := rollovers()
+	for deadline := time.Now().Add(guard); rollovers() == before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rollover: %d sessions", h.sessions())
+		}
 	}
 	instr := h.sessionInstructions()
-	if len(instr) == before {
-		t.Fatalf("no rollover: %d sessions", h.sessions())
-	}
 	if last := instr[len(instr)-1]; !strings.Contains(last, "Alice: hey banter, what's the weather like today?") || !strings.Contains(last, "- You: ") {
 		t.Errorf("rollover instructions lack the summary:\n%s", last)
 	}
