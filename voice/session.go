@@ -112,31 +112,10 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 }
 
 // run is the session loop. It returns when the session ends (ctx, alone,
-// max duration) after every goroutine of the session stopped.
+// max duration, disconnected) after every goroutine of the session stopped.
 func (s *session) run() {
-	defer close(s.done)
-	defer func() {
-		if c, ok := s.responder.(io.Closer); ok {
-			if err := c.Close(); err != nil {
-				s.log.Warn("voice_responder_close_failed", "error", err)
-			}
-		}
-	}()
-	defer func() {
-		// A reply that ended as the session did may wait here unrecorded.
-		for {
-			select {
-			case r := <-s.replies:
-				s.sessionEndedDuring(r)
-			default:
-				return
-			}
-		}
-	}()
-	defer s.wg.Wait()
-	defer s.cancel()
+	defer s.windDown()
 	s.metrics.sessionDelta(1)
-	defer s.metrics.sessionDelta(-1)
 	if s.svc.cfg().Voice.LogChannelID != "" {
 		s.wg.Go(s.postLogs)
 	}
@@ -167,17 +146,8 @@ func (s *session) run() {
 			}
 			s.wg.Go(func() { s.runSpeaker(st) })
 		case c := <-s.conns:
-			s.mu.Lock()
-			s.conn = c
-			s.mu.Unlock()
-			s.playback.SetSender(c)
-			streams = c.Streams()
-			attrs := []any{}
-			if !lostAt.IsZero() {
-				attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
-			}
-			s.log.Info("voice_connection_restored", attrs...)
-			connDone, lostAt = c.Done(), time.Time{}
+			s.useConn(c, lostAt)
+			streams, connDone, lostAt = c.Streams(), c.Done(), time.Time{}
 		case t := <-s.entered:
 			s.enter(t)
 		case d := <-s.decided:
@@ -185,23 +155,49 @@ func (s *session) run() {
 		case r := <-s.replies:
 			s.onReplyDone(r)
 		case <-tick.C:
-			s.maybeGreet()
-			if !lostAt.IsZero() && s.svc.now().Sub(lostAt) >= reconnectGrace {
-				s.endReason = "reconnect_timeout"
-				s.log.Warn("voice_session_leave", "reason", s.endReason, "waited_ms", ms(s.svc.now().Sub(lostAt)))
-				return
-			}
-			if reason := s.onTick(); reason != "" {
+			if reason := s.onTick(lostAt); reason != "" {
 				s.endReason = reason
-				attrs := []any{"reason", reason, "session_ms", ms(s.svc.now().Sub(s.started))}
-				if reason == "alone" {
-					attrs = append(attrs, "alone_ms", ms(s.svc.now().Sub(s.aloneSince)))
-				}
-				s.log.Info("voice_session_leave", attrs...)
 				return
 			}
 		}
 	}
+}
+
+// windDown ends the session once its loop returned: every goroutine stops,
+// a reply that ended with the session is recorded, the Responder is closed.
+func (s *session) windDown() {
+	s.cancel()
+	s.wg.Wait()
+	for { // a reply that ended as the session did may wait here unrecorded
+		select {
+		case r := <-s.replies:
+			s.sessionEndedDuring(r)
+			continue
+		default:
+		}
+		break
+	}
+	if c, ok := s.responder.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			s.log.Warn("voice_responder_close_failed", "error", err)
+		}
+	}
+	s.metrics.sessionDelta(-1)
+	close(s.done)
+}
+
+// useConn switches the session to a fresh voice connection (the manager's
+// replacement after a lost one).
+func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+	s.playback.SetSender(c)
+	attrs := []any{}
+	if !lostAt.IsZero() {
+		attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
+	}
+	s.log.Info("voice_connection_restored", attrs...)
 }
 
 // othersInState reports whether the gateway's voice states put anyone but
@@ -282,10 +278,17 @@ func (s *session) others() []decision.Participant {
 	return ps
 }
 
-// onTick releases held turns, and ends the session when it has been alone
-// too long or has lasted too long.
-func (s *session) onTick() string {
+// onTick runs every 100 ms: the pending greeting, held and deferred turns,
+// and the session's end — when the lost connection was not replaced in
+// time, when it has been alone too long or has lasted too long (the reason
+// is returned, "" to go on).
+func (s *session) onTick(lostAt time.Time) string {
+	s.maybeGreet()
 	now := s.svc.now()
+	if !lostAt.IsZero() && now.Sub(lostAt) >= reconnectGrace {
+		s.log.Warn("voice_session_leave", "reason", "reconnect_timeout", "waited_ms", ms(now.Sub(lostAt)))
+		return "reconnect_timeout"
+	}
 	for i := 0; i < len(s.held); {
 		h := s.held[i]
 		if now.Before(h.until) && s.othersActive(h.t.SpeakerID) {
@@ -301,17 +304,24 @@ func (s *session) onTick() string {
 	}
 	s.pump()
 	v := s.svc.cfg().Voice
+	reason := ""
 	if v.MaxSessionMinutes > 0 && now.Sub(s.started) >= time.Duration(v.MaxSessionMinutes)*time.Minute {
-		return "max_session"
-	}
-	if len(s.others()) > 0 {
+		reason = "max_session"
+	} else if len(s.others()) > 0 {
 		s.aloneSince = time.Time{}
 	} else if s.aloneSince.IsZero() {
 		s.aloneSince = now
 	} else if now.Sub(s.aloneSince) >= time.Duration(v.InactivityLeaveSeconds)*time.Second {
-		return "alone"
+		reason = "alone"
 	}
-	return ""
+	if reason != "" {
+		attrs := []any{"reason", reason, "session_ms", ms(now.Sub(s.started))}
+		if reason == "alone" {
+			attrs = append(attrs, "alone_ms", ms(now.Sub(s.aloneSince)))
+		}
+		s.log.Info("voice_session_leave", attrs...)
+	}
+	return reason
 }
 
 // othersActive reports whether a member other than userID is mid-utterance.

@@ -265,6 +265,16 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
 	}
+	// The join greeting may be what was heard: wait for the answer to the turn itself.
+	for !slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"stt_pipeline_reply_spoken"`) && strings.Contains(l, `"turn_id"`)
+	}) {
+		select {
+		case <-waitCtx.Done():
+			t.Fatalf("the turn was not answered:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	// Who answered: the realtime model (brain: voicing the generation's text; native: from the
 	// member's forwarded audio), or the STT pipeline's TTS.
 	commits, tts := 0, len(osim.RequestsFor(openaisim.EndpointSpeech))
