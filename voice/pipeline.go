@@ -7,8 +7,9 @@ package voice
 //	endpoint    the speaker's goroutine                audio.Listener VAD → speaker.handle: a chunk at
 //	                                                   each pause, transcribed at once; speaker.finish
 //	                                                   closes the utterance and starts runTurn
-//	transcribe  a goroutine per chunk, then the turn's transcribeChunk; session.transcribe merges the
-//	                                                   chunks in order and checks the transcript
+//	transcribe  a goroutine per chunk, then the        transcribeChunk; session.transcribe merges the
+//	            turn's goroutine                       chunks in order and checks the transcript
+//	                                                   (CheckTranscript, ban words)
 //	admit       the turn's goroutine, scheduled by the session.admit: the loop enters the turn in the
 //	            session loop                           timeline (or holds it while someone else talks)
 //	                                                   and queues it; Stage A runs here when the loop
