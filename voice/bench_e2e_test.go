@@ -45,7 +45,7 @@ func spokenEvents(w *world) []map[string]any {
 // baseline of the same run. Each turn is real time (~4 s): run it with
 // -benchtime=10x.
 func BenchmarkTimeToFirstAudio(b *testing.B) {
-	w := newWorldWith(b, nil, nil,
+	w := newWorldWith(b, worldOptions{}, nil,
 		openaisim.Rule{Name: "stt", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
 			Reply: openaisim.Reply{Transcript: "banter, can you hear me?"}, Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}},
 		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},

@@ -25,7 +25,7 @@ func TestJoinGreetingRetry(t *testing.T) {
 	if err := alice.WaitHeard(w.ctx, w.botID, 10); err != nil {
 		t.Fatalf("no greeting: %v", err)
 	}
-	w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_spoken"`, `"greeting_attempt":2`)
+	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, `"greeting_attempt":2`)
 	if w.logs.count(`"msg":"stt_pipeline_reply_skipped"`, `"greeting_attempt":1`) != 1 {
 		t.Error("the silent first attempt was not logged")
 	}
@@ -63,18 +63,18 @@ func TestLeavesWhenAlone(t *testing.T) {
 	if err := w.dsim.LeaveVoice(w.users["alice"], w.vc); err != nil {
 		t.Fatal(err)
 	}
-	left := time.Now()
-	for w.svc.Channel(string(w.guild)) != "" && time.Since(left) < 10*time.Second {
-		time.Sleep(50 * time.Millisecond)
+	w.waitLog(`"msg":"voice_session_end"`, `"reason":"alone"`)
+	if ch := w.svc.Channel(string(w.guild)); ch != "" {
+		t.Fatalf("still in channel %s after the session ended", ch)
 	}
-	if w.svc.Channel(string(w.guild)) != "" {
-		t.Fatal("still in the channel 10 s after being left alone")
+	// The session's own clock: it was alone for inactivityLeaveSeconds before it left.
+	if ev := w.logs.events("voice_session_leave"); len(ev) != 1 || ev[0]["reason"] != "alone" || ev[0]["alone_ms"].(float64) < 1000 {
+		t.Errorf("voice_session_leave %v: want alone for at least 1000 ms", ev)
 	}
-	if d := time.Since(left); d < 900*time.Millisecond {
-		t.Errorf("left after %v, before inactivityLeaveSeconds", d)
+	if n := metricValue(t, w.reg, "banter_voice_session_ends_total", "alone"); n != 1 {
+		t.Errorf("session ends (alone) = %v, want 1", n)
 	}
-	w.waitLog(5*time.Second, `"msg":"voice_session_end"`, `"reason":"alone"`)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
 		if _, in := w.dsim.VoiceStateOf(w.guild, discordsim.UserID(w.botID)); !in {
 			return
@@ -128,9 +128,12 @@ func TestSessionEndsWhenDisconnected(t *testing.T) {
 	if err := w.vsim.CloseVoice(w.botID, 4014); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLog(10*time.Second, `"msg":"voice_session_leave"`, `"reason":"disconnected"`, `"close_code":4014`)
-	w.waitLog(10*time.Second, `"msg":"voice_session_end"`, `"reason":"disconnected"`)
+	w.waitLog(`"msg":"voice_session_leave"`, `"reason":"disconnected"`, `"close_code":4014`)
+	w.waitLog(`"msg":"voice_session_end"`, `"reason":"disconnected"`)
 	if ch := w.svc.Channel(string(w.guild)); ch != "" {
 		t.Errorf("still in voice channel %s after the session ended", ch)
+	}
+	if n := metricValue(t, w.reg, "banter_voice_session_ends_total", "disconnected"); n != 1 {
+		t.Errorf("session ends (disconnected) = %v, want 1", n)
 	}
 }

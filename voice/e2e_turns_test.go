@@ -44,13 +44,7 @@ func TestTwoMembersOverEachOther(t *testing.T) {
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()
 	playBoth(w, alice, "hey-banter-weather", bob, "mike-hear-me")
-	deadline := time.Now().Add(20 * time.Second)
-	for w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) < 2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := w.logs.count(`"msg":"stt_pipeline_reply_spoken"`); n != 2 {
-		t.Fatalf("%d spoken replies, want 2", n)
-	}
+	w.waitLogs(2, `"msg":"stt_pipeline_reply_spoken"`)
 	var gens []openaisim.Recorded
 	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
 		if r.Stream {
@@ -87,11 +81,8 @@ func TestDeferredTurnAnsweredAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.play(bob, "mike-hear-me") // while the bot is still talking
-	w.waitLog(10*time.Second, `"reason":"bot_turn_open"`)
-	deadline := time.Now().Add(20 * time.Second)
-	for w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) < 2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	w.waitLog(`"reason":"bot_turn_open"`)
+	w.waitLogs(2, `"msg":"stt_pipeline_reply_spoken"`)
 	lines := strings.Split(w.logs.String(), "\n")
 	var order []string
 	for _, l := range lines {
@@ -127,22 +118,23 @@ func TestBargeInStopsPlayback(t *testing.T) {
 	var played sync.WaitGroup
 	defer played.Wait()
 	played.Go(func() { _ = bob.PlayPCM(w.ctx, speech(t, "mike-hear-me")) })
-	w.waitLog(5*time.Second, `"msg":"voice_barge_in"`)
-	// From the cut on, the bot sends at most the frame in flight and the five
-	// silence frames that close its talk spurt, until bob's own turn (which
-	// is still being spoken) is answered.
-	atCut := w.vsim.UserStats(w.botID).RTP
-	time.Sleep(300 * time.Millisecond)
-	if n := w.vsim.UserStats(w.botID).RTP - atCut; n > 7 {
-		t.Errorf("bot sent %d packets in the 300 ms after the cut, want at most 1 + 5 silence (+1 slack)", n)
+	w.waitLog(`"msg":"voice_barge_in"`)
+	w.waitLog(`"msg":"stt_pipeline_reply_interrupted"`)
+	// From the cut on, the bot sends at most the frame in flight (its reply's
+	// count at the cut, logged with the barge-in, against its count when the
+	// reply ended), then the five silence frames that close its talk spurt.
+	cut, end := w.logs.events("voice_barge_in"), w.logs.events("stt_pipeline_reply_interrupted")
+	atCut, _ := cut[0]["played_ms"].(float64)
+	atEnd, _ := end[0]["played_ms"].(float64)
+	if atCut <= 0 || atEnd-atCut > 20 {
+		t.Errorf("played %v ms at the cut, %v ms when the reply ended: want at most one frame more", atCut, atEnd)
 	}
 	after := len(alice.Heard(w.botID))
 	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
 	if after > full/2 {
 		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
 	}
-	w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_interrupted"`)
-	w.waitLog(15*time.Second, `"msg":"stt_pipeline_reply_spoken"`, "hear me")
+	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
 	var next string
 	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
 		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
@@ -178,12 +170,12 @@ func TestFailuresEndTurnCleanly(t *testing.T) {
 			alice := w.member("alice")
 			w.join()
 			w.play(alice, "hey-banter-weather")
-			w.waitLog(10*time.Second, `"msg":"voice_turn_failed"`, `"stage":"`+c.stage+`"`)
+			w.waitLog(`"msg":"voice_turn_failed"`, `"stage":"`+c.stage+`"`)
 			w.play(alice, "hey-banter-weather")
 			if err := alice.WaitHeard(w.ctx, w.botID, 15); err != nil {
 				t.Fatalf("no answer after the failure: %v", err)
 			}
-			w.waitLog(5*time.Second, `"msg":"stt_pipeline_reply_spoken"`)
+			w.waitLog(`"msg":"stt_pipeline_reply_spoken"`)
 		})
 	}
 }

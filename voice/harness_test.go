@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,18 +93,24 @@ type world struct {
 
 func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule) *world {
 	t.Helper()
-	return newWorldWith(t, nil, mutate, rules...)
+	return newWorldWith(t, worldOptions{}, mutate, rules...)
 }
 
-// newWorldWith is newWorld with extra OpenAI simulator options.
-func newWorldWith(t testing.TB, simOpts []openaisim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *world {
+// worldOptions are a world's optional parts.
+type worldOptions struct {
+	sim      []openaisim.Option  // more OpenAI simulator options
+	personas voice.PersonaLookup // the members' /persona descriptions (a store)
+}
+
+// newWorldWith is newWorld with optional parts.
+func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rules ...openaisim.Rule) *world {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*guard)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
 	w.vsim = voicetest.Serve(t, voicesim.WithDAVE())
 	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
-	w.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, simOpts...)...)
+	w.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, o.sim...)...)
 	w.guild = w.dsim.CreateGuild("Voice Test")
 	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
 	w.text = w.dsim.CreateTextChannel(w.guild, "voice-log")
@@ -166,7 +175,7 @@ func newWorldWith(t testing.TB, simOpts []openaisim.Option, mutate func(*config.
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
 	svc, err := voice.New(voice.Options{
 		Config: func() *config.Config { return w.cfg }, Discord: sess, LLM: client, Engine: engine,
-		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg),
+		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -219,17 +228,77 @@ func (w *world) join() {
 	}
 }
 
+// guard bounds every wait on an event: a failure guard, never a measure (a
+// loaded machine under -race can be very slow).
+const guard = 60 * time.Second
+
 // waitLog waits until a log line contains every substring.
-func (w *world) waitLog(within time.Duration, subs ...string) {
+func (w *world) waitLog(subs ...string) {
 	w.t.Helper()
-	deadline := time.Now().Add(within)
+	w.waitLogs(1, subs...)
+}
+
+// waitLogs waits until n log lines contain every substring.
+func (w *world) waitLogs(n int, subs ...string) {
+	w.t.Helper()
+	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
-		if w.logs.count(subs...) > 0 {
+		if w.logs.count(subs...) >= n {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	w.t.Fatalf("no log line with %q within %v", subs, within)
+	w.t.Fatalf("%d log lines with %q, want %d", w.logs.count(subs...), subs, n)
+}
+
+// waitEvent waits for the first log record whose msg is one of names.
+func (w *world) waitEvent(names ...string) map[string]any {
+	w.t.Helper()
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(w.logs.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && slices.Contains(names, fmt.Sprint(m["msg"])) {
+				return m
+			}
+		}
+	}
+	w.t.Fatalf("no %v log line", names)
+	return nil
+}
+
+// metricValue returns the value of the counter name{label value} in reg (0
+// if absent).
+func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// events returns the JSON log records whose msg is name, in order.
+func (l *logBuffer) events(name string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(l.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == name {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // fixtures caches the speech fixtures (48 kHz stereo).

@@ -13,6 +13,7 @@ import (
 	"github.com/banterbot/banter/audio/wav"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/safety"
 )
 
 // sttResult is one chunk's transcript.
@@ -97,16 +98,27 @@ func (s *session) runSpeaker(st *dvoice.Stream) {
 	}
 }
 
-// handle receives the Listener's endpointing events on the speaker goroutine.
+// handle receives the Listener's endpointing events on the speaker goroutine: each chunk the
+// endpointer cuts is transcribed at once, and the final one closes the utterance.
 func (sp *speaker) handle(ev vad.Event) {
 	s := sp.s
 	switch ev.Kind {
 	case vad.EventEnd:
+		if s.blocked(sp.userID) {
+			// permissions.blockedUserIds: ignored entirely, like their text messages (no
+			// speech to text, no turn).
+			if ev.Final {
+				s.metrics.drop(DropBlockedUser)
+				s.log.Debug("voice_transcript_dropped", "user_id", sp.userID, "reason", DropBlockedUser.String())
+			}
+			sp.chunks, sp.audio = nil, nil
+			return
+		}
 		chunk := slices.Clone(ev.Audio)
 		sp.audio = append(sp.audio, chunk...)
 		res := make(chan sttResult, 1)
 		sp.chunks = append(sp.chunks, res)
-		s.wg.Go(func() { res <- s.transcribe(chunk, sp.format) })
+		s.wg.Go(func() { res <- s.transcribeChunk(chunk, sp.format) })
 		if ev.Final {
 			sp.finish()
 		}
@@ -117,25 +129,24 @@ func (sp *speaker) handle(ev vad.Event) {
 	}
 }
 
-// finish hands a complete utterance to the session.
+// finish closes a complete utterance and starts its turn (runTurn).
 func (sp *speaker) finish() {
 	s := sp.s
 	end := s.svc.now()
 	sp.n++
-	t := &Turn{
+	t := newTurn(Turn{
 		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channelID,
 		SpeakerID: sp.userID, SpeakerName: s.svc.name(s.guildID, sp.userID),
-		Audio: sp.audio, Format: sp.format, SpeechEnd: end, marks: &marks{},
+		Audio: sp.audio, Format: sp.format, SpeechEnd: end,
 		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
-	}
-	chunks := sp.chunks
+	}, sp.chunks)
 	sp.chunks, sp.audio = nil, nil
 	s.metrics.utterance()
-	s.wg.Go(func() { s.understand(t, chunks) })
+	s.wg.Go(func() { s.runTurn(t) })
 }
 
-// transcribe runs speech to text on one chunk from an in-memory WAV.
-func (s *session) transcribe(samples []int16, f pcm.Format) sttResult {
+// transcribeChunk runs speech to text on one chunk from an in-memory WAV.
+func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
 	cfg := s.svc.cfg()
 	body := wav.Encode(f, samples)
 	tr, err := s.svc.opts.LLM.Transcribe(s.ctx, cfg.Voice.STTPipeline.TranscriptionModel, body,
@@ -146,43 +157,9 @@ func (s *session) transcribe(samples []int16, f pcm.Format) sttResult {
 	return sttResult{text: tr.Text}
 }
 
-// understand waits for a turn's chunk transcripts, merges and checks them,
-// and queues the turn.
-func (s *session) understand(t *Turn, chunks []chan sttResult) {
-	parts := make([]string, 0, len(chunks))
-	for _, c := range chunks {
-		var r sttResult
-		select {
-		case r = <-c:
-		case <-s.ctx.Done():
-			return
-		}
-		if r.err != nil {
-			if s.ctx.Err() != nil {
-				return
-			}
-			s.metrics.failure("stt")
-			s.metrics.turn("failed")
-			s.log.Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", r.err)
-			return
-		}
-		parts = append(parts, r.text)
-	}
-	now := s.svc.now()
-	t.marks.mark(PhaseTranscript, now)
-	text, reason := CheckTranscript(mergeTranscripts(parts), t.Duration)
-	if reason != DropNone {
-		s.metrics.drop(reason)
-		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
-			"reason", reason.String(), "transcript", mergeTranscripts(parts), "audio_ms", t.Duration.Milliseconds())
-		return
-	}
-	t.Transcript = text
-	s.metrics.observePhase(PhaseTranscript, now.Sub(t.SpeechEnd))
-	select {
-	case s.turns <- t:
-	case <-s.ctx.Done():
-	}
+// blocked reports whether permissions.blockedUserIds lists the user.
+func (s *session) blocked(userID string) bool {
+	return safety.ForConfig(s.svc.cfg()).Blocked(userID)
 }
 
 // checkBargeIn stops the bot when sp has spoken over it long enough (after
@@ -194,6 +171,9 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 	}
 	first := ar.firstPacket.Load()
 	if first == 0 {
+		return
+	}
+	if s.blocked(sp.userID) {
 		return
 	}
 	bi := s.svc.cfg().Voice.BargeIn
@@ -223,7 +203,8 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 	min := time.Duration(max(bi.MinSpeechMs, 1)) * time.Millisecond
 	if speech-sp.bargeBase >= min && ar.interrupted.CompareAndSwap(false, true) {
 		ar.interruptedBy.Store(sp.userID)
-		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase))
+		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase),
+			"played_ms", ms(s.playback.Played()))
 		s.metrics.bargeIn()
 		ar.cancel()
 	}

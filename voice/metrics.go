@@ -55,6 +55,7 @@ type Metrics struct {
 	bargeIns    prometheus.Counter
 	failures    *prometheus.CounterVec
 	sessions    prometheus.Gauge
+	sessionEnds *prometheus.CounterVec
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
 	framesLate  prometheus.Counter
@@ -71,6 +72,7 @@ type Metrics struct {
 //	banter_voice_barge_ins_total
 //	banter_voice_failures_total{stage}         stt, classifier, generation, tts, send
 //	banter_voice_sessions                      sessions open
+//	banter_voice_session_ends_total{reason}    left, alone, max_session, disconnected, reconnect_timeout
 //	banter_voice_utterances_total
 //	banter_voice_frames_sent_total, banter_voice_frames_late_total (> 5 ms after their slot)
 //	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
@@ -97,6 +99,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "banter_voice_sessions", Help: "Voice sessions open.",
 		}),
+		sessionEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_session_ends_total",
+			Help: "Voice sessions ended, by reason: left (command, move, shutdown), alone, max_session, disconnected (close 4014/4022), reconnect_timeout.",
+		}, []string{"reason"}),
 		utterances: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_utterances_total", Help: "Utterances endpointed.",
 		}),
@@ -114,7 +120,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions,
+		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
 			m.utterances, m.framesSent, m.framesLate, m.underruns, m.encryptSkip)
 	}
 	return m
@@ -153,6 +159,12 @@ func (m *Metrics) bargeIn() {
 func (m *Metrics) sessionDelta(d float64) {
 	if m != nil {
 		m.sessions.Add(d)
+	}
+}
+
+func (m *Metrics) sessionEnd(reason string) {
+	if m != nil {
+		m.sessionEnds.WithLabelValues(reason).Inc()
 	}
 }
 

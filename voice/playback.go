@@ -41,9 +41,12 @@ type Playback struct {
 	metrics *Metrics
 	now     func() time.Time
 
+	// frames counts the current reply's frames sent; written by the writing goroutine, read by
+	// anyone (a barge-in logs how much had played at the cut).
+	frames atomic.Int64
+
 	// per reply, owned by the writing goroutine
 	ctx     context.Context
-	frames  int
 	first   time.Time
 	slot    time.Time // due time of the next frame on the current grid
 	onFirst func(time.Time)
@@ -71,7 +74,8 @@ func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (
 // first packet of the reply went out.
 func (p *Playback) Begin(onFirst func(time.Time)) {
 	p.talker.Reset()
-	p.frames, p.first, p.onFirst, p.err = 0, time.Time{}, onFirst, nil
+	p.frames.Store(0)
+	p.first, p.onFirst, p.err = time.Time{}, onFirst, nil
 }
 
 // WritePCM converts b (little-endian samples of the input format, split
@@ -127,8 +131,8 @@ func (p *Playback) awaitE2EE(pkt []byte) error {
 // Safe to call while a reply plays: the next frame goes to the new one.
 func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }
 
-// Played returns how much audio of the current reply has gone out.
-func (p *Playback) Played() time.Duration { return time.Duration(p.frames) * pcm.FrameDuration }
+// Played returns how much audio of the current reply has gone out. Safe from any goroutine.
+func (p *Playback) Played() time.Duration { return time.Duration(p.frames.Load()) * pcm.FrameDuration }
 
 // First returns when the first packet of the current reply went out (zero
 // before).
@@ -139,7 +143,7 @@ func (p *Playback) emit(pkt []byte) error {
 		return err
 	}
 	err := p.conn.Load().SendOpus(p.ctx, pkt)
-	if errors.Is(err, dave.ErrNotReady) && p.frames == 0 {
+	if errors.Is(err, dave.ErrNotReady) && p.frames.Load() == 0 {
 		// DAVE has no sender key yet (right after joining, before the
 		// first transition): hold the reply's first frame until it has
 		// one rather than lose the start of what the bot says.
@@ -155,7 +159,7 @@ func (p *Playback) emit(pkt []byte) error {
 		return fmt.Errorf("voice: send: %w", err)
 	}
 	at := p.now()
-	if p.frames == 0 {
+	if p.frames.Load() == 0 {
 		p.first, p.slot = at, at
 		if p.onFirst != nil {
 			p.onFirst(at)
@@ -173,6 +177,6 @@ func (p *Playback) emit(pkt []byte) error {
 	}
 	p.metrics.frame(late > lateBy)
 	p.slot = p.slot.Add(pcm.FrameDuration)
-	p.frames++
+	p.frames.Add(1)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
@@ -101,13 +102,36 @@ type speechChunk struct {
 	err  error
 }
 
-// Respond implements Responder.
+// generated is what the generate stage leaves: the text Stage B let through,
+// and whether the stream failed or was skipped.
+type generated struct {
+	filter decision.StreamFilter
+	text   strings.Builder
+	err    error // the stream broke (not a cut by ctx)
+}
+
+// spoken is what the speak stage leaves: the text played (up to a cut) and
+// why it stopped early, if it did.
+type spoken struct {
+	text  strings.Builder
+	err   error
+	stage string // of err: "send" or "tts"
+}
+
+// Respond implements Responder: generate (text → Stage B → sentences, each
+// sent to TTS at once) on one goroutine while speak plays the sentences'
+// audio in order on this one.
+//
+// A fault mid-reply ends it cleanly: a generation stream that breaks leaves
+// the complete sentences already cut to be spoken and drops its unfinished
+// rest; a TTS stream that breaks, or a connection that fails, stops the
+// speech at once. Either way Result.Spoken is what was played and the error
+// names the stage (voice: generate / voice: tts / voice: send).
 func (p *STTResponder) Respond(ctx context.Context, r *Reply) (Result, error) {
 	now := p.Now
 	if now == nil {
 		now = time.Now
 	}
-	force := r.Decision.Force
 	stream, err := p.Gen.Stream(ctx, llm.GenerateRequest{Model: p.Model, Instructions: r.Instructions,
 		Messages: r.Messages, MaxOutputTokens: p.MaxTokens})
 	if err != nil {
@@ -124,101 +148,118 @@ func (p *STTResponder) Respond(ctx context.Context, r *Reply) (Result, error) {
 	defer stopClose()
 	queue := make(chan *speechChunk, 64)
 	var wg sync.WaitGroup
-	var genErr error
-	var filter decision.StreamFilter
-	var text strings.Builder
+	var gen generated
+	wg.Go(func() { p.generate(ctx, stream, r, queue, &gen, &wg, now) })
+	sp := p.speak(ctx, cancel, r, queue)
+	cancel()
+	wg.Wait()
+	return p.result(&gen, sp, r.Decision.Force)
+}
 
-	// Reader: deltas → Stage B filter → sentences → TTS requests.
-	wg.Go(func() {
-		defer close(queue)
-		var sent Sentencer
-		var chunks []string
-		speak := func(c string) bool {
-			c = stripDirectives(c)
-			if c == "" {
-				return true
-			}
-			text.WriteString(c)
-			text.WriteByte(' ')
-			sc := &speechChunk{text: c, data: make(chan []byte, 512)}
-			r.Mark(PhaseFirstSentence, now())
-			wg.Go(func() { p.synthesize(ctx, sc, r.Mark, now) })
-			select {
-			case queue <- sc:
-				return true
-			case <-ctx.Done():
-				return false
-			}
+// generate reads the stream: deltas → Stage B filter → sentences → one TTS
+// request per sentence, started at once, queued in order for speak. It
+// closes queue when done.
+func (p *STTResponder) generate(ctx context.Context, stream *llm.TextStream, r *Reply, queue chan<- *speechChunk,
+	g *generated, wg *sync.WaitGroup, now func() time.Time) {
+	defer close(queue)
+	var sent Sentencer
+	var chunks []string
+	say := func(c string) bool {
+		c = stripDirectives(c)
+		if c == "" {
+			return true
 		}
-		for stream.Next() {
-			chunks = sent.Push(chunks[:0], filter.Push(stream.Delta()))
-			for _, c := range chunks {
-				if !speak(c) {
-					return
-				}
-			}
+		g.text.WriteString(c)
+		g.text.WriteByte(' ')
+		sc := &speechChunk{text: c, data: make(chan []byte, 512)}
+		r.Mark(PhaseFirstSentence, now())
+		wg.Go(func() { p.synthesize(ctx, sc, r.Mark, now) })
+		select {
+		case queue <- sc:
+			return true
+		case <-ctx.Done():
+			return false
 		}
-		if err := stream.Err(); err != nil && ctx.Err() == nil {
-			genErr = err
-		}
-		rest, _ := filter.Finish()
-		chunks = sent.Push(chunks[:0], rest)
-		chunks = append(chunks, sent.Finish())
+	}
+	for stream.Next() {
+		chunks = sent.Push(chunks[:0], g.filter.Push(stream.Delta()))
 		for _, c := range chunks {
-			if !speak(c) {
+			if !say(c) {
 				return
 			}
 		}
-	})
+	}
+	if err := stream.Err(); err != nil && ctx.Err() == nil {
+		// The stream broke mid-reply: what is left unfinished was never
+		// meant to end there; it is not spoken.
+		g.err = err
+		return
+	}
+	rest, _ := g.filter.Finish()
+	chunks = sent.Push(chunks[:0], rest)
+	chunks = append(chunks, sent.Finish())
+	for _, c := range chunks {
+		if !say(c) {
+			return
+		}
+	}
+}
 
-	// Player: this goroutine plays the chunks in order.
-	var spoken strings.Builder
-	var playErr error
-	failStage := ""
+// speak plays the queued sentences' audio in order through r.Out until the
+// queue closes. A send or TTS failure stops it (cancel: the other TTS
+// requests and the generation stop too); the sentences queued after are
+// drained unplayed.
+func (p *STTResponder) speak(ctx context.Context, cancel context.CancelFunc, r *Reply, queue <-chan *speechChunk) *spoken {
+	sp := &spoken{}
 	for sc := range queue {
-		if playErr != nil || ctx.Err() != nil {
+		if sp.err != nil || ctx.Err() != nil {
 			continue // drain; the TTS goroutines stop on ctx
 		}
 		start := r.Out.Played()
 		var got int
 		for b := range sc.data {
 			got += len(b)
-			if playErr != nil {
+			if sp.err != nil {
 				continue
 			}
 			if err := r.Out.WritePCM(ctx, b); err != nil {
-				playErr, failStage = err, "send"
+				sp.err, sp.stage = err, "send"
 				cancel()
 			}
 		}
 		switch {
-		case playErr != nil:
-			spoken.WriteString(partial(sc.text, r.Out.Played()-start, got))
+		case sp.err != nil:
+			sp.text.WriteString(partial(sc.text, r.Out.Played()-start, got, false))
 		case sc.err != nil:
-			playErr, failStage = sc.err, "tts"
-			spoken.WriteString(partial(sc.text, r.Out.Played()-start, got))
+			// The sentence's audio ended early: only the share of its words
+			// that the played audio can have carried was said.
+			sp.err, sp.stage = sc.err, "tts"
+			sp.text.WriteString(partial(sc.text, r.Out.Played()-start, got, true))
 			cancel()
 		default:
-			spoken.WriteString(sc.text)
-			spoken.WriteByte(' ')
+			sp.text.WriteString(sc.text)
+			sp.text.WriteByte(' ')
 		}
 	}
-	cancel()
-	wg.Wait()
+	return sp
+}
 
-	full := strings.TrimSpace(text.String())
+// result is how the reply ended: Stage B's verdict on the whole text, what
+// was spoken, and the error of a stage that failed.
+func (p *STTResponder) result(g *generated, sp *spoken, force bool) (Result, error) {
+	full := strings.TrimSpace(g.text.String())
 	_, stageB := decision.ReplyDecision(decision.PipelineVoice, full, force)
-	if filter.Skipped() {
+	if g.filter.Skipped() {
 		stageB.Outcome, stageB.Reason = decision.OutcomeDeny, decision.ReasonLLMSkip
 	}
-	res := Result{Spoken: strings.TrimSpace(spoken.String()), Text: full, Skipped: filter.Skipped() || full == "", StageB: stageB}
+	res := Result{Spoken: strings.TrimSpace(sp.text.String()), Text: full, Skipped: g.filter.Skipped() || full == "", StageB: stageB}
 	switch {
-	case genErr != nil && res.Spoken == "":
+	case sp.err != nil && !errors.Is(sp.err, context.Canceled):
+		p.Metrics.failure(sp.stage)
+		return res, sp.err
+	case g.err != nil:
 		p.Metrics.failure("generation")
-		return res, fmt.Errorf("voice: generate: %w", genErr)
-	case playErr != nil && !errors.Is(playErr, context.Canceled):
-		p.Metrics.failure(failStage)
-		return res, playErr
+		return res, fmt.Errorf("voice: generate: stream broke after %d characters: %w", len(full), g.err)
 	}
 	return res, nil
 }
@@ -261,11 +302,20 @@ func (p *STTResponder) synthesize(ctx context.Context, sc *speechChunk, mark fun
 	}
 }
 
-// partial returns the words of a sentence that were played: the share of
-// its words equal to the share of its audio that went out (played of the
-// got bytes of 24 kHz mono received so far), with a dash marking the cut.
-func partial(text string, played time.Duration, got int) string {
+// speechPerRune is about how long speech takes per character at normal speed
+// (15 characters a second): the length of a sentence whose audio broke off.
+const speechPerRune = 66 * time.Millisecond
+
+// partial returns the words of a sentence that were played: the share of its
+// words equal to the share of its audio that went out (played of the got
+// bytes of 24 kHz mono received), with a dash marking the cut. When the
+// sentence's audio broke off (broken), its full length is unknown: it is
+// taken as at least what its text takes to say.
+func partial(text string, played time.Duration, got int, broken bool) string {
 	total := time.Duration(got/2) * time.Second / 24000
+	if broken {
+		total = max(total, time.Duration(utf8.RuneCountInString(text))*speechPerRune)
+	}
 	if total <= 0 || played <= 0 {
 		return ""
 	}

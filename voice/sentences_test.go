@@ -89,20 +89,28 @@ func TestStripDirectives(t *testing.T) {
 func TestPartial(t *testing.T) {
 	text := "one two three four five six seven eight nine ten"
 	second := 48000 // bytes of one second of 24 kHz mono pcm16
+	// The text is 49 characters: about 3.2 s to say (speechPerRune).
 	cases := []struct {
 		played time.Duration
 		got    int
+		broken bool
 		want   string
 	}{
-		{0, second, ""},
-		{500 * time.Millisecond, second, "one two three four five —"},
-		{time.Second, second, text + " —"},
-		{2 * time.Second, second, text + " —"},
-		{time.Second, 0, ""},
+		{0, second, false, ""},
+		{500 * time.Millisecond, second, false, "one two three four five —"},
+		{time.Second, second, false, text + " —"},
+		{2 * time.Second, second, false, text + " —"},
+		{time.Second, 0, false, ""},
+		// The audio broke off after one second: the sentence is longer than
+		// what arrived, so one second carried only about a third of it.
+		{time.Second, second, true, "one two three —"},
+		{time.Second, 0, true, "one two three —"},
+		// More audio arrived than the text's estimate: the audio counts.
+		{time.Second, 8 * second, true, "one —"},
 	}
 	for _, c := range cases {
-		if got := partial(text, c.played, c.got); got != c.want {
-			t.Errorf("partial(%v of %d bytes) = %q, want %q", c.played, c.got, got, c.want)
+		if got := partial(text, c.played, c.got, c.broken); got != c.want {
+			t.Errorf("partial(%v of %d bytes, broken %v) = %q, want %q", c.played, c.got, c.broken, got, c.want)
 		}
 	}
 }

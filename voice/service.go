@@ -55,16 +55,16 @@ type Options struct {
 	LLM Model
 	// Engine is voice Stage A (decision.NewVoiceEngine(voice.Policy(cfg), ...)).
 	Engine *decision.VoiceEngine
-	// Responder answers admitted turns in every session; nil (and no
-	// NewResponder) builds the STT pipeline's STTResponder from LLM and the
-	// configuration.
-	Responder Responder
-	// NewResponder, if set, makes one Responder per session instead (e.g.
-	// a realtime bridge, which owns a socket per voice session). It is
-	// called when the session starts, with the session's context, which
-	// ends with the session; a Responder that is an io.Closer is closed
-	// when the session ends.
-	NewResponder func(ctx context.Context, s SessionInfo) (Responder, error)
+	// NewResponder makes the Responder of each voice session, when it
+	// starts, with the session's context (which ends with the session); a
+	// Responder that is an io.Closer is closed when the session ends.
+	// voice/realtime's Sessions makes one realtime socket per session this
+	// way. Nil: every session shares the STT pipeline's STTResponder, built
+	// from LLM and the configuration.
+	NewResponder ResponderFactory
+	// Personas looks up the members' /persona descriptions for the prompt
+	// (the store); nil lists the members by name only.
+	Personas PersonaLookup
 	// ListenFormat is the utterance audio format (default 16 kHz mono for
 	// speech to text; 24 kHz for the realtime API).
 	ListenFormat pcm.Format
@@ -97,12 +97,15 @@ type Options struct {
 	Now func() time.Time
 }
 
-// SessionInfo describes a voice session to NewResponder.
+// ResponderFactory makes the Responder of one voice session (Options.NewResponder).
+type ResponderFactory func(ctx context.Context, s SessionInfo) (Responder, error)
+
+// SessionInfo identifies a voice session to its ResponderFactory: one per
+// guild at a time; a move to another channel is a new session.
 type SessionInfo struct {
 	GuildID, ChannelID string
-	// Conn is the session's voice connection (paced Opus out). A Responder
-	// that plays through Reply.Out does not need it.
-	Conn Sender
+	// Logger is the session's logger (guild and channel ids attached).
+	Logger *slog.Logger
 }
 
 // Service runs the bot's voice sessions: one per guild, joined and left by
@@ -126,8 +129,8 @@ func New(opts Options) (*Service, error) {
 	if opts.Config == nil || opts.Discord == nil || opts.Engine == nil {
 		return nil, errors.New("voice: New: Config, Discord and Engine are required")
 	}
-	if opts.Responder == nil && opts.NewResponder == nil && opts.LLM == nil {
-		return nil, errors.New("voice: New: LLM or Responder is required")
+	if opts.NewResponder == nil && opts.LLM == nil {
+		return nil, errors.New("voice: New: LLM or NewResponder is required")
 	}
 	if opts.Discord.State == nil || opts.Discord.State.User == nil {
 		return nil, errors.New("voice: New: the Discord session is not open (no user)")
@@ -148,15 +151,16 @@ func New(opts Options) (*Service, error) {
 		opts.SpeakFormat = pcm.Mono24k()
 	}
 	svc := &Service{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
-	if opts.Responder == nil && opts.NewResponder == nil {
+	if opts.NewResponder == nil {
 		v := opts.Config().Voice
-		svc.opts.Responder = &STTResponder{Gen: opts.LLM, TTS: opts.LLM, Model: v.GenerationLLM.Model,
+		if v.Mode == "realtime" {
+			opts.Logger.Warn("voice_mode_fallback", "mode", v.Mode,
+				"detail", "no realtime Responder wired: answering through the STT pipeline")
+		}
+		stt := &STTResponder{Gen: opts.LLM, TTS: opts.LLM, Model: v.GenerationLLM.Model,
 			TTSModel: v.STTPipeline.TTSModel, TTSVoice: v.STTPipeline.TTSVoice,
 			Logger: opts.Logger, Metrics: opts.Metrics, Now: opts.Now}
-	}
-	if v := opts.Config().Voice; v.Mode == "realtime" && opts.Responder == nil && opts.NewResponder == nil {
-		opts.Logger.Warn("voice_mode_fallback", "mode", v.Mode,
-			"detail", "no realtime Responder wired: answering through the STT pipeline")
+		svc.opts.NewResponder = func(context.Context, SessionInfo) (Responder, error) { return stt, nil }
 	}
 	svc.ctx, svc.stop = context.WithCancel(context.Background())
 	mc := dvoice.ManagerConfig{
@@ -259,8 +263,8 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 		return fmt.Errorf("voice: join %s/%s: %w", guildID, channelID, err)
 	}
 	s, err := newSession(svc, guildID, channelID, conn)
-	if err == nil && svc.opts.NewResponder != nil {
-		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Conn: conn})
+	if err == nil {
+		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Logger: s.log})
 		if err != nil {
 			s.cancel()
 			err = fmt.Errorf("voice: join: responder: %w", err)
@@ -280,14 +284,23 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 			delete(svc.sessions, guildID)
 		}
 		svc.mu.Unlock()
-		if s.endReason != "" { // the session ended itself: leave the channel
+		reason := s.endReason
+		if reason != "" { // the session ended itself: leave the channel
 			lctx, cancel := context.WithTimeout(svc.ctx, 5*time.Second)
 			if err := svc.mgr.Leave(lctx, guildID); err != nil {
 				s.log.Warn("voice_leave_failed", "error", err)
 			}
 			cancel()
+		} else {
+			reason = "left" // Leave: a command, a move, shutdown
 		}
-		s.log.Info("voice_session_end", "reason", s.endReason)
+		svc.opts.Metrics.sessionEnd(reason)
+		// Turns still waiting for Stage A or for the bot's turn end with the session.
+		pending := len(s.queue) + len(s.deferred) + len(s.held)
+		if s.deciding {
+			pending++
+		}
+		s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
 	})
 	return nil
 }

@@ -3,10 +3,8 @@ package voice
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,17 +12,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/gateway"
-	"github.com/banterbot/banter/llm"
 )
-
-// timelineCap bounds the conversation a session remembers for prompts.
-const timelineCap = 24
-
-// line is one thing said in the session.
-type line struct {
-	turnID string
-	decision.ContextLine
-}
 
 // activeReply is the reply in progress (the bot's turn is open).
 type activeReply struct {
@@ -40,30 +28,29 @@ type activeReply struct {
 
 // replyDone reports the end of a reply to the session loop.
 type replyDone struct {
-	ar       *activeReply
-	turn     *Turn // nil for the greeting
-	d        decision.Decision
-	res      Result
-	err      error
-	greeting int // attempt number for the greeting, else 0
+	rp     *replyRun
+	res    Result
+	err    error
+	played time.Duration // audio that went out
 }
 
 // decided reports a Stage A decision to the session loop.
 type decided struct {
-	t  *Turn
+	t  *turn
 	vt *decision.VoiceTurn
 	d  decision.Decision
 }
 
 // heldTurn is a turn held while another member is still talking.
 type heldTurn struct {
-	t     *Turn
+	t     *turn
 	until time.Time
 }
 
 // session is the bot in one guild's voice channel. The loop goroutine (run)
-// owns the conversation state; speaker goroutines own their Listeners; one
-// reply goroutine at a time owns the Playback.
+// owns the conversation state; speaker goroutines own their Listeners; each
+// turn runs on its own goroutine (runTurn), asking the loop at every step; one
+// reply at a time owns the Playback.
 type session struct {
 	svc                *Service
 	guildID, channelID string
@@ -76,9 +63,12 @@ type session struct {
 	started            time.Time
 	greetPending       bool // the join greeting may still start (session loop only)
 
-	turns   chan *Turn
-	replies chan replyDone
+	// The loop's inboxes: turns entering the conversation (admit), Stage A
+	// decisions, replies done (record), fresh connections, and the log
+	// channel's lines (to the poster goroutine).
+	entered chan *turn
 	decided chan decided
+	replies chan replyDone
 	conns   chan *dvoice.Conn
 	logCh   chan string
 
@@ -94,8 +84,8 @@ type session struct {
 	playback   *Playback
 	timeline   []line
 	engagement decision.Engagement
-	queue      []*Turn
-	deferred   []*Turn
+	queue      []*turn
+	deferred   []*turn
 	held       []heldTurn
 	deciding   bool
 	replySeq   uint64
@@ -113,29 +103,19 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		log:     svc.log.With("guild_id", guildID, "channel_id", channelID),
 		done:    make(chan struct{}),
 		started: svc.now(),
-		turns:   make(chan *Turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
+		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
 		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
-		speakers: map[string]*speaker{}, conn: conn, playback: pb, responder: svc.opts.Responder,
+		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
 	s.ctx, s.cancel = context.WithCancel(svc.ctx)
 	return s, nil
 }
 
 // run is the session loop. It returns when the session ends (ctx, alone,
-// max duration) after every goroutine of the session stopped.
+// max duration, disconnected) after every goroutine of the session stopped.
 func (s *session) run() {
-	defer close(s.done)
-	defer func() {
-		if c, ok := s.responder.(io.Closer); ok && s.responder != s.svc.opts.Responder {
-			if err := c.Close(); err != nil {
-				s.log.Warn("voice_responder_close_failed", "error", err)
-			}
-		}
-	}()
-	defer s.wg.Wait()
-	defer s.cancel()
+	defer s.windDown()
 	s.metrics.sessionDelta(1)
-	defer s.metrics.sessionDelta(-1)
 	if s.svc.cfg().Voice.LogChannelID != "" {
 		s.wg.Go(s.postLogs)
 	}
@@ -166,32 +146,58 @@ func (s *session) run() {
 			}
 			s.wg.Go(func() { s.runSpeaker(st) })
 		case c := <-s.conns:
-			s.mu.Lock()
-			s.conn = c
-			s.mu.Unlock()
-			s.playback.SetSender(c)
-			streams = c.Streams()
-			connDone, lostAt = c.Done(), time.Time{}
-		case t := <-s.turns:
-			s.onTurn(t)
+			s.useConn(c, lostAt)
+			streams, connDone, lostAt = c.Streams(), c.Done(), time.Time{}
+		case t := <-s.entered:
+			s.enter(t)
 		case d := <-s.decided:
 			s.onDecided(d)
 		case r := <-s.replies:
 			s.onReplyDone(r)
 		case <-tick.C:
-			s.maybeGreet()
-			if !lostAt.IsZero() && s.svc.now().Sub(lostAt) >= reconnectGrace {
-				s.endReason = "reconnect_timeout"
-				s.log.Warn("voice_session_leave", "reason", s.endReason, "waited_ms", ms(s.svc.now().Sub(lostAt)))
-				return
-			}
-			if reason := s.onTick(); reason != "" {
+			if reason := s.onTick(lostAt); reason != "" {
 				s.endReason = reason
-				s.log.Info("voice_session_leave", "reason", reason)
 				return
 			}
 		}
 	}
+}
+
+// windDown ends the session once its loop returned: every goroutine stops,
+// a reply that ended with the session is recorded, the Responder is closed.
+func (s *session) windDown() {
+	s.cancel()
+	s.wg.Wait()
+	for { // a reply that ended as the session did may wait here unrecorded
+		select {
+		case r := <-s.replies:
+			s.sessionEndedDuring(r)
+			continue
+		default:
+		}
+		break
+	}
+	if c, ok := s.responder.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			s.log.Warn("voice_responder_close_failed", "error", err)
+		}
+	}
+	s.metrics.sessionDelta(-1)
+	close(s.done)
+}
+
+// useConn switches the session to a fresh voice connection (the manager's
+// replacement after a lost one).
+func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+	s.playback.SetSender(c)
+	attrs := []any{}
+	if !lostAt.IsZero() {
+		attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
+	}
+	s.log.Info("voice_connection_restored", attrs...)
 }
 
 // othersInState reports whether the gateway's voice states put anyone but
@@ -272,10 +278,17 @@ func (s *session) others() []decision.Participant {
 	return ps
 }
 
-// onTick releases held turns, and ends the session when it has been alone
-// too long or has lasted too long.
-func (s *session) onTick() string {
+// onTick runs every 100 ms: the pending greeting, held and deferred turns,
+// and the session's end — when the lost connection was not replaced in
+// time, when it has been alone too long or has lasted too long (the reason
+// is returned, "" to go on).
+func (s *session) onTick(lostAt time.Time) string {
+	s.maybeGreet()
 	now := s.svc.now()
+	if !lostAt.IsZero() && now.Sub(lostAt) >= reconnectGrace {
+		s.log.Warn("voice_session_leave", "reason", "reconnect_timeout", "waited_ms", ms(now.Sub(lostAt)))
+		return "reconnect_timeout"
+	}
 	for i := 0; i < len(s.held); {
 		h := s.held[i]
 		if now.Before(h.until) && s.othersActive(h.t.SpeakerID) {
@@ -291,17 +304,24 @@ func (s *session) onTick() string {
 	}
 	s.pump()
 	v := s.svc.cfg().Voice
+	reason := ""
 	if v.MaxSessionMinutes > 0 && now.Sub(s.started) >= time.Duration(v.MaxSessionMinutes)*time.Minute {
-		return "max_session"
-	}
-	if len(s.others()) > 0 {
+		reason = "max_session"
+	} else if len(s.others()) > 0 {
 		s.aloneSince = time.Time{}
 	} else if s.aloneSince.IsZero() {
 		s.aloneSince = now
 	} else if now.Sub(s.aloneSince) >= time.Duration(v.InactivityLeaveSeconds)*time.Second {
-		return "alone"
+		reason = "alone"
 	}
-	return ""
+	if reason != "" {
+		attrs := []any{"reason", reason, "session_ms", ms(now.Sub(s.started))}
+		if reason == "alone" {
+			attrs = append(attrs, "alone_ms", ms(now.Sub(s.aloneSince)))
+		}
+		s.log.Info("voice_session_leave", attrs...)
+	}
+	return reason
 }
 
 // othersActive reports whether a member other than userID is mid-utterance.
@@ -315,268 +335,3 @@ func (s *session) othersActive(userID string) bool {
 	}
 	return false
 }
-
-// onTurn records a transcribed turn and queues it for Stage A, or holds it
-// while someone else is still talking (room-aware coalescing).
-func (s *session) onTurn(t *Turn) {
-	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
-	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
-	hold := time.Duration(s.svc.cfg().Voice.Endpointing.RoomHoldMs) * time.Millisecond
-	if !t.Addressed && hold > 0 && s.othersActive(t.SpeakerID) {
-		s.held = append(s.held, heldTurn{t: t, until: s.svc.now().Add(hold)})
-		return
-	}
-	s.queue = append(s.queue, t)
-	s.pump()
-}
-
-func (s *session) addLine(l line) {
-	s.timeline = append(s.timeline, l)
-	if n := len(s.timeline) - timelineCap; n > 0 {
-		s.timeline = append(s.timeline[:0], s.timeline[n:]...)
-	}
-	if s.svc.cfg().Voice.LogChannelID != "" {
-		who := l.Speaker
-		select {
-		case s.logCh <- fmt.Sprintf("**%s**: %s", who, l.Text):
-		default: // the log channel is behind: drop the line, never the turn
-		}
-	}
-}
-
-// pump starts Stage A on the next queued turn unless one is being decided.
-func (s *session) pump() {
-	if s.deciding || len(s.queue) == 0 {
-		return
-	}
-	t := s.queue[0]
-	s.queue = s.queue[1:]
-	s.deciding = true
-	vt := &decision.VoiceTurn{
-		ID: t.ID, ChannelID: s.channelID, SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
-		Transcript: t.Transcript, Duration: t.Duration, At: t.SpeechEnd,
-		Participants: s.others(), Timeline: s.contextLines(t.ID), Engagement: s.engagement,
-	}
-	if ar := s.cur.Load(); ar != nil {
-		vt.Engagement.BotSpeaking = true
-	}
-	s.wg.Go(func() {
-		d := s.svc.opts.Engine.Decide(s.ctx, vt, slog.String("guild_id", s.guildID))
-		select {
-		case s.decided <- decided{t: t, vt: vt, d: d}:
-		case <-s.ctx.Done():
-		}
-	})
-}
-
-// contextLines returns the timeline without the line of turn id.
-func (s *session) contextLines(id string) []decision.ContextLine {
-	out := make([]decision.ContextLine, 0, len(s.timeline))
-	for _, l := range s.timeline {
-		if l.turnID != id || id == "" {
-			out = append(out, l.ContextLine)
-		}
-	}
-	return out
-}
-
-// onDecided acts on a Stage A decision.
-func (s *session) onDecided(dd decided) {
-	s.deciding = false
-	t, d := dd.t, dd.d
-	now := s.svc.now()
-	t.marks.mark(PhaseAdmission, now)
-	s.metrics.observePhase(PhaseAdmission, now.Sub(t.SpeechEnd))
-	switch {
-	case d.Outcome == decision.OutcomeDefer || (d.Allowed() && s.cur.Load() != nil):
-		s.metrics.turn("deferred")
-		s.deferred = append(s.deferred, t)
-	case d.Allowed():
-		s.engagement.Observe(d, dd.vt)
-		s.startReply(t, d, 0)
-	default:
-		s.metrics.turn("denied")
-		s.log.Info("stt_pipeline_reply_denied", "turn_id", t.ID, "user_id", t.SpeakerID,
-			"reason", d.Reason.String(), "transcript", t.Transcript,
-			"admission_ms", ms(now.Sub(t.SpeechEnd)))
-	}
-	s.pump()
-}
-
-// startGreeting speaks the join greeting (attempt 1 or its one retry).
-func (s *session) startGreeting(attempt int) {
-	s.startReply(nil, decision.Decision{}, attempt)
-}
-
-// startReply opens the bot's turn and runs the Responder on a reply goroutine.
-func (s *session) startReply(t *Turn, d decision.Decision, greeting int) {
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.replySeq++
-	ar := &activeReply{id: s.replySeq, cancel: cancel}
-	m := &marks{}
-	if t != nil {
-		ar.target = t.SpeakerID
-		m = t.marks
-	}
-	s.cur.Store(ar)
-	r := &Reply{Turn: t, Decision: d, Out: s.playback, Mark: m.mark}
-	r.Instructions, r.Messages = s.prompt(t, d, greeting > 0)
-	pb := s.playback
-	s.wg.Go(func() {
-		pb.Begin(func(at time.Time) {
-			m.mark(PhaseFirstPacket, at)
-			ar.firstPacket.Store(at.UnixNano())
-		})
-		res, err := s.responder.Respond(ctx, r)
-		cancel()
-		// The talk spurt ends with silence frames even after a cut.
-		endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
-		if eerr := pb.End(endCtx, !ar.interrupted.Load() && err == nil); eerr != nil && s.ctx.Err() == nil {
-			// The reply itself went out; only the spurt's tail did not.
-			s.log.Warn("voice_stop_speaking_failed", "error", eerr)
-		}
-		endCancel()
-		select {
-		case s.replies <- replyDone{ar: ar, turn: t, d: d, res: res, err: err, greeting: greeting}:
-		case <-s.ctx.Done():
-		}
-	})
-}
-
-// onReplyDone closes the bot's turn: records what was actually said, logs
-// the turn with its phases, and lets deferred turns through.
-func (s *session) onReplyDone(r replyDone) {
-	s.cur.Store(nil)
-	now := s.svc.now()
-	interrupted := r.ar.interrupted.Load()
-	if r.res.Spoken != "" {
-		text := r.res.Spoken
-		if interrupted {
-			text += " [interrupted]"
-		}
-		s.addLine(line{ContextLine: decision.ContextLine{Speaker: s.svc.cfg().Bot.Name, Text: text, Bot: true}})
-	}
-	target := ""
-	if r.turn != nil {
-		target = r.turn.SpeakerID
-		s.engagement.BotReplied(target, now)
-	}
-	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", interrupted}
-	if r.turn != nil {
-		attrs = append(attrs, "turn_id", r.turn.ID, "transcript", r.turn.Transcript, "reason", r.d.Reason.String())
-		for p := PhaseTranscript; p <= PhaseFirstPacket; p++ {
-			if at := r.turn.marks.get(p); !at.IsZero() {
-				attrs = append(attrs, p.String()+"_ms", ms(at.Sub(r.turn.SpeechEnd)))
-				if p > PhaseAdmission {
-					s.metrics.observePhase(p, at.Sub(r.turn.SpeechEnd))
-				}
-			}
-		}
-	}
-	if r.greeting > 0 {
-		attrs = append(attrs, "greeting_attempt", r.greeting)
-	}
-	if r.turn != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
-		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
-		sb := r.res.StageB
-		sb.TurnID, sb.ChannelID, sb.UserID = r.turn.ID, s.channelID, r.turn.SpeakerID
-		sb.Log(s.ctx, s.svc.log, slog.String("guild_id", s.guildID))
-	}
-	switch {
-	case interrupted:
-		by, _ := r.ar.interruptedBy.Load().(string)
-		s.metrics.turn("interrupted")
-		s.log.Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by, "played_ms", ms(s.playback.Played()))...)
-	case r.err != nil && !errors.Is(r.err, context.Canceled):
-		s.metrics.turn("failed")
-		s.log.Warn("voice_turn_failed", append(attrs, "stage", failStage(r.err), "error", r.err.Error())...)
-	case r.res.Skipped || r.res.Spoken == "":
-		s.metrics.turn("skipped")
-		s.log.Info("stt_pipeline_reply_skipped", append(attrs, "stage_b", r.res.StageB.Reason.String())...)
-		if r.greeting == 1 && s.ctx.Err() == nil {
-			s.startGreeting(2) // one retry when the first greeting stayed silent
-			return
-		}
-	default:
-		s.metrics.turn("spoken")
-		s.log.Info("stt_pipeline_reply_spoken", attrs...)
-	}
-	if len(s.deferred) > 0 {
-		s.queue = append(s.deferred, s.queue...)
-		s.deferred = nil
-	}
-	s.pump()
-}
-
-// failStage names the stage a reply error came from.
-func failStage(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "voice: tts"):
-		return "tts"
-	case strings.Contains(msg, "voice: generate"):
-		return "generation"
-	case strings.Contains(msg, "voice: send"), strings.Contains(msg, "stop speaking"):
-		return "send"
-	}
-	return "reply"
-}
-
-// prompt builds the generation instructions and messages for a reply.
-func (s *session) prompt(t *Turn, d decision.Decision, greeting bool) (string, []llm.Message) {
-	cfg := s.svc.cfg()
-	var b strings.Builder
-	if p, ok := cfg.Bot.Personas[cfg.Bot.Persona]; ok && p.Prompt != "" {
-		b.WriteString(p.Prompt)
-	} else {
-		fmt.Fprintf(&b, "You are %s, a friendly member of a Discord server.", cfg.Bot.Name)
-	}
-	b.WriteString("\nYou are talking in a Discord voice channel: everything you write is spoken aloud." +
-		" Answer in one to three short spoken sentences, no lists, no markdown, no emoji.")
-	if ps := s.others(); len(ps) > 0 {
-		b.WriteString("\nIn the channel: ")
-		for i, p := range ps {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(p.Name)
-		}
-		b.WriteByte('.')
-	}
-	var msgs []llm.Message
-	for _, l := range s.timeline {
-		if l.Bot {
-			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: l.Text})
-		} else {
-			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: l.Speaker + ": " + l.Text})
-		}
-	}
-	if greeting {
-		b.WriteString("\nYou just joined the voice channel. Greet the people here in a few words. " + decision.SkipInstruction)
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "(" + cfg.Bot.Name + " joins the voice channel)"})
-		return b.String(), msgs
-	}
-	b.WriteString("\n")
-	b.WriteString(decision.Guidance(d, t.SpeakerName))
-	if w := cfg.Voice.JoinGreetingWindowSeconds; w > 0 && s.svc.now().Sub(s.started) < time.Duration(w)*time.Second {
-		b.WriteString("\nYou only just joined: a short greeting fits.")
-	}
-	return b.String(), msgs
-}
-
-// postLogs posts what was said to the configured log channel.
-func (s *session) postLogs() {
-	ch := s.svc.cfg().Voice.LogChannelID
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case l := <-s.logCh:
-			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
-				s.log.Warn("voice_log_post_failed", "error", err)
-			}
-		}
-	}
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

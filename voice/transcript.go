@@ -22,6 +22,12 @@ const (
 	// DropImplausible: too few characters for the length of the clip (a
 	// long clip with one short word is noise that happened to decode).
 	DropImplausible
+	// DropBanWord: the transcript holds one of safety.banWords (it never
+	// enters the timeline, the log channel or a prompt).
+	DropBanWord
+	// DropBlockedUser: the speaker is in permissions.blockedUserIds (not
+	// even transcribed).
+	DropBlockedUser
 )
 
 // String returns the reason's metric label.
@@ -37,6 +43,10 @@ func (r DropReason) String() string {
 		return "hallucination"
 	case DropImplausible:
 		return "implausible"
+	case DropBanWord:
+		return "ban_word"
+	case DropBlockedUser:
+		return "blocked_user"
 	}
 	return "unknown"
 }

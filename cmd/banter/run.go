@@ -307,7 +307,7 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
 	}
 	if a.cfg.Voice.Enabled {
-		if p.voice, err = a.newVoice(watcher, shards, models, reg); err != nil {
+		if p.voice, err = a.newVoice(watcher, shards, st, models, reg); err != nil {
 			shards.Close()
 			return nil, err
 		}

@@ -162,19 +162,24 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 }
 
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
-// channel types !join, the bot joins, and when the member asks it by name it hears an answer.
+// channel types !join, the bot joins, and when the member asks it by name it hears an answer; in
+// voice.mode stt_pipeline and realtime (brain, the default strategy, and native).
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
-	for _, tt := range []struct{ name, extra string }{
-		{"stt_pipeline", ""},
+	for _, tt := range []struct{ name, extra, strategy string }{
+		{"stt_pipeline", "", ""},
 		// Realtime voice, and every text call (the reply classifier included)
 		// over chat completions: the conformance check then covers both APIs.
-		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n"},
+		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n", "brain"},
+		// The realtime model answers the member's forwarded audio itself.
+		{"realtime_native", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "native"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra) })
+		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy) })
 	}
 }
 
-func runVoiceJoinAndAnswer(t *testing.T, extraConfig string) {
+// runVoiceJoinAndAnswer runs one case; strategy is the realtime strategy that must have
+// answered ("": the STT pipeline).
+func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
@@ -258,6 +263,34 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig string) {
 	}
 	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
+	}
+	// The join greeting may be what was heard: wait for the answer to the turn itself.
+	for !slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"stt_pipeline_reply_spoken"`) && strings.Contains(l, `"turn_id"`)
+	}) {
+		select {
+		case <-waitCtx.Done():
+			t.Fatalf("the turn was not answered:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// Who answered: the realtime model (brain: voicing the generation's text; native: from the
+	// member's forwarded audio), or the STT pipeline's TTS.
+	commits, tts := 0, len(osim.RequestsFor(openaisim.EndpointSpeech))
+	for _, e := range osim.RealtimeEvents() {
+		if e.Type == "input_audio_buffer.commit" {
+			commits++
+		}
+	}
+	requested := slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"strategy":"`+strategy+`"`)
+	})
+	switch {
+	case strategy == "" && (tts == 0 || len(osim.RealtimeEvents()) != 0),
+		strategy == "native" && (!requested || commits != 1 || tts != 0),
+		strategy == "brain" && (!requested || commits != 0 || tts != 0):
+		t.Errorf("answered by the wrong path for %q: %d TTS requests, %d realtime events, %d commits, requested %v",
+			strategy, tts, len(osim.RealtimeEvents()), commits, requested)
 	}
 }
 

@@ -19,13 +19,15 @@ import (
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	llmrt "github.com/banterbot/banter/llm/realtime"
+	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
 	"github.com/banterbot/banter/voice/realtime"
 )
 
-// newVoice builds the voice service: Stage A engine (kept in step with reloads), the STT
-// pipeline or, with voice.mode realtime, a realtime responder per session.
-func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
+// newVoice builds the voice service: Stage A engine (kept in step with reloads), the members'
+// personas from the store, the STT pipeline or, with voice.mode realtime, a realtime responder
+// (one socket) per voice session.
+func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
 	cfg := w.Current()
 	classifier, err := models.For(cfg.Voice.ReplyDecisionLLM.Provider)
 	if err != nil {
@@ -59,6 +61,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelC
 		},
 		LLM:              slots,
 		Engine:           engine,
+		Personas:         st,
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
 		Metrics:          voice.NewMetrics(reg),
@@ -77,12 +80,11 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, models *modelC
 		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
 		rc.Logger, rc.Metrics = a.logger, realtime.NewMetrics(reg)
 		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
-		resp, err := realtime.NewResponder(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
+		sessions, err := realtime.Sessions(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
 		if err != nil {
 			return nil, err
 		}
-		a.closers = append(a.closers, func() { resp.Close() })
-		vo.Responder = resp
+		vo.NewResponder = sessions
 		vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
 	}
 	return voice.New(vo)

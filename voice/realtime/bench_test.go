@@ -3,6 +3,7 @@ package realtime
 import (
 	"context"
 	"log/slog"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -12,7 +13,18 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
 	llmrt "github.com/banterbot/banter/llm/realtime"
+	"github.com/banterbot/banter/voice"
 )
+
+// tone returns d of a 440 Hz tone as pcm16 24 kHz mono bytes.
+func tone(d time.Duration) []byte {
+	n := pcm.Mono24k().Samples(d)
+	s := make([]int16, n)
+	for i := range s {
+		s[i] = int16(8000 * math.Sin(2*math.Pi*440*float64(i)/24000))
+	}
+	return pcm.AppendBytes(nil, s)
+}
 
 // reportMedian reports the median of d as "median-µs".
 func reportMedian(b *testing.B, d []time.Duration) {
@@ -23,10 +35,97 @@ func reportMedian(b *testing.B, d []time.Duration) {
 	b.ReportMetric(float64(d[len(d)/2].Nanoseconds())/1000, "median-µs")
 }
 
+// signalSender passes frames to next (nil: accepted at once) and signals
+// each accepted one on out.
+type signalSender struct {
+	next voice.Sender
+	out  chan time.Time
+}
+
+func (s *signalSender) SendOpus(ctx context.Context, opus []byte) error {
+	if s.next != nil {
+		if err := s.next.SendOpus(ctx, opus); err != nil {
+			return err
+		}
+	}
+	select {
+	case s.out <- time.Now():
+	default:
+	}
+	return nil
+}
+
+func (s *signalSender) StopSpeaking(ctx context.Context) error {
+	if s.next != nil {
+		return s.next.StopSpeaking(ctx)
+	}
+	return nil
+}
+
+// replyPath is the Bridge's output path as a reply uses it, without the
+// socket: the read loop's handling of an audio delta (handle) → the reply's
+// channel → play on the replying goroutine → the voice session's Playback →
+// its Sender.
+type replyPath struct {
+	tb   testing.TB
+	b    *Bridge
+	pb   *voice.Playback
+	ctx  context.Context
+	r    *response
+	done chan error
+}
+
+func newReplyPath(tb testing.TB, sender voice.Sender) *replyPath {
+	tb.Helper()
+	pb, err := voice.NewPlayback(sender, pcm.Mono24k(), nil, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := &Bridge{log: slog.New(slog.DiscardHandler), now: time.Now, free: make(chan []byte, 64),
+		hist: history{max: 12, maxChars: 300}}
+	return &replyPath{tb: tb, b: b, pb: pb, ctx: tb.Context()}
+}
+
+// start begins a reply whose audio plays through the Playback.
+func (p *replyPath) start() {
+	r := &response{requestedAt: time.Now(), out: make(chan []byte, 1024), done: make(chan struct{})}
+	p.b.mu.Lock()
+	p.b.resp = r
+	p.b.mu.Unlock()
+	p.r, p.done = r, make(chan error, 1)
+	p.pb.Begin(nil)
+	go func() {
+		p.done <- p.b.play(p.ctx, r, audioOut{write: p.pb.WritePCM, played: p.pb.Played, firstPacket: p.pb.First})
+	}()
+}
+
+// delta delivers one audio delta of item as the read loop does.
+func (p *replyPath) delta(item string, audio []byte) {
+	p.b.handle(&llmrt.Event{Type: llmrt.EventOutputAudioDelta, ItemID: item, Audio: audio})
+}
+
+// finish ends the response (response.done) and waits for the reply to be
+// played and its spurt ended.
+func (p *replyPath) finish() {
+	ev := &llmrt.Event{Type: llmrt.EventResponseDone}
+	ev.Response.Status = "completed"
+	p.b.handle(ev)
+	if err := <-p.done; err != nil {
+		p.tb.Fatal(err)
+	}
+	if err := p.pb.End(p.ctx, true); err != nil {
+		p.tb.Fatal(err)
+	}
+}
+
+// playbackEncoder is the encoder voice.Playback uses: the baselines encode
+// the same way.
+var playbackEncoder = opus.EncoderConfig{Application: opus.ApplicationAudio, Bitrate: 64000, Complexity: 5}
+
 // BenchmarkTalkerFrame is the baseline: the bare audio.Talker resampling 20
 // ms of 24 kHz mono to 48 kHz stereo and encoding one Opus frame.
 func BenchmarkTalkerFrame(b *testing.B) {
-	t, err := audio.NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	t, err := audio.NewTalker(pcm.Mono24k(), playbackEncoder, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,21 +140,46 @@ func BenchmarkTalkerFrame(b *testing.B) {
 	}
 }
 
-// BenchmarkPlayerFrame is the Bridge's output path per 20 ms frame: queue
-// the delta, hand over to the player goroutine, resample, encode, sink.
-func BenchmarkPlayerFrame(b *testing.B) {
-	sink := newTestSink()
-	p := startPlayer(b, sink, NewMetrics(nil))
+// BenchmarkReplyFrame is a reply's output path per 20 ms delta: handle the
+// delta, hand it over to the replying goroutine, Playback (resample,
+// encode, pacing bookkeeping), sender.
+func BenchmarkReplyFrame(b *testing.B) {
+	sender := &signalSender{out: make(chan time.Time, 1)}
+	p := newReplyPath(b, sender)
+	p.start()
 	frame := tone(20 * time.Millisecond)
 	for range 10 {
-		p.enqueue("item_1", frame)
-		<-sink.out
+		p.delta("item_1", frame)
+		<-sender.out
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		p.enqueue("item_1", frame)
-		<-sink.out
+		p.delta("item_1", frame)
+		<-sender.out
 	}
+	b.StopTimer()
+	p.finish()
+}
+
+// TestReplyFrameAllocs locks in the steady state of a reply's output path:
+// an audio delta handled, handed over, resampled, encoded and sent
+// allocates nothing.
+func TestReplyFrameAllocs(t *testing.T) {
+	sender := &signalSender{out: make(chan time.Time, 1)}
+	p := newReplyPath(t, sender)
+	p.start()
+	frame := tone(20 * time.Millisecond)
+	for range 20 { // warm up: buffers reach their size
+		p.delta("item_1", frame)
+		<-sender.out
+	}
+	if n := testing.AllocsPerRun(500, func() {
+		p.delta("item_1", frame)
+		<-sender.out
+	}); n != 0 {
+		t.Errorf("%.1f allocations per 20 ms delta, want 0", n)
+	}
+	p.finish()
 }
 
 // BenchmarkForwardFrame is the input side per 20 ms of a speaker: 48 kHz
@@ -82,59 +206,36 @@ func BenchmarkForwardFrame(b *testing.B) {
 	}
 }
 
-// BenchmarkFirstDeltaToFrame measures the time from an item's first audio
-// delta (100 ms, as the realtime API sends them) reaching the Bridge to its
-// first Opus frame handed to the sink; median reported.
-func BenchmarkFirstDeltaToFrame(b *testing.B) {
-	sink := newTestSink()
-	tk, err := audio.NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var first time.Time
-	got := make(chan time.Time, 1)
-	p := newPlayer(ctx, tk, func(ctx context.Context, f []byte) error {
-		if first.IsZero() {
-			first = time.Now()
-			got <- first
-		}
-		return nil
-	}, sink.stop, nil, slog.New(slog.DiscardHandler), time.Now)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		p.run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+// firstDeltaToFrame measures, per iteration a new reply, the time from the
+// reply's first audio delta (100 ms, as the realtime API sends them)
+// reaching the Bridge to its first frame accepted by next (nil: at once).
+func firstDeltaToFrame(b *testing.B, next voice.Sender) {
+	sender := &signalSender{next: next, out: make(chan time.Time, 1)}
+	p := newReplyPath(b, sender)
 	delta := tone(100 * time.Millisecond)
-	items := []string{"item_a", "item_b"}
 	lat := make([]time.Duration, 0, 1024)
 	b.ReportAllocs()
-	i := 0
 	for b.Loop() {
-		i++
+		p.start()
 		start := time.Now()
-		p.enqueue(items[i%2], delta)
-		at := <-got
-		lat = append(lat, at.Sub(start))
-		p.end()
-		if err := p.waitIdle(ctx); err != nil {
-			b.Fatal(err)
+		p.delta("item_1", delta)
+		lat = append(lat, (<-sender.out).Sub(start))
+		p.finish()
+		for len(sender.out) > 0 { // frames after the first
+			<-sender.out
 		}
-		first = time.Time{}
 	}
 	reportMedian(b, lat)
 }
 
+// BenchmarkFirstDeltaToFrame: first delta of a reply to its first Opus frame
+// at the Playback's sender; median reported.
+func BenchmarkFirstDeltaToFrame(b *testing.B) { firstDeltaToFrame(b, nil) }
+
 // BenchmarkFirstDeltaDirect is the same-run baseline: the first frame of
-// the same delta encoded inline by a bare Talker (no queue, no goroutine).
+// the same delta encoded inline by a bare Talker (no hand-off, no Playback).
 func BenchmarkFirstDeltaDirect(b *testing.B) {
-	tk, err := audio.NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
+	tk, err := audio.NewTalker(pcm.Mono24k(), playbackEncoder, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/banterbot/banter/audio"
-	"github.com/banterbot/banter/audio/opus"
-	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 )
@@ -19,10 +16,6 @@ import (
 // ErrClosed is returned by calls on a Bridge that was closed (or whose
 // context ended).
 var ErrClosed = errors.New("realtime: bridge closed")
-
-// errNoSink is the Sink of a Bridge whose audio only goes to callers'
-// writers (Responder).
-var errNoSink = errors.New("realtime: no Sink configured")
 
 // Config configures a Bridge.
 type Config struct {
@@ -65,29 +58,15 @@ type Config struct {
 	// session starts with. Defaults 12 turns of at most 300 characters.
 	HistoryTurns, HistoryChars int
 
-	// Sink receives each 20 ms Opus frame of the model's speech, in order,
-	// on one goroutine (e.g. discord/voice Conn.SendOpus, which paces).
-	// It must return promptly once ctx is cancelled (an interruption).
-	// The frame is reused after Sink returns. Required for Respond, Speak
-	// and SpeakReply; a Bridge used through Responder plays into the
-	// voice session's Playback instead.
-	Sink func(ctx context.Context, opus []byte) error
-	// StopSpeaking, if set, ends a talk spurt after a reply (or an
-	// interruption), on the same goroutine as Sink (Conn.StopSpeaking).
-	StopSpeaking func(ctx context.Context) error
-	// Encoder configures the Opus encoder of the model's speech.
-	Encoder opus.EncoderConfig
-
-	Logger       *slog.Logger
-	Metrics      *Metrics
-	AudioMetrics *audio.Metrics
+	Logger  *slog.Logger
+	Metrics *Metrics
 	// Now is the clock for latencies; nil means time.Now.
 	Now func() time.Time
 }
 
 // FromConfig maps voice.realtimeReplyStrategy and voice.openaiRealtime onto
 // a Config. The caller adds Realtime.URL and Realtime.APIKey (llm.baseUrl,
-// OPENAI_API_KEY), Instructions (the persona), Sink and StopSpeaking.
+// OPENAI_API_KEY), Instructions (the persona), Logger and Metrics.
 func FromConfig(c *config.Config) (Config, error) {
 	s, err := ParseStrategy(c.Voice.RealtimeReplyStrategy)
 	if err != nil {
@@ -114,9 +93,6 @@ func FromConfig(c *config.Config) (Config, error) {
 func (c *Config) setDefaults() error {
 	if c.Strategy != StrategyNative && c.Strategy != StrategyBrain {
 		return fmt.Errorf("realtime: strategy %s: want native or brain", c.Strategy)
-	}
-	if c.Sink == nil {
-		c.Sink = func(context.Context, []byte) error { return errNoSink }
 	}
 	if c.Realtime.URL == "" {
 		return errors.New("realtime: config: Realtime.URL is required")
@@ -153,23 +129,23 @@ func (c *Config) setDefaults() error {
 
 // Bridge owns the realtime socket of one voice session: it connects and
 // configures the session, forwards admitted turns (native) or has the model
-// voice the brain's text (brain), turns the model's audio into paced Opus
-// frames for the Sink, interrupts (cancel + truncate at what was played),
-// reconnects with back-off after a drop and rolls over to a fresh session
-// before SessionMax, both times restoring the instructions plus a summary of
-// recent turns.
+// voice the brain's text (brain), hands the model's audio to the caller's
+// writer (replyTo: the voice session's Playback), cuts a reply (cancel +
+// truncate at what was played), reconnects with back-off after a drop and
+// rolls over to a fresh session before SessionMax, both times restoring the
+// instructions plus a summary of recent turns. The Responder is its only
+// user.
 //
 // Goroutines: a supervisor (owns the socket and its read loop, which runs
-// server events) and a player (runs Sink and StopSpeaking). Close stops and
-// waits for them. Respond, SpeakReply, Speak and Interrupt may be called
-// from any goroutine; turns are served one at a time.
+// server events). Close stops and waits for it. Replies are served one at a
+// time.
 type Bridge struct {
 	cfg  Config
 	log  *slog.Logger
 	m    *Metrics
 	now  func() time.Time
-	play *player
 	hist history
+	free chan []byte // audio delta buffers to reuse (getBuf, putBuf)
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the bridge stops
@@ -178,12 +154,11 @@ type Bridge struct {
 	turnMu sync.Mutex // serialises turns, and turns with a rollover
 	pcmBuf []byte     // guarded by turnMu: one append chunk
 
-	mu       sync.Mutex // guards following
-	conn     *llmrt.Conn
-	connGen  uint64
-	connCh   chan struct{} // closed while conn != nil
-	resp     *response     // the response in progress
-	lastItem itemRef       // the last assistant audio item
+	mu      sync.Mutex // guards following
+	conn    *llmrt.Conn
+	connGen uint64
+	connCh  chan struct{} // closed while conn != nil
+	resp    *response     // the response in progress
 }
 
 // response is one requested response, from response.create to response.done.
@@ -197,15 +172,15 @@ type response struct {
 	transcript  string
 	deltas      strings.Builder // transcript deltas, for a cancelled response
 	status      string          // response.done status; "lost" when the socket dropped
-	out         chan []byte     // audio for an external writer (nil: the player)
+	out         chan []byte     // audio deltas for the reply's writer (replyOnce)
 	muted       bool            // interrupted: drop further audio
 	interrupted bool            // for the history
 	played      uint64          // frames played when interrupted
 	done        chan struct{}
 }
 
-// itemRef remembers the last assistant audio item for a truncation after
-// its response has finished (the audio is usually still playing).
+// itemRef is the assistant audio item of a reply, for a truncation (also
+// after its response has finished: the audio is usually still playing).
 type itemRef struct {
 	id         string
 	gen        uint64
@@ -220,26 +195,18 @@ func Start(ctx context.Context, cfg Config) (*Bridge, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	t, err := audio.NewTalker(pcm.Mono24k(), cfg.Encoder, cfg.AudioMetrics)
-	if err != nil {
-		return nil, fmt.Errorf("realtime: start: %w", err)
-	}
 	b := &Bridge{cfg: cfg, log: cfg.Logger, m: cfg.Metrics, now: cfg.Now,
 		hist: history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars},
-		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, appendChunk*2)}
+		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, appendChunk*2),
+		free: make(chan []byte, 64)}
 	conn, err := llmrt.Open(ctx, cfg.Realtime, b.session(), cfg.ConnectAttempts)
 	if err != nil {
 		return nil, fmt.Errorf("realtime: start: %w", err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	b.cancel = cancel
-	b.play = newPlayer(rctx, t, cfg.Sink, cfg.StopSpeaking, cfg.Metrics, cfg.Logger, cfg.Now)
 	b.setConn(conn, 1)
-	b.wg.Add(2)
-	go func() {
-		defer b.wg.Done()
-		b.play.run(rctx)
-	}()
+	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
 		defer close(b.done)
@@ -251,25 +218,12 @@ func Start(ctx context.Context, cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
-// Close stops the Bridge: output stops, the socket closes, goroutines are
-// waited for. Safe to call more than once.
+// Close stops the Bridge: the socket closes, its goroutines are waited for.
+// Safe to call more than once.
 func (b *Bridge) Close() error {
 	b.cancel()
 	b.wg.Wait()
 	return nil
-}
-
-// idle reports whether nothing is in progress or playing.
-func (b *Bridge) idle() bool {
-	b.mu.Lock()
-	r := b.resp
-	b.mu.Unlock()
-	if r != nil {
-		return false
-	}
-	b.play.mu.Lock()
-	defer b.play.mu.Unlock()
-	return !b.play.busy
 }
 
 // session is the Session sent on every (re)connect: the instructions plus

@@ -1,18 +1,19 @@
 package realtime
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
-	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
+	"github.com/banterbot/banter/voice"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -62,11 +63,11 @@ func TestFromConfig(t *testing.T) {
 	}
 }
 
-// simConfig is a Bridge Config on the OpenAI simulator with a counting sink.
-func simConfig(oa *openaisim.Server, s Strategy, sink *testSink, logs *logBuffer) Config {
+// simConfig is a Bridge Config on the OpenAI simulator, logging to logs.
+func simConfig(oa *openaisim.Server, s Strategy, logs *logBuffer) Config {
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	return Config{Realtime: llmrt.Config{URL: oa.BaseURL(), APIKey: "sk-test", Model: "gpt-realtime", Logger: log},
-		Strategy: s, Instructions: "You are banter.", Voice: "marin", Sink: sink.send, StopSpeaking: sink.stop,
+		Strategy: s, Instructions: "You are banter.", Voice: "marin",
 		ReconnectBackoff: 10 * time.Millisecond, ConnectAttempts: 1, Logger: log, Metrics: NewMetrics(prometheus.NewRegistry())}
 }
 
@@ -86,7 +87,7 @@ func TestStartErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := simConfig(oa, StrategyNative, newTestSink(), &logBuffer{})
+			cfg := simConfig(oa, StrategyNative, &logBuffer{})
 			tt.edit(&cfg)
 			b, err := Start(t.Context(), cfg)
 			if err == nil {
@@ -100,39 +101,54 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-// TestReconnectBackoff: the socket drops, the first reconnects are refused
-// (503), the Bridge backs off and retries until a session is up, restoring
-// the instructions; the bot then speaks again.
+// TestReconnectBackoff: the socket drops right after the session is set up,
+// the first reconnects are refused (503), the Bridge backs off and retries
+// until a session is up, restoring the instructions; the reply (the join
+// greeting, brain) waits for it and is spoken.
 func TestReconnectBackoff(t *testing.T) {
 	oa := openaitest.Serve(t, openaisim.WithRules(
 		openaisim.Rule{Name: "drop", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
 			Fault: openaisim.Fault{DropAfterEvents: 2}, Times: 1},
 		openaisim.Rule{Name: "refuse", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
 			Fault: openaisim.Fault{Status: 503}, Times: 2},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Text: "I am back."}},
 	))
-	sink, logs := newTestSink(), &logBuffer{}
-	b, err := Start(t.Context(), simConfig(oa, StrategyBrain, sink, logs))
+	client, err := llm.New(llm.Options{BaseURL: oa.BaseURL(), APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for len(logs.events("realtime_socket_dropped")) == 0 {
-		if ctx.Err() != nil {
+	logs := &logBuffer{}
+	p, err := NewResponder(t.Context(), ResponderOptions{Config: simConfig(oa, StrategyBrain, logs), Gen: client, Model: "gpt-5-mini"},
+		voice.SessionInfo{GuildID: "g1", ChannelID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// Open the session's Bridge and let the socket drop before the reply.
+	if _, err := p.bridge(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(guard); len(logs.events("realtime_socket_dropped")) == 0; {
+		if time.Now().After(deadline) {
 			t.Fatal("the drop was not noticed")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Speak waits for the new session.
-	if err := b.Speak(ctx, nil, "I am back."); err != nil {
+	sender := &frameSender{}
+	pb, err := voice.NewPlayback(sender, pcm.Mono24k(), nil, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Wait(ctx); err != nil {
-		t.Fatal(err)
+	// The reply waits for the new session.
+	res, err := respondOnce(t, p, pb, &voice.Reply{Instructions: "Greet."})
+	if err != nil || res.Spoken != "I am back." {
+		t.Fatalf("Respond = %+v, %v", res, err)
 	}
-	if f, stops := sink.counts(); f < 10 || stops != 1 {
+	if f, stops := sender.frames.Load(), sender.stops.Load(); f < 10 || stops != 1 {
 		t.Errorf("sink: %d frames, %d stops", f, stops)
+	}
+	if n := len(logs.events("realtime_socket_dropped")); n != 1 {
+		t.Errorf("%d realtime_socket_dropped, want 1", n)
 	}
 	if n := len(logs.events("realtime_reconnect_failed")); n != 2 {
 		t.Errorf("%d realtime_reconnect_failed, want 2", n)
@@ -157,55 +173,6 @@ func TestReconnectBackoff(t *testing.T) {
 	}
 	if len(updates) != 2 || !strings.Contains(updates[1], "You are banter.") {
 		t.Errorf("session.update after reconnect: %v", updates)
-	}
-}
-
-func TestWrongStrategyAndGate(t *testing.T) {
-	oa := openaitest.Serve(t)
-	sink, logs := newTestSink(), &logBuffer{}
-	b, err := Start(t.Context(), simConfig(oa, StrategyBrain, sink, logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	turn := &Turn{ID: "u1", Audio: make([]int16, 4800), Decision: decision.Decision{Outcome: decision.OutcomeAllow}}
-	if err := b.Respond(t.Context(), turn); err == nil {
-		t.Error("Respond on a brain bridge succeeded")
-	}
-	nb, err := Start(t.Context(), simConfig(oa, StrategyNative, sink, logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
-	tests := []struct {
-		name   string
-		turn   *Turn
-		reason string
-	}{
-		{"denied", &Turn{ID: "u2", Audio: make([]int16, 4800), Decision: decision.Decision{Outcome: decision.OutcomeDeny, Reason: decision.ReasonLowSignalFragment}}, decision.ReasonLowSignalFragment.String()},
-		{"zero decision", &Turn{ID: "u3", Audio: make([]int16, 4800)}, decision.ReasonUnknown.String()},
-		{"too short", &Turn{ID: "u4", Audio: make([]int16, 100), Decision: decision.Decision{Outcome: decision.OutcomeAllow}}, "audio_too_short"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := nb.Respond(t.Context(), tt.turn); err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, e := range logs.events("realtime_reply_skipped") {
-				if e["turn_id"] == tt.turn.ID && e["skip_reason"] == tt.reason {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no realtime_reply_skipped for %s with %s", tt.turn.ID, tt.reason)
-			}
-		})
-	}
-	for _, e := range oa.RealtimeEvents() {
-		if strings.HasPrefix(e.Type, "input_audio_buffer") || e.Type == "response.create" {
-			t.Errorf("a gated turn reached the model: %s", e.Type)
-		}
 	}
 }
 

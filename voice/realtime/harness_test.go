@@ -101,24 +101,25 @@ func loadSpeech(t testing.TB, name string) []int16 {
 
 // harness is a thin voice session for the end-to-end tests: the bot's own
 // discord/voice Conn on the voice simulator, one audio.Listener per speaker
-// (24 kHz mono, as the realtime API wants), transcription and generation
-// through llm against the OpenAI simulator, voice Stage A from decision, and
-// the Bridge under test answering through Conn.SendOpus.
+// (24 kHz mono, as the realtime API wants), transcription through llm
+// against the OpenAI simulator, voice Stage A from decision, and the
+// Responder under test answering each decided turn into a voice.Playback on
+// the Conn, as the voice session does (Begin, Respond, End).
 type harness struct {
-	t      *testing.T
-	vs     *voicesim.Server
-	oa     *openaisim.Server
-	voice  *dvoice.Conn
-	bridge *Bridge
-	llm    *llm.Client
-	engine *decision.VoiceEngine
-	member *voicesim.Member
-	logs   *logBuffer
-	reg    *prometheus.Registry
+	t         *testing.T
+	vs        *voicesim.Server
+	oa        *openaisim.Server
+	voice     *dvoice.Conn
+	llm       *llm.Client
+	engine    *decision.VoiceEngine
+	member    *voicesim.Member
+	logs      *logBuffer
+	reg       *prometheus.Registry
+	strategy  Strategy
+	responder *Responder
+	playback  *voice.Playback
+	sent      *countingSender // the Playback's sender: frames that went out
 
-	// Responder mode (voice.Responder with the session's Playback).
-	responder   *Responder
-	playback    *voice.Playback
 	replies     chan replyOutcome
 	replyMu     sync.Mutex
 	replyCancel context.CancelFunc
@@ -144,18 +145,35 @@ type replyOutcome struct {
 }
 
 type harnessOptions struct {
-	// responder drives the Bridge through Responder (voice.Responder) and a
-	// voice.Playback instead of calling it directly.
-	responder bool
 	strategy  Strategy
 	eagerness int
 	rules     []openaisim.Rule
 	bridge    func(*Config)
 }
 
+// countingSender is the Conn as the Playback's voice.Sender, counting the
+// frames it accepted and the talk spurts ended.
+type countingSender struct {
+	voice.Sender
+	frames, stops atomic.Int64
+}
+
+func (c *countingSender) SendOpus(ctx context.Context, opus []byte) error {
+	err := c.Sender.SendOpus(ctx, opus)
+	if err == nil {
+		c.frames.Add(1)
+	}
+	return err
+}
+
+func (c *countingSender) StopSpeaking(ctx context.Context) error {
+	c.stops.Add(1)
+	return c.Sender.StopSpeaking(ctx)
+}
+
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
-	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(),
+	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(), strategy: o.strategy,
 		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8),
 		replies: make(chan replyOutcome, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -173,7 +191,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(h.vs.CACertPEM())
-	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	dctx, dcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer dcancel()
 	vc, err := dvoice.Dial(dctx, dvoice.Config{Endpoint: h.vs.Endpoint(), GuildID: testGuild, ChannelID: testChannel,
 		UserID: testBot, SessionID: sess.SessionID, Token: sess.Token, TLSConfig: &tls.Config{RootCAs: pool},
@@ -200,8 +218,6 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Strategy:         o.strategy,
 		Instructions:     "You are banter, a friendly voice in a Discord call.",
 		Voice:            "marin",
-		Sink:             vc.SendOpus,
-		StopSpeaking:     vc.StopSpeaking,
 		ReconnectBackoff: 20 * time.Millisecond,
 		Logger:           logger,
 		Metrics:          NewMetrics(h.reg),
@@ -209,14 +225,12 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.bridge != nil {
 		o.bridge(&cfg)
 	}
-	if o.responder {
-		if h.playback, err = voice.NewPlayback(vc, pcm.Mono24k(), nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		h.responder, err = NewResponder(ResponderOptions{Config: cfg, Gen: h.llm, Model: "gpt-5-mini"})
-	} else {
-		h.bridge, err = Start(ctx, cfg)
+	h.sent = &countingSender{Sender: vc}
+	if h.playback, err = voice.NewPlayback(h.sent, pcm.Mono24k(), nil, nil); err != nil {
+		t.Fatal(err)
 	}
+	h.responder, err = NewResponder(ctx, ResponderOptions{Config: cfg, Gen: h.llm, Model: "gpt-5-mini"},
+		voice.SessionInfo{GuildID: testGuild, ChannelID: testChannel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,16 +243,13 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 
 func (h *harness) close() {
 	h.cancel()
-	if h.bridge != nil {
-		h.bridge.Close()
-	}
+	h.wg.Wait()
 	if h.responder != nil {
 		h.responder.Close()
 	}
 	if h.voice != nil {
 		h.voice.Close()
 	}
-	h.wg.Wait()
 	if h.member != nil {
 		h.member.Leave()
 	}
@@ -297,7 +308,7 @@ func (h *harness) speaker(ctx context.Context, s *dvoice.Stream) {
 }
 
 // turns transcribes each utterance, runs Stage A and hands the turn to the
-// Bridge by strategy, one at a time.
+// Responder, one at a time.
 func (h *harness) turns(ctx context.Context) {
 	defer h.wg.Done()
 	for {
@@ -322,47 +333,18 @@ func (h *harness) turn(ctx context.Context, u utterance) {
 		SpeakerName: "Alice", Transcript: tr.Text, Duration: pcm.Mono24k().Duration(len(u.audio)), At: u.at,
 		Participants: []decision.Participant{{ID: testHuman, Name: "Alice"}}}
 	d := h.engine.Decide(ctx, vt)
-	if h.responder != nil {
-		h.respond(ctx, vt, u, d)
-		return
-	}
-	turn := &Turn{ID: vt.ID, SpeakerID: u.userID, SpeakerName: "Alice", Transcript: tr.Text, Audio: u.audio,
-		EndedAt: u.at, Decision: d}
-	switch h.bridge.cfg.Strategy {
-	case StrategyNative:
-		err = h.bridge.Respond(ctx, turn)
-	case StrategyBrain:
-		if !d.Allowed() {
-			break
-		}
-		req := llm.GenerateRequest{Model: "gpt-5-mini",
-			Instructions: "You are banter in a voice call. " + decision.SkipInstruction,
-			Messages:     []llm.Message{{Role: llm.RoleUser, Content: "Alice: " + tr.Text}}}
-		var s *llm.TextStream
-		if s, err = h.llm.Stream(ctx, req); err == nil {
-			_, err = h.bridge.SpeakReply(ctx, turn, s)
-			s.Close()
-		}
-	}
-	if err != nil && ctx.Err() == nil {
-		h.t.Errorf("turn %s: %v", vt.ID, err)
-	}
 	select {
 	case h.decisions <- d:
 	default:
 	}
+	h.respond(ctx, vt, u, d)
 }
 
-// respond plays the session's part for an admitted turn: a Reply on the
-// Playback, run by the Responder, cancellable with interrupt.
+// respond plays the session's part for a decided turn: a Reply on the
+// Playback, run by the Responder, cancellable with interrupt. Unlike the
+// session it hands over denied turns too: the Responder's own gate must keep
+// them from the model.
 func (h *harness) respond(ctx context.Context, vt *decision.VoiceTurn, u utterance, d decision.Decision) {
-	select {
-	case h.decisions <- d:
-	default:
-	}
-	if !d.Allowed() {
-		return
-	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h.replyMu.Lock()
@@ -376,7 +358,7 @@ func (h *harness) respond(ctx context.Context, vt *decision.VoiceTurn, u utteran
 	h.playback.Begin(nil)
 	res, err := h.responder.Respond(rctx, r)
 	played := h.playback.Played()
-	ectx, ecancel := context.WithTimeout(ctx, time.Second)
+	ectx, ecancel := context.WithTimeout(ctx, 10*time.Second)
 	h.playback.End(ectx, err == nil)
 	ecancel()
 	h.replies <- replyOutcome{res: res, err: err, played: played}
@@ -391,23 +373,26 @@ func (h *harness) interrupt() {
 	}
 }
 
-// reply waits for the Responder's outcome of the next admitted turn.
-func (h *harness) reply(within time.Duration) replyOutcome {
+// reply waits for the Responder's outcome of the next turn.
+func (h *harness) reply() replyOutcome {
 	h.t.Helper()
 	select {
 	case o := <-h.replies:
 		return o
-	case <-time.After(within):
+	case <-time.After(guard):
 		h.t.Fatal("no reply outcome")
 	}
 	return replyOutcome{}
 }
 
+// guard bounds every wait on an event: a failure guard, never a measure.
+const guard = 60 * time.Second
+
 // say has the member speak a fixture and waits for Stage A's decision on it.
 func (h *harness) say(name, transcript string) decision.Decision {
 	h.t.Helper()
 	h.oa.QueueTranscripts(transcript)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	if err := h.member.PlayPCM(ctx, loadSpeech(h.t, name)); err != nil {
 		h.t.Fatal(err)
@@ -422,22 +407,24 @@ func (h *harness) say(name, transcript string) decision.Decision {
 }
 
 // waitHeard waits until the member heard at least n frames of the bot.
-func (h *harness) waitHeard(n int, within time.Duration) {
+func (h *harness) waitHeard(n int) {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	if err := h.member.WaitHeard(ctx, testBot, n); err != nil {
 		h.t.Fatalf("member heard %d frames of the bot, want %d: %v", len(h.member.Heard(testBot)), n, err)
 	}
 }
 
-// waitIdle waits until the Bridge has nothing in progress.
-func (h *harness) waitIdle(within time.Duration) {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	if err := h.bridge.Wait(ctx); err != nil {
-		h.t.Fatalf("bridge still busy: %v", err)
+// waitTruncations waits until the simulator has received n truncations (a
+// truncate is sent before Respond returns, and read by the simulator after)
+// and returns them.
+func waitTruncations(t *testing.T, oa *openaisim.Server, n int) []openaisim.Truncation {
+	t.Helper()
+	for deadline := time.Now().Add(guard); ; time.Sleep(5 * time.Millisecond) {
+		if tr := oa.Truncations(); len(tr) >= n || time.Now().After(deadline) {
+			return tr
+		}
 	}
 }
 

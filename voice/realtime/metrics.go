@@ -12,7 +12,7 @@ type Metrics struct {
 	interrupts  prometheus.Counter
 	truncates   prometheus.Counter
 	failed      prometheus.Counter
-	framesSent  prometheus.Counter
+	frames      prometheus.Counter
 	dropped     prometheus.Counter
 	requestLat  prometheus.Histogram
 	firstAudio  prometheus.Histogram
@@ -26,12 +26,12 @@ type Metrics struct {
 //	banter_voice_realtime_replies_requested_total{strategy}  responses requested
 //	banter_voice_realtime_replies_skipped_total{strategy}    turns not sent (denied, [SKIP], empty)
 //	banter_voice_realtime_reconnects_total{cause}            drop, rollover
-//	banter_voice_realtime_interruptions_total                Interrupt calls that stopped output
+//	banter_voice_realtime_interruptions_total                replies cut (barge-in, leave, playback failure)
 //	banter_voice_realtime_truncations_total                  conversation.item.truncate sent
 //	banter_voice_realtime_responses_failed_total             response.done failed/incomplete or lost in a drop
 //	banter_voice_realtime_server_errors_total                error events from the server
-//	banter_voice_realtime_frames_sent_total                  Opus frames the sink accepted
-//	banter_voice_realtime_audio_dropped_bytes_total          model audio dropped (queue full)
+//	banter_voice_realtime_frames_sent_total                  Opus frames of model audio that went out
+//	banter_voice_realtime_audio_dropped_bytes_total          model audio dropped (writer too far behind)
 //	banter_voice_realtime_request_latency_seconds            end of the turn's speech → response.create sent
 //	banter_voice_realtime_first_audio_seconds                response.create → first Opus frame out
 //	banter_voice_realtime_first_frame_seconds                first audio delta → first Opus frame out
@@ -51,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"cause"}),
 		interrupts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_interruptions_total",
-			Help: "Interruptions that stopped the bot's realtime audio.",
+			Help: "Realtime replies cut before their end (barge-in, leave, playback failure).",
 		}),
 		truncates: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_truncations_total",
@@ -65,13 +65,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "banter_voice_realtime_server_errors_total",
 			Help: "error events received from the realtime server.",
 		}),
-		framesSent: prometheus.NewCounter(prometheus.CounterOpts{
+		frames: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_frames_sent_total",
-			Help: "20 ms Opus frames of model audio accepted by the voice sink.",
+			Help: "20 ms Opus frames of model audio that went out (the voice session's Playback).",
 		}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_audio_dropped_bytes_total",
-			Help: "Bytes of model audio dropped because the playback queue was full.",
+			Help: "Bytes of model audio dropped because the reply's writer was more than 1024 deltas behind (or no reply was waiting for it).",
 		}),
 		requestLat: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "banter_voice_realtime_request_latency_seconds",
@@ -97,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.skipped[StrategyUnknown] = skip.WithLabelValues(StrategyUnknown.String())
 	if reg != nil {
 		reg.MustRegister(req, skip, m.reconnects, m.interrupts, m.truncates, m.failed, m.serverError,
-			m.framesSent, m.dropped, m.requestLat, m.firstAudio, m.firstFrame)
+			m.frames, m.dropped, m.requestLat, m.firstAudio, m.firstFrame)
 	}
 	return m
 }
@@ -144,9 +144,9 @@ func (m *Metrics) serverErr() {
 	}
 }
 
-func (m *Metrics) frameSent() {
-	if m != nil {
-		m.framesSent.Inc()
+func (m *Metrics) framesSent(n int) {
+	if m != nil && n > 0 {
+		m.frames.Add(float64(n))
 	}
 }
 

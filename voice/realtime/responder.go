@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +17,9 @@ import (
 
 var _ voice.Responder = (*Responder)(nil)
 
-// ResponderOptions configure a Responder.
+// ResponderOptions configure the realtime Responders.
 type ResponderOptions struct {
-	// Config is the template of every guild's Bridge (Sink and
-	// StopSpeaking are not used: audio goes to the session's Playback).
+	// Config is the template of every session's Bridge.
 	Config Config
 	// Gen writes the brain strategy's replies (*llm.Client); required for
 	// StrategyBrain.
@@ -30,19 +28,41 @@ type ResponderOptions struct {
 	Model string
 	// MaxTokens bounds a brain reply; 0 leaves it to the server.
 	MaxTokens int
-	// IdleClose closes a session's Bridge (its socket) after this long
-	// without a reply, e.g. after the session left. Default 15 min.
-	IdleClose time.Duration
 }
 
-// Responder is voice.Responder for voice.mode realtime: the voice session
-// hands it each admitted turn (and the join greeting) and it answers
-// through one Bridge, one realtime socket, per voice session (told apart
-// by the session's Playback; started on the session's first reply, kept
-// across turns so the model's conversation lives on, closed by Release,
-// after IdleClose without replies, or by Close). Audio is written to Reply.Out (the session's Playback, which
-// paces it and measures what was played); a cancelled ctx (barge-in)
-// cancels the response and truncates the item at Reply.Out.Played().
+func (o *ResponderOptions) validate() error {
+	switch o.Config.Strategy {
+	case StrategyNative:
+	case StrategyBrain:
+		if o.Gen == nil {
+			return errors.New("realtime: responder: brain strategy needs Gen")
+		}
+	default:
+		return fmt.Errorf("realtime: responder: strategy %s: want native or brain", o.Config.Strategy)
+	}
+	return nil
+}
+
+// Sessions returns the voice.Options.NewResponder of voice.mode realtime:
+// every voice session gets its own Responder (NewResponder), which the
+// session closes when it ends.
+func Sessions(o ResponderOptions) (voice.ResponderFactory, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s voice.SessionInfo) (voice.Responder, error) {
+		return NewResponder(ctx, o, s)
+	}, nil
+}
+
+// Responder is voice.Responder for voice.mode realtime, for one voice
+// session: it answers the session's admitted turns (and its join greeting)
+// through one Bridge — one realtime socket, one model conversation — opened
+// on the session's first reply and kept across turns, so the model's
+// conversation lives on; Close (the session's end) closes it. Audio is
+// written to Reply.Out (the session's Playback, which paces it and measures
+// what was played); a cancelled ctx (barge-in) cancels the response and
+// truncates the item at Reply.Out.Played().
 //
 //   - native: the turn's audio (resampled to 24 kHz mono unless the
 //     session listens at 24 kHz, voice.Options.ListenFormat) is forwarded
@@ -52,167 +72,78 @@ type ResponderOptions struct {
 //     Stage B ([SKIP], empty) may drop it, else the model voices the text.
 type Responder struct {
 	opts ResponderOptions
-	log  *slog.Logger
-	now  func() time.Time
+	cfg  Config          // opts.Config, logging with the session's ids
+	ctx  context.Context // the voice session's: the Bridge lives on it
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu      sync.Mutex // guards following
-	bridges map[*voice.Playback]*sessionBridge
+	mu     sync.Mutex // guards following; held while a Bridge starts
+	b      *Bridge
+	closed bool
 }
 
-// sessionBridge is one voice session's Bridge. Sessions are told apart by
-// their Playback (voice.Reply carries no guild for the join greeting).
-type sessionBridge struct {
-	b        *Bridge
-	guildID  string
-	lastUsed time.Time
+// NewResponder returns the Responder of the voice session s; ctx is the
+// session's (the Bridge stops when it ends). Nothing is dialled before the
+// first reply. Close it when the session ends.
+func NewResponder(ctx context.Context, o ResponderOptions, s voice.SessionInfo) (*Responder, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	cfg := o.Config
+	if cfg.Logger != nil && s.GuildID != "" {
+		cfg.Logger = cfg.Logger.With("guild_id", s.GuildID, "channel_id", s.ChannelID)
+	}
+	return &Responder{opts: o, cfg: cfg, ctx: ctx}, nil
 }
 
-// NewResponder returns a Responder. Close it to close every guild's socket.
-func NewResponder(o ResponderOptions) (*Responder, error) {
-	switch o.Config.Strategy {
-	case StrategyNative:
-	case StrategyBrain:
-		if o.Gen == nil {
-			return nil, errors.New("realtime: responder: brain strategy needs Gen")
-		}
-	default:
-		return nil, fmt.Errorf("realtime: responder: strategy %s: want native or brain", o.Config.Strategy)
-	}
-	log := o.Config.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if o.IdleClose <= 0 {
-		o.IdleClose = 15 * time.Minute
-	}
-	now := o.Config.Now
-	if now == nil {
-		now = time.Now
-	}
-	p := &Responder{opts: o, log: log, now: now, bridges: map[*voice.Playback]*sessionBridge{}}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.wg.Add(1)
-	go p.reap()
-	return p, nil
-}
-
-// reap closes Bridges idle for IdleClose.
-func (p *Responder) reap() {
-	defer p.wg.Done()
-	t := time.NewTicker(min(p.opts.IdleClose/4, time.Minute))
-	defer t.Stop()
-	for {
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-t.C:
-		}
-		var idle []*Bridge
-		p.mu.Lock()
-		for k, sb := range p.bridges {
-			if p.now().Sub(sb.lastUsed) >= p.opts.IdleClose && sb.b.idle() {
-				idle = append(idle, sb.b)
-				delete(p.bridges, k)
-			}
-		}
-		p.mu.Unlock()
-		for _, b := range idle {
-			b.Close()
-		}
-	}
-}
-
-// Close closes every Bridge and stops the Responder.
+// Close closes the session's Bridge (its socket). Safe to call more than
+// once; Respond fails with ErrClosed after it.
 func (p *Responder) Close() error {
-	p.cancel()
-	p.wg.Wait()
 	p.mu.Lock()
-	bs := p.bridges
-	p.bridges = map[*voice.Playback]*sessionBridge{}
-	p.mu.Unlock()
-	for _, sb := range bs {
-		sb.b.Close()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.b != nil {
+		p.b.Close()
+		p.b = nil
 	}
 	return nil
 }
 
-// Release closes the Bridges of the guild's voice sessions (call it when a
-// session ends); the guild's next reply starts a fresh one. Bridges of
-// sessions that only greeted are closed by the idle timer.
-func (p *Responder) Release(guildID string) {
-	var bs []*Bridge
+// bridge returns the session's Bridge, starting it on first use (or again if
+// it stopped). Start dials within ctx (the reply's: a barge-in or leave stops
+// the dial) and the Bridge then lives on the session's context.
+func (p *Responder) bridge(ctx context.Context) (*Bridge, error) {
 	p.mu.Lock()
-	for k, sb := range p.bridges {
-		if sb.guildID == guildID {
-			bs = append(bs, sb.b)
-			delete(p.bridges, k)
-		}
-	}
-	p.mu.Unlock()
-	for _, b := range bs {
-		b.Close()
-	}
-}
-
-// bridge returns the session's Bridge, starting it if needed.
-func (p *Responder) bridge(ctx context.Context, r *voice.Reply) (*Bridge, error) {
-	key := r.Out
-	p.mu.Lock()
-	sb := p.bridges[key]
-	if sb != nil {
-		sb.lastUsed = p.now()
-		if r.Turn != nil {
-			sb.guildID = r.Turn.GuildID
-		}
-	}
-	p.mu.Unlock()
-	if sb != nil {
-		select {
-		case <-sb.b.done:
-		default:
-			return sb.b, nil
-		}
-	}
-	if p.ctx.Err() != nil {
+	defer p.mu.Unlock()
+	if p.closed || p.ctx.Err() != nil {
 		return nil, ErrClosed
 	}
-	// Start dials within ctx but lives on p.ctx.
+	if p.b != nil {
+		select {
+		case <-p.b.done:
+			p.b.Close()
+			p.b = nil
+		default:
+			return p.b, nil
+		}
+	}
 	sctx, stop := context.WithCancel(p.ctx)
 	defer context.AfterFunc(ctx, stop)()
-	nb, err := Start(sctx, p.opts.Config)
+	b, err := Start(sctx, p.cfg)
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	nsb := &sessionBridge{b: nb, lastUsed: p.now()}
-	if r.Turn != nil {
-		nsb.guildID = r.Turn.GuildID
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cur := p.bridges[key]; cur != nil && cur != sb {
-		nb.Close() // another reply started one meanwhile
-		return cur.b, nil
-	}
-	p.bridges[key] = nsb
-	if sb != nil {
-		sb.b.Close()
-	}
-	return nb, nil
+	p.b = b
+	return b, nil
 }
 
 // Respond implements voice.Responder.
 func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, error) {
-	b, err := p.bridge(ctx, r)
+	b, err := p.bridge(ctx)
 	if err != nil {
 		return voice.Result{}, fmt.Errorf("realtime: responder: %w", err)
 	}
 	t := bridgeTurn(r)
-	out := audioOut{write: r.Out.WritePCM, played: r.Out.Played,
+	out := audioOut{write: r.Out.WritePCM, played: r.Out.Played, firstPacket: r.Out.First,
 		first: func(at time.Time) { r.Mark(voice.PhaseFirstTTSByte, at) }}
 	if p.opts.Config.Strategy == StrategyBrain {
 		return p.brain(ctx, b, r, t, out)

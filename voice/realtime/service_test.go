@@ -46,7 +46,7 @@ type serviceWorld struct {
 
 func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...openaisim.Rule) *serviceWorld {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
 	t.Cleanup(cancel)
 	w := &serviceWorld{t: t, ctx: ctx, logs: &logBuffer{}}
 	w.vsim = voicetest.Serve(t)
@@ -83,7 +83,7 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 	rc.Instructions = "You are banter, a friendly voice in a Discord call."
 	rc.Logger, rc.Metrics = logger, NewMetrics(reg)
 	rc.Realtime.Logger, rc.Realtime.Metrics = logger, llmrt.NewMetrics(reg)
-	resp, err := NewResponder(ResponderOptions{Config: rc, Gen: client, Model: cfg.Voice.GenerationLLM.Model})
+	sessions, err := Sessions(ResponderOptions{Config: rc, Gen: client, Model: cfg.Voice.GenerationLLM.Model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
 	w.svc, err = voice.New(voice.Options{
 		Config: func() *config.Config { return cfg }, Discord: sess, LLM: client, Engine: engine,
-		Responder: resp, ListenFormat: pcm.Mono24k(), SpeakFormat: pcm.Mono24k(),
+		NewResponder: sessions, ListenFormat: pcm.Mono24k(), SpeakFormat: pcm.Mono24k(),
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger,
 	})
 	if err != nil {
@@ -126,7 +126,6 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 		if err := w.svc.Shutdown(sctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		resp.Close()
 		sess.Close()
 	})
 	return w
@@ -146,16 +145,17 @@ func (w *serviceWorld) member(name string) *voicesim.Member {
 	return m
 }
 
-func (w *serviceWorld) waitLog(within time.Duration, msg string) map[string]any {
+// waitLog waits for the first log record msg.
+func (w *serviceWorld) waitLog(msg string) map[string]any {
 	w.t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
 		if ev := w.logs.events(msg); len(ev) > 0 {
 			return ev[0]
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	w.t.Fatalf("no %s log within %v", msg, within)
+	w.t.Fatalf("no %s log", msg)
 	return nil
 }
 
@@ -174,7 +174,7 @@ func TestServiceRealtimeNative(t *testing.T) {
 	if err := alice.PlayPCM(w.ctx, loadSpeech(t, "two-questions.wav")); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLog(10*time.Second, "stt_pipeline_reply_denied")
+	w.waitLog("stt_pipeline_reply_denied")
 	for _, e := range w.osim.RealtimeEvents() {
 		if strings.HasPrefix(e.Type, "input_audio_buffer") {
 			t.Fatalf("a denied turn reached the realtime socket: %s", e.Type)
@@ -188,7 +188,7 @@ func TestServiceRealtimeNative(t *testing.T) {
 	if err := alice.WaitHeard(w.ctx, w.botID, 40); err != nil {
 		t.Fatalf("alice heard no answer: %v", err)
 	}
-	req := w.waitLog(10*time.Second, "realtime_reply_requested")
+	req := w.waitLog("realtime_reply_requested")
 	if req["strategy"] != "native" || req["reason"] != decision.ReasonDirectAddressFastPath.String() {
 		t.Errorf("realtime_reply_requested %v", req)
 	}
@@ -199,7 +199,7 @@ func TestServiceRealtimeNative(t *testing.T) {
 	if len(rec) != 1 || rec[0].AudioDuration < time.Second {
 		t.Fatalf("realtime responses: %+v", rec)
 	}
-	w.waitLog(10*time.Second, "stt_pipeline_reply_spoken")
+	w.waitLog("stt_pipeline_reply_spoken")
 }
 
 // TestServiceRealtimeBrain: voice.mode realtime, brain: the first addressed
@@ -221,7 +221,7 @@ func TestServiceRealtimeBrain(t *testing.T) {
 	if err := alice.PlayPCM(w.ctx, loadSpeech(t, "hey-banter-weather.wav")); err != nil {
 		t.Fatal(err)
 	}
-	skip := w.waitLog(10*time.Second, "realtime_reply_skipped")
+	skip := w.waitLog("realtime_reply_skipped")
 	if skip["skip_reason"] != decision.ReasonLLMSkip.String() {
 		t.Errorf("realtime_reply_skipped %v", skip)
 	}
@@ -239,7 +239,7 @@ func TestServiceRealtimeBrain(t *testing.T) {
 	if len(rec) != 1 || rec[0].Rule != "voice" {
 		t.Fatalf("realtime responses: %+v", rec)
 	}
-	spoken := w.waitLog(10*time.Second, "stt_pipeline_reply_spoken")
+	spoken := w.waitLog("stt_pipeline_reply_spoken")
 	if spoken["spoken"] != answer {
 		t.Errorf("spoken %v", spoken["spoken"])
 	}

@@ -129,7 +129,6 @@ func (b *Bridge) dropConn(gen uint64) {
 	if r != nil {
 		r.status = "lost"
 		b.m.responseFailed()
-		b.play.end()
 		b.log.Warn("realtime_reply_lost", "turn_id", r.turnID, "response_id", r.id)
 		close(r.done)
 	}
@@ -167,15 +166,13 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		case muted:
 		case out != nil:
 			select {
-			case out <- append([]byte(nil), ev.Audio...):
-			default:
+			case out <- append(b.getBuf(len(ev.Audio))[:0], ev.Audio...):
+			default: // the writer is more than 1024 deltas behind
 				b.m.audioDropped(len(ev.Audio))
 			}
-		default:
-			b.play.enqueue(ev.ItemID, ev.Audio)
+		default: // audio of no response of ours
+			b.m.audioDropped(len(ev.Audio))
 		}
-	case llmrt.EventOutputAudioDone:
-		b.play.end()
 	case llmrt.EventResponseCreated:
 		b.mu.Lock()
 		if b.resp != nil && b.resp.id == "" {
@@ -214,11 +211,7 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 			r.transcript = r.deltas.String()
 		}
 	}
-	if r != nil && r.item != "" {
-		b.lastItem = itemRef{id: r.item, gen: r.gen, audioBytes: r.audioBytes, transcript: r.transcript}
-	}
 	b.mu.Unlock()
-	b.play.end()
 	if r == nil {
 		return
 	}

@@ -12,12 +12,16 @@ import (
 // errReplyLost is returned when the socket dropped during a reply.
 var errReplyLost = errors.New("realtime: reply lost: the realtime socket dropped")
 
-// audioOut is a caller's player (voice.Playback): write plays pcm16 24 kHz
-// mono at the real-time pace and returns ctx's error once ctx ends; played
-// reports how much of the reply has gone out.
+// audioOut is the reply's player (the voice session's voice.Playback):
+// write plays pcm16 24 kHz mono at the real-time pace and returns ctx's
+// error once ctx ends; played reports how much of the reply has gone out.
+// All are called on the replying goroutine.
 type audioOut struct {
 	write  func(ctx context.Context, pcm []byte) error
 	played func() time.Duration
+	// firstPacket, if set, returns when the reply's first frame went out
+	// (zero before).
+	firstPacket func() time.Time
 	// first, if set, is called with the arrival of the first audio delta.
 	first func(time.Time)
 }
@@ -30,7 +34,7 @@ type replyResult struct {
 	interrupted        bool
 }
 
-// replyTo runs one reply whose audio the caller plays: forward (24 kHz
+// replyTo runs one reply whose audio out plays: forward (24 kHz
 // mono, may be nil) is appended and committed, cmd is sent, and the audio
 // deltas are written to out until response.done. When ctx ends (barge-in,
 // leave) or out fails, the response is cancelled and its item truncated
@@ -60,43 +64,85 @@ func (b *Bridge) replyOnce(ctx context.Context, t *Turn, forward []int16, cmd ll
 	if err != nil {
 		return replyResult{}, err
 	}
-	first := true
+	defer func() { b.m.framesSent(int(out.played() / (20 * time.Millisecond))) }()
+	if err := b.play(ctx, r, out); err != nil {
+		return b.cut(ctx, r, out.played(), err)
+	}
+	res := replyResult{transcript: r.transcript, spoken: r.transcript}
+	switch r.status {
+	case "completed":
+		return res, nil
+	case "lost":
+		return res, errReplyLost
+	}
+	return res, fmt.Errorf("realtime: response %s ended %s", r.id, r.status)
+}
+
+// play writes r's audio deltas to out, in order, until the response is done
+// and all of its audio is written. It returns the first write error (ctx's
+// own when the reply is cut). It measures the first frame's latencies.
+func (b *Bridge) play(ctx context.Context, r *response, out audioOut) error {
+	var firstDelta time.Time
+	observed := false
 	write := func(p []byte) error {
-		if first && out.first != nil {
-			first = false
-			out.first(b.now())
+		defer b.putBuf(p)
+		if firstDelta.IsZero() {
+			firstDelta = b.now()
+			if out.first != nil {
+				out.first(firstDelta)
+			}
 		}
-		return out.write(ctx, p)
+		err := out.write(ctx, p)
+		if !observed && out.firstPacket != nil {
+			if at := out.firstPacket(); !at.IsZero() {
+				observed = true
+				b.m.firstFrameLatency(at.Sub(firstDelta).Seconds())
+				b.m.firstAudioLatency(at.Sub(r.requestedAt).Seconds())
+			}
+		}
+		return err
 	}
 	for {
 		select {
 		case p := <-r.out:
 			if err := write(p); err != nil {
-				return b.cut(ctx, r, out.played(), err)
+				return err
 			}
 		case <-r.done:
 			for {
 				select {
 				case p := <-r.out:
 					if err := write(p); err != nil {
-						return b.cut(ctx, r, out.played(), err)
+						return err
 					}
-					continue
 				default:
+					return nil
 				}
-				break
 			}
-			res := replyResult{transcript: r.transcript, spoken: r.transcript}
-			switch r.status {
-			case "completed":
-				return res, nil
-			case "lost":
-				return res, errReplyLost
-			}
-			return res, fmt.Errorf("realtime: response %s ended %s", r.id, r.status)
 		case <-ctx.Done():
-			return b.cut(ctx, r, out.played(), ctx.Err())
+			return ctx.Err()
 		}
+	}
+}
+
+// getBuf returns a buffer of n bytes for an audio delta, reusing one that
+// play is done with: the output path does not allocate per delta.
+func (b *Bridge) getBuf(n int) []byte {
+	select {
+	case buf := <-b.free:
+		if cap(buf) >= n {
+			return buf[:n]
+		}
+	default:
+	}
+	return make([]byte, n, max(n, 9600))
+}
+
+// putBuf gives a delta's buffer back once written.
+func (b *Bridge) putBuf(buf []byte) {
+	select {
+	case b.free <- buf[:0]:
+	default:
 	}
 }
 
@@ -109,15 +155,24 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 	if err != nil {
 		return nil, fmt.Errorf("realtime: reply: %w", err)
 	}
+	// A write that fails with ctx alive means the socket just died (the read
+	// loop may not have noticed yet): the reply is lost, replyTo asks again
+	// on the next session.
+	lost := func(err error) error {
+		if ctx.Err() == nil {
+			return fmt.Errorf("%w: %w", errReplyLost, err)
+		}
+		return err
+	}
 	if len(forward) > 0 {
 		if err := b.forward(ctx, conn, forward); err != nil {
-			return nil, err
+			return nil, lost(err)
 		}
 	}
 	r := b.newResponse(t, gen)
 	r.out = make(chan []byte, 1024)
 	if err := b.send(ctx, conn, r, t, cmd); err != nil {
-		return nil, err
+		return nil, lost(err)
 	}
 	return r, nil
 }

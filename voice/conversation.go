@@ -1,0 +1,222 @@
+package voice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/banterbot/banter/decision"
+)
+
+// The session loop's side of a turn (see pipeline.go): enter it into the conversation, schedule
+// Stage A one turn at a time, open the bot's turn for an admitted one, and record how it ended.
+// Everything here runs on the session loop.
+
+// enter records a transcribed turn in the timeline and queues it for Stage A, or holds it while
+// someone else is still talking (room-aware coalescing).
+func (s *session) enter(t *turn) {
+	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
+	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
+	hold := time.Duration(s.svc.cfg().Voice.Endpointing.RoomHoldMs) * time.Millisecond
+	if !t.Addressed && hold > 0 && s.othersActive(t.SpeakerID) {
+		s.held = append(s.held, heldTurn{t: t, until: s.svc.now().Add(hold)})
+		return
+	}
+	s.queue = append(s.queue, t)
+	s.pump()
+}
+
+// pump lets the next queued turn run Stage A unless one is being decided.
+func (s *session) pump() {
+	if s.deciding || len(s.queue) == 0 {
+		return
+	}
+	t := s.queue[0]
+	s.queue = s.queue[1:]
+	s.deciding = true
+	vt := &decision.VoiceTurn{
+		ID: t.ID, ChannelID: s.channelID, SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
+		Transcript: t.Transcript, Duration: t.Duration, At: t.SpeechEnd,
+		Participants: s.others(), Timeline: s.contextLines(t.ID), Engagement: s.engagement,
+	}
+	if ar := s.cur.Load(); ar != nil {
+		vt.Engagement.BotSpeaking = true
+	}
+	t.steps <- step{decide: vt}
+}
+
+// onDecided acts on a Stage A decision: the turn is deferred (decided again when the bot's turn
+// closes), answered, or let go.
+func (s *session) onDecided(dd decided) {
+	s.deciding = false
+	t, d := dd.t, dd.d
+	now := s.svc.now()
+	t.marks.mark(PhaseAdmission, now)
+	s.metrics.observePhase(PhaseAdmission, now.Sub(t.SpeechEnd))
+	switch {
+	case d.Outcome == decision.OutcomeDefer || (d.Allowed() && s.cur.Load() != nil):
+		s.metrics.turn("deferred")
+		s.deferred = append(s.deferred, t)
+	case d.Allowed():
+		s.engagement.Observe(d, dd.vt)
+		s.startReply(t, d, 0)
+	default:
+		s.metrics.turn("denied")
+		s.log.Info("stt_pipeline_reply_denied", "turn_id", t.ID, "user_id", t.SpeakerID,
+			"reason", d.Reason.String(), "transcript", t.Transcript,
+			"admission_ms", ms(now.Sub(t.SpeechEnd)))
+		t.steps <- step{}
+	}
+	s.pump()
+}
+
+// startGreeting speaks the join greeting (attempt 1 or its one retry).
+func (s *session) startGreeting(attempt int) {
+	s.startReply(nil, decision.Decision{}, attempt)
+}
+
+// startReply opens the bot's turn: the reply runs on the turn's goroutine (t's admit returns
+// it), or on a goroutine of its own for the greeting (t nil).
+func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.replySeq++
+	rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel}, ctx: ctx, d: d, greeting: greeting, marks: &marks{}}
+	if t != nil {
+		rp.turn, rp.marks, rp.ar.target = &t.Turn, t.marks, t.SpeakerID
+	}
+	rp.prompt = s.promptInput(rp.turn, d, greeting > 0)
+	s.cur.Store(rp.ar)
+	if t != nil {
+		t.steps <- step{reply: rp}
+		return
+	}
+	s.wg.Go(func() { s.respond(rp) })
+}
+
+// onReplyDone closes the bot's turn (record): the timeline gets what was actually played, the
+// turn is logged with its phases and counted, and deferred turns go through.
+func (s *session) onReplyDone(r replyDone) {
+	s.cur.Store(nil)
+	now := s.svc.now()
+	rp := r.rp
+	interrupted := rp.ar.interrupted.Load()
+	if r.res.Spoken != "" {
+		text := r.res.Spoken
+		switch {
+		case interrupted:
+			text += " [interrupted]"
+		case r.err != nil:
+			text += " [cut off]" // a provider or the connection failed mid-reply
+		}
+		s.addLine(line{ContextLine: decision.ContextLine{Speaker: s.svc.cfg().Bot.Name, Text: text, Bot: true}})
+	}
+	target := ""
+	if rp.turn != nil {
+		target = rp.turn.SpeakerID
+		s.engagement.BotReplied(target, now)
+	}
+	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", interrupted, "played_ms", ms(r.played)}
+	if t := rp.turn; t != nil {
+		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
+		for p := PhaseTranscript; p <= PhaseFirstPacket; p++ {
+			if at := t.marks.get(p); !at.IsZero() {
+				attrs = append(attrs, p.String()+"_ms", ms(at.Sub(t.SpeechEnd)))
+				if p > PhaseAdmission {
+					s.metrics.observePhase(p, at.Sub(t.SpeechEnd))
+				}
+			}
+		}
+	}
+	if rp.greeting > 0 {
+		attrs = append(attrs, "greeting_attempt", rp.greeting)
+	}
+	if t := rp.turn; t != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
+		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
+		sb := r.res.StageB
+		sb.TurnID, sb.ChannelID, sb.UserID = t.ID, s.channelID, t.SpeakerID
+		sb.Log(s.ctx, s.svc.log, slog.String("guild_id", s.guildID))
+	}
+	switch {
+	case interrupted:
+		by, _ := rp.ar.interruptedBy.Load().(string)
+		s.metrics.turn("interrupted")
+		s.log.Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by)...)
+	case r.err != nil && !errors.Is(r.err, context.Canceled):
+		s.metrics.turn("failed")
+		s.log.Warn("voice_turn_failed", append(attrs, "stage", failStage(r.err), "error", r.err.Error())...)
+	case r.res.Skipped || r.res.Spoken == "":
+		s.metrics.turn("skipped")
+		s.log.Info("stt_pipeline_reply_skipped", append(attrs, "stage_b", r.res.StageB.Reason.String())...)
+		if rp.greeting == 1 && s.ctx.Err() == nil {
+			s.startGreeting(2) // one retry when the first greeting stayed silent
+			return
+		}
+	default:
+		s.metrics.turn("spoken")
+		s.log.Info("stt_pipeline_reply_spoken", attrs...)
+	}
+	if len(s.deferred) > 0 {
+		s.queue = append(s.deferred, s.queue...)
+		s.deferred = nil
+	}
+	s.pump()
+}
+
+// failStage names the stage a reply error came from.
+func failStage(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "voice: tts"):
+		return "tts"
+	case strings.Contains(msg, "voice: generate"):
+		return "generation"
+	case strings.Contains(msg, "voice: send"), strings.Contains(msg, "stop speaking"):
+		return "send"
+	}
+	return "reply"
+}
+
+// addLine appends to the timeline (capped at timelineCap lines) and to the log channel.
+func (s *session) addLine(l line) {
+	s.timeline = append(s.timeline, l)
+	if n := len(s.timeline) - timelineCap; n > 0 {
+		s.timeline = append(s.timeline[:0], s.timeline[n:]...)
+	}
+	if s.svc.cfg().Voice.LogChannelID != "" {
+		select {
+		case s.logCh <- fmt.Sprintf("**%s**: %s", l.Speaker, l.Text):
+		default: // the log channel is behind: drop the line, never the turn
+		}
+	}
+}
+
+// contextLines returns the timeline without the line of turn id.
+func (s *session) contextLines(id string) []decision.ContextLine {
+	out := make([]decision.ContextLine, 0, len(s.timeline))
+	for _, l := range s.timeline {
+		if l.turnID != id || id == "" {
+			out = append(out, l.ContextLine)
+		}
+	}
+	return out
+}
+
+// postLogs posts what was said to the configured log channel.
+func (s *session) postLogs() {
+	ch := s.svc.cfg().Voice.LogChannelID
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case l := <-s.logCh:
+			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
+				s.log.Warn("voice_log_post_failed", "error", err)
+			}
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

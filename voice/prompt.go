@@ -1,0 +1,192 @@
+package voice
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
+)
+
+// timelineCap bounds the conversation a session remembers for prompts (the prompt itself is then
+// cut to context.tokenBudget).
+const timelineCap = 24
+
+// line is one thing said in the session.
+type line struct {
+	turnID string
+	decision.ContextLine
+}
+
+// PersonaLookup returns the /persona descriptions of members, keyed by user id (those without
+// one are absent). store.Store implements it.
+type PersonaLookup interface {
+	Personas(ctx context.Context, userIDs []string) (map[string]store.UserPersona, error)
+}
+
+// personaTimeout bounds the persona lookup of a reply: a slow store delays the answer by at
+// most this (the members are then listed without descriptions).
+const personaTimeout = 2 * time.Second
+
+// promptInput is what the session loop knows when it opens the bot's turn: a snapshot of the
+// conversation that the reply's goroutine renders (render) into the generation request, after
+// looking up the members' personas.
+type promptInput struct {
+	cfg        *config.Config
+	people     []decision.Participant
+	lines      []decision.ContextLine
+	speaker    string // the member answered
+	d          decision.Decision
+	greeting   bool
+	justJoined bool // inside voice.joinGreetingWindowSeconds
+}
+
+// promptInput snapshots the conversation for a reply (session loop only).
+func (s *session) promptInput(t *Turn, d decision.Decision, greeting bool) promptInput {
+	cfg := s.svc.cfg()
+	in := promptInput{cfg: cfg, people: s.others(), d: d, greeting: greeting,
+		lines: make([]decision.ContextLine, len(s.timeline))}
+	for i, l := range s.timeline {
+		in.lines[i] = l.ContextLine
+	}
+	if t != nil {
+		in.speaker = t.SpeakerName
+	}
+	if w := cfg.Voice.JoinGreetingWindowSeconds; w > 0 && s.svc.now().Sub(s.started) < time.Duration(w)*time.Second {
+		in.justJoined = true
+	}
+	return in
+}
+
+// render builds the generation instructions and messages for a reply: persona, voice style, the
+// members in the channel with their /persona descriptions, the decision's guidance, and the
+// conversation, each line cut to context.maxCharsPerMessage and the oldest lines dropped until
+// the prompt fits context.tokenBudget (the last line, the turn, always stays).
+func (s *session) render(ctx context.Context, in promptInput) (string, []llm.Message) {
+	cfg := in.cfg
+	var b strings.Builder
+	if p, ok := cfg.Bot.Personas[cfg.Bot.Persona]; ok && p.Prompt != "" {
+		b.WriteString(p.Prompt)
+	} else {
+		fmt.Fprintf(&b, "You are %s, a friendly member of a Discord server.", cfg.Bot.Name)
+	}
+	b.WriteString("\nYou are talking in a Discord voice channel: everything you write is spoken aloud." +
+		" Answer in one to three short spoken sentences, no lists, no markdown, no emoji.")
+	s.writePeople(ctx, &b, in.people)
+	msgs := make([]llm.Message, 0, len(in.lines)+1)
+	for _, l := range in.lines {
+		text := truncateRunes(l.Text, cfg.Context.MaxCharsPerMessage)
+		if l.Bot {
+			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: text})
+		} else {
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: l.Speaker + ": " + text})
+		}
+	}
+	if in.greeting {
+		b.WriteString("\nYou just joined the voice channel. Greet the people here in a few words. " + decision.SkipInstruction)
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "(" + cfg.Bot.Name + " joins the voice channel)"})
+	} else {
+		b.WriteString("\n")
+		b.WriteString(decision.Guidance(in.d, in.speaker))
+		if in.justJoined {
+			b.WriteString("\nYou only just joined: a short greeting fits.")
+		}
+	}
+	instructions := b.String()
+	return instructions, fitBudget(instructions, msgs, cfg.Context.TokenBudget)
+}
+
+// writePeople lists the members in the channel: with their /persona descriptions when a
+// PersonaLookup is wired (as the text prompt shows them), by name otherwise.
+func (s *session) writePeople(ctx context.Context, b *strings.Builder, people []decision.Participant) {
+	if len(people) == 0 {
+		return
+	}
+	lookup := s.svc.opts.Personas
+	if lookup == nil {
+		b.WriteString("\nIn the channel: ")
+		for i, p := range people {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(p.Name)
+		}
+		b.WriteByte('.')
+		return
+	}
+	ids := make([]string, len(people))
+	for i, p := range people {
+		ids[i] = p.ID
+	}
+	lctx, cancel := context.WithTimeout(ctx, personaTimeout)
+	defer cancel()
+	personas, err := lookup.Personas(lctx, ids)
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("voice_personas_failed", "error", err)
+	}
+	b.WriteString("\nIn the channel:")
+	for _, p := range people {
+		var pp *store.UserPersona
+		if v, ok := personas[p.ID]; ok {
+			pp = &v
+		}
+		fmt.Fprintf(b, "\n- %s: %s", p.Name, describePersona(pp))
+	}
+}
+
+// describePersona renders a member's /persona for a prompt, as the text pipeline does
+// (text/prompt.go describePersona).
+func describePersona(p *store.UserPersona) string {
+	if p == nil {
+		return "no persona on file"
+	}
+	var parts []string
+	if p.PreferredName != "" {
+		parts = append(parts, "goes by "+p.PreferredName)
+	}
+	if p.Pronouns != "" {
+		parts = append(parts, "pronouns "+p.Pronouns)
+	}
+	if p.Description != "" {
+		parts = append(parts, "about: "+p.Description)
+	}
+	if len(parts) == 0 {
+		return "no persona on file"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fitBudget drops the oldest messages until the prompt's estimated size fits budget tokens; the
+// last message (the turn being answered) always stays.
+func fitBudget(instructions string, msgs []llm.Message, budget int) []llm.Message {
+	if budget <= 0 {
+		return msgs
+	}
+	total := len(instructions)/4 + 12
+	for _, m := range msgs {
+		total += estimateTokens(m.Content)
+	}
+	drop := 0
+	for total > budget && drop < len(msgs)-1 {
+		total -= estimateTokens(msgs[drop].Content)
+		drop++
+	}
+	return msgs[drop:]
+}
+
+// estimateTokens approximates a prompt line's size as the text pipeline does: about four
+// characters per token, plus the line's overhead.
+func estimateTokens(s string) int { return len(s)/4 + 12 }
+
+// truncateRunes cuts s to at most n runes, marking the cut (n <= 0: no limit).
+func truncateRunes(s string, n int) string {
+	if n <= 0 || len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
