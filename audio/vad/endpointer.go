@@ -118,6 +118,7 @@ type Endpointer struct {
 	lastSpeech int     // buf index of the last speech frame in this chunk, -1 if none
 	lastPos    uint64  // end position of the last speech frame of the utterance
 	silence    int     // consecutive non-speech frames
+	endCur     int     // silence frames that end this utterance (endN unless SetEndSilence)
 	speechN    int     // speech frames in the utterance
 	speaking   bool
 	levN       int     // speech frames measured for the spread check
@@ -259,7 +260,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		ev = append(ev, e.event(EventSpeaking))
 	}
 	switch {
-	case e.silence >= e.endN:
+	case e.silence >= e.endCur:
 		ev = append(ev, e.finish())
 	case e.bufN >= e.maxN && e.chunk == 0 && e.noise():
 		// the same checks as an end: music or hum never reaches STT
@@ -317,6 +318,7 @@ func (e *Endpointer) begin() {
 	e.lastSpeech = n - 1
 	e.speechRun = 0
 	e.silence = 0
+	e.endCur = e.endN
 }
 
 func (e *Endpointer) append(frame []int16, c Class) {
