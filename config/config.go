@@ -182,6 +182,10 @@ type DirectAddressClassifier struct {
 	Model    string `yaml:"model"`
 	// Threshold is the confidence (0-1) above which a message counts as addressed.
 	Threshold float64 `yaml:"threshold"`
+	// ReasoningEffort is sent with each classifier call to a reasoning model: "lowest" (the
+	// lowest the model accepts: minimal for gpt-5, gpt-5-mini and gpt-5-nano), "default" (not
+	// sent: the API's default, medium), or a value of the API's enum.
+	ReasoningEffort string `yaml:"reasoningEffort"`
 }
 
 // ReplyFollowupLLM is an optional second model pass over a drafted reply.
@@ -225,6 +229,7 @@ type Voice struct {
 	STTPipeline               STTPipeline      `yaml:"sttPipeline"`
 	OpenAIRealtime            OpenAIRealtime   `yaml:"openaiRealtime"`
 	Endpointing               Endpointing      `yaml:"endpointing"`
+	Speculation               Speculation      `yaml:"speculation"`
 	BargeIn                   BargeIn          `yaml:"bargeIn"`
 	// SendRealtimePriority, when above 0, paces outgoing voice frames from a SCHED_FIFO thread
 	// at this priority (1-99), which keeps send jitter under 2 ms even on a busy machine. It
@@ -251,8 +256,12 @@ type ReplyDecisionLLM struct {
 	// MaxAttempts before failing closed.
 	MaxAttempts int `yaml:"maxAttempts"`
 	// TimeoutMs per attempt.
-	TimeoutMs int                  `yaml:"timeoutMs"`
-	Prompts   ReplyDecisionPrompts `yaml:"prompts"`
+	TimeoutMs int `yaml:"timeoutMs"`
+	// ReasoningEffort is sent with each classifier call to a reasoning model: "lowest" (the
+	// lowest the model accepts: minimal for gpt-5, gpt-5-mini and gpt-5-nano), "default" (not
+	// sent: the API's default, medium), or a value of the API's enum.
+	ReasoningEffort string               `yaml:"reasoningEffort"`
+	Prompts         ReplyDecisionPrompts `yaml:"prompts"`
 }
 
 // ReplyDecisionPrompts override the classifier's built-in prompts; empty keeps the built-in.
@@ -277,6 +286,10 @@ type STTPipeline struct {
 	Language string `yaml:"language"`
 	TTSModel string `yaml:"ttsModel"`
 	TTSVoice string `yaml:"ttsVoice"`
+	// StreamTranscription asks the transcription endpoint for streamed deltas (stream: true)
+	// with the models that offer them (gpt-4o-transcribe, gpt-4o-mini-transcribe and their
+	// snapshots, gpt-transcribe); other models (whisper-1) are asked without.
+	StreamTranscription bool `yaml:"streamTranscription"`
 }
 
 // OpenAIRealtime configures voice.mode realtime.
@@ -302,6 +315,26 @@ type Endpointing struct {
 	// RoomHoldMs holds a finished turn while another member is still talking (unless it
 	// addresses the bot directly).
 	RoomHoldMs int `yaml:"roomHoldMs"`
+	// CompleteSilenceMs ends a turn whose words so far (transcribed at speculation.pauseMs)
+	// are a complete question, sentence or address after this much silence instead of
+	// SilenceMs; 0 keeps SilenceMs.
+	CompleteSilenceMs int `yaml:"completeSilenceMs"`
+	// TrailingSilenceMs waits this long instead of SilenceMs when the words so far trail off
+	// mid-clause ("so I was thinking that…"); 0 keeps SilenceMs.
+	TrailingSilenceMs int `yaml:"trailingSilenceMs"`
+}
+
+// Speculation starts a turn's work before its end is confirmed.
+type Speculation struct {
+	// Enabled: at a pause of PauseMs the words so far are transcribed and, when the bot is
+	// free, Stage A, the generation and the first sentence's speech run ahead with the audio
+	// held back; it plays when the end of the turn is confirmed with no speech since the
+	// pause, and is discarded (never spoken, never in the conversation) when the speaker goes
+	// on. Off: only the transcript is taken at the pause, and only when the adaptive end
+	// (endpointing.completeSilenceMs / trailingSilenceMs) needs it.
+	Enabled bool `yaml:"enabled"`
+	// PauseMs of silence inside an utterance starts the work (100 up to silenceMs - 20).
+	PauseMs int `yaml:"pauseMs"`
 }
 
 // BargeIn decides when the bot stops talking because someone speaks over it.

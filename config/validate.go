@@ -24,6 +24,8 @@ var (
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
 	forcedReplyModes   = []string{"placeholder", "silent"}
+	// reasoningEfforts: "lowest" and "default" (not sent), then the API's ReasoningEffort enum.
+	reasoningEfforts = []string{"lowest", "default", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -124,6 +126,7 @@ func (v *validator) validateLLM(c *Config) {
 		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
 	}
 	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
+	v.enum("llm.directAddressClassifier.reasoningEffort", c.LLM.DirectAddressClassifier.ReasoningEffort, reasoningEfforts)
 	if c.ReplyFollowupLLM.Enabled {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
 	}
@@ -152,6 +155,7 @@ func (v *validator) validateVoice(c *Config) {
 	}
 	v.intRange("voice.replyDecisionLlm.maxAttempts", vo.ReplyDecisionLLM.MaxAttempts, 1, 5)
 	v.intRange("voice.replyDecisionLlm.timeoutMs", vo.ReplyDecisionLLM.TimeoutMs, 100, 30000)
+	v.enum("voice.replyDecisionLlm.reasoningEffort", vo.ReplyDecisionLLM.ReasoningEffort, reasoningEfforts)
 	v.nonEmpty("voice.generationLlm.model", vo.GenerationLLM.Model)
 	v.nonEmpty("voice.sttPipeline.transcriptionModel", vo.STTPipeline.TranscriptionModel)
 	v.nonEmpty("voice.sttPipeline.ttsModel", vo.STTPipeline.TTSModel)
@@ -164,6 +168,15 @@ func (v *validator) validateVoice(c *Config) {
 	v.intRange("voice.endpointing.minUtteranceMs", e.MinUtteranceMs, 0, 5000)
 	v.intRange("voice.endpointing.maxUtteranceMs", e.MaxUtteranceMs, max(e.MinUtteranceMs, 1000), 120000)
 	v.intRange("voice.endpointing.roomHoldMs", e.RoomHoldMs, 0, 10000)
+	if e.CompleteSilenceMs != 0 {
+		v.intRange("voice.endpointing.completeSilenceMs", e.CompleteSilenceMs, 100, e.SilenceMs)
+	}
+	if e.TrailingSilenceMs != 0 {
+		v.intRange("voice.endpointing.trailingSilenceMs", e.TrailingSilenceMs, e.SilenceMs, 5000)
+	}
+	if sp := vo.Speculation; sp.Enabled || e.CompleteSilenceMs != 0 || e.TrailingSilenceMs != 0 {
+		v.intRange("voice.speculation.pauseMs", sp.PauseMs, 100, max(100, e.SilenceMs-20))
+	}
 	v.enum("voice.bargeIn.policy", vo.BargeIn.Policy, bargeInPolicies)
 	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
