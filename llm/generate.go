@@ -57,6 +57,10 @@ type GenerateRequest struct {
 	SendMessageTool bool
 	// MaxOutputTokens bounds the answer; 0 leaves it to the server.
 	MaxOutputTokens int
+	// ReasoningEffort is sent as reasoning.effort (responses) or reasoning_effort (chat
+	// completions) when not empty: a value of the API's enum (none, minimal, low, medium,
+	// high, xhigh, max) that the model accepts (ReasoningEfforts).
+	ReasoningEffort string
 }
 
 // ResultKind says what a generation produced. The zero value is
@@ -196,6 +200,9 @@ func (c *Client) responsesParams(req GenerateRequest) responses.ResponseNewParam
 	if req.MaxOutputTokens > 0 {
 		p.MaxOutputTokens = param.NewOpt(int64(req.MaxOutputTokens))
 	}
+	if req.ReasoningEffort != "" {
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(req.ReasoningEffort)}
+	}
 	if req.SendMessageTool {
 		p.Tools = []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{
 			Name:        SendMessageToolName,
@@ -275,6 +282,9 @@ func (c *Client) chatParams(req GenerateRequest) openai.ChatCompletionNewParams 
 		// o-series), and current OpenAI-compatible servers read both.
 		p.MaxCompletionTokens = param.NewOpt(int64(req.MaxOutputTokens))
 	}
+	if req.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
+	}
 	if req.SendMessageTool {
 		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        SendMessageToolName,
@@ -310,12 +320,17 @@ func (c *Client) generateChat(ctx context.Context, req GenerateRequest, a *attem
 
 // Classify runs a small YES/NO style call (system prompt + one user
 // message, at most Options.ClassifierMaxTokens output tokens) and returns
-// the raw answer text, trimmed. Interpreting it is the caller's job.
+// the raw answer text, trimmed. Interpreting it is the caller's job. It
+// sends no reasoning effort (the API's default); ClassifyWith sets one.
 func (c *Client) Classify(ctx context.Context, model, system, user string) (string, error) {
+	return c.classify(ctx, model, system, user, "")
+}
+
+func (c *Client) classify(ctx context.Context, model, system, user, effort string) (string, error) {
 	if model == "" {
 		return "", &APIError{Op: OpClassify, Kind: ErrorKindBadRequest, Err: errors.New("model is empty")}
 	}
-	req := GenerateRequest{Model: model, Instructions: system,
+	req := GenerateRequest{Model: model, Instructions: system, ReasoningEffort: effort,
 		Messages: []Message{{Role: RoleUser, Content: user}}, MaxOutputTokens: c.opts.ClassifierMaxTokens}
 	start := c.now()
 	var raw string

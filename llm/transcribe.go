@@ -19,6 +19,21 @@ type TranscribeOptions struct {
 	Language string
 	// Prompt biases recognition (names, vocabulary such as the bot's name).
 	Prompt string
+	// Stream asks for the transcript as server-sent deltas (stream: true) when the model
+	// offers them (StreamsTranscripts); other models are asked without. Transcribe still
+	// returns the whole transcript (transcript.text.done).
+	Stream bool
+	// OnDelta, with Stream, receives each transcript.text.delta as it arrives (on the
+	// calling goroutine). A failure before the first delta is retried; after it, it is not.
+	OnDelta func(delta string)
+}
+
+// StreamsTranscripts reports whether the transcription endpoint streams transcripts of
+// model: the gpt-4o-transcribe family (snapshots and mini included) and gpt-transcribe do;
+// whisper-1 does not ("Streaming is not supported for the whisper-1 model").
+func StreamsTranscripts(model string) bool {
+	m := strings.ToLower(model)
+	return strings.Contains(m, "transcribe") && !strings.Contains(m, "whisper")
 }
 
 // Transcript is the result of Transcribe.
@@ -49,7 +64,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 	}
 	start := c.now()
 	out := Transcript{Duration: info.Duration()}
-	attempts, err := c.call(ctx, OpTranscribe, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
+	params := func() openai.AudioTranscriptionNewParams {
 		p := openai.AudioTranscriptionNewParams{
 			File:           openai.File(bytes.NewReader(wav), "audio.wav", "audio/wav"),
 			Model:          model,
@@ -61,7 +76,13 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 		if opts.Prompt != "" {
 			p.Prompt = param.NewOpt(opts.Prompt)
 		}
-		res, err := c.audio.Transcriptions.New(ctx, p, a.options()...)
+		return p
+	}
+	if opts.Stream && StreamsTranscripts(model) {
+		return c.transcribeStream(ctx, model, params, opts.OnDelta, out, start)
+	}
+	attempts, err := c.call(ctx, OpTranscribe, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
+		res, err := c.audio.Transcriptions.New(ctx, params(), a.options()...)
 		if err != nil {
 			return err
 		}

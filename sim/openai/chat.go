@@ -25,6 +25,7 @@ type chatRequest struct {
 	MaxCompletionTokens *int64   `json:"max_completion_tokens"`
 	Temperature         *float64 `json:"temperature"`
 	TopP                *float64 `json:"top_p"`
+	ReasoningEffort     *string  `json:"reasoning_effort"`
 }
 
 type chatMessageIn struct {
@@ -63,6 +64,12 @@ func parseChatRequest(body []byte) (*chatRequest, *prompt, error) {
 		return nil, nil, reqErr("n", "openaisim: only n=1 is simulated")
 	}
 	p := &prompt{model: req.Model, stream: req.Stream}
+	if req.ReasoningEffort != nil {
+		if err := checkReasoningEffort(req.Model, *req.ReasoningEffort, "reasoning_effort"); err != nil {
+			return nil, nil, err
+		}
+		p.effort = *req.ReasoningEffort
+	}
 	var lines []string
 	pending := map[string]bool{}
 	for i, m := range req.Messages {

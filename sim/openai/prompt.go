@@ -28,6 +28,8 @@ type prompt struct {
 	previous  *storedResponse // set by applyPrevious
 	// images are the image inputs of user messages, in order: URLs or data URLs.
 	images []string
+	// effort is the reasoning effort asked for ("" when not sent).
+	effort string
 }
 
 // requestError is a client error that maps to a 400 with a param.
@@ -66,6 +68,9 @@ type responsesRequest struct {
 	Metadata           map[string]string `json:"metadata"`
 	User               *string           `json:"user"`
 	Include            []string          `json:"include"`
+	Reasoning          *struct {
+		Effort *string `json:"effort"`
+	} `json:"reasoning"`
 }
 
 // inputItem is one element of a responses "input" array (any item type).
@@ -99,6 +104,12 @@ func parseResponsesRequest(body []byte) (*responsesRequest, *prompt, error) {
 		return nil, nil, reqErr("model", "Missing required parameter: 'model'.")
 	}
 	p := &prompt{model: req.Model, stream: req.Stream}
+	if req.Reasoning != nil && req.Reasoning.Effort != nil {
+		if err := checkReasoningEffort(req.Model, *req.Reasoning.Effort, "reasoning.effort"); err != nil {
+			return nil, nil, err
+		}
+		p.effort = *req.Reasoning.Effort
+	}
 	var lines []string
 	if req.Instructions != nil {
 		p.instructions = *req.Instructions

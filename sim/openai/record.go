@@ -38,6 +38,9 @@ type Recorded struct {
 	ToolChoice string
 	// Stream reports a streaming request.
 	Stream bool
+	// ReasoningEffort is the reasoning effort the request asked for (responses
+	// reasoning.effort, chat reasoning_effort), "" when it sent none.
+	ReasoningEffort string
 	// AudioDuration is the duration of uploaded or committed audio.
 	AudioDuration time.Duration
 	// AudioBytes is the size of uploaded audio, or of synthesized speech.

@@ -138,6 +138,7 @@ func fillRecord(rec *Recorded, p *prompt) {
 	rec.Tools = p.tools
 	rec.ToolChoice = p.toolChoice
 	rec.Stream = p.stream
+	rec.ReasoningEffort = p.effort
 }
 
 // toolNames lists the tools offered as rules match them: functions by
@@ -184,6 +185,9 @@ func (s *Server) newResponseObject(req *responsesRequest, p *prompt) *responseOb
 	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]string{}
+	}
+	if p.effort != "" {
+		resp.Reasoning["effort"] = p.effort
 	}
 	if req.Temperature != nil {
 		resp.Temperature = *req.Temperature
