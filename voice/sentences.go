@@ -7,13 +7,20 @@ import (
 
 // Sentencer cuts streamed reply text into chunks for speech: the first chunk
 // goes out early (at the first clause break once FirstMin bytes are in, or at
-// a sentence end), later ones at sentence ends, so the first words play while
-// the rest is still being generated. The zero value uses the defaults. It is
-// not safe for concurrent use.
+// a sentence end, or — in a long first sentence with neither — before a
+// conjunction once FirstMax bytes are in), later ones at sentence ends, so the
+// first words play while the rest is still being generated. The zero value
+// uses the defaults. It is not safe for concurrent use.
 type Sentencer struct {
 	// FirstMin is the shortest first chunk cut at a clause break (",", ";",
-	// ":", a dash) [24 bytes]; sentence ends cut at any length.
+	// ":", a dash) or before a conjunction [24 bytes]; sentence ends cut at
+	// any length.
 	FirstMin int
+	// FirstMax: a first sentence that has no clause break after this many
+	// bytes is cut before its last conjunction or relative word ("and",
+	// "because", "which"…) past FirstMin, so that the first chunk is still
+	// a phrase (its intonation holds) [48 bytes; negative: never].
+	FirstMax int
 	// MaxChunk forces a cut at the last space once a chunk grows this long
 	// without a sentence end [240 bytes].
 	MaxChunk int
@@ -89,6 +96,15 @@ func (s *Sentencer) cut(text string) int {
 		}
 		i = end
 	}
+	firstMax := s.FirstMax
+	if firstMax == 0 {
+		firstMax = 48
+	}
+	if s.chunks == 0 && firstMax > 0 && len(text) >= firstMax {
+		if at := phraseCut(text, firstMin); at > 0 {
+			return at
+		}
+	}
 	if len(text) >= maxChunk {
 		if sp := strings.LastIndexByte(text[:maxChunk], ' '); sp > 0 {
 			return sp + 1
@@ -96,6 +112,36 @@ func (s *Sentencer) cut(text string) int {
 		return maxChunk
 	}
 	return 0
+}
+
+// phraseCut returns where the last complete conjunction or relative word of text starts
+// (after at least min bytes), or 0: the first chunk ends before it ("…the station | and
+// then walk"), at a phrase boundary.
+func phraseCut(text string, min int) int {
+	end := strings.LastIndexByte(text, ' ') // the word after it may still be growing
+	for end > min {
+		start := strings.LastIndexByte(text[:end], ' ')
+		if start < min {
+			return 0
+		}
+		prev := strings.LastIndexByte(text[:max(start, 0)], ' ')
+		if phraseWord(strings.ToLower(text[start+1:end])) && !phraseWord(strings.ToLower(text[prev+1:start])) {
+			return start + 1 // not between two of them: "…eight | so if we leave"
+		}
+		end = start
+	}
+	return 0
+}
+
+// phraseWord reports whether w starts a new phrase (a conjunction or a relative word): a
+// chunk may end before it.
+func phraseWord(w string) bool {
+	switch w {
+	case "and", "but", "or", "so", "because", "since", "which", "who", "where", "when", "while", "if",
+		"unless", "until", "although", "though", "whereas":
+		return true
+	}
+	return false
 }
 
 // abbreviation reports whether the word before a period is a common

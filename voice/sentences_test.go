@@ -1,6 +1,7 @@
 package voice
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,12 @@ func TestSentencer(t *testing.T) {
 		{"no end", []string{"no punctuation at all"}, []string{"no punctuation at all"}},
 		{"end needs next char", []string{"Done."}, []string{"Done."}},
 		{"newline", []string{"line one\nline two"}, []string{"line one", "line two"}},
+		{"long first sentence cut before a conjunction", words("The quickest way from here is the number nine bus to the station and then a short walk. Easy."),
+			[]string{"The quickest way from here is the number nine bus to the station", "and then a short walk.", "Easy."}},
+		{"conjunction too early", words("So the quickest way from here is the number nine bus to the station. Easy."),
+			[]string{"So the quickest way from here is the number nine bus to the station.", "Easy."}},
+		{"only the first chunk", words("Yes. The quickest way from here is the number nine bus to the station and then a walk."),
+			[]string{"Yes.", "The quickest way from here is the number nine bus to the station and then a walk."}},
 		{"long run cut at space", []string{strings.Repeat("word ", 60)}, []string{strings.TrimSpace(strings.Repeat("word ", 48)), strings.TrimSpace(strings.Repeat("word ", 12))}},
 	}
 	for _, c := range cases {
@@ -39,6 +46,15 @@ func TestSentencer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// words splits text into word deltas (" word"), as a model streams it.
+func words(text string) []string {
+	ws := strings.Split(text, " ")
+	for i := 1; i < len(ws); i++ {
+		ws[i] = " " + ws[i]
+	}
+	return ws
 }
 
 // FuzzSentencer: however the text is split into deltas, the chunks put
@@ -113,4 +129,68 @@ func TestPartial(t *testing.T) {
 			t.Errorf("partial(%v of %d bytes, broken %v) = %q, want %q", c.played, c.got, c.broken, got, c.want)
 		}
 	}
+}
+
+// replyCorpus is a set of spoken replies as a voice model writes them: short answers, long
+// first sentences with and without commas.
+var replyCorpus = []string{
+	"Yes, loud and clear.",
+	"It is sunny and warm today, around twenty degrees.",
+	"The quickest way from here is the number nine bus to the station and then a short walk along the river.",
+	"I think the new album is a lot better than the last one because the songs feel more honest and less produced.",
+	"Honestly I would wait until the weekend since the forecast says the rain stops on Friday afternoon.",
+	"That depends on how much time you have, but the museum is worth at least a couple of hours.",
+	"Sure thing.",
+	"I have no idea what the score is right now but I can guess that it is close.",
+	"The film starts at eight so if we leave at seven thirty we should make it with time for popcorn.",
+	"Good question! The short answer is no.",
+	"Paris in the spring is lovely when the chestnut trees are in bloom and the cafés put their tables outside.",
+	"My favourite part of the game was the last level where everything falls apart and you have to run.",
+	"You could try turning it off and on again, which fixes more problems than anyone likes to admit.",
+	"Mike said he would be late tonight because his train was cancelled again.",
+	"We talked about that yesterday and decided to go with the blue one after all.",
+	"Not really, no.",
+	"The easiest recipe I know is pasta with garlic and olive oil and a lot of black pepper on top.",
+	"If you want my honest opinion the second season drags a bit in the middle but the ending makes up for it.",
+	"Three hundred and sixty five days, unless it is a leap year.",
+	"It was built in the eighteen hundreds by a family who made their money in the wool trade.",
+}
+
+// firstChunkBytes streams text word by word through s and returns how much of it had been
+// generated when the first chunk was cut (the whole text if only Finish cut it).
+func firstChunkBytes(s *Sentencer, text string) int {
+	var out []string
+	n := 0
+	for _, w := range words(text) {
+		n += len(w)
+		if out = s.Push(out[:0], w); len(out) > 0 {
+			return n
+		}
+	}
+	return len(text)
+}
+
+// BenchmarkFirstChunk measures how much reply text must be generated before the first chunk
+// goes to speech: with the conjunction cut of long first sentences (FirstMax 48) against the
+// rule before it (clause breaks and sentence ends only, FirstMax -1), over replyCorpus. At a
+// model's ~4 bytes a token and 50 tokens a second, 20 bytes are 100 ms of generation.
+func BenchmarkFirstChunk(b *testing.B) {
+	var before, after []float64
+	for b.Loop() {
+		before, after = before[:0], after[:0]
+		for _, text := range replyCorpus {
+			before = append(before, float64(firstChunkBytes(&Sentencer{FirstMax: -1}, text)))
+			after = append(after, float64(firstChunkBytes(&Sentencer{}, text)))
+		}
+	}
+	q := func(v []float64, p float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		return s[int(p*float64(len(s)-1))]
+	}
+	b.ReportMetric(q(before, 0.5), "sentence-bytes-median")
+	b.ReportMetric(q(after, 0.5), "phrase-bytes-median")
+	b.ReportMetric(q(before, 0.9), "sentence-bytes-p90")
+	b.ReportMetric(q(after, 0.9), "phrase-bytes-p90")
+	b.ReportMetric(q(after, 0.5)/q(before, 0.5), "phrase/sentence-median")
 }
