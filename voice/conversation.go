@@ -18,8 +18,7 @@ import (
 // enter records a transcribed turn in the timeline and queues it for Stage A, or holds it while
 // someone else is still talking (room-aware coalescing).
 func (s *session) enter(t *turn) {
-	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
-	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
+	s.addTurn(t)
 	hold := time.Duration(s.svc.cfg().Voice.Endpointing.RoomHoldMs) * time.Millisecond
 	if !t.Addressed && hold > 0 && s.othersActive(t.SpeakerID) {
 		s.held = append(s.held, heldTurn{t: t, until: s.svc.now().Add(hold)})
@@ -27,6 +26,12 @@ func (s *session) enter(t *turn) {
 	}
 	s.queue = append(s.queue, t)
 	s.pump()
+}
+
+// addTurn puts the turn's line in the timeline (and the log channel).
+func (s *session) addTurn(t *turn) {
+	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
+	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
 }
 
 // pump lets the next queued turn run Stage A unless one is being decided.
@@ -37,25 +42,34 @@ func (s *session) pump() {
 	t := s.queue[0]
 	s.queue = s.queue[1:]
 	s.deciding = true
+	t.steps <- step{decide: s.voiceTurn(t, t.SpeechEnd)}
+}
+
+// voiceTurn is Stage A's input for t as the conversation stands, at time at.
+func (s *session) voiceTurn(t *turn, at time.Time) *decision.VoiceTurn {
 	vt := &decision.VoiceTurn{
 		ID: t.ID, ChannelID: s.channelID, SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
-		Transcript: t.Transcript, Duration: t.Duration, At: t.SpeechEnd,
+		Transcript: t.Transcript, Duration: t.Duration, At: at,
 		Participants: s.others(), Timeline: s.contextLines(t.ID), Engagement: s.engagement,
 	}
 	if ar := s.cur.Load(); ar != nil {
 		vt.Engagement.BotSpeaking = true
 	}
-	t.steps <- step{decide: vt}
+	return vt
 }
 
 // onDecided acts on a Stage A decision: the turn is deferred (decided again when the bot's turn
 // closes), answered, or let go.
 func (s *session) onDecided(dd decided) {
+	if dd.t.spec != nil && dd.t.spec.phase == specDeciding {
+		s.onSpecDecided(dd)
+		return
+	}
 	s.deciding = false
 	t, d := dd.t, dd.d
 	now := s.svc.now()
-	t.marks.mark(PhaseAdmission, now)
-	s.metrics.observePhase(PhaseAdmission, now.Sub(t.SpeechEnd))
+	t.marks.mark(PhaseAdmission, now) // a speculative decision's earlier mark stands
+	s.metrics.observePhase(PhaseAdmission, t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))
 	switch {
 	case d.Outcome == decision.OutcomeDefer || (d.Allowed() && s.cur.Load() != nil):
 		s.metrics.turn("deferred")
@@ -65,9 +79,10 @@ func (s *session) onDecided(dd decided) {
 		s.startReply(t, d, 0)
 	default:
 		s.metrics.turn("denied")
-		s.log.Info("stt_pipeline_reply_denied", "turn_id", t.ID, "user_id", t.SpeakerID,
+		attrs := append([]any{"turn_id", t.ID, "user_id", t.SpeakerID,
 			"reason", d.Reason.String(), "transcript", t.Transcript,
-			"admission_ms", ms(now.Sub(t.SpeechEnd)))
+			"admission_ms", ms(t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))}, classifierAttrs(d)...)
+		s.log.Info("stt_pipeline_reply_denied", append(attrs, specAttrs(t.spec)...)...)
 		t.steps <- step{}
 	}
 	s.pump()
@@ -85,7 +100,7 @@ func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
 	s.replySeq++
 	rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel}, ctx: ctx, d: d, greeting: greeting, marks: &marks{}}
 	if t != nil {
-		rp.turn, rp.marks, rp.ar.target = &t.Turn, t.marks, t.SpeakerID
+		rp.turn, rp.owner, rp.spec, rp.marks, rp.ar.target = &t.Turn, t, t.spec, t.marks, t.SpeakerID
 	}
 	rp.prompt = s.promptInput(rp.turn, d, greeting > 0)
 	s.cur.Store(rp.ar)
@@ -99,6 +114,10 @@ func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
 // onReplyDone closes the bot's turn (record): the timeline gets what was actually played, the
 // turn is logged with its phases and counted, and deferred turns go through.
 func (s *session) onReplyDone(r replyDone) {
+	if r.rp.hold != nil && !r.rp.released.Load() {
+		s.heldReplyDone(r)
+		return
+	}
 	s.cur.Store(nil)
 	now := s.svc.now()
 	rp := r.rp
@@ -121,6 +140,8 @@ func (s *session) onReplyDone(r replyDone) {
 	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", interrupted, "played_ms", ms(r.played)}
 	if t := rp.turn; t != nil {
 		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
+		attrs = append(attrs, classifierAttrs(rp.d)...)
+		attrs = append(attrs, specAttrs(rp.spec)...)
 		for p := PhaseTranscript; p <= PhaseFirstPacket; p++ {
 			if at := t.marks.get(p); !at.IsZero() {
 				attrs = append(attrs, p.String()+"_ms", ms(at.Sub(t.SpeechEnd)))
@@ -158,11 +179,23 @@ func (s *session) onReplyDone(r replyDone) {
 		s.metrics.turn("spoken")
 		s.log.Info("stt_pipeline_reply_spoken", attrs...)
 	}
+	if rp.hold != nil {
+		rp.owner.steps <- step{} // a released speculative reply: its turn is over
+	}
 	if len(s.deferred) > 0 {
 		s.queue = append(s.deferred, s.queue...)
 		s.deferred = nil
 	}
 	s.pump()
+}
+
+// classifierAttrs are the classifier fields of a turn's event: how long the YES/NO classifier
+// took over all its attempts (classifier_ms), when Stage A asked it.
+func classifierAttrs(d decision.Decision) []any {
+	if d.ClassifierAttempts == 0 {
+		return nil
+	}
+	return []any{"classifier_ms", ms(d.ClassifierLatency), "classifier_attempts", d.ClassifierAttempts}
 }
 
 // failStage names the stage a reply error came from.
@@ -181,6 +214,7 @@ func failStage(err error) string {
 
 // addLine appends to the timeline (capped at timelineCap lines) and to the log channel.
 func (s *session) addLine(l line) {
+	s.lineSeq++
 	s.timeline = append(s.timeline, l)
 	if n := len(s.timeline) - timelineCap; n > 0 {
 		s.timeline = append(s.timeline[:0], s.timeline[n:]...)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,12 +72,14 @@ func (l *logBuffer) count(subs ...string) int {
 // discord/voice (with DAVE wired) to the Discord and voice simulators,
 // openai-go (through llm) to the OpenAI simulator.
 type world struct {
-	t      testing.TB
-	ctx    context.Context
-	dsim   *discordsim.Server
-	vsim   *voicesim.Server
-	osim   *openaisim.Server
-	cfg    *config.Config
+	t    testing.TB
+	ctx  context.Context
+	dsim *discordsim.Server
+	vsim *voicesim.Server
+	osim *openaisim.Server
+	cfg  *config.Config
+	// conf is the configuration the service reads (cfg until reconfigure).
+	conf   atomic.Pointer[config.Config]
 	logs   *logBuffer
 	reg    *prometheus.Registry
 	guild  discordsim.GuildID
@@ -130,6 +133,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	cfg.Secrets.OpenAIAPIKey = "sk-test"
 	cfg.Voice.JoinGreetingWindowSeconds = 0
 	cfg.Voice.Endpointing.SilenceMs = 500
+	cfg.Voice.Endpointing.CompleteSilenceMs = 400
 	cfg.Voice.ReplyDecisionLLM.TimeoutMs = 2000
 	if mutate != nil {
 		mutate(cfg)
@@ -138,6 +142,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		t.Fatal(err)
 	}
 	w.cfg = cfg
+	w.conf.Store(cfg)
 
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w.reg = prometheus.NewRegistry()
@@ -149,7 +154,9 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	}
 	w.client = client
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{
-		Classifier: decision.ClassifierFunc(client.Classify), Logger: logger, Metrics: decision.NewMetrics(w.reg)})
+		Classifier: decision.ClassifierFunc(client.ClassifyWith(func() string {
+			return w.conf.Load().Voice.ReplyDecisionLLM.ReasoningEffort
+		})), Logger: logger, Metrics: decision.NewMetrics(w.reg)})
 	sess, err := discord.NewSession(discord.SessionOptions{Token: cfg.Secrets.DiscordToken, APIURL: cfg.Discord.APIURL})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +181,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
 	svc, err := voice.New(voice.Options{
-		Config: func() *config.Config { return w.cfg }, Discord: sess, LLM: client, Engine: engine,
+		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
 	})
 	if err != nil {
@@ -193,6 +200,18 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		}
 	})
 	return w
+}
+
+// reconfigure switches the service to a copy of its configuration changed by mutate (read
+// from the next frame or turn on, as a reload would be).
+func (w *world) reconfigure(mutate func(*config.Config)) {
+	w.t.Helper()
+	c := *w.conf.Load()
+	mutate(&c)
+	if err := c.Validate(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.conf.Store(&c)
 }
 
 // member joins a simulated member to the voice channel.

@@ -31,12 +31,17 @@ type speaker struct {
 	// coalescing).
 	active atomic.Bool
 
+	// hints brings speculative turns' transcripts back (adaptive end of turn).
+	hints chan specHint
+
 	// owned by the speaker goroutine
-	chunks     []chan sttResult
+	chunks     []*sttFuture
 	audio      []int16
 	n          int
 	bargeReply uint64
 	bargeBase  time.Duration
+	spec       *turn   // the speculative turn on the utterance in progress (speculation.go)
+	tried      specKey // the pause last speculated on
 }
 
 // listenerConfig maps voice.endpointing onto the audio pipeline.
@@ -59,7 +64,7 @@ func (s *session) listenerConfig() audio.ListenerConfig {
 
 // runSpeaker owns one stream's Listener until the stream or the session ends.
 func (s *session) runSpeaker(st *dvoice.Stream) {
-	sp := &speaker{s: s, userID: st.UserID}
+	sp := &speaker{s: s, userID: st.UserID, hints: make(chan specHint, 4)}
 	l, err := audio.NewListener(s.listenerConfig(), sp.handle, s.svc.opts.AudioMetrics)
 	if err != nil {
 		s.log.Error("voice_listener_failed", "user_id", st.UserID, "error", err)
@@ -85,25 +90,36 @@ func (s *session) runSpeaker(st *dvoice.Stream) {
 			if !ok {
 				l.Flush()
 				sp.active.Store(false)
+				sp.cancelSpec("stream_ended") // a Flush that confirmed it cleared it
 				return
 			}
 			l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
 		case <-tick.C:
 			l.Tick()
+		case h := <-sp.hints:
+			sp.onHint(l, h)
 		case <-s.ctx.Done():
 			return
 		}
 		sp.active.Store(l.Active())
 		s.checkBargeIn(sp, l)
+		sp.watch(l)
 	}
 }
 
 // handle receives the Listener's endpointing events on the speaker goroutine: each chunk the
-// endpointer cuts is transcribed at once, and the final one closes the utterance.
+// endpointer cuts is transcribed at once, and the final one closes the utterance — unless a
+// speculation already took this very audio at a pause (it is then confirmed, and it is the
+// turn).
 func (sp *speaker) handle(ev vad.Event) {
 	s := sp.s
 	switch ev.Kind {
 	case vad.EventEnd:
+		if sp.settle(ev) {
+			sp.chunks, sp.audio = nil, nil
+			s.metrics.utterance()
+			return
+		}
 		if s.blocked(sp.userID) {
 			// permissions.blockedUserIds: ignored entirely, like their text messages (no
 			// speech to text, no turn).
@@ -116,13 +132,14 @@ func (sp *speaker) handle(ev vad.Event) {
 		}
 		chunk := slices.Clone(ev.Audio)
 		sp.audio = append(sp.audio, chunk...)
-		res := make(chan sttResult, 1)
+		res := newSTTFuture()
 		sp.chunks = append(sp.chunks, res)
-		s.wg.Go(func() { res <- s.transcribeChunk(chunk, sp.format) })
+		s.wg.Go(func() { res.set(s.transcribeChunk(chunk, sp.format)) })
 		if ev.Final {
 			sp.finish()
 		}
 	case vad.EventDiscard:
+		sp.settle(ev)
 		if ev.Final && len(sp.chunks) > 0 {
 			sp.finish()
 		}
@@ -150,7 +167,8 @@ func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
 	cfg := s.svc.cfg()
 	body := wav.Encode(f, samples)
 	tr, err := s.svc.opts.LLM.Transcribe(s.ctx, cfg.Voice.STTPipeline.TranscriptionModel, body,
-		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
+		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name,
+			Stream: cfg.Voice.STTPipeline.StreamTranscription})
 	if err != nil {
 		return sttResult{err: err}
 	}

@@ -61,6 +61,8 @@ type Metrics struct {
 	framesLate  prometheus.Counter
 	underruns   prometheus.Counter
 	encryptSkip prometheus.Counter
+	specs       *prometheus.CounterVec
+	specSaved   prometheus.Histogram
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -77,6 +79,8 @@ type Metrics struct {
 //	banter_voice_frames_sent_total, banter_voice_frames_late_total (> 5 ms after their slot)
 //	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
 //	banter_voice_frames_unencrypted_dropped_total (E2EE not ready yet)
+//	banter_voice_speculations_total{outcome,stage}  used or discarded; transcript, decision or reply
+//	banter_voice_speculation_saved_seconds     work of a used speculation done before the end of the turn
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -118,17 +122,37 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		encryptSkip: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_frames_unencrypted_dropped_total", Help: "Reply frames dropped because E2EE had no key yet.",
 		}),
+		specs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_speculations_total",
+			Help: "Turns started at a pause, before their end: used (the work, up to stage transcript, decision or reply, stood) or discarded (the speaker went on; stage: how far it had got).",
+		}, []string{"outcome", "stage"}),
+		specSaved: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "banter_voice_speculation_saved_seconds",
+			Help:    "Work of a used speculation done before the end of its turn was confirmed (time the serial pipeline would still have needed).",
+			Buckets: []float64{.025, .05, .1, .2, .3, .4, .5, .75, 1, 1.5, 2},
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
-			m.utterances, m.framesSent, m.framesLate, m.underruns, m.encryptSkip)
+			m.utterances, m.framesSent, m.framesLate, m.underruns, m.encryptSkip, m.specs, m.specSaved)
 	}
 	return m
 }
 
+// observePhase records a phase d after the end of the turn; a speculative turn's phases that
+// were ready before that end count as 0.
 func (m *Metrics) observePhase(p Phase, d time.Duration) {
 	if m != nil {
-		m.phase.WithLabelValues(p.String()).Observe(d.Seconds())
+		m.phase.WithLabelValues(p.String()).Observe(max(d, 0).Seconds())
+	}
+}
+
+func (m *Metrics) speculation(outcome, stage string, saved time.Duration) {
+	if m != nil {
+		m.specs.WithLabelValues(outcome, stage).Inc()
+		if outcome == "used" {
+			m.specSaved.Observe(saved.Seconds())
+		}
 	}
 }
 

@@ -39,55 +39,69 @@ import (
 )
 
 // runTurn carries one endpointed utterance through transcribe → admit → generate → speak; the
-// session loop records how it ended.
+// session loop records how it ended. A speculative turn (started at a pause) follows the same
+// line: the session loop holds each step until the turn's end is confirmed, and after a held
+// reply it says whether the turn goes on (its reply could not be used) or is over.
 func (s *session) runTurn(t *turn) {
-	if !s.transcribe(t) {
+	if !s.transcribe(t) || !toLoop(s, s.entered, t) {
 		return
 	}
-	rp, ok := s.admit(t)
-	if !ok {
-		return
+	for {
+		rp, ok := s.admit(t)
+		if !ok {
+			return
+		}
+		s.respond(rp)
+		if rp.hold == nil {
+			return
+		}
 	}
-	s.respond(rp)
 }
 
 // transcribe waits for the transcripts of the turn's chunks, merges them in order and checks the
-// result (CheckTranscript, ban words). It reports whether the turn goes on.
+// result (CheckTranscript, ban words). It reports whether the turn goes on. A speculative turn
+// always goes on to the session loop, which applies the check once the turn's end is confirmed;
+// its transcript goes to its speaker too (the adaptive end of turn).
 func (s *session) transcribe(t *turn) bool {
 	parts := make([]string, 0, len(t.chunks))
+	var sttErr error
 	for _, c := range t.chunks {
-		var r sttResult
-		select {
-		case r = <-c:
-		case <-s.ctx.Done():
+		r, ok := c.wait(s.ctx)
+		if !ok {
 			return false
 		}
 		if r.err != nil {
-			if s.ctx.Err() != nil {
-				return false
-			}
-			s.metrics.failure("stt")
-			s.metrics.turn("failed")
-			s.log.Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", r.err)
-			return false
+			sttErr = r.err
+			break
 		}
 		parts = append(parts, r.text)
 	}
 	now := s.svc.now()
 	t.marks.mark(PhaseTranscript, now)
-	merged := mergeTranscripts(parts)
-	text, reason := CheckTranscript(merged, t.Duration)
-	if reason == DropNone && safety.ForConfig(s.svc.cfg()).Exclude(t.SpeakerID, text, false) == safety.BanWord {
-		// Like a text message with a ban word: never in the timeline, the log channel or a prompt.
-		s.metrics.drop(DropBanWord)
-		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
-			"reason", DropBanWord.String(), "audio_ms", t.Duration.Milliseconds())
-		return false
+	var text string
+	reason := DropNone
+	if sttErr == nil {
+		t.merged = mergeTranscripts(parts)
+		text, reason = CheckTranscript(t.merged, t.Duration)
+		if reason == DropNone && safety.ForConfig(s.svc.cfg()).Exclude(t.SpeakerID, text, false) == safety.BanWord {
+			reason = DropBanWord
+		}
 	}
-	if reason != DropNone {
-		s.metrics.drop(reason)
-		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
-			"reason", reason.String(), "transcript", merged, "audio_ms", t.Duration.Milliseconds())
+	if t.spec != nil {
+		t.Transcript, t.drop, t.sttErr = text, reason, sttErr
+		t.spec.transcribedAt = now
+		select { // the adaptive end: the speaker takes it when it can
+		case t.spec.hints <- specHint{t: t, text: text, ok: sttErr == nil && reason == DropNone}:
+		default:
+		}
+		return true
+	}
+	switch {
+	case sttErr != nil:
+		s.sttFailed(t, sttErr)
+		return false
+	case reason != DropNone:
+		s.dropTranscript(t, reason)
 		return false
 	}
 	t.Transcript = text
@@ -95,13 +109,34 @@ func (s *session) transcribe(t *turn) bool {
 	return true
 }
 
-// admit hands the transcribed turn to the session loop (enter: timeline, room hold, queue) and
-// runs Stage A on this goroutine each time the loop says the turn is next, until the loop opens
-// the bot's turn for it (the reply to give) or lets it go (denied; the session ended).
-func (s *session) admit(t *turn) (*replyRun, bool) {
-	if !toLoop(s, s.entered, t) {
-		return nil, false
+// sttFailed logs and counts a turn whose speech to text failed.
+func (s *session) sttFailed(t *turn, err error) {
+	if s.ctx.Err() != nil {
+		return
 	}
+	s.metrics.failure("stt")
+	s.metrics.turn("failed")
+	s.log.Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", err)
+}
+
+// dropTranscript logs and counts a transcript that does not make a turn.
+func (s *session) dropTranscript(t *turn, reason DropReason) {
+	s.metrics.drop(reason)
+	if reason == DropBanWord {
+		// Like a text message with a ban word: never in the timeline, the log channel or a prompt.
+		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
+			"reason", reason.String(), "audio_ms", t.Duration.Milliseconds())
+		return
+	}
+	s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
+		"reason", reason.String(), "transcript", t.merged, "audio_ms", t.Duration.Milliseconds())
+}
+
+// admit waits for the session loop's steps for the entered turn (the loop enters it in the
+// timeline, holds or queues it) and runs Stage A on this goroutine each time the loop says the
+// turn is next, until the loop opens the bot's turn for it (the reply to give) or lets it go
+// (denied; discarded; the session ended).
+func (s *session) admit(t *turn) (*replyRun, bool) {
 	for {
 		var st step
 		select {
@@ -115,7 +150,11 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		case st.decide == nil:
 			return nil, false
 		}
-		d := s.svc.opts.Engine.Decide(s.ctx, st.decide, slog.String("guild_id", s.guildID))
+		attrs := []slog.Attr{slog.String("guild_id", s.guildID)}
+		if st.speculative {
+			attrs = append(attrs, slog.Bool("speculative", true))
+		}
+		d := s.svc.opts.Engine.Decide(s.ctx, st.decide, attrs...)
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
 			return nil, false
 		}
@@ -125,24 +164,30 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 // respond gives the reply the session loop opened: the prompt is rendered (with the members'
 // personas), the Responder generates and speaks into the session's Playback, the talk spurt is
 // closed, and the outcome goes back to the loop (record).
+//
+// A held (speculative) reply generates and synthesises at once but plays nothing until the
+// session loop releases it (it then begins the Playback); one cut before that never touched
+// the Playback or the connection.
 func (s *session) respond(rp *replyRun) {
-	r := &Reply{Turn: rp.turn, Decision: rp.d, Out: s.playback, Mark: rp.marks.mark}
+	r := &Reply{Turn: rp.turn, Decision: rp.d, Out: s.playback, Mark: rp.marks.mark, Hold: rp.hold}
 	r.Instructions, r.Messages = s.render(rp.ctx, rp.prompt)
 	pb := s.playback
-	pb.Begin(func(at time.Time) {
-		rp.marks.mark(PhaseFirstPacket, at)
-		rp.ar.firstPacket.Store(at.UnixNano())
-	})
+	if rp.hold == nil {
+		pb.Begin(rp.onFirstPacket)
+	}
 	res, err := s.responder.Respond(rp.ctx, r)
 	rp.ar.cancel()
-	// The talk spurt ends with silence frames even after a cut.
-	endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
-	if eerr := pb.End(endCtx, !rp.ar.interrupted.Load() && err == nil); eerr != nil && s.ctx.Err() == nil {
-		// The reply itself went out; only the spurt's tail did not.
-		s.log.Warn("voice_stop_speaking_failed", "error", eerr)
+	done := replyDone{rp: rp, res: res, err: err}
+	if rp.hold == nil || rp.released.Load() {
+		// The talk spurt ends with silence frames even after a cut.
+		endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
+		if eerr := pb.End(endCtx, !rp.ar.interrupted.Load() && err == nil); eerr != nil && s.ctx.Err() == nil {
+			// The reply itself went out; only the spurt's tail did not.
+			s.log.Warn("voice_stop_speaking_failed", "error", eerr)
+		}
+		endCancel()
+		done.played = pb.Played()
 	}
-	endCancel()
-	done := replyDone{rp: rp, res: res, err: err, played: pb.Played()}
 	if !toLoop(s, s.replies, done) {
 		s.sessionEndedDuring(done)
 	}
@@ -151,6 +196,10 @@ func (s *session) respond(rp *replyRun) {
 // sessionEndedDuring records a reply the session's end cut (a leave, a disconnect): the loop
 // that records replies is gone, so the reply is logged and counted here.
 func (s *session) sessionEndedDuring(r replyDone) {
+	if r.rp.hold != nil && !r.rp.released.Load() {
+		s.logDiscard(r.rp.spec, r.rp.turn, "session_end", "reply", r.res.Text)
+		return
+	}
 	attrs := []any{"stage", "session_end", "spoken", r.res.Spoken, "played_ms", ms(r.played)}
 	if t := r.rp.turn; t != nil {
 		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reply_target", t.SpeakerID)

@@ -46,6 +46,12 @@ type Reply struct {
 	// Mark records a phase of the turn at time at (safe from any goroutine;
 	// only the first mark of each phase counts).
 	Mark func(p Phase, at time.Time)
+	// Hold, when not nil, makes this a speculative reply, started before the
+	// end of the turn was confirmed: it may generate and synthesise at once,
+	// but must not write to Out (nor return) before Hold is closed; if ctx
+	// ends first, nothing was played and the reply is discarded. Only a
+	// Responder that implements holding gets one (STTResponder does).
+	Hold <-chan struct{}
 }
 
 // Result is how a reply ended.
@@ -75,7 +81,11 @@ var (
 	_ Generator   = (*llm.Client)(nil)
 	_ Synthesizer = (*llm.Client)(nil)
 	_ Responder   = (*STTResponder)(nil)
+	_ audioHolder = (*STTResponder)(nil)
 )
+
+// holdsAudio: STTResponder honours Reply.Hold.
+func (p *STTResponder) holdsAudio() {}
 
 // STTResponder is the stt_pipeline answer: streamed generation, cut into
 // sentences as it arrives (Sentencer), Stage B on the stream (decision.
@@ -135,6 +145,9 @@ func (p *STTResponder) Respond(ctx context.Context, r *Reply) (Result, error) {
 	stream, err := p.Gen.Stream(ctx, llm.GenerateRequest{Model: p.Model, Instructions: r.Instructions,
 		Messages: r.Messages, MaxOutputTokens: p.MaxTokens})
 	if err != nil {
+		if !awaitHold(ctx, r.Hold) {
+			return Result{}, ctx.Err() // a speculative reply discarded before its turn ended
+		}
 		p.Metrics.failure("generation")
 		return Result{}, fmt.Errorf("voice: generate: %w", err)
 	}
@@ -211,6 +224,9 @@ func (p *STTResponder) generate(ctx context.Context, stream *llm.TextStream, r *
 // drained unplayed.
 func (p *STTResponder) speak(ctx context.Context, cancel context.CancelFunc, r *Reply, queue <-chan *speechChunk) *spoken {
 	sp := &spoken{}
+	if !awaitHold(ctx, r.Hold) {
+		sp.err = ctx.Err()
+	}
 	for sc := range queue {
 		if sp.err != nil || ctx.Err() != nil {
 			continue // drain; the TTS goroutines stop on ctx
@@ -242,6 +258,20 @@ func (p *STTResponder) speak(ctx context.Context, cancel context.CancelFunc, r *
 		}
 	}
 	return sp
+}
+
+// awaitHold waits until a speculative reply may play (hold closed; a nil hold: at once): the
+// generation and speech run on meanwhile. False: ctx ended first, the reply is discarded.
+func awaitHold(ctx context.Context, hold <-chan struct{}) bool {
+	if hold == nil {
+		return true
+	}
+	select {
+	case <-hold:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // result is how the reply ended: Stage B's verdict on the whole text, what

@@ -66,11 +66,12 @@ type session struct {
 	// The loop's inboxes: turns entering the conversation (admit), Stage A
 	// decisions, replies done (record), fresh connections, and the log
 	// channel's lines (to the poster goroutine).
-	entered chan *turn
-	decided chan decided
-	replies chan replyDone
-	conns   chan *dvoice.Conn
-	logCh   chan string
+	entered    chan *turn
+	decided    chan decided
+	replies    chan replyDone
+	specEvents chan specEvent
+	conns      chan *dvoice.Conn
+	logCh      chan string
 
 	cur atomic.Pointer[activeReply]
 
@@ -88,6 +89,8 @@ type session struct {
 	deferred   []*turn
 	held       []heldTurn
 	deciding   bool
+	spec       *turn  // the speculative turn holding Stage A's slot (speculative.go)
+	lineSeq    uint64 // lines added to the timeline so far
 	replySeq   uint64
 	aloneSince time.Time
 	endReason  string
@@ -104,7 +107,8 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		done:    make(chan struct{}),
 		started: svc.now(),
 		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
-		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
+		specEvents: make(chan specEvent, 16),
+		conns:      make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
 	s.ctx, s.cancel = context.WithCancel(svc.ctx)
@@ -149,7 +153,9 @@ func (s *session) run() {
 			s.useConn(c, lostAt)
 			streams, connDone, lostAt = c.Streams(), c.Done(), time.Time{}
 		case t := <-s.entered:
-			s.enter(t)
+			s.onEntered(t)
+		case e := <-s.specEvents:
+			s.onSpecEvent(e)
 		case d := <-s.decided:
 			s.onDecided(d)
 		case r := <-s.replies:
@@ -223,8 +229,8 @@ func (s *session) othersInState() bool {
 // voice server announces them (op 11) some time after the connection is
 // ready, so one look at session start could miss them.
 func (s *session) maybeGreet() {
-	if !s.greetPending {
-		return
+	if !s.greetPending || s.spec != nil {
+		return // (a speculative turn holds the floor: the next tick)
 	}
 	window := time.Duration(s.svc.cfg().Voice.JoinGreetingWindowSeconds) * time.Second
 	if s.svc.now().Sub(s.started) >= window {

@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
@@ -42,27 +43,68 @@ type Turn struct {
 //	transcribe     → Turn.Transcript
 //	admit          ← steps: Stage A's input from the session loop, then the reply it opened
 //	generate, speak ← the replyRun the session loop sent on steps
+//
+// A speculative turn (spec set) starts at a pause, before the end of the
+// utterance is confirmed; its SpeechEnd is set by the session loop when the
+// end comes (speculation.go).
 type turn struct {
 	Turn
 	// chunks are the transcripts of the utterance's chunks, in order: each
 	// chunk is transcribed as soon as the endpointer cuts it.
-	chunks []chan sttResult
+	chunks []*sttFuture
 	// steps carries the session loop's answers while the turn is admitted:
 	// Stage A to run, or the reply to give. Capacity 1: the loop sends one
 	// step per request, and never blocks.
 	steps chan step
+	// spec is the turn's speculation; nil for a turn whose end was confirmed
+	// before any work on it.
+	spec *speculation
+	// A speculative turn's transcript check, which the session loop applies
+	// once its end is confirmed: the reason to drop it (with the merged
+	// text), or the speech-to-text failure.
+	drop   DropReason
+	merged string
+	sttErr error
 }
 
-func newTurn(t Turn, chunks []chan sttResult) *turn {
+func newTurn(t Turn, chunks []*sttFuture) *turn {
 	t.marks = &marks{}
 	return &turn{Turn: t, chunks: chunks, steps: make(chan step, 1)}
 }
 
+// sttFuture is one chunk's transcript on its way: any number of turns may
+// wait for it (a speculative turn and the turn that replaces it share the
+// chunks before the pause).
+type sttFuture struct {
+	done chan struct{}
+	res  sttResult
+}
+
+func newSTTFuture() *sttFuture { return &sttFuture{done: make(chan struct{})} }
+
+// set delivers the result; once.
+func (f *sttFuture) set(r sttResult) {
+	f.res = r
+	close(f.done)
+}
+
+// wait returns the result, or false when ctx ends first.
+func (f *sttFuture) wait(ctx context.Context) (sttResult, bool) {
+	select {
+	case <-f.done:
+		return f.res, true
+	case <-ctx.Done():
+		return sttResult{}, false
+	}
+}
+
 // step is the session loop's answer to a turn waiting in admit: run Stage A
-// on decide, or give reply. Neither: the turn ends here (denied, or dropped).
+// on decide (speculative: before the turn's end is confirmed), or give
+// reply. Neither: the turn ends here (denied, dropped, discarded).
 type step struct {
-	decide *decision.VoiceTurn
-	reply  *replyRun
+	decide      *decision.VoiceTurn
+	speculative bool
+	reply       *replyRun
 }
 
 // replyRun is one reply the session loop opened (the bot's turn): what the
@@ -76,6 +118,15 @@ type replyRun struct {
 	greeting int // attempt number for the greeting, else 0
 	prompt   promptInput
 	marks    *marks
+	// owner is the answered turn (nil for the greeting); spec its
+	// speculation, if it had one.
+	owner *turn
+	spec  *speculation
+	// hold gates a speculative reply's audio: the session loop closes it when
+	// the turn's end is confirmed (after setting released and beginning the
+	// Playback). Nil: the reply plays at once.
+	hold     chan struct{}
+	released atomic.Bool
 }
 
 // marks are the phase times of one turn. Safe for concurrent use; the first

@@ -1,0 +1,183 @@
+package voice_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/banterbot/banter/config"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// metricSum sums the counter name over its series with a label of value label.
+func metricSum(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetValue() == label {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// audioLen is the length of 48 kHz stereo audio.
+func audioLen(s []int16) time.Duration { return time.Duration(len(s)/2) * time.Second / 48000 }
+
+// TestPauseMidUtterance: alice pauses after a complete question and goes on. The speculation
+// started at the pause is discarded — its held reply to the first half is never heard and
+// neither half of it enters the conversation — and the whole utterance is answered once.
+func TestPauseMidUtterance(t *testing.T) {
+	t.Parallel()
+	first, second := trimSpeech(speech(t, "hey-banter-weather")), trimSpeech(speech(t, "mike-hear-me"))
+	const half, whole = "hey banter, what's the weather like?", "hey banter, what's the weather like in Paris tomorrow?"
+	stt := openaisim.Rule{Name: "stt", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+		Respond: func(r openaisim.Request) openaisim.Reply {
+			if r.Audio < audioLen(first)+600*time.Millisecond { // the first half, with pre- and post-roll
+				return openaisim.Reply{Transcript: half}
+			}
+			return openaisim.Reply{Transcript: whole}
+		}}
+	w := newWorld(t, func(c *config.Config) {
+		// A long end of turn: the pause below may wait for the held reply without ending it.
+		c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs = 5000, 4000
+		c.Voice.Endpointing.TrailingSilenceMs = 0
+		c.Voice.Speculation = config.Speculation{Enabled: true, PauseMs: 200}
+	}, stt,
+		openaisim.Rule{Name: "gen-half", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: `like\?$`},
+			Reply: openaisim.Reply{Text: "It is raining here."}},
+		openaisim.Rule{Name: "gen-whole", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "Paris"},
+			Reply: openaisim.Reply{Text: "Sunny in Paris tomorrow."}})
+	alice := w.member("alice")
+	w.join()
+	// The pause lasts 400 ms, or until the held reply to the first half has its speech
+	// requested (at most 3 s more): alice goes on while that reply waits for her turn's end.
+	held := func(int) bool {
+		for _, r := range w.osim.RequestsFor(openaisim.EndpointSpeech) {
+			if strings.Contains(r.LastUserText, "raining") {
+				return true
+			}
+		}
+		return false
+	}
+	if _, err := say(w.ctx, alice, talk{parts: [][]int16{first, second}, pauses: []time.Duration{400 * time.Millisecond},
+		hold: held, maxHold: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(alice.Heard(w.botID)); n != 0 {
+		t.Errorf("alice heard %d frames from the bot while she was talking", n)
+	}
+	ev := w.waitEvent("stt_pipeline_reply_spoken")
+	if ev["transcript"] != whole || ev["spoken"] != "Sunny in Paris tomorrow." || ev["speculative"] != true {
+		t.Errorf("spoken event %v: want the whole utterance answered, from a speculation", ev)
+	}
+	// The first half's speculation was discarded (so may others, at the short pauses inside
+	// the second half).
+	var discard map[string]any
+	discards := w.logs.events("voice_speculation_discarded")
+	for _, d := range discards {
+		if d["transcript"] == half {
+			discard = d
+		}
+	}
+	if discard == nil || discard["reason"] != "speech_resumed" {
+		t.Fatalf("discarded speculations %v: want the first half's, speech_resumed", discards)
+	}
+	if held(0) && (discard["stage"] != "reply" || discard["reply"] != "It is raining here.") {
+		t.Errorf("discard %v: its held reply was synthesised, want stage reply and the reply's text", discard)
+	}
+	t.Logf("the speculation on the first half was discarded at stage %v", discard["stage"])
+
+	// The next turn's prompt holds the whole utterance and its answer, nothing of the first half.
+	w.osim.ResetRules()
+	for _, r := range []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions}, Reply: openaisim.Reply{Transcript: "banter, can you hear me?"}},
+		genRule("Loud and clear."),
+	} {
+		if err := w.osim.AddRule(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.play(alice, "mike-hear-me")
+	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
+	var prompt string
+	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
+		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
+			prompt = r.Prompt
+		}
+	}
+	if !strings.Contains(prompt, "alice: "+whole) || !strings.Contains(prompt, "Sunny in Paris tomorrow.") ||
+		strings.Contains(prompt, half+"\n") || strings.Contains(prompt, "raining") {
+		t.Errorf("next prompt:\n%s\nwant the whole utterance and its answer, nothing of the discarded speculation", prompt)
+	}
+	if got := metricSum(t, w.reg, "banter_voice_speculations_total", "discarded"); int(got) != len(discards) {
+		t.Errorf("banter_voice_speculations_total{outcome=discarded} = %v, want %d (one a discard logged)", got, len(discards))
+	}
+}
+
+// TestBargeInDuringSpeculativeReply: the reply released from a speculation is interrupted as
+// any reply is: playback stops at the cut, the next prompt knows only what was played.
+func TestBargeInDuringSpeculativeReply(t *testing.T) {
+	t.Parallel()
+	long := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
+		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
+		"Tomorrow looks much the same, with a chance of rain at night."
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: long}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Sorry, go ahead."}})
+	w := newWorld(t, func(c *config.Config) {
+		c.Voice.BargeIn.Policy = "anyone"
+		// The end of turn comes long after the pause: the held reply is ready by then.
+		c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs = 3000, 2500
+		c.Voice.Endpointing.TrailingSilenceMs = 0
+		c.Voice.Speculation = config.Speculation{Enabled: true, PauseMs: 200}
+	}, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	w.play(alice, "hey-banter-weather")
+	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
+		t.Fatal(err)
+	}
+	var played sync.WaitGroup
+	defer played.Wait()
+	played.Go(func() { _ = bob.PlayPCM(w.ctx, speech(t, "mike-hear-me")) })
+	w.waitLog(`"msg":"voice_barge_in"`)
+	end := w.waitEvent("stt_pipeline_reply_interrupted")
+	if end["speculative"] != true || end["speculation_stage"] != "reply" {
+		t.Errorf("interrupted reply %v: want the released speculative reply", end)
+	}
+	cut := w.logs.events("voice_barge_in")
+	atCut, _ := cut[0]["played_ms"].(float64)
+	atEnd, _ := end["played_ms"].(float64)
+	if atCut <= 0 || atEnd-atCut > 20 {
+		t.Errorf("played %v ms at the cut, %v ms when the reply ended: want at most one frame more", atCut, atEnd)
+	}
+	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
+	if after := len(alice.Heard(w.botID)); after > full/2 {
+		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
+	}
+	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
+	var next string
+	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
+		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
+			next = r.Prompt
+		}
+	}
+	if !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
+		t.Errorf("next prompt does not reflect the cut:\n%s", next)
+	}
+}
