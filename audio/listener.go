@@ -37,7 +37,8 @@ type ListenerConfig struct {
 //
 // Time: the owner calls Tick once per 20 ms of wall time. Packets that stop
 // (the speaker released push-to-talk, Discord stops sending in silence)
-// then become silence for the endpointer, so utterances end on time; gaps in
+// then become silence for the endpointer, so utterances end on time (once
+// the jitter window has passed, its ticks count as silence too); gaps in
 // the RTP timestamps (resumed speech) become silence too. Long silences are
 // compressed: at most as much as the endpointer needs to end an utterance
 // and refill its pre-roll is fed, so Event positions are audio time.
@@ -181,12 +182,19 @@ func (l *Listener) Tick() {
 	if l.idle <= l.windowTicks {
 		return
 	}
+	n := 1
 	if l.idle == l.windowTicks+1 { // the stream paused: release what is held
 		for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
 			l.process(&o)
 		}
+		// The window's ticks were silence too: count them now, so that a pause (and the end
+		// of an utterance) is as long in audio time as it was on the wall clock.
+		n = l.idle
 	}
-	if l.ep.Active() || !l.ep.Idle() || l.filled < l.preN {
+	for range n {
+		if !l.ep.Active() && l.ep.Idle() && l.filled >= l.preN {
+			break
+		}
 		l.silence(1)
 	}
 }
