@@ -33,8 +33,9 @@ func (s turnShape) String() string {
 
 // shapeOf reads the shape of a transcript so far. Trailing: it ends with an ellipsis, a dash,
 // a comma, a semicolon or a colon, or its last word is one that cannot end a clause (a
-// conjunction, an article, a preposition, a possessive, a subject pronoun, a filler), whatever
-// punctuation the transcriber put after it. Complete: it ends with "?", "!" or ".". Else open.
+// conjunction, an article, a preposition, a possessive, a subject pronoun, a filler) even
+// with a period after it (transcribers close trailing speech with one). Complete: it ends
+// with "?" or "!", or with "." after any other word. Else open.
 func shapeOf(text string) turnShape {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -45,15 +46,18 @@ func shapeOf(text string) turnShape {
 			return shapeTrailing
 		}
 	}
+	switch t[len(t)-1] {
+	case '?', '!': // "where are you from?" ends a clause whatever its last word
+		return shapeComplete
+	}
 	fields := strings.Fields(t)
 	last := strings.ToLower(strings.TrimFunc(fields[len(fields)-1], func(r rune) bool {
 		return !unicode.IsLetter(r) && r != '\''
 	}))
-	if danglingWord(last) {
+	switch {
+	case danglingWord(last):
 		return shapeTrailing
-	}
-	switch t[len(t)-1] {
-	case '?', '!', '.':
+	case t[len(t)-1] == '.':
 		return shapeComplete
 	}
 	return shapeOpen

@@ -167,9 +167,13 @@ func (sp *speaker) watch(l *audio.Listener) {
 	if t := sp.spec; t != nil {
 		sil := l.Silence()
 		if sil < t.spec.lastSilence || !l.Active() {
-			// Speech again (an utterance that ended was settled by handle).
+			// Speech again (an utterance that ended was settled by handle): what the words so
+			// far said about the end of the turn no longer holds.
 			if l.Active() {
 				sp.cancelSpec("speech_resumed")
+				if t.spec.endSilence > 0 {
+					l.SetEndSilence(time.Duration(s.svc.cfg().Voice.Endpointing.SilenceMs) * time.Millisecond)
+				}
 			}
 			return
 		}
@@ -286,6 +290,8 @@ func (sp *speaker) onHint(l *audio.Listener, h specHint) {
 	if t.spec.endSilence > 0 {
 		l.SetEndSilence(t.spec.endSilence)
 	}
+	sp.s.log.Debug("voice_end_adapted", "turn_id", t.ID, "user_id", sp.userID, "turn_shape", t.spec.shape.String(),
+		"end_silence_ms", t.spec.endSilence.Milliseconds(), "silence_ms", ms(l.Silence()))
 	if t.spec.waitUntil > 0 && l.Silence() < t.spec.waitUntil {
 		return // proceeds in watch
 	}

@@ -1,0 +1,195 @@
+package voice_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// specFixture is one utterance of BenchmarkSpeculative: what the member says, and what the
+// simulated transcriber hears in it — partial for the audio up to its first pause (pre- and
+// post-roll included), whole for more.
+type specFixture struct {
+	name           string
+	talk           talk
+	partial, whole string
+}
+
+// transcript is what the transcriber returns for an upload of audio length d.
+func (f *specFixture) transcript(d time.Duration) string {
+	if len(f.talk.parts) > 1 && d < audioLen(f.talk.parts[0])+600*time.Millisecond {
+		return f.partial
+	}
+	return f.whole
+}
+
+// specFixtures: questions without a pause, pauses of 300 to 500 ms in the middle (after a
+// complete question, and mid-clause), and an utterance that trails off.
+func specFixtures(b *testing.B) []*specFixture {
+	clip := func(name string) []int16 { return trimSpeech(speech(b, name)) }
+	one := func(name string) talk { return talk{parts: [][]int16{clip(name)}} }
+	two := func(a string, pause time.Duration, c string) talk {
+		return talk{parts: [][]int16{clip(a), clip(c)}, pauses: []time.Duration{pause}}
+	}
+	return []*specFixture{
+		{name: "question", talk: one("hey-banter-weather"), whole: "hey banter, what's the weather like today?"},
+		{name: "question-short", talk: one("mike-hear-me"), whole: "banter, can you hear me?"},
+		{name: "pause-400-after-question", talk: two("hey-banter-weather", 400*time.Millisecond, "mike-hear-me"),
+			partial: "hey banter, what's the weather like?", whole: "hey banter, what's the weather like in Paris tomorrow?"},
+		{name: "pause-300-mid-clause", talk: two("thats-just-banter", 300*time.Millisecond, "banter-stop"),
+			partial: "banter, so I was thinking that", whole: "banter, so I was thinking that we could stop for lunch."},
+		{name: "pause-500-mid-clause", talk: two("banter-stop", 500*time.Millisecond, "thats-just-banter"),
+			partial: "banter, and then the", whole: "banter, and then the band played all night."},
+		{name: "trailing-off", talk: one("thats-just-banter"), whole: "banter, so I was thinking that..."},
+	}
+}
+
+// specTurn is one measured turn.
+type specTurn struct {
+	ms         float64 // end of voice → first bot audio packet heard
+	calls      int     // provider requests
+	wrongStart bool
+	event      map[string]any
+	trace      string // the provider requests
+}
+
+// BenchmarkSpeculative compares, in one process against the same simulators with the same
+// injected provider latencies (STT 150 ms, first token 200 ms, TTS first byte 120 ms), the
+// serial pipeline (speculation off, fixed 700 ms end of turn: banter before issue 23) with the
+// speculative one (the defaults: speculation at 200 ms pauses, adaptive end of turn 600/1200
+// ms), turn by turn over specFixtures, each fixture said live by a member in both arms in turn.
+// Measured on the audio timeline: from the moment the frame with the utterance's last speech
+// sample is sent to the first frame of the bot's answer the member receives. Reported: the
+// medians and p90s, their ratio, provider calls per turn (ratio), and wrong starts (bot audio
+// while the member was still talking, or an answer to anything but the whole utterance).
+// Each turn is real time (3–9 s); one iteration is two rounds over the fixtures.
+func BenchmarkSpeculative(b *testing.B) {
+	var cur atomic.Pointer[specFixture]
+	stt := openaisim.Rule{Name: "stt", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+		Respond: func(r openaisim.Request) openaisim.Reply {
+			return openaisim.Reply{Transcript: cur.Load().transcript(r.Audio)}
+		},
+		Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}}
+	w := newWorldWith(b, worldOptions{}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt,
+		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
+			Reply: openaisim.Reply{Text: "Sure, here it is."}, Latency: openaisim.Latency{TimeToFirstToken: injectedTTFT}},
+		openaisim.Rule{Name: "tts", Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech},
+			Latency: openaisim.Latency{TTSFirstByte: injectedTTS}})
+	alice := w.member("alice")
+	w.join()
+	def := config.Default().Voice
+	arms := []struct {
+		name string
+		set  func(*config.Config)
+	}{
+		{"serial", func(c *config.Config) {
+			c.Voice.Speculation.Enabled = false
+			c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs, c.Voice.Endpointing.TrailingSilenceMs = 700, 0, 0
+		}},
+		{"speculative", func(c *config.Config) {
+			c.Voice.Speculation = def.Speculation
+			c.Voice.Endpointing.SilenceMs = def.Endpointing.SilenceMs
+			c.Voice.Endpointing.CompleteSilenceMs, c.Voice.Endpointing.TrailingSilenceMs = def.Endpointing.CompleteSilenceMs, def.Endpointing.TrailingSilenceMs
+		}},
+	}
+	fixtures := specFixtures(b)
+	// Warm-up: the connection's first talk spurt, the HTTP connections.
+	cur.Store(fixtures[1])
+	w.reconfigure(arms[0].set)
+	specTurnOnce(b, w, alice, fixtures[1])
+	results := map[string][]specTurn{}
+	b.ResetTimer()
+	for b.Loop() {
+		for range 2 {
+			for _, f := range fixtures {
+				cur.Store(f)
+				for _, arm := range arms {
+					w.reconfigure(arm.set)
+					r := specTurnOnce(b, w, alice, f)
+					results[arm.name] = append(results[arm.name], r)
+					b.Logf("%-26s %-11s %7.1f ms (bot: first packet %v ms after its end of turn) calls %d wrong %v stage %v saved %v ms:%s",
+						f.name, arm.name, r.ms, r.event["first_packet_ms"], r.calls, r.wrongStart, r.event["speculation_stage"],
+						r.event["speculation_saved_ms"], r.trace)
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	stats := func(rs []specTurn) (med, p90, calls float64, wrong int) {
+		var ms []float64
+		for _, r := range rs {
+			ms = append(ms, r.ms)
+			calls += float64(r.calls)
+			if r.wrongStart {
+				wrong++
+			}
+		}
+		slices.Sort(ms)
+		return ms[len(ms)/2], ms[int(0.9*float64(len(ms)-1)+0.5)], calls / float64(len(rs)), wrong
+	}
+	sMed, sP90, sCalls, sWrong := stats(results["serial"])
+	pMed, pP90, pCalls, pWrong := stats(results["speculative"])
+	b.ReportMetric(sMed, "serial-ms-median")
+	b.ReportMetric(sP90, "serial-ms-p90")
+	b.ReportMetric(pMed, "speculative-ms-median")
+	b.ReportMetric(pP90, "speculative-ms-p90")
+	b.ReportMetric(pMed/sMed, "speculative/serial")
+	b.ReportMetric(float64(pWrong), "wrong-starts")
+	b.ReportMetric(float64(sWrong), "serial-wrong-starts")
+	b.ReportMetric(sCalls, "serial-calls/turn")
+	b.ReportMetric(pCalls, "speculative-calls/turn")
+	b.ReportMetric(pCalls/sCalls, "calls-ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
+// specTurnOnce has the member say f and measures the bot's answer: the time from the last
+// speech frame sent to the first bot frame received, the provider calls of the turn, and
+// whether it was a wrong start.
+func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture) specTurn {
+	b.Helper()
+	w.osim.ResetRecords()
+	heard := len(alice.Heard(w.botID))
+	spoken := len(w.logs.events("stt_pipeline_reply_spoken"))
+	first := make(chan time.Time, 1)
+	go func() {
+		if alice.WaitHeard(w.ctx, w.botID, heard+1) == nil {
+			first <- time.Now()
+		}
+		close(first)
+	}()
+	last, err := say(w.ctx, alice, f.talk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r specTurn
+	// Bot audio before the member was done (say returns 100 ms after the last speech frame,
+	// long before any end of turn): the bot talked over them.
+	r.wrongStart = len(alice.Heard(w.botID)) > heard
+	at, ok := <-first
+	if !ok {
+		b.Fatalf("%s: no answer heard", f.name)
+	}
+	r.ms = float64(at.Sub(last).Microseconds()) / 1000
+	w.waitLogs(spoken+1, `"msg":"stt_pipeline_reply_spoken"`)
+	evs := w.logs.events("stt_pipeline_reply_spoken")
+	r.event = evs[spoken]
+	if len(evs) != spoken+1 || r.event["transcript"] != f.whole {
+		r.wrongStart = true // an answer to part of the utterance
+	}
+	reqs := w.osim.Requests()
+	r.calls = len(reqs)
+	for _, q := range reqs {
+		r.trace += fmt.Sprintf(" %s/%s", strings.TrimPrefix(q.Path, "/v1/"), q.Rule)
+		if q.Endpoint == openaisim.EndpointTranscriptions {
+			r.trace += fmt.Sprintf("(%dms)", q.AudioDuration.Milliseconds())
+		}
+	}
+	return r
+}
