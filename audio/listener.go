@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -37,8 +38,9 @@ type ListenerConfig struct {
 //
 // Time: the owner calls Tick once per 20 ms of wall time. Packets that stop
 // (the speaker released push-to-talk, Discord stops sending in silence)
-// then become silence for the endpointer, so utterances end on time (once
-// the jitter window has passed, its ticks count as silence too); gaps in
+// then become silence for the endpointer, so utterances end on time (after
+// a talk spurt closed with silence frames, the jitter window's ticks count
+// as silence too, once it has passed); gaps in
 // the RTP timestamps (resumed speech) become silence too. Long silences are
 // compressed: at most as much as the endpointer needs to end an utterance
 // and refill its pre-roll is fed, so Event positions are audio time.
@@ -70,6 +72,7 @@ type Listener struct {
 	haveTS bool
 	nextTS uint32 // expected timestamp of the next packet
 	pushed bool   // a packet arrived since the last Tick
+	quiet  bool   // the last packet was the Opus silence frame clients send before they stop
 	idle   int    // Ticks without packets
 	filled int    // silence frames fed since the last packet
 }
@@ -165,6 +168,8 @@ func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
 // frame it makes ready through the pipeline.
 func (l *Listener) Push(p jitter.Packet) {
 	l.pushed = true
+	sf := opus.SilenceFrame()
+	l.quiet = bytes.Equal(p.Payload, sf[:])
 	r := l.jb.Push(p)
 	l.metrics.pushed(r)
 	for o, ok := l.jb.Pop(); ok; o, ok = l.jb.Pop() {
@@ -187,9 +192,13 @@ func (l *Listener) Tick() {
 		for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
 			l.process(&o)
 		}
-		// The window's ticks were silence too: count them now, so that a pause (and the end
-		// of an utterance) is as long in audio time as it was on the wall clock.
-		n = l.idle
+		if l.quiet {
+			// The client closed its talk spurt with silence frames and stopped: the window's
+			// ticks were silence too. Count them now, so that the pause (and the end of the
+			// utterance) is as long in audio time as on the wall clock. (Packets that merely
+			// stall mid-speech are not made into a longer pause.)
+			n = l.idle
+		}
 	}
 	for range n {
 		if !l.ep.Active() && l.ep.Idle() && l.filled >= l.preN {

@@ -317,10 +317,10 @@ type Endpointing struct {
 	RoomHoldMs int `yaml:"roomHoldMs"`
 	// CompleteSilenceMs ends a turn whose words so far (transcribed at speculation.pauseMs)
 	// are a complete question, sentence or address after this much silence instead of
-	// SilenceMs; 0 keeps SilenceMs.
+	// SilenceMs (never more than SilenceMs); 0 keeps SilenceMs.
 	CompleteSilenceMs int `yaml:"completeSilenceMs"`
 	// TrailingSilenceMs waits this long instead of SilenceMs when the words so far trail off
-	// mid-clause ("so I was thinking that…"); 0 keeps SilenceMs.
+	// mid-clause ("so I was thinking that…"; never less than SilenceMs); 0 keeps SilenceMs.
 	TrailingSilenceMs int `yaml:"trailingSilenceMs"`
 }
 
@@ -333,7 +333,8 @@ type Speculation struct {
 	// on. Off: only the transcript is taken at the pause, and only when the adaptive end
 	// (endpointing.completeSilenceMs / trailingSilenceMs) needs it.
 	Enabled bool `yaml:"enabled"`
-	// PauseMs of silence inside an utterance starts the work (100 up to silenceMs - 20).
+	// PauseMs of silence inside an utterance starts the work (100-5000; a pause as long as
+	// the end of turn never comes: the turn ends first).
 	PauseMs int `yaml:"pauseMs"`
 }
 

@@ -119,11 +119,11 @@ func TestValidationMessages(t *testing.T) {
 			[]string{`voice.replyDecisionLlm.reasoningEffort: "tiny" is not allowed (allowed values: lowest, default, none, minimal, low, medium, high, xhigh, max)`}},
 		{"bad classifier reasoning effort", "llm:\n  directAddressClassifier:\n    reasoningEffort: \"\"\n",
 			[]string{`llm.directAddressClassifier.reasoningEffort: "" is not allowed`}},
-		{"pause as long as the silence", "voice:\n  speculation:\n    pauseMs: 700\n",
-			[]string{"voice.speculation.pauseMs: 700 is out of range (allowed 100 to 680)"}},
-		{"adaptive end the wrong way round", "voice:\n  endpointing:\n    completeSilenceMs: 900\n    trailingSilenceMs: 500\n",
-			[]string{"voice.endpointing.completeSilenceMs: 900 is out of range (allowed 100 to 700)",
-				"voice.endpointing.trailingSilenceMs: 500 is out of range (allowed 700 to 5000)"}},
+		{"pause too short", "voice:\n  speculation:\n    pauseMs: 20\n",
+			[]string{"voice.speculation.pauseMs: 20 is out of range (allowed 100 to 5000)"}},
+		{"adaptive end out of range", "voice:\n  endpointing:\n    completeSilenceMs: 50\n    trailingSilenceMs: 9000\n",
+			[]string{"voice.endpointing.completeSilenceMs: 50 is out of range (allowed 100 to 5000)",
+				"voice.endpointing.trailingSilenceMs: 9000 is out of range (allowed 100 to 5000)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,14 +168,16 @@ func (v *validator) validateVoice(c *Config) {
 	v.intRange("voice.endpointing.minUtteranceMs", e.MinUtteranceMs, 0, 5000)
 	v.intRange("voice.endpointing.maxUtteranceMs", e.MaxUtteranceMs, max(e.MinUtteranceMs, 1000), 120000)
 	v.intRange("voice.endpointing.roomHoldMs", e.RoomHoldMs, 0, 10000)
+	// The adaptive silences apply only in their direction (a complete turn never waits longer
+	// than silenceMs, a trailing one never less), so a lower silenceMs needs no other change.
 	if e.CompleteSilenceMs != 0 {
-		v.intRange("voice.endpointing.completeSilenceMs", e.CompleteSilenceMs, 100, e.SilenceMs)
+		v.intRange("voice.endpointing.completeSilenceMs", e.CompleteSilenceMs, 100, 5000)
 	}
 	if e.TrailingSilenceMs != 0 {
-		v.intRange("voice.endpointing.trailingSilenceMs", e.TrailingSilenceMs, e.SilenceMs, 5000)
+		v.intRange("voice.endpointing.trailingSilenceMs", e.TrailingSilenceMs, 100, 5000)
 	}
 	if sp := vo.Speculation; sp.Enabled || e.CompleteSilenceMs != 0 || e.TrailingSilenceMs != 0 {
-		v.intRange("voice.speculation.pauseMs", sp.PauseMs, 100, max(100, e.SilenceMs-20))
+		v.intRange("voice.speculation.pauseMs", sp.PauseMs, 100, 5000)
 	}
 	v.enum("voice.bargeIn.policy", vo.BargeIn.Policy, bargeInPolicies)
 	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)

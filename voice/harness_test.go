@@ -133,7 +133,11 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	cfg.Secrets.OpenAIAPIKey = "sk-test"
 	cfg.Voice.JoinGreetingWindowSeconds = 0
 	cfg.Voice.Endpointing.SilenceMs = 500
-	cfg.Voice.Endpointing.CompleteSilenceMs = 400
+	// Most tests script the transcripts in the order of the utterances (QueueTranscripts):
+	// one transcription an utterance, so no speculation at pauses. The speculation tests
+	// (e2e_speculation_test.go, BenchmarkSpeculative) turn it on.
+	cfg.Voice.Speculation.Enabled = false
+	cfg.Voice.Endpointing.CompleteSilenceMs, cfg.Voice.Endpointing.TrailingSilenceMs = 0, 0
 	cfg.Voice.ReplyDecisionLLM.TimeoutMs = 2000
 	if mutate != nil {
 		mutate(cfg)

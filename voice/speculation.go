@@ -280,10 +280,12 @@ func (sp *speaker) onHint(l *audio.Listener, h specHint) {
 	t.spec.shape = shapeOf(h.text)
 	switch t.spec.shape {
 	case shapeComplete:
-		t.spec.endSilence = time.Duration(e.CompleteSilenceMs) * time.Millisecond
+		if e.CompleteSilenceMs > 0 {
+			t.spec.endSilence = time.Duration(min(e.CompleteSilenceMs, e.SilenceMs)) * time.Millisecond
+		}
 	case shapeTrailing:
-		t.spec.endSilence = time.Duration(e.TrailingSilenceMs) * time.Millisecond
 		if e.TrailingSilenceMs > e.SilenceMs {
+			t.spec.endSilence = time.Duration(e.TrailingSilenceMs) * time.Millisecond
 			t.spec.waitUntil = time.Duration(e.SilenceMs) * time.Millisecond
 		}
 	}

@@ -59,7 +59,9 @@ func replayCommand(ctx context.Context, e env) error {
 		if err != nil {
 			return err
 		}
-		opts.Classifier = decision.ClassifierFunc(classifier.Classify)
+		opts.Classifier = decision.ClassifierFunc(classifier.ClassifyWith(func() string {
+			return cfg.LLM.DirectAddressClassifier.ReasoningEffort
+		}))
 		opts.Generator = replay.GeneratorFunc(func(ctx context.Context, system, user string) (string, error) {
 			res, err := client.Generate(ctx, llm.GenerateRequest{Model: cfg.LLM.Model, Instructions: system,
 				Messages: []llm.Message{{Role: llm.RoleUser, Content: user}}})

@@ -427,7 +427,10 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
-	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(classifier.Classify)}
+	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions,
+		Classifier: decision.ClassifierFunc(classifier.ClassifyWith(func() string {
+			return w.Current().LLM.DirectAddressClassifier.ReasoningEffort
+		}))}
 	return text.New(text.Options{
 		Config:        w.Current,
 		Discord:       session,

@@ -39,8 +39,11 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 	}
 	// Always wired: the policy's Enabled (live) decides whether it is asked; wired only when
 	// enabled at start, switching it on by reload left every turn pending (needs_classifier).
+	// The reasoning effort is read per call: a reload applies to the next classifier call.
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: a.decisionMetrics(reg),
-		Classifier: decision.ClassifierFunc(classifier.Classify)}
+		Classifier: decision.ClassifierFunc(classifier.ClassifyWith(func() string {
+			return w.Current().Voice.ReplyDecisionLLM.ReasoningEffort
+		}))}
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), opts)
 	w.Subscribe(func(_, updated *config.Config) { engine.SetPolicy(voice.Policy(updated)) })
 
