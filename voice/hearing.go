@@ -159,7 +159,7 @@ func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
 
 // blocked reports whether permissions.blockedUserIds lists the user.
 func (s *session) blocked(userID string) bool {
-	return safety.ForConfig(s.svc.cfg()).Blocked(userID)
+	return safety.BlockedIn(s.svc.cfg(), userID)
 }
 
 // checkBargeIn stops the bot when sp has spoken over it long enough (after
