@@ -17,6 +17,7 @@ type Metrics struct {
 	fallbackTotal *prometheus.CounterVec
 	catchUps      *prometheus.CounterVec
 	catchUpMsgs   *prometheus.CounterVec
+	invalidCalls  *prometheus.CounterVec
 }
 
 // NewMetrics registers the text metrics with reg (nil: not registered):
@@ -30,6 +31,7 @@ type Metrics struct {
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
 //	banter_text_catchups_total{reason,result}   per-channel catch-ups after a gateway gap (ready, resumed; done, failed)
 //	banter_text_catchup_messages_total{reason}  missed messages a catch-up found and handled
+//	banter_text_invalid_tool_calls_total{reason} tool calls of the model whose arguments could not be used
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
@@ -41,9 +43,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
 		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
 		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
+		invalidCalls:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_invalid_tool_calls_total", Help: "Tool calls of the reply model whose arguments could not be used, by reason."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs)
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs, m.invalidCalls)
 	}
 	return m
 }
@@ -98,5 +101,11 @@ func (m *Metrics) catchUp(reason, result string, found int) {
 	if m != nil {
 		m.catchUps.WithLabelValues(reason, result).Inc()
 		m.catchUpMsgs.WithLabelValues(reason).Add(float64(found))
+	}
+}
+
+func (m *Metrics) invalidToolCall(reason string) {
+	if m != nil {
+		m.invalidCalls.WithLabelValues(reason).Inc()
 	}
 }

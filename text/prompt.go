@@ -38,10 +38,10 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 	sys.WriteString(decision.Guidance(d, c.primary.AuthorName))
 
 	return llm.GenerateRequest{
-		Model:           cfg.LLM.Model,
-		Instructions:    sys.String(),
-		Messages:        []llm.Message{{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}},
-		SendMessageTool: true,
+		Model:        cfg.LLM.Model,
+		Instructions: sys.String(),
+		Messages:     []llm.Message{{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}},
+		Tools:        []llm.Tool{sendMessageTool},
 	}
 }
 
