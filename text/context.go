@@ -44,6 +44,7 @@ type convo struct {
 	persona  string          // the persona to answer in
 	people   []participant
 	shown    map[string]bool // ids of messages the model was shown (valid targets)
+	images   imageSet        // the images of the messages shown
 }
 
 // participant is a person in the context with the persona they gave.
@@ -98,6 +99,7 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channe
 		c.shown[m.ID] = true
 	}
 	c.people = s.participants(ctx, cfg, c.all())
+	c.images = s.gatherImages(ctx, cfg, &c)
 	return c
 }
 

@@ -51,11 +51,9 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 	if plan.replyTo != "" {
 		event = "sent_reply"
 	}
-	s.logger.Info(event, append(a.attrs, "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
+	s.logger.Info(event, append(append(a.attrs, a.latencies(done)...), "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
 		"fallback", plan.fallback, "placeholder", a.placeholder, "persona", a.c.persona, "context", a.c.kind.String(),
-		"model", a.res.Model, "latency_context_ms", ms(a.tContext.Sub(a.start)), "latency_model_ms", ms(a.tModel.Sub(a.tContext)),
-		"latency_followup_ms", ms(a.followupLatency), "latency_send_ms", ms(done.Sub(tSend)),
-		"latency_total_ms", ms(done.Sub(a.start)))...)
+		"model", a.res.Model, "latency_send_ms", ms(done.Sub(tSend)))...)
 }
 
 // modelFailed handles a model error: an addressed user gets a short in-character apology, and

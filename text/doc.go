@@ -4,8 +4,9 @@
 //	ingest   (filter, store, addressing signals, the message replied to)
 //	  ─▶ admit (Stage A at enqueue, prompt budget, per-channel queue: coalesce a burst,
 //	     bounded, shed unaddressed first; the channel's history backfilled once; Stage A again)
-//	  ─▶ context (reply chain / cluster / anchor, participants)
-//	  ─▶ generate (the reply model with the send_discord_message tool, or [SKIP]; Stage B)
+//	  ─▶ context (reply chain / cluster / anchor, participants, images)
+//	  ─▶ generate (the reply model with the send_discord_message tool, or [SKIP]; lookups it
+//	     asked for, then the follow-up pass; Stage B)
 //	  ─▶ dispatch (target check, routing, 2000-char split, allowed_mentions, ban words) ─▶ REST
 //
 // pipeline.go shows the stages after the queue in order (answer); a turn carries what they

@@ -3,6 +3,7 @@ package text
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -107,17 +108,49 @@ func (s *Service) spawn(fn func()) bool {
 	return true
 }
 
-// HandleMessageUpdate syncs an edit into the store.
+// HandleMessageUpdate syncs an edit into the store, and the images an update brings (Discord
+// adds a link's image embed in an update after the create).
 func (s *Service) HandleMessageUpdate(m *discordgo.Message) {
-	if m == nil || m.ID == "" || m.Content == "" && m.EditedTimestamp == nil {
+	if m == nil || m.ID == "" {
 		return
 	}
-	edited := s.now()
-	if m.EditedTimestamp != nil {
-		edited = *m.EditedTimestamp
+	if m.Content != "" || m.EditedTimestamp != nil {
+		edited := s.now()
+		if m.EditedTimestamp != nil {
+			edited = *m.EditedTimestamp
+		}
+		if err := s.opts.Store.EditMessage(s.ctx, m.ID, m.Content, edited); err != nil && !isNotFound(err) {
+			s.logger.Error("store_failed", "op", "edit_message", "message_id", m.ID, "error", err.Error())
+		}
 	}
-	if err := s.opts.Store.EditMessage(s.ctx, m.ID, m.Content, edited); err != nil && !isNotFound(err) {
-		s.logger.Error("store_failed", "op", "edit_message", "message_id", m.ID, "error", err.Error())
+	if len(m.Embeds) > 0 || len(m.Attachments) > 0 {
+		s.updateImages(m)
+	}
+}
+
+// updateImages replaces a stored message's images with those an update carries: its embeds'
+// images, and its attachments when it lists them (else the stored attachments stay).
+func (s *Service) updateImages(m *discordgo.Message) {
+	rec, err := s.opts.Store.Message(s.ctx, m.ID)
+	if err != nil || rec.Deleted {
+		return // never stored (filtered, another channel) or gone
+	}
+	fresh := storedImages(m)
+	var ims []store.Image
+	if len(m.Attachments) == 0 {
+		for _, im := range rec.Images {
+			if im.Source == "attachment" {
+				ims = append(ims, im)
+			}
+		}
+	}
+	ims = append(ims, fresh...)
+	if len(ims) == len(rec.Images) && slices.Equal(ims, rec.Images) {
+		return
+	}
+	rec.Images = ims[:min(len(ims), maxStoredImages)]
+	if err := s.opts.Store.SaveMessage(s.ctx, rec); err != nil {
+		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}
 }
 
@@ -161,6 +194,7 @@ func storedFromDiscord(m *discordgo.Message, ch channelInfo, isSelf bool) store.
 	if ref := m.MessageReference; ref != nil && ref.MessageID != "" {
 		rec.ReplyToID = ref.MessageID
 	}
+	rec.Images = storedImages(m)
 	return rec
 }
 

@@ -20,8 +20,10 @@ import (
 //	          the prompt budget, the channel's queue (ingest.go, ratelimit.go, queue.go);
 //	          the channel's worker backfills its history once (backfill.go), coalesces a
 //	          burst, and runs Stage A again just before generation (readmit, below)
-//	context   reply chain / anchor / cluster, participants, the prompt (context.go, prompt.go)
-//	generate  the reply model, Stage B over its answer (generate.go)
+//	context   reply chain / anchor / cluster, participants, images, the prompt (context.go,
+//	          images.go, prompt.go)
+//	generate  the reply model; the lookups it asked for and the follow-up pass; Stage B
+//	          (generate.go, lookup.go)
 //	dispatch  route, split, send, store what was sent (dispatch.go)
 //
 // answer below is everything after the queue, in that order. A turn carries what the stages
@@ -43,8 +45,8 @@ type attempt struct {
 	// placeholder: text is text.forcedReplyPlaceholder, standing in for a skipped forced turn.
 	placeholder bool
 
-	start, tContext, tModel time.Time
-	followupLatency         time.Duration
+	start, tContext, tModel        time.Time
+	lookupLatency, followupLatency time.Duration
 }
 
 // answer takes one coalesced batch from admission to a sent reply (or a logged skip).
@@ -142,6 +144,11 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 func (s *Service) buildContext(ctx context.Context, a *attempt) {
 	a.c = s.buildConvo(ctx, a.cfg, a.cs, a.primary, a.admitted)
 	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), a.cfg.Bot.Name)
+	if lookups := lookupsOffered(a.cfg); len(lookups) > 0 {
+		a.req.Tools = append(a.req.Tools, lookups...)
+		a.req.ParallelToolCalls = true // several lookups at once
+		a.req.Instructions += "\n\n" + lookupInstructions
+	}
 	a.tContext = s.now()
 	s.opts.Metrics.phase("context", a.tContext.Sub(a.start))
 }

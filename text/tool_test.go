@@ -120,3 +120,67 @@ func FuzzParseSendArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestParseLookup(t *testing.T) {
+	tests := []struct {
+		name, tool, raw string
+		query, id       string
+		reason          string // "" = valid
+	}{
+		{"query", "memory_lookup", `{"query":"  lighthouse   key "}`, "lighthouse key", "", ""},
+		{"long query cut", "web_search", `{"query":"` + strings.Repeat("a", 400) + `"}`, strings.Repeat("a", 300) + "…", "", ""},
+		{"empty query", "memory_lookup", `{"query":"   "}`, "", "", "bad_query"},
+		{"query not a string", "web_search", `{"query":["a"]}`, "", "", "bad_query"},
+		{"no query", "web_search", `{}`, "", "", "bad_query"},
+		{"not json", "memory_lookup", `{"query":`, "", "", "not_json"},
+		{"message id", "image_lookup", `{"message_id":"1234567890123456789"}`, "", "1234567890123456789", ""},
+		{"numeric id", "image_lookup", `{"message_id":42}`, "", "42", ""},
+		{"null id", "image_lookup", `{"message_id":null}`, "", "", "bad_target"},
+		{"id with space", "image_lookup", `{"message_id":"1 2"}`, "", "", "bad_target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := parseLookup(tt.tool, tt.raw)
+			var tce *toolCallError
+			switch {
+			case tt.reason == "" && c.err != nil:
+				t.Fatalf("unexpected error %v", c.err)
+			case tt.reason != "" && (!errors.As(c.err, &tce) || tce.reason != tt.reason):
+				t.Fatalf("err = %v, want reason %s", c.err, tt.reason)
+			}
+			if c.query != tt.query || c.messageID != tt.id {
+				t.Errorf("query %q id %q, want %q %q", c.query, c.messageID, tt.query, tt.id)
+			}
+		})
+	}
+}
+
+// FuzzParseLookup: whatever arguments the model sends a lookup, the parser returns a usable
+// call (a bounded, non-empty, single-spaced query, or a message id of the right shape) or a
+// classified error.
+func FuzzParseLookup(f *testing.F) {
+	for _, s := range []string{`{"query":"pizza place"}`, `{"message_id":"123"}`, `{"message_id":12}`, `{"query":"\u0000"}`,
+		`{"query":"a\tb\nc"}`, `{"query":1e999}`, `{"message_id":"\ud800"}`, `[]`, `null`, `{"query":"` + strings.Repeat("é", 400) + `"}`} {
+		f.Add("memory_lookup", s)
+		f.Add("image_lookup", s)
+	}
+	f.Fuzz(func(t *testing.T, tool, raw string) {
+		c := parseLookup(tool, raw)
+		if c.err != nil {
+			var tce *toolCallError
+			if !errors.As(c.err, &tce) || tce.reason == "" {
+				t.Fatalf("error %v is not a classified *toolCallError", c.err)
+			}
+			return
+		}
+		if tool == imageLookupName {
+			if c.messageID == "" || len(c.messageID) > maxTargetIDLen || strings.ContainsAny(c.messageID, " \t\r\n") {
+				t.Fatalf("bad message id accepted: %q", c.messageID)
+			}
+			return
+		}
+		if c.query == "" || utf8.RuneCountInString(c.query) > maxQueryLen+1 || strings.Join(strings.Fields(c.query), " ") != c.query {
+			t.Fatalf("bad query accepted: %q", c.query)
+		}
+	})
+}
