@@ -145,7 +145,7 @@ func (s *Service) updateImages(m *discordgo.Message) {
 		}
 	}
 	ims = append(ims, fresh...)
-	if len(ims) == len(rec.Images) && slices.Equal(ims, rec.Images) {
+	if slices.Equal(ims, rec.Images) {
 		return
 	}
 	rec.Images = ims[:min(len(ims), maxStoredImages)]
