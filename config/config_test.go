@@ -115,6 +115,18 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"text.forcedReplyPlaceholder: must not be empty"}},
 		{"per-user share of nothing", "activity:\n  perUserPromptShare: 0\n",
 			[]string{"activity.perUserPromptShare: 0 is out of range (allowed 0.01 to 1)"}},
+		{"bad image mode", "images:\n  mode: base64\n",
+			[]string{`images.mode: "base64" is not allowed (allowed values: inline, url)`}},
+		{"image host with a scheme", "images:\n  extraHosts: [\"http://127.0.0.1:9\"]\n",
+			[]string{`images.extraHosts[0]: "http://127.0.0.1:9" is not a host or host:port`}},
+		{"bad memory scope", "lookups:\n  memory:\n    scope: everywhere\n",
+			[]string{`lookups.memory.scope: "everywhere" is not allowed (allowed values: channel, guild)`}},
+		{"web search on a chat completions provider",
+			"providers:\n  local: {baseUrl: \"http://127.0.0.1:8000/v1\", api: chat_completions}\nllm: {provider: local}\n" +
+				"replyFollowupLlm: {enabled: true}\nlookups:\n  webSearch: {enabled: true}\n",
+			[]string{"lookups.webSearch.enabled: provider local speaks chat_completions, which has no hosted web search"}},
+		{"lookup provider undefined", "lookups:\n  image: {provider: nowhere}\n",
+			[]string{`lookups.image.provider: provider "nowhere" is not defined in providers`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,6 +67,20 @@ func Default() *Config {
 			},
 		},
 		ReplyFollowupLLM: ReplyFollowupLLM{Model: "gpt-5-mini"},
+		Lookups: Lookups{
+			MaxPerTurn:     3,
+			TimeoutSeconds: 15,
+			MaxResultChars: 2000,
+			Memory:         MemoryLookup{Enabled: true, Scope: "channel", MaxResults: 5},
+			Image:          ImageLookup{Enabled: true},
+		},
+		Images: Images{
+			Enabled:             true,
+			Mode:                "inline",
+			MaxPerTurn:          4,
+			MaxBytes:            5 << 20,
+			FetchTimeoutSeconds: 10,
+		},
 		Voice: Voice{
 			Enabled:                     true,
 			Mode:                        "stt_pipeline",

@@ -24,6 +24,8 @@ var (
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
 	forcedReplyModes   = []string{"placeholder", "silent"}
+	memoryScopes       = []string{"channel", "guild"}
+	imageModes         = []string{"inline", "url"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -126,6 +128,34 @@ func (v *validator) validateLLM(c *Config) {
 	v.floatRange("llm.directAddressClassifier.threshold", c.LLM.DirectAddressClassifier.Threshold, 0, 1)
 	if c.ReplyFollowupLLM.Enabled {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
+	}
+	v.validateLookups(c)
+}
+
+// validateLookups checks the lookups and images sections.
+func (v *validator) validateLookups(c *Config) {
+	l := c.Lookups
+	v.intRange("lookups.maxPerTurn", l.MaxPerTurn, 1, 5)
+	v.intRange("lookups.timeoutSeconds", l.TimeoutSeconds, 1, 120)
+	v.intRange("lookups.maxResultChars", l.MaxResultChars, 200, 20000)
+	v.enum("lookups.memory.scope", l.Memory.Scope, memoryScopes)
+	v.intRange("lookups.memory.maxResults", l.Memory.MaxResults, 1, 20)
+	if c.ReplyFollowupLLM.Enabled && l.WebSearch.Enabled {
+		// A provider that speaks chat completions has no hosted web search.
+		if p, err := c.Provider(l.WebSearch.Provider); err == nil && p.API == "chat_completions" {
+			v.addf("lookups.webSearch.enabled: provider %s speaks chat_completions, which has no hosted web search (use a provider with api: responses in lookups.webSearch.provider, or set enabled: false)", p.Name)
+		}
+	}
+	im := c.Images
+	v.enum("images.mode", im.Mode, imageModes)
+	v.intRange("images.maxPerTurn", im.MaxPerTurn, 1, 10)
+	v.intRange("images.maxBytes", im.MaxBytes, 1024, 20<<20)
+	v.intRange("images.fetchTimeoutSeconds", im.FetchTimeoutSeconds, 1, 60)
+	v.intRange("images.voiceChatMinutes", im.VoiceChatMinutes, 0, 1440)
+	for i, h := range im.ExtraHosts {
+		if u, err := url.Parse("http://" + h); h == "" || err != nil || u.Host != h || u.User != nil {
+			v.addf("images.extraHosts[%d]: %q is not a host or host:port (for example 127.0.0.1:8080; no scheme or path)", i, h)
+		}
 	}
 }
 

@@ -112,6 +112,8 @@ func keepProviders(changed *[]string, old, next *Config) {
 	keep(changed, "voice.sttPipeline.transcriptionProvider", old.Voice.STTPipeline.TranscriptionProvider, &next.Voice.STTPipeline.TranscriptionProvider)
 	keep(changed, "voice.sttPipeline.ttsProvider", old.Voice.STTPipeline.TTSProvider, &next.Voice.STTPipeline.TTSProvider)
 	keep(changed, "voice.openaiRealtime.provider", old.Voice.OpenAIRealtime.Provider, &next.Voice.OpenAIRealtime.Provider)
+	keep(changed, "lookups.webSearch.provider", old.Lookups.WebSearch.Provider, &next.Lookups.WebSearch.Provider)
+	keep(changed, "lookups.image.provider", old.Lookups.Image.Provider, &next.Lookups.Image.Provider)
 }
 
 // keep restores *next to old when they differ and records name in changed.

@@ -452,20 +452,30 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	if err != nil {
 		return nil, fmt.Errorf("llm.directAddressClassifier.provider: %w", err)
 	}
+	search, err := models.For(cfg.Lookups.WebSearch.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("lookups.webSearch.provider: %w", err)
+	}
+	vision, err := models.For(cfg.Lookups.Image.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("lookups.image.provider: %w", err)
+	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions, Classifier: decision.ClassifierFunc(classifier.Classify)}
 	return text.New(text.Options{
-		Config:        w.Current,
-		Discord:       session,
-		Store:         st,
-		Model:         reply,
-		FollowupModel: followup,
-		Engine:        decision.NewTextEngine(text.Policy(cfg), opts),
-		Decisions:     &decision.Recorder{Logger: a.logger, Metrics: decisions},
-		Logger:        a.logger,
-		Metrics:       text.NewMetrics(reg),
-		Sender:        a.sender,
+		Config:         w.Current,
+		Discord:        session,
+		Store:          st,
+		Model:          reply,
+		FollowupModel:  followup,
+		WebSearchModel: search,
+		VisionModel:    vision,
+		Engine:         decision.NewTextEngine(text.Policy(cfg), opts),
+		Decisions:      &decision.Recorder{Logger: a.logger, Metrics: decisions},
+		Logger:         a.logger,
+		Metrics:        text.NewMetrics(reg),
+		Sender:         a.sender,
 	})
 }
 

@@ -295,13 +295,18 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 }
 
 // TestRunTwoProviders: with providers: in the config, each model slot calls its own endpoint.
-// The reply model stays on the default provider (the first OpenAI simulator, Responses API);
-// replyFollowupLlm names a second provider (another simulator on its own port, speaking chat
-// completions with its own key variable), which writes the follow-up pass.
+// The reply model stays on the default provider (the first OpenAI simulator, Responses API)
+// and asks for a lookup; replyFollowupLlm names a second provider (another simulator on its own
+// port, speaking chat completions with its own key variable), which writes the follow-up pass
+// from the lookup's result. A reply without a lookup calls the reply model's provider only.
 func TestRunTwoProviders(t *testing.T) {
 	dsim := simtest.Serve(t)
-	primary := openaitest.Serve(t)
-	second := openaitest.Serve(t)
+	primary := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{InputPattern: "what did we say", Tool: "memory_lookup"},
+		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "memory_lookup", Arguments: `{"query":"model"}`}}}}))
+	second := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{PromptPattern: `memory_lookup\("model"\)`},
+		Reply: openaisim.Reply{Text: "The follow-up pass wrote this."}}))
 	g := dsim.CreateGuild("g")
 	ch := dsim.CreateTextChannel(g, "general")
 	alice := dsim.CreateUser("alice")
@@ -358,13 +363,30 @@ voice:
 	if _, err := simtest.WaitMessage(waitCtx, dsim, simtest.From(dsim.BotID())); err != nil {
 		t.Fatalf("no reply: %v\n%s", err, logs.String())
 	}
-	draft := primary.Requests()
-	if len(draft) != 1 || draft[0].Endpoint != openaisim.EndpointResponses || draft[0].Model != "gpt-5-mini" {
-		t.Errorf("default provider got %d requests %+v; want the one reply draft on /responses with gpt-5-mini", len(draft), endpointsOf(draft))
+	if reqs := primary.Requests(); len(reqs) != 1 || reqs[0].Endpoint != openaisim.EndpointResponses || reqs[0].Model != "gpt-5-mini" {
+		t.Errorf("default provider got %d requests %+v; want the one reply on /responses with gpt-5-mini", len(reqs), endpointsOf(reqs))
+	}
+	if n := len(second.Requests()); n != 0 {
+		t.Errorf("second provider got %d requests for a reply without lookups, want none", n)
+	}
+	if _, err := dsim.Post(waitCtx, alice, ch, "banter, what did we say about models?"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := simtest.WaitMessage(waitCtx, dsim, func(m discordsim.Message) bool {
+		return m.Author == dsim.BotID() && strings.Contains(m.Content, "follow-up pass")
+	})
+	if err != nil {
+		t.Fatalf("no follow-up reply: %v\n%s", err, logs.String())
+	}
+	if reqs := primary.Requests(); len(reqs) != 2 || reqs[1].Endpoint != openaisim.EndpointResponses || reqs[1].Model != "gpt-5-mini" {
+		t.Errorf("default provider got %d requests %+v; want the second reply (asking for a lookup) on /responses", len(reqs), endpointsOf(reqs))
 	}
 	review := second.Requests()
 	if len(review) != 1 || review[0].Endpoint != openaisim.EndpointChatCompletions || review[0].Model != "review-model" {
 		t.Errorf("second provider got %d requests %+v; want the follow-up pass on chat completions with review-model", len(review), endpointsOf(review))
+	}
+	if reply.Content != "The follow-up pass wrote this." {
+		t.Errorf("sent %q, want the follow-up pass's answer", reply.Content)
 	}
 }
 
