@@ -65,6 +65,9 @@ type Options struct {
 	// Personas looks up the members' /persona descriptions for the prompt
 	// (the store); nil lists the members by name only.
 	Personas PersonaLookup
+	// ChatImages, when set, shows a voice turn's model the last image posted in the voice
+	// channel's text chat (images.voiceChatMinutes; nil: never).
+	ChatImages ChatImageLookup
 	// ListenFormat is the utterance audio format (default 16 kHz mono for
 	// speech to text; 24 kHz for the realtime API).
 	ListenFormat pcm.Format

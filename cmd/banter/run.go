@@ -334,7 +334,7 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
 	}
 	if a.cfg.Voice.Enabled {
-		if p.voice, err = a.newVoice(watcher, shards, st, models, reg); err != nil {
+		if p.voice, err = a.newVoice(watcher, shards, st, textSvc, models, reg); err != nil {
 			shards.Close()
 			return nil, err
 		}

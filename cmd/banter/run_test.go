@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -173,13 +176,54 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 		// The realtime model answers the member's forwarded audio itself.
 		{"realtime_native", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "native"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy) })
+		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy, nil) })
 	}
+}
+
+// TestRunVoiceSeesChatImage: with images.voiceChatMinutes, the model answering a voice turn
+// sees the image a member just posted in the voice channel's text chat, with who posted it.
+func TestRunVoiceSeesChatImage(t *testing.T) {
+	runVoiceJoinAndAnswer(t, "images:\n  voiceChatMinutes: 10\n", "", &voiceRunHooks{
+		beforeSpeaking: func(ctx context.Context, dsim *discordsim.Server, vc discordsim.ChannelID, alice discordsim.UserID) {
+			if _, err := dsim.Post(ctx, alice, vc, "look at this", discordsim.WithFile("chart.png", "image/png", testPNG(t))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		after: func(osim *openaisim.Server) {
+			for _, r := range osim.RequestsFor(openaisim.EndpointResponses) {
+				if len(r.Images) == 1 && strings.Contains(r.LastUserText, "alice posted this image (chart.png)") {
+					return
+				}
+			}
+			t.Errorf("no voice generation request carried the chat image with its caption: %d responses requests", len(osim.RequestsFor(openaisim.EndpointResponses)))
+		},
+	})
+}
+
+// voiceRunHooks are what a voice run case adds: beforeSpeaking runs once the bot is in the
+// channel, before the member speaks; after runs once the turn was answered.
+type voiceRunHooks struct {
+	beforeSpeaking func(ctx context.Context, dsim *discordsim.Server, vc discordsim.ChannelID, alice discordsim.UserID)
+	after          func(osim *openaisim.Server)
+}
+
+// testPNG is a small opaque PNG.
+func testPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // runVoiceJoinAndAnswer runs one case; strategy is the realtime strategy that must have
 // answered ("": the STT pipeline).
-func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
+func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *voiceRunHooks) {
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
@@ -258,6 +302,9 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	if hooks != nil && hooks.beforeSpeaking != nil {
+		hooks.beforeSpeaking(waitCtx, dsim, vc, alice)
+	}
 	if err := member.PlayPCM(waitCtx, samples); err != nil {
 		t.Fatal(err)
 	}
@@ -291,6 +338,9 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 		strategy == "brain" && (!requested || commits != 0 || tts != 0):
 		t.Errorf("answered by the wrong path for %q: %d TTS requests, %d realtime events, %d commits, requested %v",
 			strategy, tts, len(osim.RealtimeEvents()), commits, requested)
+	}
+	if hooks != nil && hooks.after != nil {
+		hooks.after(osim)
 	}
 }
 

@@ -27,7 +27,7 @@ import (
 // newVoice builds the voice service: Stage A engine (kept in step with reloads), the members'
 // personas from the store, the STT pipeline or, with voice.mode realtime, a realtime responder
 // (one socket) per voice session.
-func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
+func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store, chat voice.ChatImageLookup, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
 	cfg := w.Current()
 	classifier, err := models.For(cfg.Voice.ReplyDecisionLLM.Provider)
 	if err != nil {
@@ -62,6 +62,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		LLM:              slots,
 		Engine:           engine,
 		Personas:         st,
+		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
 		Metrics:          voice.NewMetrics(reg),
