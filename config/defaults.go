@@ -81,43 +81,48 @@ func Default() *Config {
 			MaxBytes:            5 << 20,
 			FetchTimeoutSeconds: 10,
 		},
-		Voice: Voice{
-			Enabled:                     true,
-			Mode:                        "stt_pipeline",
-			RealtimeReplyStrategy:       "brain",
-			ReplyEagerness:              30,
-			InactivityLeaveSeconds:      300,
-			MaxSessionMinutes:           180,
-			FocusedSpeakerWindowSeconds: 20,
-			RecentReplyWindowSeconds:    30,
-			JoinGreetingWindowSeconds:   10,
-			ReplyDecisionLLM: ReplyDecisionLLM{
-				Enabled:     true,
-				Model:       "gpt-5-nano",
-				MaxAttempts: 2,
-				TimeoutMs:   2500,
-			},
-			GenerationLLM: ModelRef{Model: "gpt-5-mini"},
-			STTPipeline: STTPipeline{
-				TranscriptionModel: "gpt-4o-mini-transcribe",
-				TTSModel:           "gpt-4o-mini-tts",
-				TTSVoice:           "alloy",
-			},
-			OpenAIRealtime: OpenAIRealtime{
-				Model:             "gpt-realtime",
-				Voice:             "marin",
-				SessionMaxMinutes: 55,
-			},
-			Endpointing: Endpointing{
-				SilenceMs:      700,
-				MinUtteranceMs: 300,
-				MaxUtteranceMs: 15000,
-				RoomHoldMs:     1500,
-			},
-			BargeIn: BargeIn{Policy: "anyone", MinSpeechMs: 400, EchoGuardMs: 250},
-		},
+		Voice:   defaultVoice(),
 		Metrics: Metrics{Listen: "127.0.0.1:9090"},
 		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90},
 		Log:     Log{Level: "info", Format: "json"},
+	}
+}
+
+// defaultVoice is the voice section of Default.
+func defaultVoice() Voice {
+	return Voice{
+		Enabled:                     true,
+		Mode:                        "stt_pipeline",
+		RealtimeReplyStrategy:       "brain",
+		ReplyEagerness:              30,
+		InactivityLeaveSeconds:      300,
+		MaxSessionMinutes:           180,
+		FocusedSpeakerWindowSeconds: 20,
+		RecentReplyWindowSeconds:    30,
+		JoinGreetingWindowSeconds:   10,
+		ReplyDecisionLLM: ReplyDecisionLLM{
+			Enabled:     true,
+			Model:       "gpt-5-nano",
+			MaxAttempts: 2,
+			TimeoutMs:   2500,
+		},
+		GenerationLLM: ModelRef{Model: "gpt-5-mini"},
+		STTPipeline: STTPipeline{
+			TranscriptionModel: "gpt-4o-mini-transcribe",
+			TTSModel:           "gpt-4o-mini-tts",
+			TTSVoice:           "alloy",
+		},
+		OpenAIRealtime: OpenAIRealtime{
+			Model:             "gpt-realtime",
+			Voice:             "marin",
+			SessionMaxMinutes: 55,
+		},
+		Endpointing: Endpointing{
+			SilenceMs:      700,
+			MinUtteranceMs: 300,
+			MaxUtteranceMs: 15000,
+			RoomHoldMs:     1500,
+		},
+		BargeIn: BargeIn{Policy: "anyone", MinSpeechMs: 400, EchoGuardMs: 250},
 	}
 }
