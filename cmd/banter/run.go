@@ -235,7 +235,7 @@ func (a *app) run(ctx context.Context) error {
 
 	shards, err := a.newShards(ctx, db, discord.NewRESTMetrics(reg)) // the driver itself: shards look for the Postgres identify gate
 	if err != nil {
-		return err
+		return a.startFailed(ctx, err)
 	}
 	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
 	monitor := discord.NewGatewayMonitor(a.logger, reg)
@@ -244,7 +244,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	p, err := a.startPipelines(ctx, &wg, watcher, shards, st, reg)
 	if err != nil {
-		return err
+		return a.startFailed(ctx, err)
 	}
 
 	<-ctx.Done()
@@ -252,6 +252,16 @@ func (a *app) run(ctx context.Context) error {
 	a.shutdown(p, shards)
 	a.logger.Info("banter_stopped")
 	return nil
+}
+
+// startFailed is what run returns when starting failed with err: nil when the process was told
+// to stop meanwhile (a SIGTERM while logging in is a clean stop, not a failed log-in), else err.
+func (a *app) startFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		a.logger.Info("banter_stopped", "reason", context.Cause(ctx).Error(), "while", "starting", "error", err.Error())
+		return nil
+	}
+	return err
 }
 
 // startBackground starts what runs beside the pipelines until ctx ends: store pruning, the

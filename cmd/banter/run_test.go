@@ -164,6 +164,41 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 	}
 }
 
+// TestRunStoppedWhileLoggingIn: a stop (SIGTERM) that arrives while banter logs in (here: the
+// gateway connected and says nothing) is a clean stop: run returns nil, not a failed log-in.
+func TestRunStoppedWhileLoggingIn(t *testing.T) {
+	dsim := simtest.Serve(t)
+	dsim.SetGatewayLatency(time.Hour) // the socket opens, its Hello never comes in time
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n",
+		dsim.APIBaseURL(), filepath.Join(dir, "banter.db"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_API_KEY": "sk-test"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	waitCtx, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	if _, err := simtest.WaitGateway(waitCtx, dsim, discordsim.GatewayConnected, 1); err != nil {
+		t.Fatalf("never connected: %v\n%s", err, logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run = %v, want a clean stop\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"banter_stopped"`) {
+		t.Errorf("no banter_stopped log:\n%s", logs.String())
+	}
+}
+
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer; in
 // voice.mode stt_pipeline and realtime (brain, the default strategy, and native).
