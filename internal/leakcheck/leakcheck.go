@@ -33,14 +33,22 @@ var known = []goleak.Option{
 // ones opts (and the known library ones) ignore are still running once
 // settle has passed.
 func Main(m *testing.M, opts ...goleak.Option) {
-	code := m.Run()
-	if code == 0 {
-		if err := wait(append(opts, known...), settle); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
-			code = 1
-		}
+	os.Exit(Check(m.Run(), opts...))
+}
+
+// Check is Main's check for a TestMain that has more to do around m.Run
+// (start and stop a database server): given m.Run's exit code, it returns
+// 1 (after printing them) if goroutines outlive the tests, else code.
+// A failed run (code != 0) is returned as it is, unchecked.
+func Check(code int, opts ...goleak.Option) int {
+	if code != 0 {
+		return code
 	}
-	os.Exit(code)
+	if err := wait(append(opts, known...), settle); err != nil {
+		fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+		return 1
+	}
+	return code
 }
 
 // wait polls goleak.Find (which itself retries for about a second) until it
