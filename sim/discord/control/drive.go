@@ -19,6 +19,9 @@ import (
 // (joining voice, playing a WAV is bounded by its own length plus this).
 const opTimeout = 30 * time.Second
 
+// maxFaults bounds "n" of a REST fault (how many calls fail).
+const maxFaults = 10000
+
 type messageView struct {
 	ID       discordsim.MessageID `json:"id"`
 	Channel  discordsim.ChannelID `json:"channel_id"`
@@ -301,6 +304,12 @@ func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Status < 400 || in.Status > 599 {
 		fail(w, http.StatusBadRequest, fmt.Errorf(`"status" %d: want an HTTP error status (400-599)`, in.Status))
+		return
+	}
+	if in.N > maxFaults {
+		// The simulator queues one fault per call: a huge n would take the
+		// process's memory.
+		fail(w, http.StatusBadRequest, fmt.Errorf(`"n" %d: at most %d`, in.N, maxFaults))
 		return
 	}
 	n := max(in.N, 1)
