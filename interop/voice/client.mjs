@@ -35,11 +35,22 @@ import {
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 
-// @discordjs/voice chooses its xchacha20 library with an asynchronous import when the module
-// loads, and fails with "no valid encryption package" if audio flows before that finishes. A
-// real bot joins long after; against the simulator the first packet can arrive within
-// milliseconds, so let the import settle first.
-await new Promise((resolve) => setTimeout(resolve, 300));
+// @discordjs/voice chooses its xchacha20 library with asynchronous imports when the module
+// loads (trying these packages in this order, the first that loads wins), and fails with "no
+// valid encryption package" if audio flows before that finishes. A real bot joins long after;
+// against the simulator the first packet can arrive within milliseconds. The library does not
+// export its promise, so this makes the same imports in the same order: the library's module ran
+// first, each of its imports was asked for before ours and settles before ours, so when ours are
+// done the library has its package (a fixed wait lost that race on a loaded machine).
+for (const lib of ['sodium-native', 'sodium', 'libsodium-wrappers', '@stablelib/xchacha20poly1305', '@noble/ciphers/chacha.js']) {
+  try {
+    await import(lib);
+    break;
+  } catch {
+    // not installed: the library goes on to the next as well
+  }
+}
+await new Promise((resolve) => setImmediate(resolve)); // the library's continuation after its import
 
 const env = (k) => {
   const v = process.env[k];
