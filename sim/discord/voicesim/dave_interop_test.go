@@ -104,7 +104,7 @@ func startDJS(t *testing.T, ctx context.Context, s *Server, sess Session, peer s
 		}
 		<-readDone
 		if t.Failed() {
-			t.Logf("node stderr:\n%s", tail(p.log(), 80))
+			t.Logf("node stderr:\n%s", tail(p.log(), 400))
 		}
 	})
 	return p
@@ -242,6 +242,11 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 
 	hear := func(step string, frames [][]byte) {
 		t.Helper()
+		defer func() { // runs on t.Fatal too: what each side had when the frames did not arrive
+			if t.Failed() {
+				t.Logf("%s: member %+v; DAVE %+v; server stats for the member %+v", step, m.Stats(), s.DAVE(daveGuild, daveChannel), s.UserStats(peer))
+			}
+		}()
 		if err := m.PlayOpus(ctx, frames); err != nil {
 			t.Fatal(err)
 		}
