@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	discordsim "github.com/banterbot/banter/sim/discord"
 )
 
 // FuzzPersonaInteraction hands the text pipeline's interaction handler any
@@ -33,7 +36,10 @@ func FuzzPersonaInteraction(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	h := newHarness(f, nil)
+	// Every input answers its interaction: the simulator's rate limits would make the fuzzer wait
+	// for them (Discord's are not what is tested here).
+	h := newHarnessWith(f, false, []discordsim.Option{discordsim.WithGlobalLimit(1<<30, time.Second),
+		discordsim.WithDefaultRouteLimit(1<<30, time.Second)}, nil)
 	ctx := context.Background() // not the harness's: a fuzz run outlasts it
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var i discordgo.Interaction
