@@ -136,12 +136,14 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		var raw []byte
 		raw, err = s.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
 		if err == nil {
-			var sent discordgo.Message
-			if uerr := json.Unmarshal(raw, &sent); uerr != nil {
-				return nil, fmt.Errorf("post: create in %s: decode answer: %w", m.ChannelID, uerr)
+			s.opts.Metrics.count("sent") // Discord accepted it, whatever its answer says
+			sent, derr := decodeAnswer(raw, m.ChannelID, body.Content)
+			if derr != nil {
+				s.opts.Logger.Error("send_answer_unreadable", "channel_id", m.ChannelID, "turn_id", m.TurnID,
+					"nonce", body.Nonce, "error", derr.Error())
+				return nil, fmt.Errorf("post: create in %s: sent, but %w", m.ChannelID, derr)
 			}
-			s.opts.Metrics.count("sent")
-			return &sent, nil
+			return sent, nil
 		}
 		if !Retryable(err) || ctx.Err() != nil {
 			break
@@ -157,6 +159,37 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		s.opts.Metrics.count("refused")
 	}
 	return nil, fmt.Errorf("post: create in %s: %w", m.ChannelID, err)
+}
+
+// decodeAnswer reads Discord's answer to a create (a message object). The callers need the new
+// message's id; when the full object does not decode (a field discordgo cannot read), the id and
+// channel are enough, with the content as sent. An answer without an id is an error.
+func decodeAnswer(raw []byte, channelID, content string) (*discordgo.Message, error) {
+	var sent discordgo.Message
+	err := json.Unmarshal(raw, &sent)
+	if err == nil && sent.ID != "" {
+		if sent.ChannelID == "" {
+			sent.ChannelID = channelID
+		}
+		return &sent, nil
+	}
+	// encoding/json reads the fields it can past one of the wrong type, and nothing from
+	// bytes that are not JSON.
+	var bare struct {
+		ID        string `json:"id"`
+		ChannelID string `json:"channel_id"`
+	}
+	_ = json.Unmarshal(raw, &bare)
+	if bare.ID == "" {
+		if err == nil {
+			err = errors.New("no message id")
+		}
+		return nil, fmt.Errorf("decode answer: %w", err)
+	}
+	if bare.ChannelID == "" {
+		bare.ChannelID = channelID
+	}
+	return &discordgo.Message{ID: bare.ID, ChannelID: bare.ChannelID, Content: content}, nil
 }
 
 // Post sends text to a channel as plain messages (split, mentions defused, nothing pings),

@@ -249,8 +249,46 @@ func TestDiscordgoRetriesRateLimitsAnd502(t *testing.T) {
 	})
 }
 
+// waitHeartbeat waits until the bot's current connection (the last that
+// identified or resumed) has sent a heartbeat, as simtest.WaitHeartbeat
+// does (that package imports this one): discordgo v0.29 starts a
+// connection's heartbeat goroutine after READY or RESUMED, and one that has
+// not sent its first heartbeat when a fault closes the connection writes on
+// the closed socket and then closes the session's next connection.
+func waitHeartbeat(t *testing.T, ctx context.Context, s *Server) {
+	t.Helper()
+	for {
+		conn, beats, beat := 0, 0, false
+		for _, e := range s.GatewayEvents() {
+			if e.User == s.BotID() && (e.Kind == GatewayIdentified || e.Kind == GatewayResumed) && e.Conn != conn {
+				conn, beat = e.Conn, false // (discordgo answers op 9 with an Identify on the same socket)
+			}
+			if e.Kind == GatewayHeartbeat {
+				beats++
+				beat = beat || (conn != 0 && e.Conn == conn)
+			}
+		}
+		if beat {
+			return
+		}
+		more := func() bool {
+			n := 0
+			for _, e := range s.GatewayEvents() {
+				if e.Kind == GatewayHeartbeat {
+					n++
+				}
+			}
+			return n > beats
+		}
+		if err := s.Await(ctx, more); err != nil {
+			t.Fatalf("no heartbeat on the bot's connection %d: %v", conn, err)
+		}
+	}
+}
+
 // TestDiscordgoFaults drives discordgo through each gateway fault and
-// checks it recovers the way the reference says it does.
+// checks it recovers the way the reference says it does. Each fault waits
+// for the connection's first heartbeat (waitHeartbeat).
 func TestDiscordgoFaults(t *testing.T) {
 	w := newWorld(t)
 	ctx := testCtx(t)
@@ -266,6 +304,7 @@ func TestDiscordgoFaults(t *testing.T) {
 
 	t.Run("DropGateway resumes with replay", func(t *testing.T) {
 		n := w.sim.CountGateway(GatewayResumed)
+		waitHeartbeat(t, ctx, w.sim)
 		if err := w.sim.DropGateway(); err != nil {
 			t.Fatal(err)
 		}
@@ -283,6 +322,7 @@ func TestDiscordgoFaults(t *testing.T) {
 	})
 	t.Run("ForceReconnect", func(t *testing.T) {
 		n := w.sim.CountGateway(GatewayResumed)
+		waitHeartbeat(t, ctx, w.sim)
 		if err := w.sim.ForceReconnect(); err != nil {
 			t.Fatal(err)
 		}
@@ -295,6 +335,7 @@ func TestDiscordgoFaults(t *testing.T) {
 		for _, resumable := range []bool{false, true} {
 			n := w.sim.CountGateway(GatewayIdentified)
 			conns := w.sim.CountGateway(GatewayConnected)
+			waitHeartbeat(t, ctx, w.sim)
 			if err := w.sim.ForceInvalidSession(resumable); err != nil {
 				t.Fatal(err)
 			}

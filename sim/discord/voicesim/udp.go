@@ -128,8 +128,6 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 		s.mu.Unlock()
 		return
 	}
-	s.stats.RTP++
-	us.RTP++
 	if !sender.spoke && sender.member == nil {
 		s.stats.Unannounced++
 		us.Unannounced++
@@ -161,7 +159,11 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 			dropped++
 		}
 	}
+	// RTP is counted with the packet's forwards, so that a reader who sees
+	// RTP reach n also sees every forward of those n packets counted.
 	s.mu.Lock()
+	s.stats.RTP++
+	us.RTP++
 	s.stats.Forwarded += sent
 	s.stats.FaultDropped += dropped
 	s.mu.Unlock()
