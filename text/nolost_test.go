@@ -125,6 +125,7 @@ func TestCatchUpAfterInvalidSession(t *testing.T) {
 		t.Fatalf("first reply references %q", r.ReplyTo())
 	}
 	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
+	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
 	if err := h.dsim.ForceInvalidSession(false); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,7 @@ func TestCatchUpAfterResumeHandlesOnce(t *testing.T) {
 	h.post(h.alice, mention(h.dsim.BotID())+" hello?")
 	h.waitBot(1)
 	resumes := h.dsim.CountGateway(discordsim.GatewayResumed)
+	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
 	if err := h.dsim.DropGateway(); err != nil {
 		t.Fatal(err)
 	}
