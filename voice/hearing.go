@@ -226,5 +226,6 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase))
 		s.metrics.bargeIn()
 		ar.cancel()
+		s.playback.Interrupt() // frames queued on a send clock
 	}
 }
