@@ -81,7 +81,8 @@ type ClockStats struct {
 	// Writes are send system calls: one sendmmsg per bucket with
 	// SharedSocket, else one per frame.
 	Writes uint64
-	// Frames sent, and those sent more than 2 ms and 5 ms after their slot.
+	// Frames sent, and those handed to the kernel more than 2 ms and 5 ms
+	// after their slot (a batch: when its sendmmsg starts).
 	Frames, Late2ms, Late5ms uint64
 	// Skipped slots: due with no frame queued (an underrun), or missed by
 	// a whole interval or more (a stall).
@@ -271,7 +272,7 @@ func (k *SendClock) start(kk kick, nowTick int64) {
 		// on the WebSocket before the first RTP packet races it.
 		cs.due = due
 	} else {
-		k.slot(c, nowTick, 0, 0)
+		k.slot(c, nowTick, 0)
 		cs.due = due
 	}
 	k.wheel[cs.due%k.nb] = append(k.wheel[cs.due%k.nb], c)
@@ -289,8 +290,7 @@ func (k *SendClock) bucket(t int64) {
 			continue
 		}
 		skipped := int((t - cs.due) / k.nb)
-		late := k.now.Sub(k.tickTime(t))
-		if !k.slot(c, t, skipped, late) {
+		if !k.slot(c, t, skipped) {
 			cs.onWheel = false
 			continue
 		}
@@ -308,7 +308,7 @@ const idleSlots = 50
 
 // slot sends c's next frame, if any, for the slot at tick t; it reports
 // whether c stays on the wheel.
-func (k *SendClock) slot(c *Conn, t int64, skipped int, late time.Duration) bool {
+func (k *SendClock) slot(c *Conn, t int64, skipped int) bool {
 	cs := &c.clk
 	if c.ctx.Err() != nil {
 		c.q.leave()
@@ -343,16 +343,8 @@ func (k *SendClock) slot(c *Conn, t int64, skipped int, late time.Duration) bool
 		c.log.Warn("voice: rtp header", "err", err)
 		return true
 	}
-	k.stats.frames.Add(1)
-	if late > 2*time.Millisecond {
-		k.stats.late2.Add(1)
-	}
-	if late > 5*time.Millisecond {
-		k.stats.late5.Add(1)
-	}
-	c.m.sent(skipped, late > lateThreshold)
 	if k.mux != nil && c.shared {
-		cs.bufs[0] = pkt
+		cs.bufs[0], cs.dueAt, cs.skipped = pkt, k.tickTime(t), skipped
 		k.batch = append(k.batch, ipv4.Message{Buffers: cs.bufs[:], Addr: c.serverUDP})
 		k.pending = append(k.pending, c)
 		if len(k.batch) == clockMaxBatch {
@@ -360,6 +352,7 @@ func (k *SendClock) slot(c *Conn, t int64, skipped int, late time.Duration) bool
 		}
 		return true
 	}
+	k.sent(c, time.Since(k.tickTime(t)), skipped)
 	k.stats.writes.Add(1)
 	k.stats.maxBatch.CompareAndSwap(0, 1)
 	if _, err := c.udp.Write(pkt); err != nil && c.ctx.Err() == nil {
@@ -368,10 +361,26 @@ func (k *SendClock) slot(c *Conn, t int64, skipped int, late time.Duration) bool
 	return true
 }
 
+// sent counts a frame handed to the kernel late after its slot.
+func (k *SendClock) sent(c *Conn, late time.Duration, skipped int) {
+	k.stats.frames.Add(1)
+	if late > 2*time.Millisecond {
+		k.stats.late2.Add(1)
+	}
+	if late > 5*time.Millisecond {
+		k.stats.late5.Add(1)
+	}
+	c.m.sent(skipped, late > lateThreshold)
+}
+
 // flush writes the batch of the shared socket.
 func (k *SendClock) flush() {
 	if len(k.batch) == 0 {
 		return
+	}
+	now := time.Now()
+	for _, c := range k.pending {
+		k.sent(c, now.Sub(c.clk.dueAt), c.clk.skipped)
 	}
 	ms := k.batch
 	for len(ms) > 0 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/discord/voice/pace"
 	"github.com/banterbot/banter/discord/voice/transport"
 
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -340,5 +341,71 @@ func BenchmarkClockSlot(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/slots/float64(n), "ns/frame")
 			})
 		}
+	}
+}
+
+// BenchmarkSenders: 200 connections each sending 2 s of frames to a local
+// sink, the way a reply does (SendOpus per frame, then StopSpeaking), on
+// the earlier path (a pacer per connection: each SendOpus sleeps until its
+// slot) and on a send clock (shared socket, and a socket each), in the same
+// run. Reported per frame: process CPU time (getrusage, robust when other
+// processes share the cores), frames sent more than 2 ms late, and for the
+// clock its wake-ups and writes per 20 ms.
+func BenchmarkSenders(b *testing.B) {
+	const n, frames = 200, 100
+	frame := opusFrames(b, 1)[0]
+	for _, mode := range []string{"pacer", "clock-shared", "clock-own"} {
+		b.Run(mode, func(b *testing.B) {
+			var cpu time.Duration
+			var late, sent float64
+			var wakeups, writes uint64
+			for b.Loop() {
+				k, conns := clockRig(b, n, mode == "clock-shared")
+				m := newMetrics()
+				if mode == "pacer" {
+					for _, c := range conns {
+						c.clock, c.pacer, c.announced = nil, pace.New(frameDuration), true
+					}
+				} else {
+					go k.run()
+				}
+				for _, c := range conns {
+					c.m = m
+				}
+				cpu0 := cpuTime()
+				var wg sync.WaitGroup
+				for _, c := range conns {
+					wg.Go(func() {
+						for range frames {
+							if err := c.SendOpus(context.Background(), frame); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+						// the silence frames go out; Op 5 then fails (no
+						// WebSocket in the rig)
+						_ = c.StopSpeaking(context.Background())
+					})
+				}
+				wg.Wait()
+				cpu += cpuTime() - cpu0
+				late += value(m.sendLate)
+				sent += value(m.packetsOut)
+				if mode != "pacer" {
+					st := k.Stats()
+					wakeups += st.Wakeups
+					writes += st.Writes
+					k.cancel()
+					<-k.done
+				}
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/sent, "cpu-ns/frame")
+			b.ReportMetric(100*late/sent, "%late>2ms")
+			if mode != "pacer" {
+				slots := sent / n
+				b.ReportMetric(float64(wakeups)/slots, "wakeups/20ms")
+				b.ReportMetric(float64(writes)/slots, "writes/20ms")
+			}
+		})
 	}
 }

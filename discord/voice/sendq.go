@@ -183,4 +183,6 @@ type clockState struct {
 	idle     int       // empty slots in a row
 	lastSlot time.Time // the last slot served
 	bufs     [1][]byte // the batch entry's buffers
+	dueAt    time.Time // the batched frame's slot
+	skipped  int       // and the slots skipped before it
 }
