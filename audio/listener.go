@@ -66,6 +66,7 @@ type Listener struct {
 	gapN        int // silence frames fed for one gap at most
 	preN        int // pre-roll frames
 
+	stale  bool // silence frames were skipped: reset the decoder before the next
 	haveTS bool
 	nextTS uint32 // expected timestamp of the next packet
 	pushed bool   // a packet arrived since the last Tick
@@ -227,6 +228,21 @@ func (l *Listener) process(o *jitter.Output) {
 			}
 		}
 		l.filled = 0
+		if isSilenceFrame(o.Payload) {
+			// Discord's end-of-spurt silence frame (F8 FF FE) decodes to
+			// digital silence: feed zeros without the decoder, which is
+			// reset before the next real packet (the same clean start a
+			// decoded run of silence frames leaves, give or take the
+			// first few milliseconds).
+			l.nextTS, l.haveTS = o.Timestamp+opus.FrameSamples, true
+			l.stale = true
+			l.silentFrame()
+			return
+		}
+		if l.stale {
+			l.dec.Reset()
+			l.stale = false
+		}
 		n, err := l.dec.Decode(o.Payload, l.pcm48)
 		if err != nil { // corrupt packet: counted, concealed
 			l.metrics.malformedPacket()
@@ -259,6 +275,19 @@ func (l *Listener) process(o *jitter.Output) {
 		}
 		l.nextTS += uint32(o.Lost) * opus.FrameSamples
 	}
+}
+
+// isSilenceFrame reports Discord's silence frame: a 20 ms CELT frame with
+// the silence flag, what clients send five of after each talk spurt.
+func isSilenceFrame(p []byte) bool {
+	return len(p) == 3 && p[0] == 0xF8 && p[1] == 0xFF && p[2] == 0xFE
+}
+
+// silentFrame feeds 20 ms of zeros in place of a decoded silence frame.
+func (l *Listener) silentFrame() {
+	frame := l.pcm48[:l.lost]
+	clear(frame)
+	l.feed(frame)
 }
 
 // feed resamples decoded audio and pushes every whole frame to the VAD.

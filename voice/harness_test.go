@@ -24,6 +24,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
@@ -173,9 +174,19 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	w.sess, w.botID = sess, sess.State.User.ID
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
+	// BANTER_TEST_SEND_CLOCK=shared|own runs the world on a send clock
+	// (with its shared socket, or a socket per connection).
+	var clock *dvoice.SendClock
+	if mode := os.Getenv("BANTER_TEST_SEND_CLOCK"); mode != "" {
+		if clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: mode == "shared", LocalAddr: "127.0.0.1:0"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { clock.Close() }) // after the service's shutdown below
+	}
 	svc, err := voice.New(voice.Options{
 		Config: func() *config.Config { return w.cfg }, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
+		SendClock: clock,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -207,5 +207,6 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 			"played_ms", ms(s.playback.Played()))
 		s.metrics.bargeIn()
 		ar.cancel()
+		s.playback.Interrupt() // frames queued on a send clock
 	}
 }

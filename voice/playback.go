@@ -127,6 +127,15 @@ func (p *Playback) awaitE2EE(pkt []byte) error {
 	}
 }
 
+// Interrupt drops what the connection has queued and not yet sent (with a
+// send clock, SendOpus queues up to 200 ms ahead): called on barge-in,
+// from any goroutine, together with cancelling the reply.
+func (p *Playback) Interrupt() {
+	if i, ok := p.conn.Load().Sender.(interface{ Interrupt() int }); ok {
+		i.Interrupt()
+	}
+}
+
 // SetSender switches to a new connection (a move or a fresh voice session).
 // Safe to call while a reply plays: the next frame goes to the new one.
 func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }

@@ -87,6 +87,11 @@ type Options struct {
 	// default, 1 ms; negative: off). With many sessions the spinning of all
 	// senders costs more than it saves; turn it off there.
 	SendSpin time.Duration
+	// SendClock, if set, sends every session's frames on this one clock
+	// (discord/voice SendClock: a timer wheel, frames queued ahead of their
+	// slot, batched sends); SendSpin and SendRealtimePriority then do not
+	// apply. The caller closes it after Shutdown.
+	SendClock *dvoice.SendClock
 	// DisableDAVE advertises no DAVE support (max_dave_protocol_version 0).
 	// DAVE is on by default; Discord requires it.
 	DisableDAVE bool
@@ -170,7 +175,7 @@ func New(opts Options) (*Service, error) {
 		UserID:    opts.Discord.State.User.ID,
 		OnConnect: svc.onConnect,
 		Conn: dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics,
-			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin},
+			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin, Clock: opts.SendClock},
 	}
 	if !opts.DisableDAVE {
 		uid, _ := strconv.ParseUint(opts.Discord.State.User.ID, 10, 64)

@@ -59,6 +59,7 @@ type Metrics struct {
 	connections     *prometheus.GaugeVec
 	sendLate        prometheus.Counter
 	sendSkipped     prometheus.Counter
+	sendErrors      prometheus.Counter
 
 	// Children resolved once, so the per-packet path does no label lookups.
 	decryptTransport, decryptE2EE                                                  prometheus.Counter
@@ -96,11 +97,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "banter_voice_send_late_frames_total", Help: "Frames sent more than 2 ms after their slot.",
 		}),
 		sendSkipped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "banter_voice_send_skipped_slots_total", Help: "20 ms send slots skipped after stalls.",
+			Name: "banter_voice_send_skipped_slots_total", Help: "20 ms send slots skipped after stalls, or with no frame queued (send clock).",
+		}),
+		sendErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_send_errors_total", Help: "RTP packets the send clock failed to write to the socket.",
 		}),
 	}
 	reg.MustRegister(m.packetsIn, m.packetsOut, m.lost, m.decryptFailures, m.malformed, m.dropped,
-		m.reconnects, m.connections, m.sendLate, m.sendSkipped)
+		m.reconnects, m.connections, m.sendLate, m.sendSkipped, m.sendErrors)
 	m.decryptTransport = m.decryptFailures.WithLabelValues("transport")
 	m.decryptE2EE = m.decryptFailures.WithLabelValues("e2ee")
 	m.dropRTCP = m.dropped.WithLabelValues(dropRTCP)
@@ -188,6 +192,18 @@ func (m *Metrics) sent(skipped int, late bool) {
 	}
 	if late {
 		inc(m.sendLate)
+	}
+}
+
+func (m *Metrics) skippedSlots(n int) {
+	if m != nil && n > 0 {
+		m.sendSkipped.Add(float64(n))
+	}
+}
+
+func (m *Metrics) sendFailed() {
+	if m != nil {
+		inc(m.sendErrors)
 	}
 }
 

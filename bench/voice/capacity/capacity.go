@@ -63,6 +63,14 @@ type Params struct {
 	GCPercent int
 	// RealtimePriority is voice.Options.SendRealtimePriority (0: off).
 	RealtimePriority int
+	// Clock sends every session's frames on one discord/voice SendClock
+	// (voice.Options.SendClock); SharedSocket gives it one UDP socket for
+	// all connections (batched sends). Lateness is then measured where the
+	// clock sends each frame.
+	Clock, SharedSocket bool
+	// Talkers is the share of members who talk (0: all, the worst case;
+	// 0.25: one in four, the others present and silent).
+	Talkers float64
 	// Logger receives the run's progress (nil: discard). The service logs
 	// only warnings and errors to it.
 	Logger *slog.Logger
@@ -98,10 +106,21 @@ type Report struct {
 	// CPUCores is the process CPU time over the talking phase divided by
 	// its duration (simulators included).
 	CPUCores float64
+	// Clock is the send clock's counters over the run (Params.Clock).
+	Clock *dvoice.ClockStats
+	// Talking is the number of members who talk.
+	Talking int
 }
 
-// LateRatio is FramesLate / FramesSent.
+// LateRatio is FramesLate / FramesSent (with a clock: its frames sent more
+// than 5 ms after their slot).
 func (r Report) LateRatio() float64 {
+	if c := r.Clock; c != nil {
+		if c.Frames == 0 {
+			return 0
+		}
+		return float64(c.Late5ms) / float64(c.Frames)
+	}
 	if r.FramesSent == 0 {
 		return 0
 	}
@@ -118,10 +137,16 @@ func (r Report) BaselineLateRatio() float64 {
 
 // String renders the report.
 func (r Report) String() string {
-	return fmt.Sprintf("sessions=%d members=%d duration=%v frames_sent=%d frames_late=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) slots_skipped=%d transport_sent=%d transport_late_2ms=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
+	clk := ""
+	if c := r.Clock; c != nil {
+		sec := r.Duration.Seconds()
+		clk = fmt.Sprintf(" clock_frames=%d clock_late_5ms=%d clock_late_2ms=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
+			c.Frames, c.Late5ms, c.Late2ms, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
+	}
+	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v frames_sent=%d frames_late=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) slots_skipped=%d transport_sent=%d transport_late_2ms=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
 		r.Sessions, r.Members, r.Duration, r.FramesSent, r.FramesLate, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames, r.SlotsSkipped,
 		r.TransportSent, r.TransportLate, r.TransportSkipped, r.Turns,
-		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores)
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores) + clk
 }
 
 // Run performs one capacity run.
@@ -218,10 +243,17 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	ready.Wait()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(vs.CACertPEM())
+	var clock *dvoice.SendClock
+	if p.Clock {
+		if clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
+			return rep, err
+		}
+		defer clock.Close()
+	}
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
 	svc, err := voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: sess, LLM: client,
 		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(reg),
-		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin})
+		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin, SendClock: clock})
 	if err != nil {
 		return rep, err
 	}
@@ -276,7 +308,16 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	})
 	var played sync.Mutex
 	var memberFrames uint64
+	var clock0 dvoice.ClockStats
+	if clock != nil {
+		clock0 = clock.Stats()
+	}
+	talking := 0
 	for i, m := range members {
+		if p.Talkers > 0 && float64(talking) >= p.Talkers*float64(i+1) {
+			continue // silent: present, sends nothing (a client's own VAD)
+		}
+		talking++
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			time.Sleep(time.Duration(rng.Int64N(int64(2 * clipLen))))
@@ -302,7 +343,18 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	time.Sleep(3 * time.Second) // replies in progress finish
 
 	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed, MemberFramesPlayed: memberFrames,
-		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}}
+		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}, Talking: talking}
+	if clock != nil {
+		st := clock.Stats()
+		st.Wakeups -= clock0.Wakeups
+		st.Writes -= clock0.Writes
+		st.Frames -= clock0.Frames
+		st.Late2ms -= clock0.Late2ms
+		st.Late5ms -= clock0.Late5ms
+		st.Skipped -= clock0.Skipped
+		st.Dropped -= clock0.Dropped
+		rep.Clock = &st
+	}
 	if heap1 > heap0 {
 		rep.HeapPerSession = (heap1 - heap0) / uint64(p.Sessions)
 	}

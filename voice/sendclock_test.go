@@ -1,0 +1,50 @@
+package voice_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestReplyAudioSameOnSendClock: what a member decodes of a reply is the
+// same samples whether the bot paces each frame on its own (the earlier
+// path) or sends on the process-wide send clock (discord/voice SendClock,
+// frames queued ahead of their slot, one socket and one sendmmsg per
+// bucket for all connections).
+func TestReplyAudioSameOnSendClock(t *testing.T) {
+	var heard [2][]int16
+	for i, mode := range []string{"", "shared"} {
+		t.Setenv("BANTER_TEST_SEND_CLOCK", mode)
+		w := newWorld(t, nil, genRule("It is sunny and warm today, with a light breeze from the sea."))
+		alice := w.member("alice")
+		w.join()
+		w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+		w.play(alice, "hey-banter-weather")
+		w.waitLog(`"msg":"stt_pipeline_reply_spoken"`)
+		// The reply ended with its silence frames: everything before them
+		// has been received.
+		for alice.Stats().Silence < 5 {
+			select {
+			case <-w.ctx.Done():
+				t.Fatalf("mode %q: the reply's silence frames never came", mode)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		heard[i] = alice.HeardPCM(w.botID)
+		if len(heard[i]) == 0 {
+			t.Fatalf("mode %q: nothing heard", mode)
+		}
+	}
+	if len(heard[0]) != len(heard[1]) {
+		t.Fatalf("paced per connection: %d samples; on the send clock: %d", len(heard[0]), len(heard[1]))
+	}
+	if !slices.Equal(heard[0], heard[1]) {
+		j := 0
+		for j = range heard[0] {
+			if heard[0][j] != heard[1][j] {
+				break
+			}
+		}
+		t.Fatalf("decoded samples differ from sample %d of %d", j, len(heard[0]))
+	}
+}
