@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -83,6 +84,32 @@ type UserPersona struct {
 	Pronouns      string
 	Description   string
 	UpdatedAt     time.Time
+}
+
+// NoPersona is what Summary says of a member without a persona.
+const NoPersona = "no persona on file"
+
+// Summary renders the persona in one line for a model's prompt, as text and voice show the
+// people in a conversation: "goes by Sam; pronouns they/them; about: …", or NoPersona for a
+// nil or empty persona.
+func (p *UserPersona) Summary() string {
+	if p == nil {
+		return NoPersona
+	}
+	var parts []string
+	if p.PreferredName != "" {
+		parts = append(parts, "goes by "+p.PreferredName)
+	}
+	if p.Pronouns != "" {
+		parts = append(parts, "pronouns "+p.Pronouns)
+	}
+	if p.Description != "" {
+		parts = append(parts, "about: "+p.Description)
+	}
+	if len(parts) == 0 {
+		return NoPersona
+	}
+	return strings.Join(parts, "; ")
 }
 
 // PromptKind tells the rate-limit ledger whether a reply attempt answered an addressed turn.

@@ -61,7 +61,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 
 	b.WriteString("Participants:\n")
 	for _, p := range c.people {
-		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, describePersona(p.persona))
+		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
 	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
 
@@ -127,26 +127,6 @@ func sourceName(source string) string {
 		return "linked image"
 	}
 	return "attachment"
-}
-
-func describePersona(p *store.UserPersona) string {
-	if p == nil {
-		return "no persona on file"
-	}
-	var parts []string
-	if p.PreferredName != "" {
-		parts = append(parts, "goes by "+p.PreferredName)
-	}
-	if p.Pronouns != "" {
-		parts = append(parts, "pronouns "+p.Pronouns)
-	}
-	if p.Description != "" {
-		parts = append(parts, "about: "+p.Description)
-	}
-	if len(parts) == 0 {
-		return "no persona on file"
-	}
-	return strings.Join(parts, "; ")
 }
 
 func age(now, t time.Time) string {

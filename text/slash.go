@@ -131,7 +131,7 @@ func (s *Service) personaCommand(ctx context.Context, user *discordgo.User, opts
 	}
 	var b strings.Builder
 	if had {
-		fmt.Fprintf(&b, "Noted. I know you as: %s.", describePersona(&p))
+		fmt.Fprintf(&b, "Noted. I know you as: %s.", p.Summary())
 	} else {
 		b.WriteString("I don't have anything on file for you yet. Use the options to tell me what to call you.")
 	}

@@ -166,30 +166,8 @@ func (s *session) writePeople(ctx context.Context, b *strings.Builder, people []
 		if v, ok := personas[p.ID]; ok {
 			pp = &v
 		}
-		fmt.Fprintf(b, "\n- %s: %s", p.Name, describePersona(pp))
+		fmt.Fprintf(b, "\n- %s: %s", p.Name, pp.Summary())
 	}
-}
-
-// describePersona renders a member's /persona for a prompt, as the text pipeline does
-// (text/prompt.go describePersona).
-func describePersona(p *store.UserPersona) string {
-	if p == nil {
-		return "no persona on file"
-	}
-	var parts []string
-	if p.PreferredName != "" {
-		parts = append(parts, "goes by "+p.PreferredName)
-	}
-	if p.Pronouns != "" {
-		parts = append(parts, "pronouns "+p.Pronouns)
-	}
-	if p.Description != "" {
-		parts = append(parts, "about: "+p.Description)
-	}
-	if len(parts) == 0 {
-		return "no persona on file"
-	}
-	return strings.Join(parts, "; ")
 }
 
 // fitBudget drops the oldest messages until the prompt's estimated size fits budget tokens; the
