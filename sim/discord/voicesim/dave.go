@@ -110,7 +110,7 @@ type daveCall struct {
 	// withhold is a fault: how many of the next messages of an op to a
 	// user are not sent (WithholdDAVE).
 	withhold map[withholdKey]int
-	due     time.Time       // when the current round or transition times out
+	due      time.Time // when the current round or transition times out
 }
 
 // daveInput is a message from a participant to the DAVE role.
