@@ -268,6 +268,17 @@ func (s *Server) QueueTranscripts(texts ...string) {
 	s.mu.Unlock()
 }
 
+// ClearTranscripts drops the queued transcripts that no transcription request has taken yet and
+// returns them (e.g. an utterance the client never transcribed, whose transcript must not go to
+// the next one).
+func (s *Server) ClearTranscripts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.transcripts
+	s.transcripts = nil
+	return t
+}
+
 // resolve picks the outcome for a request and consumes one use of the rule.
 func (s *Server) resolve(in *matchInput) outcome {
 	s.mu.Lock()
