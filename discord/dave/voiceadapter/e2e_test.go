@@ -40,7 +40,7 @@ func dialDAVE(t *testing.T, s *voicesim.Server, user string) (*voice.Conn, *dave
 	uid, _ := strconv.ParseUint(user, 10, 64)
 	cid, _ := strconv.ParseUint(channel, 10, 64)
 	ds := dave.NewSession(dave.Config{UserID: uid, ChannelID: cid})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := voice.Dial(ctx, voice.Config{
 		Endpoint: s.Endpoint(), GuildID: guild, ChannelID: channel, UserID: user,
@@ -56,7 +56,7 @@ func dialDAVE(t *testing.T, s *voicesim.Server, user string) (*voice.Conn, *dave
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a failure guard, generous for a loaded machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -78,7 +78,7 @@ func TestEndToEndOverVoicesim(t *testing.T) {
 	const botID, peerID = "1100000000000000100", "1100000000000000200"
 	bot, botDAVE := dialDAVE(t, s, botID)
 	peer, peerDAVE := dialDAVE(t, s, peerID)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listener, err := s.JoinMember(ctx, voicesim.MemberOptions{GuildID: guild, ChannelID: channel, UserID: "1100000000000000300", FrameInterval: 2 * time.Millisecond})
 	if err != nil {
@@ -202,7 +202,7 @@ func mustUID(s string) uint64 {
 
 func nextStream(t *testing.T, c *voice.Conn, user string) *voice.Stream {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(60 * time.Second)
 	for {
 		select {
 		case st, ok := <-c.Streams():
