@@ -42,6 +42,9 @@ type utterance struct {
 	outcome       string // "answered", "explained" or "" (pending)
 	why           string
 	spoken        bool // the bot logged its reply as spoken (answered once heard)
+	// heardCap is what the member had heard when it began the next utterance (-1 before):
+	// frames after that belong to later replies.
+	heardCap int
 }
 
 // gap is a time the bot had no voice connection: audio spoken then cannot reach it.
@@ -68,6 +71,10 @@ func (l *ledger) fault(name string) {
 func (l *ledger) spoke(u *utterance) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	u.heardCap = -1
+	if n := len(l.order); n > 0 && l.order[n-1].heardCap < 0 {
+		l.order[n-1].heardCap = u.heard0
+	}
 	l.voice[u.marker] = u
 	l.order = append(l.order, u)
 }
@@ -202,7 +209,14 @@ func (l *ledger) byTranscript(t string) *utterance {
 
 // checkHeard marks a reply logged as spoken answered once the member heard it.
 func (l *ledger) checkHeard(u *utterance) {
-	if u.spoken && u.outcome == "" && l.heard != nil && l.heard()-u.heard0 >= minHeard {
+	if !u.spoken || u.outcome != "" || l.heard == nil {
+		return
+	}
+	heard := l.heard()
+	if u.heardCap >= 0 {
+		heard = min(heard, u.heardCap)
+	}
+	if heard-u.heard0 >= minHeard {
 		u.outcome, u.why = "answered", ""
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -41,13 +42,12 @@ func (w *world) voiceTraffic(ctx context.Context, samples []int16) {
 		}
 		u := &utterance{marker: fmt.Sprintf("(voice %d)", n), start: time.Now(), heard0: len(member.Heard(bot))}
 		n++
-		asked := w.transcriptions()
 		w.osim.QueueTranscripts("hey banter, what's the weather like today? " + u.marker)
 		w.ledger.spoke(u)
 		// An utterance begun is followed to its end, also when the run ends meanwhile.
 		_ = member.PlayPCM(context.WithoutCancel(ctx), samples)
 		end := time.Now()
-		transcribed := w.waitTranscribed(context.WithoutCancel(ctx), asked)
+		transcribed := w.waitTranscribed(context.WithoutCancel(ctx), u.marker)
 		if !transcribed {
 			w.osim.ClearTranscripts()
 		}
@@ -61,18 +61,26 @@ func (w *world) voiceTraffic(ctx context.Context, samples []int16) {
 	}
 }
 
-// transcriptions is how many transcription requests the bot has made.
-func (w *world) transcriptions() int {
-	return len(w.osim.RequestsFor(openaisim.EndpointTranscriptions)) + len(w.osim.RequestsFor(openaisim.EndpointRealtimeTranscription))
+// transcribed reports whether a transcription request of the bot took the transcript that
+// carries marker (the simulator records the transcript each request got).
+func (w *world) transcribed(marker string) bool {
+	for _, e := range []openaisim.Endpoint{openaisim.EndpointTranscriptions, openaisim.EndpointRealtimeTranscription} {
+		for _, r := range w.osim.RequestsFor(e) {
+			if strings.Contains(r.LastUserText, marker) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// waitTranscribed waits (bounded by transcribeGuard) for the bot's next transcription request.
-func (w *world) waitTranscribed(ctx context.Context, before int) bool {
+// waitTranscribed waits (bounded by transcribeGuard) until the utterance's transcript was taken.
+func (w *world) waitTranscribed(ctx context.Context, marker string) bool {
 	ctx, cancel := context.WithTimeout(ctx, transcribeGuard)
 	defer cancel()
-	for w.transcriptions() <= before {
+	for !w.transcribed(marker) {
 		if !sleep(ctx, 50*time.Millisecond) {
-			return w.transcriptions() > before
+			return w.transcribed(marker)
 		}
 	}
 	return true
