@@ -53,7 +53,13 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 		}
 	}
 	explicit := primary.addressed()
-	coalesced := s.coalesce(admitted, primary)
+	for _, t := range admitted {
+		if t != primary && t.addressed() {
+			// Answered together: the reply to primary covers it (the model sees the whole batch).
+			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
+				"into", primary.msg.ID)
+		}
+	}
 	attrs := []any{"message_id", primary.msg.ID, "channel_id", primary.msg.ChannelID, "user_id", primary.msg.AuthorID,
 		"trigger_ids", triggerIDs(admitted), "signal", primary.decision.Signal.String(), "addressed", explicit}
 
@@ -115,7 +121,7 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	followupLatency := s.now().Sub(tFollow)
 
 	plan := s.plan(cfg, &c, primary, res, fallback)
-	plan.text, plan.coalesced = text, coalesced
+	plan.text = text
 	stopTyping()
 	tSend := s.now()
 	sent, err := s.send(ctx, cfg, primary, &c, &plan)
@@ -230,20 +236,6 @@ func (s *Service) keepTyping(ctx context.Context, channelID string) func() {
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { close(stop) }) }
-}
-
-// coalesce logs the addressed turns of the batch other than primary as answered together with
-// it (the reply to primary covers them: the model sees the whole batch) and returns their ids.
-func (s *Service) coalesce(batch []*turn, primary *turn) []string {
-	var ids []string
-	for _, t := range batch {
-		if t != primary && t.addressed() {
-			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
-				"into", primary.msg.ID)
-			ids = append(ids, t.msg.ID)
-		}
-	}
-	return ids
 }
 
 func triggerIDs(ts []*turn) []string {

@@ -21,9 +21,6 @@ type sendPlan struct {
 	replyTo  string // message to reply to; empty posts to the channel
 	mode     string // trigger_reply, target_reply, broadcast, fallback_broadcast
 	fallback string // why a reply became a broadcast, if it did
-	// coalesced are the addressed turns answered together with this one (turn_coalesced): a
-	// send that fails for good logs send_lost for each of them too.
-	coalesced []string
 }
 
 // plan routes a reply. Addressed turns (mention, DirectReply, name, alias, command) reply to the
@@ -79,8 +76,7 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	}
 	var ids []string
 	for i, part := range parts {
-		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID,
-			CoalescedTurnIDs: plan.coalesced}
+		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID}
 		if i == 0 && plan.replyTo != "" {
 			msg.ReplyTo = plan.replyTo
 			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser
