@@ -259,15 +259,6 @@ func (s *Server) ResetRules() {
 	s.mu.Unlock()
 }
 
-// QueueTranscripts queues transcripts that the next transcription requests
-// (REST or realtime input transcription) return, in order, before any rule
-// is consulted.
-func (s *Server) QueueTranscripts(texts ...string) {
-	s.mu.Lock()
-	s.transcripts = append(s.transcripts, texts...)
-	s.mu.Unlock()
-}
-
 // ClearTranscripts drops the queued transcripts that no transcription request has taken yet and
 // returns them (e.g. an utterance the client never transcribed, whose transcript must not go to
 // the next one).
@@ -277,6 +268,15 @@ func (s *Server) ClearTranscripts() []string {
 	t := s.transcripts
 	s.transcripts = nil
 	return t
+}
+
+// QueueTranscripts queues transcripts that the next transcription requests
+// (REST or realtime input transcription) return, in order, before any rule
+// is consulted.
+func (s *Server) QueueTranscripts(texts ...string) {
+	s.mu.Lock()
+	s.transcripts = append(s.transcripts, texts...)
+	s.mu.Unlock()
 }
 
 // resolve picks the outcome for a request and consumes one use of the rule.
