@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,6 +152,9 @@ func (w *world) faultKinds() []soakFault {
 		{"voice_udp_silent", w.udpSilent},
 		{"voice_dave_transition_stuck", func(context.Context) error {
 			// The bot's next connection's first transition never completes (op 22 withheld).
+			if !slices.Contains(w.vs.Users(string(w.guild), string(w.voice)), bot) {
+				return errors.New("the bot is not in the voice channel")
+			}
 			w.vs.WithholdDAVE(string(w.guild), string(w.voice), bot, voicesim.OpDAVEExecuteTransition, 1)
 			return w.vs.CloseVoice(bot, 4006)
 		}},
