@@ -21,6 +21,9 @@ type sendPlan struct {
 	replyTo  string // message to reply to; empty posts to the channel
 	mode     string // trigger_reply, target_reply, broadcast, fallback_broadcast
 	fallback string // why a reply became a broadcast, if it did
+	// coalesced are the addressed turns answered together with the primary one: a lost send
+	// is logged under each of their ids too.
+	coalesced []string
 }
 
 // dispatch routes and sends the attempt's text, and logs the result.
@@ -31,6 +34,7 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 		plan = s.plan(a.cfg, &a.c, p, a.ans.send, a.fallback)
 	}
 	plan.text = a.text
+	plan.coalesced = a.coalescedIDs()
 	tSend := s.now()
 	sent, err := s.send(ctx, a.cfg, p, &a.c, &plan)
 	done := s.now()
@@ -54,6 +58,17 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 	s.logger.Info(event, append(append(a.attrs, a.latencies(done)...), "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
 		"fallback", plan.fallback, "placeholder", a.placeholder, "persona", a.c.persona, "context", a.c.kind.String(),
 		"model", a.res.Model, "latency_send_ms", ms(done.Sub(tSend)))...)
+}
+
+// coalescedIDs returns the ids of the addressed turns answered together with the primary one.
+func (a *attempt) coalescedIDs() []string {
+	var ids []string
+	for _, t := range a.admitted {
+		if t != a.primary && t.addressed() {
+			ids = append(ids, t.msg.ID)
+		}
+	}
+	return ids
 }
 
 // modelFailed handles a model error: an addressed user gets a short in-character apology, and
@@ -173,7 +188,8 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	}
 	var ids []string
 	for i, part := range parts {
-		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID}
+		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID,
+			CoalescedTurnIDs: plan.coalesced}
 		if i == 0 && plan.replyTo != "" {
 			msg.ReplyTo = plan.replyTo
 			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser

@@ -210,3 +210,21 @@ func TestReplySurvivesServerErrors(t *testing.T) {
 		t.Errorf("third reply references %q", r.ReplyTo())
 	}
 }
+
+// TestLostSendNamesEveryCoalescedTurn: two addressed messages answered together (one reply),
+// and Discord refuses every attempt to post it: the loss is logged under both turns' ids (the
+// second with coalesced_into naming the first), so neither turn goes unexplained.
+func TestLostSendNamesEveryCoalescedTurn(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 3 // long enough for both posts to share a batch
+	})
+	h.dsim.FailNext(discordsim.RouteMessageCreate, 1000, http.StatusServiceUnavailable)
+	first := h.post(h.alice, mention(h.dsim.BotID())+" first question?")
+	second := h.post(h.alice, mention(h.dsim.BotID())+" and a second one?")
+	h.waitLog(`"msg":"turn_coalesced"`, string(first.ID), `"into":"`+string(second.ID)+`"`)
+	h.waitLog(`"msg":"send_lost"`, `"turn_id":"`+string(second.ID)+`"`)
+	h.waitLog(`"msg":"send_lost"`, `"turn_id":"`+string(first.ID)+`"`, `"coalesced_into":"`+string(second.ID)+`"`)
+	if got := h.waitAccounted([]discordsim.MessageID{first.ID, second.ID}, 0); got["explained"]+got["answered"] != 2 {
+		t.Errorf("outcomes %v, want both turns accounted for", got)
+	}
+}

@@ -9,8 +9,8 @@
 //     full jitter, sending every attempt with the same message nonce and enforce_nonce, so that a
 //     create whose answer was lost cannot post twice
 //     (https://discord.com/developers/docs/resources/message#create-message);
-//   - logs a message it finally could not send (send_lost, with the turn id) and counts every
-//     outcome.
+//   - logs a message it finally could not send (send_lost, with the turn id, and one more for
+//     each turn coalesced into it) and counts every outcome.
 //
 // 429s are left to discordgo, which waits for retry_after and tries again.
 package post
@@ -90,6 +90,10 @@ type Message struct {
 	PingRepliedUser bool
 	// TurnID names what the message answers, for the loss log.
 	TurnID string
+	// CoalescedTurnIDs are turns answered together with TurnID (coalesced into its reply): a
+	// loss is logged for each of them too, so that every turn's fate is in the log under its
+	// own id.
+	CoalescedTurnIDs []string
 }
 
 // createBody is POST /channels/{id}/messages as the Sender sends it.
@@ -155,6 +159,10 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		s.opts.Metrics.count("lost")
 		s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempts", s.opts.Attempts,
 			"nonce", body.Nonce, "error", err.Error())
+		for _, id := range m.CoalescedTurnIDs {
+			s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", id, "coalesced_into", m.TurnID,
+				"attempts", s.opts.Attempts, "nonce", body.Nonce, "error", err.Error())
+		}
 	} else {
 		s.opts.Metrics.count("refused")
 	}

@@ -134,6 +134,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c.setState(StateReady)
 	c.log.Info("voice: connected", "ssrc", c.ssrc, "mode", c.mode.String(), "dave", c.maxDAVE())
+	if es, ok := c.e2ee.(E2EESender); ok {
+		es.AttachSender(c.writeOutbound)
+	}
 	go func() {
 		last := c.supervise(sess)
 		c.teardown(last)
@@ -318,6 +321,9 @@ func (c *Conn) teardown(sess *wsSession) {
 	}
 	c.mu.Unlock()
 	close(c.streams)
+	if es, ok := c.e2ee.(E2EESender); ok {
+		es.AttachSender(nil)
+	}
 	c.setState(StateClosed)
 	if err, ok := c.err.(*CloseError); ok {
 		c.log.Warn("voice: connection ended", "code", int(err.Code), "action", err.Action().String(), "err", err)

@@ -56,6 +56,15 @@ func Check(code int, opts ...goleak.Option) int {
 	return code
 }
 
+// Find is the check for one test that owns its goroutines inside a package
+// whose other tests may leave theirs (take goleak.IgnoreCurrent() at its
+// start and pass it): it returns goleak's finding if goroutines other than
+// the ones opts (and the known library ones) ignore are still running once
+// within has passed, a failure guard for teardown on a loaded machine.
+func Find(within time.Duration, opts ...goleak.Option) error {
+	return wait(append(opts, known...), within)
+}
+
 // wait polls goleak.Find (which itself retries for about a second) until it
 // finds nothing or within has passed, and returns its last finding.
 func wait(opts []goleak.Option, within time.Duration) error {
