@@ -164,7 +164,7 @@ func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
 // Push takes one received packet (the payload is copied) and runs every
 // frame it makes ready through the pipeline.
 func (l *Listener) Push(p jitter.Packet) {
-	l.pushed = true
+	l.pushed = l.pushed || !isDTX(p.Payload) // a DTX packet marks a pause: wall time runs on
 	r := l.jb.Push(p)
 	l.metrics.pushed(r)
 	for o, ok := l.jb.Pop(); ok; o, ok = l.jb.Pop() {
@@ -218,6 +218,18 @@ func (l *Listener) process(o *jitter.Output) {
 	}
 	switch o.Kind {
 	case jitter.KindPacket:
+		if isDTX(o.Payload) {
+			// A client in discontinuous transmission sends one of these
+			// every 400 ms or so while quiet; decoding it would only make
+			// the decoder conceal or make comfort noise. It is taken as
+			// the pause it marks, as if nothing had been sent: not
+			// decoded, no time fed (Tick and the next packet's timestamp
+			// gap feed the silence), the decoder reset before the next
+			// real packet. Only its sequence number counted (jitter
+			// buffer: no loss).
+			l.stale = true
+			return
+		}
 		if l.haveTS {
 			// A timestamp jump with contiguous sequence numbers is a pause
 			// in transmission: feed what Tick has not already fed.
@@ -282,6 +294,11 @@ func (l *Listener) process(o *jitter.Output) {
 func isSilenceFrame(p []byte) bool {
 	return len(p) == 3 && p[0] == 0xF8 && p[1] == 0xFF && p[2] == 0xFE
 }
+
+// isDTX reports an Opus DTX packet: the TOC byte alone (libopus's encoder
+// sends one while in discontinuous transmission; its decoder treats a frame of
+// at most one byte as lost and conceals).
+func isDTX(p []byte) bool { return len(p) == 1 }
 
 // silentFrame feeds 20 ms of zeros in place of a decoded silence frame.
 func (l *Listener) silentFrame() {

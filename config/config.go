@@ -304,6 +304,13 @@ type Voice struct {
 	// (finer timing for a few sessions); 0 keeps the transport's default (1 ms), -1 turns it
 	// off, which is better when one process hosts many voice sessions.
 	SendSpinMs int `yaml:"sendSpinMs"`
+	// SendClock is how outgoing voice frames are paced: "own" (default) sends every session's
+	// frames on one process-wide clock (a 1 ms timer wheel, frames encoded and queued ahead of
+	// their slot), each connection on its own UDP socket; "shared" also gives all connections
+	// one UDP socket, so a slot's frames leave in one sendmmsg (Discord does not document one
+	// socket for several voice connections); "off" paces each connection on its own timer,
+	// the only mode SendRealtimePriority and SendSpinMs apply to.
+	SendClock string `yaml:"sendClock"`
 }
 
 // VoiceChannelRef names a voice channel in a guild.

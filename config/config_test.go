@@ -91,6 +91,8 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"voic (line 1): unknown key", `did you mean "voice"?`}},
 		{"bad enum", "voice:\n  mode: sst\n",
 			[]string{`voice.mode: "sst" is not allowed (allowed values: stt_pipeline, realtime)`}},
+		{"bad send clock", "voice:\n  sendClock: yes\n",
+			[]string{`voice.sendClock: "yes" is not allowed (allowed values: off, own, shared)`}},
 		{"out of range eagerness", "activity:\n  replyLevelInitiative: 150\n",
 			[]string{"activity.replyLevelInitiative: 150 is out of range (allowed 0 to 100)"}},
 		{"wrong type", "context:\n  replyChainDepth: lots\n",
@@ -351,6 +353,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"realtime strategy", "voice:\n  realtimeReplyStrategy: native\n", "voice.realtimeReplyStrategy", func(c *Config) bool { return c.Voice.RealtimeReplyStrategy == "brain" }},
 		{"send priority", "voice:\n  sendRealtimePriority: 10\n", "voice.sendRealtimePriority", func(c *Config) bool { return c.Voice.SendRealtimePriority == 0 }},
 		{"send spin", "voice:\n  sendSpinMs: -1\n", "voice.sendSpinMs", func(c *Config) bool { return c.Voice.SendSpinMs == 0 }},
+		{"send clock", "voice:\n  sendClock: shared\n", "voice.sendClock", func(c *Config) bool { return c.Voice.SendClock == "own" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -94,6 +94,7 @@ func defaultVoice() Voice {
 		Enabled:                     true,
 		Mode:                        "stt_pipeline",
 		RealtimeReplyStrategy:       "brain",
+		SendClock:                   "own",
 		ReplyEagerness:              30,
 		InactivityLeaveSeconds:      300,
 		MaxSessionMinutes:           180,

@@ -20,6 +20,7 @@ var (
 	realtimeStrategies = []string{"brain", "native"}
 	llmAPIs            = []string{"responses", "chat_completions"}
 	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
+	sendClocks         = []string{"off", "own", "shared"}
 	storeDrivers       = []string{"sqlite", "postgres"}
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
@@ -199,6 +200,7 @@ func (v *validator) validateVoice(c *Config) {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
+	v.enum("voice.sendClock", vo.SendClock, sendClocks)
 }
 
 // validateOperations checks safety.*, metrics.*, providers.*, store.* and log.*.

@@ -94,6 +94,7 @@ func keepStartupSettings(old, next *Config) []string {
 	keep(&changed, "voice.realtimeReplyStrategy", old.Voice.RealtimeReplyStrategy, &next.Voice.RealtimeReplyStrategy)
 	keep(&changed, "voice.sendRealtimePriority", old.Voice.SendRealtimePriority, &next.Voice.SendRealtimePriority)
 	keep(&changed, "voice.sendSpinMs", old.Voice.SendSpinMs, &next.Voice.SendSpinMs)
+	keep(&changed, "voice.sendClock", old.Voice.SendClock, &next.Voice.SendClock)
 	next.Secrets = old.Secrets
 	return changed
 }

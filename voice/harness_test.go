@@ -19,6 +19,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
@@ -186,7 +187,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	svc, err := voice.New(voice.Options{
 		Config: func() *config.Config { return w.cfg }, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
-		SendClock: clock,
+		SendClock: clock, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
 	})
 	if err != nil {
 		t.Fatal(err)

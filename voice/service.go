@@ -125,6 +125,7 @@ type Service struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	hear hearClock // every session's receive side, on one 20 ms tick
 
 	mu       sync.Mutex // guards following
 	sessions map[string]*session
@@ -380,6 +381,11 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 	go func() { svc.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		// Every session has ended, so the hearing clock has no speaker left: it stops on
+		// its next tick.
+		if err := svc.hear.wait(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("voice: shutdown: hearing clock: %w", err))
+		}
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("voice: shutdown: %w", ctx.Err()))
 	}

@@ -204,7 +204,10 @@ func TestRunStoppedWhileLoggingIn(t *testing.T) {
 // voice.mode stt_pipeline and realtime (brain, the default strategy, and native).
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
 	for _, tt := range []struct{ name, extra, strategy string }{
-		{"stt_pipeline", "", ""},
+		{"stt_pipeline", "", ""}, // on the default send clock (voice.sendClock: own)
+		// The other send paths: one socket for every connection, and a pacer per connection.
+		{"sendClock=shared", "voice:\n  sendClock: shared\n", ""},
+		{"sendClock=off", "voice:\n  sendClock: off\n", ""},
 		// Realtime voice, and every text call (the reply classifier included)
 		// over chat completions: the conformance check then covers both APIs.
 		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n", "brain"},

@@ -370,7 +370,7 @@ func (k *SendClock) sent(c *Conn, late time.Duration, skipped int) {
 	if late > 5*time.Millisecond {
 		k.stats.late5.Add(1)
 	}
-	c.m.sent(skipped, late > lateThreshold)
+	c.m.sent(skipped, late)
 }
 
 // flush writes the batch of the shared socket.

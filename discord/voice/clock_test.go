@@ -389,7 +389,7 @@ func BenchmarkSenders(b *testing.B) {
 				}
 				wg.Wait()
 				cpu += cpuTime() - cpu0
-				late += value(m.sendLate)
+				late += lateOver(m, 0.002)
 				sent += value(m.packetsOut)
 				if mode != "pacer" {
 					st := k.Stats()

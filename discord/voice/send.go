@@ -14,7 +14,6 @@ import (
 const (
 	frameDuration   = 20 * time.Millisecond
 	samplesPerFrame = 960 // 20 ms at 48 kHz
-	lateThreshold   = 2 * time.Millisecond
 	silenceFrames   = 5
 )
 
@@ -64,6 +63,17 @@ func (c *Conn) Interrupt() int {
 		return 0
 	}
 	return c.q.discard()
+}
+
+// Queued returns how many frames wait on the send clock for their slot
+// (queued by SendOpus or StopSpeaking, not yet sent nor dropped); 0 without
+// a Clock. Frames handed to SendOpus minus Queued minus what Interrupt
+// dropped is what has gone out. Safe from any goroutine.
+func (c *Conn) Queued() int {
+	if c.clock == nil {
+		return 0
+	}
+	return c.q.queued()
 }
 
 // queueFrame end-to-end encrypts opus (e2ee) and queues it for the clock.
@@ -223,7 +233,7 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 		}
 		return fmt.Errorf("voice: send rtp: %w", err)
 	}
-	c.m.sent(slot.Skipped, slot.Lateness > lateThreshold)
+	c.m.sent(slot.Skipped, slot.Lateness)
 	return nil
 }
 

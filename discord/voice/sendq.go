@@ -68,6 +68,12 @@ func (q *outQueue) push(ctx context.Context, connDone <-chan struct{}, b []byte)
 		case <-connDone:
 			return false, ErrClosed
 		}
+		if err := ctx.Err(); err != nil {
+			// Room came with the end of the producer's context (a
+			// barge-in cancels, then Interrupt empties the queue): the
+			// frame must not be heard.
+			return false, err
+		}
 	}
 	f := &q.frames[(q.head+q.n)%len(q.frames)]
 	f.n = copy(f.buf[:], b)
@@ -139,6 +145,13 @@ func (q *outQueue) release() {
 	case q.space <- struct{}{}:
 	default:
 	}
+}
+
+// queued returns how many frames wait for their slot.
+func (q *outQueue) queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
 }
 
 // leave takes the queue off the wheel (the connection ended).

@@ -80,16 +80,19 @@ type Params struct {
 type Report struct {
 	Sessions, Members int
 	Duration          time.Duration
-	// FramesSent and FramesLate (> 5 ms after their slot) are the bot's
-	// reply frames.
-	FramesSent, FramesLate uint64
+	// ReplyFrames are the bot's reply frames handed to the connections
+	// (banter_voice_frames_sent_total).
+	ReplyFrames uint64
 	// SlotsSkipped counts reply slots with no audio ready (TTS underrun
 	// between sentences, or a stall).
 	SlotsSkipped uint64
-	// TransportLate (> 2 ms after the slot) and TransportSkipped are the
-	// voice connection's own pacing counters for every frame it sent,
-	// silence frames included.
-	TransportSent, TransportLate, TransportSkipped uint64
+	// Sent, Late2ms and Late5ms are read from the one late-frame metric,
+	// banter_voice_send_lateness_seconds: every packet the bot's
+	// connections sent (reply and silence frames), and those handed to the
+	// kernel more than 2 ms and 5 ms after their slot (measured where the
+	// frame is sent, on either path: the pacer of each connection or the
+	// send clock). TransportSkipped is the connections' skipped slots.
+	Sent, Late2ms, Late5ms, TransportSkipped uint64
 	// BaselineFrames and BaselineLate are a bare pacer (discord/voice/pace,
 	// the transport's own, with its 1 ms spin) ticking every 20 ms in the same
 	// process during the talking phase, doing nothing else: what the machine
@@ -112,19 +115,13 @@ type Report struct {
 	Talking int
 }
 
-// LateRatio is FramesLate / FramesSent (with a clock: its frames sent more
-// than 5 ms after their slot).
+// LateRatio is Late5ms / Sent: the share of the bot's frames sent more than
+// 5 ms after their slot.
 func (r Report) LateRatio() float64 {
-	if c := r.Clock; c != nil {
-		if c.Frames == 0 {
-			return 0
-		}
-		return float64(c.Late5ms) / float64(c.Frames)
-	}
-	if r.FramesSent == 0 {
+	if r.Sent == 0 {
 		return 0
 	}
-	return float64(r.FramesLate) / float64(r.FramesSent)
+	return float64(r.Late5ms) / float64(r.Sent)
 }
 
 // BaselineLateRatio is BaselineLate / BaselineFrames.
@@ -140,13 +137,13 @@ func (r Report) String() string {
 	clk := ""
 	if c := r.Clock; c != nil {
 		sec := r.Duration.Seconds()
-		clk = fmt.Sprintf(" clock_frames=%d clock_late_5ms=%d clock_late_2ms=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
-			c.Frames, c.Late5ms, c.Late2ms, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
+		clk = fmt.Sprintf(" clock_frames=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
+			c.Frames, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
 	}
-	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v frames_sent=%d frames_late=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) slots_skipped=%d transport_sent=%d transport_late_2ms=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
-		r.Sessions, r.Members, r.Duration, r.FramesSent, r.FramesLate, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames, r.SlotsSkipped,
-		r.TransportSent, r.TransportLate, r.TransportSkipped, r.Turns,
-		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores) + clk
+	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f hear_wakeups_per_s=%.0f",
+		r.Sessions, r.Members, r.Duration, r.Sent, r.Late5ms, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames,
+		100*float64(r.Late2ms)/max(1, float64(r.Sent)), r.ReplyFrames, r.SlotsSkipped, r.TransportSkipped, r.Turns,
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores, 0.0) + clk
 }
 
 // Run performs one capacity run.
@@ -288,7 +285,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	// long (uniform 0.5-1.5 × the clip), so each talks about half the time.
 	tctx, cancel := context.WithTimeout(ctx, p.Duration)
 	defer cancel()
-	cpu0, start := cpuTime(), time.Now()
+	cpu0, start, late0 := cpuTime(), time.Now(), latenessNow(reg)
 	var wg sync.WaitGroup
 	var baseFrames, baseLate uint64
 	wg.Go(func() {
@@ -349,8 +346,6 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 		st.Wakeups -= clock0.Wakeups
 		st.Writes -= clock0.Writes
 		st.Frames -= clock0.Frames
-		st.Late2ms -= clock0.Late2ms
-		st.Late5ms -= clock0.Late5ms
 		st.Skipped -= clock0.Skipped
 		st.Dropped -= clock0.Dropped
 		rep.Clock = &st
@@ -366,23 +361,47 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 		for _, m := range mf.GetMetric() {
 			switch mf.GetName() {
 			case "banter_voice_frames_sent_total":
-				rep.FramesSent = uint64(m.GetCounter().GetValue())
-			case "banter_voice_frames_late_total":
-				rep.FramesLate = uint64(m.GetCounter().GetValue())
+				rep.ReplyFrames = uint64(m.GetCounter().GetValue())
 			case "banter_voice_frame_slots_skipped_total":
 				rep.SlotsSkipped = uint64(m.GetCounter().GetValue())
-			case "banter_voice_send_late_frames_total":
-				rep.TransportLate = uint64(m.GetCounter().GetValue())
+			case "banter_voice_send_lateness_seconds":
+				h := m.GetHistogram()
+				rep.Sent = h.GetSampleCount() - late0.count
+				rep.Late2ms = rep.Sent - (bucket(h, 0.002) - late0.le2)
+				rep.Late5ms = rep.Sent - (bucket(h, 0.005) - late0.le5)
 			case "banter_voice_send_skipped_slots_total":
 				rep.TransportSkipped = uint64(m.GetCounter().GetValue())
-			case "banter_voice_packets_out_total":
-				rep.TransportSent += uint64(m.GetCounter().GetValue())
 			case "banter_voice_turns_total":
 				rep.Turns[label(m, "outcome")] = uint64(m.GetCounter().GetValue())
 			}
 		}
 	}
 	return rep, nil
+}
+
+// lateness is the lateness histogram's count and its 2 ms and 5 ms buckets.
+type lateness struct{ count, le2, le5 uint64 }
+
+// latenessNow reads the lateness histogram from reg (zero before any packet).
+func latenessNow(reg *prometheus.Registry) lateness {
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "banter_voice_send_lateness_seconds" && len(mf.GetMetric()) == 1 {
+			h := mf.GetMetric()[0].GetHistogram()
+			return lateness{h.GetSampleCount(), bucket(h, 0.002), bucket(h, 0.005)}
+		}
+	}
+	return lateness{}
+}
+
+// bucket returns h's cumulative count at upper bound le.
+func bucket(h *dto.Histogram, le float64) uint64 {
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == le {
+			return b.GetCumulativeCount()
+		}
+	}
+	return 0
 }
 
 func label(m *dto.Metric, name string) string {
