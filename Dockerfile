@@ -28,6 +28,9 @@ WORKDIR /data
 # /data/data/banter.db in this image. Inside the container metrics listen on all interfaces
 # (the binary's own default is 127.0.0.1:9090); override with -e BANTER_METRICS_LISTEN=...
 ENV BANTER_METRICS_LISTEN=0.0.0.0:9090
+# Without DISCORD_TOKEN the image stops with what to set, instead of starting the loopback-only
+# playground that `banter run` offers on a developer's machine.
+ENV BANTER_REQUIRE_TOKEN=1
 EXPOSE 9090
 # `banter health` GETs /healthz on the address BANTER_METRICS_LISTEN (or the config) names;
 # `banter health -ready` checks /readyz (Discord connected), for orchestrators' readiness probes.

@@ -436,3 +436,88 @@ func TestListenersShareMetrics(t *testing.T) {
 		t.Errorf("%v packets accepted, want %d", got, 4*(len(pkts)-1))
 	}
 }
+
+// TestListenerSkipsSilenceFrames: the five silence frames (F8 FF FE) a
+// client sends after each talk spurt are not decoded: they are digital
+// silence (a decoder gives exactly zeros for them), the Listener feeds
+// zeros in their place, and the endpoints are those of the same stream
+// without them.
+func TestListenerSkipsSilenceFrames(t *testing.T) {
+	dec, err := opus.NewDecoderFormat(16000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int16, 320)
+	if n, err := dec.Decode([]byte{0xF8, 0xFF, 0xFE}, out); err != nil || n != 320 || slices.ContainsFunc(out, func(v int16) bool { return v != 0 }) {
+		t.Fatalf("silence frame decodes to %d samples (err %v), not all zero", n, err)
+	}
+	a, seq, ts := talk(t, testaudio.Speech16k(t, "hey-banter-weather.wav"), 0, 100, 0, true)
+	last := a[len(a)-1]
+	var quiet []sent
+	for i := range 5 {
+		quiet = append(quiet, sent{last.tick + 1 + i, jitter.Packet{SSRC: 42, Seq: seq + uint16(i), Timestamp: last.pkt.Timestamp + uint32(i+1)*opus.FrameSamples, Payload: []byte{0xF8, 0xFF, 0xFE}}})
+	}
+	startB := last.tick + 100
+	b, _, _ := talk(t, testaudio.Speech16k(t, "two-questions.wav"), startB, seq+5, ts+100*opus.FrameSamples, true)
+	b2, _, _ := talk(t, testaudio.Speech16k(t, "two-questions.wav"), startB, seq, ts+100*opus.FrameSamples, true)
+	run := func(pkts []sent) recorder {
+		var rec recorder
+		l, err := NewListener(ListenerConfig{DirectDecode: true}, rec.handle, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliver(l, pkts, 100)
+		return rec
+	}
+	with := run(slices.Concat(a, quiet, b))
+	without := run(slices.Concat(a, b2))
+	if got, want := with.kinds(), "start speaking end start speaking end"; got != want || without.kinds() != want {
+		t.Fatalf("events %q with silence frames, %q without, want %q", got, without.kinds(), want)
+	}
+	for i := range with.evs {
+		if with.evs[i].SpeechStart != without.evs[i].SpeechStart || with.evs[i].SpeechEnd != without.evs[i].SpeechEnd {
+			t.Errorf("event %d: speech %v..%v with the silence frames, %v..%v without", i,
+				with.evs[i].SpeechStart, with.evs[i].SpeechEnd, without.evs[i].SpeechStart, without.evs[i].SpeechEnd)
+		}
+	}
+}
+
+// TestListenerSkipsDTX: a client in discontinuous transmission sends a TOC-only
+// packet every 400 ms while quiet; the Listener takes each as 20 ms of silence
+// without decoding (no concealment, no comfort noise), and the endpoints are those
+// of the same talk with nothing sent in the pause.
+func TestListenerSkipsDTX(t *testing.T) {
+	a, seq, ts := talk(t, testaudio.Speech16k(t, "hey-banter-weather.wav"), 0, 100, 0, true)
+	last := a[len(a)-1]
+	var dtx []sent
+	for i := range 5 { // at 400 ms, 800 ms, ... of the pause
+		k := (i + 1) * 20
+		dtx = append(dtx, sent{last.tick + k, jitter.Packet{SSRC: 42, Seq: seq + uint16(i), Timestamp: last.pkt.Timestamp + uint32(k)*opus.FrameSamples, Payload: []byte{0xF8}}})
+	}
+	startB := last.tick + 120
+	b, _, _ := talk(t, testaudio.Speech16k(t, "two-questions.wav"), startB, seq+5, ts+120*opus.FrameSamples, true)
+	b2, _, _ := talk(t, testaudio.Speech16k(t, "two-questions.wav"), startB, seq, ts+120*opus.FrameSamples, true)
+	run := func(pkts []sent) (recorder, uint64) {
+		var rec recorder
+		l, err := NewListener(ListenerConfig{DirectDecode: true}, rec.handle, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliver(l, pkts, 100)
+		return rec, l.Stats().Accepted
+	}
+	with, n := run(slices.Concat(a, dtx, b))
+	without, m := run(slices.Concat(a, b2))
+	if n != m+5 {
+		t.Fatalf("%d packets accepted with DTX, %d without: the DTX packets did not reach the pipeline", n, m)
+	}
+	if got, want := with.kinds(), "start speaking end start speaking end"; got != want || without.kinds() != want {
+		t.Fatalf("events %q with DTX packets, %q without, want %q", got, without.kinds(), want)
+	}
+	for i := range with.evs {
+		if with.evs[i].SpeechStart != without.evs[i].SpeechStart || with.evs[i].SpeechEnd != without.evs[i].SpeechEnd {
+			t.Errorf("event %d: speech %v..%v with DTX, %v..%v without", i,
+				with.evs[i].SpeechStart, with.evs[i].SpeechEnd, without.evs[i].SpeechStart, without.evs[i].SpeechEnd)
+		}
+	}
+}

@@ -69,6 +69,7 @@ type Listener struct {
 	gapN        int // silence frames fed for one gap at most
 	preN        int // pre-roll frames
 
+	stale  bool // silence frames were skipped: reset the decoder before the next
 	haveTS bool
 	nextTS uint32 // expected timestamp of the next packet
 	pushed bool   // a packet arrived since the last Tick
@@ -167,7 +168,7 @@ func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
 // Push takes one received packet (the payload is copied) and runs every
 // frame it makes ready through the pipeline.
 func (l *Listener) Push(p jitter.Packet) {
-	l.pushed = true
+	l.pushed = l.pushed || !isDTX(p.Payload) // a DTX packet marks a pause: wall time runs on
 	sf := opus.SilenceFrame()
 	l.quiet = bytes.Equal(p.Payload, sf[:])
 	r := l.jb.Push(p)
@@ -234,6 +235,18 @@ func (l *Listener) process(o *jitter.Output) {
 	}
 	switch o.Kind {
 	case jitter.KindPacket:
+		if isDTX(o.Payload) {
+			// A client in discontinuous transmission sends one of these
+			// every 400 ms or so while quiet; decoding it would only make
+			// the decoder conceal or make comfort noise. It is taken as
+			// the pause it marks, as if nothing had been sent: not
+			// decoded, no time fed (Tick and the next packet's timestamp
+			// gap feed the silence), the decoder reset before the next
+			// real packet. Only its sequence number counted (jitter
+			// buffer: no loss).
+			l.stale = true
+			return
+		}
 		if l.haveTS {
 			// A timestamp jump with contiguous sequence numbers is a pause
 			// in transmission: feed what Tick has not already fed.
@@ -244,6 +257,21 @@ func (l *Listener) process(o *jitter.Output) {
 			}
 		}
 		l.filled = 0
+		if isSilenceFrame(o.Payload) {
+			// Discord's end-of-spurt silence frame (F8 FF FE) decodes to
+			// digital silence: feed zeros without the decoder, which is
+			// reset before the next real packet (the same clean start a
+			// decoded run of silence frames leaves, give or take the
+			// first few milliseconds).
+			l.nextTS, l.haveTS = o.Timestamp+opus.FrameSamples, true
+			l.stale = true
+			l.silentFrame()
+			return
+		}
+		if l.stale {
+			l.dec.Reset()
+			l.stale = false
+		}
 		n, err := l.dec.Decode(o.Payload, l.pcm48)
 		if err != nil { // corrupt packet: counted, concealed
 			l.metrics.malformedPacket()
@@ -276,6 +304,24 @@ func (l *Listener) process(o *jitter.Output) {
 		}
 		l.nextTS += uint32(o.Lost) * opus.FrameSamples
 	}
+}
+
+// isSilenceFrame reports Discord's silence frame: a 20 ms CELT frame with
+// the silence flag, what clients send five of after each talk spurt.
+func isSilenceFrame(p []byte) bool {
+	return len(p) == 3 && p[0] == 0xF8 && p[1] == 0xFF && p[2] == 0xFE
+}
+
+// isDTX reports an Opus DTX packet: the TOC byte alone (libopus's encoder
+// sends one while in discontinuous transmission; its decoder treats a frame of
+// at most one byte as lost and conceals).
+func isDTX(p []byte) bool { return len(p) == 1 }
+
+// silentFrame feeds 20 ms of zeros in place of a decoded silence frame.
+func (l *Listener) silentFrame() {
+	frame := l.pcm48[:l.lost]
+	clear(frame)
+	l.feed(frame)
 }
 
 // feed resamples decoded audio and pushes every whole frame to the VAD.

@@ -20,6 +20,8 @@ type Config struct {
 	Providers        map[string]Provider `yaml:"providers"`
 	LLM              LLM                 `yaml:"llm"`
 	ReplyFollowupLLM ReplyFollowupLLM    `yaml:"replyFollowupLlm"`
+	Lookups          Lookups             `yaml:"lookups"`
+	Images           Images              `yaml:"images"`
 	Voice            Voice               `yaml:"voice"`
 	Safety           Safety              `yaml:"safety"`
 	Metrics          Metrics             `yaml:"metrics"`
@@ -101,9 +103,9 @@ type Activity struct {
 	ReplyCoalesceWindowSeconds float64 `yaml:"replyCoalesceWindowSeconds"`
 	// ReplyCoalesceMaxMessages closes a burst early once it has this many messages.
 	ReplyCoalesceMaxMessages int `yaml:"replyCoalesceMaxMessages"`
-	// MaxPromptsPerHour caps reply attempts (calls to the reply model, the follow-up review
-	// included in its attempt) per channel in a sliding hour. Direct-address classifier calls
-	// are not counted.
+	// MaxPromptsPerHour caps reply attempts (calls to the reply model, its lookups and the
+	// follow-up pass included in its attempt) per channel in a sliding hour. Direct-address
+	// classifier calls are not counted.
 	MaxPromptsPerHour int `yaml:"maxPromptsPerHour"`
 	// ExplicitReservePromptsPerHour of that cap is kept for turns that address the bot.
 	ExplicitReservePromptsPerHour int `yaml:"explicitReservePromptsPerHour"`
@@ -188,12 +190,80 @@ type DirectAddressClassifier struct {
 	ReasoningEffort string `yaml:"reasoningEffort"`
 }
 
-// ReplyFollowupLLM is an optional second model pass over a drafted reply.
+// ReplyFollowupLLM is the follow-up pass of the two-stage reply: with it enabled, the reply
+// model may ask for lookups (Lookups), and when it does, this model writes the final reply (or
+// [SKIP]) from their results. When the reply model asks for none, its answer is final.
 type ReplyFollowupLLM struct {
+	// Enabled offers the lookups switched on in Lookups to the reply model.
 	Enabled bool `yaml:"enabled"`
 	// Provider names a providers entry; empty uses llm.provider.
 	Provider string `yaml:"provider"`
 	Model    string `yaml:"model"`
+}
+
+// Lookups are what the reply model may look up before answering (with replyFollowupLlm
+// enabled); their results feed the follow-up pass. Each is switched, bounded and counted.
+type Lookups struct {
+	// MaxPerTurn caps the lookups run for one reply; further requests are ignored (logged).
+	MaxPerTurn int `yaml:"maxPerTurn"`
+	// TimeoutSeconds bounds each lookup; one that times out is reported to the follow-up pass
+	// as failed.
+	TimeoutSeconds int `yaml:"timeoutSeconds"`
+	// MaxResultChars caps each lookup's result as the follow-up pass sees it.
+	MaxResultChars int             `yaml:"maxResultChars"`
+	WebSearch      WebSearchLookup `yaml:"webSearch"`
+	Memory         MemoryLookup    `yaml:"memory"`
+	Image          ImageLookup     `yaml:"image"`
+}
+
+// WebSearchLookup is web_search: the provider's hosted web search (Responses API only).
+type WebSearchLookup struct {
+	Enabled bool `yaml:"enabled"`
+	// Provider names a providers entry whose api is responses; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	// Model runs the search; empty uses llm.model.
+	Model string `yaml:"model"`
+}
+
+// MemoryLookup is memory_lookup: a full-text search of the messages the bot has stored.
+type MemoryLookup struct {
+	Enabled bool `yaml:"enabled"`
+	// Scope is "channel" (the asker's channel only: the store cannot tell who may read
+	// another channel) or "guild" (every stored channel of the guild).
+	Scope string `yaml:"scope"`
+	// MaxResults caps the messages returned.
+	MaxResults int `yaml:"maxResults"`
+}
+
+// ImageLookup is image_lookup: a description, by the vision model, of an image posted in the
+// channel that is not shown with the conversation (by message id). Needs images.enabled.
+type ImageLookup struct {
+	Enabled bool `yaml:"enabled"`
+	// Provider names a providers entry; empty uses llm.provider.
+	Provider string `yaml:"provider"`
+	// Model describes the image; empty uses llm.model.
+	Model string `yaml:"model"`
+}
+
+// Images are the pictures people post (attachments and image embeds) that the reply model is
+// shown with the messages of its context.
+type Images struct {
+	Enabled bool `yaml:"enabled"`
+	// Mode is "inline" (banter fetches the image and sends its bytes) or "url" (the provider
+	// fetches Discord's URL itself).
+	Mode string `yaml:"mode"`
+	// MaxPerTurn caps the images shown with one reply's context, newest and the trigger's first.
+	MaxPerTurn int `yaml:"maxPerTurn"`
+	// MaxBytes skips larger images.
+	MaxBytes int `yaml:"maxBytes"`
+	// FetchTimeoutSeconds bounds each download (inline mode, image lookups).
+	FetchTimeoutSeconds int `yaml:"fetchTimeoutSeconds"`
+	// ExtraHosts may be fetched from besides Discord's CDN and media proxy (host or host:port;
+	// discord.apiUrl's host is trusted too when it is not Discord's, e.g. the simulator).
+	ExtraHosts []string `yaml:"extraHosts"`
+	// VoiceChatMinutes, when above 0, shows a voice turn's model the last image posted in the
+	// voice channel's text chat within this many minutes.
+	VoiceChatMinutes int `yaml:"voiceChatMinutes"`
 }
 
 // Voice configures voice channels.
@@ -239,6 +309,13 @@ type Voice struct {
 	// (finer timing for a few sessions); 0 keeps the transport's default (1 ms), -1 turns it
 	// off, which is better when one process hosts many voice sessions.
 	SendSpinMs int `yaml:"sendSpinMs"`
+	// SendClock is how outgoing voice frames are paced: "own" (default) sends every session's
+	// frames on one process-wide clock (a 1 ms timer wheel, frames encoded and queued ahead of
+	// their slot), each connection on its own UDP socket; "shared" also gives all connections
+	// one UDP socket, so a slot's frames leave in one sendmmsg (Discord does not document one
+	// socket for several voice connections); "off" paces each connection on its own timer,
+	// the only mode SendRealtimePriority and SendSpinMs apply to.
+	SendClock string `yaml:"sendClock"`
 }
 
 // VoiceChannelRef names a voice channel in a guild.

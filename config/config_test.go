@@ -91,6 +91,8 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"voic (line 1): unknown key", `did you mean "voice"?`}},
 		{"bad enum", "voice:\n  mode: sst\n",
 			[]string{`voice.mode: "sst" is not allowed (allowed values: stt_pipeline, realtime)`}},
+		{"bad send clock", "voice:\n  sendClock: yes\n",
+			[]string{`voice.sendClock: "yes" is not allowed (allowed values: off, own, shared)`}},
 		{"out of range eagerness", "activity:\n  replyLevelInitiative: 150\n",
 			[]string{"activity.replyLevelInitiative: 150 is out of range (allowed 0 to 100)"}},
 		{"wrong type", "context:\n  replyChainDepth: lots\n",
@@ -124,6 +126,18 @@ func TestValidationMessages(t *testing.T) {
 		{"adaptive end out of range", "voice:\n  endpointing:\n    completeSilenceMs: 50\n    trailingSilenceMs: 9000\n",
 			[]string{"voice.endpointing.completeSilenceMs: 50 is out of range (allowed 100 to 5000)",
 				"voice.endpointing.trailingSilenceMs: 9000 is out of range (allowed 100 to 5000)"}},
+		{"bad image mode", "images:\n  mode: base64\n",
+			[]string{`images.mode: "base64" is not allowed (allowed values: inline, url)`}},
+		{"image host with a scheme", "images:\n  extraHosts: [\"http://127.0.0.1:9\"]\n",
+			[]string{`images.extraHosts[0]: "http://127.0.0.1:9" is not a host or host:port`}},
+		{"bad memory scope", "lookups:\n  memory:\n    scope: everywhere\n",
+			[]string{`lookups.memory.scope: "everywhere" is not allowed (allowed values: channel, guild)`}},
+		{"web search on a chat completions provider",
+			"providers:\n  local: {baseUrl: \"http://127.0.0.1:8000/v1\", api: chat_completions}\nllm: {provider: local}\n" +
+				"replyFollowupLlm: {enabled: true}\nlookups:\n  webSearch: {enabled: true}\n",
+			[]string{"lookups.webSearch.enabled: provider local speaks chat_completions, which has no hosted web search"}},
+		{"lookup provider undefined", "lookups:\n  image: {provider: nowhere}\n",
+			[]string{`lookups.image.provider: provider "nowhere" is not defined in providers`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,6 +362,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"realtime strategy", "voice:\n  realtimeReplyStrategy: native\n", "voice.realtimeReplyStrategy", func(c *Config) bool { return c.Voice.RealtimeReplyStrategy == "brain" }},
 		{"send priority", "voice:\n  sendRealtimePriority: 10\n", "voice.sendRealtimePriority", func(c *Config) bool { return c.Voice.SendRealtimePriority == 0 }},
 		{"send spin", "voice:\n  sendSpinMs: -1\n", "voice.sendSpinMs", func(c *Config) bool { return c.Voice.SendSpinMs == 0 }},
+		{"send clock", "voice:\n  sendClock: shared\n", "voice.sendClock", func(c *Config) bool { return c.Voice.SendClock == "own" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

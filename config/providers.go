@@ -60,7 +60,16 @@ func (c *Config) Slots() []Slot {
 		{"voice.sttPipeline.transcription", c.Voice.STTPipeline.TranscriptionProvider, c.Voice.STTPipeline.TranscriptionModel},
 		{"voice.sttPipeline.tts", c.Voice.STTPipeline.TTSProvider, c.Voice.STTPipeline.TTSModel},
 		{"voice.openaiRealtime", c.Voice.OpenAIRealtime.Provider, c.Voice.OpenAIRealtime.Model},
+		{"lookups.webSearch", c.Lookups.WebSearch.Provider, orDefault(c.Lookups.WebSearch.Model, c.LLM.Model)},
+		{"lookups.image", c.Lookups.Image.Provider, orDefault(c.Lookups.Image.Model, c.LLM.Model)},
 	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // providerName maps a slot's provider ("" inherits llm.provider, which defaults to openai).
@@ -141,6 +150,9 @@ func (c *Config) SlotsInUse() []Slot {
 		switch {
 		case s.Path == "llm.directAddressClassifier" && !c.LLM.DirectAddressClassifier.Enabled,
 			s.Path == "replyFollowupLlm" && !c.ReplyFollowupLLM.Enabled,
+			strings.HasPrefix(s.Path, "lookups.") && !c.ReplyFollowupLLM.Enabled,
+			s.Path == "lookups.webSearch" && !c.Lookups.WebSearch.Enabled,
+			s.Path == "lookups.image" && (!c.Lookups.Image.Enabled || !c.Images.Enabled),
 			strings.HasPrefix(s.Path, "voice.") && !c.Voice.Enabled,
 			s.Path == "voice.replyDecisionLlm" && !c.Voice.ReplyDecisionLLM.Enabled,
 			s.Path == "voice.openaiRealtime" && c.Voice.Mode != "realtime",

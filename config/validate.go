@@ -20,12 +20,15 @@ var (
 	realtimeStrategies = []string{"brain", "native"}
 	llmAPIs            = []string{"responses", "chat_completions"}
 	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
+	sendClocks         = []string{"off", "own", "shared"}
 	storeDrivers       = []string{"sqlite", "postgres"}
 	logLevels          = []string{"debug", "info", "warn", "error"}
 	logFormats         = []string{"json", "text"}
 	forcedReplyModes   = []string{"placeholder", "silent"}
 	// reasoningEfforts: "lowest" and "default" (not sent), then the API's ReasoningEffort enum.
 	reasoningEfforts = []string{"lowest", "default", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
+	memoryScopes     = []string{"channel", "guild"}
+	imageModes       = []string{"inline", "url"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -130,6 +133,34 @@ func (v *validator) validateLLM(c *Config) {
 	if c.ReplyFollowupLLM.Enabled {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
 	}
+	v.validateLookups(c)
+}
+
+// validateLookups checks the lookups and images sections.
+func (v *validator) validateLookups(c *Config) {
+	l := c.Lookups
+	v.intRange("lookups.maxPerTurn", l.MaxPerTurn, 1, 5)
+	v.intRange("lookups.timeoutSeconds", l.TimeoutSeconds, 1, 120)
+	v.intRange("lookups.maxResultChars", l.MaxResultChars, 200, 20000)
+	v.enum("lookups.memory.scope", l.Memory.Scope, memoryScopes)
+	v.intRange("lookups.memory.maxResults", l.Memory.MaxResults, 1, 20)
+	if c.ReplyFollowupLLM.Enabled && l.WebSearch.Enabled {
+		// A provider that speaks chat completions has no hosted web search.
+		if p, err := c.Provider(l.WebSearch.Provider); err == nil && p.API == "chat_completions" {
+			v.addf("lookups.webSearch.enabled: provider %s speaks chat_completions, which has no hosted web search (use a provider with api: responses in lookups.webSearch.provider, or set enabled: false)", p.Name)
+		}
+	}
+	im := c.Images
+	v.enum("images.mode", im.Mode, imageModes)
+	v.intRange("images.maxPerTurn", im.MaxPerTurn, 1, 10)
+	v.intRange("images.maxBytes", im.MaxBytes, 1024, 20<<20)
+	v.intRange("images.fetchTimeoutSeconds", im.FetchTimeoutSeconds, 1, 60)
+	v.intRange("images.voiceChatMinutes", im.VoiceChatMinutes, 0, 1440)
+	for i, h := range im.ExtraHosts {
+		if u, err := url.Parse("http://" + h); h == "" || err != nil || u.Host != h || u.User != nil {
+			v.addf("images.extraHosts[%d]: %q is not a host or host:port (for example 127.0.0.1:8080; no scheme or path)", i, h)
+		}
+	}
 }
 
 // validateVoice checks voice.*.
@@ -184,6 +215,7 @@ func (v *validator) validateVoice(c *Config) {
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)
 	v.intRange("voice.sendSpinMs", vo.SendSpinMs, -1, 5)
+	v.enum("voice.sendClock", vo.SendClock, sendClocks)
 }
 
 // validateOperations checks safety.*, metrics.*, providers.*, store.* and log.*.

@@ -94,6 +94,7 @@ func keepStartupSettings(old, next *Config) []string {
 	keep(&changed, "voice.realtimeReplyStrategy", old.Voice.RealtimeReplyStrategy, &next.Voice.RealtimeReplyStrategy)
 	keep(&changed, "voice.sendRealtimePriority", old.Voice.SendRealtimePriority, &next.Voice.SendRealtimePriority)
 	keep(&changed, "voice.sendSpinMs", old.Voice.SendSpinMs, &next.Voice.SendSpinMs)
+	keep(&changed, "voice.sendClock", old.Voice.SendClock, &next.Voice.SendClock)
 	next.Secrets = old.Secrets
 	return changed
 }
@@ -112,6 +113,8 @@ func keepProviders(changed *[]string, old, next *Config) {
 	keep(changed, "voice.sttPipeline.transcriptionProvider", old.Voice.STTPipeline.TranscriptionProvider, &next.Voice.STTPipeline.TranscriptionProvider)
 	keep(changed, "voice.sttPipeline.ttsProvider", old.Voice.STTPipeline.TTSProvider, &next.Voice.STTPipeline.TTSProvider)
 	keep(changed, "voice.openaiRealtime.provider", old.Voice.OpenAIRealtime.Provider, &next.Voice.OpenAIRealtime.Provider)
+	keep(changed, "lookups.webSearch.provider", old.Lookups.WebSearch.Provider, &next.Lookups.WebSearch.Provider)
+	keep(changed, "lookups.image.provider", old.Lookups.Image.Provider, &next.Lookups.Image.Provider)
 }
 
 // keep restores *next to old when they differ and records name in changed.

@@ -160,30 +160,45 @@ func closeReason(code int) string {
 }
 
 // dialer is the session's gateway dialer (discordgo's default when base is nil) with every
-// connection's reads passed through a closeSniffer.
+// connection's reads passed through a closeSniffer. It dials through base's dial functions
+// when base has them (the shards' open guard).
 func (w *sessionWatch) dialer(base *websocket.Dialer) *websocket.Dialer {
 	if base == nil {
 		base = websocket.DefaultDialer
 	}
 	d := *base
 	d.Proxy = nil
-	var nd net.Dialer
+	dial := base.NetDialContext
+	if dial == nil {
+		var nd net.Dialer
+		dial = nd.DialContext
+	}
 	wrap := func(c net.Conn) net.Conn {
 		return &sniffConn{Conn: c, s: closeSniffer{onClose: func(code int) { w.lastClose.Store(int64(code)) }}}
 	}
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := nd.DialContext(ctx, network, addr)
+		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		return wrap(c), nil
+	}
+	if tlsDial := base.NetDialTLSContext; tlsDial != nil {
+		d.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := tlsDial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+		return &d
 	}
 	d.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := nd.DialContext(ctx, network, addr)
+		raw, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}

@@ -71,6 +71,8 @@ func TestGatewayMonitor(t *testing.T) {
 	defer cancel()
 	logs.wait(t, `"msg":"gateway_ready"`, `"reidentify":false`)
 
+	// Each fault waits for the connection's first heartbeat: see simtest.WaitHeartbeat.
+	simtest.WaitHeartbeat(t, sim)
 	if err := sim.CloseGateway(discordsim.CloseUnknownError); err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +83,7 @@ func TestGatewayMonitor(t *testing.T) {
 	logs.wait(t, `"msg":"gateway_resumed"`)
 	logs.wait(t, `"msg":"gateway_connected"`, `"reconnect":true`)
 
+	simtest.WaitHeartbeat(t, sim)
 	if err := sim.ForceInvalidSession(false); err != nil {
 		t.Fatal(err)
 	}

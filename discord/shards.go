@@ -158,6 +158,9 @@ type ShardOptions struct {
 	RESTShare bool
 	// Gate spaces identifies; nil uses a LocalIdentifyGate.
 	Gate IdentifyGate
+	// OpenTimeout bounds a shard's log-in: connecting, Hello and READY (default 2 minutes). A
+	// gateway that accepts the connection and then says nothing fails the log-in after it.
+	OpenTimeout time.Duration
 }
 
 // Shards is the set of gateway sessions one process runs, one per shard it owns. It routes each
@@ -167,7 +170,9 @@ type Shards struct {
 	maxConc  int
 	gate     IdentifyGate
 	sessions map[int]*discordgo.Session // by shard id
+	guards   map[int]*openGuard         // by shard id: makes Open stoppable
 	ids      []int                      // sorted
+	timeout  time.Duration              // OpenTimeout
 }
 
 // NewShards builds (but does not open) the sessions of the shards this process runs.
@@ -217,7 +222,12 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 	if gate == nil {
 		gate = &LocalIdentifyGate{}
 	}
-	sh := &Shards{count: count, maxConc: maxConc, gate: gate, sessions: map[int]*discordgo.Session{}, ids: ids}
+	timeout := opts.OpenTimeout
+	if timeout <= 0 {
+		timeout = readyTimeout
+	}
+	sh := &Shards{count: count, maxConc: maxConc, gate: gate, sessions: map[int]*discordgo.Session{},
+		guards: map[int]*openGuard{}, ids: ids, timeout: timeout}
 	for _, id := range ids {
 		s := probe
 		if id != ids[0] {
@@ -229,7 +239,10 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 			s.Client = probe.Client
 		}
 		s.ShardID, s.ShardCount = id, count
+		g := &openGuard{}
+		s.Dialer = g.dialer(s.Dialer)
 		sh.sessions[id] = s
+		sh.guards[id] = g
 	}
 	return sh, nil
 }
@@ -259,7 +272,7 @@ func (sh *Shards) ForGuild(guildID string) *discordgo.Session {
 // Owns reports whether this process runs the shard of the guild.
 func (sh *Shards) Owns(guildID string) bool { return sh.ForGuild(guildID) != nil }
 
-// readyTimeout bounds the wait for a shard's READY after its Identify.
+// readyTimeout is ShardOptions.OpenTimeout's default.
 const readyTimeout = 2 * time.Minute
 
 // Open identifies every shard, shards sharing a rate-limit key (id % max_concurrency) one at a
@@ -272,7 +285,7 @@ func (sh *Shards) Open(ctx context.Context) error {
 			sh.Close()
 			return fmt.Errorf("discord: shard %d/%d: wait to identify: %w", id, sh.count, err)
 		}
-		err = openReady(ctx, sh.sessions[id])
+		err = openReady(ctx, sh.sessions[id], sh.guards[id], sh.timeout)
 		release()
 		if err != nil {
 			sh.Close()
@@ -282,10 +295,11 @@ func (sh *Shards) Open(ctx context.Context) error {
 	return nil
 }
 
-// openReady opens a session and waits for its READY. discordgo's Open returns after the first
-// event that follows the Identify, which is not READY when Discord answers op 9 (Invalid
-// Session): discordgo then identifies again on its own and READY comes later.
-func openReady(ctx context.Context, s *discordgo.Session) error {
+// openReady opens a session and waits for its READY, for at most timeout and until ctx ends.
+// discordgo's Open returns after the first event that follows the Identify, which is not READY
+// when Discord answers op 9 (Invalid Session): discordgo then identifies again on its own and
+// READY comes later. Open itself cannot be cancelled: the guard ends it by closing its connection.
+func openReady(ctx context.Context, s *discordgo.Session, g *openGuard, timeout time.Duration) error {
 	ready := make(chan struct{}, 1)
 	remove := s.AddHandlerOnce(func(*discordgo.Session, *discordgo.Ready) {
 		select {
@@ -294,18 +308,24 @@ func openReady(ctx context.Context, s *discordgo.Session) error {
 		}
 	})
 	defer remove()
-	if err := s.Open(); err != nil {
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no READY within %v", timeout))
+	defer cancel()
+	g.begin()
+	stop := context.AfterFunc(ctx, g.abort)
+	err := s.Open()
+	stop()
+	g.end()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("connecting: %w (%w)", context.Cause(ctx), err)
+		}
 		return err
 	}
-	t := time.NewTimer(readyTimeout)
-	defer t.Stop()
 	select {
 	case <-ready:
 		return nil
-	case <-t.C:
-		return fmt.Errorf("no READY %v after identifying", readyTimeout)
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for READY: %w", ctx.Err())
+		return fmt.Errorf("waiting for READY: %w", context.Cause(ctx))
 	}
 }
 

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +118,40 @@ func TestProcessShards(t *testing.T) {
 	}
 	if got := ProcessRESTShare(2, 4); got != GlobalRESTLimit/2 {
 		t.Errorf("share of 2 of 4 shards = %v", got)
+	}
+}
+
+// TestParseShardIDsBoundedByCount: the work and memory of ParseShardIDs are bounded by the shard
+// count (at most MaxShards), never by the numbers a spec or Discord's answer names: a spec
+// naming two billion shards, or listing every shard twice, costs what the count allows and no
+// more. Counted in bytes allocated, not in time.
+func TestParseShardIDsBoundedByCount(t *testing.T) {
+	allocated := func(spec string, count int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ParseShardIDs(spec, count)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("ParseShardIDs(%q, %d) accepted", spec, count)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	// Every id of a MaxShards count, as ints and as the "listed" marks, plus slack for the
+	// slice's growth and the error: a few MB. A parse sized by the spec's numbers would need
+	// gigabytes (two billion ints).
+	const budget = 64 * MaxShards
+	for _, c := range []struct {
+		spec  string
+		count int
+	}{
+		{"0-1999999999", 2000000000},                  // count over MaxShards: refused before any work
+		{"", MaxShards + 1},                           //
+		{"0-1999999999", MaxShards},                   // range past the count: refused before the loop
+		{"0-99999,0-99999", MaxShards},                // every shard twice: stops at the first repeat
+		{strings.Repeat("0-99999,", 1000), MaxShards}, // the same, in a long spec
+	} {
+		if n := allocated(c.spec, c.count); n > budget+uint64(2*len(c.spec)) {
+			t.Errorf("ParseShardIDs(%.40q, %d) allocated %d bytes, more than the count allows (%d)", c.spec, c.count, n, budget)
+		}
 	}
 }

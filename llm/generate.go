@@ -47,14 +47,22 @@ type Message struct {
 }
 
 // GenerateRequest is a text generation: a system prompt (Instructions) and
-// the conversation so far.
+// the conversation so far, with the tools the model may call.
 type GenerateRequest struct {
 	Model        string
 	Instructions string
 	Messages     []Message
-	// SendMessageTool offers the send_discord_message function tool with
-	// tool_choice auto; the model may still answer in free text.
-	SendMessageTool bool
+	// Tools are function tools the model may call (tool_choice per ToolChoice); the calls come
+	// back in Result.ToolCalls.
+	Tools []Tool
+	// Hosted are tools the provider runs itself (Responses API only: a chat completions
+	// client refuses a request with hosted tools before sending it).
+	Hosted []HostedTool
+	// ToolChoice applies when tools are offered.
+	ToolChoice ToolChoice
+	// ParallelToolCalls lets the model make several calls in one answer; off, at most one
+	// (Responses API; chat completions keep the server's default).
+	ParallelToolCalls bool
 	// MaxOutputTokens bounds the answer; 0 leaves it to the server.
 	MaxOutputTokens int
 	// ReasoningEffort is sent as reasoning.effort (responses) or reasoning_effort (chat
@@ -63,41 +71,8 @@ type GenerateRequest struct {
 	ReasoningEffort string
 }
 
-// ResultKind says what a generation produced. The zero value is
-// ResultUnknown.
-type ResultKind uint8
-
-// Result kinds.
-const (
-	ResultUnknown ResultKind = iota
-	// ResultText: free text (possibly empty or "[SKIP]"; Stage B decides).
-	ResultText
-	// ResultToolCall: a valid send_discord_message call in Result.Send.
-	ResultToolCall
-	// ResultInvalidToolCall: a tool call whose arguments failed validation;
-	// Result.ToolErr says why and Result.Send holds what could be read.
-	ResultInvalidToolCall
-)
-
-// String returns the kind's label, e.g. "tool_call".
-func (k ResultKind) String() string {
-	switch k {
-	case ResultText:
-		return "text"
-	case ResultToolCall:
-		return "tool_call"
-	case ResultInvalidToolCall:
-		return "invalid_tool_call"
-	}
-	return "unknown"
-}
-
-// ToolCall is a raw function call as the model emitted it.
-type ToolCall struct {
-	ID        string
-	Name      string
-	Arguments string
-}
+// hasTools reports whether the request offers any tool.
+func (r *GenerateRequest) hasTools() bool { return len(r.Tools) > 0 || len(r.Hosted) > 0 }
 
 // Usage is the token accounting reported by the server (0 when absent).
 type Usage struct {
@@ -107,33 +82,34 @@ type Usage struct {
 
 // Result is the outcome of Generate.
 type Result struct {
-	Kind ResultKind
-	// Text is the free text of the answer (it may accompany a tool call).
+	// Text is the free text of the answer (it may accompany tool calls; possibly empty or
+	// "[SKIP]").
 	Text string
-	// Refusal is the model's refusal message, when it refused (Text is
-	// then usually empty).
+	// Refusal is the model's refusal message, when it refused (Text is then usually empty).
 	Refusal string
-	// Send is the parsed tool call (valid for ResultToolCall, best effort
-	// for ResultInvalidToolCall).
-	Send SendMessageArgs
-	// ToolCall is the raw call, when there was one. Only the first call is
-	// used; ExtraToolCalls counts the ignored rest.
-	ToolCall       *ToolCall
-	ExtraToolCalls int
-	ToolErr        *ToolCallError
-	ResponseID     string
-	Model          string
-	Usage          Usage
-	Latency        time.Duration
-	Attempts       int
+	// ToolCalls are the function calls the model made, in order, arguments unparsed.
+	ToolCalls []ToolCall
+	// HostedCalls are the hosted tools the provider ran (web searches), and Citations the
+	// sources the answer cites.
+	HostedCalls []HostedCall
+	Citations   []Citation
+	ResponseID  string
+	Model       string
+	Usage       Usage
+	Latency     time.Duration
+	Attempts    int
 }
 
-// Generate runs one non-streaming generation through the configured API.
-// Invalid tool calls are not errors: they come back as
-// ResultInvalidToolCall. Errors are *APIError.
+// Generate runs one non-streaming generation through the configured API. The
+// tool calls the model made come back unparsed in Result.ToolCalls. Errors
+// are *APIError.
 func (c *Client) Generate(ctx context.Context, req GenerateRequest) (*Result, error) {
 	if req.Model == "" {
 		return nil, &APIError{Op: OpGenerate, Kind: ErrorKindBadRequest, Err: errors.New("model is empty")}
+	}
+	if len(req.Hosted) > 0 && c.opts.API == APIChatCompletions {
+		return nil, &APIError{Op: OpGenerate, Model: req.Model, Kind: ErrorKindBadRequest,
+			Err: fmt.Errorf("hosted tool %s needs the responses API; chat completions have none", req.Hosted[0])}
 	}
 	start := c.now()
 	var res *Result
@@ -152,28 +128,7 @@ func (c *Client) Generate(ctx context.Context, req GenerateRequest) (*Result, er
 		return nil, err
 	}
 	res.Latency, res.Attempts = d, attempts
-	c.finishToolCall(res)
 	return res, nil
-}
-
-// finishToolCall validates the raw tool call and sets Kind.
-func (c *Client) finishToolCall(res *Result) {
-	res.Kind = ResultText
-	if res.ToolCall == nil {
-		return
-	}
-	res.Kind = ResultToolCall
-	var err error
-	if res.ToolCall.Name != SendMessageToolName {
-		err = &ToolCallError{Reason: ToolCallReasonUnknownTool, Detail: fmt.Sprintf("%.64q", res.ToolCall.Name)}
-	} else {
-		res.Send, err = ParseSendMessageArgs(res.ToolCall.Arguments)
-	}
-	if err != nil {
-		res.Kind = ResultInvalidToolCall
-		res.ToolErr = err.(*ToolCallError)
-		c.metrics.observeInvalidToolCall(res.ToolErr.Reason.String())
-	}
 }
 
 func (c *Client) responsesParams(req GenerateRequest) responses.ResponseNewParams {
@@ -203,15 +158,27 @@ func (c *Client) responsesParams(req GenerateRequest) responses.ResponseNewParam
 	if req.ReasoningEffort != "" {
 		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(req.ReasoningEffort)}
 	}
-	if req.SendMessageTool {
-		p.Tools = []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{
-			Name:        SendMessageToolName,
-			Description: param.NewOpt(sendMessageToolDescription),
-			Parameters:  sendMessageToolSchema(),
-			Strict:      param.NewOpt(true),
-		}}}
-		p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptionsAuto)}
-		p.ParallelToolCalls = param.NewOpt(false)
+	if req.hasTools() {
+		p.Tools = make([]responses.ToolUnionParam, 0, len(req.Tools)+len(req.Hosted))
+		for _, t := range req.Tools {
+			p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+				Name:        t.Name,
+				Description: param.NewOpt(t.Description),
+				Parameters:  t.Parameters,
+				Strict:      param.NewOpt(t.Strict),
+			}})
+		}
+		for _, h := range req.Hosted {
+			if h == HostedWebSearch {
+				p.Tools = append(p.Tools, responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch))
+			}
+		}
+		choice := responses.ToolChoiceOptionsAuto
+		if req.ToolChoice == ToolChoiceRequired {
+			choice = responses.ToolChoiceOptionsRequired
+		}
+		p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(choice)}
+		p.ParallelToolCalls = param.NewOpt(req.ParallelToolCalls)
 	}
 	return p
 }
@@ -234,17 +201,21 @@ func (c *Client) generateResponses(ctx context.Context, req GenerateRequest, a *
 				switch part.Type {
 				case "output_text":
 					text.WriteString(part.Text)
+					for _, a := range part.Annotations {
+						if a.Type == "url_citation" && a.URL != "" {
+							res.Citations = append(res.Citations, Citation{URL: a.URL, Title: a.Title})
+						}
+					}
 				case "refusal":
 					res.Refusal += part.Refusal
 				}
 			}
 		case "function_call":
 			fc := item.AsFunctionCall()
-			if res.ToolCall != nil {
-				res.ExtraToolCalls++
-				continue
-			}
-			res.ToolCall = &ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: fc.Arguments}
+			res.ToolCalls = append(res.ToolCalls, ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: fc.Arguments})
+		case "web_search_call":
+			ws := item.AsWebSearchCall()
+			res.HostedCalls = append(res.HostedCalls, HostedCall{Tool: HostedWebSearch, Status: string(ws.Status), Query: ws.Action.Query})
 		}
 	}
 	res.Text = strings.TrimSpace(text.String())
@@ -285,14 +256,19 @@ func (c *Client) chatParams(req GenerateRequest) openai.ChatCompletionNewParams 
 	if req.ReasoningEffort != "" {
 		p.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
 	}
-	if req.SendMessageTool {
-		p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        SendMessageToolName,
-			Description: param.NewOpt(sendMessageToolDescription),
-			Parameters:  shared.FunctionParameters(sendMessageToolSchema()),
-			Strict:      param.NewOpt(true),
-		})}
-		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: param.NewOpt("auto")}
+	if len(req.Tools) > 0 {
+		p.Tools = make([]openai.ChatCompletionToolUnionParam, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+				Name:        t.Name,
+				Description: param.NewOpt(t.Description),
+				Parameters:  shared.FunctionParameters(t.Parameters),
+				Strict:      param.NewOpt(t.Strict),
+			}))
+		}
+		// parallel_tool_calls is left to the server's default: not every compatible server
+		// reads it, and the caller handles several calls anyway.
+		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: param.NewOpt(req.ToolChoice.String())}
 	}
 	return p
 }
@@ -308,12 +284,13 @@ func (c *Client) generateChat(ctx context.Context, req GenerateRequest, a *attem
 	msg := resp.Choices[0].Message
 	res := &Result{ResponseID: resp.ID, Model: resp.Model, Text: strings.TrimSpace(msg.Content), Refusal: msg.Refusal,
 		Usage: Usage{InputTokens: int(resp.Usage.PromptTokens), OutputTokens: int(resp.Usage.CompletionTokens)}}
-	for i, tc := range msg.ToolCalls {
-		if i > 0 {
-			res.ExtraToolCalls++
-			continue
+	for _, tc := range msg.ToolCalls {
+		res.ToolCalls = append(res.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	for _, a := range msg.Annotations {
+		if a.URLCitation.URL != "" {
+			res.Citations = append(res.Citations, Citation{URL: a.URLCitation.URL, Title: a.URLCitation.Title})
 		}
-		res.ToolCall = &ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 	}
 	return res, nil
 }
@@ -351,11 +328,14 @@ func (c *Client) classify(ctx context.Context, model, system, user, effort strin
 	return raw, err
 }
 
-// String renders a Result for logs (never the full text).
+// String renders a Result for logs (never the full text or arguments).
 func (r *Result) String() string {
-	s := r.Kind.String() + " " + strconv.Quote(truncate(r.Text, 40))
-	if r.ToolCall != nil {
-		s += " " + r.ToolCall.Name + " mode=" + r.Send.Mode.String() + " target=" + r.Send.TargetMessageID
+	s := strconv.Quote(truncate(r.Text, 40))
+	for _, c := range r.ToolCalls {
+		s += " " + c.Name + "()"
+	}
+	for _, h := range r.HostedCalls {
+		s += " " + h.Tool.String() + "[" + h.Status + "]"
 	}
 	return s
 }

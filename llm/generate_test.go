@@ -11,6 +11,20 @@ import (
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
+// lookupTool is a function tool as a caller would describe one; the client
+// knows nothing of what it means.
+var lookupTool = Tool{
+	Name:        "memory_lookup",
+	Description: "Search what was said in this channel before.",
+	Parameters: map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"query": map[string]any{"type": "string"}},
+		"required":             []any{"query"},
+		"additionalProperties": false,
+	},
+	Strict: true,
+}
+
 var convo = GenerateRequest{
 	Model:        "gpt-5-mini",
 	Instructions: "You are banter, a friendly regular of this server.",
@@ -19,54 +33,47 @@ var convo = GenerateRequest{
 		{Role: RoleAssistant, Content: "[id 112] banter: which one?"},
 		{Role: RoleUser, Content: "[id 113] alice: @banter the final, obviously"},
 	},
-	SendMessageTool: true,
+	Tools: []Tool{lookupTool},
 }
 
-func toolRule(name, args string) openaisim.Rule {
-	return openaisim.Rule{Name: name, Match: openaisim.Match{Tool: SendMessageToolName},
-		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: SendMessageToolName, Arguments: args}}}}
+func callRule(name string, calls ...openaisim.ToolCall) openaisim.Rule {
+	return openaisim.Rule{Name: name, Match: openaisim.Match{Tool: lookupTool.Name},
+		Reply: openaisim.Reply{ToolCalls: calls}}
 }
 
-// TestGenerate runs the text pipeline's call through both APIs.
+// TestGenerate runs a generation with a function tool through both APIs: the
+// tool goes out as described, and every call the model makes comes back with
+// its raw arguments (invalid ones included: parsing them is the caller's job).
 func TestGenerate(t *testing.T) {
 	tests := []struct {
 		name    string
 		rule    openaisim.Rule
-		kind    ResultKind
-		send    SendMessageArgs
+		calls   []ToolCall // ID is not compared
 		text    string
-		reason  ToolCallReason
 		refusal string
 	}{
-		{name: "tool call reply",
-			rule: toolRule("reply", `{"mode":"reply","target_message_id":"113","text":"What a final!"}`),
-			kind: ResultToolCall, send: SendMessageArgs{SendModeReply, "113", "What a final!"}},
-		{name: "tool call broadcast",
-			rule: toolRule("broadcast", `{"mode":"broadcast","target_message_id":null,"text":"GG everyone"}`),
-			kind: ResultToolCall, send: SendMessageArgs{SendModeBroadcast, "", "GG everyone"}},
-		{name: "hallucinated id passes shape check",
-			// Whether 999 was shown is the caller's check; llm only checks shape.
-			rule: toolRule("hallucinated", `{"mode":"reply","target_message_id":"999","text":"hm"}`),
-			kind: ResultToolCall, send: SendMessageArgs{SendModeReply, "999", "hm"}},
-		{name: "invalid json arguments",
-			rule: toolRule("badjson", `{"mode":"reply","target_message_id":"113","text":"cut`),
-			kind: ResultInvalidToolCall, reason: ToolCallReasonNotJSON},
-		{name: "invalid mode keeps text",
-			rule: toolRule("badmode", `{"mode":"dm","target_message_id":"113","text":"psst"}`),
-			kind: ResultInvalidToolCall, reason: ToolCallReasonBadMode, send: SendMessageArgs{Text: "psst"}},
-		{name: "unknown tool",
-			rule: openaisim.Rule{Name: "other", Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{
-				{Name: "ban_user", Arguments: `{"user":"alice"}`}}}},
-			kind: ResultInvalidToolCall, reason: ToolCallReasonUnknownTool},
+		{name: "one call",
+			rule:  callRule("one", openaisim.ToolCall{Name: "memory_lookup", Arguments: `{"query":"final score"}`}),
+			calls: []ToolCall{{Name: "memory_lookup", Arguments: `{"query":"final score"}`}}},
+		{name: "several calls in order",
+			rule: callRule("two", openaisim.ToolCall{Name: "memory_lookup", Arguments: `{"query":"a"}`},
+				openaisim.ToolCall{Name: "memory_lookup", Arguments: `{"query":"b"}`}),
+			calls: []ToolCall{{Name: "memory_lookup", Arguments: `{"query":"a"}`}, {Name: "memory_lookup", Arguments: `{"query":"b"}`}}},
+		{name: "raw invalid arguments returned as is",
+			rule:  callRule("badjson", openaisim.ToolCall{Name: "memory_lookup", Arguments: `{"query":"cut`}),
+			calls: []ToolCall{{Name: "memory_lookup", Arguments: `{"query":"cut`}}},
+		{name: "a tool not offered",
+			rule:  openaisim.Rule{Name: "other", Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "ban_user", Arguments: `{"user":"alice"}`}}}},
+			calls: []ToolCall{{Name: "ban_user", Arguments: `{"user":"alice"}`}}},
 		{name: "free text",
 			rule: openaisim.Rule{Name: "text", Reply: openaisim.Reply{Text: "The final was wild."}},
-			kind: ResultText, text: "The final was wild."},
+			text: "The final was wild."},
 		{name: "refusal",
-			rule: openaisim.Rule{Name: "no", Reply: openaisim.Reply{Refusal: "I can't help with that."}},
-			kind: ResultText, refusal: "I can't help with that."},
+			rule:    openaisim.Rule{Name: "no", Reply: openaisim.Reply{Refusal: "I can't help with that."}},
+			refusal: "I can't help with that."},
 		{name: "skip",
 			rule: openaisim.Rule{Name: "skip", Reply: openaisim.Reply{Skip: true}},
-			kind: ResultText, text: "[SKIP]"},
+			text: "[SKIP]"},
 	}
 	for _, api := range []API{APIResponses, APIChatCompletions} {
 		for _, tt := range tests {
@@ -76,22 +83,16 @@ func TestGenerate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Kind != tt.kind {
-					t.Fatalf("kind = %v, want %v (%v)", res.Kind, tt.kind, res)
+				if len(res.ToolCalls) != len(tt.calls) {
+					t.Fatalf("calls = %+v, want %+v", res.ToolCalls, tt.calls)
 				}
-				if res.Send != tt.send {
-					t.Errorf("send = %+v, want %+v", res.Send, tt.send)
+				for i, c := range res.ToolCalls {
+					if c.Name != tt.calls[i].Name || c.Arguments != tt.calls[i].Arguments || c.ID == "" {
+						t.Errorf("call %d = %+v, want %+v with an id", i, c, tt.calls[i])
+					}
 				}
 				if res.Text != tt.text || res.Refusal != tt.refusal {
 					t.Errorf("text = %q, refusal = %q; want %q, %q", res.Text, res.Refusal, tt.text, tt.refusal)
-				}
-				if tt.reason != ToolCallReasonUnknown {
-					if res.ToolErr == nil || res.ToolErr.Reason != tt.reason {
-						t.Errorf("tool error = %v, want %v", res.ToolErr, tt.reason)
-					}
-					if got := env.counter(t, "banter_llm_invalid_tool_calls_total", map[string]string{"reason": tt.reason.String()}); got != 1 {
-						t.Errorf("invalid tool call counter = %v, want 1", got)
-					}
 				}
 				if res.Attempts != 1 || res.Latency <= 0 || res.ResponseID == "" {
 					t.Errorf("attempts=%d latency=%v id=%q", res.Attempts, res.Latency, res.ResponseID)
@@ -104,18 +105,76 @@ func TestGenerate(t *testing.T) {
 				if !containsAll(rec.Prompt, "anyone seen the match?", "which one?", "the final, obviously") {
 					t.Errorf("prompt lacks the conversation: %q", rec.Prompt)
 				}
-				if len(rec.Tools) != 1 || rec.Tools[0].Name != SendMessageToolName ||
-					!containsAll(string(rec.Tools[0].Parameters), `"target_message_id"`, `"broadcast"`, `"null"`) {
+				if len(rec.Tools) != 1 || rec.Tools[0].Name != lookupTool.Name || rec.Tools[0].Description != lookupTool.Description ||
+					!containsAll(string(rec.Tools[0].Parameters), `"query"`, `"additionalProperties":false`) {
 					t.Errorf("tools = %+v", rec.Tools)
 				}
 				if !strings.Contains(rec.ToolChoice, "auto") {
 					t.Errorf("tool_choice = %q, want auto", rec.ToolChoice)
+				}
+				if api == APIResponses && !strings.Contains(string(rec.Body), `"parallel_tool_calls":false`) {
+					t.Errorf("responses body lacks parallel_tool_calls false: %s", rec.Body)
 				}
 				if got := env.counter(t, "banter_llm_requests_total", map[string]string{"op": "generate", "outcome": "ok"}); got != 1 {
 					t.Errorf("requests_total{ok} = %v", got)
 				}
 			})
 		}
+	}
+}
+
+// TestGenerateToolChoiceAndParallel: tool_choice required and parallel calls reach the server.
+func TestGenerateToolChoiceAndParallel(t *testing.T) {
+	env := newEnv(t, Options{}, openaisim.Rule{Reply: openaisim.Reply{Text: "ok"}})
+	req := convo
+	req.ToolChoice, req.ParallelToolCalls = ToolChoiceRequired, true
+	if _, err := env.client.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	rec := last(t, env.sim.Requests())
+	if !strings.Contains(rec.ToolChoice, "required") || !strings.Contains(string(rec.Body), `"parallel_tool_calls":true`) {
+		t.Errorf("tool_choice %q, body %s", rec.ToolChoice, rec.Body)
+	}
+}
+
+// TestHostedWebSearch: the Responses API gets the hosted web_search tool next to the function
+// tools; a chat completions client refuses hosted tools before sending anything.
+func TestHostedWebSearch(t *testing.T) {
+	req := convo
+	req.Hosted = []HostedTool{HostedWebSearch}
+	env := newEnv(t, Options{}, openaisim.Rule{Reply: openaisim.Reply{Text: "The final ended 2-1.",
+		WebSearch: &openaisim.WebSearch{Query: "world cup final score", Results: []openaisim.WebResult{{URL: "https://news.example.com/final", Title: "Final report"}}}}})
+	res, err := env.client.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, "The final ended 2-1.") {
+		t.Errorf("text = %q", res.Text)
+	}
+	if len(res.HostedCalls) != 1 || res.HostedCalls[0].Tool != HostedWebSearch || res.HostedCalls[0].Query != "world cup final score" ||
+		res.HostedCalls[0].Status != "completed" {
+		t.Errorf("hosted calls = %+v, want the completed search", res.HostedCalls)
+	}
+	if len(res.Citations) != 1 || res.Citations[0] != (Citation{URL: "https://news.example.com/final", Title: "Final report"}) {
+		t.Errorf("citations = %+v", res.Citations)
+	}
+	rec := last(t, env.sim.Requests())
+	var types []string
+	for _, tl := range rec.Tools {
+		types = append(types, tl.Type)
+	}
+	if len(types) != 2 || types[0] != "function" || types[1] != "web_search" {
+		t.Errorf("tools sent = %v, want [function web_search]", types)
+	}
+
+	chat := newEnv(t, Options{API: APIChatCompletions}, openaisim.Rule{Reply: openaisim.Reply{Text: "no"}})
+	_, err = chat.client.Generate(context.Background(), req)
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Kind != ErrorKindBadRequest || !strings.Contains(err.Error(), "web_search") {
+		t.Fatalf("chat completions with web_search: err = %v, want a bad_request naming web_search", err)
+	}
+	if n := len(chat.sim.Requests()); n != 0 {
+		t.Errorf("chat completions server saw %d requests, want none", n)
 	}
 }
 
@@ -207,7 +266,7 @@ func TestGenerateFaults(t *testing.T) {
 					if err != nil {
 						t.Fatalf("want success after retry, got %v", err)
 					}
-					if res.Kind != ResultText || res.Text == "" {
+					if len(res.ToolCalls) != 0 || res.Text == "" {
 						t.Errorf("result %v", res)
 					}
 					return

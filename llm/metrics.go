@@ -14,7 +14,6 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec // op, model
 	firstToken *prometheus.HistogramVec // op, model
 	firstByte  *prometheus.HistogramVec // op, model
-	invalid    *prometheus.CounterVec   // reason
 }
 
 // latencyBuckets span 10 ms to ~40 s, the range of model calls.
@@ -28,7 +27,6 @@ var latencyBuckets = []float64{.01, .025, .05, .1, .2, .35, .5, .75, 1, 1.5, 2, 
 //	banter_llm_request_duration_seconds{op,model}        whole call incl. retries (streams: to the end)
 //	banter_llm_time_to_first_token_seconds{op,model}     streaming generation
 //	banter_llm_time_to_first_byte_seconds{op,model}      speech
-//	banter_llm_invalid_tool_calls_total{reason}
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -54,13 +52,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from request start to the first audio byte of speech.",
 			Buckets: latencyBuckets,
 		}, []string{"op", "model"}),
-		invalid: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "banter_llm_invalid_tool_calls_total",
-			Help: "Tool calls whose arguments failed validation, by reason.",
-		}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.retries, m.duration, m.firstToken, m.firstByte, m.invalid)
+		reg.MustRegister(m.requests, m.retries, m.duration, m.firstToken, m.firstByte)
 	}
 	return m
 }
@@ -92,13 +86,6 @@ func (m *Metrics) observeFirstByte(op Op, model string, d time.Duration) {
 		return
 	}
 	m.firstByte.WithLabelValues(op.String(), model).Observe(d.Seconds())
-}
-
-func (m *Metrics) observeInvalidToolCall(reason string) {
-	if m == nil {
-		return
-	}
-	m.invalid.WithLabelValues(reason).Inc()
 }
 
 func outcome(err error) string {

@@ -67,7 +67,7 @@ type deltaSource interface {
 
 // Stream starts a streaming generation (no tools). Errors are *APIError.
 func (c *Client) Stream(ctx context.Context, req GenerateRequest) (*TextStream, error) {
-	if req.Model == "" || req.SendMessageTool {
+	if req.Model == "" || req.hasTools() {
 		return nil, &APIError{Op: OpStream, Model: req.Model, Kind: ErrorKindBadRequest,
 			Err: errors.New("stream needs a model and takes no tools")}
 	}

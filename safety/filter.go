@@ -61,5 +61,12 @@ func (f *Filter) Blocked(authorID string) bool {
 	return authorID != "" && slices.Contains(f.blocked, authorID)
 }
 
+// BlockedIn reports whether authorID is in c's permissions.blockedUserIds, as
+// Filter.Blocked does, without building a Filter: it allocates nothing, for
+// checks on a per-frame path (voice barge-in).
+func BlockedIn(c *config.Config, authorID string) bool {
+	return authorID != "" && slices.Contains(c.Permissions.BlockedUserIDs, authorID)
+}
+
 // Scrub replaces every ban word in s with asterisks (for what the bot says).
 func (f *Filter) Scrub(s string) string { return f.banned.Scrub(s) }

@@ -52,3 +52,18 @@ func TestForConfig(t *testing.T) {
 		t.Error("the filter shares the configuration's slice")
 	}
 }
+
+// TestBlockedInAgreesWithFilter: the allocation-free check answers as the Filter does.
+func TestBlockedInAgreesWithFilter(t *testing.T) {
+	c := config.Default()
+	c.Permissions.BlockedUserIDs = []string{"666", "42"}
+	f := ForConfig(c)
+	for _, id := range []string{"666", "42", "7", ""} {
+		if got, want := BlockedIn(c, id), f.Blocked(id); got != want {
+			t.Errorf("BlockedIn(%q) = %v, Filter.Blocked = %v", id, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { BlockedIn(c, "7") }); n != 0 {
+		t.Errorf("BlockedIn allocates %v times", n)
+	}
+}

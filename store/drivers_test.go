@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/leakcheck"
 	"github.com/banterbot/banter/store/pgtest"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	os.Exit(code)
+	os.Exit(leakcheck.Check(code))
 }
 
 // openPostgres opens a Postgres store on a fresh database of the test cluster.

@@ -133,6 +133,8 @@ func pgMigrations() []string {
 		// Rows from before the upgrade have no user and count for the channel only.
 		`ALTER TABLE prompt_ledger ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
 		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
+		// 5: the images each message shows (JSON), kept since Discord's signed URLs expire.
+		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
 	}
 }
 
@@ -193,16 +195,16 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted, search_text)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)
+		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text`,
+		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text, images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content))
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images))
 	if err != nil {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}

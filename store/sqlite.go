@@ -112,6 +112,8 @@ func migrations() []string {
 		// Rows from before the upgrade have no user and count for the channel only.
 		`ALTER TABLE prompt_ledger ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
 		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
+		// 4: the images each message shows (JSON), kept since Discord's signed URLs expire.
+		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
 	}
 }
 
@@ -171,16 +173,16 @@ func fromMS(v int64) time.Time {
 func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		 created_at, edited_at, reply_to_id, persona, deleted, images)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=MAX(messages.deleted, excluded.deleted)`,
+		 deleted=MAX(messages.deleted, excluded.deleted), images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted)
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images))
 	if err != nil {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}
@@ -217,14 +219,16 @@ func affected(res sql.Result, op, id string) error {
 }
 
 const messageColumns = `id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self,
-	content, created_at, edited_at, reply_to_id, persona, deleted`
+	content, created_at, edited_at, reply_to_id, persona, deleted, images`
 
 func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 	var m Message
 	var created, edited int64
+	var images string
 	err := row.Scan(&m.ID, &m.ChannelID, &m.GuildID, &m.ThreadID, &m.AuthorID, &m.AuthorName, &m.IsBot,
-		&m.IsSelf, &m.Content, &created, &edited, &m.ReplyToID, &m.Persona, &m.Deleted)
+		&m.IsSelf, &m.Content, &created, &edited, &m.ReplyToID, &m.Persona, &m.Deleted, &images)
 	m.CreatedAt, m.EditedAt = fromMS(created), fromMS(edited)
+	m.Images = decodeImages(images)
 	return m, err
 }
 

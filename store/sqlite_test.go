@@ -237,3 +237,35 @@ func TestLedgerUpgradeKeepsRows(t *testing.T) {
 		t.Errorf("alice's count = %d, %v; want 1", n, err)
 	}
 }
+
+// TestImagesUpgradeKeepsMessages: a database made before messages kept their images (schema
+// version 3) keeps its messages, which have none, and stores images from then on.
+func TestImagesUpgradeKeepsMessages(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := migrations()[:3]
+	if _, err := db.Exec(strings.Join(old, ";") + `; PRAGMA user_version = 3;
+		INSERT INTO messages (id, channel_id, guild_id, author_id, content, created_at) VALUES ('1', 'c', 'g', 'u', 'before images', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if m, err := s.Message(ctx, "1"); err != nil || m.Content != "before images" || m.Images != nil {
+		t.Fatalf("old message = %+v, %v", m, err)
+	}
+	im := Image{Source: "attachment", URL: "https://cdn.discordapp.com/a/b/c.png", Filename: "c.png"}
+	if err := s.SaveMessage(ctx, Message{ID: "2", ChannelID: "c", GuildID: "g", AuthorID: "u", CreatedAt: time.Unix(2, 0), Images: []Image{im}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Message(ctx, "2"); len(m.Images) != 1 || m.Images[0] != im {
+		t.Errorf("new message images = %+v", m.Images)
+	}
+}

@@ -10,8 +10,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -34,6 +36,45 @@ type Message struct {
 	ReplyToID  string    // the message this one replies to, if any
 	Persona    string    // for banter's own messages: the persona that wrote it
 	Deleted    bool
+	// Images are the images the message shows (attachments, image embeds), as Discord
+	// described them when the message was stored.
+	Images []Image
+}
+
+// Image is one image a message shows, as Discord described it. Its URLs are signed and expire
+// (after about a day): fetching the message again gives fresh ones.
+type Image struct {
+	// Source is "attachment" or "embed".
+	Source      string `json:"source"`
+	URL         string `json:"url,omitempty"`
+	ProxyURL    string `json:"proxy_url,omitempty"`
+	Filename    string `json:"filename,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Size        int64  `json:"size,omitempty"`
+}
+
+// encodeImages is the images column's value: a JSON array, or "" for none.
+func encodeImages(ims []Image) string {
+	if len(ims) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ims)
+	if err != nil {
+		return "" // plain strings and numbers always marshal
+	}
+	return string(b)
+}
+
+// decodeImages reads the images column; a value that does not decode is no images.
+func decodeImages(s string) []Image {
+	if s == "" {
+		return nil
+	}
+	var ims []Image
+	if json.Unmarshal([]byte(s), &ims) != nil {
+		return nil
+	}
+	return ims
 }
 
 // UserPersona is how a person wants to be known to the bot.
@@ -43,6 +84,32 @@ type UserPersona struct {
 	Pronouns      string
 	Description   string
 	UpdatedAt     time.Time
+}
+
+// NoPersona is what Summary says of a member without a persona.
+const NoPersona = "no persona on file"
+
+// Summary renders the persona in one line for a model's prompt, as text and voice show the
+// people in a conversation: "goes by Sam; pronouns they/them; about: …", or NoPersona for a
+// nil or empty persona.
+func (p *UserPersona) Summary() string {
+	if p == nil {
+		return NoPersona
+	}
+	var parts []string
+	if p.PreferredName != "" {
+		parts = append(parts, "goes by "+p.PreferredName)
+	}
+	if p.Pronouns != "" {
+		parts = append(parts, "pronouns "+p.Pronouns)
+	}
+	if p.Description != "" {
+		parts = append(parts, "about: "+p.Description)
+	}
+	if len(parts) == 0 {
+		return NoPersona
+	}
+	return strings.Join(parts, "; ")
 }
 
 // PromptKind tells the rate-limit ledger whether a reply attempt answered an addressed turn.

@@ -265,3 +265,39 @@ func testSearchMessages(t *testing.T, s Store) {
 		t.Error("a search without a guild was allowed")
 	}
 }
+
+func TestMessageImages(t *testing.T) { forEachDriver(t, testMessageImages) }
+
+// testMessageImages: a message keeps the images it shows; saving it again (a REST re-fetch
+// with freshly signed URLs) replaces them; a message without images has none.
+func testMessageImages(t *testing.T, s Store) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	cat := Image{Source: "attachment", URL: "https://cdn.discordapp.com/attachments/1/2/cat.png?ex=1&is=0&hm=a",
+		ProxyURL: "https://media.discordapp.net/attachments/1/2/cat.png?ex=1&is=0&hm=a", Filename: "cat.png", ContentType: "image/png", Size: 4821}
+	meme := Image{Source: "embed", ProxyURL: "https://images-ext-1.discordapp.net/external/x/meme.jpg", Filename: "meme.jpg"}
+	m := Message{ID: "1", ChannelID: "c", GuildID: "g", AuthorID: "u", Content: "look", CreatedAt: at, Images: []Image{cat, meme}}
+	if err := s.SaveMessage(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveMessage(ctx, Message{ID: "2", ChannelID: "c", GuildID: "g", AuthorID: "u", Content: "plain", CreatedAt: at.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Message(ctx, "1")
+	if err != nil || len(got.Images) != 2 || got.Images[0] != cat || got.Images[1] != meme {
+		t.Fatalf("images = %+v, %v; want cat then meme", got.Images, err)
+	}
+	recent, err := s.RecentMessages(ctx, "c", time.Time{}, 5)
+	if err != nil || len(recent) != 2 || len(recent[0].Images) != 2 || recent[1].Images != nil {
+		t.Fatalf("recent = %+v, %v", recent, err)
+	}
+	fresh := cat
+	fresh.URL = strings.Replace(cat.URL, "ex=1", "ex=2", 1)
+	m.Images = []Image{fresh}
+	if err := s.SaveMessage(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Message(ctx, "1"); len(got.Images) != 1 || got.Images[0].URL != fresh.URL {
+		t.Errorf("after a re-save, images = %+v; want the fresh URL only", got.Images)
+	}
+}

@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
+	"github.com/banterbot/banter/text"
 )
 
 // Load of the message-to-send benchmark: the 100 messages/s across 50 channels.
@@ -151,12 +153,17 @@ func BenchmarkMessageToSend(b *testing.B) {
 			return
 		}
 		res, err := client.Generate(context.Background(), llm.GenerateRequest{Model: "gpt-5-mini", Instructions: "bench",
-			Messages: []llm.Message{{Role: llm.RoleUser, Content: m.Content}}, SendMessageTool: true})
-		if err != nil {
+			Messages: []llm.Message{{Role: llm.RoleUser, Content: m.Content}}, Tools: []llm.Tool{text.SendMessageTool}})
+		if err != nil || len(res.ToolCalls) == 0 {
+			b.Error(res, err)
+			return
+		}
+		var args struct{ Text string }
+		if err := json.Unmarshal([]byte(res.ToolCalls[0].Arguments), &args); err != nil {
 			b.Error(err)
 			return
 		}
-		if _, err := s.ChannelMessageSendComplex(m.ChannelID, &discordgo.MessageSend{Content: res.Send.Text, Reference: m.Reference()}); err != nil {
+		if _, err := s.ChannelMessageSendComplex(m.ChannelID, &discordgo.MessageSend{Content: args.Text, Reference: m.Reference()}); err != nil {
 			b.Error(err)
 		}
 	})

@@ -68,11 +68,12 @@ func (s *Service) channel(id string) *channelState {
 	return cs
 }
 
-// lookup finds a message of a channel by id: the store first, then REST (which is stored on
-// the way). ok is false when it does not exist in that channel, cannot be fetched, or must stay
-// out of the model's context (a blocked author or a ban word: such a message is not stored
-// either); a deleted message comes back with Deleted.
-func (s *Service) lookup(ctx context.Context, channelID, id string) (store.Message, bool) {
+// lookup finds a message of a channel by id: the store first, then the copy an event carried
+// (carried, may be nil), then REST (either is stored on the way). ok is false when it does not
+// exist in that channel, cannot be fetched, or must stay out of the model's context (a blocked
+// author or a ban word: such a message is not stored either); a deleted message comes back
+// with Deleted.
+func (s *Service) lookup(ctx context.Context, channelID, id string, carried *discordgo.Message) (store.Message, bool) {
 	cfg := s.cfg()
 	m, err := s.opts.Store.Message(ctx, id)
 	if err == nil {
@@ -88,7 +89,10 @@ func (s *Service) lookup(ctx context.Context, channelID, id string) (store.Messa
 	if !errors.Is(err, store.ErrNotFound) {
 		s.logger.Warn("store_failed", "op", "message", "message_id", id, "error", err.Error())
 	}
-	dm, err := s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
+	dm, err := carried, error(nil)
+	if dm == nil {
+		dm, err = s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
+	}
 	if err != nil {
 		var re *discordgo.RESTError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
@@ -127,10 +131,50 @@ type channelState struct {
 	seq        uint64    // messages seen in this channel
 	lastBotAt  time.Time // when the bot last posted here
 	backfilled bool      // history fetched from REST once
-	typingStop func()    // ends the typing indicator, when one is showing
-	seenIDs    seenIDs   // recent message ids, so that a catch-up handles each message once
-	lastSeen   string    // newest message id seen: where a catch-up starts
+	epoch      uint64    // history epoch: bumped when a backfill stores messages (turns' history is then read again)
+	deleted    seenIDs   // recently deleted message ids, dropped from history read before the delete
+	tally      promptTally
+	typingStop func()  // ends the typing indicator, when one is showing
+	seenIDs    seenIDs // recent message ids, so that a catch-up handles each message once
+	lastSeen   string  // newest message id seen: where a catch-up starts
 	guildID    string
+}
+
+// historyEpoch is the channel's history epoch (from 1).
+func (c *channelState) historyEpoch() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epoch + 1
+}
+
+// newHistoryEpoch makes every turn read the channel's history again (after a backfill).
+func (c *channelState) newHistoryEpoch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+}
+
+// noteDeleted remembers that message id was deleted.
+func (c *channelState) noteDeleted(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deleted.add(id)
+}
+
+// withoutDeleted returns ms without the messages deleted since they were read.
+func (c *channelState) withoutDeleted(ms []store.Message) []store.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.deleted.set) == 0 {
+		return ms
+	}
+	out := ms[:0:0]
+	for _, m := range ms {
+		if !c.deleted.has(m.ID) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (c *channelState) cachedInfo() (channelInfo, bool) {

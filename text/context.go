@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
-
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
@@ -46,6 +44,7 @@ type convo struct {
 	persona  string          // the persona to answer in
 	people   []participant
 	shown    map[string]bool // ids of messages the model was shown (valid targets)
+	images   imageSet        // the images of the messages shown
 }
 
 // participant is a person in the context with the persona they gave.
@@ -57,19 +56,22 @@ type participant struct {
 // buildConvo gathers the context for answering batch (primary is its main turn): the reply
 // chain of a DirectReply or the anchor of a reply to someone else, then the recent cluster of
 // the channel (for every kind: a DirectReply shows what was said around it after the chain).
-// Nothing of another channel, and nothing the content filter excludes, is shown.
-func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *turn, batch []*turn) convo {
+// It reads what the turn does not carry yet: the channel's history (once), the chain's older
+// hops and the participants' personas. Nothing of another channel, and nothing the content
+// filter excludes, is shown.
+func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channelState, primary *turn, batch []*turn) convo {
 	c := convo{primary: primary.msg, shown: map[string]bool{}}
 	c.channel = s.channelInfo(ctx, primary.msg.ChannelID)
 	for _, t := range batch {
 		c.triggers = append(c.triggers, t.msg)
 	}
 	c.persona = cfg.Bot.Persona
+	history := s.historyOf(ctx, cfg, cs, primary)
 
 	switch {
 	case primary.replyToBot:
 		c.kind = kindDirectReply
-		c.chain = s.replyChain(ctx, primary.msg, cfg.Context.ReplyChainDepth)
+		c.chain = s.replyChain(ctx, cfg, primary, history)
 		if len(c.chain) >= 2 {
 			// The persona of the bot message being replied to carries on.
 			if p := c.chain[len(c.chain)-2]; p.IsSelf && p.Persona != "" {
@@ -78,12 +80,10 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *t
 				}
 			}
 		}
-	case primary.replyRef != "" && primary.addressed():
-		a, ok := s.lookup(ctx, primary.msg.ChannelID, primary.replyRef)
-		if ok && !a.Deleted && a.ChannelID == primary.msg.ChannelID {
-			c.kind = kindAnchor
-			c.anchor = &a
-		}
+	case primary.ref != nil && primary.addressed() && s.excluded(cfg, *primary.ref) == safety.Allowed:
+		c.kind = kindAnchor
+		a := *primary.ref
+		c.anchor = &a
 	}
 	if c.kind == kindUnknown {
 		c.kind = kindCluster
@@ -93,12 +93,13 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, primary *t
 			c.persona = p
 		}
 	}
-	c.cluster = s.cluster(ctx, cfg, primary.msg)
+	c.cluster = s.cluster(cfg, primary.msg, history)
 	s.fitBudget(cfg, &c)
 	for _, m := range c.all() {
 		c.shown[m.ID] = true
 	}
 	c.people = s.participants(ctx, cfg, c.all())
+	c.images = s.gatherImages(ctx, cfg, &c)
 	return c
 }
 
@@ -123,16 +124,30 @@ func (c *convo) all() []store.Message {
 	return out
 }
 
-// replyChain walks message_reference links back from m (store first, REST on a miss), with a
-// cycle guard, up to depth messages including m, and returns them oldest first. The walk stops
-// at a deleted or missing message, or one in another channel.
-func (s *Service) replyChain(ctx context.Context, m store.Message, depth int) []store.Message {
+// replyChain walks message_reference links back from t (the turn carries its parent; older
+// hops come from the channel's history when it holds them, else the store, else REST), with a
+// cycle guard, up to context.replyChainDepth messages including t, and returns them oldest
+// first. The walk stops at a deleted, missing or filtered message, or one in another channel.
+func (s *Service) replyChain(ctx context.Context, cfg *config.Config, t *turn, history []store.Message) []store.Message {
+	m := t.msg
 	chain := []store.Message{m}
 	seen := map[string]bool{m.ID: true}
+	known := make(map[string]store.Message, len(history)+1)
+	for _, h := range history {
+		known[h.ID] = h
+	}
+	if t.ref != nil {
+		known[t.ref.ID] = *t.ref
+	}
 	cur := m
-	for len(chain) < depth && cur.ReplyToID != "" && !seen[cur.ReplyToID] {
+	for len(chain) < cfg.Context.ReplyChainDepth && cur.ReplyToID != "" && !seen[cur.ReplyToID] {
 		seen[cur.ReplyToID] = true
-		parent, ok := s.lookup(ctx, m.ChannelID, cur.ReplyToID)
+		parent, ok := known[cur.ReplyToID]
+		if ok {
+			ok = s.excluded(cfg, parent) == safety.Allowed
+		} else {
+			parent, ok = s.lookup(ctx, m.ChannelID, cur.ReplyToID, nil)
+		}
 		if !ok || parent.Deleted || parent.ChannelID != m.ChannelID {
 			break
 		}
@@ -143,20 +158,12 @@ func (s *Service) replyChain(ctx context.Context, m store.Message, depth int) []
 	return chain
 }
 
-// cluster is the conversation around m: walking back from m over up to clusterLookback
-// messages, stopping at the first gap longer than clusterGapMinutes (anchored time-gap
-// clustering). It ends with m.
-func (s *Service) cluster(ctx context.Context, cfg *config.Config, m store.Message) []store.Message {
-	lookback := cfg.Context.ClusterLookback
+// cluster is the conversation around m: walking back from m over its channel's history (up to
+// context.clusterLookback messages), stopping at the first gap longer than
+// context.clusterGapMinutes (anchored time-gap clustering). It ends with m.
+func (s *Service) cluster(cfg *config.Config, m store.Message, history []store.Message) []store.Message {
 	gap := time.Duration(cfg.Context.ClusterGapMinutes) * time.Minute
-	before, err := s.opts.Store.RecentMessages(ctx, m.ChannelID, m.CreatedAt, lookback)
-	if err != nil {
-		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", m.ChannelID, "error", err.Error())
-	}
-	if len(before) < lookback && s.channel(m.ChannelID).markBackfilled() {
-		s.backfill(ctx, cfg, m)
-		before, _ = s.opts.Store.RecentMessages(ctx, m.ChannelID, m.CreatedAt, lookback)
-	}
+	before := history[max(0, len(history)-cfg.Context.ClusterLookback):]
 	out := []store.Message{m}
 	prev := m.CreatedAt
 	for i := len(before) - 1; i >= 0; i-- {
@@ -172,45 +179,6 @@ func (s *Service) cluster(ctx context.Context, cfg *config.Config, m store.Messa
 	}
 	slices.Reverse(out)
 	return out
-}
-
-// backfill stores the channel's recent history (the context.historyLimit messages before m)
-// from REST once, so that a freshly started bot knows the conversation it joins. It stores
-// what ingest would have: not other bots' messages, nor those of blocked users or with ban
-// words.
-func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Message) {
-	msgs, err := s.opts.Discord.ChannelMessages(m.ChannelID, cfg.Context.HistoryLimit, m.ID, "", "", discordgo.WithContext(ctx))
-	if err != nil {
-		s.logger.Warn("history_fetch_failed", "channel_id", m.ChannelID, "error", err.Error())
-		return
-	}
-	info := s.channelInfo(ctx, m.ChannelID)
-	selfID := s.selfID()
-	stored, ignored := 0, 0
-	defer func() {
-		s.logger.Info("history_backfilled", "channel_id", m.ChannelID, "fetched", len(msgs), "stored", stored, "ignored", ignored)
-	}()
-	for _, dm := range msgs {
-		if dm.Author == nil || (dm.Author.Bot && dm.Author.ID != selfID) {
-			continue
-		}
-		if dm.ChannelID == "" {
-			dm.ChannelID = m.ChannelID
-		}
-		if dm.ChannelID != m.ChannelID {
-			continue
-		}
-		rec := storedFromDiscord(dm, info, dm.Author.ID == selfID)
-		if s.excluded(cfg, rec) != safety.Allowed {
-			ignored++
-			continue
-		}
-		stored++
-		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
-			s.logger.Warn("store_failed", "op", "save_message", "message_id", rec.ID, "error", err.Error())
-			return
-		}
-	}
 }
 
 // fitBudget truncates each message to maxCharsPerMessage and drops the oldest lines (cluster

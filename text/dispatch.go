@@ -12,7 +12,6 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/discord/post"
-	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/store"
 )
 
@@ -22,6 +21,78 @@ type sendPlan struct {
 	replyTo  string // message to reply to; empty posts to the channel
 	mode     string // trigger_reply, target_reply, broadcast, fallback_broadcast
 	fallback string // why a reply became a broadcast, if it did
+	// coalesced are the addressed turns answered together with the primary one: a lost send
+	// is logged under each of their ids too.
+	coalesced []string
+}
+
+// dispatch routes and sends the attempt's text, and logs the result.
+func (s *Service) dispatch(ctx context.Context, a *attempt) {
+	p := a.primary
+	plan := sendPlan{replyTo: p.msg.ID, mode: "trigger_reply"}
+	if !a.placeholder {
+		plan = s.plan(a.cfg, &a.c, p, a.ans.send, a.fallback)
+	}
+	plan.text = a.text
+	plan.coalesced = a.coalescedIDs()
+	tSend := s.now()
+	sent, err := s.send(ctx, a.cfg, p, &a.c, &plan)
+	done := s.now()
+	s.opts.Metrics.phase("send", done.Sub(tSend))
+	s.opts.Metrics.phase("total", done.Sub(a.start))
+	if err != nil {
+		s.opts.Metrics.reply("failed")
+		s.logger.Error("send_failed", append(a.attrs, "error", err.Error())...)
+		return
+	}
+	if a.placeholder {
+		s.opts.Metrics.reply("placeholder")
+	} else {
+		s.opts.Metrics.reply("sent")
+	}
+	s.opts.Metrics.target(plan.mode)
+	event := "sent_message"
+	if plan.replyTo != "" {
+		event = "sent_reply"
+	}
+	s.logger.Info(event, append(append(a.attrs, a.latencies(done)...), "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
+		"fallback", plan.fallback, "placeholder", a.placeholder, "persona", a.c.persona, "context", a.c.kind.String(),
+		"model", a.res.Model, "latency_send_ms", ms(done.Sub(tSend)))...)
+}
+
+// coalescedIDs returns the ids of the addressed turns answered together with the primary one.
+func (a *attempt) coalescedIDs() []string {
+	var ids []string
+	for _, t := range a.admitted {
+		if t != a.primary && t.addressed() {
+			ids = append(ids, t.msg.ID)
+		}
+	}
+	return ids
+}
+
+// modelFailed handles a model error: an addressed user gets a short in-character apology, and
+// every failure is logged.
+func (s *Service) modelFailed(ctx context.Context, t *turn, err error, attrs []any) {
+	s.logger.Error("reply_failed", append(attrs, "error", err.Error())...)
+	if !t.addressed() {
+		s.opts.Metrics.reply("failed")
+		return
+	}
+	s.opts.Metrics.reply("apologized")
+	s.sendNotice(ctx, t, apology)
+}
+
+// apology is sent when the model fails on a turn that addressed the bot.
+const apology = "Sorry, my thoughts got tangled just now — give me a moment and ask me again?"
+
+// sendNotice replies to t with a fixed text (no model involved).
+func (s *Service) sendNotice(ctx context.Context, t *turn, text string) {
+	cfg := s.cfg()
+	_, err := s.send(ctx, cfg, t, nil, &sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply"})
+	if err != nil {
+		s.logger.Error("send_failed", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "error", err.Error())
+	}
 }
 
 // plan routes a reply. Addressed turns (mention, DirectReply, name, alias, command) reply to the
@@ -31,18 +102,18 @@ type sendPlan struct {
 // candidates — valid reply targets among the messages it was shown — reply to that target. A
 // target that was not shown, free text instead of a tool call, or invalid tool arguments fall
 // back to a broadcast.
-func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, res *llm.Result, fallback string) sendPlan {
+func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, send sendArgs, fallback string) sendPlan {
 	if primary.addressed() {
-		return s.planAddressed(cfg, c, primary, res, fallback)
+		return s.planAddressed(cfg, c, primary, send, fallback)
 	}
 	if fallback != "" {
 		s.opts.Metrics.fallback(fallback)
 		return sendPlan{mode: "fallback_broadcast", fallback: fallback}
 	}
-	if res.Send.Mode != llm.SendModeReply {
+	if send.Mode != sendModeReply {
 		return sendPlan{mode: "broadcast"}
 	}
-	target := res.Send.TargetMessageID
+	target := send.TargetMessageID
 	if !c.shown[target] {
 		s.opts.Metrics.fallback("unknown_target")
 		s.logger.Warn("reply_target_rejected", "target_message_id", target, "channel_id", primary.msg.ChannelID, "reason", "not_shown")
@@ -60,12 +131,12 @@ func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, res *llm.Res
 // one of the coalesced burst's messages, or the anchor (the message the trigger replies to).
 // Any other target is refused and the reply goes to the trigger. The check is logged
 // (reply_target_checked).
-func (s *Service) planAddressed(cfg *config.Config, c *convo, primary *turn, res *llm.Result, fallback string) sendPlan {
+func (s *Service) planAddressed(cfg *config.Config, c *convo, primary *turn, send sendArgs, fallback string) sendPlan {
 	p := sendPlan{replyTo: primary.msg.ID, mode: "trigger_reply"}
-	if fallback != "" || res.Send.Mode != llm.SendModeReply {
+	if fallback != "" || send.Mode != sendModeReply {
 		return p
 	}
-	target := res.Send.TargetMessageID
+	target := send.TargetMessageID
 	if target == "" || target == primary.msg.ID {
 		return p
 	}
@@ -117,7 +188,8 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	}
 	var ids []string
 	for i, part := range parts {
-		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID}
+		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID,
+			CoalescedTurnIDs: plan.coalesced}
 		if i == 0 && plan.replyTo != "" {
 			msg.ReplyTo = plan.replyTo
 			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser

@@ -194,39 +194,3 @@ func TestUnknownPersonaCommand(t *testing.T) {
 		t.Errorf("%d model calls for an unknown persona", n)
 	}
 }
-
-func TestFollowupModelRevisesDraft(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.ReplyFollowupLLM.Enabled = true
-		c.ReplyFollowupLLM.Model = "reviewer-model"
-	},
-		openaisim.Rule{Match: openaisim.Match{Model: "reviewer-model", InputPattern: "Draft reply to review:\n.*pancakes"}, Reply: openaisim.Reply{Text: "Waffles, clearly."}},
-		openaisim.Rule{Match: openaisim.Match{Model: "reviewer-model", InputPattern: "Draft reply to review:\n.*socks"}, Reply: openaisim.Reply{Skip: true}},
-		// The second prompt still shows the first message, so the later question's rule goes first.
-		toolReply("laundry", "reply", "", "socks, socks everywhere"),
-		toolReply("breakfast", "reply", "", "pancakes are the best breakfast"),
-	)
-	h.post(h.alice, "banter, best breakfast?")
-	r := h.waitBot(1)
-	if r.Content != "Waffles, clearly." {
-		t.Errorf("sent %q, want the reviewer's revision", r.Content)
-	}
-	h.waitLog(`"msg":"sent_reply"`, `"latency_followup_ms"`)
-	// The reviewer skips the draft of a forced turn: the draft stays unsent and the placeholder
-	// (text.forcedReplyOnSkip: placeholder, the default) answers instead.
-	m := h.post(h.alice, "banter, laundry tips?")
-	h.waitLog(`"msg":"reply_placeholder"`, string(m.ID), `"pass":"followup"`)
-	r = h.waitBot(2)
-	if r.Content != config.DefaultForcedReplyPlaceholder || r.ReplyTo() != m.ID {
-		t.Errorf("sent %q replying to %q; want the placeholder replying to %q, never the draft", r.Content, r.ReplyTo(), m.ID)
-	}
-	// Silent: the reviewer's [SKIP] ends the turn.
-	h.reconfigure(func(c *config.Config) { c.Text.ForcedReplyOnSkip = "silent" })
-	m = h.post(h.alice, "banter, more laundry tips?")
-	h.waitLog(`"msg":"reply_skipped"`, string(m.ID), `"pass":"followup"`)
-	h.reconfigure(func(c *config.Config) { c.ReplyFollowupLLM.Enabled = false }) // the next draft goes out as it is
-	later := h.post(h.alice, "banter, anything else?")
-	if r := h.waitBot(3); r.ReplyTo() != later.ID {
-		t.Errorf("third message replies to %q, want %q (nothing for the skipped turn)", r.ReplyTo(), later.ID)
-	}
-}

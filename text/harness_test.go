@@ -91,6 +91,9 @@ type harness struct {
 	alice   discordsim.UserID
 	bob     discordsim.UserID
 
+	// wrapStore, when set, wraps the store the pipeline is given (counting reads).
+	wrapStore func(store.Store) store.Store
+
 	// the running bot
 	st   *store.SQLite
 	sess *discordgo.Session
@@ -170,8 +173,12 @@ func (h *harness) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pipelineStore store.Store = st
+	if h.wrapStore != nil {
+		pipelineStore = h.wrapStore(st)
+	}
 	svc, err := text.New(text.Options{
-		Config: h.cfg.Load, Discord: sess, Store: st, Model: client, Engine: engine,
+		Config: h.cfg.Load, Discord: sess, Store: pipelineStore, Model: client, Engine: engine,
 		Decisions: &decision.Recorder{Logger: logger, Metrics: dm},
 		Logger:    logger, Metrics: text.NewMetrics(h.reg), Now: h.clock.Now,
 	})

@@ -17,6 +17,9 @@ type Metrics struct {
 	fallbackTotal *prometheus.CounterVec
 	catchUps      *prometheus.CounterVec
 	catchUpMsgs   *prometheus.CounterVec
+	invalidCalls  *prometheus.CounterVec
+	images        *prometheus.CounterVec
+	lookups       *prometheus.CounterVec
 }
 
 // NewMetrics registers the text metrics with reg (nil: not registered):
@@ -26,10 +29,13 @@ type Metrics struct {
 //	banter_text_queue_depth                     queue depth seen at each enqueue
 //	banter_text_replies_total{outcome}          sent, placeholder, skipped, rate_limited, failed, apologized, denied, swamped
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
-//	banter_text_phase_seconds{phase}            context, model, followup, send, total
+//	banter_text_phase_seconds{phase}            context, llm1, lookup, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
 //	banter_text_catchups_total{reason,result}   per-channel catch-ups after a gateway gap (ready, resumed; done, failed)
 //	banter_text_catchup_messages_total{reason}  missed messages a catch-up found and handled
+//	banter_text_invalid_tool_calls_total{reason} tool calls of the model whose arguments could not be used
+//	banter_text_images_total{result}            images of the conversation: inline, url, unavailable, refreshed
+//	banter_text_lookups_total{lookup,outcome}   lookups the reply model asked for: ok, empty, invalid, failed, timeout, ignored
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
@@ -41,9 +47,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
 		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
 		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
+		invalidCalls:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_invalid_tool_calls_total", Help: "Tool calls of the reply model whose arguments could not be used, by reason."}, []string{"reason"}),
+		lookups:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_lookups_total", Help: "Lookups the reply model asked for (web_search, memory_lookup, image_lookup), by outcome."}, []string{"lookup", "outcome"}),
+		images:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_images_total", Help: "Images of the conversation shown to the model (inline, url), unavailable, or refreshed over REST."}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs)
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs, m.invalidCalls, m.images, m.lookups)
 	}
 	return m
 }
@@ -98,5 +107,23 @@ func (m *Metrics) catchUp(reason, result string, found int) {
 	if m != nil {
 		m.catchUps.WithLabelValues(reason, result).Inc()
 		m.catchUpMsgs.WithLabelValues(reason).Add(float64(found))
+	}
+}
+
+func (m *Metrics) invalidToolCall(reason string) {
+	if m != nil {
+		m.invalidCalls.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) image(result string) {
+	if m != nil {
+		m.images.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *Metrics) lookup(name, outcome string) {
+	if m != nil {
+		m.lookups.WithLabelValues(name, outcome).Inc()
 	}
 }

@@ -125,6 +125,7 @@ func TestCatchUpAfterInvalidSession(t *testing.T) {
 		t.Fatalf("first reply references %q", r.ReplyTo())
 	}
 	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
+	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
 	if err := h.dsim.ForceInvalidSession(false); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,7 @@ func TestCatchUpAfterResumeHandlesOnce(t *testing.T) {
 	h.post(h.alice, mention(h.dsim.BotID())+" hello?")
 	h.waitBot(1)
 	resumes := h.dsim.CountGateway(discordsim.GatewayResumed)
+	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
 	if err := h.dsim.DropGateway(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +208,23 @@ func TestReplySurvivesServerErrors(t *testing.T) {
 	}
 	if r := h.botMessages()[2]; r.ReplyTo() != third.ID {
 		t.Errorf("third reply references %q", r.ReplyTo())
+	}
+}
+
+// TestLostSendNamesEveryCoalescedTurn: two addressed messages answered together (one reply),
+// and Discord refuses every attempt to post it: the loss is logged under both turns' ids (the
+// second with coalesced_into naming the first), so neither turn goes unexplained.
+func TestLostSendNamesEveryCoalescedTurn(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 3 // long enough for both posts to share a batch
+	})
+	h.dsim.FailNext(discordsim.RouteMessageCreate, 1000, http.StatusServiceUnavailable)
+	first := h.post(h.alice, mention(h.dsim.BotID())+" first question?")
+	second := h.post(h.alice, mention(h.dsim.BotID())+" and a second one?")
+	h.waitLog(`"msg":"turn_coalesced"`, string(first.ID), `"into":"`+string(second.ID)+`"`)
+	h.waitLog(`"msg":"send_lost"`, `"turn_id":"`+string(second.ID)+`"`)
+	h.waitLog(`"msg":"send_lost"`, `"turn_id":"`+string(first.ID)+`"`, `"coalesced_into":"`+string(second.ID)+`"`)
+	if got := h.waitAccounted([]discordsim.MessageID{first.ID, second.ID}, 0); got["explained"]+got["answered"] != 2 {
+		t.Errorf("outcomes %v, want both turns accounted for", got)
 	}
 }

@@ -37,11 +37,15 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 	sys.WriteString("\n\n")
 	sys.WriteString(decision.Guidance(d, c.primary.AuthorName))
 
+	msg := llm.Message{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}
+	for _, si := range c.images.inputs {
+		msg.Images = append(msg.Images, si.input)
+	}
 	return llm.GenerateRequest{
-		Model:           cfg.LLM.Model,
-		Instructions:    sys.String(),
-		Messages:        []llm.Message{{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}},
-		SendMessageTool: true,
+		Model:        cfg.LLM.Model,
+		Instructions: sys.String(),
+		Messages:     []llm.Message{msg},
+		Tools:        []llm.Tool{sendMessageTool},
 	}
 }
 
@@ -57,7 +61,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 
 	b.WriteString("Participants:\n")
 	for _, p := range c.people {
-		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, describePersona(p.persona))
+		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
 	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
 
@@ -81,7 +85,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 			if m.IsSelf {
 				who = selfName + " (you)"
 			}
-			fmt.Fprintf(&b, "[msg %s · %s] %s: %s\n", m.ID, age(now, m.CreatedAt), who, m.Content)
+			fmt.Fprintf(&b, "[msg %s · %s] %s: %s%s\n", m.ID, age(now, m.CreatedAt), who, m.Content, c.images.label(m.ID, cfg.Images.Enabled))
 		}
 	}
 	switch c.kind {
@@ -105,27 +109,24 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 		fmt.Fprintf(&b, " (the burst of messages %s arrived together)", strings.Join(ids, ", "))
 	}
 	b.WriteString(".\n")
+	if len(c.images.inputs) > 0 {
+		b.WriteString("\nThe images, attached after this text in this order:\n")
+		for _, si := range c.images.inputs {
+			who := si.msg.AuthorName
+			if si.msg.IsSelf {
+				who = selfName + " (you)"
+			}
+			fmt.Fprintf(&b, "%d. %s's %s %s, in msg %s\n", si.n, who, sourceName(si.im.Source), imageName(si.im), si.msg.ID)
+		}
+	}
 	return b.String()
 }
 
-func describePersona(p *store.UserPersona) string {
-	if p == nil {
-		return "no persona on file"
+func sourceName(source string) string {
+	if source == "embed" {
+		return "linked image"
 	}
-	var parts []string
-	if p.PreferredName != "" {
-		parts = append(parts, "goes by "+p.PreferredName)
-	}
-	if p.Pronouns != "" {
-		parts = append(parts, "pronouns "+p.Pronouns)
-	}
-	if p.Description != "" {
-		parts = append(parts, "about: "+p.Description)
-	}
-	if len(parts) == 0 {
-		return "no persona on file"
-	}
-	return strings.Join(parts, "; ")
+	return "attachment"
 }
 
 func age(now, t time.Time) string {

@@ -22,12 +22,10 @@ const swampedNotice = "I'm swamped right now, one moment — I'll catch up with 
 func (s *Service) enqueue(cs *channelState, t *turn) {
 	cfg := s.cfg()
 	capacity := cfg.Activity.QueueCapacity
-	// Typing shows only for a turn that will be answered now: admitted, and with a prompt
-	// budget left (a rate-limited turn shows nothing). Asked before cs.mu is taken.
-	typing := t.addressed()
-	if typing {
-		typing = s.promptAllowed(s.ctx, cfg, t.msg.ChannelID, t.msg.AuthorID, true, s.now()).ok
-	}
+	// The prompt budget is read here, once per turn (the worker brings it up to date).
+	// Typing shows only for a turn that will be answered now: addressed, admitted, and with a
+	// prompt budget left (a rate-limited turn shows nothing). Asked before cs.mu is taken.
+	typing := s.promptAllowed(s.ctx, cfg, cs, t, t.addressed(), s.now()).ok && t.addressed()
 	// The enqueuer holds a count on the wait group from the closed check on, so that Shutdown
 	// (which sets closed under the same lock, then waits) cannot return before the worker or
 	// typing goroutine this call may start has been added; a started worker inherits it.
@@ -111,9 +109,11 @@ func (s *Service) shed(t *turn, why string) {
 
 // work drains one channel's queue: it waits for the coalescing window of the oldest pending
 // turn (closing early at replyCoalesceMaxMessages or on shutdown), takes the batch and answers
-// it, until the queue is empty.
+// it, until the queue is empty. The first time a channel is worked, its history is backfilled
+// from REST, before any turn of it is answered.
 func (s *Service) work(cs *channelState) {
 	defer s.wg.Done()
+	s.backfillOnce(cs)
 	for {
 		batch := s.nextBatch(cs)
 		if batch == nil {

@@ -170,21 +170,23 @@ func TestPerUserPromptShare(t *testing.T) {
 	}
 }
 
-// TestPromptBudgetCountsReplyAttempts: maxPromptsPerHour counts reply attempts; the follow-up
-// review of a draft belongs to its attempt and the direct-address classifier is not counted.
+// TestPromptBudgetCountsReplyAttempts: maxPromptsPerHour counts reply attempts; the lookups and
+// the follow-up pass belong to their attempt, and the direct-address classifier is not counted.
 func TestPromptBudgetCountsReplyAttempts(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) {
 		c.Activity.MaxPromptsPerHour = 2
 		c.Activity.ExplicitReservePromptsPerHour = 0
 		c.Activity.PerUserPromptShare = 1
 		c.ReplyFollowupLLM.Enabled = true
-		c.ReplyFollowupLLM.Model = "reviewer-model"
+		c.ReplyFollowupLLM.Model = "followup-model"
 		c.LLM.DirectAddressClassifier.Enabled = true
 		c.LLM.DirectAddressClassifier.Model = "gpt-5-nano"
 	}, openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano"}, Reply: openaisim.Reply{Text: "0.9"}},
-		openaisim.Rule{Match: openaisim.Match{Model: "reviewer-model"}, Reply: openaisim.Reply{Text: "Reviewed."}})
-	// Two attempts (one after a classifier call), each with a review: both answered, and
-	// then the cap of two is reached.
+		openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-mini"}, Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{
+			{Name: "memory_lookup", Arguments: `{"query":"that"}`}}}},
+		openaisim.Rule{Match: openaisim.Match{Model: "followup-model"}, Reply: openaisim.Reply{Text: "Looked it up."}})
+	// Two attempts (one after a classifier call), each with a lookup and a follow-up pass: both
+	// answered, and then the cap of two is reached.
 	m1 := h.post(h.alice, "I wonder what does banter think about that")
 	if r := h.waitBot(1); r.ReplyTo() != m1.ID {
 		t.Fatalf("reply references %q", r.ReplyTo())
@@ -199,8 +201,8 @@ func TestPromptBudgetCountsReplyAttempts(t *testing.T) {
 	for _, rq := range h.osim.Requests() {
 		models[rq.Model]++
 	}
-	if models["gpt-5-nano"] != 1 || models["reviewer-model"] != 2 {
-		t.Errorf("model calls by model = %v, want 1 classifier call and 2 reviews besides the 2 replies", models)
+	if models["gpt-5-nano"] != 1 || models["gpt-5-mini"] != 2 || models["followup-model"] != 2 {
+		t.Errorf("model calls by model = %v, want 1 classifier call, 2 replies and their 2 follow-up passes", models)
 	}
 }
 

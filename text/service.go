@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,10 +47,13 @@ type Options struct {
 	// Discord is the REST client; Store persists messages, personas and the prompt ledger.
 	Discord Discord
 	Store   store.Store
-	// Model writes replies (llm); FollowupModel runs the replyFollowupLlm pass, on its own
-	// provider when the config names one (nil: Model).
-	Model         Generator
-	FollowupModel Generator
+	// Model writes replies (llm); FollowupModel runs the replyFollowupLlm pass after lookups,
+	// WebSearchModel the web_search lookup (lookups.webSearch) and VisionModel the image_lookup
+	// (lookups.image), each on its own provider when the config names one (nil: Model).
+	Model          Generator
+	FollowupModel  Generator
+	WebSearchModel Generator
+	VisionModel    Generator
 	// Engine is text Stage A. Its policy is kept in step with Config by the Service.
 	Engine *decision.TextEngine
 	// Decisions logs and counts Stage B decisions (Stage A records its own through Engine).
@@ -59,6 +63,9 @@ type Options struct {
 	// Sender creates every message the pipeline posts (default: one over Discord with no
 	// metrics). Share one Sender between the pipelines so that its metrics count them all.
 	Sender *post.Sender
+	// ImageClient downloads the images shown to the model (nil: a default client; redirects
+	// are followed only to allowed hosts).
+	ImageClient *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -75,6 +82,8 @@ type Service struct {
 	policyFor atomic.Pointer[config.Config]
 	// filt is the content filter and the configuration it was built from.
 	filt atomic.Pointer[configFilter]
+	// fetch is the image fetcher and the configuration it was built from.
+	fetch atomic.Pointer[configFetcher]
 
 	ctx    context.Context // lifetime of queued work; cancelled by Shutdown's deadline
 	cancel context.CancelFunc

@@ -95,8 +95,19 @@ func (s *Service) personaCommand(ctx context.Context, user *discordgo.User, opts
 	}
 	p, had := existing[user.ID]
 	p.UserID = user.ID
+	given := 0
 	for _, o := range opts {
-		v := strings.TrimSpace(o.StringValue())
+		// The options come from Discord users: an option of another type than
+		// registered (a stale registration, a crafted payload) or without a
+		// string value is ignored. discordgo's StringValue would panic on it.
+		if o == nil || o.Type != discordgo.ApplicationCommandOptionString {
+			continue
+		}
+		raw, ok := o.Value.(string)
+		if !ok {
+			continue
+		}
+		v := strings.TrimSpace(raw)
 		switch o.Name {
 		case "preferred_name":
 			p.PreferredName = v
@@ -104,9 +115,12 @@ func (s *Service) personaCommand(ctx context.Context, user *discordgo.User, opts
 			p.Pronouns = v
 		case "about":
 			p.Description = v
+		default:
+			continue
 		}
+		given++
 	}
-	if len(opts) > 0 {
+	if given > 0 {
 		p.UpdatedAt = s.now()
 		if err := s.opts.Store.SavePersona(ctx, p); err != nil {
 			s.logger.Error("store_failed", "op", "save_persona", "error", err.Error())
@@ -117,7 +131,7 @@ func (s *Service) personaCommand(ctx context.Context, user *discordgo.User, opts
 	}
 	var b strings.Builder
 	if had {
-		fmt.Fprintf(&b, "Noted. I know you as: %s.", describePersona(&p))
+		fmt.Fprintf(&b, "Noted. I know you as: %s.", p.Summary())
 	} else {
 		b.WriteString("I don't have anything on file for you yet. Use the options to tell me what to call you.")
 	}

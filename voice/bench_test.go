@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio"
-	"github.com/banterbot/banter/audio/jitter"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
+	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/internal/bareopus"
 )
 
@@ -93,12 +93,13 @@ func (p *sendPath) frame() {
 	p.i++
 }
 
-// recvPath is the incoming per-frame path of one speaker: Listener push and
-// tick (jitter, decode, VAD) plus the barge-in check against a reply.
+// recvPath is the incoming per-frame path of one speaker: a frame from its
+// stream taken by the speaker's hearing-clock tick, through the Listener
+// (jitter, decode, VAD, Tick), plus the barge-in check against a reply.
 type recvPath struct {
 	s    *session
 	sp   *speaker
-	l    *audio.Listener
+	ch   chan dvoice.Frame
 	pkts [][]byte
 	i    int
 }
@@ -107,16 +108,18 @@ func newRecvPath(tb testing.TB) *recvPath {
 	cfg := config.Default()
 	cfg.Voice.BargeIn = config.BargeIn{Policy: "anyone", MinSpeechMs: 1 << 30, EchoGuardMs: 0}
 	svc := &Service{opts: Options{Config: func() *config.Config { return cfg }, Now: time.Now}}
-	s := &session{svc: svc, speakers: map[string]*speaker{}}
+	s := &session{svc: svc, speakers: map[string]*speaker{}, ctx: context.Background()}
 	ar := &activeReply{id: 1, target: "1"}
 	ar.firstPacket.Store(time.Now().UnixNano())
 	s.cur.Store(ar)
-	sp := &speaker{s: s, userID: "2"}
+	ch := make(chan dvoice.Frame, 4)
+	sp := &speaker{s: s, userID: "2", frames: ch}
 	l, err := audio.NewListener(audio.ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &recvPath{s: s, sp: sp, l: l, pkts: opusFrames(tb, fixture48k(tb, "long-story.wav"))}
+	sp.l = l
+	r := &recvPath{s: s, sp: sp, ch: ch, pkts: opusFrames(tb, fixture48k(tb, "long-story.wav"))}
 	for range len(r.pkts) { // warm-up: buffers reach their size
 		r.frame()
 	}
@@ -125,10 +128,8 @@ func newRecvPath(tb testing.TB) *recvPath {
 
 func (r *recvPath) frame() {
 	p := r.pkts[r.i%len(r.pkts)]
-	r.l.Push(jitter.Packet{SSRC: 1, Seq: uint16(r.i), Timestamp: uint32(r.i) * 960, Payload: p})
-	r.l.Tick()
-	r.sp.active.Store(r.l.Active())
-	r.s.checkBargeIn(r.sp, r.l)
+	r.ch <- dvoice.Frame{UserID: "2", SSRC: 1, Sequence: uint16(r.i), Timestamp: uint32(r.i) * 960, Opus: p}
+	r.sp.tick()
 	r.i++
 }
 

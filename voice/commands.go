@@ -36,12 +36,7 @@ func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session,
 	var work func() string
 	switch data.Name {
 	case "join":
-		ch := ""
-		for _, o := range data.Options {
-			if o.Name == "channel" {
-				ch, _ = o.Value.(string)
-			}
-		}
+		ch := channelOption(data.Options)
 		if ch == "" && i.Member != nil && i.Member.User != nil {
 			ch = svc.userVoiceChannel(s, i.GuildID, i.Member.User.ID)
 		}
@@ -64,6 +59,22 @@ func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session,
 		}
 	})
 	return true
+}
+
+// channelOption returns the value of /join's "channel" option, "" when
+// there is none. The options come from Discord users: an option of another
+// type, or without a string value, is ignored.
+func channelOption(opts []*discordgo.ApplicationCommandInteractionDataOption) string {
+	ch := ""
+	for _, o := range opts {
+		if o == nil || o.Name != "channel" || o.Type != discordgo.ApplicationCommandOptionChannel {
+			continue
+		}
+		if v, ok := o.Value.(string); ok {
+			ch = v
+		}
+	}
+	return ch
 }
 
 // HandleMessage handles the text commands <prefix>join and <prefix>leave

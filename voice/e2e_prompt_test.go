@@ -91,7 +91,7 @@ func TestPromptFitsTokenBudget(t *testing.T) {
 	}
 }
 
-// TestTranscriptFilters: a blocked member's speech is not even transcribed,
+// TestTranscriptFilters: a blocked member's speech is not even decoded, let alone transcribed,
 // and a transcript with a ban word never reaches the timeline, the log
 // channel or a prompt (permissions.blockedUserIds, safety.banWords).
 func TestTranscriptFilters(t *testing.T) {
@@ -103,6 +103,10 @@ func TestTranscriptFilters(t *testing.T) {
 	w.join()
 	w.play(bob, "hey-banter-weather")
 	w.waitLog(`"msg":"voice_transcript_dropped"`, `"reason":"blocked_user"`)
+	// Bob's talk spurt was followed and dropped without decoding a packet of it.
+	if n := metricValue(t, w.reg, "banter_audio_packets_total", "accepted"); n != 0 {
+		t.Errorf("%v packets of the blocked member went to a jitter buffer, want none decoded", n)
+	}
 	w.osim.QueueTranscripts("hey banter, do you like Pineapple on pizza?", "hey banter, what's the weather like today?")
 	w.play(alice, "hey-banter-weather")
 	w.waitLog(`"msg":"voice_transcript_dropped"`, `"reason":"ban_word"`)
@@ -133,5 +137,8 @@ func TestTranscriptFilters(t *testing.T) {
 	}
 	if n := metricValue(t, w.reg, "banter_voice_transcripts_dropped_total", "ban_word"); n != 1 {
 		t.Errorf("dropped (ban_word) = %v", n)
+	}
+	if n := metricValue(t, w.reg, "banter_audio_packets_total", "accepted"); n == 0 {
+		t.Error("alice's packets were not counted either: the blocked member's check proves nothing")
 	}
 }

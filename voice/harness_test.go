@@ -20,11 +20,13 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
@@ -184,9 +186,19 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	w.sess, w.botID = sess, sess.State.User.ID
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
+	// BANTER_TEST_SEND_CLOCK=shared|own runs the world on a send clock
+	// (with its shared socket, or a socket per connection).
+	var clock *dvoice.SendClock
+	if mode := os.Getenv("BANTER_TEST_SEND_CLOCK"); mode != "" {
+		if clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: mode == "shared", LocalAddr: "127.0.0.1:0"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { clock.Close() }) // after the service's shutdown below
+	}
 	svc, err := voice.New(voice.Options{
 		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
+		SendClock: clock, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
 	})
 	if err != nil {
 		t.Fatal(err)

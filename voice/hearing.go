@@ -22,7 +22,7 @@ type sttResult struct {
 	err  error
 }
 
-// speaker is one member's receive side: a Listener fed by one goroutine.
+// speaker is one member's receive side: a Listener fed by the Service's hearing clock.
 type speaker struct {
 	s      *session
 	userID string
@@ -34,7 +34,9 @@ type speaker struct {
 	// hints brings speculative turns' transcripts back (adaptive end of turn).
 	hints chan specHint
 
-	// owned by the speaker goroutine
+	// owned by the hearing clock's goroutine
+	l          *audio.Listener
+	frames     <-chan dvoice.Frame
 	chunks     []*sttFuture
 	audio      []int16
 	n          int
@@ -42,6 +44,13 @@ type speaker struct {
 	bargeBase  time.Duration
 	spec       *turn   // the speculative turn on the utterance in progress (speculation.go)
 	tried      specKey // the pause last speculated on
+	// deaf: permissions.blockedUserIds lists the member, whose frames are
+	// taken and dropped undecoded; spurt and quiet follow their talk spurts
+	// (quiet ticks since the last packet, endTicks of them end one).
+	deaf     bool
+	spurt    bool
+	quiet    int
+	endTicks int
 }
 
 // listenerConfig maps voice.endpointing onto the audio pipeline.
@@ -62,48 +71,110 @@ func (s *session) listenerConfig() audio.ListenerConfig {
 	return audio.ListenerConfig{Format: s.svc.opts.ListenFormat, VAD: v, DirectDecode: true}
 }
 
-// runSpeaker owns one stream's Listener until the stream or the session ends.
-func (s *session) runSpeaker(st *dvoice.Stream) {
-	sp := &speaker{s: s, userID: st.UserID, hints: make(chan specHint, 4)}
-	l, err := audio.NewListener(s.listenerConfig(), sp.handle, s.svc.opts.AudioMetrics)
+// hear gives a new stream (a member started sending) a Listener and hands it to the Service's
+// hearing clock, which serves it until the stream or the session ends. It runs on the session
+// loop.
+func (s *session) hear(st *dvoice.Stream) {
+	sp := &speaker{s: s, userID: st.UserID, frames: st.Frames(), hints: make(chan specHint, 4)}
+	cfg := s.listenerConfig()
+	l, err := audio.NewListener(cfg, sp.handle, s.svc.opts.AudioMetrics)
 	if err != nil {
 		s.log.Error("voice_listener_failed", "user_id", st.UserID, "error", err)
 		return
 	}
-	sp.format = l.Format()
+	sp.l, sp.format = l, l.Format()
+	sp.endTicks = max(1, int(cfg.VAD.EndSilence/pcm.FrameDuration))
 	s.mu.Lock()
 	s.speakers[st.UserID] = sp
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.speakers[st.UserID] == sp {
-			delete(s.speakers, st.UserID)
+	s.wg.Add(1) // done by leave, when the hearing clock lets go
+	s.svc.hear.add(sp)
+}
+
+// leave ends the speaker's part in its session once the hearing clock dropped it.
+func (sp *speaker) leave() {
+	s := sp.s
+	s.mu.Lock()
+	if s.speakers[sp.userID] == sp {
+		delete(s.speakers, sp.userID)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// tick is the speaker's share of a hearing-clock tick: the frames that arrived since the last
+// tick go through the Listener in one batch, its wall time advances by 20 ms, and barge-in is
+// checked. It reports whether the speaker stays (false: its stream or its session ended). A
+// blocked member's frames are taken and dropped without decoding. It does not allocate.
+func (sp *speaker) tick() bool {
+	s, l := sp.s, sp.l
+	if s.ctx.Err() != nil {
+		return false
+	}
+	if deaf := s.blocked(sp.userID); deaf != sp.deaf {
+		if deaf {
+			l.Flush() // an utterance in progress ends here (dropped by handle: blocked)
 		}
-		s.mu.Unlock()
-	}()
-	tick := time.NewTicker(pcm.FrameDuration)
-	defer tick.Stop()
-	frames := st.Frames()
-	for {
+		sp.deaf, sp.spurt, sp.quiet = deaf, false, 0
+		sp.active.Store(false)
+	}
+	got := false
+	for more := true; more; {
 		select {
-		case f, ok := <-frames:
+		case f, ok := <-sp.frames:
 			if !ok {
-				l.Flush()
+				if !sp.deaf {
+					l.Flush()
+				}
+				sp.ignore(false, true)
 				sp.active.Store(false)
 				sp.cancelSpec("stream_ended") // a Flush that confirmed it cleared it
-				return
+				return false
 			}
-			l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
-		case <-tick.C:
-			l.Tick()
+			got = true
+			if !sp.deaf {
+				l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
+			}
+		default:
+			more = false
+		}
+	}
+	if sp.deaf {
+		sp.ignore(got, false)
+		return true
+	}
+	for more := true; more; { // speculative turns' transcripts (adaptive end of turn)
+		select {
 		case h := <-sp.hints:
 			sp.onHint(l, h)
-		case <-s.ctx.Done():
-			return
+		default:
+			more = false
 		}
-		sp.active.Store(l.Active())
-		s.checkBargeIn(sp, l)
-		sp.watch(l)
+	}
+	l.Tick()
+	sp.active.Store(l.Active())
+	s.checkBargeIn(sp, l)
+	sp.watch(l)
+	return true
+}
+
+// ignore follows a blocked member's talk spurts without decoding them: a run of packets
+// followed by voice.endpointing.silenceMs without any (or the stream's end) is one utterance
+// dropped, as the endpointer would have cut it.
+func (sp *speaker) ignore(got, end bool) {
+	if !sp.deaf {
+		return
+	}
+	if got {
+		sp.spurt, sp.quiet = true, 0
+		return
+	}
+	if !sp.spurt {
+		return
+	}
+	if sp.quiet++; sp.quiet >= sp.endTicks || end {
+		sp.spurt = false
+		sp.s.droppedBlocked(sp.userID)
 	}
 }
 
@@ -122,10 +193,9 @@ func (sp *speaker) handle(ev vad.Event) {
 		}
 		if s.blocked(sp.userID) {
 			// permissions.blockedUserIds: ignored entirely, like their text messages (no
-			// speech to text, no turn).
+			// speech to text, no turn); from the next tick on not even decoded.
 			if ev.Final {
-				s.metrics.drop(DropBlockedUser)
-				s.log.Debug("voice_transcript_dropped", "user_id", sp.userID, "reason", DropBlockedUser.String())
+				s.droppedBlocked(sp.userID)
 			}
 			sp.chunks, sp.audio = nil, nil
 			return
@@ -175,13 +245,19 @@ func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
 	return sttResult{text: tr.Text}
 }
 
+// droppedBlocked counts and logs an utterance of a blocked member, dropped unheard.
+func (s *session) droppedBlocked(userID string) {
+	s.metrics.drop(DropBlockedUser)
+	s.log.Debug("voice_transcript_dropped", "user_id", userID, "reason", DropBlockedUser.String())
+}
+
 // blocked reports whether permissions.blockedUserIds lists the user.
 func (s *session) blocked(userID string) bool {
-	return safety.ForConfig(s.svc.cfg()).Blocked(userID)
+	return safety.BlockedIn(s.svc.cfg(), userID)
 }
 
 // checkBargeIn stops the bot when sp has spoken over it long enough (after
-// the echo guard), as voice.bargeIn says. It runs on the speaker goroutine.
+// the echo guard), as voice.bargeIn says. It runs on the hearing clock's goroutine.
 func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 	ar := s.cur.Load()
 	if ar == nil || ar.interrupted.Load() {
@@ -221,9 +297,12 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 	min := time.Duration(max(bi.MinSpeechMs, 1)) * time.Millisecond
 	if speech-sp.bargeBase >= min && ar.interrupted.CompareAndSwap(false, true) {
 		ar.interruptedBy.Store(sp.userID)
+		// Cancel first (no frame is queued after it), then drop the frames a send clock holds
+		// ahead of their slots: what has played is then final.
+		ar.cancel()
+		s.playback.Interrupt()
 		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase),
 			"played_ms", ms(s.playback.Played()))
 		s.metrics.bargeIn()
-		ar.cancel()
 	}
 }

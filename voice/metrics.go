@@ -58,7 +58,6 @@ type Metrics struct {
 	sessionEnds *prometheus.CounterVec
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
-	framesLate  prometheus.Counter
 	underruns   prometheus.Counter
 	encryptSkip prometheus.Counter
 	specs       *prometheus.CounterVec
@@ -76,7 +75,7 @@ type Metrics struct {
 //	banter_voice_sessions                      sessions open
 //	banter_voice_session_ends_total{reason}    left, alone, max_session, disconnected, reconnect_timeout
 //	banter_voice_utterances_total
-//	banter_voice_frames_sent_total, banter_voice_frames_late_total (> 5 ms after their slot)
+//	banter_voice_frames_sent_total             reply frames handed to the connection
 //	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
 //	banter_voice_frames_unencrypted_dropped_total (E2EE not ready yet)
 //	banter_voice_speculations_total{outcome,stage}  used or discarded; transcript, decision or reply
@@ -113,9 +112,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		framesSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_frames_sent_total", Help: "Opus frames of replies sent.",
 		}),
-		framesLate: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "banter_voice_frames_late_total", Help: "Reply frames sent more than 5 ms after their slot.",
-		}),
 		underruns: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_frame_slots_skipped_total", Help: "Reply frame slots skipped because audio was not ready in time (underrun or stall).",
 		}),
@@ -134,7 +130,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
-			m.utterances, m.framesSent, m.framesLate, m.underruns, m.encryptSkip, m.specs, m.specSaved)
+			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved)
 	}
 	return m
 }
@@ -198,12 +194,9 @@ func (m *Metrics) utterance() {
 	}
 }
 
-func (m *Metrics) frame(late bool) {
+func (m *Metrics) frame() {
 	if m != nil {
 		m.framesSent.Inc()
-		if late {
-			m.framesLate.Inc()
-		}
 	}
 }
 

@@ -25,9 +25,6 @@ type Sender interface {
 // senderBox holds a Sender for atomic swaps.
 type senderBox struct{ Sender }
 
-// lateBy is how far after its slot a frame counts as late.
-const lateBy = 5 * time.Millisecond
-
 // Playback is the bot's mouth in one session: PCM in (24 kHz mono TTS or
 // realtime audio, any chunking), paced Opus out through a Sender. A Responder
 // writes a reply's audio into it; the session cancels the context given to
@@ -41,9 +38,10 @@ type Playback struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	// frames counts the current reply's frames sent; written by the writing goroutine, read by
-	// anyone (a barge-in logs how much had played at the cut).
-	frames atomic.Int64
+	// frames counts the current reply's frames handed to the connection (written by the
+	// writing goroutine), dropped those the connection discarded unsent on Interrupt; read by
+	// anyone (Played: a barge-in logs how much had played at the cut).
+	frames, dropped atomic.Int64
 
 	// per reply, owned by the writing goroutine
 	ctx     context.Context
@@ -75,6 +73,7 @@ func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (
 func (p *Playback) Begin(onFirst func(time.Time)) {
 	p.talker.Reset()
 	p.frames.Store(0)
+	p.dropped.Store(0)
 	p.first, p.onFirst, p.err = time.Time{}, onFirst, nil
 }
 
@@ -127,12 +126,42 @@ func (p *Playback) awaitE2EE(pkt []byte) error {
 	}
 }
 
+// queuer is a Sender that queues frames ahead of their slot (discord/voice
+// on a send clock): SendOpus returns before the frame goes out.
+type queuer interface {
+	// Interrupt drops the frames queued and not yet sent, returning how many.
+	Interrupt() int
+	// Queued returns how many frames wait for their slot.
+	Queued() int
+}
+
+// Interrupt drops what the connection has queued and not yet sent (with a
+// send clock, SendOpus queues up to 200 ms ahead): called on barge-in,
+// from any goroutine, right after cancelling the reply (so that no frame is
+// queued after it).
+func (p *Playback) Interrupt() {
+	if q, ok := p.conn.Load().Sender.(queuer); ok {
+		p.dropped.Add(int64(q.Interrupt()))
+	}
+}
+
 // SetSender switches to a new connection (a move or a fresh voice session).
 // Safe to call while a reply plays: the next frame goes to the new one.
 func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }
 
-// Played returns how much audio of the current reply has gone out. Safe from any goroutine.
-func (p *Playback) Played() time.Duration { return time.Duration(p.frames.Load()) * pcm.FrameDuration }
+// Played returns how much audio of the current reply has gone out: the frames handed to the
+// connection less those still queued for their slot and those Interrupt dropped (on a send
+// clock SendOpus returns up to 200 ms ahead of the frame's slot). Safe from any goroutine; it
+// is what the timeline keeps of an interrupted reply and where a realtime item is truncated.
+func (p *Playback) Played() time.Duration {
+	n := p.frames.Load() - p.dropped.Load()
+	if q, ok := p.conn.Load().Sender.(queuer); ok {
+		// Queued also holds the end-of-spurt silence frames while End waits for them: never
+		// more than the reply's own frames.
+		n -= min(int64(q.Queued()), n)
+	}
+	return time.Duration(max(n, 0)) * pcm.FrameDuration
+}
 
 // First returns when the first packet of the current reply went out (zero
 // before).
@@ -165,17 +194,17 @@ func (p *Playback) emit(pkt []byte) error {
 			p.onFirst(at)
 		}
 	}
-	// Lateness against the 20 ms grid. A whole frame or more behind is an
-	// underrun (no audio yet, e.g. between sentences) or a stall: the sender
-	// skips the missed slots, so the grid moves on with it.
-	late := at.Sub(p.slot)
-	if late >= pcm.FrameDuration {
+	// Against the 20 ms grid: a whole frame or more behind is an underrun
+	// (no audio yet, e.g. between sentences) or a stall; the sender skips
+	// the missed slots, so the grid moves on with it. How late each frame
+	// left is the transport's banter_voice_send_lateness_seconds, measured
+	// where it is sent.
+	if late := at.Sub(p.slot); late >= pcm.FrameDuration {
 		skip := late / pcm.FrameDuration
 		p.slot = p.slot.Add(skip * pcm.FrameDuration)
-		late -= skip * pcm.FrameDuration
 		p.metrics.skipped(int(skip))
 	}
-	p.metrics.frame(late > lateBy)
+	p.metrics.frame()
 	p.slot = p.slot.Add(pcm.FrameDuration)
 	p.frames.Add(1)
 	return nil

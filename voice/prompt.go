@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,6 +28,13 @@ type line struct {
 // one are absent). store.Store implements it.
 type PersonaLookup interface {
 	Personas(ctx context.Context, userIDs []string) (map[string]store.UserPersona, error)
+}
+
+// ChatImageLookup finds the last image posted in a voice channel's text chat for a voice turn's
+// model (images.voiceChatMinutes); *text.Service implements it. ok is false when there is none
+// to show.
+type ChatImageLookup interface {
+	ChatImage(ctx context.Context, channelID string) (img llm.Image, caption string, ok bool)
 }
 
 // personaTimeout bounds the persona lookup of a reply: a slow store delays the answer by at
@@ -98,7 +106,30 @@ func (s *session) render(ctx context.Context, in promptInput) (string, []llm.Mes
 		}
 	}
 	instructions := b.String()
-	return instructions, fitBudget(instructions, msgs, cfg.Context.TokenBudget)
+	msgs = fitBudget(instructions, msgs, cfg.Context.TokenBudget)
+	if !in.greeting {
+		s.attachChatImage(ctx, msgs)
+	}
+	return instructions, msgs
+}
+
+// attachChatImage adds the last image of the voice channel's text chat (images.voiceChatMinutes)
+// to the turn, the last user message, with a line saying who posted it: people in a call talk
+// about the screenshot someone just dropped in the chat. The lookup is bounded like the personas.
+func (s *session) attachChatImage(ctx context.Context, msgs []llm.Message) {
+	lookup := s.svc.opts.ChatImages
+	if lookup == nil || len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleUser {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, personaTimeout)
+	defer cancel()
+	img, caption, ok := lookup.ChatImage(ctx, s.channelID)
+	if !ok {
+		return
+	}
+	last := &msgs[len(msgs)-1]
+	last.Content += "\n(" + caption + ")"
+	last.Images = append(slices.Clip(last.Images), img)
 }
 
 // writePeople lists the members in the channel: with their /persona descriptions when a
@@ -135,30 +166,8 @@ func (s *session) writePeople(ctx context.Context, b *strings.Builder, people []
 		if v, ok := personas[p.ID]; ok {
 			pp = &v
 		}
-		fmt.Fprintf(b, "\n- %s: %s", p.Name, describePersona(pp))
+		fmt.Fprintf(b, "\n- %s: %s", p.Name, pp.Summary())
 	}
-}
-
-// describePersona renders a member's /persona for a prompt, as the text pipeline does
-// (text/prompt.go describePersona).
-func describePersona(p *store.UserPersona) string {
-	if p == nil {
-		return "no persona on file"
-	}
-	var parts []string
-	if p.PreferredName != "" {
-		parts = append(parts, "goes by "+p.PreferredName)
-	}
-	if p.Pronouns != "" {
-		parts = append(parts, "pronouns "+p.Pronouns)
-	}
-	if p.Description != "" {
-		parts = append(parts, "about: "+p.Description)
-	}
-	if len(parts) == 0 {
-		return "no persona on file"
-	}
-	return strings.Join(parts, "; ")
 }
 
 // fitBudget drops the oldest messages until the prompt's estimated size fits budget tokens; the

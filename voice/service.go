@@ -65,6 +65,9 @@ type Options struct {
 	// Personas looks up the members' /persona descriptions for the prompt
 	// (the store); nil lists the members by name only.
 	Personas PersonaLookup
+	// ChatImages, when set, shows a voice turn's model the last image posted in the voice
+	// channel's text chat (images.voiceChatMinutes; nil: never).
+	ChatImages ChatImageLookup
 	// ListenFormat is the utterance audio format (default 16 kHz mono for
 	// speech to text; 24 kHz for the realtime API).
 	ListenFormat pcm.Format
@@ -84,6 +87,11 @@ type Options struct {
 	// default, 1 ms; negative: off). With many sessions the spinning of all
 	// senders costs more than it saves; turn it off there.
 	SendSpin time.Duration
+	// SendClock, if set, sends every session's frames on this one clock
+	// (discord/voice SendClock: a timer wheel, frames queued ahead of their
+	// slot, batched sends); SendSpin and SendRealtimePriority then do not
+	// apply. The caller closes it after Shutdown.
+	SendClock *dvoice.SendClock
 	// DisableDAVE advertises no DAVE support (max_dave_protocol_version 0).
 	// DAVE is on by default; Discord requires it.
 	DisableDAVE bool
@@ -117,6 +125,7 @@ type Service struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	hear hearClock // every session's receive side, on one 20 ms tick
 
 	mu       sync.Mutex // guards following
 	sessions map[string]*session
@@ -167,7 +176,7 @@ func New(opts Options) (*Service, error) {
 		UserID:    opts.Discord.State.User.ID,
 		OnConnect: svc.onConnect,
 		Conn: dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics,
-			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin},
+			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin, Clock: opts.SendClock},
 	}
 	if !opts.DisableDAVE {
 		uid, _ := strconv.ParseUint(opts.Discord.State.User.ID, 10, 64)
@@ -372,6 +381,11 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 	go func() { svc.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		// Every session has ended, so the hearing clock has no speaker left: it stops on
+		// its next tick.
+		if err := svc.hear.wait(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("voice: shutdown: hearing clock: %w", err))
+		}
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("voice: shutdown: %w", ctx.Err()))
 	}

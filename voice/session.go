@@ -48,7 +48,8 @@ type heldTurn struct {
 }
 
 // session is the bot in one guild's voice channel. The loop goroutine (run)
-// owns the conversation state; speaker goroutines own their Listeners; each
+// owns the conversation state; the Service's hearing clock owns the speakers'
+// Listeners; each
 // turn runs on its own goroutine (runTurn), asking the loop at every step; one
 // reply at a time owns the Playback.
 type session struct {
@@ -148,7 +149,7 @@ func (s *session) run() {
 				streams = nil
 				continue
 			}
-			s.wg.Go(func() { s.runSpeaker(st) })
+			s.hear(st)
 		case c := <-s.conns:
 			s.useConn(c, lostAt)
 			streams, connDone, lostAt = c.Streams(), c.Done(), time.Time{}

@@ -64,6 +64,7 @@ type Detector struct {
 	n, next                                int
 
 	pitch       *pitchTracker
+	bg          *background
 	lastPeriod  float32 // period of the previous frame if it was periodic, else 0
 	sinceSpeech int     // frames since the last speech frame
 	held        int     // consecutive periodic frames with the same pitch
@@ -78,6 +79,11 @@ const (
 	smoothMax   = 0.12
 	weakHoldN   = 10 // frames after a speech frame in which weak frames count
 	heldN       = 2  // frames keeping the previous pitch that make a held note
+	// prominentDB: a strong frame stands this far over the background
+	// level (see background): a voice out of the room, not the room's
+	// chatter at one of its louder moments.
+	prominentDB = 6
+	backgroundN = 250 // frames (5 s) of background history
 )
 
 // Frame measurements the detector reports.
@@ -94,12 +100,21 @@ type Measure struct {
 	// Smooth: periodic with a pitch 0.5-12 % away from the previous
 	// frame's, as a voice glides (AlgorithmSpeech).
 	Smooth bool
-	// Strong: a smooth frame that is clearly voiced (AlgorithmSpeech).
+	// Prominent: a periodic frame at least 6 dB over BackgroundDB
+	// (AlgorithmSpeech): only these count as evidence for an utterance.
+	Prominent bool
+	// Strong: a smooth frame that is clearly voiced and stands out of
+	// the background (AlgorithmSpeech): what confirms speech.
 	Strong bool
+	// PitchHz: the pitch of a periodic frame, else 0 (AlgorithmSpeech).
+	PitchHz float64
 	// Aperiodicity: YIN's normalized difference at the pitch, 0 (a pure
 	// period) to about 1 (noise); 1 when not measured.
 	Aperiodicity float64
 	FloorDB      float64 // noise floor estimate, dBFS
+	// BackgroundDB is the level 80 % of the last 5 s of frames exceeded,
+	// dBFS (AlgorithmSpeech): the room a voice must stand out of.
+	BackgroundDB float64
 	ZCR          float64 // zero-crossing rate 0..1
 }
 
@@ -129,6 +144,7 @@ func newDetector(c Config) *Detector {
 	}
 	if c.Algorithm == AlgorithmSpeech {
 		d.pitch = newPitchTracker(c.SampleRate)
+		d.bg = newBackground(backgroundN, c.PriorFloorDB)
 	}
 	d.sinceSpeech = weakHoldN + 1
 	return d
@@ -168,6 +184,8 @@ func (d *Detector) Classify(frame []int16) Measure {
 // classifySpeech is AlgorithmSpeech's second stage.
 func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 	d.sinceSpeech = min(d.sinceSpeech+1, weakHoldN+1)
+	d.bg.add(m.EnergyDB)
+	m.BackgroundDB = d.bg.level()
 	if m.EnergyDB < max(d.thresholdDB, m.FloorDB+gateDB) {
 		d.pitch.skip(frame)
 		d.lastPeriod, d.held = 0, 0
@@ -180,6 +198,7 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 	d.lastPeriod = 0
 	if m.Periodic {
 		d.lastPeriod = period
+		m.PitchHz = float64(d.pitch.rate) / float64(period)
 		r := float32(1)
 		if prev > 0 {
 			r = (period - prev) / period
@@ -192,7 +211,8 @@ func (d *Detector) classifySpeech(frame []int16, m *Measure) {
 		}
 		m.Held = r < smoothMin
 		m.Smooth = r >= smoothMin && r < smoothMax
-		m.Strong = m.Smooth && aper < strongMax
+		m.Prominent = m.EnergyDB >= m.BackgroundDB+prominentDB
+		m.Strong = m.Smooth && aper < strongMax && m.Prominent
 		// A pitch held for 60 ms is a note or a hum; one that jumps is a
 		// melody or a chord (or a pitch error).
 		m.Voice = d.held < heldN && (prev == 0 || r < smoothMax)
@@ -218,5 +238,6 @@ func (d *Detector) Reset() {
 	d.lastPeriod, d.sinceSpeech, d.held = 0, weakHoldN+1, 0
 	if d.pitch != nil {
 		d.pitch.reset()
+		d.bg.reset()
 	}
 }

@@ -124,10 +124,12 @@ type Endpointer struct {
 	levN       int     // speech frames measured for the spread check
 	sum, sumSq float64 // and their energies
 	// AlgorithmSpeech's evidence for the utterance
-	periodicN int    // periodic frames
-	heldN     int    // periodic frames that kept the previous pitch
-	smoothN   int    // speech frames (periodic with a speech-like pitch move)
-	strong    uint64 // the last 50 frames: bit set for a strong speech frame
+	periodicN int     // periodic frames
+	heldN     int     // periodic frames that kept the previous pitch
+	smoothN   int     // speech frames (periodic with a speech-like pitch move)
+	voiceN    int     // prominent speech frames (AlgorithmSpeech)
+	voiceSum  float64 // and their energies: the speaker's voiced level
+	strong    uint64  // the last 50 frames: bit set for a strong speech frame
 
 	events [3]Event
 }
@@ -232,7 +234,16 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		e.begin()
 		ev = append(ev, e.event(EventStart))
 	} else {
+		if e.far(m) {
+			// the room, not this speaker: it does not keep the utterance
+			// going (chatter or music after the speaker stopped)
+			m.Class = ClassSilence
+		}
 		e.append(frame, m.Class)
+	}
+	if m.Smooth && m.Prominent {
+		e.voiceN++
+		e.voiceSum += m.EnergyDB
 	}
 
 	if m.Class == ClassSilence {
@@ -246,14 +257,18 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		e.sum += m.EnergyDB
 		e.sumSq += m.EnergyDB * m.EnergyDB
 	}
-	if m.Periodic {
-		e.periodicN++
-	}
-	if m.Held {
-		e.heldN++
-	}
-	if m.Smooth {
-		e.smoothN++
+	if m.Prominent {
+		// the checks weigh what stands out of the room: a voice over music
+		// or chatter, not the music's own notes in its pauses
+		if m.Periodic {
+			e.periodicN++
+		}
+		if m.Held {
+			e.heldN++
+		}
+		if m.Smooth {
+			e.smoothN++
+		}
 	}
 	if !e.speaking && e.speechN >= e.speakN && e.confirmed() {
 		e.speaking = true
@@ -298,6 +313,7 @@ func (e *Endpointer) begin() {
 	e.speaking = false
 	e.levN, e.sum, e.sumSq = 0, 0, 0
 	e.periodicN, e.smoothN, e.heldN = 0, 0, 0
+	e.voiceN, e.voiceSum = 0, 0
 	n := min(e.ringCount, e.preN+e.speechRun)
 	e.bufN = n
 	e.bufPos = e.pos - uint64(n)
@@ -400,7 +416,16 @@ const (
 	smoothShare   = 5  // 1 in smoothShare periodic frames must be speech frames
 	heldShare     = 2  // and under 1 in heldShare may keep the previous pitch
 	confirmStrong = 12 // strong frames in 1 s that confirm speech (Speaking)
+	farDB         = 12 // see far
 )
+
+// far reports whether a frame in an utterance is more than farDB under the
+// speaker's voiced level so far (AlgorithmSpeech, once minSmooth frames
+// set it): a quieter voice or instrument in the room, which must not hold
+// the turn open. The speaker's own syllables stay within it.
+func (e *Endpointer) far(m Measure) bool {
+	return e.voiceN >= minSmooth && m.Class != ClassSilence && m.EnergyDB < e.voiceSum/float64(e.voiceN)-farDB
+}
 
 // steady reports whether the speech frames' levels hardly vary (noise).
 func (e *Endpointer) steady() bool {

@@ -5,6 +5,7 @@ package vad
 // signal decimated to about 8 kHz. Everything is preallocated: 0 allocs.
 type pitchTracker struct {
 	q      int       // decimation factor (rate/8000, at least 1)
+	rate   int       // decimated sample rate
 	w      int       // decimated samples per frame
 	hist   []float32 // the previous frame and this one, decimated
 	d      []float32 // difference function by lag
@@ -16,7 +17,7 @@ func newPitchTracker(rate int) *pitchTracker {
 	q := max(1, rate/8000)
 	dr := rate / q
 	w := dr / 50
-	p := &pitchTracker{q: q, w: w, hist: make([]float32, 2*w), minLag: dr / 400, maxLag: min(w-1, dr/60)}
+	p := &pitchTracker{q: q, rate: dr, w: w, hist: make([]float32, 2*w), minLag: dr / 400, maxLag: min(w-1, dr/60)}
 	p.d = make([]float32, p.maxLag+2)
 	return p
 }

@@ -1,8 +1,9 @@
 // Command soak runs banter for a long time against the simulators with text and voice traffic
 // and random faults, and reports the bot's heap and goroutines over time with the fate of every
-// addressed text message (answered, explained, unexplained):
+// addressed text message and every voice utterance (answered, explained, unexplained):
 //
 //	go run ./bench/soak -duration 30m
+//	go run ./bench/soak -duration 10m -voice-mode realtime
 //
 // The bot is the real `banter run`, built from ./cmd/banter and run as its own process, so
 // that the heap and goroutine counts (read from its /metrics) are the bot's alone; the
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -38,10 +40,16 @@ func main() {
 	faultEvery := flag.Duration("fault-every", 15*time.Second, "mean interval between faults")
 	clip := flag.String("clip", "cmd/banter/testdata/hey-banter-weather.wav", "48 kHz stereo WAV the voice member says")
 	logPath := flag.String("log", "", "also write the bot's JSON log to this file")
+	voiceMode := flag.String("voice-mode", "stt_pipeline", "the bot's voice.mode: stt_pipeline or realtime")
 	flag.Parse()
+	if *voiceMode != "stt_pipeline" && *voiceMode != "realtime" {
+		fmt.Fprintf(os.Stderr, "soak: -voice-mode %q: want stt_pipeline or realtime\n", *voiceMode)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, params{duration: *duration, every: *every, rate: *rate, faultEvery: *faultEvery, clip: *clip, logPath: *logPath}); err != nil {
+	if err := run(ctx, params{duration: *duration, every: *every, rate: *rate, faultEvery: *faultEvery, clip: *clip,
+		logPath: *logPath, voiceMode: *voiceMode}); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
@@ -49,7 +57,7 @@ func main() {
 
 type params struct {
 	duration, every, rate, faultEvery time.Duration
-	clip, logPath                     string
+	clip, logPath, voiceMode          string
 }
 
 // world is the simulators and the bot process.
@@ -63,6 +71,8 @@ type world struct {
 	users   []discordsim.UserID
 	metrics string // the bot's metrics address
 	ledger  *ledger
+	mode    string // the bot's voice.mode
+	member  *voicesim.Member
 }
 
 func run(ctx context.Context, p params) error {
@@ -84,6 +94,7 @@ func run(ctx context.Context, p params) error {
 		return err
 	}
 	defer cleanup()
+	w.mode = p.voiceMode
 
 	bot, logs, err := w.startBot(ctx, dir, bin, p.logPath)
 	if err != nil {
@@ -109,8 +120,8 @@ func run(ctx context.Context, p params) error {
 	faultsDone := make(chan struct{})
 	go func() { defer close(faultsDone); w.faults(runCtx, p.faultEvery) }()
 
-	fmt.Printf("%-8s %10s %10s %10s %9s %9s %9s %11s %7s %8s\n", "elapsed", "heap_MB", "inuse_MB", "goroutines",
-		"addressed", "answered", "explained", "unexplained", "voice", "faults")
+	fmt.Printf("%-8s %8s %8s %10s %9s %9s %9s %11s %6s %6s %6s %6s %7s\n", "elapsed", "heap_MB", "inuse_MB", "goroutines",
+		"addressed", "answered", "explained", "unexplained", "voice", "v_ans", "v_expl", "v_unex", "faults")
 	start := time.Now()
 	tick := time.NewTicker(p.every)
 	defer tick.Stop()
@@ -120,8 +131,8 @@ func run(ctx context.Context, p params) error {
 			fmt.Fprintln(os.Stderr, "soak: metrics:", err)
 		}
 		s := w.ledger.snapshot(w.dsim, time.Minute)
-		fmt.Printf("%-8s %10.1f %10.1f %10.0f %9d %9d %9d %11d %7d %8d\n", time.Since(start).Round(time.Second), heap/1e6, inuse/1e6, goroutines,
-			s.addressed, s.answered, s.explained, s.unexplained, s.voiceReplies, s.faults)
+		fmt.Printf("%-8s %8.1f %8.1f %10.0f %9d %9d %9d %11d %6d %6d %6d %6d %7d\n", time.Since(start).Round(time.Second), heap/1e6, inuse/1e6, goroutines,
+			s.addressed, s.answered, s.explained, s.unexplained, s.voice, s.vAnswered, s.vExplained, s.vUnexplained, s.faults)
 	}
 	for runCtx.Err() == nil {
 		select {
@@ -136,17 +147,42 @@ func run(ctx context.Context, p params) error {
 	// Let the last turns finish, then account for everything.
 	settle, cancelSettle := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelSettle()
-	for settle.Err() == nil && w.ledger.snapshot(w.dsim, 0).pending > 0 {
+	for settle.Err() == nil {
+		if s := w.ledger.snapshot(w.dsim, 0); s.pending == 0 && s.vPending == 0 {
+			break
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	report()
 	s := w.ledger.snapshot(w.dsim, 0)
-	fmt.Printf("soak: duration=%s addressed=%d answered=%d explained=%d unexplained=%d voice_replies=%d faults=%d\n",
-		p.duration, s.addressed, s.answered, s.explained, s.pending, s.voiceReplies, s.faults)
-	if s.pending > 0 {
-		return errors.New("addressed messages lost without a trace")
+	fmt.Printf("soak: duration=%s voice_mode=%s addressed=%d answered=%d explained=%d unexplained=%d voice_utterances=%d voice_answered=%d voice_explained=%d voice_unexplained=%d faults=%d\n",
+		p.duration, p.voiceMode, s.addressed, s.answered, s.explained, s.pending, s.voice, s.vAnswered, s.vExplained, s.vPending, s.faults)
+	fmt.Printf("soak: faults by kind: %s\n", formatCounts(s.byFault))
+	fmt.Printf("soak: voice utterances explained by: %s\n", formatCounts(s.voiceWhy))
+	for _, u := range w.ledger.unexplainedVoice() {
+		fmt.Println("soak: voice utterance without an outcome:", u)
+	}
+	if s.pending > 0 || s.vPending > 0 {
+		return errors.New("addressed messages or utterances lost without a trace")
 	}
 	return nil
+}
+
+// formatCounts lists name=count, sorted by name.
+func formatCounts(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", n, m[n])
+	}
+	return b.String()
 }
 
 func newWorld() (*world, func(), error) {
@@ -187,8 +223,8 @@ func (w *world) startBot(ctx context.Context, dir, bin, logPath string) (*exec.C
 	}
 	w.metrics = ln.Addr().String()
 	ln.Close()
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: %s\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 10\nactivity:\n  replyCoalesceWindowSeconds: 1\n  maxPromptsPerHour: 100000\n",
-		w.dsim.APIBaseURL(), w.vs.CAFile(), w.metrics, filepath.Join(dir, "banter.db"))
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: %s\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 10\nactivity:\n  replyCoalesceWindowSeconds: 1\n  maxPromptsPerHour: 100000\nvoice:\n  mode: %s\n  joinGreetingWindowSeconds: 0\n",
+		w.dsim.APIBaseURL(), w.vs.CAFile(), w.metrics, filepath.Join(dir, "banter.db"), w.mode)
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, nil, err
@@ -232,71 +268,6 @@ func (w *world) textTraffic(ctx context.Context, mean time.Duration) {
 		}
 		if addressed {
 			w.ledger.addressed(m.ID)
-		}
-	}
-}
-
-// voiceTraffic keeps one member in the voice channel asking the bot something every few
-// seconds, asking it to join again whenever it is not there.
-func (w *world) voiceTraffic(ctx context.Context, samples []int16) {
-	member, err := w.dsim.JoinVoiceMember(ctx, w.users[0], w.voice, voicesim.MemberOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "soak: voice member:", err)
-		return
-	}
-	defer member.Leave()
-	for ctx.Err() == nil {
-		if st, ok := w.dsim.VoiceStateOf(w.guild, w.dsim.BotID()); !ok || st.Channel != w.voice {
-			_, _ = w.dsim.Post(ctx, w.users[0], w.texts[0], "!join")
-			if !sleep(ctx, 3*time.Second) {
-				return
-			}
-			continue
-		}
-		w.osim.QueueTranscripts("hey banter, what's the weather like today?")
-		_ = member.PlayPCM(ctx, samples)
-		if !sleep(ctx, jitter(6*time.Second)) {
-			return
-		}
-	}
-}
-
-// faults injects a random fault every so often: gateway drops and closes, op 7, op 9, send
-// errors (before and after the create took effect), model errors, and on the voice side the
-// voice WebSocket closed with 4006/4009/4014/4015 or dropped, and the UDP path silent.
-func (w *world) faults(ctx context.Context, mean time.Duration) {
-	bot := string(w.dsim.BotID())
-	all := []struct {
-		name string
-		do   func() error
-	}{
-		{"gateway_tcp_drop", w.dsim.DropGateway},
-		{"gateway_close_4000", func() error { return w.dsim.CloseGateway(discordsim.CloseUnknownError) }},
-		{"gateway_op7", w.dsim.ForceReconnect},
-		{"gateway_op9", func() error { return w.dsim.ForceInvalidSession(false) }},
-		{"send_500", func() error { w.dsim.FailNext(discordsim.RouteMessageCreate, 1, 500); return nil }},
-		{"send_503_after_commit", func() error { w.dsim.FailNextAfterCommit(discordsim.RouteMessageCreate, 1, 503); return nil }},
-		{"model_500", func() error {
-			return w.osim.AddRule(openaisim.Rule{Name: "fault", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Fault: openaisim.Fault{Status: 500}, Times: 2})
-		}},
-		{"voice_close_4006", func() error { return w.vs.CloseVoice(bot, 4006) }},
-		{"voice_close_4009", func() error { return w.vs.CloseVoice(bot, 4009) }},
-		{"voice_close_4014", func() error { return w.vs.CloseVoice(bot, 4014) }},
-		{"voice_close_4015", func() error { return w.vs.CloseVoice(bot, 4015) }},
-		{"voice_ws_drop", func() error { return w.vs.DropVoice(bot) }},
-		{"voice_udp_silent_5s", func() error {
-			w.vs.SetFaults(bot, voicesim.ToServer, voicesim.Faults{LossPercent: 100})
-			time.AfterFunc(5*time.Second, func() { w.vs.SetFaults(bot, voicesim.ToServer, voicesim.Faults{}) })
-			return nil
-		}},
-	}
-	for ctx.Err() == nil {
-		if !sleep(ctx, jitter(mean)) {
-			return
-		}
-		f := all[rand.IntN(len(all))]
-		if err := f.do(); err == nil {
-			w.ledger.fault(f.name)
 		}
 	}
 }

@@ -43,11 +43,12 @@ func main() {
 	dir := flag.String("speech", "audio/testdata/speech", "directory of the 16 kHz speech items")
 	noiseSec := flag.Int("noise-seconds", 60, "length of each noise-only clip")
 	seed := flag.Uint64("seed", 22, "noise seed")
+	seeds := flag.Int("seeds", 1, "run this many seeds (seed, seed+1, ...) and pool their results")
 	verbose := flag.Bool("v", false, "print each item's missed frames per clip")
 	write := flag.String("write", "", "also write every clip as a 16 kHz WAV into this directory")
 	flag.Parse()
 	verboseFlag = verbose
-	if err := run(*dir, *noiseSec, *seed, *write); err != nil {
+	if err := run(*dir, *noiseSec, *seed, *seeds, *write); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -60,10 +61,16 @@ type job struct {
 	err  error
 }
 
-func run(dir string, noiseSec int, seed uint64, write string) error {
+func run(dir string, noiseSec int, seed uint64, seeds int, write string) error {
 	items, err := noisyset.LoadSpeech(dir, names)
 	if err != nil {
 		return err
+	}
+	if seeds < 1 {
+		return fmt.Errorf("vad: -seeds %d, want at least 1", seeds)
+	}
+	if write != "" && seeds > 1 {
+		return fmt.Errorf("vad: -write takes one seed, not -seeds %d", seeds)
 	}
 	var jobs []*job
 	add := func(c noisyset.Clip, err error) error {
@@ -73,16 +80,18 @@ func run(dir string, noiseSec int, seed uint64, write string) error {
 		jobs = append(jobs, &job{clip: c})
 		return nil
 	}
-	if err := add(noisyset.SpeechClip("clean", 0, names, items, seed)); err != nil {
-		return err
-	}
-	for _, k := range noisyset.Kinds {
-		for _, snr := range levels {
-			if err := add(noisyset.SpeechClip(k, snr, names, items, seed)); err != nil {
-				return err
-			}
-			if err := add(noisyset.NoiseClip(k, snr, noiseSec, items, seed)); err != nil {
-				return err
+	for sd := seed; sd < seed+uint64(seeds); sd++ {
+		if err := add(noisyset.SpeechClip("clean", 0, names, items, sd)); err != nil {
+			return err
+		}
+		for _, k := range noisyset.Kinds {
+			for _, snr := range levels {
+				if err := add(noisyset.SpeechClip(k, snr, names, items, sd)); err != nil {
+					return err
+				}
+				if err := add(noisyset.NoiseClip(k, snr, noiseSec, items, sd)); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -113,6 +113,7 @@ type result struct {
 	missedN  int
 	eos      []time.Duration // per item: decision time after the speech stops
 	noEnd    int             // items whose utterance did not end before the next one
+	items    int             // speech items
 	perItem  []string        // item: missed frames/speech frames, for -v
 }
 
@@ -126,6 +127,7 @@ func score(c noisyset.Clip, h heard) result {
 		}
 		return r
 	}
+	r.items = len(c.Items)
 	covered := make([]bool, len(c.Speech))
 	fd := pcm.FrameDuration
 	for i, ev := range h.events {
@@ -199,60 +201,93 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
+// merge pools b into a (the same clip kind from another seed).
+func (a *result) merge(b result) {
+	a.minutes += b.minutes
+	a.phantoms += b.phantoms
+	a.barge += b.barge
+	a.bargeOK += b.bargeOK
+	a.speechN += b.speechN
+	a.missedN += b.missedN
+	a.eos = append(a.eos, b.eos...)
+	a.noEnd += b.noEnd
+	a.items += b.items
+}
+
+// row is one line of the table: a noise at one SNR, its speech clips and
+// noise-only clips pooled over the seeds.
+type row struct {
+	noise    string
+	snr      float64
+	sp, only [2]result
+	hasOnly  bool
+}
+
+func rows(jobs []*job) []*row {
+	var out []*row
+	byKey := map[string]*row{}
+	for _, j := range jobs {
+		k := fmt.Sprintf("%s/%g", j.clip.Noise, j.clip.SNR)
+		r := byKey[k]
+		if r == nil {
+			r = &row{noise: j.clip.Noise, snr: j.clip.SNR}
+			byKey[k] = r
+			out = append(out, r)
+		}
+		for d := range 2 {
+			if len(j.clip.Items) > 0 {
+				r.sp[d].merge(j.res[d])
+			} else {
+				r.hasOnly = true
+				r.only[d].merge(j.res[d])
+			}
+		}
+	}
+	return out
+}
+
 func printTable(w io.Writer, jobs []*job) {
 	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | items barged in")
 	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new        | energy new")
 	var phantomMax, bargeMax, missedPink5 float64
 	var eosKeyboard []time.Duration
-	type row struct {
-		sp, only *job
-	}
-	var rows []row
-	for _, j := range jobs {
-		if len(j.clip.Items) > 0 {
-			rows = append(rows, row{sp: j})
-		} else {
-			rows[len(rows)-1].only = j
-		}
-	}
-	for _, rw := range rows {
-		c := rw.sp.clip
-		label := fmt.Sprintf("%-8s %3.0f", c.Noise, c.SNR)
-		if c.Noise == "clean" {
+	for _, rw := range rows(jobs) {
+		label := fmt.Sprintf("%-8s %3.0f", rw.noise, rw.snr)
+		if rw.noise == "clean" {
 			label = "clean       "
 		}
 		ph, bg := [2]string{"-", "-"}, [2]string{"-", "-"}
 		var ms, eos [2]string
 		var ne [2]int
 		for d := range 2 {
-			s := rw.sp.res[d]
+			s := rw.sp[d]
 			missed := 100 * float64(s.missedN) / float64(max(1, s.speechN))
 			ms[d] = fmt.Sprintf("%.1f", missed)
 			eos[d] = fmt.Sprint(median(s.eos).Milliseconds())
 			ne[d] = s.noEnd
-			if rw.only != nil {
-				o := rw.only.res[d]
+			if rw.hasOnly {
+				o := rw.only[d]
 				p := float64(o.phantoms) / o.minutes
 				b := float64(o.barge) / o.minutes
 				ph[d] = fmt.Sprintf("%.1f", p)
 				bg[d] = fmt.Sprintf("%.1f", b)
 				if d == 1 {
-					if c.Noise != "babble" {
+					if rw.noise != "babble" {
 						phantomMax = max(phantomMax, p)
 					}
 					bargeMax = max(bargeMax, b)
 				}
 			}
-			if d == 1 && c.Noise == "pink" && c.SNR == 5 {
+			if d == 1 && rw.noise == "pink" && rw.snr == 5 {
 				missedPink5 = missed
 			}
-			if d == 1 && c.Noise == "keyboard" {
+			if d == 1 && rw.noise == "keyboard" {
 				eosKeyboard = append(eosKeyboard, s.eos...)
 			}
 		}
 		fmt.Fprintf(w, "%s | %6s %6s | %6s %6s | %6s %6s    | %2d %2d  | %6s %6s      | %3d %3d /%d\n",
 			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1],
-			rw.sp.res[0].bargeOK, rw.sp.res[1].bargeOK, len(c.Items))
+			rw.sp[0].bargeOK, rw.sp[1].bargeOK, rw.sp[1].items)
 	}
 	fmt.Fprintf(w, "vad: phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
 		phantomMax, missedPink5, median(eosKeyboard).Milliseconds(), bargeMax)

@@ -34,6 +34,9 @@ func main() {
 	hear := flag.Bool("hear", false, "simulated members receive and decode the audio (simulator CPU)")
 	gogc := flag.Int("gogc", 400, "GOGC during the run (0: leave as is; Go's default is 100)")
 	rt := flag.Int("rt", 0, "SCHED_FIFO priority for the reply sender (0: off; needs CAP_SYS_NICE)")
+	clock := flag.Bool("clock", true, "send on one process-wide send clock (false: a pacer per connection, the earlier path)")
+	shared := flag.Bool("shared", true, "with -clock: one UDP socket for all connections (batched sendmmsg)")
+	talkers := flag.Float64("talkers", 0, "share of members who talk (0: everyone, the worst case; 0.25: one in four)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -56,7 +59,7 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rep, err := capacity.Run(ctx, capacity.Params{Sessions: *sessions, Members: *members, Duration: *duration, Clip: b, Logger: log, RealtimePriority: *rt,
-		SendSpin: *spin, MembersHear: *hear, GCPercent: *gogc})
+		SendSpin: *spin, MembersHear: *hear, GCPercent: *gogc, Clock: *clock, SharedSocket: *clock && *shared, Talkers: *talkers})
 	fmt.Println(rep)
 	switch {
 	case err != nil:

@@ -7,24 +7,27 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
 
+	"github.com/banterbot/banter/internal/leakcheck"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
+	"go.uber.org/goleak"
 )
 
-// The fault matrix runs `banter run` itself (store, gateway monitor, sender, text pipeline)
-// against both simulators, injects one fault per row, and accounts for every addressed message
-// posted around it: answered (a reply to it, or coalesced into a reply: turn_coalesced),
-// explained (a logged reason: turn_shed, reply_rate_limited, send_lost, message_ignored), or
-// unexplained. Run it alone with `go test -run FaultMatrix -v ./...`.
+// The fault matrix runs `banter run` itself (store, gateway monitor, sender, text pipeline,
+// voice) against the simulators, injects one fault per row, and accounts for every addressed
+// message posted around it: answered (a reply to it; a turn coalesced into another's reply
+// (turn_coalesced) takes that turn's outcome), explained (a logged reason naming it:
+// turn_shed, reply_rate_limited, reply_skipped, send_lost, message_ignored), or unexplained.
+// Voice rows are in faultmatrix_voice_test.go. Run it alone with
+// `go test -run FaultMatrix -v ./...`.
 
 // botProcess is one `banter run` against its own simulators.
 type botProcess struct {
@@ -34,7 +37,7 @@ type botProcess struct {
 	ch    discordsim.ChannelID
 	alice discordsim.UserID
 	bob   discordsim.UserID
-	logs  *lockedBuffer
+	logs  *matrixLog
 	stop  func() error
 }
 
@@ -44,7 +47,7 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 	t.Helper()
 	// The helpers close the simulators at cleanup too (Close is idempotent) and check every
 	// request the bot sent against the official specs.
-	b := &botProcess{dsim: simtest.Serve(t, dopts...), logs: &lockedBuffer{}}
+	b := &botProcess{dsim: simtest.Serve(t, dopts...), logs: newMatrixLog()}
 	osim := openaitest.Serve(t)
 	b.osim = osim
 	g := b.dsim.CreateGuild("g")
@@ -76,6 +79,7 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 		err := <-done
 		b.dsim.Close()
 		b.osim.Close()
+		b.saveLog(t)
 		return err
 	}
 	readyCtx, cancelReady := context.WithCancel(ctx)
@@ -95,6 +99,24 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 	return b
 }
 
+// saveLog writes the bot's log to $BANTER_FAULTMATRIX_LOGS/<test>-<n>.log when that variable
+// names a directory (to read what the bot did in a passing run).
+func (b *botProcess) saveLog(t *testing.T) {
+	dir := os.Getenv("BANTER_FAULTMATRIX_LOGS")
+	if dir == "" {
+		return
+	}
+	f, err := os.CreateTemp(dir, t.Name()+"-*.log")
+	if err != nil {
+		t.Logf("save log: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(b.logs.String()); err != nil {
+		t.Logf("save log: %v", err)
+	}
+}
+
 // post sends a message as u; addressed ones mention the bot.
 func (b *botProcess) post(ctx context.Context, u discordsim.UserID, addressed bool, text string) (discordsim.MessageID, error) {
 	if addressed {
@@ -104,43 +126,81 @@ func (b *botProcess) post(ctx context.Context, u discordsim.UserID, addressed bo
 	return m.ID, err
 }
 
-// outcomes classifies each id: "answered", "explained" or "" (not yet / never), and counts
-// replies per id (a reply posted twice is a duplicate).
-func (b *botProcess) outcomes(ids []discordsim.MessageID) (map[discordsim.MessageID]string, int) {
+// textExplained are the log events that explain why an addressed message got no reply, and
+// the fields that name the messages they explain.
+var textExplained = map[string][]string{
+	"turn_shed":          {"message_id"},
+	"message_ignored":    {"message_id"},
+	"reply_skipped":      {"message_id"},
+	"reply_rate_limited": {"message_id", "trigger_ids"},
+	"send_lost":          {"turn_id"},
+}
+
+// replies counts the bot's replies per replied-to message.
+func (b *botProcess) replies() map[discordsim.MessageID]int {
 	replies := map[discordsim.MessageID]int{}
 	for _, m := range b.dsim.Sent() {
-		if m.Author == b.dsim.BotID() {
+		if m.Author == b.dsim.BotID() && m.ReplyTo() != "" {
 			replies[m.ReplyTo()]++
 		}
 	}
-	logs := strings.Split(b.logs.String(), "\n")
-	out := map[discordsim.MessageID]string{}
-	dups := 0
+	return replies
+}
+
+// duplicates counts replies beyond the first per id.
+func (b *botProcess) duplicates(ids []discordsim.MessageID) int {
+	replies, dups := b.replies(), 0
 	for _, id := range ids {
-		if n := replies[id]; n > 0 {
-			out[id] = "answered"
-			dups += n - 1
+		dups += max(replies[id]-1, 0)
+	}
+	return dups
+}
+
+// outcomes classifies each id: "answered" (the bot replied to it), "explained" (a log line
+// names it as declined or lost), a coalesced turn as its main turn, or "" (not yet / never).
+func (b *botProcess) outcomes(ids []discordsim.MessageID) map[discordsim.MessageID]string {
+	replies := b.replies()
+	explained := map[discordsim.MessageID]bool{}
+	into := map[discordsim.MessageID]discordsim.MessageID{}
+	for _, line := range b.logs.since(0) {
+		if line.msg() == "turn_coalesced" {
+			into[discordsim.MessageID(line.str("message_id"))] = discordsim.MessageID(line.str("into"))
 			continue
 		}
-		for _, line := range logs {
-			if !strings.Contains(line, `"`+string(id)+`"`) {
-				continue
-			}
-			switch {
-			case strings.Contains(line, `"msg":"turn_coalesced"`):
-				out[id] = "answered"
-			case strings.Contains(line, `"msg":"turn_shed"`), strings.Contains(line, `"msg":"reply_rate_limited"`),
-				strings.Contains(line, `"msg":"send_lost"`), strings.Contains(line, `"msg":"message_ignored"`):
-				if out[id] == "" {
-					out[id] = "explained"
-				}
+		for _, field := range textExplained[line.msg()] {
+			for _, id := range line.strs(field) {
+				explained[discordsim.MessageID(id)] = true
 			}
 		}
 	}
-	return out, dups
+	var outcome func(id discordsim.MessageID, depth int) string
+	outcome = func(id discordsim.MessageID, depth int) string {
+		switch {
+		case replies[id] > 0:
+			return "answered"
+		case explained[id]:
+			return "explained"
+		case into[id] != "" && depth < 8:
+			// Answered together with the turn it was coalesced into: only if that one was.
+			return outcome(into[id], depth+1)
+		}
+		return ""
+	}
+	out := map[discordsim.MessageID]string{}
+	for _, id := range ids {
+		out[id] = outcome(id, 0)
+	}
+	return out
 }
 
-// fault is one row of the matrix.
+// textRun is what one run of a text row posted and saw.
+type textRun struct {
+	ids     []discordsim.MessageID // addressed
+	out     map[discordsim.MessageID]string
+	typing0 int // the bot's typing events before the run
+}
+
+// fault is one text row of the matrix.
 type fault struct {
 	name        string
 	bot         string // which botProcess: "plain", "limited" (5 sends per 5 s), "capped" (2 prompts/h)
@@ -149,14 +209,58 @@ type fault struct {
 	unaddressed int // per run
 	// inject breaks something just before the run's messages are posted.
 	inject func(b *botProcess) error
-	// check, if set, asserts more about the run.
-	check func(t *testing.T, b *botProcess)
+	// check, if set, asserts more about each run.
+	check func(t *testing.T, b *botProcess, r textRun)
 }
 
 type row struct {
 	name                                              string
 	runs, addressed, answered, explained, unexplained int
 	duplicates                                        int
+}
+
+func (r *row) add(o row) {
+	r.runs += o.runs
+	r.addressed += o.addressed
+	r.answered += o.answered
+	r.explained += o.explained
+	r.unexplained += o.unexplained
+	r.duplicates += o.duplicates
+}
+
+// botTyping is the bot's typing events so far.
+func (b *botProcess) botTyping() []discordsim.TypingEvent {
+	var out []discordsim.TypingEvent
+	for _, e := range b.dsim.Typing() {
+		if e.User == b.dsim.BotID() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkPromptCap: a turn declined at the prompt cap shows no typing indicator at all; an
+// answered one shows it before its reply.
+func checkPromptCap(t *testing.T, b *botProcess, r textRun) {
+	typing := b.botTyping()[r.typing0:]
+	for _, id := range r.ids {
+		switch r.out[id] {
+		case "explained":
+			if len(typing) != 0 {
+				t.Errorf("prompt_cap: %d typing indicators for a declined turn", len(typing))
+			}
+		case "answered":
+			var reply time.Time
+			for _, m := range b.dsim.Sent() {
+				if m.ReplyTo() == id {
+					reply = m.Timestamp
+				}
+			}
+			if len(typing) == 0 || typing[0].At.After(reply) {
+				t.Errorf("prompt_cap: answered turn without a typing indicator before the reply (%d)", len(typing))
+			}
+		}
+	}
 }
 
 func faults() []fault {
@@ -187,35 +291,12 @@ func faults() []fault {
 			return b.osim.AddRule(openaisim.Rule{Name: "fail", Fault: openaisim.Fault{Status: 500}, Times: 2})
 		}},
 		{name: "burst_send_limit_5_per_5s", bot: "limited", runs: 1, addressed: 30, unaddressed: 30, inject: noop},
-		{name: "prompt_cap", bot: "capped", runs: 5, addressed: 1, inject: noop, check: func(t *testing.T, b *botProcess) {
-			replies, typing := 0, 0
-			for _, m := range b.dsim.Sent() {
-				if m.Author == b.dsim.BotID() {
-					replies++
-				}
-			}
-			for _, e := range b.dsim.Typing() {
-				if e.User == b.dsim.BotID() {
-					typing++
-				}
-			}
-			if typing > replies {
-				t.Errorf("prompt_cap: %d typing indicators for %d replies", typing, replies)
-			}
-		}},
+		{name: "prompt_cap", bot: "capped", runs: 5, addressed: 1, inject: noop, check: checkPromptCap},
 	}
 }
 
-func TestFaultMatrix(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// os/signal starts its loop goroutine on the process's first Notify and keeps it: start it
-	// before counting, so that it is not taken for growth.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGHUP)
-	signal.Stop(sig)
-	goroutinesBefore := runtime.NumGoroutine()
-
+// runTextRows runs the text rows, each on its kind of bot, and stops the bots.
+func runTextRows(t *testing.T, ctx context.Context) []row {
 	bots := map[string]*botProcess{}
 	botFor := func(kind string) *botProcess {
 		if b := bots[kind]; b != nil {
@@ -233,17 +314,36 @@ func TestFaultMatrix(t *testing.T) {
 		bots[kind] = startBot(t, ctx, opts, "", extra, nil)
 		return bots[kind]
 	}
-
 	var rows []row
+	rowIDs := map[int][]discordsim.MessageID{}
+	rowBot := map[int]*botProcess{}
+	defer func() {
+		for kind, b := range bots {
+			if err := b.stop(); err != nil {
+				t.Errorf("%s bot: run returned %v", kind, err)
+			}
+		}
+		// Duplicates are counted once the bots have stopped: nothing can be posted any more
+		// (a retried create could still land after its turn's outcome was seen).
+		for i := range rows {
+			if b := rowBot[i]; b != nil {
+				rows[i].duplicates = b.duplicates(rowIDs[i])
+				if rows[i].duplicates > 0 {
+					t.Errorf("%s: %d duplicate replies", rows[i].name, rows[i].duplicates)
+				}
+			}
+		}
+	}()
 	seq := 0
 	for _, f := range faults() {
 		b := botFor(f.bot)
 		r := row{name: f.name, runs: f.runs}
+		rowBot[len(rows)] = b
 		for run := 0; run < f.runs; run++ {
 			if err := retryInject(ctx, func() error { return f.inject(b) }); err != nil {
 				t.Fatalf("%s: inject: %v", f.name, err)
 			}
-			var ids []discordsim.MessageID
+			tr := textRun{typing0: len(b.botTyping())}
 			for i, addressed := range interleave(f.addressed, f.unaddressed) {
 				seq++
 				u := b.alice
@@ -255,13 +355,14 @@ func TestFaultMatrix(t *testing.T) {
 					t.Fatalf("%s: post: %v", f.name, err)
 				}
 				if addressed {
-					ids = append(ids, id)
+					tr.ids = append(tr.ids, id)
 				}
 			}
-			out, dups := waitOutcomes(ctx, b, ids)
-			r.addressed += len(ids)
-			r.duplicates += dups
-			for _, id := range ids {
+			out := waitOutcomes(ctx, b, tr.ids)
+			tr.out = out
+			r.addressed += len(tr.ids)
+			rowIDs[len(rows)] = append(rowIDs[len(rows)], tr.ids...)
+			for _, id := range tr.ids {
 				switch out[id] {
 				case "answered":
 					r.answered++
@@ -272,25 +373,34 @@ func TestFaultMatrix(t *testing.T) {
 					t.Errorf("%s run %d: addressed message %s neither answered nor explained", f.name, run, id)
 				}
 			}
-			if dups > 0 {
-				t.Errorf("%s run %d: %d duplicate replies", f.name, run, dups)
+			if f.check != nil {
+				f.check(t, b, tr)
 			}
-		}
-		if f.check != nil {
-			f.check(t, b)
 		}
 		rows = append(rows, r)
 	}
-	for kind, b := range bots {
-		if err := b.stop(); err != nil {
-			t.Errorf("%s bot: run returned %v", kind, err)
-		}
+	return rows
+}
+
+func TestFaultMatrix(t *testing.T) {
+	// A guard for the whole matrix, well inside the test binary's own timeout: every wait in
+	// it has its own failure guard (guard), so a healthy run never comes near this.
+	budget := 20 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		budget = time.Until(dl) - 30*time.Second
 	}
-	vb := startVoiceBot(t, ctx)
-	rows = append(rows, runVoiceRows(t, ctx, vb)...)
-	if err := vb.stop(); err != nil {
-		t.Errorf("voice bot: run returned %v", err)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	// os/signal starts its loop goroutine on the process's first Notify and keeps it: start it
+	// before the snapshot, so that it is not taken for a leak.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP)
+	signal.Stop(sig)
+	before := goleak.IgnoreCurrent()
+
+	rows := runTextRows(t, ctx)
+	rows = append(rows, runVoiceBot(t, ctx, "stt_pipeline", voiceFaults())...)
+	rows = append(rows, runVoiceBot(t, ctx, "realtime", realtimeFaults())...)
 
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
@@ -298,22 +408,16 @@ func TestFaultMatrix(t *testing.T) {
 	var total row
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", r.name, r.runs, r.addressed, r.answered, r.explained, r.unexplained, r.duplicates)
-		total.runs += r.runs
-		total.addressed += r.addressed
-		total.answered += r.answered
-		total.explained += r.explained
-		total.unexplained += r.unexplained
+		total.add(r)
 	}
 	tw.Flush()
 	fmt.Print(sb.String())
 
-	// No goroutine growth: everything the bots and simulators started has stopped.
-	after := settleGoroutines(goroutinesBefore)
-	if after > goroutinesBefore {
-		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines: %d before, %d after\n%s", goroutinesBefore, after, buf[:runtime.Stack(buf, true)])
+	// Nothing the bots and simulators started outlives them: every goroutine that was not
+	// running before the matrix has ended (goleak, with a generous settling guard).
+	if err := leakcheck.Find(30*time.Second, before); err != nil {
+		t.Errorf("goroutines outlived the matrix: %v", err)
 	}
-	t.Logf("goroutines before %d, after %d", goroutinesBefore, after)
 	fmt.Printf("fault matrix: faults=%d runs=%d addressed=%d answered=%d explained=%d unexplained=%d\n",
 		len(rows), total.runs, total.addressed, total.answered, total.explained, total.unexplained)
 	if total.unexplained != 0 {
@@ -352,35 +456,21 @@ func retryInject(ctx context.Context, inject func() error) error {
 	}
 }
 
-// waitOutcomes waits until every id is answered or explained (the deadline is only a failure
-// guard), then lets late duplicates show before counting them.
-func waitOutcomes(ctx context.Context, b *botProcess, ids []discordsim.MessageID) (map[discordsim.MessageID]string, int) {
-	guard, cancel := context.WithTimeout(ctx, 45*time.Second)
+// waitOutcomes waits until every id is answered or explained, checking after every log line
+// the bot writes (the guard only bounds a broken run), and returns the outcomes; an id still
+// without one is unexplained. Duplicates are not counted here (see runTextRows).
+func waitOutcomes(ctx context.Context, b *botProcess, ids []discordsim.MessageID) map[discordsim.MessageID]string {
+	g, cancel := guard(ctx)
 	defer cancel()
-	for {
-		out, dups := b.outcomes(ids)
-		done := true
+	var out map[discordsim.MessageID]string
+	b.logs.wait(g, func() bool {
+		out = b.outcomes(ids)
 		for _, id := range ids {
-			done = done && out[id] != ""
+			if out[id] == "" {
+				return false
+			}
 		}
-		if done {
-			return out, dups
-		}
-		select {
-		case <-guard.Done():
-			return out, dups
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// settleGoroutines waits (bounded) for the goroutine count to fall to limit and returns it.
-func settleGoroutines(limit int) int {
-	deadline := time.Now().Add(15 * time.Second)
-	n := runtime.NumGoroutine()
-	for n > limit && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	return n
+		return true
+	})
+	return out
 }

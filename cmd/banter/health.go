@@ -17,12 +17,14 @@ import (
 // It is the container image's HEALTHCHECK, so the image needs no HTTP client of its own.
 func healthCommand(ctx context.Context, e env) error {
 	fs := flag.NewFlagSet("banter health", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	ready := fs.Bool("ready", false, "check /readyz (connected to Discord) instead of /healthz")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	if err := fs.Parse(e.args); err != nil {
-		return &usageError{err.Error()}
+	if err := parseFlags(fs, e.args, e, "banter health [-config FILE] [-ready] [-timeout D]"); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return &usageError{fmt.Sprintf("banter health: unexpected argument %q", fs.Arg(0))}
 	}
 	cfg, err := config.Load(config.Locate(*configPath, e.getenv), e.getenv)
 	if err != nil {

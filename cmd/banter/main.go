@@ -137,6 +137,9 @@ func dispatchCommand(ctx context.Context, e env) error {
 	case "health":
 		return healthCommand(ctx, e)
 	case "version":
+		if err := parseFlags(flag.NewFlagSet("banter version", flag.ContinueOnError), e.args, e, "banter version   (print the version)"); err != nil {
+			return err
+		}
 		fmt.Fprintln(e.stdout, "banter", version())
 		return nil
 	case "help":

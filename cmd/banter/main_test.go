@@ -234,6 +234,13 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"sandbox", "-h"}, "-log"},
 		{[]string{"playground", "-h"}, "-addr"},
 		{[]string{"sim", "openai", "-h"}, "-script"},
+		{[]string{"sim", "discord", "-h"}, "-control-addr"},
+		{[]string{"sim", "-h"}, "banter sim discord|openai"},
+		{[]string{"config", "-h"}, "banter config check FILE"},
+		{[]string{"config", "check", "-h"}, "banter config check FILE"},
+		{[]string{"health", "-h"}, "-ready"},
+		{[]string{"version", "-h"}, "banter version"},
+		{[]string{"help"}, "banter [run]"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -246,9 +253,17 @@ func TestSubcommandHelp(t *testing.T) {
 			}
 		})
 	}
-	_, stderr, err := runCLI(t, nil, "run", "-no-such-flag")
-	if exitCode(err) != 2 || !strings.Contains(stderr, "-config") {
-		t.Errorf("bad flag: exit %d, stderr %q; want 2 and the usage on stderr", exitCode(err), stderr)
+	for _, args := range [][]string{{"run", "-no-such-flag"}, {"health", "-no-such-flag"}, {"config", "check", "-no-such-flag", "f.yaml"}} {
+		_, stderr, err := runCLI(t, nil, args...)
+		if exitCode(err) != 2 || !strings.Contains(stderr, "usage") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and the usage on stderr", args, exitCode(err), stderr)
+		}
+	}
+	// Usage mistakes without -h still exit 2.
+	for _, args := range [][]string{{"config"}, {"config", "check"}, {"config", "lint", "f.yaml"}, {"sim"}, {"health", "extra"}} {
+		if _, _, err := runCLI(t, nil, args...); exitCode(err) != 2 {
+			t.Errorf("%v: exit %d, want 2", args, exitCode(err))
+		}
 	}
 }
 

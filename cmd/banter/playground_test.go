@@ -267,3 +267,27 @@ func TestPlaygroundRealModels(t *testing.T) {
 		t.Error("the endpoint got no request")
 	}
 }
+
+// TestRunRequireToken: a deployment (the container image sets BANTER_REQUIRE_TOKEN) without a
+// token stops with what to set, exit status 2, instead of starting a playground nobody reaches.
+func TestRunRequireToken(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"run", "-require-token"}},
+		{"env", map[string]string{"BANTER_REQUIRE_TOKEN": "1"}, []string{"run"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, _, err := runCLI(t, tc.vars, tc.args...)
+			if exitCode(err) != 2 || !strings.Contains(err.Error(), "discord.com/developers/applications") {
+				t.Fatalf("want exit 2 with what to set, got %d: %v", exitCode(err), err)
+			}
+			if strings.Contains(stdout, "playground") {
+				t.Errorf("a playground was started:\n%s", stdout)
+			}
+		})
+	}
+}

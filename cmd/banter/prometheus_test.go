@@ -120,6 +120,7 @@ func TestRealPrometheus(t *testing.T) {
 
 	// A gateway gap: Discord asks for a reconnect, the session resumes, and the text pipeline
 	// catches up on the channels it watches (the catch-up panel).
+	simtest.WaitHeartbeat(t, dsim) // a fault before it meets discordgo's heartbeat race
 	if err := dsim.ForceReconnect(); err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,15 @@ an application at https://discord.com/developers/applications, add a bot, copy i
 (Bot → Reset Token), enable the Message Content intent, and run DISCORD_TOKEN=... make run
 (README.md, "From the playground to your server").`
 
+// requireTokenHelp is the error of `banter run -require-token` (or BANTER_REQUIRE_TOKEN, which
+// the container image sets) without DISCORD_TOKEN: a deployment has nobody to show a loopback
+// playground to, so it stops instead of starting one.
+const requireTokenHelp = `DISCORD_TOKEN is not set, so banter cannot log in to Discord (and -require-token or
+BANTER_REQUIRE_TOKEN, as in the container image, asks it not to start the playground instead).
+Create an application at https://discord.com/developers/applications, add a bot to it, copy the
+bot's token (Bot → Reset Token), enable the Message Content intent on the same page, and pass it
+as DISCORD_TOKEN, with OPENAI_API_KEY (or OPENAI_BASE_URL pointing at any OpenAI-compatible server).`
+
 const missingOpenAIHelp = `OPENAI_API_KEY is not set and OPENAI_BASE_URL (or llm.baseUrl) still points at
 api.openai.com, so banter could not answer anyone. Set OPENAI_API_KEY (https://platform.openai.com/api-keys),
 or set OPENAI_BASE_URL to an OpenAI-compatible server (a local one may not need a key).`
@@ -56,6 +65,18 @@ func missingKeysHelp(missing []string) string {
 	return msg + "\nSet each named variable in the environment (see providers: in docs/config.md)."
 }
 
+// envRequireToken names the variable that does what -require-token does (set in the image).
+const envRequireToken = "BANTER_REQUIRE_TOKEN"
+
+// envTrue reports whether an environment value turns a switch on (1, true, yes, on).
+func envTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
 // defaultGCPercent is the GOGC banter runs with unless the environment sets GOGC.
 const defaultGCPercent = 400
 
@@ -64,6 +85,8 @@ type runFlags struct {
 	configPath string
 	logFormat  string
 	logLevel   string
+	// requireToken: without DISCORD_TOKEN, fail instead of starting the playground.
+	requireToken bool
 }
 
 func parseRunFlags(e env) (runFlags, error) {
@@ -72,7 +95,8 @@ func parseRunFlags(e env) (runFlags, error) {
 	fs.StringVar(&f.configPath, "config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	fs.StringVar(&f.logFormat, "log-format", "", "log format: json or text (overrides log.format)")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
-	if err := parseFlags(fs, e.args, e, "banter [run] [-config FILE] [-log-format json|text] [-log-level LEVEL]"); err != nil {
+	fs.BoolVar(&f.requireToken, "require-token", false, "without DISCORD_TOKEN, stop with an error instead of starting the playground (also BANTER_REQUIRE_TOKEN=1)")
+	if err := parseFlags(fs, e.args, e, "banter [run] [-config FILE] [-log-format json|text] [-log-level LEVEL] [-require-token]"); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
@@ -117,6 +141,9 @@ func runCommand(ctx context.Context, e env) error {
 	}
 	if f.logLevel != "" {
 		cfg.Log.Level = f.logLevel
+	}
+	if cfg.Secrets.DiscordToken == "" && (f.requireToken || envTrue(e.getenv(envRequireToken))) {
+		return &usageError{requireTokenHelp}
 	}
 	if cfg.Secrets.DiscordToken == "" {
 		// Nothing to log in to Discord with: show banter on the embedded simulators instead.
@@ -208,7 +235,7 @@ func (a *app) run(ctx context.Context) error {
 
 	shards, err := a.newShards(ctx, db, discord.NewRESTMetrics(reg)) // the driver itself: shards look for the Postgres identify gate
 	if err != nil {
-		return err
+		return a.startFailed(ctx, err)
 	}
 	// Disconnects, resumes and re-identifies are logged and counted, with the close code.
 	monitor := discord.NewGatewayMonitor(a.logger, reg)
@@ -217,7 +244,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	p, err := a.startPipelines(ctx, &wg, watcher, shards, st, reg)
 	if err != nil {
-		return err
+		return a.startFailed(ctx, err)
 	}
 
 	<-ctx.Done()
@@ -225,6 +252,16 @@ func (a *app) run(ctx context.Context) error {
 	a.shutdown(p, shards)
 	a.logger.Info("banter_stopped")
 	return nil
+}
+
+// startFailed is what run returns when starting failed with err: nil when the process was told
+// to stop meanwhile (a SIGTERM while logging in is a clean stop, not a failed log-in), else err.
+func (a *app) startFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		a.logger.Info("banter_stopped", "reason", context.Cause(ctx).Error(), "while", "starting", "error", err.Error())
+		return nil
+	}
+	return err
 }
 
 // startBackground starts what runs beside the pipelines until ctx ends: store pruning, the
@@ -307,7 +344,7 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 			"shard", id, "shards", shards.Count(), "guilds", len(s.State.Guilds))
 	}
 	if a.cfg.Voice.Enabled {
-		if p.voice, err = a.newVoice(watcher, shards, st, models, reg); err != nil {
+		if p.voice, err = a.newVoice(watcher, shards, st, textSvc, models, reg); err != nil {
 			shards.Close()
 			return nil, err
 		}
@@ -425,6 +462,14 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	if err != nil {
 		return nil, fmt.Errorf("llm.directAddressClassifier.provider: %w", err)
 	}
+	search, err := models.For(cfg.Lookups.WebSearch.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("lookups.webSearch.provider: %w", err)
+	}
+	vision, err := models.For(cfg.Lookups.Image.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("lookups.image.provider: %w", err)
+	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions,
@@ -432,16 +477,18 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 			return w.Current().LLM.DirectAddressClassifier.ReasoningEffort
 		}))}
 	return text.New(text.Options{
-		Config:        w.Current,
-		Discord:       session,
-		Store:         st,
-		Model:         reply,
-		FollowupModel: followup,
-		Engine:        decision.NewTextEngine(text.Policy(cfg), opts),
-		Decisions:     &decision.Recorder{Logger: a.logger, Metrics: decisions},
-		Logger:        a.logger,
-		Metrics:       text.NewMetrics(reg),
-		Sender:        a.sender,
+		Config:         w.Current,
+		Discord:        session,
+		Store:          st,
+		Model:          reply,
+		FollowupModel:  followup,
+		WebSearchModel: search,
+		VisionModel:    vision,
+		Engine:         decision.NewTextEngine(text.Policy(cfg), opts),
+		Decisions:      &decision.Recorder{Logger: a.logger, Metrics: decisions},
+		Logger:         a.logger,
+		Metrics:        text.NewMetrics(reg),
+		Sender:         a.sender,
 	})
 }
 

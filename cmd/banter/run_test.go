@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -161,25 +164,104 @@ func TestRunReturnsWhenLoginFails(t *testing.T) {
 	}
 }
 
+// TestRunStoppedWhileLoggingIn: a stop (SIGTERM) that arrives while banter logs in (here: the
+// gateway connected and says nothing) is a clean stop: run returns nil, not a failed log-in.
+func TestRunStoppedWhileLoggingIn(t *testing.T) {
+	dsim := simtest.Serve(t)
+	dsim.SetGatewayLatency(time.Hour) // the socket opens, its Hello never comes in time
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n",
+		dsim.APIBaseURL(), filepath.Join(dir, "banter.db"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_API_KEY": "sk-test"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	waitCtx, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	if _, err := simtest.WaitGateway(waitCtx, dsim, discordsim.GatewayConnected, 1); err != nil {
+		t.Fatalf("never connected: %v\n%s", err, logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run = %v, want a clean stop\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"banter_stopped"`) {
+		t.Errorf("no banter_stopped log:\n%s", logs.String())
+	}
+}
+
 // TestRunVoiceJoinAndAnswer runs `banter run` with a voice server (DAVE on): a member in a voice
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer; in
 // voice.mode stt_pipeline and realtime (brain, the default strategy, and native).
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
 	for _, tt := range []struct{ name, extra, strategy string }{
-		{"stt_pipeline", "", ""},
+		{"stt_pipeline", "", ""}, // on the default send clock (voice.sendClock: own)
+		// The other send paths: one socket for every connection, and a pacer per connection.
+		{"sendClock=shared", "voice:\n  sendClock: shared\n", ""},
+		{"sendClock=off", "voice:\n  sendClock: off\n", ""},
 		// Realtime voice, and every text call (the reply classifier included)
 		// over chat completions: the conformance check then covers both APIs.
 		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n", "brain"},
 		// The realtime model answers the member's forwarded audio itself.
 		{"realtime_native", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "native"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy) })
+		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy, nil) })
 	}
+}
+
+// TestRunVoiceSeesChatImage: with images.voiceChatMinutes, the model answering a voice turn
+// sees the image a member just posted in the voice channel's text chat, with who posted it.
+func TestRunVoiceSeesChatImage(t *testing.T) {
+	runVoiceJoinAndAnswer(t, "images:\n  voiceChatMinutes: 10\n", "", &voiceRunHooks{
+		beforeSpeaking: func(ctx context.Context, dsim *discordsim.Server, vc discordsim.ChannelID, alice discordsim.UserID) {
+			if _, err := dsim.Post(ctx, alice, vc, "look at this", discordsim.WithFile("chart.png", "image/png", testPNG(t))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		after: func(osim *openaisim.Server) {
+			for _, r := range osim.RequestsFor(openaisim.EndpointResponses) {
+				if len(r.Images) == 1 && strings.Contains(r.LastUserText, "alice posted this image (chart.png)") {
+					return
+				}
+			}
+			t.Errorf("no voice generation request carried the chat image with its caption: %d responses requests", len(osim.RequestsFor(openaisim.EndpointResponses)))
+		},
+	})
+}
+
+// voiceRunHooks are what a voice run case adds: beforeSpeaking runs once the bot is in the
+// channel, before the member speaks; after runs once the turn was answered.
+type voiceRunHooks struct {
+	beforeSpeaking func(ctx context.Context, dsim *discordsim.Server, vc discordsim.ChannelID, alice discordsim.UserID)
+	after          func(osim *openaisim.Server)
+}
+
+// testPNG is a small opaque PNG.
+func testPNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // runVoiceJoinAndAnswer runs one case; strategy is the realtime strategy that must have
 // answered ("": the STT pipeline).
-func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
+func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *voiceRunHooks) {
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
@@ -258,6 +340,9 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	if hooks != nil && hooks.beforeSpeaking != nil {
+		hooks.beforeSpeaking(waitCtx, dsim, vc, alice)
+	}
 	if err := member.PlayPCM(waitCtx, samples); err != nil {
 		t.Fatal(err)
 	}
@@ -292,16 +377,24 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string) {
 		t.Errorf("answered by the wrong path for %q: %d TTS requests, %d realtime events, %d commits, requested %v",
 			strategy, tts, len(osim.RealtimeEvents()), commits, requested)
 	}
+	if hooks != nil && hooks.after != nil {
+		hooks.after(osim)
+	}
 }
 
 // TestRunTwoProviders: with providers: in the config, each model slot calls its own endpoint.
-// The reply model stays on the default provider (the first OpenAI simulator, Responses API);
-// replyFollowupLlm names a second provider (another simulator on its own port, speaking chat
-// completions with its own key variable), which writes the follow-up pass.
+// The reply model stays on the default provider (the first OpenAI simulator, Responses API)
+// and asks for a lookup; replyFollowupLlm names a second provider (another simulator on its own
+// port, speaking chat completions with its own key variable), which writes the follow-up pass
+// from the lookup's result. A reply without a lookup calls the reply model's provider only.
 func TestRunTwoProviders(t *testing.T) {
 	dsim := simtest.Serve(t)
-	primary := openaitest.Serve(t)
-	second := openaitest.Serve(t)
+	primary := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{InputPattern: "what did we say", Tool: "memory_lookup"},
+		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "memory_lookup", Arguments: `{"query":"model"}`}}}}))
+	second := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{PromptPattern: `memory_lookup\("model"\)`},
+		Reply: openaisim.Reply{Text: "The follow-up pass wrote this."}}))
 	g := dsim.CreateGuild("g")
 	ch := dsim.CreateTextChannel(g, "general")
 	alice := dsim.CreateUser("alice")
@@ -358,13 +451,30 @@ voice:
 	if _, err := simtest.WaitMessage(waitCtx, dsim, simtest.From(dsim.BotID())); err != nil {
 		t.Fatalf("no reply: %v\n%s", err, logs.String())
 	}
-	draft := primary.Requests()
-	if len(draft) != 1 || draft[0].Endpoint != openaisim.EndpointResponses || draft[0].Model != "gpt-5-mini" {
-		t.Errorf("default provider got %d requests %+v; want the one reply draft on /responses with gpt-5-mini", len(draft), endpointsOf(draft))
+	if reqs := primary.Requests(); len(reqs) != 1 || reqs[0].Endpoint != openaisim.EndpointResponses || reqs[0].Model != "gpt-5-mini" {
+		t.Errorf("default provider got %d requests %+v; want the one reply on /responses with gpt-5-mini", len(reqs), endpointsOf(reqs))
+	}
+	if n := len(second.Requests()); n != 0 {
+		t.Errorf("second provider got %d requests for a reply without lookups, want none", n)
+	}
+	if _, err := dsim.Post(waitCtx, alice, ch, "banter, what did we say about models?"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := simtest.WaitMessage(waitCtx, dsim, func(m discordsim.Message) bool {
+		return m.Author == dsim.BotID() && strings.Contains(m.Content, "follow-up pass")
+	})
+	if err != nil {
+		t.Fatalf("no follow-up reply: %v\n%s", err, logs.String())
+	}
+	if reqs := primary.Requests(); len(reqs) != 2 || reqs[1].Endpoint != openaisim.EndpointResponses || reqs[1].Model != "gpt-5-mini" {
+		t.Errorf("default provider got %d requests %+v; want the second reply (asking for a lookup) on /responses", len(reqs), endpointsOf(reqs))
 	}
 	review := second.Requests()
 	if len(review) != 1 || review[0].Endpoint != openaisim.EndpointChatCompletions || review[0].Model != "review-model" {
 		t.Errorf("second provider got %d requests %+v; want the follow-up pass on chat completions with review-model", len(review), endpointsOf(review))
+	}
+	if reply.Content != "The follow-up pass wrote this." {
+		t.Errorf("sent %q, want the follow-up pass's answer", reply.Content)
 	}
 }
 

@@ -14,9 +14,15 @@ import (
 // simCommand implements `banter sim discord|openai [-addr HOST:PORT]`: the local simulators,
 // standalone, for pointing a bot or a third-party client at them. They listen on loopback only.
 func simCommand(ctx context.Context, e env) error {
+	const synopsis = "banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]\n" +
+		"  discord also: [-control-addr 127.0.0.1:PORT] [-voice-port PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]\n" +
+		"  banter sim discord -h, banter sim openai -h: the flags"
 	if len(e.args) == 0 {
-		return &usageError{"usage: banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]\n" +
-			"  discord also: [-control-addr 127.0.0.1:PORT] [-voice-port PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]"}
+		return &usageError{"usage: " + synopsis}
+	}
+	if e.args[0] == "-h" || e.args[0] == "-help" || e.args[0] == "--help" {
+		fmt.Fprintln(e.stdout, "usage:", synopsis)
+		return errHelp
 	}
 	which := e.args[0]
 	fs := flag.NewFlagSet("banter sim "+which, flag.ContinueOnError)

@@ -27,7 +27,7 @@ import (
 // newVoice builds the voice service: Stage A engine (kept in step with reloads), the members'
 // personas from the store, the STT pipeline or, with voice.mode realtime, a realtime responder
 // (one socket) per voice session.
-func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store, models *modelClients, reg prometheus.Registerer) (*voice.Service, error) {
+func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store, chat voice.ChatImageLookup, models *modelClients, reg prometheus.Registerer) (svc *voice.Service, err error) {
 	cfg := w.Current()
 	classifier, err := models.For(cfg.Voice.ReplyDecisionLLM.Provider)
 	if err != nil {
@@ -65,6 +65,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		LLM:              slots,
 		Engine:           engine,
 		Personas:         st,
+		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
 		Metrics:          voice.NewMetrics(reg),
@@ -74,6 +75,16 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 
 		SendRealtimePriority: cfg.Voice.SendRealtimePriority,
 		SendSpin:             sendSpin(cfg.Voice.SendSpinMs),
+	}
+	if vo.SendClock, err = a.sendClock(cfg.Voice); err != nil {
+		return nil, err
+	}
+	if vo.SendClock != nil {
+		defer func() {
+			if err != nil {
+				vo.SendClock.Close()
+			}
+		}()
 	}
 	if cfg.Voice.Mode == "realtime" {
 		rc, err := realtime.FromConfig(cfg)
@@ -90,7 +101,29 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		vo.NewResponder = sessions
 		vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
 	}
-	return voice.New(vo)
+	if svc, err = voice.New(vo); err != nil {
+		return nil, err
+	}
+	if clock := vo.SendClock; clock != nil {
+		a.closers = append(a.closers, func() { clock.Close() }) // after the voice service's Shutdown
+	}
+	return svc, nil
+}
+
+// sendClock starts the process-wide send clock voice.sendClock asks for (nil for "off").
+func (a *app) sendClock(v config.Voice) (*dvoice.SendClock, error) {
+	if v.SendClock == "off" {
+		return nil, nil
+	}
+	if v.SendRealtimePriority > 0 || v.SendSpinMs != 0 {
+		a.logger.Warn("voice_send_options_ignored", "send_clock", v.SendClock,
+			"detail", "voice.sendRealtimePriority and voice.sendSpinMs apply only with voice.sendClock: off")
+	}
+	clock, err := dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: v.SendClock == "shared", Logger: a.logger})
+	if err != nil {
+		return nil, fmt.Errorf("voice.sendClock %s: %w", v.SendClock, err)
+	}
+	return clock, nil
 }
 
 // voiceTLS trusts the system roots plus, when set, discord.voiceCaFile (the simulator's CA).

@@ -11,6 +11,7 @@ type Metrics struct {
 	invalidCommits prometheus.Counter
 	decryptFails   prometheus.Counter
 	malformedOps   *prometheus.CounterVec
+	timeouts       *prometheus.CounterVec
 	epochGauge     prometheus.Gauge
 }
 
@@ -29,11 +30,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		malformedOps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_dave_gateway_errors_total", Help: "Gateway messages DAVE could not use, by opcode.",
 		}, []string{"op"}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_dave_timeouts_total",
+			Help: "Waits on the voice gateway that ran out: kind=transition (no op 22 after op 23: executed locally), kind=join (no Welcome after the key package: op 31 and a new key package).",
+		}, []string{"kind"}),
 		epochGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "banter_dave_epoch", Help: "Current MLS epoch.",
 		}),
 	}
-	reg.MustRegister(m.transitions, m.invalidCommits, m.decryptFails, m.malformedOps, m.epochGauge)
+	reg.MustRegister(m.transitions, m.invalidCommits, m.decryptFails, m.malformedOps, m.timeouts, m.epochGauge)
 	return m
 }
 
@@ -58,6 +63,12 @@ func (m *Metrics) decryptFailure() {
 func (m *Metrics) malformed(op wire.Opcode) {
 	if m != nil {
 		m.malformedOps.WithLabelValues(op.String()).Inc()
+	}
+}
+
+func (m *Metrics) timeout(kind string) {
+	if m != nil {
+		m.timeouts.WithLabelValues(kind).Inc()
 	}
 }
 

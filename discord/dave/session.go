@@ -25,13 +25,33 @@ const (
 	upgradePassthrough = 10 * time.Second
 )
 
+// Default bounds on waiting for the voice gateway (see Config).
+const (
+	DefaultTransitionTimeout = 5 * time.Second
+	DefaultJoinTimeout       = 15 * time.Second
+)
+
 // Config configures a Session.
 type Config struct {
 	UserID    uint64 // our user id
 	ChannelID uint64 // the voice channel id (the MLS group id, big-endian)
 	Logger    *slog.Logger
-	Now       func() time.Time // clock for key expiry; time.Now if nil
+	Now       func() time.Time // clock for key expiry and timeouts; time.Now if nil
 	Metrics   *Metrics         // may be nil
+	// TransitionTimeout bounds the wait for op 22 after the session sent op
+	// 23: the gateway executes a transition once every member is ready or
+	// after its own timeout (WP §"Protocol Version Changes", about two
+	// seconds), so an op 22 missing for longer was lost on the way, and the
+	// session executes the transition itself (Expire). Default
+	// DefaultTransitionTimeout; negative disables.
+	TransitionTimeout time.Duration
+	// JoinTimeout bounds the wait for a Welcome (or our own first commit)
+	// after our key package, while other members are in the call: past it
+	// the session reports op 31 and sends a new key package, so that the
+	// gateway removes any stale leaf of ours and adds us again (WP
+	// §"Recovery from Invalid Commit or Welcome"). Default
+	// DefaultJoinTimeout; negative disables.
+	JoinTimeout time.Duration
 }
 
 // Outbound is a gateway message the session asks the connection to send:
@@ -68,6 +88,7 @@ func (s Status) String() string {
 
 type transition struct {
 	version int
+	since   time.Time // when we said ready (op 23)
 }
 
 // Session is one DAVE participant. HandleGateway, EncryptOpus and
@@ -79,6 +100,8 @@ type Session struct {
 	metrics *Metrics
 	self    uint64
 	groupID []byte
+	// timeouts (Config.TransitionTimeout, Config.JoinTimeout; 0 = off)
+	transitionTimeout, joinTimeout time.Duration
 
 	mu          sync.Mutex // guards following
 	version     int        // negotiated protocol version (0 = passthrough)
@@ -96,6 +119,8 @@ type Session struct {
 	sendRatchet *frame.Ratchet // installed on execute
 	enc         *frame.Encryptor
 	dec         map[uint64]*frame.Decryptor
+	joinSince   time.Time // when the current wait for a Welcome began (zero: not waiting)
+	lastTID     uint16    // the last transition id the gateway named (op 21, 29, 30)
 }
 
 // NewSession returns a session for user cfg.UserID in channel cfg.ChannelID.
@@ -117,7 +142,20 @@ func NewSession(cfg Config) *Session {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.transitionTimeout = timeoutOr(cfg.TransitionTimeout, DefaultTransitionTimeout)
+	s.joinTimeout = timeoutOr(cfg.JoinTimeout, DefaultJoinTimeout)
 	return s
+}
+
+// timeoutOr is d, def when d is 0, and 0 (off) when d is negative.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // MaxProtocolVersion is sent in Identify as max_dave_protocol_version.
@@ -134,6 +172,7 @@ func (s *Session) HandleGateway(op wire.Opcode, payload []byte, binary bool) ([]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out, err := s.handleLocked(op, payload)
+	s.updateJoinWaitLocked()
 	if err != nil {
 		s.metrics.malformed(op)
 		return out, fmt.Errorf("dave: %s: %w", op, err)
@@ -173,6 +212,7 @@ func (s *Session) handleLocked(op wire.Opcode, payload []byte) ([]Outbound, erro
 		if err := json.Unmarshal(payload, &e); err != nil {
 			return nil, fmt.Errorf("%w: %w", errMalformed, err)
 		}
+		s.lastTID = e.TransitionID
 		return s.prepareTransitionLocked(e)
 	case wire.OpExecuteTransition:
 		var e wire.ExecuteTransitionEvent
@@ -208,12 +248,14 @@ func (s *Session) handleLocked(op wire.Opcode, payload []byte) ([]Outbound, erro
 		if err := t.Unmarshal(payload); err != nil {
 			return nil, err
 		}
+		s.lastTID = t.TransitionID
 		return s.commitLocked(t)
 	case wire.OpMLSWelcome:
 		var t wire.TransitionMessage
 		if err := t.Unmarshal(payload); err != nil {
 			return nil, err
 		}
+		s.lastTID = t.TransitionID
 		return s.welcomeLocked(t)
 	}
 	return nil, nil
@@ -245,6 +287,7 @@ func (s *Session) setVersionLocked(v int) ([]Outbound, error) {
 func (s *Session) resetLocked() ([]Outbound, error) {
 	s.group, s.pending, s.myCommit, s.myNext = nil, nil, nil, nil
 	clear(s.transitions)
+	s.joinSince = time.Time{} // a new key package: a new wait
 	sig, err := mls.GenerateSignatureKey()
 	if err != nil {
 		return nil, err

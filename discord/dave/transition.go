@@ -116,7 +116,7 @@ func (s *Session) adoptLocked(g *mls.Group, tid uint16) []Outbound {
 		s.applyLocked(ProtocolVersion)
 		return nil
 	}
-	s.transitions[tid] = transition{version: ProtocolVersion}
+	s.transitions[tid] = transition{version: ProtocolVersion, since: s.now()}
 	return []Outbound{jsonOut(wire.OpTransitionReady, wire.TransitionReadyCommand{TransitionID: tid})}
 }
 
@@ -126,7 +126,7 @@ func (s *Session) prepareTransitionLocked(e wire.PrepareTransitionEvent) ([]Outb
 		s.applyLocked(e.ProtocolVersion)
 		return nil, nil
 	}
-	s.transitions[e.TransitionID] = transition{version: e.ProtocolVersion}
+	s.transitions[e.TransitionID] = transition{version: e.ProtocolVersion, since: s.now()}
 	if e.ProtocolVersion == 0 {
 		for _, d := range s.dec {
 			d.SetPassthrough(true, 0)

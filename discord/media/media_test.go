@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -187,6 +188,22 @@ func TestFetch(t *testing.T) {
 	_, err = f.Fetch(ctx, Ref{URL: srv.URL + "/gone.png?hm=secret-signature"})
 	if err == nil || strings.Contains(err.Error(), "secret-signature") {
 		t.Errorf("error shows the signature: %v", err)
+	}
+}
+
+func TestExpired(t *testing.T) {
+	now := time.Unix(0x6750, 0)
+	for u, want := range map[string]bool{
+		"https://cdn.discordapp.com/attachments/1/11/cat.png?ex=6751&is=674e&hm=ab": false,
+		"https://cdn.discordapp.com/attachments/1/11/cat.png?ex=6750&is=674e&hm=ab": true,
+		"https://cdn.discordapp.com/attachments/1/11/cat.png?ex=674f&is=674e&hm=ab": true,
+		"https://images-ext-1.discordapp.net/external/abc/https/example.com/x.png":  false,
+		"https://cdn.discordapp.com/a.png?ex=zz":                                    false,
+		"::not a url":                                                               false,
+	} {
+		if got := Expired(u, now); got != want {
+			t.Errorf("Expired(%s) = %v, want %v", u, got, want)
+		}
 	}
 }
 

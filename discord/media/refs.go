@@ -8,8 +8,11 @@
 package media
 
 import (
+	"net/url"
 	"path"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -126,4 +129,20 @@ func Refs(m *discordgo.Message, max int, maxBytes int64) []Ref {
 		}
 	}
 	return out
+}
+
+// Expired reports whether a signed Discord CDN URL has expired at now: its ex parameter (hex
+// Unix seconds) is not after now. A URL without one (an embed's proxy URL, an unsigned link)
+// never expires.
+// https://discord.com/developers/docs/reference#signed-attachment-cdn-urls
+func Expired(u string, now time.Time) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	ex, err := strconv.ParseInt(p.Query().Get("ex"), 16, 64)
+	if err != nil {
+		return false
+	}
+	return now.Unix() >= ex
 }

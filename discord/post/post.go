@@ -9,8 +9,8 @@
 //     full jitter, sending every attempt with the same message nonce and enforce_nonce, so that a
 //     create whose answer was lost cannot post twice
 //     (https://discord.com/developers/docs/resources/message#create-message);
-//   - logs a message it finally could not send (send_lost, with the turn id) and counts every
-//     outcome.
+//   - logs a message it finally could not send (send_lost, with the turn id, and one more for
+//     each turn coalesced into it) and counts every outcome.
 //
 // 429s are left to discordgo, which waits for retry_after and tries again.
 package post
@@ -90,6 +90,10 @@ type Message struct {
 	PingRepliedUser bool
 	// TurnID names what the message answers, for the loss log.
 	TurnID string
+	// CoalescedTurnIDs are turns answered together with TurnID (coalesced into its reply): a
+	// loss is logged for each of them too, so that every turn's fate is in the log under its
+	// own id.
+	CoalescedTurnIDs []string
 }
 
 // createBody is POST /channels/{id}/messages as the Sender sends it.
@@ -136,12 +140,14 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		var raw []byte
 		raw, err = s.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
 		if err == nil {
-			var sent discordgo.Message
-			if uerr := json.Unmarshal(raw, &sent); uerr != nil {
-				return nil, fmt.Errorf("post: create in %s: decode answer: %w", m.ChannelID, uerr)
+			s.opts.Metrics.count("sent") // Discord accepted it, whatever its answer says
+			sent, derr := decodeAnswer(raw, m.ChannelID, body.Content)
+			if derr != nil {
+				s.opts.Logger.Error("send_answer_unreadable", "channel_id", m.ChannelID, "turn_id", m.TurnID,
+					"nonce", body.Nonce, "error", derr.Error())
+				return nil, fmt.Errorf("post: create in %s: sent, but %w", m.ChannelID, derr)
 			}
-			s.opts.Metrics.count("sent")
-			return &sent, nil
+			return sent, nil
 		}
 		if !Retryable(err) || ctx.Err() != nil {
 			break
@@ -153,10 +159,45 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		s.opts.Metrics.count("lost")
 		s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempts", s.opts.Attempts,
 			"nonce", body.Nonce, "error", err.Error())
+		for _, id := range m.CoalescedTurnIDs {
+			s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", id, "coalesced_into", m.TurnID,
+				"attempts", s.opts.Attempts, "nonce", body.Nonce, "error", err.Error())
+		}
 	} else {
 		s.opts.Metrics.count("refused")
 	}
 	return nil, fmt.Errorf("post: create in %s: %w", m.ChannelID, err)
+}
+
+// decodeAnswer reads Discord's answer to a create (a message object). The callers need the new
+// message's id; when the full object does not decode (a field discordgo cannot read), the id and
+// channel are enough, with the content as sent. An answer without an id is an error.
+func decodeAnswer(raw []byte, channelID, content string) (*discordgo.Message, error) {
+	var sent discordgo.Message
+	err := json.Unmarshal(raw, &sent)
+	if err == nil && sent.ID != "" {
+		if sent.ChannelID == "" {
+			sent.ChannelID = channelID
+		}
+		return &sent, nil
+	}
+	// encoding/json reads the fields it can past one of the wrong type, and nothing from
+	// bytes that are not JSON.
+	var bare struct {
+		ID        string `json:"id"`
+		ChannelID string `json:"channel_id"`
+	}
+	_ = json.Unmarshal(raw, &bare)
+	if bare.ID == "" {
+		if err == nil {
+			err = errors.New("no message id")
+		}
+		return nil, fmt.Errorf("decode answer: %w", err)
+	}
+	if bare.ChannelID == "" {
+		bare.ChannelID = channelID
+	}
+	return &discordgo.Message{ID: bare.ID, ChannelID: bare.ChannelID, Content: content}, nil
 }
 
 // Post sends text to a channel as plain messages (split, mentions defused, nothing pings),

@@ -3,8 +3,15 @@ package post_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -152,4 +159,148 @@ func TestPostSplitsAndNeverPings(t *testing.T) {
 			t.Errorf("allowed_mentions = %+v, want parse []", m.AllowedMentions)
 		}
 	}
+}
+
+// dropProxy stands between the sender and the Discord simulator and cuts the TCP connection of
+// the next message creates without an HTTP answer: before forwarding them (the create never
+// reached Discord) or after (it happened, its answer was lost). Everything else is forwarded.
+type dropProxy struct {
+	mu          sync.Mutex
+	before      int // creates to drop before forwarding
+	after       int // creates to forward, then drop the answer of
+	dropped     int
+	srv         *httptest.Server
+	upstream    *url.URL
+	passthrough *httputil.ReverseProxy
+}
+
+func newDropProxy(t *testing.T, sim *discordsim.Server) *dropProxy {
+	t.Helper()
+	up, err := url.Parse(sim.APIBaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.Path = ""
+	p := &dropProxy{upstream: up, passthrough: httputil.NewSingleHostReverseProxy(up)}
+	p.srv = httptest.NewServer(p)
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// apiURL is the simulator's API base URL through the proxy.
+func (p *dropProxy) apiURL(sim *discordsim.Server) string {
+	u, _ := url.Parse(sim.APIBaseURL())
+	return p.srv.URL + u.Path
+}
+
+func (p *dropProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	create := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages")
+	p.mu.Lock()
+	before, after := create && p.before > 0, create && p.before == 0 && p.after > 0
+	switch {
+	case before:
+		p.before--
+		p.dropped++
+	case after:
+		p.after--
+		p.dropped++
+	}
+	p.mu.Unlock()
+	if !before && !after {
+		p.passthrough.ServeHTTP(w, r)
+		return
+	}
+	if after {
+		out := r.Clone(r.Context())
+		out.URL.Scheme, out.URL.Host, out.RequestURI = p.upstream.Scheme, p.upstream.Host, ""
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	panic(http.ErrAbortHandler) // close the connection without an answer
+}
+
+// TestCreateRetriesNetworkErrors: a connection cut without an answer is retried, and the
+// message is posted exactly once, also when the cut create had in fact happened (same nonce,
+// enforce_nonce). When every attempt is cut, the loss is logged for the turn and for each turn
+// coalesced into it.
+func TestCreateRetriesNetworkErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		before, after int
+	}{
+		{"cut before the create", 1, 0},
+		{"cut after the create", 0, 1},
+		{"cut after the create twice", 0, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			p := newDropProxy(t, f.sim)
+			s := f.senderVia(t, p.apiURL(f.sim))
+			p.mu.Lock()
+			p.before, p.after = tt.before, tt.after
+			p.mu.Unlock()
+			m, err := s.Create(ctx(t), post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "t1"})
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			sent := f.sim.Sent()
+			if len(sent) != 1 || string(sent[0].ID) != m.ID {
+				t.Fatalf("simulator holds %d messages, want exactly the one %s", len(sent), m.ID)
+			}
+			p.mu.Lock()
+			dropped := p.dropped
+			p.mu.Unlock()
+			if dropped != tt.before+tt.after {
+				t.Fatalf("%d connections cut, want %d", dropped, tt.before+tt.after)
+			}
+			if n := strings.Count(f.logs.String(), `"msg":"send_retry"`); n != tt.before+tt.after {
+				t.Errorf("%d retries logged, want %d:\n%s", n, tt.before+tt.after, f.logs.String())
+			}
+		})
+	}
+	t.Run("every attempt cut", func(t *testing.T) {
+		f := newFixture(t)
+		p := newDropProxy(t, f.sim)
+		s := f.senderVia(t, p.apiURL(f.sim))
+		p.mu.Lock()
+		p.before = 3
+		p.mu.Unlock()
+		_, err := s.Create(ctx(t), post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "turn-7",
+			CoalescedTurnIDs: []string{"turn-5", "turn-6"}})
+		if err == nil || !post.Retryable(errors.Unwrap(err)) {
+			t.Fatalf("create through three cut connections: %v", err)
+		}
+		lost := map[string]string{}
+		for _, line := range strings.Split(f.logs.String(), "\n") {
+			var e struct {
+				Msg           string `json:"msg"`
+				TurnID        string `json:"turn_id"`
+				CoalescedInto string `json:"coalesced_into"`
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "send_lost" {
+				lost[e.TurnID] = e.CoalescedInto
+			}
+		}
+		want := map[string]string{"turn-7": "", "turn-5": "turn-7", "turn-6": "turn-7"}
+		if !maps.Equal(lost, want) {
+			t.Errorf("send_lost entries (turn -> coalesced into) = %v, want %v", lost, want)
+		}
+		if n := len(f.sim.Sent()); n != 0 {
+			t.Errorf("%d messages sent", n)
+		}
+	})
+}
+
+// senderVia is a Sender like the fixture's whose REST goes to apiURL.
+func (f *fixture) senderVia(t *testing.T, apiURL string) *post.Sender {
+	t.Helper()
+	sess, err := discord.NewSession(discord.SessionOptions{Token: f.sim.Token(), APIURL: apiURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return post.New(sess, post.Options{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(f.logs, nil))})
 }

@@ -56,6 +56,11 @@ type Config struct {
 	// not delay the send. It needs CAP_SYS_NICE or RLIMIT_RTPRIO; without
 	// it the connection logs once and paces normally. Default 0 (off).
 	SendRealtimePriority int
+	// Clock, if set, sends this connection's frames on a process-wide
+	// SendClock (shared with other connections) instead of pacing each
+	// frame in SendOpus: SendOpus then queues the frame and returns, and
+	// SendSpin and SendRealtimePriority do not apply. See SendClock.
+	Clock *SendClock
 	// StreamDepth is each speaker stream's channel capacity in frames.
 	// Default 50 (one second).
 	StreamDepth int

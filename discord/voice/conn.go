@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,21 @@ type Conn struct {
 	streams chan *Stream
 
 	// Set during Dial, read-only afterwards.
-	udp  *net.UDPConn
+	udp  *net.UDPConn // own socket; nil on a clock's shared socket
 	ssrc uint32
 	mode transport.Mode
+
+	// Send clock (Config.Clock): the queue between SendOpus and the clock,
+	// the clock's state for this connection, and the shared socket's
+	// routing (shared: this connection uses it).
+	clock      *SendClock
+	q          outQueue
+	clk        clockState
+	firstSpurt bool // producer-owned: the next kick delays one slot
+	shared     bool
+	server     netip.AddrPort
+	serverUDP  *net.UDPAddr
+	discovered chan netip.AddrPort
 
 	wsMu sync.Mutex // guards following (gorilla allows one writer)
 	ws   *websocket.Conn
@@ -61,7 +74,8 @@ type Conn struct {
 	recvHdr    rtp.Header
 	recvBuf    []byte
 
-	// Send path, owned by the SendOpus caller (detected with sending).
+	// Send path, owned by the SendOpus caller (detected with sending); with
+	// a clock, the RTP state and sendBuf belong to the clock goroutine.
 	sending    atomic.Bool
 	sendCipher *transport.Cipher
 	pacer      *pace.Pacer
@@ -98,6 +112,10 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		sendBuf:   make([]byte, 0, 2048),
 		e2eeBuf:   make([]byte, 0, 2048),
 		pacer:     pace.New(frameDuration),
+		clock:     cfg.Clock,
+	}
+	if c.clock != nil {
+		c.q.init(c.clock.opts.Lookahead)
 	}
 	copy(c.silence[:], silenceFrame)
 	// Random initial sequence number and timestamp (RFC 3550 §5.1).
@@ -116,6 +134,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	c.setState(StateReady)
 	c.log.Info("voice: connected", "ssrc", c.ssrc, "mode", c.mode.String(), "dave", c.maxDAVE())
+	if es, ok := c.e2ee.(E2EESender); ok {
+		es.AttachSender(c.writeOutbound)
+	}
 	go func() {
 		last := c.supervise(sess)
 		c.teardown(last)
@@ -182,8 +203,12 @@ func (c *Conn) handshake(ctx context.Context) (*wsSession, error) {
 	if c.sendCipher, err = transport.NewCipher(mode, key); err != nil {
 		return sess, fmt.Errorf("voice: session description: %w", err)
 	}
-	c.wg.Add(2)
-	go c.readUDP()
+	if c.shared {
+		c.wg.Add(1)
+	} else {
+		c.wg.Add(2)
+		go c.readUDP()
+	}
 	go c.keepalive()
 	return sess, nil
 }
@@ -286,6 +311,9 @@ func (c *Conn) teardown(sess *wsSession) {
 	if c.udp != nil {
 		c.udp.Close()
 	}
+	if c.shared {
+		c.clock.mux.detach(c)
+	}
 	c.wg.Wait()
 	c.mu.Lock()
 	for ssrc, s := range c.bySSRC {
@@ -293,6 +321,9 @@ func (c *Conn) teardown(sess *wsSession) {
 	}
 	c.mu.Unlock()
 	close(c.streams)
+	if es, ok := c.e2ee.(E2EESender); ok {
+		es.AttachSender(nil)
+	}
 	c.setState(StateClosed)
 	if err, ok := c.err.(*CloseError); ok {
 		c.log.Warn("voice: connection ended", "code", int(err.Code), "action", err.Action().String(), "err", err)

@@ -22,3 +22,13 @@ type E2EE interface {
 	// to dst. It must pass the silence frame F8 FF FE through.
 	DecryptOpus(userID string, dst, frame []byte) ([]byte, error)
 }
+
+// E2EESender is implemented by an E2EE that also sends on its own, not only
+// in answer to a gateway message (DAVE: acting on a transition that never
+// completed). Once the connection is up it calls AttachSender with a
+// function that writes to the current WebSocket (it fails while a resume is
+// under way); when the connection ends it calls AttachSender(nil), after
+// which the E2EE must not send.
+type E2EESender interface {
+	AttachSender(send func(gateway.OutboundMessage) error)
+}

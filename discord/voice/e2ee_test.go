@@ -114,7 +114,8 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 	if err := s.SendBinary(testGuild, testBot, voicesim.Op(gateway.OpMLSProposals), []byte{0x00, 0x00}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The messages are buffered (SendJSON and SendBinary return once they
+	// are): the client, whose socket the proxy holds, has none of them.
 	if got := e.seen(); slices.Contains(got, gateway.OpDAVEPrepareTransition) {
 		t.Fatalf("DAVE op delivered while disconnected: %v", got)
 	}
@@ -122,10 +123,17 @@ func TestResumeReplaysBufferedMessages(t *testing.T) {
 
 	st := nextStream(t, c, testHuman) // from the replayed op 5
 	waitFor(t, "replayed DAVE ops", func() bool { return len(e.seen()) >= 6 })
-	time.Sleep(50 * time.Millisecond) // anything replayed twice would show up now
-	want := []gateway.Opcode{gateway.OpSessionDescription, gateway.OpMLSExternalSender, gateway.OpClientsConnect, gateway.OpDAVEPrepareTransition, gateway.OpMLSExternalSender, gateway.OpMLSProposals}
+	// A fence: a message sent after the replay arrives after it, on the same
+	// socket, so once the fence is seen anything replayed twice is too.
+	waitFor(t, "ready after resume", func() bool { return c.State() == StateReady })
+	if err := s.SendBinary(testGuild, testBot, voicesim.Op(gateway.OpMLSExternalSender), []byte{0x40, 0x41, 0x05}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the fence after the replay", func() bool { return len(e.seen()) >= 7 })
+	want := []gateway.Opcode{gateway.OpSessionDescription, gateway.OpMLSExternalSender, gateway.OpClientsConnect, gateway.OpDAVEPrepareTransition, gateway.OpMLSExternalSender, gateway.OpMLSProposals,
+		gateway.OpMLSExternalSender}
 	if got := e.seen(); !slices.Equal(got, want) {
-		t.Fatalf("E2EE saw %v, want %v (each once, in order)", got, want)
+		t.Fatalf("E2EE saw %v, want %v (each once, in order, then the fence)", got, want)
 	}
 	waitFor(t, "ready after resume", func() bool { return c.State() == StateReady })
 	if n := counterOf(m.reconnects, "1006"); n != 1 {

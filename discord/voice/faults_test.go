@@ -41,6 +41,8 @@ func TestUDPFaults(t *testing.T) {
 			st := nextStream(t, c, testHuman)
 			s.SetFaults(testBot, voicesim.FromServer, tt.faults)
 			in0 := int(value(m.packetsIn)) // the IP discovery response
+			done0 := processed(m, st)
+			fwd0 := s.Stats().Forwarded
 			const n = 300
 			frames := make([][]byte, n)
 			for i := range frames {
@@ -50,15 +52,17 @@ func TestUDPFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent := n + 5 // PlayOpus adds five silence frames
-			// Wait until the bot's socket has gone quiet, then end the stream.
-			for last := -1; ; {
-				time.Sleep(100 * time.Millisecond)
-				n := int(value(m.packetsIn))
-				if n == last {
-					break
-				}
-				last = n
-			}
+			// Wait until the simulator has forwarded the whole burst (its RTP
+			// count takes a packet once the packet's forwards are counted), the
+			// bot's socket has received every datagram it was sent, and the bot
+			// has finished with each (a frame in the stream or a counted drop).
+			// Then end the stream: nothing is in flight.
+			waitFor(t, "the burst forwarded", func() bool { return s.Stats().RTP == uint64(sent) })
+			fwd := int(s.Stats().Forwarded - fwd0)
+			waitFor(t, "the burst received and handled", func() bool {
+				in := int(value(m.packetsIn)) - in0
+				return in == fwd && processed(m, st)-done0 == in
+			})
 			member.Leave() // op 13 ends the stream and settles the loss window
 			seen := map[uint16]bool{}
 			late := 0
@@ -100,4 +104,11 @@ func TestUDPFaults(t *testing.T) {
 			t.Logf("sent %d delivered %d lost %d late %d dups %d garbage %d", sent, delivered, lost, late, dups, garbage)
 		})
 	}
+}
+
+// processed counts the datagrams the connection has finished with: frames
+// waiting in st (the test reads them only at the end) and every drop,
+// malformed packet and decrypt failure.
+func processed(m *Metrics, st *Stream) int {
+	return len(st.Frames()) + int(value(m.dropped)+value(m.malformed)+value(m.decryptFailures))
 }

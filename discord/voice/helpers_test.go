@@ -91,6 +91,22 @@ func value(c prometheus.Collector) float64 {
 	return sum
 }
 
+// lateOver returns how many packets m's lateness histogram counted later
+// than le seconds after their slot (le: one of its bucket bounds).
+func lateOver(m *Metrics, le float64) float64 {
+	var d dto.Metric
+	if err := m.sendLateness.Write(&d); err != nil {
+		panic(err)
+	}
+	h := d.GetHistogram()
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == le {
+			return float64(h.GetSampleCount() - b.GetCumulativeCount())
+		}
+	}
+	panic(fmt.Sprintf("no bucket le=%v", le))
+}
+
 func counterOf(v *prometheus.CounterVec, label string) float64 {
 	return value(v.WithLabelValues(label))
 }
@@ -117,7 +133,7 @@ func opusFrames(t testing.TB, frames int) [][]byte {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a failure guard, not a timing requirement
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -46,6 +47,12 @@ const (
 	dropDiscovery    = "discovery"
 )
 
+// latenessBuckets are the upper bounds (seconds) of
+// banter_voice_send_lateness_seconds: 2 ms is the transport's own pacing
+// target, 5 ms the voice service's late-frame bar (the 0.5 % alert and the
+// capacity bench).
+func latenessBuckets() []float64 { return []float64{.001, .002, .005, .01, .02, .05} }
+
 // Metrics are the voice transport's Prometheus metrics. A nil *Metrics is
 // valid and records nothing. One Metrics serves all connections.
 type Metrics struct {
@@ -57,8 +64,9 @@ type Metrics struct {
 	dropped         *prometheus.CounterVec
 	reconnects      *prometheus.CounterVec
 	connections     *prometheus.GaugeVec
-	sendLate        prometheus.Counter
+	sendLateness    prometheus.Histogram
 	sendSkipped     prometheus.Counter
+	sendErrors      prometheus.Counter
 
 	// Children resolved once, so the per-packet path does no label lookups.
 	decryptTransport, decryptE2EE                                                  prometheus.Counter
@@ -92,15 +100,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "banter_voice_connections", Help: "Voice connections by state.",
 		}, []string{"state"}),
-		sendLate: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "banter_voice_send_late_frames_total", Help: "Frames sent more than 2 ms after their slot.",
+		sendLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "banter_voice_send_lateness_seconds",
+			Help: "How long after its 20 ms slot each RTP packet was handed to the kernel (every packet, reply and silence frames). " +
+				"Packets late > 2 ms and > 5 ms: _count minus the le=\"0.002\" and le=\"0.005\" buckets.",
+			Buckets: latenessBuckets(),
 		}),
 		sendSkipped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "banter_voice_send_skipped_slots_total", Help: "20 ms send slots skipped after stalls.",
+			Name: "banter_voice_send_skipped_slots_total", Help: "20 ms send slots skipped after stalls, or with no frame queued (send clock).",
+		}),
+		sendErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_send_errors_total", Help: "RTP packets the send clock failed to write to the socket.",
 		}),
 	}
 	reg.MustRegister(m.packetsIn, m.packetsOut, m.lost, m.decryptFailures, m.malformed, m.dropped,
-		m.reconnects, m.connections, m.sendLate, m.sendSkipped)
+		m.reconnects, m.connections, m.sendLateness, m.sendSkipped, m.sendErrors)
 	m.decryptTransport = m.decryptFailures.WithLabelValues("transport")
 	m.decryptE2EE = m.decryptFailures.WithLabelValues("e2ee")
 	m.dropRTCP = m.dropped.WithLabelValues(dropRTCP)
@@ -178,7 +192,9 @@ func (m *Metrics) reconnect(code int) {
 	}
 }
 
-func (m *Metrics) sent(skipped int, late bool) {
+// sent counts a packet handed to the kernel late after its slot, after
+// skipped empty slots.
+func (m *Metrics) sent(skipped int, late time.Duration) {
 	if m == nil {
 		return
 	}
@@ -186,8 +202,18 @@ func (m *Metrics) sent(skipped int, late bool) {
 	if skipped > 0 {
 		m.sendSkipped.Add(float64(skipped))
 	}
-	if late {
-		inc(m.sendLate)
+	m.sendLateness.Observe(max(late, 0).Seconds())
+}
+
+func (m *Metrics) skippedSlots(n int) {
+	if m != nil && n > 0 {
+		m.sendSkipped.Add(float64(n))
+	}
+}
+
+func (m *Metrics) sendFailed() {
+	if m != nil {
+		inc(m.sendErrors)
 	}
 }
 

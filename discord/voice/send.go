@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,22 +14,29 @@ import (
 const (
 	frameDuration   = 20 * time.Millisecond
 	samplesPerFrame = 960 // 20 ms at 48 kHz
-	lateThreshold   = 2 * time.Millisecond
 	silenceFrames   = 5
 )
 
 // silenceFrame is the Opus silence frame sent five times after speaking.
 const silenceFrame = "\xF8\xFF\xFE"
 
-// SendOpus sends one 20 ms Opus frame. It blocks until the frame's slot: the
-// first frame of a talk spurt goes out at once after Op 5 Speaking (one slot
-// later on a connection's very first spurt, so the server has mapped the SSRC), each
-// next one 20 ms after the previous slot on a monotonic grid without drift.
-// If the caller falls behind by a whole frame or more, the missed slots are
-// skipped (the RTP timestamp advances over them) instead of sending a burst.
-// opus is not retained. An E2EE error (dave.ErrNotReady before DAVE's first
-// transition) drops the frame and is returned wrapped; the pacing slot and
-// the RTP clock still advance.
+// SendOpus sends one 20 ms Opus frame. Without a Config.Clock it blocks
+// until the frame's slot: the first frame of a talk spurt goes out at once
+// after Op 5 Speaking (one slot later on a connection's very first spurt, so
+// the server has mapped the SSRC), each next one 20 ms after the previous
+// slot on a monotonic grid without drift. If the caller falls behind by a
+// whole frame or more, the missed slots are skipped (the RTP timestamp
+// advances over them) instead of sending a burst. opus is not retained. An
+// E2EE error (dave.ErrNotReady before DAVE's first transition) drops the
+// frame and is returned wrapped; the pacing slot and the RTP clock still
+// advance.
+//
+// With a Clock, SendOpus end-to-end encrypts the frame and queues it, and
+// returns at once while fewer than ClockOptions.Lookahead frames wait
+// (else when the queue is half empty; ctx bounds that wait); the clock
+// sends it in its slot, on the same grid, and a slot with no frame queued
+// is skipped as above. Queued frames are sent even if ctx ends: a reply's
+// last frames play out after its producer returns; Interrupt drops them.
 //
 // SendOpus and StopSpeaking may not be called concurrently (an error says
 // so); callers feed one goroutine.
@@ -40,7 +48,85 @@ func (c *Conn) SendOpus(ctx context.Context, opus []byte) error {
 	if err := c.startSpeaking(ctx); err != nil {
 		return err
 	}
+	if c.clock != nil {
+		return c.queueFrame(ctx, opus, true)
+	}
 	return c.sendFrame(ctx, opus, true)
+}
+
+// Interrupt drops the frames queued on the send clock and not yet sent (a
+// barge-in: nothing more of the reply may be heard) and returns how many.
+// It may be called from any goroutine, also while SendOpus blocks; without
+// a Clock it does nothing (SendOpus sends each frame in its call).
+func (c *Conn) Interrupt() int {
+	if c.clock == nil {
+		return 0
+	}
+	return c.q.discard()
+}
+
+// Queued returns how many frames wait on the send clock for their slot
+// (queued by SendOpus or StopSpeaking, not yet sent nor dropped); 0 without
+// a Clock. Frames handed to SendOpus minus Queued minus what Interrupt
+// dropped is what has gone out. Safe from any goroutine.
+func (c *Conn) Queued() int {
+	if c.clock == nil {
+		return 0
+	}
+	return c.q.queued()
+}
+
+// queueFrame end-to-end encrypts opus (e2ee) and queues it for the clock.
+func (c *Conn) queueFrame(ctx context.Context, opus []byte, e2ee bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.ctx.Err() != nil {
+		return c.endErr()
+	}
+	payload := opus
+	if c.e2ee != nil && e2ee && string(opus) != silenceFrame {
+		var err error
+		if payload, err = c.e2ee.EncryptOpus(c.e2eeBuf[:0], opus); err != nil {
+			// Dropped: its slot passes empty on the clock.
+			return fmt.Errorf("voice: e2ee encrypt: %w", err)
+		}
+		c.e2eeBuf = payload[:0]
+	}
+	kick, err := c.q.push(ctx, c.ctx.Done(), payload)
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return c.endErr()
+		}
+		return err
+	}
+	if kick {
+		c.clock.kick(c, c.firstSpurt)
+		c.firstSpurt = false
+	}
+	return nil
+}
+
+// stopClock ends a talk spurt on the clock: the silence frames are queued
+// behind the reply's and it returns once they have been sent.
+func (c *Conn) stopClock(ctx context.Context) error {
+	for range silenceFrames {
+		if err := c.queueFrame(ctx, c.silence[:], false); err != nil {
+			return err
+		}
+	}
+	if c.q.stop() {
+		c.clock.kick(c, c.firstSpurt)
+		c.firstSpurt = false
+	}
+	select {
+	case <-c.q.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return c.endErr()
+	}
 }
 
 // StopSpeaking ends a talk spurt: five silence frames F8 FF FE on the same
@@ -54,7 +140,15 @@ func (c *Conn) StopSpeaking(ctx context.Context) error {
 	if !c.speaking {
 		return nil
 	}
+	if c.clock != nil {
+		if err := c.stopClock(ctx); err != nil {
+			return err
+		}
+	}
 	for range silenceFrames {
+		if c.clock != nil {
+			break
+		}
 		if err := c.sendFrame(ctx, c.silence[:], false); err != nil {
 			return err
 		}
@@ -77,6 +171,11 @@ func (c *Conn) startSpeaking(ctx context.Context) error {
 		return fmt.Errorf("voice: speaking: %w", err)
 	}
 	c.speaking = true
+	if c.clock != nil {
+		c.firstSpurt = !c.announced
+		c.announced = true
+		return nil
+	}
 	if !c.lastSend.IsZero() {
 		// Keep the RTP clock running across the pause.
 		c.rtpTS += uint32(time.Since(c.lastSend)/frameDuration) * samplesPerFrame
@@ -123,16 +222,10 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 		}
 		c.e2eeBuf = payload[:0]
 	}
-	c.hdr = rtp.Header{PayloadType: rtp.PayloadTypeOpus, SequenceNumber: c.rtpSeq, Timestamp: c.rtpTS, SSRC: c.ssrc}
-	n, err := c.hdr.MarshalTo(c.hdrBuf[:])
+	pkt, err := c.seal(payload)
 	if err != nil {
-		return fmt.Errorf("voice: rtp header: %w", err)
+		return err
 	}
-	c.counter++
-	pkt := c.sendCipher.Seal(c.sendBuf[:0], c.hdrBuf[:n], payload, c.counter)
-	c.sendBuf = pkt[:0]
-	c.rtpSeq++
-	c.rtpTS += samplesPerFrame
 	c.lastSend = time.Now()
 	if _, err := c.udp.Write(pkt); err != nil {
 		if c.ctx.Err() != nil {
@@ -140,8 +233,24 @@ func (c *Conn) sendFrame(ctx context.Context, opus []byte, e2ee bool) error {
 		}
 		return fmt.Errorf("voice: send rtp: %w", err)
 	}
-	c.m.sent(slot.Skipped, slot.Lateness > lateThreshold)
+	c.m.sent(slot.Skipped, slot.Lateness)
 	return nil
+}
+
+// seal builds the next RTP packet around payload: header, transport
+// encryption, sequence number and timestamp advanced.
+func (c *Conn) seal(payload []byte) ([]byte, error) {
+	c.hdr = rtp.Header{PayloadType: rtp.PayloadTypeOpus, SequenceNumber: c.rtpSeq, Timestamp: c.rtpTS, SSRC: c.ssrc}
+	n, err := c.hdr.MarshalTo(c.hdrBuf[:])
+	if err != nil {
+		return nil, fmt.Errorf("voice: rtp header: %w", err)
+	}
+	c.counter++
+	pkt := c.sendCipher.Seal(c.sendBuf[:0], c.hdrBuf[:n], payload, c.counter)
+	c.sendBuf = pkt[:0]
+	c.rtpSeq++
+	c.rtpTS += samplesPerFrame
+	return pkt, nil
 }
 
 // endErr is what sending returns once the connection has ended: why it ended

@@ -20,9 +20,16 @@ func (c *Conn) dialUDP(ctx context.Context, ready gateway.ReadyEvent) (netip.Add
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("voice: ready: ip %q: %w", ready.IP, err)
 	}
-	c.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, ready.Port)))
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("voice: dial udp: %w", err)
+	c.server = netip.AddrPortFrom(ip.Unmap(), ready.Port)
+	if c.clock != nil && c.clock.mux != nil && c.server.Addr().Is4() {
+		c.shared, c.serverUDP = true, net.UDPAddrFromAddrPort(c.server)
+		c.discovered = make(chan netip.AddrPort, 1)
+		c.clock.mux.attach(c, c.server)
+	} else {
+		c.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, ready.Port)))
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("voice: dial udp: %w", err)
+		}
 	}
 	ext, err := c.discover(ctx)
 	if err != nil {
@@ -31,9 +38,56 @@ func (c *Conn) dialUDP(ctx context.Context, ready gateway.ReadyEvent) (netip.Add
 	return ext, nil
 }
 
+// writeUDP sends a datagram to the voice server.
+func (c *Conn) writeUDP(b []byte) error {
+	if c.shared {
+		return c.clock.mux.write(b, c.server)
+	}
+	_, err := c.udp.Write(b)
+	return err
+}
+
+// discoverShared is IP discovery on the clock's shared socket: the mux
+// hands the response over.
+func (c *Conn) discoverShared(ctx context.Context, req []byte) (netip.AddrPort, error) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case addr := <-c.discovered:
+			return addr, nil
+		case <-ctx.Done():
+			return netip.AddrPort{}, fmt.Errorf("voice: ip discovery: %w", ctx.Err())
+		case <-t.C:
+			if err := c.writeUDP(req); err != nil {
+				return netip.AddrPort{}, fmt.Errorf("voice: ip discovery: %w", err)
+			}
+			t.Reset(500 * time.Millisecond)
+		}
+	}
+}
+
+// receiveShared takes a datagram from the shared socket's reader.
+func (c *Conn) receiveShared(pkt []byte) {
+	if len(pkt) == transport.DiscoverySize && pkt[0] == 0 && pkt[1] == 2 {
+		if ssrc, addr, err := transport.ParseDiscoveryResponse(pkt); err == nil && ssrc == c.ssrc {
+			select {
+			case c.discovered <- addr:
+				c.m.in()
+				return
+			default:
+			}
+		}
+	}
+	c.receive(pkt)
+}
+
 // discover runs IP discovery, retrying every 500 ms, ignoring other packets.
 func (c *Conn) discover(ctx context.Context) (netip.AddrPort, error) {
 	req := transport.AppendDiscoveryRequest(nil, c.ssrc)
+	if c.shared {
+		return c.discoverShared(ctx, req)
+	}
 	buf := make([]byte, 1500)
 	defer c.udp.SetReadDeadline(time.Time{})
 	for {
@@ -78,7 +132,7 @@ func (c *Conn) keepalive() {
 	for {
 		buf = transport.AppendKeepalive(buf[:0], n)
 		n++
-		if _, err := c.udp.Write(buf); err != nil && c.ctx.Err() != nil {
+		if err := c.writeUDP(buf); err != nil && c.ctx.Err() != nil {
 			return
 		}
 		select {
@@ -107,41 +161,49 @@ func (c *Conn) readUDP() {
 // receive runs one datagram through the receive path: filter, parse, SSRC
 // lookup, transport decrypt, E2EE decrypt, sequence tracking, hand-off. It
 // never blocks and never allocates in steady state; every outcome is counted.
-func (c *Conn) receive(pkt []byte) {
+func (c *Conn) receive(pkt []byte) { c.receiveTry(pkt, true) }
+
+// receiveTry is receive that, with final false, neither counts nor
+// handles a packet that fails transport authentication and reports false
+// (the shared socket then tries the next connection that knows the SSRC).
+func (c *Conn) receiveTry(pkt []byte, final bool) bool {
 	c.m.in()
 	if len(pkt) <= transport.KeepaliveSize {
 		c.m.drop(dropShort) // keepalive echo or runt
-		return
+		return true
 	}
 	if len(pkt) == transport.DiscoverySize && pkt[0] == 0 && pkt[1] == 2 {
 		c.m.drop(dropDiscovery) // a late IP discovery response
-		return
+		return true
 	}
 	if rtp.IsRTCP(pkt) {
 		c.m.drop(dropRTCP)
-		return
+		return true
 	}
 	if _, err := c.recvHdr.Unmarshal(pkt); err != nil {
 		c.m.malformedPacket()
-		return
+		return true
 	}
 	if c.recvHdr.PayloadType != rtp.PayloadTypeOpus {
 		c.m.drop(dropNotOpus)
-		return
+		return true
 	}
 	st := c.lookup(c.recvHdr.SSRC)
 	if st == nil {
 		c.m.drop(dropUnknownSSRC)
-		return
+		return true
 	}
 	plain, err := c.recvCipher.Open(c.recvBuf, &c.recvHdr, pkt)
 	if err != nil {
+		if !final && errors.Is(err, transport.ErrDecrypt) {
+			return false
+		}
 		if errors.Is(err, transport.ErrDecrypt) {
 			c.m.decryptFailed(false)
 		} else {
 			c.m.malformedPacket()
 		}
-		return
+		return true
 	}
 	st.mu.Lock()
 	v := st.track.check(c.recvHdr.SequenceNumber)
@@ -149,21 +211,22 @@ func (c *Conn) receive(pkt []byte) {
 	switch v {
 	case seqDuplicate:
 		c.m.drop(dropDuplicate)
-		return
+		return true
 	case seqTooOld:
 		c.m.drop(dropTooOld)
-		return
+		return true
 	}
 	var opus []byte
 	if c.e2ee != nil {
 		if opus, err = c.e2ee.DecryptOpus(st.UserID, st.buffer(), plain); err != nil {
 			c.m.decryptFailed(true)
-			return
+			return true
 		}
 	} else {
 		opus = append(st.buffer(), plain...)
 	}
 	c.deliver(st, opus)
+	return true
 }
 
 func (c *Conn) lookup(ssrc uint32) *Stream {

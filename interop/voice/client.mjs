@@ -13,7 +13,8 @@
 // Protocol with the Go test: one JSON object per line on stdout
 //   {"event":"ready"}                 connection is Ready
 //   {"event":"opus","user":U,"hex":H} an Opus packet received from PEER_USER_ID
-//   {"event":"played"}                the tone finished playing
+//   {"event":"played","frames":N,"encoded":M}  the tone finished playing: M Opus
+//                                     frames encoded, N of them sent (never silence)
 //   {"event":"state","status":S}      every connection state change
 //   {"event":"error","message":M}
 //   {"event":"dave","version":V,"epoch":E,"auth":H,"ready":B}  answer to "dave"
@@ -34,11 +35,22 @@ import {
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 
-// @discordjs/voice chooses its xchacha20 library with an asynchronous import when the module
-// loads, and fails with "no valid encryption package" if audio flows before that finishes. A
-// real bot joins long after; against the simulator the first packet can arrive within
-// milliseconds, so let the import settle first.
-await new Promise((resolve) => setTimeout(resolve, 300));
+// @discordjs/voice chooses its xchacha20 library with asynchronous imports when the module
+// loads (trying these packages in this order, the first that loads wins), and fails with "no
+// valid encryption package" if audio flows before that finishes. A real bot joins long after;
+// against the simulator the first packet can arrive within milliseconds. The library does not
+// export its promise, so this makes the same imports in the same order: the library's module ran
+// first, each of its imports was asked for before ours and settles before ours, so when ours are
+// done the library has its package (a fixed wait lost that race on a loaded machine).
+for (const lib of ['sodium-native', 'sodium', 'libsodium-wrappers', '@stablelib/xchacha20poly1305', '@noble/ciphers/chacha.js']) {
+  try {
+    await import(lib);
+    break;
+  } catch {
+    // not installed: the library goes on to the next as well
+  }
+}
+await new Promise((resolve) => setImmediate(resolve)); // the library's continuation after its import
 
 const env = (k) => {
   const v = process.env[k];
@@ -129,11 +141,44 @@ function tone(seconds, freq) {
   return buf;
 }
 
-function play() {
-  const resource = createAudioResource(Readable.from([tone(1, 440)]), { inputType: StreamType.Raw });
+// The tone is encoded by djs's own pipeline (a Raw resource: prism-media's
+// Opus encoder on opusscript) before it is played. Played straight from the
+// encoder, a frame the encoder has not finished when its 20 ms slot comes
+// is replaced by silence (and five in a row end the track): on a loaded
+// machine the tone would arrive with holes. Encoded first, every frame is
+// ready at its slot, so what is sent does not depend on the machine's speed.
+async function encodeTone() {
+  const raw = createAudioResource(Readable.from([tone(1, 440)]), { inputType: StreamType.Raw });
+  const frames = [];
+  for await (const f of raw.playStream) frames.push(f);
+  return frames;
+}
+
+// Count the tone frames the connection really sends: the player prepares
+// a packet (the tone's, or silence) and dispatches it at the next slot.
+const SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
+let toneSent = 0;
+let preparedTone = false;
+const prepare = connection.prepareAudioPacket.bind(connection);
+connection.prepareAudioPacket = (pkt) => {
+  preparedTone = !SILENCE.equals(pkt);
+  return prepare(pkt);
+};
+const dispatch = connection.dispatchAudio.bind(connection);
+connection.dispatchAudio = () => {
+  const sent = dispatch();
+  if (sent && preparedTone) toneSent++;
+  if (sent) preparedTone = false;
+  return sent;
+};
+
+async function play() {
+  const frames = await encodeTone();
+  toneSent = 0;
+  const resource = createAudioResource(Readable.from(frames), { inputType: StreamType.Opus });
   player.play(resource);
   player.once(AudioPlayerStatus.Playing, () => {
-    player.once(AudioPlayerStatus.Idle, () => emit({ event: 'played' }));
+    player.once(AudioPlayerStatus.Idle, () => emit({ event: 'played', frames: toneSent, encoded: frames.length }));
   });
 }
 
@@ -141,7 +186,7 @@ const rl = createInterface({ input: process.stdin });
 rl.on('line', (line) => {
   switch (line.trim()) {
     case 'play':
-      play();
+      play().catch((e) => emit({ event: 'error', message: `play: ${e}` }));
       break;
     case 'dave': {
       const dave = connection.state.networking?.state?.dave;

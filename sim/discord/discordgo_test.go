@@ -249,78 +249,6 @@ func TestDiscordgoRetriesRateLimitsAnd502(t *testing.T) {
 	})
 }
 
-// TestDiscordgoFaults drives discordgo through each gateway fault and
-// checks it recovers the way the reference says it does.
-func TestDiscordgoFaults(t *testing.T) {
-	w := newWorld(t)
-	ctx := testCtx(t)
-	dg, ev := openDiscordgo(t, w.sim)
-	post := func(content string) {
-		t.Helper()
-		if _, err := w.sim.Post(ctx, w.alice, w.text, content); err != nil {
-			t.Fatal(err)
-		}
-		ev.wait(t, ctx, isMessage(content))
-	}
-	post("before")
-
-	t.Run("DropGateway resumes with replay", func(t *testing.T) {
-		n := w.sim.CountGateway(GatewayResumed)
-		if err := w.sim.DropGateway(); err != nil {
-			t.Fatal(err)
-		}
-		// Posted while the socket is down or reconnecting: must be replayed.
-		if _, err := w.sim.Post(ctx, w.alice, w.text, "while down"); err != nil {
-			t.Fatal(err)
-		}
-		e, err := waitGateway(ctx, w.sim, GatewayResumed, n+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.wait(t, ctx, isMessage("while down"))
-		t.Logf("resumed after seq %d, replayed %d", e.Seq, e.Replayed)
-		post("after drop")
-	})
-	t.Run("ForceReconnect", func(t *testing.T) {
-		n := w.sim.CountGateway(GatewayResumed)
-		if err := w.sim.ForceReconnect(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := waitGateway(ctx, w.sim, GatewayResumed, n+1); err != nil {
-			t.Fatal(err)
-		}
-		post("after reconnect")
-	})
-	t.Run("ForceInvalidSession re-identifies on the same socket", func(t *testing.T) {
-		for _, resumable := range []bool{false, true} {
-			n := w.sim.CountGateway(GatewayIdentified)
-			conns := w.sim.CountGateway(GatewayConnected)
-			if err := w.sim.ForceInvalidSession(resumable); err != nil {
-				t.Fatal(err)
-			}
-			e, err := waitGateway(ctx, w.sim, GatewayIdentified, n+1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if w.sim.CountGateway(GatewayConnected) != conns {
-				t.Errorf("discordgo opened a new socket; it re-identifies on the same one")
-				for _, e := range w.sim.GatewayEvents() {
-					if e.Kind != GatewayHeartbeat {
-						t.Logf("%+v", e)
-					}
-				}
-			}
-			if e.Compression != "payload" || e.Intents&IntentMessageContent == 0 {
-				t.Errorf("identify %+v", e)
-			}
-			post("after invalid session " + map[bool]string{true: "resumable", false: "final"}[resumable])
-		}
-	})
-	if dg.State.User.ID != string(w.sim.BotID()) {
-		t.Fatal("state lost")
-	}
-}
-
 func TestDiscordgoVoiceSignalling(t *testing.T) {
 	backend := &fakeVoice{endpoint: "localhost:9999"}
 	w := newWorld(t, WithVoiceBackend(backend))
@@ -493,30 +421,6 @@ func TestDiscordgoSlashCommand(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// TestDiscordgoMissedACKs: with ACKs withheld discordgo gives up after 5
-// heartbeat intervals and resumes, missing nothing.
-func TestDiscordgoMissedACKs(t *testing.T) {
-	w := newWorld(t, WithHeartbeatInterval(100*time.Millisecond))
-	ctx := testCtx(t)
-	_, ev := openDiscordgo(t, w.sim)
-	if err := w.sim.WithholdACKs(1000); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.sim.Post(ctx, w.alice, w.text, "while unacknowledged"); err != nil {
-		t.Fatal(err)
-	}
-	// Under heavy load discordgo may also have reconnected before; count
-	// from what was recorded when the fault started.
-	if _, err := waitGateway(ctx, w.sim, GatewayResumed, 1); err != nil {
-		t.Fatal(err)
-	}
-	ev.wait(t, ctx, isMessage("while unacknowledged"))
-	if _, err := w.sim.Post(ctx, w.alice, w.text, "after missed acks"); err != nil {
-		t.Fatal(err)
-	}
-	ev.wait(t, ctx, isMessage("after missed acks"))
-}
 
 // TestConcurrentPosts: scripted users post from many goroutines while
 // discordgo reads; every message arrives once, in id order per channel.

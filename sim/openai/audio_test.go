@@ -104,6 +104,12 @@ func TestTranscriptionQueueTextFormatAndStream(t *testing.T) {
 		t.Errorf("stream deltas %q done %q", deltas, done)
 	}
 
+	// A transcript queued and never taken is dropped by ClearTranscripts: the next request
+	// gets the rule again.
+	s.QueueTranscripts("never taken")
+	if got := s.ClearTranscripts(); len(got) != 1 || got[0] != "never taken" {
+		t.Errorf("ClearTranscripts = %q", got)
+	}
 	res, err := c.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{File: openai.File(bytes.NewReader(wav), "x.wav", "audio/wav"), Model: "whisper-1"})
 	if err != nil || res.Text != "from rule" {
 		t.Errorf("after queue: %v %+v", err, res)

@@ -317,6 +317,17 @@ func (s *Server) ResetRules() {
 	s.mu.Unlock()
 }
 
+// ClearTranscripts drops the queued transcripts that no transcription request has taken yet and
+// returns them (e.g. an utterance the client never transcribed, whose transcript must not go to
+// the next one).
+func (s *Server) ClearTranscripts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.transcripts
+	s.transcripts = nil
+	return t
+}
+
 // QueueTranscripts queues transcripts that the next transcription requests
 // (REST or realtime input transcription) return, in order, before any rule
 // is consulted.

@@ -63,6 +63,14 @@ type Params struct {
 	GCPercent int
 	// RealtimePriority is voice.Options.SendRealtimePriority (0: off).
 	RealtimePriority int
+	// Clock sends every session's frames on one discord/voice SendClock
+	// (voice.Options.SendClock); SharedSocket gives it one UDP socket for
+	// all connections (batched sends). Lateness is then measured where the
+	// clock sends each frame.
+	Clock, SharedSocket bool
+	// Talkers is the share of members who talk (0: all, the worst case;
+	// 0.25: one in four, the others present and silent).
+	Talkers float64
 	// Logger receives the run's progress (nil: discard). The service logs
 	// only warnings and errors to it.
 	Logger *slog.Logger
@@ -72,16 +80,19 @@ type Params struct {
 type Report struct {
 	Sessions, Members int
 	Duration          time.Duration
-	// FramesSent and FramesLate (> 5 ms after their slot) are the bot's
-	// reply frames.
-	FramesSent, FramesLate uint64
+	// ReplyFrames are the bot's reply frames handed to the connections
+	// (banter_voice_frames_sent_total).
+	ReplyFrames uint64
 	// SlotsSkipped counts reply slots with no audio ready (TTS underrun
 	// between sentences, or a stall).
 	SlotsSkipped uint64
-	// TransportLate (> 2 ms after the slot) and TransportSkipped are the
-	// voice connection's own pacing counters for every frame it sent,
-	// silence frames included.
-	TransportSent, TransportLate, TransportSkipped uint64
+	// Sent, Late2ms and Late5ms are read from the one late-frame metric,
+	// banter_voice_send_lateness_seconds: every packet the bot's
+	// connections sent (reply and silence frames), and those handed to the
+	// kernel more than 2 ms and 5 ms after their slot (measured where the
+	// frame is sent, on either path: the pacer of each connection or the
+	// send clock). TransportSkipped is the connections' skipped slots.
+	Sent, Late2ms, Late5ms, TransportSkipped uint64
 	// BaselineFrames and BaselineLate are a bare pacer (discord/voice/pace,
 	// the transport's own, with its 1 ms spin) ticking every 20 ms in the same
 	// process during the talking phase, doing nothing else: what the machine
@@ -98,14 +109,19 @@ type Report struct {
 	// CPUCores is the process CPU time over the talking phase divided by
 	// its duration (simulators included).
 	CPUCores float64
+	// Clock is the send clock's counters over the run (Params.Clock).
+	Clock *dvoice.ClockStats
+	// Talking is the number of members who talk.
+	Talking int
 }
 
-// LateRatio is FramesLate / FramesSent.
+// LateRatio is Late5ms / Sent: the share of the bot's frames sent more than
+// 5 ms after their slot.
 func (r Report) LateRatio() float64 {
-	if r.FramesSent == 0 {
+	if r.Sent == 0 {
 		return 0
 	}
-	return float64(r.FramesLate) / float64(r.FramesSent)
+	return float64(r.Late5ms) / float64(r.Sent)
 }
 
 // BaselineLateRatio is BaselineLate / BaselineFrames.
@@ -118,10 +134,16 @@ func (r Report) BaselineLateRatio() float64 {
 
 // String renders the report.
 func (r Report) String() string {
-	return fmt.Sprintf("sessions=%d members=%d duration=%v frames_sent=%d frames_late=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) slots_skipped=%d transport_sent=%d transport_late_2ms=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
-		r.Sessions, r.Members, r.Duration, r.FramesSent, r.FramesLate, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames, r.SlotsSkipped,
-		r.TransportSent, r.TransportLate, r.TransportSkipped, r.Turns,
-		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores)
+	clk := ""
+	if c := r.Clock; c != nil {
+		sec := r.Duration.Seconds()
+		clk = fmt.Sprintf(" clock_frames=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
+			c.Frames, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
+	}
+	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f hear_wakeups_per_s=%.0f",
+		r.Sessions, r.Members, r.Duration, r.Sent, r.Late5ms, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames,
+		100*float64(r.Late2ms)/max(1, float64(r.Sent)), r.ReplyFrames, r.SlotsSkipped, r.TransportSkipped, r.Turns,
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores, 0.0) + clk
 }
 
 // Run performs one capacity run.
@@ -218,10 +240,17 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	ready.Wait()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(vs.CACertPEM())
+	var clock *dvoice.SendClock
+	if p.Clock {
+		if clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
+			return rep, err
+		}
+		defer clock.Close()
+	}
 	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
 	svc, err := voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: sess, LLM: client,
 		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(reg),
-		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin})
+		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin, SendClock: clock})
 	if err != nil {
 		return rep, err
 	}
@@ -256,7 +285,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	// long (uniform 0.5-1.5 × the clip), so each talks about half the time.
 	tctx, cancel := context.WithTimeout(ctx, p.Duration)
 	defer cancel()
-	cpu0, start := cpuTime(), time.Now()
+	cpu0, start, late0 := cpuTime(), time.Now(), latenessNow(reg)
 	var wg sync.WaitGroup
 	var baseFrames, baseLate uint64
 	wg.Go(func() {
@@ -276,7 +305,16 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	})
 	var played sync.Mutex
 	var memberFrames uint64
+	var clock0 dvoice.ClockStats
+	if clock != nil {
+		clock0 = clock.Stats()
+	}
+	talking := 0
 	for i, m := range members {
+		if p.Talkers > 0 && float64(talking) >= p.Talkers*float64(i+1) {
+			continue // silent: present, sends nothing (a client's own VAD)
+		}
+		talking++
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			time.Sleep(time.Duration(rng.Int64N(int64(2 * clipLen))))
@@ -302,7 +340,16 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	time.Sleep(3 * time.Second) // replies in progress finish
 
 	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed, MemberFramesPlayed: memberFrames,
-		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}}
+		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}, Talking: talking}
+	if clock != nil {
+		st := clock.Stats()
+		st.Wakeups -= clock0.Wakeups
+		st.Writes -= clock0.Writes
+		st.Frames -= clock0.Frames
+		st.Skipped -= clock0.Skipped
+		st.Dropped -= clock0.Dropped
+		rep.Clock = &st
+	}
 	if heap1 > heap0 {
 		rep.HeapPerSession = (heap1 - heap0) / uint64(p.Sessions)
 	}
@@ -314,23 +361,47 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 		for _, m := range mf.GetMetric() {
 			switch mf.GetName() {
 			case "banter_voice_frames_sent_total":
-				rep.FramesSent = uint64(m.GetCounter().GetValue())
-			case "banter_voice_frames_late_total":
-				rep.FramesLate = uint64(m.GetCounter().GetValue())
+				rep.ReplyFrames = uint64(m.GetCounter().GetValue())
 			case "banter_voice_frame_slots_skipped_total":
 				rep.SlotsSkipped = uint64(m.GetCounter().GetValue())
-			case "banter_voice_send_late_frames_total":
-				rep.TransportLate = uint64(m.GetCounter().GetValue())
+			case "banter_voice_send_lateness_seconds":
+				h := m.GetHistogram()
+				rep.Sent = h.GetSampleCount() - late0.count
+				rep.Late2ms = rep.Sent - (bucket(h, 0.002) - late0.le2)
+				rep.Late5ms = rep.Sent - (bucket(h, 0.005) - late0.le5)
 			case "banter_voice_send_skipped_slots_total":
 				rep.TransportSkipped = uint64(m.GetCounter().GetValue())
-			case "banter_voice_packets_out_total":
-				rep.TransportSent += uint64(m.GetCounter().GetValue())
 			case "banter_voice_turns_total":
 				rep.Turns[label(m, "outcome")] = uint64(m.GetCounter().GetValue())
 			}
 		}
 	}
 	return rep, nil
+}
+
+// lateness is the lateness histogram's count and its 2 ms and 5 ms buckets.
+type lateness struct{ count, le2, le5 uint64 }
+
+// latenessNow reads the lateness histogram from reg (zero before any packet).
+func latenessNow(reg *prometheus.Registry) lateness {
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "banter_voice_send_lateness_seconds" && len(mf.GetMetric()) == 1 {
+			h := mf.GetMetric()[0].GetHistogram()
+			return lateness{h.GetSampleCount(), bucket(h, 0.002), bucket(h, 0.005)}
+		}
+	}
+	return lateness{}
+}
+
+// bucket returns h's cumulative count at upper bound le.
+func bucket(h *dto.Histogram, le float64) uint64 {
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == le {
+			return b.GetCumulativeCount()
+		}
+	}
+	return 0
 }
 
 func label(m *dto.Metric, name string) string {

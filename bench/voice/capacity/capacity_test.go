@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// TestCapacitySmall is the CI-sized run: a few sessions for a few seconds.
-// It is a functional check only (the members spoke, the bot answered, its
-// reply frames flowed). The late-frame figure is printed, never asserted:
+// TestCapacitySmall is the CI-sized run: a few sessions for a few seconds,
+// on the earlier send path (a pacer per connection) and on the send clock
+// with its shared socket and half the members talking. It is a functional
+// check only (the members spoke, the bot answered, its reply frames flowed). The late-frame figure is printed, never asserted:
 // the suite shares its cores with everything else, so a wall-clock threshold
 // here would be a flake by construction. The 0.5 % target is judged by the
 // full run (go run ./bench/voice), against a bare pacer in the same run.
@@ -22,22 +23,40 @@ func TestCapacitySmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, Params{Sessions: sessions, Duration: dur, Clip: clip, SendSpin: -1, GCPercent: 400})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(rep)
-	t.Logf("late frames %.3f%% (bare pacer in the same run: %.3f%%); printed, not asserted",
-		100*rep.LateRatio(), 100*rep.BaselineLateRatio())
-	if rep.MemberFramesPlayed == 0 {
-		t.Fatalf("the simulated members said nothing: %v", rep)
-	}
-	if rep.Turns["spoken"] == 0 {
-		t.Fatalf("the bot answered nothing: %v", rep)
-	}
-	if rep.FramesSent == 0 || rep.TransportSent == 0 {
-		t.Fatalf("no reply frames flowed: %v", rep)
+	for _, tc := range []struct {
+		name string
+		p    Params
+	}{
+		{"pacer", Params{}},
+		{"clock", Params{Clock: true, SharedSocket: true, Talkers: 0.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			p := tc.p
+			p.Sessions, p.Duration, p.Clip, p.SendSpin, p.GCPercent = sessions, dur, clip, -1, 400
+			rep, err := Run(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(rep)
+			t.Logf("late frames %.3f%% (bare pacer in the same run: %.3f%%); printed, not asserted",
+				100*rep.LateRatio(), 100*rep.BaselineLateRatio())
+			if rep.MemberFramesPlayed == 0 {
+				t.Fatalf("the simulated members said nothing: %v", rep)
+			}
+			if rep.Turns["spoken"] == 0 {
+				t.Fatalf("the bot answered nothing: %v", rep)
+			}
+			if rep.ReplyFrames == 0 || rep.Sent == 0 || rep.Sent < rep.ReplyFrames {
+				t.Fatalf("no reply frames flowed, or the lateness histogram missed some: %v", rep)
+			}
+			if p.Clock && (rep.Clock == nil || rep.Clock.Frames == 0 || rep.Clock.Writes > rep.Clock.Frames) {
+				t.Fatalf("the send clock sent nothing, or wrote more often than it sent: %v", rep)
+			}
+			if want := sessions * 2; p.Talkers > 0 && rep.Talking != want/2 {
+				t.Errorf("%d members talking, want %d of %d", rep.Talking, want/2, want)
+			}
+		})
 	}
 }

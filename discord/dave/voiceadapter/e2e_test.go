@@ -5,8 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +40,7 @@ func dialDAVE(t *testing.T, s *voicesim.Server, user string) (*voice.Conn, *dave
 	uid, _ := strconv.ParseUint(user, 10, 64)
 	cid, _ := strconv.ParseUint(channel, 10, 64)
 	ds := dave.NewSession(dave.Config{UserID: uid, ChannelID: cid})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := voice.Dial(ctx, voice.Config{
 		Endpoint: s.Endpoint(), GuildID: guild, ChannelID: channel, UserID: user,
@@ -52,7 +56,7 @@ func dialDAVE(t *testing.T, s *voicesim.Server, user string) (*voice.Conn, *dave
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a failure guard, generous for a loaded machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -74,7 +78,7 @@ func TestEndToEndOverVoicesim(t *testing.T) {
 	const botID, peerID = "1100000000000000100", "1100000000000000200"
 	bot, botDAVE := dialDAVE(t, s, botID)
 	peer, peerDAVE := dialDAVE(t, s, peerID)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	listener, err := s.JoinMember(ctx, voicesim.MemberOptions{GuildID: guild, ChannelID: channel, UserID: "1100000000000000300", FrameInterval: 2 * time.Millisecond})
 	if err != nil {
@@ -198,7 +202,7 @@ func mustUID(s string) uint64 {
 
 func nextStream(t *testing.T, c *voice.Conn, user string) *voice.Stream {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(60 * time.Second)
 	for {
 		select {
 		case st, ok := <-c.Streams():
@@ -212,4 +216,135 @@ func nextStream(t *testing.T, c *voice.Conn, user string) *voice.Stream {
 			t.Fatalf("no stream for %s", user)
 		}
 	}
+}
+
+// dialBot connects a banter voice connection whose DAVE session has the
+// given config (user and channel filled in) to s.
+func dialBot(t *testing.T, s *voicesim.Server, user string, cfg dave.Config) (*voice.Conn, *dave.Session) {
+	t.Helper()
+	sess := voicesim.Session{GuildID: guild, ChannelID: channel, UserID: user, SessionID: "s-" + user, Token: "t-" + user}
+	if err := s.Authorize(sess); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CACertPEM())
+	cfg.UserID, cfg.ChannelID = mustUID(user), mustUID(channel)
+	ds := dave.NewSession(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := voice.Dial(ctx, voice.Config{
+		Endpoint: s.Endpoint(), GuildID: guild, ChannelID: channel, UserID: user,
+		SessionID: sess.SessionID, Token: sess.Token, TLSConfig: &tls.Config{RootCAs: pool},
+		E2EE: New(ds), Metrics: voice.NewMetrics(prometheus.NewRegistry()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, ds
+}
+
+// TestStuckTransitionRecovers runs the voice simulator's DAVE server role
+// with a fault that loses one message to the bot, so that the bot's first
+// DAVE transition never completes, and checks the bot comes out of it on
+// its own and is heard, end-to-end encrypted, by a member of the call:
+//
+//   - op 22 withheld: the bot said ready (op 23) for the commit that made
+//     the group and never gets the order to switch keys. Without a
+//     timeout it has no sender key for ever (every frame ErrNotReady);
+//     after TransitionTimeout it executes the transition itself.
+//   - op 30 withheld: the bot's key package is answered by a Welcome it
+//     never gets, while the gateway counts it in the group. After
+//     JoinTimeout it reports op 31 and sends a new key package; the
+//     gateway removes its stale leaf and adds it again.
+func TestStuckTransitionRecovers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		op      voicesim.Op
+		logLine string
+	}{
+		{"execute withheld", voicesim.OpDAVEExecuteTransition, `"msg":"dave_transition_timeout"`},
+		{"welcome withheld", voicesim.OpMLSWelcome, `"msg":"dave_join_timeout"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := voicetest.Serve(t, voicesim.WithDAVE(), voicesim.WithDAVETimeout(500*time.Millisecond))
+			const botID, aliceID = "1100000000000000100", "1100000000000000200"
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			alice, err := s.JoinMember(ctx, voicesim.MemberOptions{GuildID: guild, ChannelID: channel, UserID: aliceID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer alice.Leave()
+			s.WithholdDAVE(guild, channel, botID, tc.op, 1)
+			logs := &syncBuffer{}
+			reg := prometheus.NewRegistry()
+			bot, botDAVE := dialBot(t, s, botID, dave.Config{
+				TransitionTimeout: 300 * time.Millisecond, JoinTimeout: time.Second,
+				Logger: slog.New(slog.NewJSONHandler(logs, nil)), Metrics: dave.NewMetrics(reg),
+			})
+			// The bot speaks until alice has heard it: frames it cannot
+			// encrypt yet are dropped (ErrNotReady), as a reply's would be.
+			opus := []byte("opus frame from the bot")
+			for n := 0; alice.Stats().Frames < 10; n++ {
+				err := bot.SendOpus(ctx, opus)
+				if ctx.Err() != nil {
+					t.Fatalf("alice heard %d frames after %d sent; DAVE %+v; bot epoch %d version %d\n%s",
+						alice.Stats().Frames, n, s.DAVE(guild, channel), botDAVE.Epoch(), botDAVE.ProtocolVersion(), logs.String())
+				}
+				if err != nil && !errors.Is(err, dave.ErrNotReady) {
+					t.Fatalf("send: %v", err)
+				}
+			}
+			if st := s.DAVE(guild, channel).Stats; st.Withheld != 1 {
+				t.Errorf("withheld %d messages, want 1", st.Withheld)
+			}
+			if !strings.Contains(logs.String(), tc.logLine) {
+				t.Errorf("no %s in the bot's log:\n%s", tc.logLine, logs.String())
+			}
+			if n := counter(t, reg, "banter_dave_timeouts_total"); n != 1 {
+				t.Errorf("banter_dave_timeouts_total = %v, want 1", n)
+			}
+			if st := alice.Stats(); st.DAVEDecryptFailures != 0 {
+				t.Errorf("alice failed to decrypt %d frames", st.DAVEDecryptFailures)
+			}
+			for _, h := range alice.Heard(botID) {
+				if !bytes.Equal(h, opus) {
+					t.Fatalf("alice heard %q", h)
+				}
+			}
+			if got := s.DAVE(guild, channel).Members; len(got) != 2 {
+				t.Errorf("group members %v, want the bot and alice", got)
+			}
+		})
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }

@@ -97,7 +97,24 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no control route %s %s (see docs/simulator.md)", r.Method, r.URL.Path))
 	})
-	return mux
+	return refuseOtherOrigins(mux)
+}
+
+// refuseOtherOrigins answers 403 to a browser request from a page of another
+// origin. A page on any site can send a "simple" cross-origin POST (text/plain,
+// no preflight) to a loopback port; without this, any website the user visits
+// could post, delete or inject faults into a running simulator. Clients that
+// are not browsers send no Origin and are welcome, as are pages served from the
+// API's own origin (or proxied to it with the Origin removed, as the playground
+// does).
+func refuseOtherOrigins(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sameOrigin(r) {
+			fail(w, http.StatusForbidden, fmt.Errorf("requests from a page of another origin (%s) are refused", r.Header.Get("Origin")))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiError is every error's body: {"error": "..."}.

@@ -231,3 +231,45 @@ func TestControlAPI(t *testing.T) {
 		t.Errorf("play after leaving: %d, want 400", st)
 	}
 }
+
+// TestControlRefusesOtherOrigins: a page of another site cannot drive the
+// simulator through the user's browser (a text/plain POST needs no preflight);
+// scripts (no Origin) and the API's own origin can.
+func TestControlRefusesOtherOrigins(t *testing.T) {
+	f := standalone(t, control.Options{})
+	ctl := f["control API"]
+	post := func(origin string) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), "POST", ctl+"/messages",
+			strings.NewReader(`{"as":"alice","channel":"general","content":"from `+origin+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := post("https://evil.example"); st != http.StatusForbidden {
+		t.Errorf("another origin: %d, want 403", st)
+	}
+	if st := post(""); st != http.StatusCreated {
+		t.Errorf("no origin (a script): %d, want 201", st)
+	}
+	if st := post(ctl); st != http.StatusCreated {
+		t.Errorf("the API's own origin: %d, want 201", st)
+	}
+	var list []message
+	call(t, "GET", ctl+"/messages", nil, &list)
+	for _, m := range list {
+		if strings.Contains(m.Content, "evil") {
+			t.Errorf("the refused post was made: %+v", m)
+		}
+	}
+}

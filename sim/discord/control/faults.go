@@ -51,6 +51,9 @@ func (c *Controller) gatewayFault(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// maxFaults bounds "n" of a REST fault (how many calls fail).
+const maxFaults = 10000
+
 // restFault is POST /faults/rest {"route": "POST /channels/{channel_id}/messages"
 // ("" any), "n": 1, "status": 500, "after_commit": false} or {"status": 429,
 // "retry_after_ms": 1500, "global": false}: the next n calls of the route
@@ -69,6 +72,12 @@ func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Status < 400 || in.Status > 599 {
 		fail(w, http.StatusBadRequest, fmt.Errorf(`"status" %d: want an HTTP error status (400-599)`, in.Status))
+		return
+	}
+	if in.N > maxFaults {
+		// The simulator queues one fault per call: a huge n would take the
+		// process's memory.
+		fail(w, http.StatusBadRequest, fmt.Errorf(`"n" %d: at most %d`, in.N, maxFaults))
 		return
 	}
 	n := max(in.N, 1)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/banterbot/banter/sim/conform"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -157,4 +158,41 @@ func WaitInteractionResponse(ctx context.Context, s *discordsim.Server, id disco
 		return ok
 	})
 	return r, err
+}
+
+// WaitHeartbeat waits (up to a minute, a failure guard) until the bot's
+// current gateway connection, the last one that identified or resumed, has
+// sent a heartbeat. Inject a gateway fault only after it: discordgo (v0.29)
+// starts a connection's heartbeat goroutine after READY or RESUMED, and a
+// goroutine that has not sent its first heartbeat when the connection is
+// closed writes on the closed socket and then closes the session, which by
+// then is the next connection (a spurious second disconnect that a test
+// sees as "no connected gateway session"). Once the first heartbeat is
+// out, the goroutine waits on the connection's own close and ends with it.
+func WaitHeartbeat(t testing.TB, s *discordsim.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		events := s.GatewayEvents()
+		conn, beats := 0, 0
+		for _, e := range events {
+			switch {
+			case e.User != s.BotID():
+			case e.Kind == discordsim.GatewayIdentified || e.Kind == discordsim.GatewayResumed:
+				conn = e.Conn
+			}
+			if e.Kind == discordsim.GatewayHeartbeat {
+				beats++
+			}
+		}
+		for _, e := range events {
+			if conn != 0 && e.Kind == discordsim.GatewayHeartbeat && e.Conn == conn {
+				return
+			}
+		}
+		if _, err := WaitGateway(ctx, s, discordsim.GatewayHeartbeat, beats+1); err != nil {
+			t.Fatalf("discordsim: no heartbeat on the bot's gateway connection %d: %v", conn, err)
+		}
+	}
 }

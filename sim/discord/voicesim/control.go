@@ -11,7 +11,7 @@ type Stats struct {
 	IPDiscovery     uint64 // IP discovery requests answered
 	Keepalives      uint64 // datagrams of 8 bytes or fewer
 	RTCP            uint64 // RTCP packets (ignored)
-	RTP             uint64 // RTP packets decrypted
+	RTP             uint64 // RTP packets decrypted; counted once the packet's forwards are in Forwarded and FaultDropped
 	DecryptFailures uint64 // RTP that failed authentication or had no session key
 	Malformed       uint64 // neither of the above: bad version, type, length, padding
 	UnknownSSRC     uint64 // well-formed RTP from an SSRC no session owns
@@ -152,4 +152,28 @@ func (s *Server) UserStats(userID string) Stats {
 		return *st
 	}
 	return Stats{}
+}
+
+// Heartbeats is what the server saw of a session's heartbeats (op 3).
+type Heartbeats struct {
+	Received   int // heartbeats from the session's current and earlier (resumed) sockets
+	LastSeqAck int // the last one's seq_ack; -1 when it carried none
+	// LastSeq is the sequence number of the last sequenced message the
+	// server sent the session (0 before the first): what a client that
+	// got everything acknowledges.
+	LastSeq int
+}
+
+// Heartbeats returns the heartbeats the user's session in a guild sent,
+// and whether the session exists.
+func (s *Server) Heartbeats(guildID, userID string) (Heartbeats, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partKey{guildID, userID}]
+	if p == nil {
+		return Heartbeats{}, false
+	}
+	hb := p.beats
+	hb.LastSeq = int(wire(p.out.next - 1))
+	return hb, true
 }

@@ -45,6 +45,7 @@ type DAVEStats struct {
 	Upgrades        uint64 // op 24 {epoch 1, protocol_version 1} re-creations after protocol 0
 	Resets          uint64 // group re-creations because no group member was left
 	Timeouts        uint64 // proposal rounds or transitions cut short by Options.DAVETimeout
+	Withheld        uint64 // messages not sent because of WithholdDAVE
 }
 
 // DAVEState is a snapshot of one channel's DAVE state as the server sees it.
@@ -106,7 +107,10 @@ type daveCall struct {
 	queue   []daveInput
 	busy    bool            // draining
 	corrupt map[string]bool // fault: corrupt the next op 30 to this user
-	due     time.Time       // when the current round or transition times out
+	// withhold is a fault: how many of the next messages of an op to a
+	// user are not sent (WithholdDAVE).
+	withhold map[withholdKey]int
+	due      time.Time // when the current round or transition times out
 }
 
 // daveInput is a message from a participant to the DAVE role.
@@ -144,7 +148,8 @@ func (s *Server) daveCallLocked(guild, channel string) *daveCall {
 		s.log.Error("voicesim: dave external sender", "err", err)
 		return nil
 	}
-	c := &daveCall{key: k, x: x, kps: map[string][]byte{}, flagged: map[string]bool{}, nextTID: 0x8000, corrupt: map[string]bool{}}
+	c := &daveCall{key: k, x: x, kps: map[string][]byte{}, flagged: map[string]bool{}, nextTID: 0x8000, corrupt: map[string]bool{},
+		withhold: map[withholdKey]int{}}
 	s.daves[k] = c
 	return c
 }
@@ -345,6 +350,9 @@ func checkKeyPackage(user string, b []byte) error {
 // daveSendLocked sends a binary DAVE message to p: over its WebSocket, or
 // to a member's session (whose answers are queued).
 func (s *Server) daveSendLocked(c *daveCall, p *participant, op Op, payload []byte) {
+	if s.withheldLocked(c, p, op) {
+		return
+	}
 	if p.member != nil {
 		s.daveToMemberLocked(c, p, op, payload, true)
 		return
@@ -357,6 +365,9 @@ func (s *Server) daveSendLocked(c *daveCall, p *participant, op Op, payload []by
 
 // daveSendJSONLocked sends a JSON DAVE message to p.
 func (s *Server) daveSendJSONLocked(c *daveCall, p *participant, op Op, d any) {
+	if s.withheldLocked(c, p, op) {
+		return
+	}
 	if p.member != nil {
 		b, err := json.Marshal(d)
 		if err != nil {
@@ -415,5 +426,44 @@ func (s *Server) CorruptNextWelcome(guildID, channelID, userID string) {
 	defer s.mu.Unlock()
 	if c := s.daveCallLocked(guildID, channelID); c != nil {
 		c.corrupt[userID] = true
+	}
+}
+
+type withholdKey struct {
+	user string
+	op   Op
+}
+
+// withheldLocked reports (and uses up) a WithholdDAVE fault for this
+// message.
+func (s *Server) withheldLocked(c *daveCall, p *participant, op Op) bool {
+	if c == nil {
+		return false
+	}
+	k := withholdKey{p.key.user, op}
+	if c.withhold[k] <= 0 {
+		return false
+	}
+	c.withhold[k]--
+	if c.withhold[k] == 0 {
+		delete(c.withhold, k)
+	}
+	c.stats.Withheld++
+	s.log.Info("voicesim: dave: message withheld (fault)", "user", p.key.user, "op", op.String())
+	return true
+}
+
+// WithholdDAVE is a fault: the next n DAVE messages with opcode op that the
+// server role would send the user in the channel are never sent (nor
+// replayed on resume), as if lost between the gateway and the client. The
+// role goes on as if they had been delivered. With op 22 (Execute
+// Transition) the user's transition never completes: it said ready (op 23),
+// the others switched keys. With op 30 (Welcome) the user never joins the
+// group the others think it is in. DAVEStats.Withheld counts them.
+func (s *Server) WithholdDAVE(guildID, channelID, userID string, op Op, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.daveCallLocked(guildID, channelID); c != nil && n > 0 {
+		c.withhold[withholdKey{userID, op}] += n
 	}
 }

@@ -104,7 +104,7 @@ func startDJS(t *testing.T, ctx context.Context, s *Server, sess Session, peer s
 		}
 		<-readDone
 		if t.Failed() {
-			t.Logf("node stderr:\n%s", tail(p.log(), 80))
+			t.Logf("node stderr:\n%s", tail(p.log(), 400))
 		}
 	})
 	return p
@@ -242,6 +242,11 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 
 	hear := func(step string, frames [][]byte) {
 		t.Helper()
+		defer func() { // runs on t.Fatal too: what each side had when the frames did not arrive
+			if t.Failed() {
+				t.Logf("%s: member %+v; DAVE %+v; server stats for the member %+v", step, m.Stats(), s.DAVE(daveGuild, daveChannel), s.UserStats(peer))
+			}
+		}()
 		if err := m.PlayOpus(ctx, frames); err != nil {
 			t.Fatal(err)
 		}
@@ -256,14 +261,15 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	hear("member to djs", opusFrames(t, 880, 25))
 	// djs → member: the member's dave.Session decrypts davey's frames.
 	djs.send("play")
-	if err := m.WaitHeard(ctx, bot, 45); err != nil {
+	played := djs.wait("played", func(e djsEvent) bool { return e.Event == "played" })
+	checkPlayed(t, played.nodeEvent)
+	if err := m.WaitHeard(ctx, bot, played.Frames); err != nil {
 		t.Fatal(err)
 	}
 	pcm := m.HeardPCM(bot)
 	if f := dominantFreq(pcm[len(pcm)/4:]); f < 400 || f > 480 {
 		t.Fatalf("member heard %.0f Hz from djs, want 440", f)
 	}
-	djs.wait("played", func(e djsEvent) bool { return e.Event == "played" })
 
 	// A member joins mid-call and leaves again.
 	m2 := join(late)
@@ -287,7 +293,9 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	}
 	hear("at protocol 0", opusFrames(t, 500, 10))
 	djs.send("play")
-	if err := m3.WaitHeard(ctx, bot, 45); err != nil {
+	played = djs.wait("played", func(e djsEvent) bool { return e.Event == "played" })
+	checkPlayed(t, played.nodeEvent)
+	if err := m3.WaitHeard(ctx, bot, played.Frames); err != nil {
 		t.Fatal(err)
 	}
 	if pcm := m3.HeardPCM(bot); m3.Stats().DecodeErrors != 0 || len(pcm) == 0 {
@@ -295,7 +303,6 @@ func runDiscordJSVoiceDAVE(t *testing.T, recoverWelcome bool) {
 	} else if f := dominantFreq(pcm[len(pcm)/4:]); f < 400 || f > 480 {
 		t.Fatalf("member without DAVE heard %.0f Hz from djs, want 440", f)
 	}
-	djs.wait("played", func(e djsEvent) bool { return e.Event == "played" })
 	m3.Leave()
 	agree("upgrade", []string{bot, peer}, m)
 	hear("after upgrade", opusFrames(t, 450, 10))

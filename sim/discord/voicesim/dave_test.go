@@ -345,3 +345,57 @@ func TestDAVEChannelsIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestDAVEWithholdFault: WithholdDAVE loses the next op 22 to a member, so
+// its transition never completes: the server role went on (the group holds
+// both, nothing outstanding), the other member switched keys, and the
+// member has no sender key (an in-process member has no timeout: its
+// PlayOpus frames are all dropped as not ready, and nobody hears them). A
+// later transition reaches it again.
+func TestDAVEWithholdFault(t *testing.T) {
+	s := serve(t, WithDAVE(), WithDAVETimeout(500*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const a, b, c = "1200000000000000201", "1200000000000000202", "1200000000000000203"
+	join := func(u string) *Member {
+		m, err := s.JoinMember(ctx, MemberOptions{GuildID: daveGuild, ChannelID: daveChannel, UserID: u, FrameInterval: 2 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Leave)
+		return m
+	}
+	ma := join(a)
+	s.WithholdDAVE(daveGuild, daveChannel, b, OpDAVEExecuteTransition, 1)
+	mb := join(b)
+	eventually(t, "the group of a and b, nothing outstanding", func() bool {
+		st := s.DAVE(daveGuild, daveChannel)
+		return len(st.Members) == 2 && !st.Busy && st.Stats.Transitions >= 1
+	})
+	if st := s.DAVE(daveGuild, daveChannel).Stats; st.Withheld != 1 {
+		t.Fatalf("withheld %d, want 1", st.Withheld)
+	}
+	frames := opusFrames(t, 440, 5)
+	if err := mb.PlayOpus(ctx, frames); err != nil {
+		t.Fatal(err)
+	}
+	if n := mb.Stats().DAVENotReady; n != uint64(len(frames)) {
+		t.Fatalf("b dropped %d of %d frames as not ready", n, len(frames))
+	}
+	if _, err := mb.DAVE().EncryptOpus(nil, []byte{1}); err == nil {
+		t.Fatal("b has a sender key without op 22")
+	}
+	// c joins: the next transition's op 22 reaches b.
+	join(c)
+	eventually(t, "b's sender key after the next transition", func() bool {
+		_, err := mb.DAVE().EncryptOpus(nil, []byte{1})
+		return err == nil
+	})
+	before := len(ma.Heard(b))
+	if err := mb.PlayOpus(ctx, frames); err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.WaitHeard(ctx, b, before+len(frames)); err != nil {
+		t.Fatal(err)
+	}
+}

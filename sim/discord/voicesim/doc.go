@@ -125,7 +125,14 @@
 // Keepalives, RTCP, RTP, DecryptFailures (bad tag, or no key yet),
 // Malformed (not RTP, bad padding or extension length), UnknownSSRC,
 // Unannounced (a subset of RTP), Forwarded, FaultDropped. Every datagram
-// lands in exactly one of the classifying counters (fuzz-checked).
+// lands in exactly one of the classifying counters (fuzz-checked). An RTP
+// packet is counted once its forwards are in Forwarded and FaultDropped, so
+// a test that sees RTP reach n knows how many datagrams the receivers get
+// for those n packets, and can wait for exactly that many.
+//
+// Heartbeats(guildID, userID) reports a session's heartbeats (op 3): how
+// many arrived, the last seq_ack, and the last sequence number the session
+// was sent.
 //
 // # Simulated members (scripting)
 //

@@ -72,7 +72,7 @@ func TestForwarding(t *testing.T) {
 					if _, err := a.udp.WriteToUDP(clientSeal(t, sm, a.key, hdr, plain, a.counter), a.server); err != nil {
 						t.Fatal(err)
 					}
-					pkt, ok := b.recvRTP(t, 5*time.Second)
+					pkt, ok := b.recvRTP(t, time.Minute)
 					if !ok {
 						t.Fatalf("%s: nothing forwarded", v.name)
 					}
@@ -84,11 +84,11 @@ func TestForwarding(t *testing.T) {
 						t.Errorf("%s: receiver nonce counter %d, want %d", v.name, counter, i+1)
 					}
 				}
-				// Nothing comes back to the sender.
-				if pkt, ok := a.recvRTP(t, 50*time.Millisecond); ok {
-					t.Errorf("sender got its own packet back: %x", pkt)
-				}
-				if st := s.Stats(); st.RTP != uint64(len(packetVariants)) || st.Forwarded != uint64(len(packetVariants)) {
+				// Nothing comes back to the sender: b received every packet, and
+				// the forwarding unit sent one datagram per packet (RTP counts a
+				// packet once its forwards are counted).
+				waitFor(t, func() bool { return s.Stats().RTP == uint64(len(packetVariants)) })
+				if st := s.Stats(); st.Forwarded != uint64(len(packetVariants)) {
 					t.Errorf("stats %+v", st)
 				}
 			})
@@ -101,17 +101,17 @@ func TestForwardingRules(t *testing.T) {
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	deaf := testSession("1100000000000000012", "1100000000000000003")
 	deaf.SelfDeaf = true
-	d := joinRaw(t, s, deaf, ModeAES256GCMRTPSize)
-	other := joinRaw(t, s, testSession("1100000000000000013", "1100000000000000099"), ModeAES256GCMRTPSize)
+	joinRaw(t, s, deaf, ModeAES256GCMRTPSize)
+	joinRaw(t, s, testSession("1100000000000000013", "1100000000000000099"), ModeAES256GCMRTPSize) // another channel
 	r := joinRaw(t, s, testSession("1100000000000000014", "1100000000000000003"), ModeAES256GCMRTPSize)
 	a.expect(OpClientsConnect) // the deafened member; the other channel is not announced
 	a.expect(OpClientsConnect) // r
 
 	// RTP before op 5 is counted; it goes to nobody who has not been told the SSRC.
 	a.sendOpus(t, []byte{0xfc, 1})
-	waitFor(t, func() bool { return s.Stats().Unannounced == 1 })
-	if _, ok := r.recvRTP(t, 30*time.Millisecond); ok {
-		t.Fatal("RTP forwarded before the receiver was told the SSRC")
+	waitFor(t, func() bool { return s.Stats().RTP == 1 }) // its forwarding is done
+	if st := s.Stats(); st.Unannounced != 1 || st.Forwarded != 0 {
+		t.Fatalf("RTP before op 5: %+v, want it counted as unannounced and forwarded to nobody", st)
 	}
 	if _, ok := s.Speaking(guild, a.sess.UserID); ok {
 		t.Fatal("Speaking reports op 5 before any")
@@ -122,19 +122,15 @@ func TestForwardingRules(t *testing.T) {
 	}
 	a.sendOpus(t, []byte{0xfc, 2})
 	waitFor(t, func() bool { return s.Stats().RTP == 2 })
-	if pkt, ok := r.recvRTP(t, 5*time.Second); !ok {
+	if pkt, ok := r.recvRTP(t, time.Minute); !ok {
 		t.Fatal("announced RTP not forwarded")
 	} else if _, _, _, _, p := clientOpen(t, r.mode, r.key, pkt); !bytes.Equal(p, []byte{0xfc, 2}) {
 		t.Fatalf("forwarded %x", p)
 	}
-	if st := s.Stats(); st.Forwarded != 1 || st.Unannounced != 1 {
+	// r got the packet and the forwarding unit sent one datagram for it: the
+	// self-deafened member and the member of another channel got nothing.
+	if st := s.Stats(); st.RTP != 2 || st.Forwarded != 1 || st.Unannounced != 1 {
 		t.Fatalf("forwarded to a deafened member or another channel: %+v", st)
-	}
-	if _, ok := d.recvRTP(t, 30*time.Millisecond); ok {
-		t.Fatal("self-deafened member got audio")
-	}
-	if _, ok := other.recvRTP(t, 30*time.Millisecond); ok {
-		t.Fatal("member of another channel got audio")
 	}
 }
 
@@ -209,7 +205,7 @@ func TestMembers(t *testing.T) {
 		var got [][]byte
 		var seqs []uint16
 		for len(got) < len(frames)+silenceTrailing {
-			pkt, ok := a.recvRTP(t, 5*time.Second)
+			pkt, ok := a.recvRTP(t, time.Minute)
 			if !ok {
 				t.Fatalf("got %d packets", len(got))
 			}

@@ -136,6 +136,8 @@ func (h *connHandler) heartbeat(f clientFrame) {
 	h.s.mu.Lock()
 	if h.p != nil && h.p.conn == h.c {
 		h.p.out.ack(seqAck)
+		h.p.beats.Received++
+		h.p.beats.LastSeqAck = seqAck
 	}
 	h.s.mu.Unlock()
 	h.c.enqueue(outFrame{data: encodeServerJSON(OpHeartbeatACK, -1, heartbeatACKPayload{T: t})})

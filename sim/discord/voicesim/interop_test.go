@@ -52,6 +52,21 @@ type nodeEvent struct {
 	User    string `json:"user"`
 	Hex     string `json:"hex"`
 	Message string `json:"message"`
+	Frames  int    `json:"frames"`  // played: tone frames sent
+	Encoded int    `json:"encoded"` // played: tone frames encoded
+}
+
+// toneFrames is the 1 s tone client.mjs plays, in 20 ms Opus frames.
+const toneFrames = 50
+
+// checkPlayed checks a "played" event: djs encoded the whole tone and sent
+// every frame of it (client.mjs encodes before playing, so a slow machine
+// cannot make djs send silence in a frame's place).
+func checkPlayed(t *testing.T, e nodeEvent) {
+	t.Helper()
+	if e.Encoded != toneFrames || e.Frames != e.Encoded {
+		t.Fatalf("djs played %d of %d encoded tone frames, want all %d", e.Frames, e.Encoded, toneFrames)
+	}
 }
 
 // TestDiscordJSVoiceInterop runs an unmodified @discordjs/voice 0.19.2
@@ -227,22 +242,26 @@ func runDiscordJSVoice(t *testing.T, node, dir string, mode Mode) {
 		}
 	}
 
-	// djs → member: a 1 s 440 Hz tone encoded by djs (prism-media + opusscript).
-	// djs paces and encodes in real time on a Node event loop: on a loaded
-	// machine it may miss slots of the 50, so the test asks for half of them
-	// (the tone flowed), not for real-time delivery.
+	// djs → member: a 1 s 440 Hz tone encoded by djs (prism-media +
+	// opusscript). djs says how many tone frames it sent; the member waits
+	// for exactly those (the deadline only guards a failure).
 	io.WriteString(stdin, "play\n")
-	if err := m.WaitHeard(ctx, bot, 25); err != nil {
+	var played nodeEvent
+	wait("played", func(e nodeEvent) bool { played = e; return e.Event == "played" })
+	checkPlayed(t, played)
+	if err := m.WaitHeard(ctx, bot, played.Frames); err != nil {
 		t.Fatal(err)
+	}
+	if n := len(m.Heard(bot)); n != played.Frames {
+		t.Fatalf("member heard %d tone frames from djs, djs sent %d", n, played.Frames)
 	}
 	pcm := m.HeardPCM(bot)
 	if f := dominantFreq(pcm[len(pcm)/4:]); f < 400 || f > 480 {
 		t.Fatalf("member heard %.0f Hz from djs, want 440", f)
 	}
-	wait("played", func(e nodeEvent) bool { return e.Event == "played" })
 
 	st := s.UserStats(bot)
-	if st.RTP < 25 || st.DecryptFailures != 0 || st.Malformed != 0 {
+	if st.RTP < uint64(played.Frames) || st.DecryptFailures != 0 || st.Malformed != 0 {
 		t.Fatalf("server stats for djs: %+v", st)
 	}
 	if ms := m.Stats(); ms.DecryptFailures != 0 || ms.Malformed != 0 || ms.DecodeErrors != 0 {

@@ -173,6 +173,7 @@ type participant struct {
 	knows    map[uint32]bool
 	member   *Member
 	counter  uint32 // transport nonce counter for packets we send it
+	beats    Heartbeats
 	// daveVersion is the DAVE protocol version the participant runs
 	// (op 4, then executed transitions).
 	daveVersion int

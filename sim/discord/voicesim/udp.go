@@ -67,84 +67,15 @@ func (s *Server) handleDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
 // of the channel with the receiver's key and nonce counter, keeping the
 // sender's RTP sequence number, timestamp and SSRC.
 func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
-	s.mu.Lock()
-	s.stats.Packets++
-	if ssrc, ok := isIPDiscoveryRequest(pkt); ok {
-		s.stats.IPDiscovery++
-		s.mu.Unlock()
-		resp := appendIPDiscoveryResponse(sc.out[:0], ssrc, from.IP.String(), uint16(from.Port))
-		s.udp.WriteToUDP(resp, from)
-		return
-	}
-	if len(pkt) <= 8 {
-		s.stats.Keepalives++
-		s.mu.Unlock()
-		return
-	}
-	if isRTCP(pkt) {
-		s.stats.RTCP++
-		s.mu.Unlock()
-		return
-	}
 	var h rtpHeader
-	if err := parseRTPHeader(&h, pkt); err != nil || h.PT != opusPT {
-		s.stats.Malformed++
-		s.mu.Unlock()
+	sender, us, ok := s.admitDatagram(sc, &h, pkt, from)
+	if !ok {
 		return
 	}
-	sender := s.bySSRC[h.SSRC]
-	if sender == nil {
-		s.stats.UnknownSSRC++
-		s.mu.Unlock()
+	plain, ok := s.openRTP(sc, &h, pkt, sender, us)
+	if !ok {
 		return
 	}
-	us := userStatsLocked(s, sender.key.user)
-	us.Packets++
-	tr := sender.tr
-	s.mu.Unlock()
-
-	var plain []byte
-	var err error
-	if tr == nil {
-		err = errDecrypt
-	} else {
-		plain, err = tr.open(&sc.nonce, sc.plain[:0], &h, pkt)
-	}
-
-	s.mu.Lock()
-	switch {
-	case errors.Is(err, errDecrypt):
-		s.stats.DecryptFailures++
-		us.DecryptFailures++
-		s.mu.Unlock()
-		return
-	case err != nil:
-		s.stats.Malformed++
-		us.Malformed++
-		s.mu.Unlock()
-		return
-	case s.parts[sender.key] != sender:
-		s.stats.UnknownSSRC++ // the session ended while we decrypted
-		s.mu.Unlock()
-		return
-	}
-	s.stats.RTP++
-	us.RTP++
-	if !sender.spoke && sender.member == nil {
-		s.stats.Unannounced++
-		us.Unannounced++
-	}
-	sc.targets = sc.targets[:0]
-	for _, q := range s.parts {
-		if q == sender || q.key.guild != sender.key.guild || q.sess.ChannelID != sender.sess.ChannelID ||
-			q.tr == nil || q.remote == nil || q.sess.SelfDeaf || (q.member == nil && !q.knows[sender.ssrc]) {
-			continue
-		}
-		q.counter++
-		sc.targets = append(sc.targets, target{tr: q.tr, addr: q.remote, counter: q.counter, fp: s.faults[faultKey{q.key.user, FromServer}]})
-	}
-	s.mu.Unlock()
-
 	var sent, dropped uint64
 	emit := func(b []byte, addr *net.UDPAddr) {
 		if _, err := s.udp.WriteToUDP(b, addr); err == nil {
@@ -161,8 +92,93 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 			dropped++
 		}
 	}
+	// RTP is counted with the packet's forwards, so that a reader who sees
+	// RTP reach n also sees every forward of those n packets counted.
 	s.mu.Lock()
+	s.stats.RTP++
+	us.RTP++
 	s.stats.Forwarded += sent
 	s.stats.FaultDropped += dropped
 	s.mu.Unlock()
+}
+
+// admitDatagram answers IP discovery, counts keepalives, RTCP, malformed
+// packets and unknown SSRCs, and for an RTP packet of a known sender parses
+// its header into h and returns the sender and its stats (ok).
+func (s *Server) admitDatagram(sc *udpScratch, h *rtpHeader, pkt []byte, from *net.UDPAddr) (*participant, *Stats, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Packets++
+	if ssrc, ok := isIPDiscoveryRequest(pkt); ok {
+		s.stats.IPDiscovery++
+		resp := appendIPDiscoveryResponse(sc.out[:0], ssrc, from.IP.String(), uint16(from.Port))
+		s.udp.WriteToUDP(resp, from)
+		return nil, nil, false
+	}
+	switch {
+	case len(pkt) <= 8:
+		s.stats.Keepalives++
+		return nil, nil, false
+	case isRTCP(pkt):
+		s.stats.RTCP++
+		return nil, nil, false
+	}
+	if err := parseRTPHeader(h, pkt); err != nil || h.PT != opusPT {
+		s.stats.Malformed++
+		return nil, nil, false
+	}
+	sender := s.bySSRC[h.SSRC]
+	if sender == nil {
+		s.stats.UnknownSSRC++
+		return nil, nil, false
+	}
+	us := userStatsLocked(s, sender.key.user)
+	us.Packets++
+	return sender, us, true
+}
+
+// openRTP decrypts the sender's packet and collects in sc.targets who it is
+// forwarded to (the others in its channel who can hear it), counting
+// failures. The plaintext is in sc.plain.
+func (s *Server) openRTP(sc *udpScratch, h *rtpHeader, pkt []byte, sender *participant, us *Stats) ([]byte, bool) {
+	s.mu.Lock()
+	tr := sender.tr
+	s.mu.Unlock()
+	var plain []byte
+	var err error
+	if tr == nil {
+		err = errDecrypt
+	} else {
+		plain, err = tr.open(&sc.nonce, sc.plain[:0], h, pkt)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case errors.Is(err, errDecrypt):
+		s.stats.DecryptFailures++
+		us.DecryptFailures++
+		return nil, false
+	case err != nil:
+		s.stats.Malformed++
+		us.Malformed++
+		return nil, false
+	case s.parts[sender.key] != sender:
+		s.stats.UnknownSSRC++ // the session ended while we decrypted
+		return nil, false
+	}
+	if !sender.spoke && sender.member == nil {
+		s.stats.Unannounced++
+		us.Unannounced++
+	}
+	sc.targets = sc.targets[:0]
+	for _, q := range s.parts {
+		if q == sender || q.key.guild != sender.key.guild || q.sess.ChannelID != sender.sess.ChannelID ||
+			q.tr == nil || q.remote == nil || q.sess.SelfDeaf || (q.member == nil && !q.knows[sender.ssrc]) {
+			continue
+		}
+		q.counter++
+		sc.targets = append(sc.targets, target{tr: q.tr, addr: q.remote, counter: q.counter, fp: s.faults[faultKey{q.key.user, FromServer}]})
+	}
+	return plain, true
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package voice
+
+const raceEnabled = false

@@ -1,0 +1,76 @@
+package text
+
+import (
+	"context"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/safety"
+	"github.com/banterbot/banter/store"
+)
+
+// backfillOnce runs when a channel's worker starts for the first time in this process, before
+// it answers anything there: when the store holds fewer than context.clusterLookback messages
+// before the oldest queued turn (a freshly started bot, a channel it never read), the channel's
+// recent history is fetched from REST and stored, so the conversation the bot joins is known.
+// Turns whose history was read before are then read again (a new history epoch). It never runs
+// inside a turn's context building.
+func (s *Service) backfillOnce(cs *channelState) {
+	cs.mu.Lock()
+	var oldest *turn
+	if !cs.backfilled && len(cs.pending) > 0 {
+		cs.backfilled = true
+		oldest = cs.pending[0]
+	}
+	cs.mu.Unlock()
+	if oldest == nil {
+		return
+	}
+	cfg := s.cfg()
+	if len(s.historyOf(s.ctx, cfg, cs, oldest)) >= cfg.Context.ClusterLookback {
+		return
+	}
+	if s.backfill(s.ctx, cfg, oldest.msg) > 0 {
+		cs.newHistoryEpoch()
+	}
+}
+
+// backfill stores the channel's recent history (the context.historyLimit messages before m)
+// from REST, and reports how many it stored. It stores what ingest would have: not other
+// bots' messages, nor those of blocked users or with ban words.
+func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Message) (stored int) {
+	msgs, err := s.opts.Discord.ChannelMessages(m.ChannelID, cfg.Context.HistoryLimit, m.ID, "", "", discordgo.WithContext(ctx))
+	if err != nil {
+		s.logger.Warn("history_fetch_failed", "channel_id", m.ChannelID, "error", err.Error())
+		return 0
+	}
+	info := s.channelInfo(ctx, m.ChannelID)
+	selfID := s.selfID()
+	ignored := 0
+	defer func() {
+		s.logger.Info("history_backfilled", "channel_id", m.ChannelID, "fetched", len(msgs), "stored", stored, "ignored", ignored)
+	}()
+	for _, dm := range msgs {
+		if dm.Author == nil || (dm.Author.Bot && dm.Author.ID != selfID) {
+			continue
+		}
+		if dm.ChannelID == "" {
+			dm.ChannelID = m.ChannelID
+		}
+		if dm.ChannelID != m.ChannelID {
+			continue
+		}
+		rec := storedFromDiscord(dm, info, dm.Author.ID == selfID)
+		if s.excluded(cfg, rec) != safety.Allowed {
+			ignored++
+			continue
+		}
+		stored++
+		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+			s.logger.Warn("store_failed", "op", "save_message", "message_id", rec.ID, "error", err.Error())
+			return stored
+		}
+	}
+	return stored
+}
