@@ -107,6 +107,10 @@ type recvPath struct {
 func newRecvPath(tb testing.TB) *recvPath {
 	cfg := config.Default()
 	cfg.Voice.BargeIn = config.BargeIn{Policy: "anyone", MinSpeechMs: 1 << 30, EchoGuardMs: 0}
+	// The per-frame path alone: no transcript at pauses (speculation and the adaptive end are
+	// work per pause, not per frame; BenchmarkSpeculative measures them).
+	cfg.Voice.Speculation.Enabled = false
+	cfg.Voice.Endpointing.CompleteSilenceMs, cfg.Voice.Endpointing.TrailingSilenceMs = 0, 0
 	svc := &Service{opts: Options{Config: func() *config.Config { return cfg }, Now: time.Now}}
 	s := &session{svc: svc, speakers: map[string]*speaker{}, ctx: context.Background()}
 	ar := &activeReply{id: 1, target: "1"}
