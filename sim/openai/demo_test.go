@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,34 +170,70 @@ func TestDemoVoiceAndClassifier(t *testing.T) {
 func TestDemoTranscription(t *testing.T) {
 	s := serve(t, WithRules(DemoRules()...))
 	wav := EncodeWAV(Synthesize("hello there", "alloy", 1), 24000)
-	transcribe := func() string {
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		_ = mw.WriteField("model", "gpt-4o-mini-transcribe")
-		fw, _ := mw.CreateFormFile("file", "a.wav")
-		_, _ = fw.Write(wav)
-		_ = mw.Close()
-		req, _ := http.NewRequest("POST", s.BaseURL()+"/audio/transcriptions", &body)
-		req.Header.Set("Content-Type", mw.FormDataContentType())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var out struct{ Text string }
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		return out.Text
-	}
+	transcribe := func(wav []byte) string { return transcribe(t, s, wav) }
 	s.QueueTranscripts("hey banter, sing something")
-	if got := transcribe(); got != "hey banter, sing something" {
+	if got := transcribe(wav); got != "hey banter, sing something" {
 		t.Errorf("captioned utterance transcribed %q", got)
 	}
-	if got := transcribe(); !strings.HasPrefix(got, DemoPlaceholderPrefix) {
+	if got := transcribe(wav); !strings.HasPrefix(got, DemoPlaceholderPrefix) {
 		t.Errorf("uncaptioned utterance transcribed %q, want the placeholder", got)
 	}
+}
+
+// TestQueuedTranscriptHeardAgainWhenContinued: audio that continues the audio which took a
+// queued transcript (a client transcribed the words so far at a pause, then the whole
+// utterance) is heard the same way; other audio is not, and a queued transcript still goes
+// to the next request first.
+func TestQueuedTranscriptHeardAgainWhenContinued(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	words := Synthesize("hey banter, tell me", "alloy", 1)
+	more := append(slices.Clone(words), Synthesize("something fun", "alloy", 1)...)
+	other := Synthesize("something else entirely", "echo", 1)
+	s.QueueTranscripts("hey banter, tell me something fun")
+	for i, c := range []struct {
+		pcm  []byte
+		want string
+	}{
+		{words, "hey banter, tell me something fun"},                  // takes the queued transcript
+		{more, "hey banter, tell me something fun"},                   // the same speech, continued
+		{other, DemoPlaceholderPrefix},                                // other speech
+		{append(slices.Clone(other), more...), DemoPlaceholderPrefix}, // does not begin with it
+	} {
+		if got := transcribe(t, s, EncodeWAV(c.pcm, 24000)); !strings.HasPrefix(got, c.want) {
+			t.Errorf("request %d transcribed %q, want %q", i, got, c.want)
+		}
+	}
+	s.QueueTranscripts("first", "second")
+	if got := transcribe(t, s, EncodeWAV(words, 24000)); got != "first" {
+		t.Errorf("got %q, want the first queued transcript", got)
+	}
+	if got := transcribe(t, s, EncodeWAV(more, 24000)); got != "second" {
+		t.Errorf("continued audio with a transcript queued got %q, want the queued one", got)
+	}
+}
+
+// transcribe posts a WAV to the simulator's transcription endpoint and returns the text.
+func transcribe(t *testing.T, s *Server, wav []byte) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("model", "gpt-4o-mini-transcribe")
+	fw, _ := mw.CreateFormFile("file", "a.wav")
+	_, _ = fw.Write(wav)
+	_ = mw.Close()
+	req, _ := http.NewRequest("POST", s.BaseURL()+"/audio/transcriptions", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct{ Text string }
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return out.Text
 }
 
 // FuzzDemoBrain: whatever a request says, every demo rule answers without panicking, and a

@@ -211,6 +211,7 @@ type matchInput struct {
 	prompt    string
 	tools     []string
 	audio     time.Duration
+	pcm       []byte // a WAV upload's samples (transcriptions)
 	hasAudio  bool
 	streaming bool
 }

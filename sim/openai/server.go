@@ -45,6 +45,7 @@ type Server struct {
 	mu          sync.Mutex // guards following
 	rules       []*compiledRule
 	transcripts []string
+	heard       heardSpeech // the audio that last took a queued transcript
 	requests    []Recorded
 	rtEvents    []RealtimeEvent
 	rtConns     map[*rtSession]struct{}
@@ -313,7 +314,7 @@ func (s *Server) AddRule(r Rule) error {
 func (s *Server) ResetRules() {
 	s.mu.Lock()
 	s.rules = nil
-	s.transcripts = nil
+	s.transcripts, s.heard = nil, heardSpeech{}
 	s.mu.Unlock()
 }
 
@@ -324,7 +325,7 @@ func (s *Server) ClearTranscripts() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.transcripts
-	s.transcripts = nil
+	s.transcripts, s.heard = nil, heardSpeech{}
 	return t
 }
 
@@ -335,6 +336,18 @@ func (s *Server) QueueTranscripts(texts ...string) {
 	s.mu.Lock()
 	s.transcripts = append(s.transcripts, texts...)
 	s.mu.Unlock()
+}
+
+// heardSpeech is the audio (a WAV upload's samples) that last took a queued transcript.
+type heardSpeech struct {
+	pcm  []byte
+	text string
+}
+
+// continuedBy reports whether pcm is that audio continued: it begins with every sample of it
+// and has more.
+func (h heardSpeech) continuedBy(pcm []byte) bool {
+	return len(h.pcm) > 0 && len(pcm) > len(h.pcm) && bytes.HasPrefix(pcm, h.pcm)
 }
 
 // resolve picks the outcome for a request and consumes one use of the rule;
@@ -354,7 +367,14 @@ func (s *Server) pick(in *matchInput) outcome {
 	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription) && len(s.transcripts) > 0 {
 		t := s.transcripts[0]
 		s.transcripts = s.transcripts[1:]
+		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t}
 		return outcome{rule: "queued transcript", reply: Reply{Transcript: t}, latency: s.latency}
+	}
+	if in.endpoint == EndpointTranscriptions && s.heard.continuedBy(in.pcm) {
+		// The same speech, longer (a client transcribed the words so far at a pause, then the
+		// whole utterance): heard the same way, as the real model would.
+		s.heard.pcm = bytes.Clone(in.pcm)
+		return outcome{rule: "queued transcript", reply: Reply{Transcript: s.heard.text}, latency: s.latency}
 	}
 	for _, r := range s.rules {
 		if r.matches(in) {

@@ -107,6 +107,15 @@ func parseTranscriptionForm(contentType string, body io.Reader, limit int64) (*t
 	return f, nil
 }
 
+// wavSamples returns the samples of a WAV upload (nil for any other file).
+func wavSamples(b []byte) []byte {
+	w, err := parseWAV(b)
+	if err != nil {
+		return nil
+	}
+	return b[w.DataOffset : w.DataOffset+w.DataLen]
+}
+
 // audioDuration measures an uploaded file.
 func audioDuration(filename string, b []byte) (time.Duration, error) {
 	if len(b) >= 4 && string(b[:4]) == "RIFF" {
@@ -154,7 +163,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	rec.AudioDuration, rec.AudioBytes, rec.Stream = f.Duration, len(f.File), f.Stream
 	rec.Prompt = f.Prompt
 	o := s.resolve(&matchInput{endpoint: EndpointTranscriptions, model: f.Model, lastUser: f.Prompt, prompt: f.Prompt,
-		audio: f.Duration, hasAudio: true, streaming: f.Stream})
+		audio: f.Duration, pcm: wavSamples(f.File), hasAudio: true, streaming: f.Stream})
 	rec.Rule = o.rule
 	if s.preFault(w, r, &o, rec) {
 		return
