@@ -178,7 +178,7 @@ func (sp *speaker) ignore(got, end bool) {
 	}
 }
 
-// handle receives the Listener's endpointing events on the speaker goroutine: each chunk the
+// handle receives the Listener's endpointing events on the hearing clock (the speaker's tick): each chunk the
 // endpointer cuts is transcribed at once, and the final one closes the utterance — unless a
 // speculation already took this very audio at a pause (it is then confirmed, and it is the
 // turn).

@@ -15,14 +15,14 @@ import (
 // Speculation: a turn's work starts at a pause, before the end of the utterance is confirmed.
 //
 // When a member has been silent for voice.speculation.pauseMs inside an utterance, their
-// speaker goroutine takes the chunk as it would end now (audio.Listener.Partial) and starts a
+// speaker's hearing-clock tick takes the chunk as it would end now (audio.Listener.Partial) and starts a
 // speculative turn on it: the same runTurn as any turn. Its transcript comes back to the
 // speaker (the adaptive end of turn: a complete question ends sooner, words that trail off
 // wait longer) and goes to the session loop, which runs Stage A and opens a held reply when
 // the bot is free (speculative.go): the generation and the first sentences' speech run while
 // the member is still silent, with the audio held back.
 //
-//	speaker goroutine                            session loop
+//	hearing clock (speaker tick)                 session loop
 //	pause ≥ pauseMs → start (Partial, STT)
 //	transcript → adapt the end silence, proceed  Stage A → held reply (generate, TTS)
 //	speech again → cancel ─────────────────────▶ discard: the reply is cut before a sound
@@ -76,7 +76,7 @@ type speculation struct {
 	samples   int           // length of the partial chunk
 	hints     chan<- specHint
 
-	// Set by the speaker goroutine before it tells the session loop anything
+	// Set on the hearing clock before it tells the session loop anything
 	// (a proceed or end event), read by the loop after.
 	shape      turnShape
 	endSilence time.Duration // the end silence the transcript set (0: unchanged)
@@ -159,7 +159,7 @@ func pauseTranscription(c *config.Config) bool {
 	return c.Voice.Speculation.Enabled || e.CompleteSilenceMs > 0 || e.TrailingSilenceMs > 0
 }
 
-// watch runs on the speaker goroutine after every frame: it starts a speculation at a pause,
+// watch runs on the hearing clock after every tick of the speaker: it starts a speculation at a pause,
 // cancels it when speech comes back, and lets a trailing one proceed once the silence has
 // lasted voice.endpointing.silenceMs.
 func (sp *speaker) watch(l *audio.Listener) {
@@ -268,7 +268,7 @@ func (sp *speaker) proceed(t *turn) {
 	}
 }
 
-// onHint takes a speculative turn's transcript (speaker goroutine): the adaptive end of turn
+// onHint takes a speculative turn's transcript (hearing clock): the adaptive end of turn
 // moves the end silence by the shape of the words so far, and the turn proceeds at once, or,
 // when they trail off, once the silence has lasted voice.endpointing.silenceMs.
 func (sp *speaker) onHint(l *audio.Listener, h specHint) {
