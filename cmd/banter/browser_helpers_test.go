@@ -63,11 +63,36 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 }
 
 // startPlayground runs `banter playground -addr 127.0.0.1:0` (args added) in this process and
-// returns the page's URL once it has printed it. The playground stops when the test ends.
+// returns the page's URL once it has printed it. The playground stops when the test ends; when
+// the test failed, the tail of the bot's log is in the test's output and the whole log is saved
+// as an artifact beside the screenshots.
 func startPlayground(t *testing.T, vars map[string]string, args ...string) string {
 	t.Helper()
-	url, _ := startCLI(t, vars, append([]string{"playground", "-addr", "127.0.0.1:0"}, args...)...)
+	state := t.TempDir()
+	t.Cleanup(func() { keepBotLog(t, filepath.Join(state, "banter.log")) }) // runs after the playground stopped
+	url, _ := startCLI(t, vars, append([]string{"playground", "-addr", "127.0.0.1:0", "-dir", state}, args...)...)
 	return url
+}
+
+// keepBotLog shows a failed test's bot log: its last lines in the test output, all of it as an
+// artifact ($BANTER_ARTIFACTS/<test>-banter.log) when artifacts are kept.
+func keepBotLog(t *testing.T, path string) {
+	if !t.Failed() {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("bot log: %v", err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	t.Logf("bot log, last %d of %d lines:\n%s", min(40, len(lines)), len(lines), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+	if dir := os.Getenv("BANTER_ARTIFACTS"); dir != "" {
+		name := strings.ReplaceAll(t.Name(), "/", "_") + "-banter.log"
+		if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(filepath.Join(dir, name), b, 0o644) == nil {
+			t.Logf("bot log: %s", filepath.Join(dir, name))
+		}
+	}
 }
 
 // startCLI runs banter with args in this process, from an empty folder, until it prints the
