@@ -185,7 +185,7 @@ func (r *runner) voiceTTFA(ctx context.Context) row {
 }
 
 var (
-	lateRe     = regexp.MustCompile(`frames_sent=(\d+) frames_late=(\d+) late=([\d.]+)%`)
+	lateRe     = regexp.MustCompile(`sent=(\d+) late_5ms=(\d+) late=([\d.]+)%`)
 	baselineRe = regexp.MustCompile(`baseline_pacer_late=([\d.]+)% \((\d+)/(\d+)\)`)
 	cpuRe      = regexp.MustCompile(`cpu_cores=([\d.]+)`)
 )
@@ -203,21 +203,40 @@ func (r *runner) capacity(ctx context.Context, sessions int, d time.Duration) ro
 	if err := cmd.Run(); err != nil {
 		return failed(what, src, fmt.Errorf("%w: %s", err, lastLines(buf.String(), 3)))
 	}
-	late, base := lateRe.FindStringSubmatch(buf.String()), baselineRe.FindStringSubmatch(buf.String())
-	if late == nil || base == nil {
+	c, ok := parseCapacity(buf.String())
+	if !ok {
 		return failed(what, src, fmt.Errorf("unexpected output %q", lastLines(buf.String(), 2)))
 	}
-	lp, _ := strconv.ParseFloat(late[3], 64)
-	bp, _ := strconv.ParseFloat(base[1], 64)
 	cpu := ""
-	if m := cpuRe.FindStringSubmatch(buf.String()); m != nil {
-		cpu = ", " + m[1] + " cores busy"
+	if c.cpu != "" {
+		cpu = ", " + c.cpu + " cores busy"
 	}
 	return row{what: what,
-		banter:   fmt.Sprintf("%.3f %% (%s/%s frames%s)", lp, late[2], late[1], cpu),
-		baseline: fmt.Sprintf("bare pacer, same process: %.3f %% (%s/%s)", bp, base[2], base[3]),
-		ratio:    ratio(lp, bp),
+		banter:   fmt.Sprintf("%.3f %% (%s/%s frames%s)", c.latePct, c.late, c.sent, cpu),
+		baseline: fmt.Sprintf("bare pacer, same process: %.3f %% (%s/%s)", c.basePct, c.baseLate, c.baseFrames),
+		ratio:    ratio(c.latePct, c.basePct),
 		source:   src}
+}
+
+// capacityLine is what the report reads of bench/voice's result line (capacity.Report.String).
+type capacityLine struct {
+	sent, late, baseLate, baseFrames, cpu string
+	latePct, basePct                      float64
+}
+
+// parseCapacity reads bench/voice's output; ok is false when its result line is not there.
+func parseCapacity(out string) (c capacityLine, ok bool) {
+	late, base := lateRe.FindStringSubmatch(out), baselineRe.FindStringSubmatch(out)
+	if late == nil || base == nil {
+		return c, false
+	}
+	c.sent, c.late, c.baseLate, c.baseFrames = late[1], late[2], base[2], base[3]
+	c.latePct, _ = strconv.ParseFloat(late[3], 64)
+	c.basePct, _ = strconv.ParseFloat(base[1], 64)
+	if m := cpuRe.FindStringSubmatch(out); m != nil {
+		c.cpu = m[1]
+	}
+	return c, true
 }
 
 func (r *runner) dave(ctx context.Context) row {

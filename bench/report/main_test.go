@@ -1,6 +1,12 @@
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/bench/voice/capacity"
+)
 
 // TestParseBench reads the lines `go test -bench -benchmem` prints, custom metrics included,
 // and ignores everything else.
@@ -30,5 +36,25 @@ PASS
 	}
 	if len(res) != 3 {
 		t.Errorf("parsed %d benchmarks, want 3: %v", len(res), res)
+	}
+}
+
+// TestParseCapacityReadsBenchVoice: the report reads the line bench/voice prints, rendered by
+// capacity.Report itself (so a change of that line fails here, not in a `make bench` run).
+func TestParseCapacityReadsBenchVoice(t *testing.T) {
+	rep := capacity.Report{Sessions: 50, Members: 2, Talking: 100, Duration: 30 * time.Second,
+		Sent: 54653, Late5ms: 64, BaselineLate: 6, BaselineFrames: 1501, CPUCores: 0.37}
+	c, ok := parseCapacity("some log line\n" + rep.String() + "\nPASS\n")
+	if !ok {
+		t.Fatalf("the report did not read %q", rep.String())
+	}
+	if c.sent != "54653" || c.late != "64" || c.baseLate != "6" || c.baseFrames != "1501" || c.cpu != "0.37" {
+		t.Errorf("read %+v", c)
+	}
+	if math.Abs(c.latePct-0.117) > 0.001 || math.Abs(c.basePct-0.400) > 0.001 {
+		t.Errorf("late %v %%, baseline %v %%; want 0.117 and 0.400", c.latePct, c.basePct)
+	}
+	if _, ok := parseCapacity("talking=1/2 sessions=1\n"); ok {
+		t.Error("a line without the figures was read")
 	}
 }

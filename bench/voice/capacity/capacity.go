@@ -140,10 +140,10 @@ func (r Report) String() string {
 		clk = fmt.Sprintf(" clock_frames=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
 			c.Frames, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
 	}
-	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f hear_wakeups_per_s=%.0f",
+	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
 		r.Sessions, r.Members, r.Duration, r.Sent, r.Late5ms, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames,
 		100*float64(r.Late2ms)/max(1, float64(r.Sent)), r.ReplyFrames, r.SlotsSkipped, r.TransportSkipped, r.Turns,
-		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores, 0.0) + clk
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores) + clk
 }
 
 // Run performs one capacity run.
