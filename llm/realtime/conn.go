@@ -26,6 +26,8 @@ type Config struct {
 	APIKey string
 	// Model is sent as ?model=.
 	Model string
+	// Intent, when set, is sent as ?intent= instead of a model (IntentTranscription).
+	Intent string
 	// Dialer is used for the handshake; nil means a dialer with a 10 s
 	// handshake timeout. Set its TLSClientConfig to trust a test CA.
 	Dialer *websocket.Dialer
@@ -78,7 +80,7 @@ type Conn struct {
 // Dial connects to the realtime endpoint. It does not send session.update;
 // call UpdateSession next.
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
-	u, err := realtimeURL(cfg.URL, cfg.Model)
+	u, err := realtimeURL(cfg.URL, cfg.Model, cfg.Intent)
 	if err != nil {
 		cfg.Metrics.observeConnect("bad_config")
 		return nil, err
@@ -119,7 +121,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	return &Conn{ws: ws, log: log, metrics: cfg.Metrics}, nil
 }
 
-func realtimeURL(base, model string) (string, error) {
+func realtimeURL(base, model, intent string) (string, error) {
 	if base == "" {
 		base = DefaultURL
 	}
@@ -138,11 +140,15 @@ func realtimeURL(base, model string) (string, error) {
 	if !strings.HasSuffix(u.Path, "/realtime") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/realtime"
 	}
-	if model == "" {
-		return "", errors.New("realtime: model is empty")
-	}
 	q := u.Query()
-	q.Set("model", model)
+	switch {
+	case intent != "":
+		q.Set("intent", intent)
+	case model == "":
+		return "", errors.New("realtime: model is empty")
+	default:
+		q.Set("model", model)
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -329,17 +329,17 @@ func TestRealtimeURL(t *testing.T) {
 		{"wss://example.com/v1/realtime", "wss://example.com/v1/realtime?model=m"},
 	}
 	for _, tt := range tests {
-		got, err := realtimeURL(tt.base, "m")
+		got, err := realtimeURL(tt.base, "m", "")
 		if err != nil || got != tt.want {
 			t.Errorf("realtimeURL(%q) = %q, %v; want %q", tt.base, got, err, tt.want)
 		}
 	}
 	for _, bad := range []string{"ftp://x/v1", "nohost"} {
-		if _, err := realtimeURL(bad, "m"); err == nil {
+		if _, err := realtimeURL(bad, "m", ""); err == nil {
 			t.Errorf("realtimeURL(%q) accepted", bad)
 		}
 	}
-	if _, err := realtimeURL("https://x/v1", ""); err == nil {
+	if _, err := realtimeURL("https://x/v1", "", ""); err == nil {
 		t.Error("empty model accepted")
 	}
 }

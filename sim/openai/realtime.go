@@ -3,6 +3,7 @@ package openaisim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -44,6 +45,10 @@ type rtSession struct {
 	buf     []byte // uncommitted input audio
 	vad     vadState
 	active  *rtResponse
+
+	transcriptionOnly bool                 // ?intent=transcription: a transcription session
+	committedMs       int                  // input audio committed so far
+	tq                chan rtTranscription // transcription session: items to transcribe, in order
 }
 
 // rtItem is one conversation item.
@@ -71,10 +76,16 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	rec := s.newRecord(r, EndpointRealtime)
 	defer s.record(rec)
 	model := r.URL.Query().Get("model")
-	if model == "" {
+	intent := r.URL.Query().Get("intent")
+	if model == "" && intent == "" {
 		model = "gpt-realtime"
 	}
 	rec.Model = model
+	if intent != "" && intent != intentTranscription {
+		rec.Status = http.StatusBadRequest
+		badRequest(w, "intent", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'transcription'.", intent))
+		return
+	}
 	if !websocket.IsWebSocketUpgrade(r) {
 		rec.Status = http.StatusBadRequest
 		s.record(rec)
@@ -101,7 +112,12 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 		dropAt: o.fault.DropAfterEvents, malformedNext: o.fault.MalformedJSON,
 	}
 	c.ctx, c.stop = context.WithCancel(s.ctx)
-	c.session = defaultSession(c.id, model, s.now())
+	if intent == intentTranscription {
+		c.transcriptionOnly = true
+		c.session = defaultTranscriptionSession(c.id, s.now())
+	} else {
+		c.session = defaultSession(c.id, model, s.now())
+	}
 	conn.SetReadLimit(16 << 20)
 
 	s.mu.Lock()

@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -164,8 +162,8 @@ func validateSessionUpdate(upd map[string]any) (param, msg string) {
 	if typ == "" {
 		return "session.type", "Missing required parameter: 'session.type'."
 	}
-	if typ != "realtime" {
-		return "session.type", fmt.Sprintf("Invalid value: '%s'. openaisim supports 'realtime' sessions.", typ)
+	if typ != "realtime" && typ != "transcription" {
+		return "session.type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'realtime' and 'transcription'.", typ)
 	}
 	if m, ok := upd["output_modalities"]; ok {
 		a, _ := m.([]any)
@@ -213,6 +211,11 @@ func (c *rtSession) handleEvent(data []byte) {
 		c.sendError(eid, "invalid_request_error", "invalid_json", "", "Failed to parse client event: "+err.Error())
 		return
 	}
+	if strings.HasPrefix(ev.Type, "conversation.") || strings.HasPrefix(ev.Type, "response.") {
+		if c.refuseInTranscription(ev) {
+			return
+		}
+	}
 	switch ev.Type {
 	case "session.update":
 		c.onSessionUpdate(ev)
@@ -248,7 +251,11 @@ func (c *rtSession) onSessionUpdate(ev *rtClientEvent) {
 		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "session", "Missing required parameter: 'session'.")
 		return
 	}
-	if param, msg := validateSessionUpdate(upd); msg != "" {
+	param, msg := c.sessionTypeMismatch(upd)
+	if msg == "" {
+		param, msg = validateSessionUpdate(upd)
+	}
+	if msg != "" {
 		code := "invalid_value"
 		if strings.HasPrefix(msg, "Missing") {
 			code = "missing_required_parameter"
@@ -335,42 +342,20 @@ func (c *rtSession) commit(clientEventID, id string) bool {
 	c.buf = c.buf[:0]
 	c.items = append(c.items, it)
 	transcribe := c.pathLocked("audio", "input", "transcription") != nil
+	offset := time.Duration(c.committedMs) * time.Millisecond
+	c.committedMs += ms
 	c.mu.Unlock()
 
 	c.send(map[string]any{"type": "input_audio_buffer.committed", "previous_item_id": prev, "item_id": id})
 	c.itemAdded(prev, item)
 	c.itemDone(item)
-	if transcribe {
-		c.transcribe(it)
+	switch {
+	case transcribe && c.transcriptionOnly:
+		c.queueTranscription(rtTranscription{it: it, offset: offset})
+	case transcribe:
+		c.transcribe(it, offset)
 	}
 	return true
-}
-
-// transcribe answers the input transcription of a committed audio item.
-func (c *rtSession) transcribe(it *rtItem) {
-	d := time.Duration(it.audioMs) * time.Millisecond
-	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, RequestID: c.requestID, Method: "WS", Path: "/v1/realtime", Model: c.model, AudioDuration: d, At: c.s.now()}
-	o := c.s.resolve(&matchInput{endpoint: EndpointRealtimeTranscription, model: c.model, audio: d, hasAudio: true})
-	rec.Rule, rec.Fault = o.rule, o.fault
-	if o.fault.Status != 0 {
-		rec.Status = o.fault.Status
-		c.s.record(rec)
-		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.failed", "item_id": it.id, "content_index": 0,
-			"error": errorFor(o.fault.Status, o.fault.Message)})
-		return
-	}
-	rec.Status = http.StatusOK
-	text := transcriptFor(&o, d)
-	rec.LastUserText = text
-	c.mu.Lock()
-	it.text = text
-	c.mu.Unlock()
-	for _, tok := range tokens(text) {
-		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.delta", "item_id": it.id, "content_index": 0, "delta": tok})
-	}
-	c.s.record(rec)
-	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": it.id, "content_index": 0,
-		"transcript": text, "usage": map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}})
 }
 
 func (c *rtSession) lastItemIDLocked() any {

@@ -48,6 +48,9 @@ type Request struct {
 	Tools []string
 	// Audio is the uploaded or committed audio's duration (transcriptions).
 	Audio time.Duration
+	// AudioOffset is where a committed item's audio starts in its realtime session's
+	// committed audio (0 for uploads): with Audio, which span of the speech is transcribed.
+	AudioOffset time.Duration
 }
 
 // Match selects requests. Every non-zero field must accept the request.
@@ -214,6 +217,9 @@ type matchInput struct {
 	pcm       []byte // a WAV upload's samples (transcriptions)
 	hasAudio  bool
 	streaming bool
+	// audioOffset and session: a realtime session's committed item (transcriptions).
+	audioOffset time.Duration
+	session     string
 }
 
 func (c *compiledRule) matches(in *matchInput) bool {

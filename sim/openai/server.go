@@ -338,10 +338,12 @@ func (s *Server) QueueTranscripts(texts ...string) {
 	s.mu.Unlock()
 }
 
-// heardSpeech is the audio (a WAV upload's samples) that last took a queued transcript.
+// heardSpeech is the audio (a WAV upload's samples, or a transcription session's commit) that
+// last took a queued transcript.
 type heardSpeech struct {
-	pcm  []byte
-	text string
+	pcm     []byte
+	text    string
+	session string // or the realtime transcription session whose commit took it
 }
 
 // continuedBy reports whether pcm is that audio continued: it begins with every sample of it
@@ -356,7 +358,7 @@ func (s *Server) resolve(in *matchInput) outcome {
 	o := s.pick(in)
 	if o.respond != nil {
 		o.reply = o.respond(Request{Endpoint: in.endpoint, Model: in.model, LastUser: in.lastUser,
-			Prompt: in.prompt, Tools: in.tools, Audio: in.audio})
+			Prompt: in.prompt, Tools: in.tools, Audio: in.audio, AudioOffset: in.audioOffset})
 	}
 	return o
 }
@@ -364,10 +366,15 @@ func (s *Server) resolve(in *matchInput) outcome {
 func (s *Server) pick(in *matchInput) outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if in.endpoint == EndpointRealtimeTranscription && in.session != "" && s.heard.session == in.session {
+		// A later commit of the transcription session whose first commit took a queued
+		// transcript: that transcript was the whole of what the member said.
+		return outcome{rule: ruleContinued, latency: s.latency}
+	}
 	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription) && len(s.transcripts) > 0 {
 		t := s.transcripts[0]
 		s.transcripts = s.transcripts[1:]
-		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t}
+		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t, session: in.session}
 		return outcome{rule: "queued transcript", reply: Reply{Transcript: t}, latency: s.latency}
 	}
 	if in.endpoint == EndpointTranscriptions && s.heard.continuedBy(in.pcm) {
