@@ -413,6 +413,13 @@ type Speculation struct {
 	// PauseMs of silence inside an utterance starts the work (100-5000; a pause as long as
 	// the end of turn never comes: the turn ends first).
 	PauseMs int `yaml:"pauseMs"`
+	// Transcription is how the words at each pause are transcribed: "session" (default)
+	// opens a realtime transcription session on the transcription provider when the member
+	// starts talking and commits each span of speech at its pause, so no audio is sent twice
+	// and an utterance costs one session; "upload" sends the utterance so far to the
+	// transcription endpoint at every pause. A provider without the Realtime API refuses the
+	// session, and banter uploads (for a minute before it tries a session again).
+	Transcription string `yaml:"transcription"`
 }
 
 // BargeIn decides when the bot stops talking because someone speaks over it.

@@ -129,7 +129,7 @@ func defaultVoice() Voice {
 			CompleteSilenceMs: 600,
 			TrailingSilenceMs: 1200,
 		},
-		Speculation: Speculation{Enabled: true, PauseMs: 200},
+		Speculation: Speculation{Enabled: true, PauseMs: 200, Transcription: "session"},
 		BargeIn:     BargeIn{Policy: "anyone", MinSpeechMs: 400, EchoGuardMs: 250},
 	}
 }

@@ -21,10 +21,12 @@ var (
 	llmAPIs            = []string{"responses", "chat_completions"}
 	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
 	sendClocks         = []string{"off", "own", "shared"}
-	storeDrivers       = []string{"sqlite", "postgres"}
-	logLevels          = []string{"debug", "info", "warn", "error"}
-	logFormats         = []string{"json", "text"}
-	forcedReplyModes   = []string{"placeholder", "silent"}
+	// "" is read as "session".
+	speculationTranscriptions = []string{"session", "upload"}
+	storeDrivers              = []string{"sqlite", "postgres"}
+	logLevels                 = []string{"debug", "info", "warn", "error"}
+	logFormats                = []string{"json", "text"}
+	forcedReplyModes          = []string{"placeholder", "silent"}
 	// reasoningEfforts: "lowest" and "default" (not sent), then the API's ReasoningEffort enum.
 	reasoningEfforts = []string{"lowest", "default", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
 	memoryScopes     = []string{"channel", "guild"}
@@ -209,6 +211,9 @@ func (v *validator) validateVoice(c *Config) {
 	}
 	if sp := vo.Speculation; sp.Enabled || e.CompleteSilenceMs != 0 || e.TrailingSilenceMs != 0 {
 		v.intRange("voice.speculation.pauseMs", sp.PauseMs, 100, 5000)
+		if sp.Transcription != "" {
+			v.enum("voice.speculation.transcription", sp.Transcription, speculationTranscriptions)
+		}
 	}
 	v.enum("voice.bargeIn.policy", vo.BargeIn.Policy, bargeInPolicies)
 	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)

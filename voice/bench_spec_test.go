@@ -30,6 +30,27 @@ func (f *specFixture) transcript(d time.Duration) string {
 	return f.whole
 }
 
+// span is what a transcription session returns for the span of d from off: the words the
+// transcript of the audio up to its end has beyond those of the audio before it.
+func (f *specFixture) span(off, d time.Duration) string {
+	all := strings.Fields(f.transcript(off + d))
+	if off == 0 {
+		return strings.Join(all, " ")
+	}
+	return strings.Join(all[min(len(strings.Fields(f.transcript(off))), len(all)):], " ")
+}
+
+// spoken is the transcript of the whole utterance as the arm's transcriber gives it: one
+// upload hears the whole; spans hear the first part and then the words after it.
+func (f *specFixture) spoken(spans bool) string {
+	if !spans || len(f.talk.parts) < 2 {
+		return f.whole
+	}
+	first := strings.Fields(f.partial)
+	rest := strings.Fields(f.whole)[min(len(first), len(strings.Fields(f.whole))):]
+	return strings.Join(append(first, rest...), " ")
+}
+
 // specFixtures: questions without a pause, pauses of 300 to 500 ms in the middle (after a
 // complete question, and mid-clause), and an utterance that trails off.
 func specFixtures(b *testing.B) []*specFixture {
@@ -54,7 +75,9 @@ func specFixtures(b *testing.B) []*specFixture {
 // specTurn is one measured turn.
 type specTurn struct {
 	ms         float64 // end of voice → first bot audio packet heard
-	calls      int     // provider requests
+	calls      int     // provider requests: HTTP requests and transcription sessions opened
+	spans      int     // spans committed to transcription sessions
+	sttAudio   float64 // seconds of audio sent to speech to text
 	wrongStart bool
 	event      map[string]any
 	trace      string // the provider requests
@@ -77,7 +100,13 @@ func BenchmarkSpeculative(b *testing.B) {
 			return openaisim.Reply{Transcript: cur.Load().transcript(r.Audio)}
 		},
 		Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}}
-	w := newWorldWith(b, worldOptions{}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt,
+	spans := openaisim.Rule{Name: "stt-span", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeTranscription},
+		Respond: func(r openaisim.Request) openaisim.Reply {
+			w := cur.Load().span(r.AudioOffset, r.Audio)
+			return openaisim.Reply{Transcript: w, NoSpeech: w == ""}
+		},
+		Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}}
+	w := newWorldWith(b, worldOptions{}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt, spans,
 		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
 			Reply: openaisim.Reply{Text: "Sure, here it is."}, Latency: openaisim.Latency{TimeToFirstToken: injectedTTFT}},
 		openaisim.Rule{Name: "tts", Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech},
@@ -103,7 +132,7 @@ func BenchmarkSpeculative(b *testing.B) {
 	// Warm-up: the connection's first talk spurt, the HTTP connections.
 	cur.Store(fixtures[1])
 	w.reconfigure(arms[0].set)
-	specTurnOnce(b, w, alice, fixtures[1])
+	specTurnOnce(b, w, alice, fixtures[1], false)
 	results := map[string][]specTurn{}
 	b.ResetTimer()
 	for b.Loop() {
@@ -112,7 +141,7 @@ func BenchmarkSpeculative(b *testing.B) {
 				cur.Store(f)
 				for _, arm := range arms {
 					w.reconfigure(arm.set)
-					r := specTurnOnce(b, w, alice, f)
+					r := specTurnOnce(b, w, alice, f, arm.name == "speculative" && def.Speculation.Transcription != "upload")
 					results[arm.name] = append(results[arm.name], r)
 					b.Logf("%-26s %-11s %7.1f ms (bot: first packet %v ms after its end of turn) calls %d wrong %v stage %v saved %v ms:%s",
 						f.name, arm.name, r.ms, r.event["first_packet_ms"], r.calls, r.wrongStart, r.event["speculation_stage"],
@@ -122,6 +151,13 @@ func BenchmarkSpeculative(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	perTurn := func(rs []specTurn) (spans, sttAudio float64) {
+		for _, r := range rs {
+			spans += float64(r.spans)
+			sttAudio += r.sttAudio
+		}
+		return spans / float64(len(rs)), sttAudio / float64(len(rs))
+	}
 	stats := func(rs []specTurn) (med, p90, calls float64, wrong int) {
 		var ms []float64
 		for _, r := range rs {
@@ -146,13 +182,17 @@ func BenchmarkSpeculative(b *testing.B) {
 	b.ReportMetric(sCalls, "serial-calls/turn")
 	b.ReportMetric(pCalls, "speculative-calls/turn")
 	b.ReportMetric(pCalls/sCalls, "calls-ratio")
+	_, sAudio := perTurn(results["serial"])
+	pSpans, pAudio := perTurn(results["speculative"])
+	b.ReportMetric(pSpans, "speculative-spans/turn")
+	b.ReportMetric(pAudio/sAudio, "stt-audio-ratio")
 	b.ReportMetric(0, "ns/op")
 }
 
 // specTurnOnce has the member say f and measures the bot's answer: the time from the last
 // speech frame sent to the first bot frame received, the provider calls of the turn, and
 // whether it was a wrong start.
-func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture) specTurn {
+func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture, spans bool) specTurn {
 	b.Helper()
 	w.osim.ResetRecords()
 	heard := len(alice.Heard(w.botID))
@@ -180,12 +220,20 @@ func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture
 	w.waitLogs(spoken+1, `"msg":"stt_pipeline_reply_spoken"`)
 	evs := w.logs.events("stt_pipeline_reply_spoken")
 	r.event = evs[spoken]
-	if len(evs) != spoken+1 || r.event["transcript"] != f.whole {
+	if len(evs) != spoken+1 || r.event["transcript"] != f.spoken(spans) {
 		r.wrongStart = true // an answer to part of the utterance
 	}
-	reqs := w.osim.Requests()
-	r.calls = len(reqs)
-	for _, q := range reqs {
+	for _, q := range w.osim.Requests() {
+		switch q.Endpoint {
+		case openaisim.EndpointRealtimeTranscription: // a span committed to a session: not a call
+			r.spans++
+			r.sttAudio += q.AudioDuration.Seconds()
+			r.trace += fmt.Sprintf(" span(%dms)", q.AudioDuration.Milliseconds())
+			continue
+		case openaisim.EndpointTranscriptions:
+			r.sttAudio += q.AudioDuration.Seconds()
+		}
+		r.calls++
 		r.trace += fmt.Sprintf(" %s/%s", strings.TrimPrefix(q.Path, "/v1/"), q.Rule)
 		if q.Endpoint == openaisim.EndpointTranscriptions {
 			r.trace += fmt.Sprintf("(%dms)", q.AudioDuration.Milliseconds())

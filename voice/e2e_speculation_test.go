@@ -38,30 +38,67 @@ func metricSum(t testing.TB, reg *prometheus.Registry, name, label string) float
 // audioLen is the length of 48 kHz stereo audio.
 func audioLen(s []int16) time.Duration { return time.Duration(len(s)/2) * time.Second / 48000 }
 
+// sttRules answers speech to text the way a transcriber that hears upTo(d) in the first d of
+// an utterance would: an upload of length d gets upTo(d); a span of a transcription session
+// from off to off+d gets the words upTo gives its end beyond those it gives its start.
+func sttRules(name string, upTo func(d time.Duration) string) []openaisim.Rule {
+	return []openaisim.Rule{
+		{Name: name, Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+			Respond: func(r openaisim.Request) openaisim.Reply { return openaisim.Reply{Transcript: upTo(r.Audio)} }},
+		{Name: name + "-span", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeTranscription},
+			Respond: func(r openaisim.Request) openaisim.Reply {
+				w := spanWords(upTo, r.AudioOffset, r.Audio)
+				return openaisim.Reply{Transcript: w, NoSpeech: w == ""}
+			}},
+	}
+}
+
+// spanWords is what a span of a transcription session from off to off+d hears (sttRules).
+func spanWords(upTo func(time.Duration) string, off, d time.Duration) string {
+	all := strings.Fields(upTo(off + d))
+	if off == 0 {
+		return strings.Join(all, " ")
+	}
+	return strings.Join(all[min(len(strings.Fields(upTo(off))), len(all)):], " ")
+}
+
 // TestPauseMidUtterance: alice pauses after a complete question and goes on. The speculation
 // started at the pause is discarded — its held reply to the first half is never heard and
-// neither half of it enters the conversation — and the whole utterance is answered once.
+// neither half of it enters the conversation — and the whole utterance is answered once;
+// with the words at pauses transcribed in a session (spans), and uploaded.
 func TestPauseMidUtterance(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ transcription, whole string }{
+		// A transcription session hears the second half on its own, after the first.
+		{"session", "hey banter, what's the weather like? in Paris tomorrow?"},
+		{"upload", "hey banter, what's the weather like in Paris tomorrow?"},
+	} {
+		t.Run(tc.transcription, func(t *testing.T) {
+			t.Parallel()
+			pauseMidUtterance(t, tc.transcription, tc.whole)
+		})
+	}
+}
+
+func pauseMidUtterance(t *testing.T, transcription, whole string) {
 	first, second := trimSpeech(speech(t, "hey-banter-weather")), trimSpeech(speech(t, "mike-hear-me"))
-	const half, whole = "hey banter, what's the weather like?", "hey banter, what's the weather like in Paris tomorrow?"
-	stt := openaisim.Rule{Name: "stt", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
-		Respond: func(r openaisim.Request) openaisim.Reply {
-			if r.Audio < audioLen(first)+600*time.Millisecond { // the first half, with pre- and post-roll
-				return openaisim.Reply{Transcript: half}
-			}
-			return openaisim.Reply{Transcript: whole}
-		}}
+	const half = "hey banter, what's the weather like?"
+	stt := sttRules("stt", func(d time.Duration) string {
+		if d < audioLen(first)+600*time.Millisecond { // the first half, with pre- and post-roll
+			return half
+		}
+		return "hey banter, what's the weather like in Paris tomorrow?"
+	})
 	w := newWorld(t, func(c *config.Config) {
 		// A long end of turn: the pause below may wait for the held reply without ending it.
 		c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs = 5000, 4000
 		c.Voice.Endpointing.TrailingSilenceMs = 0
-		c.Voice.Speculation = config.Speculation{Enabled: true, PauseMs: 200}
-	}, stt,
+		c.Voice.Speculation = config.Speculation{Enabled: true, PauseMs: 200, Transcription: transcription}
+	}, append(stt,
 		openaisim.Rule{Name: "gen-half", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: `like\?$`},
 			Reply: openaisim.Reply{Text: "It is raining here."}},
 		openaisim.Rule{Name: "gen-whole", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "Paris"},
-			Reply: openaisim.Reply{Text: "Sunny in Paris tomorrow."}})
+			Reply: openaisim.Reply{Text: "Sunny in Paris tomorrow."}})...)
 	alice := w.member("alice")
 	w.join()
 	// The pause lasts 400 ms, or until the held reply to the first half has its speech
@@ -104,10 +141,8 @@ func TestPauseMidUtterance(t *testing.T) {
 
 	// The next turn's prompt holds the whole utterance and its answer, nothing of the first half.
 	w.osim.ResetRules()
-	for _, r := range []openaisim.Rule{
-		{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions}, Reply: openaisim.Reply{Transcript: "banter, can you hear me?"}},
-		genRule("Loud and clear."),
-	} {
+	for _, r := range append(sttRules("stt-next", func(time.Duration) string { return "banter, can you hear me?" }),
+		genRule("Loud and clear.")) {
 		if err := w.osim.AddRule(r); err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +162,16 @@ func TestPauseMidUtterance(t *testing.T) {
 	if got := metricSum(t, w.reg, "banter_voice_speculations_total", "discarded"); int(got) != len(discards) {
 		t.Errorf("banter_voice_speculations_total{outcome=discarded} = %v, want %d (one a discard logged)", got, len(discards))
 	}
+	// Each utterance's speech went to speech to text once: one session per utterance, and its
+	// spans together no longer than the utterance; or uploads only.
+	sessions := len(w.osim.RequestsFor(openaisim.EndpointRealtime))
+	uploads := len(w.osim.RequestsFor(openaisim.EndpointTranscriptions))
+	if transcription == "session" && (sessions != 2 || uploads != 0 || metricSum(t, w.reg, "banter_voice_span_sessions_total", "opened") != 2) {
+		t.Errorf("session: %d transcription sessions and %d uploads for two utterances, want 2 and 0", sessions, uploads)
+	}
+	if transcription == "upload" && sessions != 0 {
+		t.Errorf("upload: %d transcription sessions opened", sessions)
+	}
 }
 
 // TestBargeInDuringSpeculativeReply: the reply released from a speculation is interrupted as
@@ -136,7 +181,7 @@ func TestBargeInDuringSpeculativeReply(t *testing.T) {
 	long := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
 		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
 		"Tomorrow looks much the same, with a chance of rain at night."
-	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+	rules := append([]openaisim.Rule{},
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: long}},
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Sorry, go ahead."}})
 	w := newWorld(t, func(c *config.Config) {
@@ -144,10 +189,12 @@ func TestBargeInDuringSpeculativeReply(t *testing.T) {
 		// The end of turn comes long after the pause: the held reply is ready by then.
 		c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs = 3000, 2500
 		c.Voice.Endpointing.TrailingSilenceMs = 0
-		c.Voice.Speculation = config.Speculation{Enabled: true, PauseMs: 200}
+		c.Voice.Speculation = config.Default().Voice.Speculation
 	}, rules...)
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()
+	// Alice's utterance, then bob's: each transcription session's first span hears it all.
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?", "banter, can you hear me?")
 	w.play(alice, "hey-banter-weather")
 	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
 		t.Fatal(err)

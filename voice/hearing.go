@@ -42,8 +42,9 @@ type speaker struct {
 	n          int
 	bargeReply uint64
 	bargeBase  time.Duration
-	spec       *turn   // the speculative turn on the utterance in progress (speculation.go)
-	tried      specKey // the pause last speculated on
+	spec       *turn       // the speculative turn on the utterance in progress (speculation.go)
+	stream     *spanStream // the utterance's transcription session (spans.go)
+	tried      specKey     // the pause last speculated on
 	// deaf: permissions.blockedUserIds lists the member, whose frames are
 	// taken and dropped undecoded; spurt and quiet follow their talk spurts
 	// (quiet ticks since the last packet, endTicks of them end one).
@@ -109,6 +110,7 @@ func (sp *speaker) leave() {
 func (sp *speaker) tick() bool {
 	s, l := sp.s, sp.l
 	if s.ctx.Err() != nil {
+		sp.retireSpans()
 		return false
 	}
 	if deaf := s.blocked(sp.userID); deaf != sp.deaf {
@@ -129,6 +131,7 @@ func (sp *speaker) tick() bool {
 				sp.ignore(false, true)
 				sp.active.Store(false)
 				sp.cancelSpec("stream_ended") // a Flush that confirmed it cleared it
+				sp.retireSpans()
 				return false
 			}
 			got = true
@@ -187,6 +190,7 @@ func (sp *speaker) handle(ev vad.Event) {
 	switch ev.Kind {
 	case vad.EventEnd:
 		if sp.settle(ev) {
+			sp.retireSpans()
 			sp.chunks, sp.audio = nil, nil
 			s.metrics.utterance()
 			return
@@ -198,18 +202,23 @@ func (sp *speaker) handle(ev vad.Event) {
 				s.droppedBlocked(sp.userID)
 			}
 			sp.chunks, sp.audio = nil, nil
+			sp.retireSpans()
 			return
 		}
 		chunk := slices.Clone(ev.Audio)
 		sp.audio = append(sp.audio, chunk...)
-		res := newSTTFuture()
-		sp.chunks = append(sp.chunks, res)
-		s.wg.Go(func() { res.set(s.transcribeChunk(chunk, sp.format)) })
+		sp.chunks = append(sp.chunks, sp.transcribeSpans(ev.Utterance, ev.Chunk, chunk))
+		if sp.stream != nil && (ev.Final || sp.stream.keyed) {
+			sp.retireSpans() // this chunk's session is done; the next chunk opens its own
+		}
 		if ev.Final {
 			sp.finish()
 		}
 	case vad.EventDiscard:
 		sp.settle(ev)
+		if ev.Final {
+			sp.retireSpans()
+		}
 		if ev.Final && len(sp.chunks) > 0 {
 			sp.finish()
 		}

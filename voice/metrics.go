@@ -62,6 +62,7 @@ type Metrics struct {
 	encryptSkip prometheus.Counter
 	specs       *prometheus.CounterVec
 	specSaved   prometheus.Histogram
+	spanStreams *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -80,6 +81,7 @@ type Metrics struct {
 //	banter_voice_frames_unencrypted_dropped_total (E2EE not ready yet)
 //	banter_voice_speculations_total{outcome,stage}  used or discarded; transcript, decision or reply
 //	banter_voice_speculation_saved_seconds     work of a used speculation done before the end of the turn
+//	banter_voice_span_sessions_total{outcome}  transcription sessions: opened, refused, fell_back (a span failed: uploaded)
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -127,10 +129,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Work of a used speculation done before the end of its turn was confirmed (time the serial pipeline would still have needed).",
 			Buckets: []float64{.025, .05, .1, .2, .3, .4, .5, .75, 1, 1.5, 2},
 		}),
+		spanStreams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_span_sessions_total",
+			Help: "Realtime transcription sessions of utterances (voice.speculation.transcription session): opened, refused (the utterance was uploaded), fell_back (a span failed and the words so far were uploaded).",
+		}, []string{"outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
-			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved)
+			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams)
 	}
 	return m
 }
@@ -149,6 +155,12 @@ func (m *Metrics) speculation(outcome, stage string, saved time.Duration) {
 		if outcome == "used" {
 			m.specSaved.Observe(saved.Seconds())
 		}
+	}
+}
+
+func (m *Metrics) spanSession(outcome string) {
+	if m != nil {
+		m.spanStreams.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -126,6 +127,8 @@ type Service struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 	hear hearClock // every session's receive side, on one 20 ms tick
+	// spansOffUntil (Unix ns): a transcription session was refused; upload until then.
+	spansOffUntil atomic.Int64
 
 	mu       sync.Mutex // guards following
 	sessions map[string]*session

@@ -183,6 +183,9 @@ func (sp *speaker) watch(l *audio.Listener) {
 		}
 		return
 	}
+	if sp.stream == nil && l.Active() && s.spansWanted() && !s.blocked(sp.userID) {
+		sp.openSpans() // the member started talking: their transcription session opens meanwhile
+	}
 	cfg := s.svc.cfg()
 	if !l.Active() || !pauseTranscription(cfg) {
 		return
@@ -211,8 +214,7 @@ type specKey struct {
 func (sp *speaker) startSpec(p vad.Partial, silence time.Duration) {
 	s := sp.s
 	chunk := slices.Clone(p.Audio)
-	f := newSTTFuture()
-	s.wg.Go(func() { f.set(s.transcribeChunk(chunk, sp.format)) })
+	f := sp.transcribeSpans(p.Utterance, p.Chunk, chunk)
 	sp.n++
 	all := append(slices.Clone(sp.audio), chunk...)
 	t := newTurn(Turn{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -51,10 +52,19 @@ type voiceModels struct {
 	stt, gen, tts *llm.Client
 }
 
-var _ voice.Model = voiceModels{}
+var (
+	_ voice.Model              = voiceModels{}
+	_ voice.SessionTranscriber = voiceModels{}
+)
 
 func (v voiceModels) Transcribe(ctx context.Context, model string, wav []byte, opts llm.TranscribeOptions) (llm.Transcript, error) {
 	return v.stt.Transcribe(ctx, model, wav, opts)
+}
+
+// OpenTranscription opens a realtime transcription session on the transcription slot's
+// provider (voice.speculation.transcription: session).
+func (v voiceModels) OpenTranscription(ctx context.Context, opts realtime.TranscriptionOptions) (*realtime.Transcriber, error) {
+	return v.stt.OpenTranscription(ctx, opts)
 }
 
 func (v voiceModels) Stream(ctx context.Context, req llm.GenerateRequest) (*llm.TextStream, error) {

@@ -68,21 +68,32 @@ type Transcriber struct {
 	sendMu sync.Mutex // serialises append+commit so spans commit in call order
 
 	mu      sync.Mutex // guards following
-	queued  []*span    // committed, waiting for input_audio_buffer.committed
-	byItem  map[string]*span
+	queued  []*Span    // committed, waiting for input_audio_buffer.committed
+	byItem  map[string]*Span
 	readErr error
 }
 
-// span is one committed span's transcript to come.
-type span struct {
+// Span is one committed span's transcript to come.
+type Span struct {
 	done chan struct{}
 	text string
 	err  error
 }
 
-func (s *span) settle(text string, err error) {
+func (s *Span) settle(text string, err error) {
 	s.text, s.err = text, err
 	close(s.done)
+}
+
+// Wait returns the span's transcript, or an error when its transcription failed, the session
+// ended first, or ctx is done.
+func (s *Span) Wait(ctx context.Context) (string, error) {
+	select {
+	case <-s.done:
+		return s.text, s.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("realtime: transcription: %w", ctx.Err())
+	}
 }
 
 // OpenTranscriber dials a transcription session (cfg.Intent is set to IntentTranscription;
@@ -111,29 +122,33 @@ func OpenTranscriber(ctx context.Context, cfg Config, opts TranscriptionOptions)
 		_ = c.Close()
 		return nil, fmt.Errorf("realtime: transcription: set up: %w", err)
 	}
-	t := &Transcriber{conn: c, done: make(chan struct{}), byItem: map[string]*span{}}
+	t := &Transcriber{conn: c, done: make(chan struct{}), byItem: map[string]*Span{}}
 	go t.read()
 	return t, nil
 }
 
-// Transcribe appends pcm (s16le, 24 kHz, mono; at least 100 ms, the API's minimum commit)
-// and commits it, then waits for its transcript. ctx bounds the wait; the span stays
-// committed.
+// Transcribe commits pcm (Commit) and waits for its transcript (Span.Wait).
 func (t *Transcriber) Transcribe(ctx context.Context, pcm []byte) (string, error) {
-	sp := &span{done: make(chan struct{})}
-	if err := t.commit(ctx, pcm, sp); err != nil {
+	sp, err := t.Commit(ctx, pcm)
+	if err != nil {
 		return "", err
 	}
-	select {
-	case <-sp.done:
-		return sp.text, sp.err
-	case <-ctx.Done():
-		return "", fmt.Errorf("realtime: transcription: %w", ctx.Err())
+	return sp.Wait(ctx)
+}
+
+// Commit appends pcm (s16le, 24 kHz, mono; at least 100 ms, the API's minimum commit) and
+// commits it as the next span. It returns once the span is sent; its transcript comes later
+// (Span.Wait). Spans are committed in the order of Commit calls.
+func (t *Transcriber) Commit(ctx context.Context, pcm []byte) (*Span, error) {
+	sp := &Span{done: make(chan struct{})}
+	if err := t.commit(ctx, pcm, sp); err != nil {
+		return nil, err
 	}
+	return sp, nil
 }
 
 // commit appends and commits pcm as the span sp.
-func (t *Transcriber) commit(ctx context.Context, pcm []byte, sp *span) error {
+func (t *Transcriber) commit(ctx context.Context, pcm []byte, sp *Span) error {
 	t.sendMu.Lock()
 	defer t.sendMu.Unlock()
 	t.mu.Lock()
@@ -216,7 +231,7 @@ func (t *Transcriber) fail(err error) {
 	for _, sp := range t.byItem {
 		sp.settle("", err)
 	}
-	t.queued, t.byItem = nil, map[string]*span{}
+	t.queued, t.byItem = nil, map[string]*Span{}
 }
 
 // Close closes the session; spans still waiting fail. It waits for the reader to end.

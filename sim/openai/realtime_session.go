@@ -251,9 +251,9 @@ func (c *rtSession) onSessionUpdate(ev *rtClientEvent) {
 		c.sendError(ev.EventID, "invalid_request_error", "missing_required_parameter", "session", "Missing required parameter: 'session'.")
 		return
 	}
-	param, msg := c.sessionTypeMismatch(upd)
+	param, msg := validateSessionUpdate(upd)
 	if msg == "" {
-		param, msg = validateSessionUpdate(upd)
+		param, msg = c.sessionTypeMismatch(upd)
 	}
 	if msg != "" {
 		code := "invalid_value"

@@ -93,6 +93,9 @@ type Reply struct {
 	ToolCalls []ToolCall `yaml:"tool_calls" json:"tool_calls,omitempty"`
 	// Transcript answers transcription requests (REST and realtime input).
 	Transcript string `yaml:"transcript" json:"transcript,omitempty"`
+	// NoSpeech answers a transcription with an empty transcript (audio with no words in it,
+	// such as a span of a transcription session that is all pause) instead of the default.
+	NoSpeech bool `yaml:"no_speech" json:"no_speech,omitempty"`
 	// Language is reported by verbose_json transcriptions; default "english".
 	Language string `yaml:"language" json:"language,omitempty"`
 	// Audio, when set, is sent instead of synthesized speech by speech

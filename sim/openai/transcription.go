@@ -230,6 +230,8 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 // else a default that names the audio length.
 func transcriptFor(o *outcome, d time.Duration) string {
 	switch {
+	case o.reply.NoSpeech:
+		return ""
 	case o.reply.Transcript != "":
 		return o.reply.Transcript
 	case o.rule != "" && o.text() != "":
