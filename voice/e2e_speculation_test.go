@@ -228,3 +228,48 @@ func TestBargeInDuringSpeculativeReply(t *testing.T) {
 		t.Errorf("next prompt does not reflect the cut:\n%s", next)
 	}
 }
+
+// TestSpanTranscriptionFallsBack: when the transcription provider refuses a transcription
+// session, or a span's transcription fails, the words are uploaded instead and the member is
+// answered all the same; a refused session is not asked for again at the next utterance.
+func TestSpanTranscriptionFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		fault    openaisim.Rule
+		outcome  string // banter_voice_span_sessions_total
+		sessions int    // handshakes over two utterances
+	}{
+		{"session refused", openaisim.Rule{Name: "no realtime", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
+			Fault: openaisim.Fault{Status: 404, Message: "no realtime here"}}, "refused", 1},
+		{"span failed", openaisim.Rule{Name: "span down", Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeTranscription},
+			Fault: openaisim.Fault{Status: 500, Message: "transcriber down"}}, "fell_back", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, func(c *config.Config) {
+				c.Voice.Speculation = config.Default().Voice.Speculation
+			}, tc.fault,
+				openaisim.Rule{Name: "upload", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
+					Reply: openaisim.Reply{Transcript: "banter, can you hear me?"}},
+				genRule("Loud and clear."))
+			alice := w.member("alice")
+			w.join()
+			for i := range 2 {
+				w.play(alice, "mike-hear-me")
+				w.waitLogs(i+1, `"msg":"stt_pipeline_reply_spoken"`)
+			}
+			for _, ev := range w.logs.events("stt_pipeline_reply_spoken") {
+				if ev["transcript"] != "banter, can you hear me?" {
+					t.Errorf("answered %v, want the uploaded transcript", ev["transcript"])
+				}
+			}
+			if n := len(w.osim.RequestsFor(openaisim.EndpointRealtime)); n != tc.sessions {
+				t.Errorf("%d transcription sessions asked for over two utterances, want %d", n, tc.sessions)
+			}
+			if got := metricSum(t, w.reg, "banter_voice_span_sessions_total", tc.outcome); got < 1 {
+				t.Errorf("banter_voice_span_sessions_total{outcome=%q} = %v", tc.outcome, got)
+			}
+		})
+	}
+}

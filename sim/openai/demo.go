@@ -53,6 +53,9 @@ func DemoRules() []Rule {
 const DemoPlaceholderPrefix = "(speech without a caption"
 
 func demoTranscript(r Request) Reply {
+	if r.AudioOffset > 0 {
+		return Reply{NoSpeech: true} // a later span of a transcription session: said once, at its first
+	}
 	return Reply{Transcript: fmt.Sprintf("%s, %.1f s: the demo brain cannot hear words; type them in the caption box)",
 		DemoPlaceholderPrefix, r.Audio.Seconds())}
 }

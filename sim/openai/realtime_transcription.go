@@ -106,9 +106,10 @@ func (c *rtSession) transcribe(it *rtItem, offset time.Duration) {
 		c.mu.Unlock()
 	}
 	rec := &Recorded{Endpoint: EndpointRealtimeTranscription, RequestID: c.requestID, Method: "WS", Path: "/v1/realtime", Model: model, AudioDuration: d, At: c.s.now()}
-	in := matchInput{endpoint: EndpointRealtimeTranscription, model: model, audio: d, hasAudio: true, audioOffset: offset}
+	in := matchInput{endpoint: EndpointRealtimeTranscription, model: model, audio: d, hasAudio: true}
 	if c.transcriptionOnly {
-		in.session = c.id // its commits are one utterance's spans (ruleContinued)
+		// Its commits are spans of one stream of speech (ruleContinued, Request.AudioOffset).
+		in.session, in.audioOffset = c.id, offset
 	}
 	o := c.s.resolve(&in)
 	rec.Rule, rec.Fault = o.rule, o.fault

@@ -48,8 +48,9 @@ type Request struct {
 	Tools []string
 	// Audio is the uploaded or committed audio's duration (transcriptions).
 	Audio time.Duration
-	// AudioOffset is where a committed item's audio starts in its realtime session's
-	// committed audio (0 for uploads): with Audio, which span of the speech is transcribed.
+	// AudioOffset is where a committed span starts in its transcription session's committed
+	// audio (?intent=transcription; 0 for uploads and conversation sessions): with Audio,
+	// which span of the speech is transcribed.
 	AudioOffset time.Duration
 }
 
