@@ -197,6 +197,9 @@ func (t *Transcriber) take(ev *Event) error {
 		if len(t.queued) == 0 {
 			return fmt.Errorf("committed item %s that was not asked for", ev.ItemID)
 		}
+		if _, dup := t.byItem[ev.ItemID]; dup {
+			return fmt.Errorf("item %s committed twice", ev.ItemID)
+		}
 		t.byItem[ev.ItemID], t.queued = t.queued[0], t.queued[1:]
 	case EventInputTranscriptionCompleted, EventInputTranscriptionFailed:
 		sp, ok := t.byItem[ev.ItemID]

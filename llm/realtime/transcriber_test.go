@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -112,4 +113,49 @@ func TestTranscriptionSessionCommand(t *testing.T) {
 	if u, err := realtimeURL("https://x/v1", "", IntentTranscription); err != nil || u != "wss://x/v1/realtime?intent=transcription" {
 		t.Errorf("intent url %q, %v", u, err)
 	}
+}
+
+// FuzzTranscriberEvents feeds a transcription session's event handling any sequence of server
+// events (one per line) with spans waiting: it must not panic, settle a span twice, or leave
+// a span unsettled once the session fails.
+func FuzzTranscriberEvents(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"input_audio_buffer.committed","item_id":"a"}` + "\n" +
+			`{"type":"conversation.item.input_audio_transcription.completed","item_id":"a","transcript":"hi"}`,
+		`{"type":"input_audio_buffer.committed","item_id":"a"}` + "\n" +
+			`{"type":"input_audio_buffer.committed","item_id":"a"}` + "\n" +
+			`{"type":"conversation.item.input_audio_transcription.failed","item_id":"a","error":{"message":"x"}}`,
+		`{"type":"error","error":{"code":"input_audio_buffer_commit_empty","message":"short"}}`,
+		`{"type":"input_audio_buffer.committed","item_id":"b"}` + "\n" + `{"type":"error","error":{"code":"server_error"}}`,
+		`{"type":"conversation.item.input_audio_transcription.completed","item_id":"zzz"}`,
+	} {
+		f.Add(seed, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, events string, waiting uint8) {
+		tr := &Transcriber{byItem: map[string]*Span{}}
+		var spans []*Span
+		for range waiting % 8 {
+			sp := &Span{done: make(chan struct{})}
+			spans = append(spans, sp)
+			tr.queued = append(tr.queued, sp)
+		}
+		var ev Event
+		for _, line := range strings.Split(events, "\n") {
+			if ev.Decode([]byte(line)) != nil {
+				continue
+			}
+			if err := tr.take(&ev); err != nil {
+				tr.fail(err)
+				break
+			}
+		}
+		tr.fail(errors.New("session over")) // settles what is left, at most once each
+		for i, sp := range spans {
+			select {
+			case <-sp.done:
+			default:
+				t.Fatalf("span %d never settled", i)
+			}
+		}
+	})
 }
