@@ -361,8 +361,20 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 	}
 	// Who answered: the realtime model (brain: voicing the generation's text; native: from the
 	// member's forwarded audio), or the STT pipeline's TTS.
-	commits, tts := 0, len(osim.RequestsFor(openaisim.EndpointSpeech))
+	// Transcription sessions (the words at pauses, voice.speculation.transcription) are the
+	// STT side of every path: only conversation sessions say who answered.
+	transcription := map[string]bool{}
 	for _, e := range osim.RealtimeEvents() {
+		if e.Type == "session.update" && strings.Contains(string(e.Raw), `"type":"transcription"`) {
+			transcription[e.Session] = true
+		}
+	}
+	commits, tts, conversation := 0, len(osim.RequestsFor(openaisim.EndpointSpeech)), 0
+	for _, e := range osim.RealtimeEvents() {
+		if transcription[e.Session] {
+			continue
+		}
+		conversation++
 		if e.Type == "input_audio_buffer.commit" {
 			commits++
 		}
@@ -371,11 +383,11 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"strategy":"`+strategy+`"`)
 	})
 	switch {
-	case strategy == "" && (tts == 0 || len(osim.RealtimeEvents()) != 0),
+	case strategy == "" && (tts == 0 || conversation != 0),
 		strategy == "native" && (!requested || commits != 1 || tts != 0),
 		strategy == "brain" && (!requested || commits != 0 || tts != 0):
 		t.Errorf("answered by the wrong path for %q: %d TTS requests, %d realtime events, %d commits, requested %v",
-			strategy, tts, len(osim.RealtimeEvents()), commits, requested)
+			strategy, tts, conversation, commits, requested)
 	}
 	if hooks != nil && hooks.after != nil {
 		hooks.after(osim)
