@@ -363,15 +363,9 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 	// member's forwarded audio), or the STT pipeline's TTS.
 	// Transcription sessions (the words at pauses, voice.speculation.transcription) are the
 	// STT side of every path: only conversation sessions say who answered.
-	transcription := map[string]bool{}
-	for _, e := range osim.RealtimeEvents() {
-		if e.Type == "session.update" && strings.Contains(string(e.Raw), `"type":"transcription"`) {
-			transcription[e.Session] = true
-		}
-	}
 	commits, tts, conversation := 0, len(osim.RequestsFor(openaisim.EndpointSpeech)), 0
 	for _, e := range osim.RealtimeEvents() {
-		if transcription[e.Session] {
+		if e.Transcription {
 			continue
 		}
 		conversation++

@@ -197,7 +197,7 @@ func validateSessionUpdate(upd map[string]any) (param, msg string) {
 // handleEvent processes one client event (read-loop goroutine only).
 func (c *rtSession) handleEvent(data []byte) {
 	ev, err := decodeClientEvent(data)
-	rec := RealtimeEvent{Session: c.id, Raw: append(json.RawMessage(nil), data...), At: c.s.now()}
+	rec := RealtimeEvent{Session: c.id, Transcription: c.transcriptionOnly, Raw: append(json.RawMessage(nil), data...), At: c.s.now()}
 	if ev != nil {
 		rec.Type, rec.EventID = ev.Type, ev.EventID
 	}

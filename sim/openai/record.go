@@ -94,6 +94,9 @@ func (i Injected) Total() time.Duration {
 type RealtimeEvent struct {
 	// Session is the realtime session id ("sess_sim000001").
 	Session string
+	// Transcription: the session is a transcription session (?intent=transcription), not a
+	// conversation with a model.
+	Transcription bool
 	// Type is the event's "type" ("" if it did not parse).
 	Type string
 	// EventID is the client's event_id, if any.
