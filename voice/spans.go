@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,21 +41,33 @@ const spanRetryAfter = time.Minute
 // spanMin is the shortest span the API commits (100 ms); a shorter one is padded with silence.
 const spanMin = 100 * time.Millisecond
 
-// spanStream is one utterance chunk's transcription session (hearing clock only, but for the
-// goroutines it starts).
+// spanStream is one utterance chunk's transcription session. The hearing clock keys it and
+// queues its spans; one worker goroutine (openSpans) dials, then resamples and commits the
+// spans in the order they were queued.
 type spanStream struct {
-	opened chan struct{} // closed when the dial is over
-	tr     *realtime.Transcriber
-	err    error
+	jobs chan spanJob // spans to commit, in order; closed when the stream is retired
 
+	// Hearing clock only.
 	keyed bool
 	utt   uint64 // the endpointer's utterance and chunk it transcribes (set by the first span)
 	chunk int
-	sent  int                 // samples of the chunk committed
-	spans []*sttFuture        // each span's transcript
-	rs    *resample.Resampler // to 24 kHz mono, across spans
-	mu    sync.Mutex          // orders the spans' resample-and-commit
+	sent  int          // samples of the chunk queued
+	spans []*sttFuture // each span's transcript
 }
+
+// spanJob is one span to commit and where its transcript goes.
+type spanJob struct {
+	audio []int16
+	f     *sttFuture
+}
+
+// spanTimeout bounds the wait for a committed span's transcript (then the words so far are
+// uploaded).
+const spanTimeout = 15 * time.Second
+
+// maxQueuedSpans bounds the spans waiting for the session (a span that does not fit is
+// uploaded with the words so far).
+const maxQueuedSpans = 16
 
 // spansWanted reports whether span transcription is configured and the provider is not known
 // to refuse it.
@@ -67,31 +80,73 @@ func (s *session) spansWanted() bool {
 		s.svc.now().UnixNano() >= s.svc.spansOffUntil.Load()
 }
 
-// openSpans starts the speaker's transcription session for the utterance starting now.
+// openSpans starts the speaker's transcription session for the utterance starting now: its
+// worker dials while the member talks, then commits each queued span in order; once the
+// stream is retired and every span has its transcript, it closes the session.
 func (sp *speaker) openSpans() {
 	s := sp.s
-	st := &spanStream{opened: make(chan struct{})}
+	st := &spanStream{jobs: make(chan spanJob, maxQueuedSpans)}
 	sp.stream = st
 	s.wg.Go(func() {
-		defer close(st.opened)
-		cfg := s.svc.cfg().Voice.STTPipeline
-		rs, err := resample.New(sp.format, pcm.Mono24k())
-		if err != nil {
-			st.err = fmt.Errorf("voice: span transcription: %w", err)
-			return
+		tr, rs, err := sp.dialSpans()
+		var pending sync.WaitGroup
+		for job := range st.jobs {
+			if err != nil {
+				job.f.set(sttResult{err: err})
+				continue
+			}
+			committed, cerr := commitSpan(s.ctx, tr, rs, job.audio)
+			if cerr != nil {
+				job.f.set(sttResult{err: cerr})
+				continue
+			}
+			pending.Go(func() {
+				ctx, cancel := context.WithTimeout(s.ctx, spanTimeout)
+				defer cancel()
+				text, err := committed.Wait(ctx)
+				job.f.set(sttResult{text: text, err: err})
+			})
 		}
-		st.rs = rs
-		st.tr, st.err = s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(s.ctx, realtime.TranscriptionOptions{
-			Model: cfg.TranscriptionModel, Language: cfg.Language, Prompt: s.svc.cfg().Bot.Name})
-		if st.err != nil && s.ctx.Err() == nil {
+		pending.Wait()
+		if tr != nil {
+			_ = tr.Close()
+		}
+	})
+}
+
+// dialSpans opens the transcription session and the resampler to its 24 kHz; a refusal keeps
+// the Service uploading for spanRetryAfter.
+func (sp *speaker) dialSpans() (*realtime.Transcriber, *resample.Resampler, error) {
+	s := sp.s
+	rs, err := resample.New(sp.format, pcm.Mono24k())
+	if err != nil {
+		return nil, nil, fmt.Errorf("voice: span transcription: %w", err)
+	}
+	cfg := s.svc.cfg()
+	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(s.ctx, realtime.TranscriptionOptions{
+		Model: cfg.Voice.STTPipeline.TranscriptionModel, Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
+	if err != nil {
+		if s.ctx.Err() == nil {
 			s.svc.spansOffUntil.Store(s.svc.now().Add(spanRetryAfter).UnixNano())
 			s.metrics.spanSession("refused")
-			s.log.Warn("voice_span_session_failed", "user_id", sp.userID, "error", st.err,
+			s.log.Warn("voice_span_session_failed", "user_id", sp.userID, "error", err,
 				"retry_after_s", spanRetryAfter.Seconds())
-			return
 		}
-		s.metrics.spanSession("opened")
-	})
+		return nil, nil, err
+	}
+	s.metrics.spanSession("opened")
+	return tr, rs, nil
+}
+
+// commitSpan resamples a span to 24 kHz mono (padded with silence to spanMin) and commits it.
+func commitSpan(ctx context.Context, tr *realtime.Transcriber, rs *resample.Resampler, span []int16) (*realtime.Span, error) {
+	minimum := int(spanMin * realtime.SampleRate / time.Second)
+	out := make([]int16, max(rs.MaxOut(len(span)), minimum))
+	n, err := rs.Process(out, span)
+	if err != nil {
+		return nil, fmt.Errorf("voice: span transcription: %w", err)
+	}
+	return tr.Commit(ctx, pcm.AppendBytes(nil, out[:max(n, minimum)]))
 }
 
 // transcribeSpans returns the transcript of a chunk's audio so far (the whole chunk at its
@@ -109,11 +164,14 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 	}
 	st.keyed, st.utt, st.chunk = true, utt, chunk
 	if len(audio) > st.sent {
-		span := audio[st.sent:]
-		st.sent = len(audio)
 		f := newSTTFuture()
+		select {
+		case st.jobs <- spanJob{audio: audio[st.sent:], f: f}:
+		default:
+			f.set(sttResult{err: errors.New("voice: span transcription: too many spans waiting")})
+		}
+		st.sent = len(audio)
 		st.spans = append(st.spans, f)
-		s.wg.Go(func() { f.set(st.commit(s.ctx, span)) })
 	}
 	spans := slices.Clone(st.spans)
 	whole := newSTTFuture()
@@ -147,50 +205,11 @@ func (sp *speaker) upload(audio []int16) *sttFuture {
 	return f
 }
 
-// commit resamples a span to 24 kHz mono (padded to spanMin), commits it once the session is
-// open, and returns its transcript.
-func (st *spanStream) commit(ctx context.Context, span []int16) sttResult {
-	select {
-	case <-st.opened:
-	case <-ctx.Done():
-		return sttResult{err: ctx.Err()}
-	}
-	if st.err != nil {
-		return sttResult{err: st.err}
-	}
-	st.mu.Lock()
-	out := make([]int16, max(st.rs.MaxOut(len(span)), int(spanMin*realtime.SampleRate/time.Second)))
-	n, err := st.rs.Process(out, span)
-	if err != nil {
-		st.mu.Unlock()
-		return sttResult{err: fmt.Errorf("voice: span transcription: %w", err)}
-	}
-	n = max(n, int(spanMin*realtime.SampleRate/time.Second))
-	committed, err := st.tr.Commit(ctx, pcm.AppendBytes(nil, out[:n]))
-	st.mu.Unlock()
-	if err != nil {
-		return sttResult{err: err}
-	}
-	text, err := committed.Wait(ctx)
-	return sttResult{text: text, err: err}
-}
-
-// retireSpans lets go of the speaker's session: it closes once every span has its transcript.
+// retireSpans lets go of the speaker's session: its worker commits what is queued and closes
+// it once every span has its transcript.
 func (sp *speaker) retireSpans() {
-	st := sp.stream
-	sp.stream = nil
-	if st == nil {
-		return
+	if st := sp.stream; st != nil {
+		sp.stream = nil
+		close(st.jobs)
 	}
-	spans := slices.Clone(st.spans)
-	ctx := sp.s.ctx
-	sp.s.wg.Go(func() {
-		<-st.opened
-		for _, f := range spans {
-			f.wait(ctx)
-		}
-		if st.tr != nil {
-			_ = st.tr.Close()
-		}
-	})
 }
