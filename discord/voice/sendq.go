@@ -75,6 +75,12 @@ func (q *outQueue) push(ctx context.Context, connDone <-chan struct{}, b []byte)
 			return false, err
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		// Checked under the lock that Interrupt takes: a producer whose context ended (a
+		// barge-in cancels, then Interrupt empties the queue) queues nothing after the discard.
+		q.mu.Unlock()
+		return false, err
+	}
 	f := &q.frames[(q.head+q.n)%len(q.frames)]
 	f.n = copy(f.buf[:], b)
 	q.n++
