@@ -65,6 +65,28 @@ func TestInteropOpusscript(t *testing.T) {
 			t.Errorf("SNR %.1f dB, want ≥ 10", snr)
 		}
 	})
+	t.Run("we encode 24 kHz mono, opusscript decodes", func(t *testing.T) {
+		// A TTS reply as the bot sends it: encoded from 24 kHz mono, played
+		// by a member's 48 kHz stereo decoder.
+		in, ref := speechIn(t, 24000, 1)
+		e, _ := NewEncoder(EncoderConfig{Application: ApplicationAudio, Complexity: 5, Rate: 24000, Channels: 1})
+		var framed []byte
+		for _, p := range encodeAll(t, e, in) {
+			framed = binary.LittleEndian.AppendUint16(framed, uint16(len(p)))
+			framed = append(framed, p...)
+		}
+		raw := opusscript(t, "decode", framed)
+		got := make([]int16, len(raw)/2)
+		pcm.FromBytes(got, raw)
+		if len(got) != len(in)*4 {
+			t.Fatalf("opusscript decoded %d values, want %d", len(got), len(in)*4)
+		}
+		snr, delay := bestAlignedSNR(ref, got, 600)
+		t.Logf("SNR %.1f dB at delay %d", snr, delay)
+		if snr < 10 {
+			t.Errorf("SNR %.1f dB, want ≥ 10", snr)
+		}
+	})
 	t.Run("opusscript encodes, we decode", func(t *testing.T) {
 		framed := opusscript(t, "encode", pcm.AppendBytes(nil, src))
 		d, _ := NewDecoder()
