@@ -96,11 +96,11 @@ func LowerPriority(nice int) error {
 
 // RemoteWorld is a World in a child process (ServeWorld at its end).
 type RemoteWorld struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	dec  *json.Decoder
-	enc  *json.Encoder
-	mu   sync.Mutex // one exchange at a time
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	dec *json.Decoder
+	enc *json.Encoder
+	mu  sync.Mutex // one exchange at a time
 }
 
 // StartWorld starts cmd (a program that runs ServeWorld on its stdin and
