@@ -57,7 +57,7 @@ func TestParseCapacityReadsBenchVoice(t *testing.T) {
 	if c.worldCPU != "" {
 		t.Errorf("world CPU %q read from an in-process run", c.worldCPU)
 	}
-	rep.WorldCPUCores, rep.WorldNice, rep.WorldHealth = 0.81, 10, 0.9991
+	rep.WorldCPUCores, rep.WorldSched, rep.WorldHealth = 0.81, "idle", 0.9991
 	if c, ok = parseCapacity(rep.String()); !ok || c.cpu != "0.37" || c.worldCPU != "0.81" || c.worldHealth != "0.9991" {
 		t.Errorf("world process run: read %+v from %q", c, rep.String())
 	}

@@ -10,9 +10,11 @@
 // the members and OpenAI are on other machines, the simulated world (the
 // Discord simulator with its voice server, the members, the OpenAI
 // simulator) runs in a child process, this binary again with a hidden
-// flag, at a lower CPU priority (-world-nice, default 10), and the bot
-// reaches it over their sockets; its CPU and its health (did the members
-// keep time) are reported apart. -in-process runs the world in the bot's
+// flag, at the lowest CPU priority (the SCHED_IDLE class: it runs on what
+// the bot leaves free and never delays a bot thread; -world-nice N puts it
+// in the normal class at niceness N instead), and the bot reaches it over
+// their sockets; its CPU and its health (did the members keep time) are
+// reported apart. -in-process runs the world in the bot's
 // process, the earlier bench. GOGC 400 and the sender spin off by default
 // (docs/voice.md). The package test of bench/voice/capacity runs a small
 // variant in CI time.
@@ -27,6 +29,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/banterbot/banter/bench/voice/capacity"
@@ -53,7 +56,7 @@ func main() {
 	shared := flag.Bool("shared", true, "with -clock: one UDP socket for all connections (batched sendmmsg)")
 	talkers := flag.Float64("talkers", 0, "share of members who talk (0: everyone, the worst case; 0.25: one in four)")
 	inProcess := flag.Bool("in-process", false, "run the simulated world in the bot's process (the earlier bench)")
-	nice := flag.Int("world-nice", 10, "niceness of the world process")
+	nice := flag.Int("world-nice", -1, "run the world process in the normal scheduling class at this niceness (negative: SCHED_IDLE)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -67,7 +70,7 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		cmd := exec.Command(exe, worldFlag, "-nice", fmt.Sprint(*nice))
+		cmd := exec.Command(exe, worldFlag, "-nice", strconv.Itoa(*nice))
 		cmd.Stderr = os.Stderr
 		if world, err = capacity.StartWorld(cmd); err != nil {
 			fatal(err)
@@ -101,13 +104,14 @@ func main() {
 // the parent over stdin and stdout.
 func serveWorld(args []string) int {
 	fs := flag.NewFlagSet(worldFlag, flag.ContinueOnError)
-	nice := fs.Int("nice", 10, "niceness")
+	nice := fs.Int("nice", -1, "niceness (negative: SCHED_IDLE)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	prio := capacity.Priority{Idle: *nice < 0, Nice: max(*nice, 0)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := capacity.ServeWorld(ctx, os.Stdin, os.Stdout, &capacity.LocalWorld{}, *nice); err != nil {
+	if err := capacity.ServeWorld(ctx, os.Stdin, os.Stdout, &capacity.LocalWorld{}, prio); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

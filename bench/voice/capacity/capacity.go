@@ -109,9 +109,9 @@ type Report struct {
 	// simulated world too.
 	CPUCores float64
 	// WorldCPUCores is the world process's (zero with a LocalWorld), and
-	// WorldNice its niceness.
+	// WorldSched its CPU priority (Priority.String).
 	WorldCPUCores float64
-	WorldNice     int
+	WorldSched    string
 	// WorldHealth is TalkResult.Health: the members' plays' on-time
 	// duration over the time they took, 1 when the world kept time (a
 	// starved world is below 1, and then the bot heard less than planned).
@@ -149,7 +149,7 @@ func (r Report) String() string {
 	}
 	world := "world=in-process"
 	if r.WorldCPUCores > 0 {
-		world = fmt.Sprintf("world=process world_nice=%d world_cpu_cores=%.2f", r.WorldNice, r.WorldCPUCores)
+		world = fmt.Sprintf("world=process world_sched=%s world_cpu_cores=%.2f", r.WorldSched, r.WorldCPUCores)
 	}
 	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f %s world_health=%.4f",
 		r.Sessions, r.Members, r.Duration, r.Sent, r.Late5ms, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames,
@@ -217,7 +217,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 
 	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed,
 		MemberFramesPlayed: talked.MemberFrames, CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{},
-		Talking: talked.Talking, WorldHealth: talked.Health(), WorldNice: info.Nice}
+		Talking: talked.Talking, WorldHealth: talked.Health(), WorldSched: info.Sched}
 	if info.Pid != os.Getpid() {
 		rep.WorldCPUCores = talked.CPUCores
 	}

@@ -11,8 +11,9 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The parent and the world process talk over the child's stdin and stdout,
@@ -29,13 +30,11 @@ type message struct {
 }
 
 // ServeWorld is the world process's side: it lowers its own CPU priority
-// to nice (0: as it is), then runs w as the parent's messages on in say,
-// answering on out, until in ends (then it closes w).
-func ServeWorld(ctx context.Context, in io.Reader, out io.Writer, w World, nice int) (err error) {
-	if nice != 0 {
-		if err := LowerPriority(nice); err != nil {
-			return err
-		}
+// to prio, then runs w as the parent's messages on in say, answering on
+// out, until in ends (then it closes w).
+func ServeWorld(ctx context.Context, in io.Reader, out io.Writer, w World, prio Priority) (err error) {
+	if err := prio.apply(); err != nil {
+		return err
 	}
 	defer func() { err = errors.Join(err, w.Close()) }()
 	dec, enc := json.NewDecoder(bufio.NewReader(in)), json.NewEncoder(out)
@@ -51,7 +50,7 @@ func ServeWorld(ctx context.Context, in io.Reader, out io.Writer, w World, nice 
 		switch {
 		case m.Setup != nil:
 			info, err := w.Setup(ctx, *m.Setup)
-			info.Nice = nice
+			info.Sched = prio.String()
 			reply = message{Info: &info, Error: errString(err)}
 		case m.Talk != nil:
 			res, err := w.Talk(ctx, *m.Talk)
@@ -72,22 +71,49 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// LowerPriority sets the niceness of every thread of this process to nice
-// (setpriority works per thread on Linux; threads started later inherit
-// their creator's). A few passes catch threads the runtime starts meanwhile.
-func LowerPriority(nice int) error {
+// Priority is the world process's CPU scheduling. Idle puts its threads in
+// the SCHED_IDLE class: they run only on a core no other thread wants, and
+// a bot thread that wakes up takes the core from them at once, as if the
+// world were on another machine, as long as the machine has the spare CPU
+// (WorldHealth says whether it had). Otherwise Nice is their niceness in
+// the normal class, where a waking bot thread preempts a world thread only
+// when the fair scheduler picks it.
+type Priority struct {
+	Idle bool
+	Nice int
+}
+
+// String returns "idle" or e.g. "nice10".
+func (p Priority) String() string {
+	if p.Idle {
+		return "idle"
+	}
+	return "nice" + strconv.Itoa(p.Nice)
+}
+
+// apply sets p on every thread of this process (the scheduling class and
+// niceness are per thread on Linux; threads started later inherit their
+// creator's). A few passes catch threads the runtime starts meanwhile.
+func (p Priority) apply() error {
+	if p == (Priority{}) {
+		return nil
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: int32(p.Nice)}
+	if p.Idle {
+		attr.Policy, attr.Nice = unix.SCHED_IDLE, 0
+	}
 	for range 3 {
 		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			return fmt.Errorf("capacity: lower priority: %w", err)
+			return fmt.Errorf("capacity: world priority: %w", err)
 		}
 		for _, t := range tasks {
 			tid, err := strconv.Atoi(t.Name())
 			if err != nil {
 				continue
 			}
-			if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && !errors.Is(err, syscall.ESRCH) {
-				return fmt.Errorf("capacity: lower priority of thread %d: %w", tid, err)
+			if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("capacity: world priority %v for thread %d: %w", p, tid, err)
 			}
 		}
 	}

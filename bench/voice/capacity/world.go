@@ -53,8 +53,10 @@ type WorldInfo struct {
 	OpenAI string
 	// Guilds are the sessions' guilds and voice channels, in order.
 	Guilds []WorldGuild
-	// Pid is the world's process and Nice its scheduling niceness.
-	Pid, Nice int
+	// Pid is the world's process.
+	Pid int
+	// Sched is its CPU priority (Priority.String), empty when left as it is.
+	Sched string
 }
 
 // WorldGuild is one session's guild and voice channel.
