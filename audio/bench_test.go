@@ -54,8 +54,8 @@ func BenchmarkDecodeFrame(b *testing.B) {
 }
 
 // BenchmarkTalkerFrame is the realtime/TTS bridge per 20 ms frame: 24 kHz
-// mono in, resample and upmix to 48 kHz stereo, Opus encode. Its baseline
-// BenchmarkEncodeFrame is the encode alone of the same audio at 48 kHz.
+// mono in, Opus encode at 24 kHz mono. Its baseline BenchmarkEncodeFrame is
+// the encode alone of the same audio.
 func BenchmarkTalkerFrame(b *testing.B) {
 	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
 	t, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{Application: opus.ApplicationVoIP}, nil)
@@ -71,14 +71,15 @@ func BenchmarkTalkerFrame(b *testing.B) {
 }
 
 func BenchmarkEncodeFrame(b *testing.B) {
-	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Discord())
-	e, _ := opus.NewEncoder(opus.EncoderConfig{})
+	src := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
+	e, _ := opus.NewEncoder(opus.EncoderConfig{Rate: 24000, Channels: 1})
 	pkt := make([]byte, opus.MaxPacketSize)
+	const fl = 480
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		off := (i * opus.FrameLen) % (len(src) - opus.FrameLen)
-		_, _ = e.Encode(src[off:off+opus.FrameLen], pkt)
+		off := (i * fl) % (len(src) - fl)
+		_, _ = e.Encode(src[off:off+fl], pkt)
 		i++
 	}
 }
@@ -199,16 +200,15 @@ func BenchmarkPairedListener(b *testing.B) {
 }
 
 // BenchmarkPairedTalker alternates the send path per 20 ms frame (24 kHz
-// mono → resample → encode, Talker.Write) with a bare encode of the same
-// audio at 48 kHz stereo.
+// mono → encode, Talker.Write) with a bare encode of the same audio in the
+// same format.
 func BenchmarkPairedTalker(b *testing.B) {
 	src24 := convert(b, testaudio.Speech16k(b, "long-story.wav"), pcm.Speech16k(), pcm.Mono24k())
-	src48 := convert(b, src24, pcm.Mono24k(), pcm.Discord())
 	tk, _ := NewTalker(pcm.Mono24k(), opus.EncoderConfig{}, nil)
-	e, _ := opus.NewEncoder(opus.EncoderConfig{Application: opus.ApplicationAudio}) // the Talker's default
+	e, _ := opus.NewEncoder(opus.EncoderConfig{Application: opus.ApplicationAudio, Rate: 24000, Channels: 1}) // the Talker's default
 	pkt := make([]byte, opus.MaxPacketSize)
 	emit := func([]byte) error { return nil }
-	frames := min(len(src24)/480, len(src48)/opus.FrameLen)
+	frames := len(src24) / 480
 	var tt, te []time.Duration
 	i := 0
 	b.ReportAllocs()
@@ -217,7 +217,7 @@ func BenchmarkPairedTalker(b *testing.B) {
 		t0 := time.Now()
 		_ = tk.Write(src24[f*480:(f+1)*480], emit)
 		t1 := time.Now()
-		_, _ = e.Encode(src48[f*opus.FrameLen:(f+1)*opus.FrameLen], pkt)
+		_, _ = e.Encode(src24[f*480:(f+1)*480], pkt)
 		te = append(te, time.Since(t1))
 		tt = append(tt, t1.Sub(t0))
 		i++

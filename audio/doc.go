@@ -5,8 +5,9 @@
 //     concealment, FEC) → downmix and resample to 16 or 24 kHz mono → VAD
 //     and endpointing → utterance events with audio.
 //   - Talker, one per outgoing stream: PCM in any format (TTS or realtime
-//     24 kHz mono) → resample and upmix to 48 kHz stereo → 20 ms Opus
-//     frames. Pacing the frames onto the wire is discord/voice's job
+//     24 kHz mono) → 20 ms Opus frames, encoded in the input's format when
+//     libopus takes it (24 kHz mono TTS is not resampled or upmixed; a
+//     Discord client decodes the packets at 48 kHz stereo). Pacing the frames onto the wire is discord/voice's job
 //     (Conn.SendOpus).
 //
 // The building blocks are subpackages: opus (codec), resample, vad

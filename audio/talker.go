@@ -9,22 +9,24 @@ import (
 )
 
 // Talker turns a stream of PCM in any supported format (TTS or realtime
-// audio, typically 24 kHz mono) into Discord's 20 ms Opus frames: resample
-// and upmix to 48 kHz stereo, cut into frames, encode. Input may arrive in
-// chunks of any size; a partial frame waits for the next Write or Flush.
+// audio, typically 24 kHz mono) into Discord's 20 ms Opus frames: cut into
+// frames and encode, resampling first only when the encoder does not take
+// the input's format. Input may arrive in chunks of any size; a partial
+// frame waits for the next Write or Flush.
 //
 // Write and Flush do not allocate (AllocsPerRun test). A Talker is not safe
 // for concurrent use; one goroutine owns an outgoing stream.
 type Talker struct {
 	in      pcm.Format
-	rs      *resample.Resampler // nil when the input is 48 kHz stereo already
+	rs      *resample.Resampler // nil when the encoder takes the input format
 	enc     *opus.Encoder
 	metrics *Metrics
 
 	conv   []int16 // resampler output for one input chunk
-	acc    []int16 // 48 kHz stereo waiting for a whole frame
+	acc    []int16 // the encoder's format, waiting for a whole frame
 	pkt    []byte  // encoded frame
 	chunk  int     // input values per resampler pass
+	flen   int     // values of one 20 ms frame in the encoder's format
 	frames uint64  // frames emitted since New or Reset
 
 	bytesIn pcm.ByteDecoder // WriteBytes: odd byte carried between calls
@@ -38,25 +40,55 @@ type Talker struct {
 // third of VoIP's CPU, whose SILK/hybrid speech modes are built for
 // microphones, with a better waveform SNR (TestTalker, BenchmarkSessionTick,
 // docs/audio.md). Pass opus.ApplicationVoIP to override.
+//
+// The encoder takes the input as it is when libopus encodes that format
+// (8, 12, 16, 24 or 48 kHz, mono or stereo): 24 kHz mono TTS is encoded at
+// 24 kHz mono, without a resampler or an upmix, into Opus packets that a
+// Discord client decodes at 48 kHz stereo like any other (docs/audio.md).
+// Another input rate (e.g. 44.1 kHz) is resampled to 48 kHz. enc.Rate and
+// enc.Channels, when set, choose the encoder's format and the input is
+// resampled and up- or downmixed to it.
 func NewTalker(in pcm.Format, enc opus.EncoderConfig, m *Metrics) (*Talker, error) {
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("audio: new talker: %w", err)
+	}
 	if enc.Application == opus.ApplicationUnknown {
 		enc.Application = opus.ApplicationAudio
 	}
+	out := EncodeFormat(in, enc)
+	enc.Rate, enc.Channels = out.Rate, out.Channels
 	e, err := opus.NewEncoder(enc)
 	if err != nil {
 		return nil, fmt.Errorf("audio: new talker: %w", err)
 	}
-	t := &Talker{in: in, enc: e, metrics: m, pkt: make([]byte, opus.MaxPacketSize)}
+	t := &Talker{in: in, enc: e, metrics: m, pkt: make([]byte, opus.MaxPacketSize), flen: e.FrameLen()}
 	t.chunk = in.FrameLen() // 20 ms of input per pass
-	if in != pcm.Discord() {
-		if t.rs, err = resample.New(in, pcm.Discord()); err != nil {
+	if in != out {
+		if t.rs, err = resample.New(in, out); err != nil {
 			return nil, fmt.Errorf("audio: new talker: %w", err)
 		}
 		t.conv = make([]int16, t.rs.MaxOut(t.chunk))
 	}
-	t.acc = make([]int16, 0, len(t.conv)+t.chunk+opus.FrameLen)
+	t.acc = make([]int16, 0, len(t.conv)+t.chunk+t.flen)
 	t.samples = make([]int16, 0, bytesChunk/2+2)
 	return t, nil
+}
+
+// EncodeFormat returns the PCM format a Talker for input in encodes with
+// encoder settings enc: enc.Rate and enc.Channels where set, else in's rate
+// when libopus takes it (48 kHz when not) and in's channels.
+func EncodeFormat(in pcm.Format, enc opus.EncoderConfig) pcm.Format {
+	out := in
+	if !opus.ValidRate(out.Rate) {
+		out.Rate = opus.SampleRate
+	}
+	if enc.Rate != 0 {
+		out.Rate = enc.Rate
+	}
+	if enc.Channels != 0 {
+		out.Channels = enc.Channels
+	}
+	return out
 }
 
 // bytesChunk is the most bytes WriteBytes decodes per pass.
@@ -88,7 +120,8 @@ func (t *Talker) Encoder() *opus.Encoder { return t.enc }
 // sender so far, e.g. what was played before a barge-in.
 func (t *Talker) Frames() uint64 { return t.frames }
 
-// Pending returns the 48 kHz stereo values waiting for a whole frame.
+// Pending returns the values (in the encoder's format) waiting for a whole
+// frame.
 func (t *Talker) Pending() int { return len(t.acc) }
 
 // In returns the input format.
@@ -128,7 +161,7 @@ func (t *Talker) Flush(emit func(packet []byte) error) error {
 		return nil
 	}
 	k := len(t.acc)
-	t.acc = t.acc[:opus.FrameLen]
+	t.acc = t.acc[:t.flen]
 	clear(t.acc[k:])
 	return t.drain(emit)
 }
@@ -149,14 +182,14 @@ func (t *Talker) Reset() {
 func (t *Talker) drain(emit func([]byte) error) error {
 	off := 0
 	defer func() { t.acc = t.acc[:copy(t.acc, t.acc[off:])] }()
-	for ; off+opus.FrameLen <= len(t.acc); off += opus.FrameLen {
-		n, err := t.enc.Encode(t.acc[off:off+opus.FrameLen], t.pkt)
+	for ; off+t.flen <= len(t.acc); off += t.flen {
+		n, err := t.enc.Encode(t.acc[off:off+t.flen], t.pkt)
 		t.metrics.encodedFrame(err)
 		if err != nil {
 			return fmt.Errorf("audio: talker: %w", err)
 		}
 		if err := emit(t.pkt[:n]); err != nil {
-			off += opus.FrameLen // dropped: the sender gave up on it
+			off += t.flen // dropped: the sender gave up on it
 			return err
 		}
 		t.frames++

@@ -19,12 +19,16 @@ func TestTalker(t *testing.T) {
 		in    pcm.Format
 		chunk int // input values per Write
 		app   opus.Application
+		enc   pcm.Format // the encoder's input: zero means in, not resampled
 	}{
-		{"tts 24k mono, odd chunks", pcm.Mono24k(), 1111, opus.ApplicationVoIP},
-		{"tts 24k mono, 20 ms chunks", pcm.Mono24k(), 480, opus.ApplicationVoIP},
-		{"tts 24k mono, default (audio application)", pcm.Mono24k(), 480, opus.ApplicationUnknown},
-		{"48k stereo passthrough", pcm.Discord(), 4000, opus.ApplicationVoIP},
-		{"16k mono", pcm.Speech16k(), 160, opus.ApplicationVoIP},
+		{"tts 24k mono, odd chunks", pcm.Mono24k(), 1111, opus.ApplicationVoIP, pcm.Format{}},
+		{"tts 24k mono, 20 ms chunks", pcm.Mono24k(), 480, opus.ApplicationVoIP, pcm.Format{}},
+		{"tts 24k mono, default (audio application)", pcm.Mono24k(), 480, opus.ApplicationUnknown, pcm.Format{}},
+		{"tts 24k mono, encoded at 48k stereo", pcm.Mono24k(), 1111, opus.ApplicationUnknown, pcm.Discord()},
+		{"48k stereo passthrough", pcm.Discord(), 4000, opus.ApplicationVoIP, pcm.Format{}},
+		{"16k mono", pcm.Speech16k(), 160, opus.ApplicationVoIP, pcm.Format{}},
+		{"44.1k stereo, resampled to 48k", pcm.Format{Rate: 44100, Channels: 2}, 998, opus.ApplicationUnknown, pcm.Discord()},
+		{"22.05k mono, resampled to 48k", pcm.Format{Rate: 22050, Channels: 1}, 999, opus.ApplicationUnknown, pcm.Format{Rate: 48000, Channels: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,9 +37,16 @@ func TestTalker(t *testing.T) {
 				src = convert(t, speech16, pcm.Speech16k(), tt.in)
 			}
 			m := NewMetrics(prometheus.NewRegistry())
-			tk, err := NewTalker(tt.in, opus.EncoderConfig{Application: tt.app}, m)
+			tk, err := NewTalker(tt.in, opus.EncoderConfig{Application: tt.app, Rate: tt.enc.Rate, Channels: tt.enc.Channels}, m)
 			if err != nil {
 				t.Fatal(err)
+			}
+			want := tt.enc
+			if want == (pcm.Format{}) {
+				want = tt.in
+			}
+			if e := tk.Encoder(); e.Rate() != want.Rate || e.Channels() != want.Channels {
+				t.Errorf("encoder at %d Hz, %d channels; want %v", e.Rate(), e.Channels(), want)
 			}
 			var pkts [][]byte
 			emit := func(p []byte) error {
@@ -79,12 +90,12 @@ func TestTalker(t *testing.T) {
 			if snr < 7 {
 				t.Errorf("SNR %.1f dB after talk and listen, want ≥ 7", snr)
 			}
-			want := tt.app
-			if want == opus.ApplicationUnknown {
-				want = opus.ApplicationAudio // the Talker's default
+			wantApp := tt.app
+			if wantApp == opus.ApplicationUnknown {
+				wantApp = opus.ApplicationAudio // the Talker's default
 			}
-			if got := tk.Encoder().Application(); got != want {
-				t.Errorf("application %v, want %v", got, want)
+			if got := tk.Encoder().Application(); got != wantApp {
+				t.Errorf("application %v, want %v", got, wantApp)
 			}
 		})
 	}

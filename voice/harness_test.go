@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
@@ -105,6 +106,7 @@ func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule
 type worldOptions struct {
 	sim      []openaisim.Option  // more OpenAI simulator options
 	personas voice.PersonaLookup // the members' /persona descriptions (a store)
+	encoder  opus.EncoderConfig  // voice.Options.SpeakEncoder
 }
 
 // newWorldWith is newWorld with optional parts.
@@ -198,7 +200,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	svc, err := voice.New(voice.Options{
 		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
-		SendClock: clock, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
+		SendClock: clock, SpeakEncoder: o.encoder, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
 	})
 	if err != nil {
 		t.Fatal(err)

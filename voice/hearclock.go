@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,7 +77,14 @@ func (hc *hearClock) run(exited chan struct{}) {
 		<-t.C
 		hc.ticks.Add(1)
 		w := 0
-		for _, sp := range hc.speakers {
+		for i, sp := range hc.speakers {
+			if i%yieldEvery == yieldEvery-1 {
+				// A tick of hundreds of speakers is milliseconds of decoding on
+				// one goroutine; the Go scheduler runs this P's expired timers
+				// only between goroutines, so without a yield the send clock's
+				// timer (set on this P) waits for the whole tick.
+				runtime.Gosched()
+			}
 			if sp.tick() {
 				hc.speakers[w] = sp
 				w++
@@ -88,6 +96,10 @@ func (hc *hearClock) run(exited chan struct{}) {
 		hc.speakers = hc.speakers[:w]
 	}
 }
+
+// yieldEvery is how many speakers the clock ticks between yields to the
+// scheduler: about 0.5–1 ms of decoding and VAD.
+const yieldEvery = 32
 
 // take moves the speakers registered since the last tick onto the clock's
 // list; with none left at all it marks the clock stopped and reports false.

@@ -26,7 +26,8 @@ type Sender interface {
 type senderBox struct{ Sender }
 
 // Playback is the bot's mouth in one session: PCM in (24 kHz mono TTS or
-// realtime audio, any chunking), paced Opus out through a Sender. A Responder
+// realtime audio, any chunking; encoded as it is, 24 kHz mono), paced Opus
+// out through a Sender. A Responder
 // writes a reply's audio into it; the session cancels the context given to
 // WritePCM to stop playback at the next frame (barge-in).
 //
@@ -53,9 +54,33 @@ type Playback struct {
 }
 
 // NewPlayback returns a Playback for PCM in format in (llm.SpeechSampleRate
-// mono for TTS) sending through conn. m may be nil; now nil means time.Now.
+// mono for TTS) sending through conn, with the reply encoder's default
+// settings (ReplyEncoder). m may be nil; now nil means time.Now.
 func NewPlayback(conn Sender, in pcm.Format, m *Metrics, now func() time.Time) (*Playback, error) {
-	t, err := audio.NewTalker(in, opus.EncoderConfig{Application: opus.ApplicationAudio, Bitrate: 64000, Complexity: 5}, nil)
+	return newPlayback(conn, in, opus.EncoderConfig{}, m, now)
+}
+
+// ReplyEncoder returns enc with its zero fields set to the reply encoder's
+// defaults: the audio application, 64 kb/s, complexity 5 (chosen by
+// measurement: bench/voice/encoder, docs/voice.md), and the input format
+// as it is when libopus takes it (Rate and Channels zero: 24 kHz mono TTS is
+// encoded at 24 kHz mono, not resampled and upmixed to 48 kHz stereo;
+// audio.NewTalker).
+func ReplyEncoder(enc opus.EncoderConfig) opus.EncoderConfig {
+	if enc.Application == opus.ApplicationUnknown {
+		enc.Application = opus.ApplicationAudio
+	}
+	if enc.Bitrate == 0 {
+		enc.Bitrate = 64000
+	}
+	if enc.Complexity == 0 {
+		enc.Complexity = 5
+	}
+	return enc
+}
+
+func newPlayback(conn Sender, in pcm.Format, enc opus.EncoderConfig, m *Metrics, now func() time.Time) (*Playback, error) {
+	t, err := audio.NewTalker(in, ReplyEncoder(enc), nil)
 	if err != nil {
 		return nil, fmt.Errorf("voice: playback: %w", err)
 	}

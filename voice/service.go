@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
@@ -75,6 +76,12 @@ type Options struct {
 	// SpeakFormat is the PCM a Responder writes to Playback (default 24 kHz
 	// mono, llm.SpeechSampleRate).
 	SpeakFormat pcm.Format
+	// SpeakEncoder is the reply encoder's settings; zero fields take
+	// ReplyEncoder's defaults (audio application, 64 kb/s, complexity 5,
+	// encoding SpeakFormat as it is). Rate and Channels, when set, make
+	// Playback resample to them before encoding (48000 and 2: the path
+	// before issue 24, kept comparable by TestReplyAudioSameAtTTSRate).
+	SpeakEncoder opus.EncoderConfig
 	// VoiceTLS is the voice WebSocket's TLS config (nil: system roots; the
 	// simulator's CA for local runs).
 	VoiceTLS *tls.Config

@@ -98,7 +98,7 @@ type session struct {
 }
 
 func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*session, error) {
-	pb, err := NewPlayback(conn, svc.opts.SpeakFormat, svc.opts.Metrics, svc.now)
+	pb, err := newPlayback(conn, svc.opts.SpeakFormat, svc.opts.SpeakEncoder, svc.opts.Metrics, svc.now)
 	if err != nil {
 		return nil, err
 	}

@@ -41,9 +41,7 @@ func NewDecoder() (*Decoder, error) { return NewDecoderFormat(SampleRate, Channe
 // stereo streams, so decoding Discord's 48 kHz stereo straight to 16 kHz mono
 // costs about half of a 48 kHz stereo decode and needs no resampler.
 func NewDecoderFormat(rate, channels int) (*Decoder, error) {
-	switch rate {
-	case 8000, 12000, 16000, 24000, 48000:
-	default:
+	if !ValidRate(rate) {
 		return nil, fmt.Errorf("opus: new decoder: %w: rate %d", ErrBadArgument, rate)
 	}
 	if channels != 1 && channels != 2 {

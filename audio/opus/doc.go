@@ -1,5 +1,8 @@
-// Package opus wraps the libopus decoder and encoder at Discord's format:
-// 48 kHz, stereo, 20 ms frames (960 samples per channel).
+// Package opus wraps the libopus decoder and encoder, by default at
+// Discord's format: 48 kHz, stereo, 20 ms frames (960 samples per channel).
+// Both also work at libopus's other rates (8, 12, 16, 24 kHz) and in mono:
+// the packets are the same Opus whatever rate they were encoded from or
+// are decoded to.
 //
 // Both hot paths write into caller-owned buffers and allocate nothing per
 // frame (locked by AllocsPerRun tests). libopus is the system library,
@@ -16,9 +19,10 @@ package opus
 
 // Discord voice format.
 const (
-	// SampleRate is the only rate this package decodes and encodes at.
+	// SampleRate is Discord's rate, the default of decoders and encoders.
 	SampleRate = 48000
-	// Channels is the channel count of decoded and encoded PCM (interleaved).
+	// Channels is Discord's channel count, the default of decoders and
+	// encoders (interleaved).
 	Channels = 2
 	// FrameSamples is the number of samples per channel in a 20 ms frame.
 	FrameSamples = 960
@@ -32,6 +36,16 @@ const (
 	// an encode buffer of this size never returns ErrBufferTooSmall.
 	MaxPacketSize = 1275
 )
+
+// ValidRate reports whether libopus encodes and decodes PCM at rate Hz
+// directly: 8000, 12000, 16000, 24000 or 48000.
+func ValidRate(rate int) bool {
+	switch rate {
+	case 8000, 12000, 16000, 24000, 48000:
+		return true
+	}
+	return false
+}
 
 // SilenceFrame returns the 3-byte Opus packet of 20 ms digital silence that
 // Discord clients send (five of them) before they stop transmitting.

@@ -108,8 +108,20 @@ func (s Signal) code() int {
 }
 
 // EncoderConfig configures an Encoder. The zero value is libopus's VoIP
-// default at DefaultBitrate: complexity 9, automatic signal type, no FEC.
+// default at DefaultBitrate for 48 kHz stereo input: complexity 9,
+// automatic signal type, no FEC.
 type EncoderConfig struct {
+	// Rate is the input sample rate: 8000, 12000, 16000, 24000 or 48000 Hz;
+	// zero means SampleRate. The packets are ordinary Opus whatever the
+	// input rate: a decoder plays them at its own rate (a Discord client at
+	// 48 kHz), and a rate below 48 kHz only caps the coded audio band at
+	// the rate's Nyquist frequency (24 kHz input: 12 kHz, superwideband).
+	// Encoding 24 kHz TTS audio at 24 kHz saves resampling it to 48 kHz.
+	Rate int
+	// Channels is the input channel count, 1 or 2; zero means Channels
+	// (stereo). A mono stream decodes to the same signal on both channels
+	// of a stereo decoder, and costs less to encode than an upmixed one.
+	Channels int
 	// Application is the coding mode; zero means ApplicationVoIP.
 	Application Application
 	// Bitrate in bits per second, 6000..510000; zero means DefaultBitrate.
@@ -130,47 +142,29 @@ type EncoderConfig struct {
 // DefaultBitrate is the Encoder bitrate when EncoderConfig.Bitrate is zero.
 const DefaultBitrate = 64000
 
-// Encoder encodes 48 kHz interleaved stereo int16 PCM to Opus packets. Not
-// safe for concurrent use.
+// Encoder encodes interleaved int16 PCM (48 kHz stereo unless configured
+// otherwise) to Opus packets. Not safe for concurrent use.
 type Encoder struct {
-	state []byte // libopus OpusEncoder, opaque
-	st    *C.OpusEncoder
-	app   Application
+	state    []byte // libopus OpusEncoder, opaque
+	st       *C.OpusEncoder
+	app      Application
+	rate     int
+	channels int
 }
 
-// NewEncoder returns a 48 kHz stereo encoder configured by cfg.
+// NewEncoder returns an encoder configured by cfg (48 kHz stereo input
+// unless cfg.Rate and cfg.Channels say otherwise).
 func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
-	if cfg.Application < ApplicationUnknown || cfg.Application > ApplicationLowDelay {
-		return nil, fmt.Errorf("opus: new encoder: application %d out of range", int(cfg.Application))
+	if err := cfg.defaults(); err != nil {
+		return nil, fmt.Errorf("opus: new encoder: %w", err)
 	}
-	if cfg.Application == ApplicationUnknown {
-		cfg.Application = ApplicationVoIP
-	}
-	if cfg.Bitrate == 0 {
-		cfg.Bitrate = DefaultBitrate
-	}
-	if cfg.Bitrate < 6000 || cfg.Bitrate > 510000 {
-		return nil, fmt.Errorf("opus: new encoder: bitrate %d outside 6000..510000", cfg.Bitrate)
-	}
-	if cfg.Complexity == 0 {
-		cfg.Complexity = 9
-	}
-	if cfg.Complexity < 0 || cfg.Complexity > 10 {
-		return nil, fmt.Errorf("opus: new encoder: complexity %d outside 0..10", cfg.Complexity)
-	}
-	if cfg.Signal < SignalAuto || cfg.Signal > SignalMusic {
-		return nil, fmt.Errorf("opus: new encoder: signal %d out of range", int(cfg.Signal))
-	}
-	if cfg.PacketLossPercent < 0 || cfg.PacketLossPercent > 100 {
-		return nil, fmt.Errorf("opus: new encoder: packet loss %d%% outside 0..100", cfg.PacketLossPercent)
-	}
-	size := int(C.opus_encoder_get_size(Channels))
+	size := int(C.opus_encoder_get_size(C.int(cfg.Channels)))
 	if size <= 0 {
 		return nil, fmt.Errorf("opus: new encoder: state size %d", size)
 	}
-	e := &Encoder{state: make([]byte, size), app: cfg.Application}
+	e := &Encoder{state: make([]byte, size), app: cfg.Application, rate: cfg.Rate, channels: cfg.Channels}
 	e.st = (*C.OpusEncoder)(unsafe.Pointer(&e.state[0]))
-	if ret := C.opus_encoder_init(e.st, SampleRate, Channels, C.int(cfg.Application.code())); ret != 0 {
+	if ret := C.opus_encoder_init(e.st, C.int32_t(cfg.Rate), C.int(cfg.Channels), C.int(cfg.Application.code())); ret != 0 {
 		return nil, codeErr("new encoder", int(ret))
 	}
 	fec := 0
@@ -194,20 +188,62 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 	return e, nil
 }
 
-// Encode encodes one frame of interleaved stereo PCM into packet and returns
-// the packet length. len(pcm)/2 samples per channel must be a valid Opus
-// frame duration (2.5, 5, 10, 20, 40 or 60 ms; FrameLen values for Discord's
-// 20 ms). packet should have MaxPacketSize bytes; the result is
-// packet[:n]. Encode does not allocate on success.
+// defaults fills the zero fields of c and checks the result.
+func (c *EncoderConfig) defaults() error {
+	if c.Rate == 0 {
+		c.Rate = SampleRate
+	}
+	if c.Channels == 0 {
+		c.Channels = Channels
+	}
+	if !ValidRate(c.Rate) {
+		return fmt.Errorf("%w: rate %d (want 8000, 12000, 16000, 24000 or 48000)", ErrBadArgument, c.Rate)
+	}
+	if c.Channels != 1 && c.Channels != 2 {
+		return fmt.Errorf("%w: %d channels", ErrBadArgument, c.Channels)
+	}
+	if c.Application < ApplicationUnknown || c.Application > ApplicationLowDelay {
+		return fmt.Errorf("application %d out of range", int(c.Application))
+	}
+	if c.Application == ApplicationUnknown {
+		c.Application = ApplicationVoIP
+	}
+	if c.Bitrate == 0 {
+		c.Bitrate = DefaultBitrate
+	}
+	if c.Bitrate < 6000 || c.Bitrate > 510000 {
+		return fmt.Errorf("bitrate %d outside 6000..510000", c.Bitrate)
+	}
+	if c.Complexity == 0 {
+		c.Complexity = 9
+	}
+	if c.Complexity < 0 || c.Complexity > 10 {
+		return fmt.Errorf("complexity %d outside 0..10", c.Complexity)
+	}
+	if c.Signal < SignalAuto || c.Signal > SignalMusic {
+		return fmt.Errorf("signal %d out of range", int(c.Signal))
+	}
+	if c.PacketLossPercent < 0 || c.PacketLossPercent > 100 {
+		return fmt.Errorf("packet loss %d%% outside 0..100", c.PacketLossPercent)
+	}
+	return nil
+}
+
+// Encode encodes one frame of interleaved PCM in the encoder's format into
+// packet and returns the packet length. len(pcm)/Channels() samples per
+// channel must be a valid Opus frame duration (2.5, 5, 10, 20, 40 or 60 ms;
+// FrameLen() values for Discord's 20 ms, FrameLen at 48 kHz stereo). packet
+// should have MaxPacketSize bytes; the result is packet[:n]. Encode does not
+// allocate on success.
 func (e *Encoder) Encode(pcm []int16, packet []byte) (int, error) {
-	if len(pcm) < Channels*120 || len(pcm)%Channels != 0 {
+	if len(pcm) < e.rate/400*e.channels || len(pcm)%e.channels != 0 {
 		return 0, fmt.Errorf("opus: encode: %w: %d pcm values", ErrBadArgument, len(pcm))
 	}
 	if len(packet) < 3 {
 		return 0, fmt.Errorf("opus: encode: %w: packet buffer %d bytes", ErrBufferTooSmall, len(packet))
 	}
 	limit := min(len(packet), 4000) // libopus never needs more for one packet
-	n := C.opus_encode(e.st, (*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/Channels),
+	n := C.opus_encode(e.st, (*C.int16_t)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)/e.channels),
 		(*C.uchar)(unsafe.Pointer(&packet[0])), C.int32_t(limit))
 	if n < 0 {
 		return 0, codeErr("encode", int(n))
@@ -235,6 +271,16 @@ func (e *Encoder) Bitrate() int {
 	}
 	return int(v)
 }
+
+// Rate returns the input sample rate.
+func (e *Encoder) Rate() int { return e.rate }
+
+// Channels returns the input channel count.
+func (e *Encoder) Channels() int { return e.channels }
+
+// FrameLen returns the int16 values of one 20 ms frame of input (FrameLen
+// for 48 kHz stereo, 480 for 24 kHz mono).
+func (e *Encoder) FrameLen() int { return e.rate / 50 * e.channels }
 
 // Application returns the coding mode the encoder was built with.
 func (e *Encoder) Application() Application { return e.app }

@@ -46,25 +46,40 @@ func opusscript(t *testing.T, mode string, in []byte) []byte {
 // speech; what such a member sends, our decoder decodes.
 func TestInteropOpusscript(t *testing.T) {
 	src := speech48k(t)
-	t.Run("we encode, opusscript decodes", func(t *testing.T) {
-		e, _ := NewEncoder(EncoderConfig{})
-		var framed []byte
-		for _, p := range encodeAll(t, e, src) {
-			framed = binary.LittleEndian.AppendUint16(framed, uint16(len(p)))
-			framed = append(framed, p...)
-		}
-		raw := opusscript(t, "decode", framed)
-		got := make([]int16, len(raw)/2)
-		pcm.FromBytes(got, raw)
-		if len(got) != len(src) {
-			t.Fatalf("opusscript decoded %d values, want %d", len(got), len(src))
-		}
-		snr, delay := bestAlignedSNR(src, got, 600)
-		t.Logf("SNR %.1f dB at delay %d", snr, delay)
-		if snr < 10 {
-			t.Errorf("SNR %.1f dB, want ≥ 10", snr)
-		}
-	})
+	in24, ref24 := speechIn(t, 24000, 1)
+	for _, tc := range []struct {
+		name    string
+		cfg     EncoderConfig
+		in, ref []int16 // what is encoded; what the 48 kHz stereo decode is compared with
+	}{
+		{"we encode, opusscript decodes", EncoderConfig{}, src, src},
+		// A TTS reply as the bot sends it: encoded from 24 kHz mono, played
+		// by a member's 48 kHz stereo decoder.
+		{"we encode 24 kHz mono, opusscript decodes", EncoderConfig{Application: ApplicationAudio, Complexity: 5, Rate: 24000, Channels: 1}, in24, ref24},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEncoder(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var framed []byte
+			for _, p := range encodeAll(t, e, tc.in) {
+				framed = binary.LittleEndian.AppendUint16(framed, uint16(len(p)))
+				framed = append(framed, p...)
+			}
+			raw := opusscript(t, "decode", framed)
+			got := make([]int16, len(raw)/2)
+			pcm.FromBytes(got, raw)
+			if want := len(tc.in) / e.FrameLen() * FrameLen; len(got) != want {
+				t.Fatalf("opusscript decoded %d values, want %d", len(got), want)
+			}
+			snr, delay := bestAlignedSNR(tc.ref, got, 600)
+			t.Logf("SNR %.1f dB at delay %d", snr, delay)
+			if snr < 10 {
+				t.Errorf("SNR %.1f dB, want ≥ 10", snr)
+			}
+		})
+	}
 	t.Run("opusscript encodes, we decode", func(t *testing.T) {
 		framed := opusscript(t, "encode", pcm.AppendBytes(nil, src))
 		d, _ := NewDecoder()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/banterbot/banter/audio/internal/testaudio"
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
 )
 
 // speech48k returns the 48 kHz stereo fixture trimmed to whole 20 ms frames.
@@ -24,8 +25,9 @@ func speech48k(t testing.TB) []int16 {
 func encodeAll(t testing.TB, e *Encoder, s []int16) [][]byte {
 	var pkts [][]byte
 	buf := make([]byte, MaxPacketSize)
-	for off := 0; off+FrameLen <= len(s); off += FrameLen {
-		n, err := e.Encode(s[off:off+FrameLen], buf)
+	fl := e.FrameLen()
+	for off := 0; off+fl <= len(s); off += fl {
+		n, err := e.Encode(s[off:off+fl], buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,6 +239,89 @@ func TestEncoderConfig(t *testing.T) {
 	}
 }
 
+// speechIn returns the 48 kHz stereo fixture converted to rate and
+// channels (downmixed, resampled) and the same audio back at 48 kHz stereo,
+// the reference a 48 kHz stereo decoder's output is compared with.
+func speechIn(t testing.TB, rate, channels int) (in, ref []int16) {
+	t.Helper()
+	src := speech48k(t)
+	f := pcm.Format{Rate: rate, Channels: channels}
+	conv := func(s []int16, from, to pcm.Format) []int16 {
+		if from == to {
+			return s
+		}
+		r, err := resample.New(from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]int16, r.MaxOut(len(s)))
+		n, err := r.Process(out, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[:n]
+	}
+	in = conv(src, pcm.Discord(), f)
+	in = in[:len(in)/f.FrameLen()*f.FrameLen()]
+	return in, conv(in, f, pcm.Discord())
+}
+
+// TestEncoderFormats: an encoder fed PCM at another rate or in mono
+// (24 kHz mono: a TTS reply as it arrives) makes ordinary 20 ms Opus
+// packets that a Discord client's 48 kHz stereo decoder plays: the TOC says
+// 960 samples at 48 kHz and mono or stereo as encoded, a mono stream
+// decodes to the same samples on both channels, and the speech survives.
+func TestEncoderFormats(t *testing.T) {
+	for _, f := range []pcm.Format{{Rate: 24000, Channels: 1}, {Rate: 16000, Channels: 1}, {Rate: 48000, Channels: 1}, {Rate: 24000, Channels: 2}} {
+		t.Run(f.String(), func(t *testing.T) {
+			in, ref := speechIn(t, f.Rate, f.Channels)
+			e, err := NewEncoder(EncoderConfig{Application: ApplicationAudio, Complexity: 5, Rate: f.Rate, Channels: f.Channels})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Rate() != f.Rate || e.Channels() != f.Channels || e.FrameLen() != f.FrameLen() {
+				t.Fatalf("encoder %d Hz, %d ch, %d values a frame; want %v", e.Rate(), e.Channels(), e.FrameLen(), f)
+			}
+			d, _ := NewDecoder()
+			frame := make([]int16, FrameLen)
+			var out []int16
+			for _, p := range encodeAll(t, e, in) {
+				if n, err := PacketSamples(p); err != nil || n != FrameSamples {
+					t.Fatalf("PacketSamples = %d, %v", n, err)
+				}
+				if stereo := p[0]&0x4 != 0; stereo != (f.Channels == 2) {
+					t.Fatalf("TOC stereo flag %v for %d channels", stereo, f.Channels)
+				}
+				if _, err := d.Decode(p, frame); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, frame...)
+			}
+			if f.Channels == 1 {
+				for i := 0; i < len(out); i += 2 {
+					if out[i] != out[i+1] {
+						t.Fatalf("mono stream decoded to different channels at %d", i/2)
+					}
+				}
+			}
+			snr, delay := bestAlignedSNR(ref, out, 600)
+			t.Logf("SNR %.1f dB at delay %d", snr, delay)
+			if snr < 10 {
+				t.Errorf("SNR %.1f dB, want ≥ 10", snr)
+			}
+		})
+	}
+	for _, cfg := range []EncoderConfig{{Rate: 44100}, {Channels: 3}, {Rate: -1}} {
+		if _, err := NewEncoder(cfg); !errors.Is(err, ErrBadArgument) {
+			t.Errorf("NewEncoder(%+v): %v, want ErrBadArgument", cfg, err)
+		}
+	}
+	e, _ := NewEncoder(EncoderConfig{Rate: 24000, Channels: 1})
+	if _, err := e.Encode(make([]int16, 59), make([]byte, MaxPacketSize)); !errors.Is(err, ErrBadArgument) {
+		t.Errorf("1.2 ms at 24 kHz: %v", err)
+	}
+}
+
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	src := speech48k(t)[20*FrameLen : 21*FrameLen]
 	e, _ := NewEncoder(EncoderConfig{})
@@ -245,12 +330,15 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	frame := make([]int16, FrameLen)
 	n, _ := e.Encode(src, pkt)
 	p := pkt[:n]
+	in24, _ := speechIn(t, 24000, 1)
+	e24, _ := NewEncoder(EncoderConfig{Rate: 24000, Channels: 1})
 	for name, f := range map[string]func(){
-		"encode":  func() { _, _ = e.Encode(src, pkt) },
-		"decode":  func() { _, _ = d.Decode(p, frame) },
-		"conceal": func() { _, _ = d.Conceal(frame) },
-		"fec":     func() { _, _ = d.DecodeFEC(p, frame) },
-		"samples": func() { _, _ = PacketSamples(p) },
+		"encode":             func() { _, _ = e.Encode(src, pkt) },
+		"encode 24 kHz mono": func() { _, _ = e24.Encode(in24[20*480:21*480], pkt) },
+		"decode":             func() { _, _ = d.Decode(p, frame) },
+		"conceal":            func() { _, _ = d.Conceal(frame) },
+		"fec":                func() { _, _ = d.DecodeFEC(p, frame) },
+		"samples":            func() { _, _ = PacketSamples(p) },
 	} {
 		if a := testing.AllocsPerRun(200, f); a != 0 {
 			t.Errorf("%s: %v allocs per frame, want 0", name, a)

@@ -187,7 +187,8 @@ func (r *runner) voiceTTFA(ctx context.Context) row {
 var (
 	lateRe     = regexp.MustCompile(`sent=(\d+) late_5ms=(\d+) late=([\d.]+)%`)
 	baselineRe = regexp.MustCompile(`baseline_pacer_late=([\d.]+)% \((\d+)/(\d+)\)`)
-	cpuRe      = regexp.MustCompile(`cpu_cores=([\d.]+)`)
+	cpuRe      = regexp.MustCompile(`(?:^| )cpu_cores=([\d.]+)`)
+	worldRe    = regexp.MustCompile(`world_cpu_cores=([\d.]+) world_health=([\d.]+)`)
 )
 
 func (r *runner) capacity(ctx context.Context, sessions int, d time.Duration) row {
@@ -211,6 +212,9 @@ func (r *runner) capacity(ctx context.Context, sessions int, d time.Duration) ro
 	if c.cpu != "" {
 		cpu = ", " + c.cpu + " cores busy"
 	}
+	if c.worldCPU != "" {
+		cpu += "; simulated world in its own process: " + c.worldCPU + " cores, health " + c.worldHealth
+	}
 	return row{what: what,
 		banter:   fmt.Sprintf("%.3f %% (%s/%s frames%s)", c.latePct, c.late, c.sent, cpu),
 		baseline: fmt.Sprintf("bare pacer, same process: %.3f %% (%s/%s)", c.basePct, c.baseLate, c.baseFrames),
@@ -221,6 +225,7 @@ func (r *runner) capacity(ctx context.Context, sessions int, d time.Duration) ro
 // capacityLine is what the report reads of bench/voice's result line (capacity.Report.String).
 type capacityLine struct {
 	sent, late, baseLate, baseFrames, cpu string
+	worldCPU, worldHealth                 string // the world process's CPU and health, when it had one
 	latePct, basePct                      float64
 }
 
@@ -235,6 +240,9 @@ func parseCapacity(out string) (c capacityLine, ok bool) {
 	c.basePct, _ = strconv.ParseFloat(base[1], 64)
 	if m := cpuRe.FindStringSubmatch(out); m != nil {
 		c.cpu = m[1]
+	}
+	if m := worldRe.FindStringSubmatch(out); m != nil {
+		c.worldCPU, c.worldHealth = m[1], m[2]
 	}
 	return c, true
 }

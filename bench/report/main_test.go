@@ -54,6 +54,13 @@ func TestParseCapacityReadsBenchVoice(t *testing.T) {
 	if math.Abs(c.latePct-0.117) > 0.001 || math.Abs(c.basePct-0.400) > 0.001 {
 		t.Errorf("late %v %%, baseline %v %%; want 0.117 and 0.400", c.latePct, c.basePct)
 	}
+	if c.worldCPU != "" {
+		t.Errorf("world CPU %q read from an in-process run", c.worldCPU)
+	}
+	rep.WorldCPUCores, rep.WorldSched, rep.WorldHealth = 0.81, "idle", 0.9991
+	if c, ok = parseCapacity(rep.String()); !ok || c.cpu != "0.37" || c.worldCPU != "0.81" || c.worldHealth != "0.9991" {
+		t.Errorf("world process run: read %+v from %q", c, rep.String())
+	}
 	if _, ok := parseCapacity("talking=1/2 sessions=1\n"); ok {
 		t.Error("a line without the figures was read")
 	}

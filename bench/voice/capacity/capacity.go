@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -26,16 +25,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/banterbot/banter/audio/pcm"
-	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/pace"
 	"github.com/banterbot/banter/llm"
-	discordsim "github.com/banterbot/banter/sim/discord"
-	"github.com/banterbot/banter/sim/discord/voicesim"
-	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -71,6 +66,9 @@ type Params struct {
 	// Talkers is the share of members who talk (0: all, the worst case;
 	// 0.25: one in four, the others present and silent).
 	Talkers float64
+	// World is the simulated side (nil: a LocalWorld in this process, whose
+	// CPU then counts as the bot's). Run closes it.
+	World World
 	// Logger receives the run's progress (nil: discard). The service logs
 	// only warnings and errors to it.
 	Logger *slog.Logger
@@ -102,13 +100,22 @@ type Report struct {
 	Turns map[string]uint64
 	// MemberFramesPlayed counts what the simulated members said.
 	MemberFramesPlayed uint64
-	// HeapPerSession is the growth of the live heap from before the
-	// sessions to while they run, divided by Sessions; it includes the
-	// simulated members' state.
+	// HeapPerSession is the growth of this process's live heap from before
+	// the sessions to while they run, divided by Sessions; with a LocalWorld
+	// it includes the simulators and members.
 	HeapPerSession uint64
-	// CPUCores is the process CPU time over the talking phase divided by
-	// its duration (simulators included).
+	// CPUCores is this process's CPU time over the talking phase divided by
+	// its duration: the bot and the bare pacer, and with a LocalWorld the
+	// simulated world too.
 	CPUCores float64
+	// WorldCPUCores is the world process's (zero with a LocalWorld), and
+	// WorldSched its CPU priority (Priority.String).
+	WorldCPUCores float64
+	WorldSched    string
+	// WorldHealth is TalkResult.Health: the members' plays' on-time
+	// duration over the time they took, 1 when the world kept time (a
+	// starved world is below 1, and then the bot heard less than planned).
+	WorldHealth float64
 	// Clock is the send clock's counters over the run (Params.Clock).
 	Clock *dvoice.ClockStats
 	// Talking is the number of members who talk.
@@ -140,13 +147,20 @@ func (r Report) String() string {
 		clk = fmt.Sprintf(" clock_frames=%d clock_skipped=%d clock_dropped=%d wakeups_per_s=%.0f writes_per_s=%.0f frames_per_write=%.1f max_batch=%d",
 			c.Frames, c.Skipped, c.Dropped, float64(c.Wakeups)/sec, float64(c.Writes)/sec, float64(c.Frames)/max(1, float64(c.Writes)), c.MaxBatch)
 	}
-	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f",
+	world := "world=in-process"
+	if r.WorldCPUCores > 0 {
+		world = fmt.Sprintf("world=process world_sched=%s world_cpu_cores=%.2f", r.WorldSched, r.WorldCPUCores)
+	}
+	return fmt.Sprintf("talking=%d/%d ", r.Talking, r.Sessions*r.Members) + fmt.Sprintf("sessions=%d members=%d duration=%v sent=%d late_5ms=%d late=%.3f%% baseline_pacer_late=%.3f%% (%d/%d) late_2ms=%.3f%% reply_frames=%d slots_skipped=%d transport_skipped=%d turns=%v member_frames=%d heap_per_session=%.1fKiB cpu_cores=%.2f %s world_health=%.4f",
 		r.Sessions, r.Members, r.Duration, r.Sent, r.Late5ms, 100*r.LateRatio(), 100*r.BaselineLateRatio(), r.BaselineLate, r.BaselineFrames,
 		100*float64(r.Late2ms)/max(1, float64(r.Sent)), r.ReplyFrames, r.SlotsSkipped, r.TransportSkipped, r.Turns,
-		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores) + clk
+		r.MemberFramesPlayed, float64(r.HeapPerSession)/1024, r.CPUCores, world, r.WorldHealth) + clk
 }
 
-// Run performs one capacity run.
+// Run performs one capacity run: the bot (voice.Service with its send clock)
+// in this process, the simulated world in p.World (a LocalWorld in this
+// process when nil), and a bare pacer beside the bot as the same-run
+// baseline. Run closes the world.
 func Run(ctx context.Context, p Params) (rep Report, err error) {
 	if p.Sessions <= 0 || p.Duration <= 0 || len(p.Clip) == 0 {
 		return rep, errors.New("capacity: Sessions, Duration and Clip are required")
@@ -161,188 +175,54 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	clip, f, err := wav.Decode(nil, p.Clip)
-	if err != nil || f != pcm.Discord() {
-		return rep, fmt.Errorf("capacity: clip must be 48 kHz stereo WAV: %v %w", f, err)
+	world := p.World
+	if world == nil {
+		world = &LocalWorld{}
 	}
-	frames, err := voicesim.EncodePCM(clip)
-	if err != nil {
-		return rep, fmt.Errorf("capacity: encode clip: %w", err)
-	}
-	clipLen := time.Duration(len(frames)) * pcm.FrameDuration
-
-	vs, err := voicesim.New(voicesim.Options{})
-	if err != nil {
-		return rep, err
-	}
-	defer vs.Close()
-	ds := discordsim.New(discordsim.WithVoiceSim(vs))
-	if err := ds.Start("127.0.0.1:0"); err != nil {
-		return rep, err
-	}
-	defer ds.Close()
-	os1, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
-			Reply: openaisim.Reply{Transcript: "hey banter, tell me something nice"}},
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
-			Reply: openaisim.Reply{Text: "Sure. The sun is out and the tea is warm."}}))
-	if err != nil {
-		return rep, err
-	}
-	defer os1.Close()
-
-	type guild struct {
-		id    discordsim.GuildID
-		vc    discordsim.ChannelID
-		users []discordsim.UserID
-	}
-	guilds := make([]guild, p.Sessions)
-	for i := range guilds {
-		g := ds.CreateGuild(fmt.Sprintf("g%d", i))
-		guilds[i] = guild{id: g, vc: ds.CreateVoiceChannel(g, "voice")}
-		for j := range p.Members {
-			u := ds.CreateUser(fmt.Sprintf("m%d-%d", i, j))
-			if err := ds.AddMember(g, u); err != nil {
-				return rep, err
-			}
-			guilds[i].users = append(guilds[i].users, u)
-		}
-	}
-
-	cfg := config.Default()
-	cfg.Voice.JoinGreetingWindowSeconds = 0
-	cfg.Voice.BargeIn.Policy = "none" // the bot finishes its answers: the most outgoing audio
-	cfg.Voice.InactivityLeaveSeconds = 3600
-	cfg.Secrets.OpenAIAPIKey = "sk-bench"
-	reg := prometheus.NewRegistry()
-	client, err := llm.New(llm.Options{BaseURL: os1.BaseURL(), APIKey: "sk-bench", MaxRetries: 1,
-		Timeout: 10 * time.Second, FirstByteTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second, Logger: log})
-	if err != nil {
-		return rep, err
-	}
-	sess, err := discord.NewSession(discord.SessionOptions{Token: ds.Token(), APIURL: ds.APIBaseURL()})
-	if err != nil {
-		return rep, err
-	}
-	sess.LogLevel = -1
-	var ready sync.WaitGroup
-	ready.Add(p.Sessions)
-	var once sync.Map
-	sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
-		if _, dup := once.LoadOrStore(g.ID, true); !dup {
-			ready.Done()
-		}
-	})
-	if err := sess.Open(); err != nil {
-		return rep, err
-	}
-	defer sess.Close()
-	ready.Wait()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(vs.CACertPEM())
-	var clock *dvoice.SendClock
-	if p.Clock {
-		if clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
-			return rep, err
-		}
-		defer clock.Close()
-	}
-	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
-	svc, err := voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: sess, LLM: client,
-		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(reg),
-		TransportMetrics: dvoice.NewMetrics(reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin, SendClock: clock})
-	if err != nil {
-		return rep, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		err = errors.Join(err, svc.Shutdown(sctx))
-	}()
-
+	defer func() { err = errors.Join(err, world.Close()) }()
 	heap0 := liveHeap()
-	var members []*voicesim.Member
-	defer func() {
-		for _, m := range members {
-			m.Leave()
-		}
-	}()
-	for _, g := range guilds {
-		for _, u := range g.users {
-			m, err := ds.JoinVoiceMember(ctx, u, g.vc, voicesim.MemberOptions{Deaf: !p.MembersHear})
-			if err != nil {
-				return rep, err
-			}
-			members = append(members, m)
-		}
-		if err := svc.Join(ctx, string(g.id), string(g.vc)); err != nil {
-			return rep, err
-		}
+	info, err := world.Setup(ctx, WorldSetup{Sessions: p.Sessions, Members: p.Members, Clip: p.Clip, MembersHear: p.MembersHear})
+	if err != nil {
+		return rep, err
 	}
+	b, err := startBot(ctx, p, info, log)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { err = errors.Join(err, b.close()) }()
 	log.Info("capacity: sessions up", "sessions", p.Sessions)
 
-	// Talking phase: each member says the clip, then is quiet for about as
-	// long (uniform 0.5-1.5 × the clip), so each talks about half the time.
-	tctx, cancel := context.WithTimeout(ctx, p.Duration)
-	defer cancel()
-	cpu0, start, late0 := cpuTime(), time.Now(), latenessNow(reg)
+	cpu0, start, late0 := cpuTime(), time.Now(), latenessNow(b.reg)
+	var clock0 dvoice.ClockStats
+	if b.clock != nil {
+		clock0 = b.clock.Stats()
+	}
 	var wg sync.WaitGroup
 	var baseFrames, baseLate uint64
-	wg.Go(func() {
-		pc := pace.New(pcm.FrameDuration)
-		pc.Spin = time.Millisecond
-		for {
-			slot, err := pc.Wait(tctx)
-			if err != nil {
-				return
-			}
-			baseFrames += uint64(1 + slot.Skipped)
-			baseLate += uint64(slot.Skipped)
-			if slot.Lateness > 5*time.Millisecond {
-				baseLate++
-			}
-		}
-	})
-	var played sync.Mutex
-	var memberFrames uint64
-	var clock0 dvoice.ClockStats
-	if clock != nil {
-		clock0 = clock.Stats()
-	}
-	talking := 0
-	for i, m := range members {
-		if p.Talkers > 0 && float64(talking) >= p.Talkers*float64(i+1) {
-			continue // silent: present, sends nothing (a client's own VAD)
-		}
-		talking++
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
-			time.Sleep(time.Duration(rng.Int64N(int64(2 * clipLen))))
-			for tctx.Err() == nil {
-				if m.PlayOpus(tctx, frames) == nil {
-					played.Lock()
-					memberFrames += uint64(len(frames))
-					played.Unlock()
-				}
-				pause := clipLen/2 + time.Duration(rng.Int64N(int64(clipLen)))
-				select {
-				case <-tctx.Done():
-				case <-time.After(pause):
-				}
-			}
-		})
-	}
-	time.Sleep(p.Duration / 2)
+	tctx, cancel := context.WithTimeout(ctx, p.Duration)
+	defer cancel()
+	wg.Go(func() { baseFrames, baseLate = barePacer(tctx) })
+	var talked TalkResult
+	var talkErr error
+	wg.Go(func() { talked, talkErr = world.Talk(ctx, TalkPlan{Duration: p.Duration, Talkers: p.Talkers}) })
+	sleep(ctx, p.Duration/2)
 	heap1 := liveHeap()
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
-	time.Sleep(3 * time.Second) // replies in progress finish
+	if talkErr != nil {
+		return rep, talkErr
+	}
+	sleep(ctx, 3*time.Second) // replies in progress finish
 
-	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed, MemberFramesPlayed: memberFrames,
-		CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{}, Talking: talking}
-	if clock != nil {
-		st := clock.Stats()
+	rep = Report{BaselineFrames: baseFrames, BaselineLate: baseLate, Sessions: p.Sessions, Members: p.Members, Duration: elapsed,
+		MemberFramesPlayed: talked.MemberFrames, CPUCores: cpu.Seconds() / elapsed.Seconds(), Turns: map[string]uint64{},
+		Talking: talked.Talking, WorldHealth: talked.Health(), WorldSched: info.Sched}
+	if info.Pid != os.Getpid() {
+		rep.WorldCPUCores = talked.CPUCores
+	}
+	if b.clock != nil {
+		st := b.clock.Stats()
 		st.Wakeups -= clock0.Wakeups
 		st.Writes -= clock0.Writes
 		st.Frames -= clock0.Frames
@@ -353,9 +233,116 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	if heap1 > heap0 {
 		rep.HeapPerSession = (heap1 - heap0) / uint64(p.Sessions)
 	}
+	return rep, readMetrics(b.reg, late0, &rep)
+}
+
+// barePacer ticks a bare pacer (discord/voice/pace, with the transport's
+// 1 ms spin) every 20 ms until ctx ends and returns the slots and those
+// more than 5 ms late (skipped slots included).
+func barePacer(ctx context.Context) (frames, late uint64) {
+	pc := pace.New(pcm.FrameDuration)
+	pc.Spin = time.Millisecond
+	for {
+		slot, err := pc.Wait(ctx)
+		if err != nil {
+			return frames, late
+		}
+		frames += uint64(1 + slot.Skipped)
+		late += uint64(slot.Skipped)
+		if slot.Lateness > 5*time.Millisecond {
+			late++
+		}
+	}
+}
+
+// bot is the bot's side of a run.
+type bot struct {
+	sess  *discordgo.Session
+	clock *dvoice.SendClock
+	svc   *voice.Service
+	reg   *prometheus.Registry
+}
+
+// startBot connects the bot to the world and joins it to every session's
+// voice channel.
+func startBot(ctx context.Context, p Params, info WorldInfo, log *slog.Logger) (b *bot, err error) {
+	cfg := config.Default()
+	cfg.Voice.JoinGreetingWindowSeconds = 0
+	cfg.Voice.BargeIn.Policy = "none" // the bot finishes its answers: the most outgoing audio
+	cfg.Voice.InactivityLeaveSeconds = 3600
+	cfg.Secrets.OpenAIAPIKey = "sk-bench"
+	b = &bot{reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, b.close())
+		}
+	}()
+	client, err := llm.New(llm.Options{BaseURL: info.OpenAI, APIKey: "sk-bench", MaxRetries: 1,
+		Timeout: 10 * time.Second, FirstByteTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second, Logger: log})
+	if err != nil {
+		return b, err
+	}
+	if b.sess, err = discord.NewSession(discord.SessionOptions{Token: info.Token, APIURL: info.DiscordAPI}); err != nil {
+		return b, err
+	}
+	b.sess.LogLevel = -1
+	var ready sync.WaitGroup
+	ready.Add(len(info.Guilds))
+	var once sync.Map
+	b.sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
+		if _, dup := once.LoadOrStore(g.ID, true); !dup {
+			ready.Done()
+		}
+	})
+	if err := b.sess.Open(); err != nil {
+		return b, err
+	}
+	ready.Wait()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(info.VoiceCA)
+	if p.Clock {
+		if b.clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
+			return b, err
+		}
+	}
+	engine := decision.NewVoiceEngine(voice.Policy(cfg), decision.EngineOptions{Classifier: decision.ClassifierFunc(client.Classify)})
+	b.svc, err = voice.New(voice.Options{Config: func() *config.Config { return cfg }, Discord: b.sess, LLM: client,
+		Engine: engine, VoiceTLS: &tls.Config{RootCAs: pool}, Logger: log, Metrics: voice.NewMetrics(b.reg),
+		TransportMetrics: dvoice.NewMetrics(b.reg), SendRealtimePriority: p.RealtimePriority, SendSpin: p.SendSpin, SendClock: b.clock})
+	if err != nil {
+		return b, err
+	}
+	for _, g := range info.Guilds {
+		if err := b.svc.Join(ctx, g.ID, g.Voice); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// close shuts the service down, then the clock and the gateway session.
+func (b *bot) close() error {
+	var err error
+	if b.svc != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = b.svc.Shutdown(sctx)
+	}
+	if b.clock != nil {
+		b.clock.Close()
+	}
+	if b.sess != nil {
+		err = errors.Join(err, b.sess.Close())
+	}
+	return err
+}
+
+// readMetrics fills rep's figures from the bot's metrics (lateness against
+// late0, read when the talking phase began).
+func readMetrics(reg *prometheus.Registry, late0 lateness, rep *Report) error {
 	mfs, err := reg.Gather()
 	if err != nil {
-		return rep, err
+		return err
 	}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
@@ -376,7 +363,7 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // lateness is the lateness histogram's count and its 2 ms and 5 ms buckets.

@@ -1,25 +1,24 @@
 // Command encoder chooses the bot's Opus encoder settings by measurement:
 // for each application, complexity and bitrate it encodes the ten speech
 // fixtures the way a reply is sent (16 kHz espeak items resampled to the
-// 24 kHz TTS format, then to 48 kHz stereo as audio.Talker does), decodes
-// them as a member's client does (48 kHz stereo), and reports the encode
-// CPU per 20 ms frame with objective quality figures against the 48 kHz
-// input: log-spectral distance (LSD, dB, lower is better; 20 ms frames,
-// 50 Hz–12 kHz, frames within 40 dB of the item's loudest) and segmental SNR
-// (dB, the same frames, clamped to −10…35 dB). Run from the repository root:
+// 24 kHz mono TTS format; encoded at 24 kHz mono as audio.Talker does, or,
+// the earlier path, resampled and upmixed to 48 kHz stereo first), decodes
+// them as a member's client does (48 kHz stereo), and reports the CPU per
+// 20 ms frame of the encode and of the earlier path's resample and upmix, with
+// the objective quality figures of internal/speechscore against the TTS
+// audio at 48 kHz: log-spectral distance (LSD, dB, lower is better) and
+// segmental SNR (dB). Run from the repository root:
 //
-//	go run ./bench/voice/encoder [-passes 3]
+//	go run ./bench/voice/encoder [-passes 3] [-reply]
 //
-// The figures are not a perceptual score (no PESQ or ViSQOL here): LSD
-// follows spectral damage (band limiting, noise filling, coarse
-// quantization), segmental SNR the waveform, which SILK does not preserve.
+// -reply measures only the reply's settings (audio application,
+// complexity 5, 64 kb/s) on both paths. The figures are not a perceptual
+// score (no PESQ or ViSQOL here).
 package main
 
 import (
 	"flag"
 	"fmt"
-	"math"
-	"math/cmplx"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
 	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/internal/speechscore"
 )
 
 var names = []string{
@@ -40,46 +40,70 @@ type setting struct {
 	app        opus.Application
 	complexity int
 	bitrate    int
+	in         pcm.Format // what the encoder takes: the TTS format, or 48 kHz stereo (earlier path)
 }
 
 func (s setting) String() string {
 	a := map[opus.Application]string{opus.ApplicationAudio: "audio", opus.ApplicationVoIP: "voip", opus.ApplicationLowDelay: "lowdelay"}[s.app]
-	return fmt.Sprintf("%-8s c%-2d %3d kb/s", a, s.complexity, s.bitrate/1000)
+	return fmt.Sprintf("%-12s %-8s c%-2d %3d kb/s", s.in, a, s.complexity, s.bitrate/1000)
 }
 
 func main() {
 	dir := flag.String("speech", "audio/testdata/speech", "directory of the 16 kHz speech items")
 	passes := flag.Int("passes", 3, "encode passes per setting (CPU: the fastest counts)")
+	reply := flag.Bool("reply", false, "only the reply's settings (audio, complexity 5, 64 kb/s), both paths")
 	flag.Parse()
 	items, err := load(*dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	var settings []setting
-	for _, app := range []opus.Application{opus.ApplicationAudio, opus.ApplicationVoIP} {
-		for _, c := range []int{1, 3, 5, 7, 10} {
-			for _, br := range []int{32000, 48000, 64000, 96000} {
-				settings = append(settings, setting{app, c, br})
-			}
-		}
-	}
-	settings = append(settings, setting{opus.ApplicationLowDelay, 5, 64000}, setting{opus.ApplicationLowDelay, 10, 64000})
-	fmt.Println("setting                 | encode µs/frame | LSD dB | segSNR dB")
-	for _, s := range settings {
+	fmt.Println("input        setting            | encode µs/frame | resample µs/frame | LSD dB | segSNR dB")
+	for _, s := range settings(*reply) {
 		r, err := measure(s, items, *passes)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s | %15.1f | %6.2f | %9.1f\n", s, r.usPerFrame, r.lsd, r.segSNR)
+		fmt.Printf("%s | %15.1f | %17.1f | %6.2f | %9.1f\n", s, r.usPerFrame, r.resampleUs, r.lsd, r.segSNR)
 	}
 }
 
-// load reads the items and turns each into the 48 kHz stereo a Talker
-// encodes (16 kHz → 24 kHz TTS format → 48 kHz stereo).
-func load(dir string) ([][]int16, error) {
-	var out [][]int16
+// settings lists what to measure: each on the TTS format (the reply path)
+// and on 48 kHz stereo (the earlier path).
+func settings(reply bool) []setting {
+	var out []setting
+	add := func(app opus.Application, c, br int) {
+		for _, in := range []pcm.Format{pcm.Mono24k(), pcm.Discord()} {
+			out = append(out, setting{app, c, br, in})
+		}
+	}
+	if reply {
+		add(opus.ApplicationAudio, 5, 64000)
+		return out
+	}
+	for _, app := range []opus.Application{opus.ApplicationAudio, opus.ApplicationVoIP} {
+		for _, c := range []int{1, 3, 5, 7, 10} {
+			for _, br := range []int{32000, 48000, 64000, 96000} {
+				add(app, c, br)
+			}
+		}
+	}
+	add(opus.ApplicationLowDelay, 5, 64000)
+	add(opus.ApplicationLowDelay, 10, 64000)
+	return out
+}
+
+// item is one speech fixture as the TTS sends it (24 kHz mono) and at
+// 48 kHz stereo (the earlier path's encoder input and the reference the
+// decoded audio is scored against).
+type item struct {
+	tts, s48 []int16
+}
+
+// load reads the items (16 kHz → 24 kHz TTS format → 48 kHz stereo).
+func load(dir string) ([]item, error) {
+	var out []item
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
@@ -93,13 +117,14 @@ func load(dir string) ([][]int16, error) {
 		if err != nil {
 			return nil, err
 		}
+		// whole frames, plus 60 ms of silence so the codec delay flushes
+		fl := pcm.Mono24k().FrameLen()
+		s24 = append(s24[:len(s24)-len(s24)%fl], make([]int16, 3*fl)...)
 		s48, err := convert(s24, pcm.Mono24k(), pcm.Discord())
 		if err != nil {
 			return nil, err
 		}
-		// whole frames, plus 60 ms of silence so the codec delay flushes
-		s48 = append(s48[:len(s48)-len(s48)%opus.FrameLen], make([]int16, 3*opus.FrameLen)...)
-		out = append(out, s48)
+		out = append(out, item{tts: s24, s48: s48})
 	}
 	return out, nil
 }
@@ -115,44 +140,34 @@ func convert(s []int16, from, to pcm.Format) ([]int16, error) {
 }
 
 type result struct {
-	usPerFrame, lsd, segSNR float64
+	usPerFrame, resampleUs, lsd, segSNR float64
 }
 
-func measure(s setting, items [][]int16, passes int) (result, error) {
-	var best time.Duration
+func measure(s setting, items []item, passes int) (result, error) {
+	var best, bestRS time.Duration
 	var frames int
 	var lsds, snrs []float64
 	for p := range passes {
-		var spent time.Duration
+		var spent, rs time.Duration
 		frames = 0
 		for _, it := range items {
-			enc, err := opus.NewEncoder(opus.EncoderConfig{Application: s.app, Complexity: s.complexity, Bitrate: s.bitrate})
-			if err != nil {
-				return result{}, err
-			}
-			dec, err := opus.NewDecoder()
-			if err != nil {
-				return result{}, err
-			}
-			pkt := make([]byte, opus.MaxPacketSize)
-			out := make([]int16, 0, len(it))
-			frame := make([]int16, opus.FrameLen)
-			for off := 0; off+opus.FrameLen <= len(it); off += opus.FrameLen {
-				t0 := time.Now()
-				n, err := enc.Encode(it[off:off+opus.FrameLen], pkt)
-				spent += time.Since(t0)
+			in := it.tts
+			if s.in == pcm.Discord() {
+				d, err := resampleTime(it.tts)
 				if err != nil {
 					return result{}, err
 				}
-				m, err := dec.Decode(pkt[:n], frame)
-				if err != nil {
-					return result{}, err
-				}
-				out = append(out, frame[:m*opus.Channels]...)
-				frames++
+				rs += d
+				in = it.s48
 			}
+			out, n, d, err := encodeDecode(s, in)
+			if err != nil {
+				return result{}, err
+			}
+			spent += d
+			frames += n
 			if p == 0 {
-				l, snr := quality(mono(it), mono(out))
+				l, snr := speechscore.Score(speechscore.Mono(it.s48), speechscore.Mono(out))
 				lsds = append(lsds, l)
 				snrs = append(snrs, snr)
 			}
@@ -160,16 +175,65 @@ func measure(s setting, items [][]int16, passes int) (result, error) {
 		if p == 0 || spent < best {
 			best = spent
 		}
+		if p == 0 || rs < bestRS {
+			bestRS = rs
+		}
 	}
-	return result{usPerFrame: float64(best.Microseconds()) / float64(frames), lsd: mean(lsds), segSNR: mean(snrs)}, nil
+	perFrame := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 / float64(frames) }
+	return result{usPerFrame: perFrame(best), resampleUs: perFrame(bestRS), lsd: mean(lsds), segSNR: mean(snrs)}, nil
 }
 
-func mono(s []int16) []float64 {
-	out := make([]float64, len(s)/2)
-	for i := range out {
-		out[i] = (float64(s[2*i]) + float64(s[2*i+1])) / 2 / 32768
+// resampleTime returns the time the earlier path spent turning tts into
+// 48 kHz stereo 20 ms at a time, as audio.Talker did.
+func resampleTime(tts []int16) (time.Duration, error) {
+	r, err := resample.New(pcm.Mono24k(), pcm.Discord())
+	if err != nil {
+		return 0, err
 	}
-	return out
+	fl := pcm.Mono24k().FrameLen()
+	out := make([]int16, r.MaxOut(fl))
+	t0 := time.Now()
+	for off := 0; off+fl <= len(tts); off += fl {
+		if _, err := r.Process(out, tts[off:off+fl]); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t0), nil
+}
+
+// encodeDecode encodes in (s.in format) frame by frame and decodes it at
+// 48 kHz stereo; it returns the decoded audio, the frame count and the
+// time spent encoding.
+func encodeDecode(s setting, in []int16) ([]int16, int, time.Duration, error) {
+	enc, err := opus.NewEncoder(opus.EncoderConfig{Application: s.app, Complexity: s.complexity, Bitrate: s.bitrate, Rate: s.in.Rate, Channels: s.in.Channels})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	dec, err := opus.NewDecoder()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	pkt := make([]byte, opus.MaxPacketSize)
+	frame := make([]int16, opus.FrameLen)
+	fl := enc.FrameLen()
+	out := make([]int16, 0, len(in)/fl*opus.FrameLen)
+	var spent time.Duration
+	frames := 0
+	for off := 0; off+fl <= len(in); off += fl {
+		t0 := time.Now()
+		n, err := enc.Encode(in[off:off+fl], pkt)
+		spent += time.Since(t0)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		m, err := dec.Decode(pkt[:n], frame)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		out = append(out, frame[:m*opus.Channels]...)
+		frames++
+	}
+	return out, frames, spent, nil
 }
 
 func mean(v []float64) float64 {
@@ -178,117 +242,4 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
-}
-
-const (
-	win  = 960  // 20 ms at 48 kHz
-	nfft = 1024 // zero-padded
-)
-
-// quality aligns dec to ref (the codec's delay, found by cross-correlation
-// within 20 ms) and returns the mean LSD and segmental SNR over the frames
-// within 40 dB of ref's loudest.
-func quality(ref, dec []float64) (lsd, segSNR float64) {
-	d := delay(ref, dec)
-	dec = dec[d:]
-	n := min(len(ref), len(dec)) / win
-	energies := make([]float64, n)
-	var peak float64
-	for i := range n {
-		energies[i] = energy(ref[i*win : (i+1)*win])
-		peak = max(peak, energies[i])
-	}
-	lo, hi := 50*nfft/48000, 12000*nfft/48000
-	hann := make([]float64, win)
-	for i := range hann {
-		hann[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/float64(win-1))
-	}
-	var lsdSum, snrSum float64
-	var used int
-	for i := range n {
-		if energies[i] < peak*1e-4 {
-			continue
-		}
-		r, x := ref[i*win:(i+1)*win], dec[i*win:(i+1)*win]
-		var noise float64
-		for j := range r {
-			e := r[j] - x[j]
-			noise += e * e
-		}
-		snr := 10 * math.Log10(energies[i]*win/max(noise, 1e-12))
-		snrSum += min(35, max(-10, snr))
-		pr, px := spectrum(r, hann), spectrum(x, hann)
-		var s float64
-		for k := lo; k < hi; k++ {
-			diff := 10 * math.Log10((pr[k]+1e-10)/(px[k]+1e-10))
-			s += diff * diff
-		}
-		lsdSum += math.Sqrt(s / float64(hi-lo))
-		used++
-	}
-	return lsdSum / float64(used), snrSum / float64(used)
-}
-
-func energy(s []float64) float64 {
-	var e float64
-	for _, v := range s {
-		e += v * v
-	}
-	return e / float64(len(s))
-}
-
-func delay(ref, dec []float64) int {
-	best, at := math.Inf(-1), 0
-	n := min(len(ref), len(dec)) - win
-	for d := range win {
-		var c float64
-		for i := 0; i < n-d; i += 4 {
-			c += ref[i] * dec[i+d]
-		}
-		if c > best {
-			best, at = c, d
-		}
-	}
-	return at
-}
-
-// spectrum is the power spectrum of s windowed by w, zero-padded to nfft.
-func spectrum(s, w []float64) []float64 {
-	x := make([]complex128, nfft)
-	for i := range s {
-		x[i] = complex(s[i]*w[i], 0)
-	}
-	fft(x)
-	p := make([]float64, nfft/2)
-	for k := range p {
-		a := cmplx.Abs(x[k])
-		p[k] = a * a
-	}
-	return p
-}
-
-// fft is an in-place iterative radix-2 FFT (len(x) a power of two).
-func fft(x []complex128) {
-	n := len(x)
-	for i, j := 1, 0; i < n; i++ {
-		bit := n >> 1
-		for ; j&bit != 0; bit >>= 1 {
-			j ^= bit
-		}
-		j ^= bit
-		if i < j {
-			x[i], x[j] = x[j], x[i]
-		}
-	}
-	for size := 2; size <= n; size <<= 1 {
-		w := cmplx.Exp(complex(0, -2*math.Pi/float64(size)))
-		for start := 0; start < n; start += size {
-			wk := complex(1, 0)
-			for k := range size / 2 {
-				a, b := x[start+k], x[start+k+size/2]*wk
-				x[start+k], x[start+k+size/2] = a+b, a-b
-				wk *= w
-			}
-		}
-	}
 }

@@ -19,8 +19,14 @@ const (
 	channels        = 2
 	frameSamples    = 960 // per channel, 20 ms at 48 kHz
 	frameDuration   = 20 * time.Millisecond
-	silenceTrailing = 5
+	silenceTrailing = TrailingSilenceFrames
 )
+
+// TrailingSilenceFrames is the number of Opus silence frames PlayOpus and
+// PlayPCM send after the audio, as Discord clients do at the end of a talk
+// spurt: a play of n frames sends n+TrailingSilenceFrames packets, one a
+// frame interval.
+const TrailingSilenceFrames = 5
 
 // MemberOptions describe a simulated member joining a voice channel.
 type MemberOptions struct {
