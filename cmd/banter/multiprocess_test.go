@@ -73,9 +73,10 @@ func TestMultiProcess(t *testing.T) {
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	dsim := simtest.Serve(t, discordsim.WithShards(4, 4), discordsim.WithIdentifySpacing(time.Second), discordsim.WithVoiceSim(vs))
 	osim := openaitest.Serve(t)
-	if err := osim.AddRule(openaisim.Rule{Name: "voice question", Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
-		Reply: openaisim.Reply{Transcript: voiceQuestion}}); err != nil {
-		t.Fatal(err)
+	for _, r := range openaisim.SaidRules("voice question", voiceQuestion) {
+		if err := osim.AddRule(r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	alice := dsim.CreateUser("alice")
 	const guildCount, shardCount = 8, 4

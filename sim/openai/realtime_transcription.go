@@ -139,3 +139,19 @@ func (c *rtSession) transcribe(it *rtItem, offset time.Duration) {
 	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": it.id, "content_index": 0,
 		"transcript": text, "usage": map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}})
 }
+
+// SaidRules answer every transcription of a member's speech with text, whichever way the client
+// transcribes it: an upload gets text; in a transcription session the first span hears all of
+// it and the later spans of the same session nothing more (Reply.NoSpeech). name names both
+// rules.
+func SaidRules(name, text string) []Rule {
+	return []Rule{
+		{Name: name, Match: Match{Endpoint: EndpointTranscriptions}, Reply: Reply{Transcript: text}},
+		{Name: name, Match: Match{Endpoint: EndpointRealtimeTranscription}, Respond: func(r Request) Reply {
+			if r.AudioOffset > 0 {
+				return Reply{NoSpeech: true}
+			}
+			return Reply{Transcript: text}
+		}},
+	}
+}

@@ -80,3 +80,22 @@ func TestTranscriptionSession(t *testing.T) {
 		t.Errorf("unknown intent: %v %v", err, res)
 	}
 }
+
+// TestSaidRules: one utterance said, heard once whichever way it is transcribed.
+func TestSaidRules(t *testing.T) {
+	s := serve(t, WithRules(SaidRules("said", "banter, can you hear me?")...))
+	c := dialTranscription(t, s, "gpt-4o-transcribe")
+	var got []any
+	for range 2 {
+		c.appendAudio(silence(300 * 1e6))
+		c.send(map[string]any{"type": "input_audio_buffer.commit"})
+		evs := c.until("conversation.item.input_audio_transcription.completed")
+		got = append(got, evs[len(evs)-1]["transcript"])
+	}
+	if got[0] != "banter, can you hear me?" || got[1] != "" {
+		t.Errorf("spans of one session heard %q", got)
+	}
+	if o := s.resolve(&matchInput{endpoint: EndpointTranscriptions, audio: 2 * 1e9, hasAudio: true}); o.reply.Transcript != "banter, can you hear me?" {
+		t.Errorf("an upload heard %+v", o.reply)
+	}
+}

@@ -122,19 +122,9 @@ func (w *LocalWorld) Setup(ctx context.Context, s WorldSetup) (info WorldInfo, e
 	if err := w.ds.Start("127.0.0.1:0"); err != nil {
 		return info, fmt.Errorf("capacity: discord simulator: %w", err)
 	}
-	w.os, err = openaisim.Start("127.0.0.1:0", openaisim.WithRules(
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointTranscriptions},
-			Reply: openaisim.Reply{Transcript: "hey banter, tell me something nice"}},
-		// The words at pauses, in a transcription session: its first span hears them all.
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeTranscription},
-			Respond: func(r openaisim.Request) openaisim.Reply {
-				if r.AudioOffset > 0 {
-					return openaisim.Reply{NoSpeech: true}
-				}
-				return openaisim.Reply{Transcript: "hey banter, tell me something nice"}
-			}},
+	w.os, err = openaisim.Start("127.0.0.1:0", openaisim.WithRules(append(openaisim.SaidRules("said", "hey banter, tell me something nice"),
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
-			Reply: openaisim.Reply{Text: "Sure. The sun is out and the tea is warm."}}))
+			Reply: openaisim.Reply{Text: "Sure. The sun is out and the tea is warm."}})...))
 	if err != nil {
 		return info, fmt.Errorf("capacity: openai simulator: %w", err)
 	}
