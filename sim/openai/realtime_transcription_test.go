@@ -30,6 +30,18 @@ func dialTranscription(t *testing.T, s *Server, model string) *rtClient {
 	return c
 }
 
+// commitSpans commits n spans of 300 ms one after the other and returns their transcripts.
+func (c *rtClient) commitSpans(n int) []any {
+	var got []any
+	for range n {
+		c.appendAudio(silence(300 * 1e6))
+		c.send(map[string]any{"type": "input_audio_buffer.commit"})
+		evs := c.until("conversation.item.input_audio_transcription.completed")
+		got = append(got, evs[len(evs)-1]["transcript"])
+	}
+	return got
+}
+
 // TestTranscriptionSession: a transcription session transcribes each commit with the
 // session's model; it refuses responses and conversation items and a realtime session
 // type; and a queued transcript is the whole of its speech (later commits hear nothing new).
@@ -37,13 +49,8 @@ func TestTranscriptionSession(t *testing.T) {
 	s := serve(t, WithRules(Rule{Name: "stt", Match: Match{Endpoint: EndpointRealtimeTranscription, Model: "gpt-4o-transcribe"},
 		Respond: func(r Request) Reply { return Reply{Transcript: "span at " + r.AudioOffset.String()} }}))
 	c := dialTranscription(t, s, "gpt-4o-transcribe")
-	for _, want := range []string{"span at 0s", "span at 300ms"} {
-		c.appendAudio(silence(300 * 1e6))
-		c.send(map[string]any{"type": "input_audio_buffer.commit"})
-		evs := c.until("conversation.item.input_audio_transcription.completed")
-		if got := evs[len(evs)-1]["transcript"]; got != want {
-			t.Errorf("transcript %v, want %q (events %v)", got, want, types(evs))
-		}
+	if got := c.commitSpans(2); got[0] != "span at 0s" || got[1] != "span at 300ms" {
+		t.Errorf("transcripts %q, want each span's start", got)
 	}
 	for _, typ := range []string{"response.create", "conversation.item.create"} {
 		c.send(map[string]any{"type": typ, "event_id": "e1"})
@@ -59,21 +66,12 @@ func TestTranscriptionSession(t *testing.T) {
 
 	s.QueueTranscripts("hey banter what's up", "next utterance")
 	q := dialTranscription(t, s, "gpt-4o-transcribe")
-	var got []any
-	for range 2 {
-		q.appendAudio(silence(300 * 1e6))
-		q.send(map[string]any{"type": "input_audio_buffer.commit"})
-		evs := q.until("conversation.item.input_audio_transcription.completed")
-		got = append(got, evs[len(evs)-1]["transcript"])
-	}
+	got := q.commitSpans(2)
 	if got[0] != "hey banter what's up" || got[1] != "" {
 		t.Errorf("queued transcript over two commits of one session: %q", got)
 	}
-	q2 := dialTranscription(t, s, "gpt-4o-transcribe")
-	q2.appendAudio(silence(300 * 1e6))
-	q2.send(map[string]any{"type": "input_audio_buffer.commit"})
-	if evs := q2.until("conversation.item.input_audio_transcription.completed"); evs[len(evs)-1]["transcript"] != "next utterance" {
-		t.Errorf("a new session takes the next queued transcript: %v", evs[len(evs)-1])
+	if got := dialTranscription(t, s, "gpt-4o-transcribe").commitSpans(1); got[0] != "next utterance" {
+		t.Errorf("a new session takes the next queued transcript: %q", got)
 	}
 
 	if _, res, err := websocket.DefaultDialer.Dial(s.RealtimeURL()+"?intent=translation", http.Header{"Authorization": {"Bearer sk-sim-test"}}); err == nil || res == nil || res.StatusCode != http.StatusBadRequest {
@@ -85,13 +83,7 @@ func TestTranscriptionSession(t *testing.T) {
 func TestSaidRules(t *testing.T) {
 	s := serve(t, WithRules(SaidRules("said", "banter, can you hear me?")...))
 	c := dialTranscription(t, s, "gpt-4o-transcribe")
-	var got []any
-	for range 2 {
-		c.appendAudio(silence(300 * 1e6))
-		c.send(map[string]any{"type": "input_audio_buffer.commit"})
-		evs := c.until("conversation.item.input_audio_transcription.completed")
-		got = append(got, evs[len(evs)-1]["transcript"])
-	}
+	got := c.commitSpans(2)
 	if got[0] != "banter, can you hear me?" || got[1] != "" {
 		t.Errorf("spans of one session heard %q", got)
 	}
