@@ -270,6 +270,9 @@ func TestSpanTranscriptionFallsBack(t *testing.T) {
 			if got := metricSum(t, w.reg, "banter_voice_span_sessions_total", tc.outcome); got < 1 {
 				t.Errorf("banter_voice_span_sessions_total{outcome=%q} = %v", tc.outcome, got)
 			}
+			if tc.outcome == "refused" && metricSum(t, w.reg, "banter_voice_span_sessions_total", "fell_back") != 0 {
+				t.Error("a refused session's spans were counted as fell_back too")
+			}
 		})
 	}
 }

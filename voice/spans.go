@@ -61,6 +61,10 @@ type spanJob struct {
 	f     *sttFuture
 }
 
+// errNoSession marks the spans of a stream whose session did not open (refused, counted and
+// logged once by dialSpans): they are uploaded without a word more.
+var errNoSession = errors.New("voice: span transcription: no session")
+
 // spanTimeout bounds the wait for a committed span's transcript (then the words so far are
 // uploaded).
 const spanTimeout = 15 * time.Second
@@ -92,7 +96,7 @@ func (sp *speaker) openSpans() {
 		var pending sync.WaitGroup
 		for job := range st.jobs {
 			if err != nil {
-				job.f.set(sttResult{err: err})
+				job.f.set(sttResult{err: fmt.Errorf("%w: %w", errNoSession, err)})
 				continue
 			}
 			committed, cerr := commitSpan(s.ctx, tr, rs, job.audio)
@@ -184,8 +188,10 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 				return
 			}
 			if r.err != nil {
-				s.metrics.spanSession("fell_back")
-				s.log.Warn("voice_span_failed", "user_id", sp.userID, "error", r.err)
+				if !errors.Is(r.err, errNoSession) { // a refused session was counted and logged once
+					s.metrics.spanSession("fell_back")
+					s.log.Warn("voice_span_failed", "user_id", sp.userID, "error", r.err)
+				}
 				whole.set(s.transcribeChunk(audio, sp.format))
 				return
 			}
