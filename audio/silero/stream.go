@@ -1,0 +1,165 @@
+package silero
+
+import "math"
+
+// Stream is the model's state for one audio source: the LSTM's hidden and cell state, the
+// context carried from the previous chunk and the samples of the chunk being filled.
+// Write and ProcessChunk do not allocate. A Stream belongs to one goroutine.
+type Stream struct {
+	m    *Model
+	h, c [hidden]float32
+	// x is the model's input: the previous chunk's last contextN samples, the chunk, and
+	// contextN samples of reflection padding.
+	x    [contextN + ChunkSamples + contextN]float32
+	n    int // samples of the chunk so far, in x[contextN:]
+	prob float32
+	runs uint64
+
+	// scratch, reused every chunk
+	spec  [bins * (frames + 2)]float32 // magnitudes [bin][time], a zero column each side
+	e0    [128 * (frames + 2)]float32
+	e1    [64 * (2 + 2)]float32
+	e2    [64 * (1 + 2)]float32
+	e3    [128 * (1 + 2)]float32
+	col   [bins * 3]float32
+	xh    [2 * hidden]float32
+	gates [4 * hidden]float32
+	fft   [fftN]complex64
+}
+
+// NewStream returns a fresh state (silence before the first sample).
+func (m *Model) NewStream() *Stream { return &Stream{m: m} }
+
+// Reset forgets everything heard: the state of a new stream.
+func (s *Stream) Reset() {
+	m := s.m
+	*s = Stream{m: m}
+}
+
+// Prob returns the speech probability of the last chunk run (0 before the first).
+func (s *Stream) Prob() float32 { return s.prob }
+
+// Chunks returns how many chunks the stream has run.
+func (s *Stream) Chunks() uint64 { return s.runs }
+
+// Pending returns how many samples of the next chunk are buffered.
+func (s *Stream) Pending() int { return s.n }
+
+// Write feeds 16 kHz mono samples. Every time ChunkSamples have gathered the model runs on
+// them; Write returns how many chunks ran (Prob is the last one's probability).
+func (s *Stream) Write(p []int16) int {
+	ran := 0
+	for len(p) > 0 {
+		k := min(len(p), ChunkSamples-s.n)
+		dst := s.x[contextN+s.n : contextN+s.n+k]
+		for i, v := range p[:k] {
+			dst[i] = float32(v) / 32768
+		}
+		s.n += k
+		p = p[k:]
+		if s.n == ChunkSamples {
+			s.run()
+			ran++
+		}
+	}
+	return ran
+}
+
+// ProcessChunk runs the model on one chunk of ChunkSamples samples scaled to [-1, 1], as
+// the reference implementation takes them, and returns its speech probability. Samples
+// buffered by Write are dropped.
+func (s *Stream) ProcessChunk(chunk []float32) float32 {
+	if len(chunk) != ChunkSamples {
+		panic("silero: ProcessChunk needs exactly ChunkSamples samples")
+	}
+	copy(s.x[contextN:], chunk)
+	s.n = ChunkSamples
+	s.run()
+	return s.prob
+}
+
+// run computes one step of the network on x and keeps the context for the next.
+func (s *Stream) run() {
+	m := s.m
+	in := s.x[:contextN+ChunkSamples]
+	// Reflection padding on the right (numpy/ONNX "reflect": the edge is not repeated).
+	for i := range contextN {
+		s.x[contextN+ChunkSamples+i] = in[len(in)-2-i]
+	}
+	s.stft()
+	t := m.enc[0].apply(s.spec[:], frames, s.e0[:], s.col[:])
+	t = m.enc[1].apply(s.e0[:], t, s.e1[:], s.col[:])
+	t = m.enc[2].apply(s.e1[:], t, s.e2[:], s.col[:])
+	m.enc[3].apply(s.e2[:], t, s.e3[:], s.col[:])
+
+	// LSTM cell on the encoder's one output step.
+	for k := range hidden {
+		s.xh[k] = s.e3[k*3+1]
+	}
+	copy(s.xh[hidden:], s.h[:])
+	for r := range 4 * hidden {
+		s.gates[r] = m.lstmB[r] + dot(m.lstm[r*2*hidden:(r+1)*2*hidden], s.xh[:])
+	}
+	var out float32 = m.decB
+	for k := range hidden {
+		i := sigmoid(s.gates[k])
+		f := sigmoid(s.gates[hidden+k])
+		g := tanh(s.gates[2*hidden+k])
+		o := sigmoid(s.gates[3*hidden+k])
+		c := f*s.c[k] + i*g
+		h := o * tanh(c)
+		s.c[k], s.h[k] = c, h
+		out += m.decW[k] * max(h, 0)
+	}
+	s.prob = sigmoid(out)
+	s.runs++
+	copy(s.x[:contextN], in[len(in)-contextN:])
+	s.n = 0
+}
+
+// stft fills spec with the magnitudes of the four Hann-windowed 256-point frames of x.
+func (s *Stream) stft() {
+	m := s.m
+	const w = frames + 2
+	for t := range frames {
+		fr := s.x[t*hop : t*hop+fftN]
+		for i := range fftN {
+			s.fft[bitrev8(uint8(i))] = complex(fr[i]*m.window[i], 0)
+		}
+		fft256(s.fft[:], &m.twiddle)
+		for k := range bins {
+			v := s.fft[k]
+			re, im := real(v), imag(v)
+			s.spec[k*w+1+t] = float32(math.Sqrt(float64(re*re + im*im)))
+		}
+	}
+	for k := range bins {
+		s.spec[k*w], s.spec[k*w+w-1] = 0, 0
+	}
+}
+
+// apply runs the layer over in ([l.in][inT+2], zero columns at both ends) into out
+// ([l.out][outT+2], likewise) and returns outT.
+func (l *conv) apply(in []float32, inT int, out []float32, col []float32) int {
+	outT := (inT+2-3)/l.stride + 1
+	iw, ow := inT+2, outT+2
+	col = col[:l.in*3]
+	for t := range outT {
+		at := t * l.stride
+		for k := range l.in {
+			copy(col[k*3:k*3+3], in[k*iw+at:k*iw+at+3])
+		}
+		for c := range l.out {
+			v := l.b[c] + dot(l.w[c*l.in*3:(c+1)*l.in*3], col)
+			out[c*ow+1+t] = max(v, 0)
+		}
+	}
+	for c := range l.out {
+		out[c*ow], out[c*ow+ow-1] = 0, 0
+	}
+	return outT
+}
+
+func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
+
+func tanh(x float32) float32 { return float32(math.Tanh(float64(x))) }
