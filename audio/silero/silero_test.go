@@ -257,3 +257,17 @@ func TestDotMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+func TestExpf(t *testing.T) {
+	for x := float32(-87); x <= 87; x += 0.01 {
+		want := math.Exp(float64(x))
+		if got := float64(expf(x)); math.Abs(got-want) > 4e-7*want {
+			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for _, x := range []float32{-1000, -88, 88, 1000} {
+		if v := expf(x); math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
+			t.Errorf("expf(%v) = %v", x, v)
+		}
+	}
+}

@@ -117,20 +117,25 @@ func (s *Stream) run() {
 	s.n = 0
 }
 
-// stft fills spec with the magnitudes of the four Hann-windowed 256-point frames of x.
+// stft fills spec with the magnitudes of the four Hann-windowed 256-point frames of x. Two real
+// frames share one complex FFT (a in the real part, b in the imaginary part): with Z = FFT(a+ib),
+// A[k] = (Z[k] + conj Z[N-k])/2 and B[k] = (Z[k] - conj Z[N-k])/2i.
 func (s *Stream) stft() {
 	m := s.m
 	const w = frames + 2
-	for t := range frames {
-		fr := s.x[t*hop : t*hop+fftN]
+	for t := 0; t < frames; t += 2 {
+		a, b := s.x[t*hop:t*hop+fftN], s.x[(t+1)*hop:(t+1)*hop+fftN]
 		for i := range fftN {
-			s.fft[bitrev8(uint8(i))] = complex(fr[i]*m.window[i], 0)
+			s.fft[bitrev8(uint8(i))] = complex(a[i]*m.window[i], b[i]*m.window[i])
 		}
 		fft256(s.fft[:], &m.twiddle)
 		for k := range bins {
-			v := s.fft[k]
-			re, im := real(v), imag(v)
-			s.spec[k*w+1+t] = float32(math.Sqrt(float64(re*re + im*im)))
+			z, zc := s.fft[k], s.fft[(fftN-k)%fftN]
+			// |A| = |Z[k] + conj Z[N-k]| / 2, |B| = |Z[k] - conj Z[N-k]| / 2
+			ar, ai := real(z)+real(zc), imag(z)-imag(zc)
+			br, bi := real(z)-real(zc), imag(z)+imag(zc)
+			s.spec[k*w+1+t] = 0.5 * float32(math.Sqrt(float64(ar*ar+ai*ai)))
+			s.spec[k*w+2+t] = 0.5 * float32(math.Sqrt(float64(br*br+bi*bi)))
 		}
 	}
 	for k := range bins {
@@ -147,7 +152,9 @@ func (l *conv) apply(in []float32, inT int, out []float32, col []float32) int {
 	for t := range outT {
 		at := t * l.stride
 		for k := range l.in {
-			copy(col[k*3:k*3+3], in[k*iw+at:k*iw+at+3])
+			src := in[k*iw+at : k*iw+at+3]
+			dst := col[k*3 : k*3+3]
+			dst[0], dst[1], dst[2] = src[0], src[1], src[2]
 		}
 		for c := range l.out {
 			v := l.b[c] + dot(l.w[c*l.in*3:(c+1)*l.in*3], col)
@@ -160,6 +167,19 @@ func (l *conv) apply(in []float32, inT int, out []float32, col []float32) int {
 	return outT
 }
 
-func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
+func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
 
-func tanh(x float32) float32 { return float32(math.Tanh(float64(x))) }
+func tanh(x float32) float32 {
+	x = max(-20, min(20, x))
+	return 1 - 2/(1+expf(2*x))
+}
+
+// expf is e^x in float32, to a relative error of about 2e-7 for |x| ≤ 87: x = n·ln2 + r with
+// |r| ≤ ln2/2, e^r by its Taylor polynomial of degree 7, times 2^n.
+func expf(x float32) float32 {
+	x = max(-87, min(87, x))
+	n := float32(math.Floor(float64(x*1.442695041 + 0.5)))
+	r := x - n*0.693359375 + n*2.12194440e-4 // ln 2 in two parts
+	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
