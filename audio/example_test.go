@@ -79,8 +79,8 @@ func ExampleListener() {
 	h, _ := wav.ParseHeader(upload)
 	fmt.Printf("%v, %.1f s\n", h.Format, h.Format.Duration(h.Samples()).Seconds())
 	// Output:
-	// start 280ms 0
-	// speaking 280ms 0
-	// end 280ms 0
+	// start 300ms 0
+	// speaking 300ms 0
+	// end 300ms 0
 	// 16000Hz/1ch, 2.7 s
 }

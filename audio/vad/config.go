@@ -14,8 +14,15 @@ import (
 type Config struct {
 	// SampleRate of the mono frames pushed [16000].
 	SampleRate int
-	// Algorithm selects the frame classifier [AlgorithmSpeech].
+	// Algorithm selects the frame classifier [AlgorithmNeural].
 	Algorithm Algorithm
+	// SpeechProb is the speech probability at which a frame is speech
+	// (AlgorithmNeural) [0.5, Silero's own default].
+	SpeechProb float64
+	// HoldProb is the probability under which a frame in an utterance is
+	// silence; between it and SpeechProb a frame continues an utterance but
+	// does not start one (AlgorithmNeural) [0.35, Silero's own default].
+	HoldProb float64
 
 	// ThresholdDB is the absolute minimum speech level in dBFS [-50].
 	ThresholdDB float64
@@ -57,19 +64,29 @@ type Algorithm int
 
 // Algorithms.
 const (
-	// AlgorithmSpeech (the default) hears voices: energy over the noise
-	// floor as a first gate, then periodicity (a pitch between 60 and
+	// AlgorithmNeural (the default) hears people: Silero VAD v5, a small
+	// neural network trained on real speech, noise and music (package
+	// audio/silero), judges every 32 ms; the frame's level against the
+	// room (the background level) tells a voice near the microphone from
+	// chatter or music behind it.
+	AlgorithmNeural Algorithm = iota
+	// AlgorithmSpeech is the earlier hand-made detector: energy over the
+	// noise floor as a first gate, then periodicity (a pitch between 60 and
 	// 400 Hz) whose pitch moves like speech, not like a held note or a hum.
-	AlgorithmSpeech Algorithm = iota
-	// AlgorithmEnergy is the earlier detector: energy over the noise floor
+	// Tuned on synthesized speech: it misses unvoiced sounds and some real
+	// voices, and hears melodic music (bench/vad). Kept for comparison.
+	AlgorithmSpeech
+	// AlgorithmEnergy is the earliest detector: energy over the noise floor
 	// and the zero-crossing rate only. Kept for comparison (bench/vad) and
 	// the cheapest path; music and noise 5 dB under a voice defeat it.
 	AlgorithmEnergy
 )
 
-// String returns "speech" or "energy".
+// String returns "neural", "speech" or "energy".
 func (a Algorithm) String() string {
 	switch a {
+	case AlgorithmNeural:
+		return "neural"
 	case AlgorithmSpeech:
 		return "speech"
 	case AlgorithmEnergy:
@@ -106,6 +123,12 @@ func (c Config) withDefaults() Config {
 	if c.MinSpreadDB == 0 {
 		c.MinSpreadDB = 2.5
 	}
+	if c.SpeechProb == 0 {
+		c.SpeechProb = 0.5
+	}
+	if c.HoldProb == 0 {
+		c.HoldProb = c.SpeechProb - 0.15
+	}
 	def(&c.NoiseWindow, 1500*time.Millisecond)
 	def(&c.StartSpeech, 60*time.Millisecond)
 	def(&c.EndSilence, 700*time.Millisecond)
@@ -122,8 +145,12 @@ func (c Config) validate() error {
 	if err := (pcm.Format{Rate: c.SampleRate, Channels: 1}).Validate(); err != nil {
 		return fmt.Errorf("vad: config: %w", err)
 	}
-	if c.Algorithm != AlgorithmSpeech && c.Algorithm != AlgorithmEnergy {
-		return fmt.Errorf("vad: config: algorithm %d (want %d speech or %d energy)", int(c.Algorithm), AlgorithmSpeech, AlgorithmEnergy)
+	if c.Algorithm != AlgorithmNeural && c.Algorithm != AlgorithmSpeech && c.Algorithm != AlgorithmEnergy {
+		return fmt.Errorf("vad: config: algorithm %d (want %d neural, %d speech or %d energy)", int(c.Algorithm),
+			AlgorithmNeural, AlgorithmSpeech, AlgorithmEnergy)
+	}
+	if c.SpeechProb <= 0 || c.SpeechProb >= 1 || c.HoldProb <= 0 || c.HoldProb > c.SpeechProb {
+		return fmt.Errorf("vad: config: speech probability %g and hold probability %g: want 0 < hold ≤ speech < 1", c.SpeechProb, c.HoldProb)
 	}
 	if c.SampleRate%50 != 0 {
 		return fmt.Errorf("vad: config: rate %d has no whole 20 ms frame", c.SampleRate)

@@ -15,12 +15,14 @@ const (
 	// ClassSilence: at or near the noise floor.
 	ClassSilence
 	// ClassWeak: a little under the speech threshold with a high
-	// zero-crossing rate (AlgorithmEnergy), or another periodic or loud frame
-	// near speech (AlgorithmSpeech; a fricative such as "s" or "f"):
+	// zero-crossing rate (AlgorithmEnergy), another periodic or loud frame
+	// near speech (AlgorithmSpeech; a fricative such as "s" or "f"), or a
+	// probability between HoldProb and SpeechProb (AlgorithmNeural):
 	// continues an utterance but never starts one.
 	ClassWeak
-	// ClassSpeech: clearly above the noise floor (AlgorithmEnergy), or
-	// periodic with a gliding pitch (AlgorithmSpeech).
+	// ClassSpeech: clearly above the noise floor (AlgorithmEnergy),
+	// periodic with a gliding pitch (AlgorithmSpeech), or a speech
+	// probability of at least SpeechProb (AlgorithmNeural).
 	ClassSpeech
 )
 
@@ -47,7 +49,11 @@ func (c Class) String() string {
 // starts with speech (Discord clients only send while their user talks).
 // Until a full window has been seen the floor is at most PriorFloorDB.
 //
-// With AlgorithmSpeech (the default) the energy test is only the first,
+// With AlgorithmNeural (the default) a neural network judges each frame
+// (see classifyNeural); the noise floor and the background level are kept
+// as for the other algorithms.
+//
+// With AlgorithmSpeech the energy test is only the first,
 // cheap stage: a frame at least 3 dB over the floor is then measured for
 // periodicity (pitchTracker). A speech frame is periodic with a pitch of
 // 60-400 Hz that glided from the previous frame's (0.5-12 %): held notes and
@@ -65,6 +71,7 @@ type Detector struct {
 
 	pitch       *pitchTracker
 	bg          *background
+	net         *neural // AlgorithmNeural
 	lastPeriod  float32 // period of the previous frame if it was periodic, else 0
 	sinceSpeech int     // frames since the last speech frame
 	held        int     // consecutive periodic frames with the same pitch
@@ -104,8 +111,12 @@ type Measure struct {
 	// (AlgorithmSpeech): only these count as evidence for an utterance.
 	Prominent bool
 	// Strong: a smooth frame that is clearly voiced and stands out of
-	// the background (AlgorithmSpeech): what confirms speech.
+	// the background (AlgorithmSpeech), or a speech frame that stands out
+	// of the background (AlgorithmNeural): what confirms speech.
 	Strong bool
+	// Prob is the network's speech probability for the latest 32 ms that
+	// ended in this frame (AlgorithmNeural), else 0.
+	Prob float64
 	// PitchHz: the pitch of a periodic frame, else 0 (AlgorithmSpeech).
 	PitchHz float64
 	// Aperiodicity: YIN's normalized difference at the pitch, 0 (a pure
@@ -113,7 +124,8 @@ type Measure struct {
 	Aperiodicity float64
 	FloorDB      float64 // noise floor estimate, dBFS
 	// BackgroundDB is the level 80 % of the last 5 s of frames exceeded,
-	// dBFS (AlgorithmSpeech): the room a voice must stand out of.
+	// dBFS (AlgorithmSpeech, AlgorithmNeural): the room a voice must stand
+	// out of.
 	BackgroundDB float64
 	ZCR          float64 // zero-crossing rate 0..1
 }
@@ -126,10 +138,10 @@ func NewDetector(cfg Config) (*Detector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return newDetector(cfg), nil
+	return newDetector(cfg)
 }
 
-func newDetector(c Config) *Detector {
+func newDetector(c Config) (*Detector, error) {
 	d := &Detector{
 		alg:         c.Algorithm,
 		thresholdDB: c.ThresholdDB,
@@ -142,12 +154,20 @@ func newDetector(c Config) *Detector {
 		zcrMin:   0.25 * 16000 / float64(c.SampleRate),
 		energies: make([]float64, max(1, int(c.NoiseWindow/pcm.FrameDuration))),
 	}
-	if c.Algorithm == AlgorithmSpeech {
+	switch c.Algorithm {
+	case AlgorithmSpeech:
 		d.pitch = newPitchTracker(c.SampleRate)
 		d.bg = newBackground(backgroundN, c.PriorFloorDB)
+	case AlgorithmNeural:
+		d.bg = newBackground(backgroundN, c.PriorFloorDB)
+		net, err := newNeural(c)
+		if err != nil {
+			return nil, err
+		}
+		d.net = net
 	}
 	d.sinceSpeech = weakHoldN + 1
-	return d
+	return d, nil
 }
 
 // Classify measures one frame and updates the noise floor.
@@ -164,6 +184,10 @@ func (d *Detector) Classify(frame []int16) Measure {
 		floor = min(floor, d.priorDB)
 	}
 	m := Measure{EnergyDB: e, FloorDB: floor, Class: ClassSilence, Aperiodicity: 1}
+	if d.net != nil {
+		d.net.classify(frame, d.bg, &m)
+		return m
+	}
 	if d.alg == AlgorithmSpeech {
 		d.classifySpeech(frame, &m)
 		return m
@@ -238,6 +262,11 @@ func (d *Detector) Reset() {
 	d.lastPeriod, d.sinceSpeech, d.held = 0, weakHoldN+1, 0
 	if d.pitch != nil {
 		d.pitch.reset()
+	}
+	if d.bg != nil {
 		d.bg.reset()
+	}
+	if d.net != nil {
+		d.net.reset()
 	}
 }

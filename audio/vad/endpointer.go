@@ -110,6 +110,7 @@ type Endpointer struct {
 	chunk      int
 	buf        []int16 // chunk audio, frame-aligned, capacity maxN frames
 	flags      []Class // per buffered frame
+	meas       frameMeasures
 	bufN       int     // frames in buf
 	bufPos     uint64  // stream position (frames) of buf frame 0
 	shift      int     // frames to drop from the front on the next Push
@@ -127,7 +128,7 @@ type Endpointer struct {
 	periodicN int     // periodic frames
 	heldN     int     // periodic frames that kept the previous pitch
 	smoothN   int     // speech frames (periodic with a speech-like pitch move)
-	voiceN    int     // prominent speech frames (AlgorithmSpeech)
+	voiceN    int     // prominent speech frames (AlgorithmSpeech), strong frames (AlgorithmNeural)
 	voiceSum  float64 // and their energies: the speaker's voiced level
 	strong    uint64  // the last 50 frames: bit set for a strong speech frame
 
@@ -146,9 +147,13 @@ func New(cfg Config) (*Endpointer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	det, err := newDetector(cfg)
+	if err != nil {
+		return nil, err
+	}
 	fl := cfg.SampleRate / 50
 	e := &Endpointer{
-		cfg: cfg, det: newDetector(cfg), fl: fl,
+		cfg: cfg, det: det, fl: fl,
 		startN: max(1, frames(cfg.StartSpeech)), endN: max(1, frames(cfg.EndSilence)),
 		minN: frames(cfg.MinUtterance), maxN: frames(cfg.MaxUtterance), cutN: frames(cfg.CutSearch),
 		preN: frames(cfg.PreRoll), postN: frames(cfg.PostRoll), speakN: max(1, frames(cfg.SpeakingMin)),
@@ -156,6 +161,9 @@ func New(cfg Config) (*Endpointer, error) {
 	e.ring = make([]int16, (e.preN+e.startN)*fl)
 	e.buf = make([]int16, min(e.maxN, initialFrames)*fl)
 	e.flags = make([]Class, e.maxN)
+	if cfg.Algorithm == AlgorithmNeural {
+		e.meas = newFrameMeasures(e.preN+e.startN, e.maxN)
+	}
 	return e, nil
 }
 
@@ -205,6 +213,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 
 	// Every frame enters the pre-roll ring.
 	if len(e.ring) > 0 {
+		e.meas.ring(e.ringNext, m)
 		copy(e.ring[e.ringNext*e.fl:], frame)
 		e.ringNext = (e.ringNext + 1) % (e.preN + e.startN)
 		e.ringCount = min(e.ringCount+1, e.preN+e.startN)
@@ -240,11 +249,13 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 			m.Class = ClassSilence
 		}
 		e.append(frame, m.Class)
+		e.meas.buffered(e.bufN-1, m)
 	}
-	if m.Smooth && m.Prominent {
+	if (m.Smooth && m.Prominent) || (m.Strong && e.det.net != nil) {
 		e.voiceN++
 		e.voiceSum += m.EnergyDB
 	}
+
 
 	if m.Class == ClassSilence {
 		e.silence++
@@ -322,6 +333,7 @@ func (e *Endpointer) begin() {
 		s := (e.ringNext - n + i + 2*slots) % slots
 		copy(e.buf[i*e.fl:(i+1)*e.fl], e.ring[s*e.fl:(s+1)*e.fl])
 		e.flags[i] = ClassSilence
+		e.meas.fromRing(i, s)
 	}
 	// The run's frames before this one are speech; this one is counted by
 	// Push like any other.
@@ -392,7 +404,10 @@ func (e *Endpointer) noise() bool {
 	if e.lastPos-e.firstPos < uint64(e.minN) {
 		return true
 	}
-	if e.cfg.Algorithm != AlgorithmSpeech {
+	switch e.cfg.Algorithm {
+	case AlgorithmNeural:
+		return e.neuralNoise()
+	case AlgorithmEnergy:
 		return e.steady()
 	}
 	// Levels say little at low SNR (the noise compresses them); a held
@@ -401,10 +416,13 @@ func (e *Endpointer) noise() bool {
 }
 
 // confirmed reports whether the utterance has clearly voiced speech now:
-// at least confirmStrong strong frames in the last 50 (1 s); for
-// AlgorithmEnergy, levels that vary like speech.
+// at least confirmStrong strong frames in the last 50 (1 s), confirmNeural
+// for AlgorithmNeural; for AlgorithmEnergy, levels that vary like speech.
 func (e *Endpointer) confirmed() bool {
-	if e.cfg.Algorithm != AlgorithmSpeech {
+	switch e.cfg.Algorithm {
+	case AlgorithmNeural:
+		return e.neuralConfirmed()
+	case AlgorithmEnergy:
 		return !e.steady()
 	}
 	return bits.OnesCount64(e.strong&(1<<50-1)) >= confirmStrong
@@ -419,11 +437,15 @@ const (
 	farDB         = 12 // see far
 )
 
+
 // far reports whether a frame in an utterance is more than farDB under the
 // speaker's voiced level so far (AlgorithmSpeech, once minSmooth frames
 // set it): a quieter voice or instrument in the room, which must not hold
 // the turn open. The speaker's own syllables stay within it.
 func (e *Endpointer) far(m Measure) bool {
+	if m.Strong && e.det.net != nil {
+		return false // AlgorithmNeural: speech standing out of the room is nobody else's
+	}
 	return e.voiceN >= minSmooth && m.Class != ClassSilence && m.EnergyDB < e.voiceSum/float64(e.voiceN)-farDB
 }
 
@@ -464,6 +486,7 @@ func (e *Endpointer) compact() {
 	e.shift = 0
 	copy(e.buf, e.buf[n*e.fl:e.bufN*e.fl])
 	copy(e.flags, e.flags[n:e.bufN])
+	e.meas.shift(n, e.bufN)
 	e.bufN -= n
 	e.bufPos += uint64(n)
 	if !e.active {

@@ -322,10 +322,11 @@ func TestPushDoesNotAllocate(t *testing.T) {
 }
 
 // BenchmarkPush: one frame through the detector and endpointer, per
-// algorithm (energy is the same-run baseline for speech's pitch stage).
+// algorithm (energy is the same-run baseline for the others: speech is the
+// earlier pitch detector, neural the default).
 func BenchmarkPush(b *testing.B) {
 	s := testaudio.Speech16k(b, "long-story.wav")
-	for _, alg := range []Algorithm{AlgorithmSpeech, AlgorithmEnergy} {
+	for _, alg := range []Algorithm{AlgorithmNeural, AlgorithmSpeech, AlgorithmEnergy} {
 		b.Run(alg.String(), func(b *testing.B) {
 			e, _ := New(Config{Algorithm: alg})
 			fl := e.FrameLen()
