@@ -58,10 +58,10 @@ func Speakers() []Speaker {
 			Files: []string{asterisk + "en_US_f_Allison/*.g722", asterisk + "es_MX_f_Allison/*.g722"}, Prompts: true, Items: 8, Pauses: 3},
 		{Name: "carlo", Split: "test", Gender: "m", Source: "asterisk-core-sounds-it-g722",
 			Files: []string{asterisk + "it_IT_m_Carlo/*.g722"}, Prompts: true, Items: 8, Pauses: 3},
-		{Name: "codec2-speech16k", Split: "test", Source: "codec2-examples", Files: []string{c2 + "speech_orig_16k.wav"}, Items: 3},
 		{Name: "codec2-hts1", Split: "test", Source: "codec2-examples", Files: []string{c2 + "hts1.raw"}, Items: 2},
 		{Name: "codec2-forig", Split: "test", Source: "codec2-examples", Files: []string{c2 + "forig.raw"}, Items: 1},
 		{Name: "codec2-kristoff", Split: "test", Source: "codec2-examples", Files: []string{c2 + "kristoff.raw"}, Items: 1},
+		{Name: "codec2-cq_ref", Split: "test", Source: "codec2-examples", Files: []string{c2 + "cq_ref.raw"}, Items: 2},
 		// dev
 		{Name: "june", Split: "dev", Gender: "f", Source: "asterisk-core-sounds-fr-g722",
 			Files: []string{asterisk + "fr_CA_f_June/*.g722"}, Prompts: true, Items: 8, Pauses: 3},
