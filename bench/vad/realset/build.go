@@ -254,7 +254,7 @@ func speakerItems(dir string, sp Speaker, info *SpeakerInfo, seed uint64) (items
 			strings.Contains(base, "tone") || strings.Contains(base, "beep")) {
 			continue
 		}
-		r, err := load(dir, rel, 0, 0)
+		r, err := load(dir, rel)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -544,7 +544,7 @@ func (b *builder) loadTracks(tracks []Track) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			recs[i], errs[i] = load(b.o.Dir, t.File, 0, 0)
+			recs[i], errs[i] = load(b.o.Dir, t.File)
 		}()
 	}
 	wg.Wait()

@@ -26,9 +26,7 @@ type Recording struct {
 // PCM, mono or stereo, any rate audio/resample takes), .raw (8 kHz s16le
 // mono, as codec2-examples ships), .g722 (64 kbit/s G.722, 16 kHz, as
 // Asterisk's sound packages ship) or .ogg (Ogg Vorbis, through oggdec).
-// from and to (seconds, to 0: the end) select a stretch before resampling,
-// so long music tracks are not resampled whole.
-func load(dir, rel string, from, to float64) (Recording, error) {
+func load(dir, rel string) (Recording, error) {
 	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
 		return Recording{}, fmt.Errorf("realset: %w", err)
@@ -63,26 +61,11 @@ func load(dir, rel string, from, to float64) (Recording, error) {
 	default:
 		return Recording{}, fmt.Errorf("realset: %s: unknown extension %q", rel, ext)
 	}
-	s = stretch(s, f, from, to)
 	out, err := to16k(s, f)
 	if err != nil {
 		return Recording{}, fmt.Errorf("realset: %s: %w", rel, err)
 	}
 	return Recording{Path: rel, Rate: f.Rate, Samples: out}, nil
-}
-
-// stretch cuts interleaved s to [from, to) seconds (to 0: the end).
-func stretch(s []int16, f pcm.Format, from, to float64) []int16 {
-	frames := len(s) / f.Channels
-	a := min(frames, int(from*float64(f.Rate)))
-	b := frames
-	if to > 0 {
-		b = min(frames, int(to*float64(f.Rate)))
-	}
-	if b < a {
-		b = a
-	}
-	return s[a*f.Channels : b*f.Channels]
 }
 
 // to16k resamples interleaved s of format f to 16 kHz mono float32.

@@ -67,7 +67,7 @@ func keyboard(dir string, n int, rng *rand.Rand) ([]float32, []string, error) {
 		}
 		var k key
 		for i, dst := range []*[]float32{&k.press, &k.release} {
-			r, err := load(dir, filepath.Join(Keyboard, fmt.Sprintf("%02x-%d.wav", code, i)), 0, 0)
+			r, err := load(dir, filepath.Join(Keyboard, fmt.Sprintf("%02x-%d.wav", code, i)))
 			if err != nil {
 				return k, fmt.Errorf("realset: keyboard: %w", err)
 			}
