@@ -32,12 +32,11 @@ type realOptions struct {
 
 // utt is one utterance (or discarded one) as a detector reported it.
 type utt struct {
-	from, to     time.Duration // audio it covers (kept utterances)
-	spanFrom     time.Duration // the utterance's extent, for counting
-	spanTo       time.Duration // utterances over a pause item
-	decided      time.Duration // when its end was known
-	kept, final  bool          // sent on (EventEnd / a kept segment); the utterance's last chunk
-	discardedEnd bool          // an end decision that dropped it
+	from, to    time.Duration // audio it covers (kept utterances)
+	spanFrom    time.Duration // the utterance's extent, for counting
+	spanTo      time.Duration // utterances over a pause item
+	decided     time.Duration // when its end was known
+	kept, final bool          // sent on (EventEnd / a kept segment); the utterance's last chunk
 }
 
 // outcome is what one detector reported over a clip.
@@ -46,8 +45,8 @@ type outcome struct {
 	barge []time.Duration
 }
 
-// detectors in table order.
-var detectorNames = [2]string{"banter", "silero"}
+// detectorNames are the two detectors, in table order.
+func detectorNames() [2]string { return [2]string{"banter", "silero"} }
 
 // realJob is one clip measured with both detectors.
 type realJob struct {
@@ -137,7 +136,7 @@ func runReal(ctx context.Context, o realOptions) error {
 	if o.verbose {
 		for _, j := range jobs {
 			if len(j.clip.Items) > 0 {
-				for d, name := range detectorNames {
+				for d, name := range detectorNames() {
 					fmt.Println(j.clip.Type, j.clip.SNR, name, j.res[d].perItem)
 				}
 			}
@@ -193,7 +192,7 @@ func banterOutcome(h heard) outcome {
 				spanFrom: ev.SpeechStart, spanTo: ev.SpeechEnd, decided: ev.At, kept: true, final: ev.Final})
 		case vad.EventDiscard:
 			if ev.Final {
-				o.utts = append(o.utts, utt{decided: ev.At, final: true, discardedEnd: true})
+				o.utts = append(o.utts, utt{decided: ev.At, final: true})
 			}
 		}
 	}
@@ -205,7 +204,7 @@ func sileroOutcome(segs []silero.Segment) outcome {
 	var o outcome
 	for _, s := range segs {
 		o.utts = append(o.utts, utt{from: s.Start, to: s.End, spanFrom: s.Start, spanTo: s.End,
-			decided: s.Decided, kept: s.Kept, final: true, discardedEnd: !s.Kept})
+			decided: s.Decided, kept: s.Kept, final: true})
 		if s.Barge >= 0 {
 			o.barge = append(o.barge, s.Barge)
 		}
@@ -436,7 +435,7 @@ func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "vad: set=real split=%s", set.Split)
-	for d, name := range detectorNames {
+	for d, name := range detectorNames() {
 		prefix := ""
 		if d == 1 {
 			prefix = name + "_"
