@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps browser-deps postgres-deps clean
+.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps browser-deps postgres-deps vad-data clean
 
 ## run: build and run the bot (with DISCORD_TOKEN: on Discord; without: the playground, a web page
 ## where you talk to banter on simulated Discord; real models with OPENAI_API_KEY or OPENAI_BASE_URL)
@@ -82,8 +82,18 @@ lint:
 	$(GO) vet ./...
 
 ## bench: the headline ratios in one run, one table (printed and written to bench/REPORT.md)
-bench: deps interop-deps
+bench: deps interop-deps vad-data
 	$(GO) run ./bench/report -o bench/REPORT.md
+
+# VADDATA is where vad-data installs the recordings (go run ./bench/vad -data DIR reads them; it
+# defaults to $$VADDATA, then this directory).
+VADDATA ?= $(HOME)/.cache/banter/vaddata
+
+## vad-data: the real recordings bench/vad's evaluation set is built from: Debian packages fetched with
+## apt-get download (nothing installed but vorbis-tools, for oggdec) and unpacked into $(VADDATA);
+## idempotent and quiet when present (bench/vad/README.md lists sources and licences)
+vad-data:
+	@scripts/vaddata.sh "$(VADDATA)"
 
 ## bench-scale: text turns per second and Postgres round trips, REST requests and CPU per turn, 1 vs 3 processes (docs/scaling.md)
 bench-scale: deps postgres-deps

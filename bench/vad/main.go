@@ -1,26 +1,35 @@
-// Command vad measures banter's speech detector on the noisy evaluation
-// set (bench/vad/noisyset, built in memory from audio/testdata/speech with
-// a fixed seed) through the real receive pipeline: each clip is encoded
-// to Opus as a Discord client would send it (48 kHz stereo, VoIP, 64 kb/s)
-// and played into an audio.Listener with banter's default endpointing
-// (700 ms silence, 300 ms minimum, 15 s maximum, DirectDecode), once with
-// the earlier energy detector and once with the current one. Run from the
-// repository root:
+// Command vad measures banter's speech detector through the real receive
+// pipeline: each clip is encoded to Opus as a Discord client would send it
+// (48 kHz stereo, VoIP, 64 kb/s) and played into an audio.Listener with
+// banter's default endpointing (700 ms silence, 300 ms minimum, 15 s
+// maximum, DirectDecode). Run from the repository root (make vad-data first
+// for the real set; README.md beside this file says more):
 //
-//	go run ./bench/vad [-noise-seconds 60] [-write DIR]
+//	go run ./bench/vad [-set real|synthetic] [-split test|dev] [-data DIR] [-write DIR] [-v]
 //
-// It prints, per noise and SNR: phantom utterances per minute on the noise
-// alone, speech missed, the median end-of-speech decision after the speech
-// stops, and barge-in false triggers per minute on the noise alone; then
-// one summary line for the current detector.
+// -set real (the default) is bench/vad/realset, built from real recordings
+// of speech, music and typing in the data directory, for one split (test,
+// the default, or dev, which is for tuning). Banter's default detector runs
+// beside Silero VAD v5 (bench/vad/silero: node and interop/vad/silero.js on
+// the same decoded audio). It prints per type and SNR: phantom utterances
+// per minute and barge-in false triggers per minute on the noise alone,
+// speech missed, the median end-of-speech decision, the pause items split
+// into several utterances; then one summary line.
+//
+// -set synthetic is the earlier set (bench/vad/noisyset: espeak-ng speech
+// from audio/testdata/speech and synthetic noises), with the energy
+// detector beside the current one, as before.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/banterbot/banter/audio/pcm"
@@ -40,18 +49,53 @@ var verboseFlag *bool
 var levels = []float64{20, 10, 5}
 
 func main() {
-	dir := flag.String("speech", "audio/testdata/speech", "directory of the 16 kHz speech items")
+	set := flag.String("set", "real", "evaluation set: real (recordings, make vad-data) or synthetic (espeak-ng and synthetic noise)")
+	split := flag.String("split", "test", "real set: test (reported) or dev (for tuning)")
+	data := flag.String("data", defaultData(), "real set: the data directory make vad-data fills ($VADDATA)")
+	interop := flag.String("interop", "interop", "real set: the interop directory with node_modules (make interop-deps)")
+	types := flag.String("types", "", "real set: only these noise types, comma-separated (default all)")
+	dir := flag.String("speech", "audio/testdata/speech", "synthetic set: directory of the 16 kHz speech items")
 	noiseSec := flag.Int("noise-seconds", 60, "length of each noise-only clip")
-	seed := flag.Uint64("seed", 22, "noise seed")
-	seeds := flag.Int("seeds", 1, "run this many seeds (seed, seed+1, ...) and pool their results")
+	seed := flag.Uint64("seed", 22, "set seed")
+	seeds := flag.Int("seeds", 1, "synthetic set: run this many seeds (seed, seed+1, ...) and pool their results")
 	verbose := flag.Bool("v", false, "print each item's missed frames per clip")
 	write := flag.String("write", "", "also write every clip as a 16 kHz WAV into this directory")
 	flag.Parse()
 	verboseFlag = verbose
-	if err := run(*dir, *noiseSec, *seed, *seeds, *write); err != nil {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	var err error
+	switch *set {
+	case "real":
+		o := realOptions{data: *data, split: *split, interop: *interop, write: *write, seed: *seed, noiseSec: *noiseSec, verbose: *verbose}
+		if *types != "" {
+			o.types = strings.Split(*types, ",")
+		}
+		if *seeds != 1 {
+			err = fmt.Errorf("vad: -seeds is for -set synthetic")
+			break
+		}
+		err = runReal(context.Background(), o)
+	case "synthetic":
+		err = run(*dir, *noiseSec, *seed, *seeds, *write)
+	default:
+		err = fmt.Errorf("vad: -set %q, want real or synthetic", *set)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// defaultData is $VADDATA, else make vad-data's default directory.
+func defaultData() string {
+	if d := os.Getenv("VADDATA"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "vaddata"
+	}
+	return filepath.Join(home, ".cache", "banter", "vaddata")
 }
 
 // job is one clip to measure with both detectors.

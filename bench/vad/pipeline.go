@@ -289,6 +289,7 @@ func printTable(w io.Writer, jobs []*job) {
 			label, ph[0], ph[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1], bg[0], bg[1],
 			rw.sp[0].bargeOK, rw.sp[1].bargeOK, rw.sp[1].items)
 	}
-	fmt.Fprintf(w, "vad: phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
+	fmt.Fprintln(w, "set synthetic: espeak-ng speech (audio/testdata/speech), synthetic noise (bench/vad/noisyset)")
+	fmt.Fprintf(w, "vad: set=synthetic phantom_per_min_max=%.1f missed_pct_pink5=%.1f eos_median_keyboard_ms=%d bargein_false_per_min=%.1f\n",
 		phantomMax, missedPink5, median(eosKeyboard).Milliseconds(), bargeMax)
 }
