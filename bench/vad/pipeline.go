@@ -79,24 +79,19 @@ func listen(pkts [][]byte, alg vad.Algorithm) (heard, error) {
 	if err != nil {
 		return h, err
 	}
-	var bargedAt time.Duration = -1
+	barged := false // this utterance has interrupted the bot (once: the bot stops)
 	for i, p := range pkts {
 		l.Push(jitter.Packet{SSRC: 1, Seq: uint16(i), Timestamp: uint32(i * opus.FrameSamples), Payload: p})
 		l.Tick()
 		// voice/hearing.go checkBargeIn with the bot talking throughout:
 		// the energy detector's raw speech count, or confirmed speech.
-		sp := l.Speech()
 		confirmed := alg == vad.AlgorithmEnergy || l.Speaking()
-		if confirmed && sp >= bargeMin && l.Active() {
-			// once per utterance: Speech restarts from 0 with the next one
-			start := l.Position() - sp
-			if bargedAt < 0 || start > bargedAt {
-				bargedAt = l.Position()
-				h.barge = append(h.barge, bargedAt)
-			}
+		if !barged && confirmed && l.Speech() >= bargeMin && l.Active() {
+			barged = true
+			h.barge = append(h.barge, l.Position())
 		}
 		if !l.Active() {
-			bargedAt = -1
+			barged = false
 		}
 	}
 	l.Flush()

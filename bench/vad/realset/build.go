@@ -54,10 +54,13 @@ type Item struct {
 	// Start and End are the item's speech (first to last speech frame), in
 	// samples from the clip's start.
 	Start, End int
-	// Pause is the pause inserted (pause items), and PauseAt where, in
+	// Pause is a pause item's pause: the whole stretch without speech
+	// between two words (the speaker's own gap and the silence inserted
+	// into it). Inserted is the silence inserted, and PauseAt where, in
 	// samples from the clip's start.
-	Pause   time.Duration
-	PauseAt int
+	Pause    time.Duration
+	Inserted time.Duration
+	PauseAt  int
 }
 
 // Clip is one stream of the set, 16 kHz mono.
@@ -121,12 +124,13 @@ func Check(dir string) error {
 
 // segment is one prepared speech recording: scaled, labelled.
 type segment struct {
-	name    string
-	speaker *SpeakerInfo
-	s       []float32
-	lab     []bool
-	pause   time.Duration
-	pauseAt int // samples into s
+	name     string
+	speaker  *SpeakerInfo
+	s        []float32
+	lab      []bool
+	pause    time.Duration
+	pauseAt  int           // samples into s
+	inserted time.Duration // of the pause, the silence inserted (the rest is the speaker's own gap)
 }
 
 // Build builds the split's clips.
@@ -316,9 +320,11 @@ func speakerItems(dir string, sp Speaker, info *SpeakerInfo, seed uint64) (items
 }
 
 // pauseItems makes the pause items of a sentence, one per pause of Pauses,
-// if it has a real inter-word gap (pausePoint).
+// if it has a real inter-word gap (pausePoint). A pause is the whole
+// stretch without speech between the two words, as the labels see it: the
+// gap the speaker left plus the silence inserted at its quietest frame.
 func pauseItems(c segment) ([]segment, bool) {
-	at, ok := pausePoint(c.s)
+	at, gap, ok := pausePoint(c.s)
 	if !ok {
 		return nil, false
 	}
@@ -326,7 +332,10 @@ func pauseItems(c segment) ([]segment, bool) {
 	scaleToActive(s, c.lab, SpeechLevelDB)
 	var out []segment
 	for _, p := range Pauses() {
-		n := pcm.Speech16k().Samples(p)
+		if p <= gap {
+			return nil, false // the speaker's own gap is as long as the shortest pause
+		}
+		n := pcm.Speech16k().Samples(p - gap)
 		ps := make([]float32, 0, len(s)+n)
 		ps = append(ps, s[:at]...)
 		ps = append(ps, make([]float32, n)...)
@@ -340,7 +349,7 @@ func pauseItems(c segment) ([]segment, bool) {
 		ts, tl := trim(ps, pl)
 		cut := max(0, a-10) * FrameLen // what trim dropped before
 		out = append(out, segment{name: fmt.Sprintf("%s+%dms", c.name, p.Milliseconds()),
-			speaker: c.speaker, s: ts, lab: tl, pause: p, pauseAt: at - cut})
+			speaker: c.speaker, s: ts, lab: tl, pause: p, pauseAt: at - cut, inserted: p - gap})
 	}
 	return out, true
 }
@@ -380,12 +389,12 @@ func trim(s []float32, lab []bool) ([]float32, []bool) {
 // pausePoint finds a real inter-word gap in a sentence: the longest run of
 // at least two non-speech frames (raw labels, before bridging) with at
 // least 500 ms of the sentence's speech extent on either side. It returns
-// the sample at the gap's quietest frame's start.
-func pausePoint(s []float32) (int, bool) {
+// the sample at the gap's quietest frame's start and the gap's length.
+func pausePoint(s []float32) (int, time.Duration, bool) {
 	raw := rawSpeech(s)
 	a, b := extent(raw)
 	if a < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	best, bestLen := -1, 0
 	e := energies(s)
@@ -404,9 +413,9 @@ func pausePoint(s []float32) (int, bool) {
 		}
 	}
 	if best < 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return best * FrameLen, true
+	return best * FrameLen, time.Duration(bestLen) * pcm.FrameDuration, true
 }
 
 // fadeAround fades the audio out over 5 ms before from and in over 5 ms
@@ -575,7 +584,7 @@ func (b *builder) speechClip(typ string, snr float64, items []segment, noise []f
 		}
 		a, e := extent(it.lab)
 		item := Item{Name: it.name, Speaker: it.speaker.Name, Gender: it.speaker.Gender, Rate: it.speaker.Rate,
-			Start: (f0 + a) * FrameLen, End: (f0 + e) * FrameLen, Pause: it.pause}
+			Start: (f0 + a) * FrameLen, End: (f0 + e) * FrameLen, Pause: it.pause, Inserted: it.inserted}
 		if it.pause > 0 {
 			item.PauseAt = pos + it.pauseAt
 		}

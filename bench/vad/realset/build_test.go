@@ -1,6 +1,7 @@
 package realset
 
 import (
+	"github.com/banterbot/banter/audio/pcm"
 	"hash/fnv"
 	"math"
 	"os"
@@ -198,11 +199,24 @@ func TestBuild(t *testing.T) {
 				if it.Pause <= 0 || it.PauseAt <= it.Start || it.PauseAt >= it.End {
 					t.Errorf("pause item %s: pause %v at %d outside %d-%d", it.Name, it.Pause, it.PauseAt, it.Start, it.End)
 				}
-				// the inserted pause is silent and labelled so
-				for f := it.PauseAt/FrameLen + 1; f < (it.PauseAt+int(it.Pause*Rate/time.Second))/FrameLen-1; f++ {
+				// the inserted silence is silent and labelled so
+				end := (it.PauseAt + int(it.Inserted*Rate/time.Second)) / FrameLen
+				for f := it.PauseAt/FrameLen + 1; f < end-1; f++ {
 					if c.Speech[f] || c.Samples[f*FrameLen+FrameLen/2] != 0 {
 						t.Fatalf("pause item %s: frame %d in the pause is speech or not silent", it.Name, f)
 					}
+				}
+				// and the stretch without speech labels is the pause at most (the labels
+				// bridge short gaps: the speaker's own gap may be labelled speech)
+				a, b := it.PauseAt/FrameLen, it.PauseAt/FrameLen
+				for a > 0 && !c.Speech[a-1] {
+					a--
+				}
+				for b < len(c.Speech) && !c.Speech[b] {
+					b++
+				}
+				if got := time.Duration(b-a) * pcm.FrameDuration; got < it.Inserted-pcm.FrameDuration || got > it.Pause {
+					t.Errorf("pause item %s: %v without speech, want %v to %v", it.Name, got, it.Inserted, it.Pause)
 				}
 			}
 		}

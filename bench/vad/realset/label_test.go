@@ -1,9 +1,11 @@
 package realset
 
 import (
+	"github.com/banterbot/banter/audio/pcm"
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 // tones builds a signal of 20 ms frames: a 200 Hz tone at level dB (dBFS)
@@ -79,22 +81,23 @@ func TestPausePoint(t *testing.T) {
 		name string
 		in   string
 		want int // frame, -1: none
+		gap  int // frames
 	}{
 		// 30 frames of speech, a 3-frame gap, 30 more: the gap's first
 		// quietest frame
-		{"a gap in the middle", "." + rep('S', 30) + "..." + rep('S', 30) + ".", 31},
-		{"the longest gap wins", "." + rep('S', 30) + ".." + rep('S', 30) + "...." + rep('S', 30) + ".", 63},
-		{"a gap too near the start", ".SSSSS..." + rep('S', 60) + ".", -1},
-		{"one-frame gaps do not count", "." + rep('S', 30) + "." + rep('S', 30) + ".", -1},
+		{"a gap in the middle", "." + rep('S', 30) + "..." + rep('S', 30) + ".", 31, 3},
+		{"the longest gap wins", "." + rep('S', 30) + ".." + rep('S', 30) + "...." + rep('S', 30) + ".", 63, 4},
+		{"a gap too near the start", ".SSSSS..." + rep('S', 60) + ".", -1, 0},
+		{"one-frame gaps do not count", "." + rep('S', 30) + "." + rep('S', 30) + ".", -1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			at, ok := pausePoint(tones(frames(tc.in)))
+			at, gap, ok := pausePoint(tones(frames(tc.in)))
 			got := -1
 			if ok {
 				got = at / FrameLen
 			}
-			if got != tc.want {
-				t.Errorf("pause at frame %d, want %d", got, tc.want)
+			if got != tc.want || gap != time.Duration(tc.gap)*pcm.FrameDuration {
+				t.Errorf("pause at frame %d, gap %v; want %d, %d frames", got, gap, tc.want, tc.gap)
 			}
 		})
 	}

@@ -13,8 +13,8 @@
 //
 // A split's clips (Build):
 //   - clean: its speech items, 3 s of silence first and 2.5 s after each;
-//   - pause: sentences with a pause of 300-800 ms inserted at a real
-//     inter-word gap (pausePoint), clean;
+//   - pause: sentences with a pause of 300-800 ms at a real inter-word gap
+//     (pausePoint): the speaker's gap lengthened with inserted silence, clean;
 //   - per noise type (Types) and SNR (SNRs): the speech clip over the noise,
 //     and the noise alone (NoiseSeconds, music at least MusicAloneSeconds
 //     over the type's tracks).
