@@ -49,9 +49,12 @@ func (b *background) add(db float64) {
 }
 
 // level returns the background level in dBFS (the lower edge of its bin).
-func (b *background) level() float64 {
+func (b *background) level() float64 { return b.levelAt(bgShare) }
+
+// levelAt returns the level a share 1-q of the frames exceeded (q = 0.2: level), in dBFS.
+func (b *background) levelAt(q float64) float64 {
 	total := b.n + bgPriorN
-	want := int32(bgShare * float64(total-1))
+	want := int32(q * float64(total-1))
 	var cum int32
 	for k := range b.counts {
 		c := b.counts[k]

@@ -69,9 +69,12 @@ type Detector struct {
 	energies                               []float64 // ring of recent frame energies
 	n, next                                int
 
-	pitch       *pitchTracker
-	bg          *background
-	net         *neural // AlgorithmNeural
+	pitch *pitchTracker
+	bg    *background
+	net   *neural // AlgorithmNeural
+	// inUtterance: the owning Endpointer is inside an utterance (AlgorithmNeural hears the
+	// room only between the member's utterances).
+	inUtterance bool
 	lastPeriod  float32 // period of the previous frame if it was periodic, else 0
 	sinceSpeech int     // frames since the last speech frame
 	held        int     // consecutive periodic frames with the same pitch
@@ -185,7 +188,7 @@ func (d *Detector) Classify(frame []int16) Measure {
 	}
 	m := Measure{EnergyDB: e, FloorDB: floor, Class: ClassSilence, Aperiodicity: 1}
 	if d.net != nil {
-		d.net.classify(frame, d.bg, &m)
+		d.net.classify(frame, d.bg, d.inUtterance, &m)
 		return m
 	}
 	if d.alg == AlgorithmSpeech {

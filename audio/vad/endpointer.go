@@ -106,21 +106,22 @@ type Endpointer struct {
 
 	// current utterance
 	active     bool
+	earlyUtt   bool // AlgorithmNeural: it started before the room was known
 	utt        uint64
 	chunk      int
 	buf        []int16 // chunk audio, frame-aligned, capacity maxN frames
 	flags      []Class // per buffered frame
 	meas       frameMeasures
-	bufN       int     // frames in buf
-	bufPos     uint64  // stream position (frames) of buf frame 0
-	shift      int     // frames to drop from the front on the next Push
-	speechRun  int     // consecutive speech frames while idle
-	firstPos   uint64  // first speech frame of the utterance
-	lastSpeech int     // buf index of the last speech frame in this chunk, -1 if none
-	lastPos    uint64  // end position of the last speech frame of the utterance
-	silence    int     // consecutive non-speech frames
-	endCur     int     // silence frames that end this utterance (endN unless SetEndSilence)
-	speechN    int     // speech frames in the utterance
+	bufN       int    // frames in buf
+	bufPos     uint64 // stream position (frames) of buf frame 0
+	shift      int    // frames to drop from the front on the next Push
+	speechRun  int    // consecutive speech frames while idle
+	firstPos   uint64 // first speech frame of the utterance
+	lastSpeech int    // buf index of the last speech frame in this chunk, -1 if none
+	lastPos    uint64 // end position of the last speech frame of the utterance
+	silence    int    // consecutive non-speech frames
+	endCur     int    // silence frames that end this utterance (endN unless SetEndSilence)
+	speechN    int    // speech frames in the utterance
 	speaking   bool
 	levN       int     // speech frames measured for the spread check
 	sum, sumSq float64 // and their energies
@@ -208,6 +209,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 	}
 	e.compact()
 	ev := e.events[:0]
+	e.det.inUtterance = e.active
 	m := e.det.Classify(frame)
 	e.pos++
 
@@ -255,7 +257,6 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		e.voiceN++
 		e.voiceSum += m.EnergyDB
 	}
-
 
 	if m.Class == ClassSilence {
 		e.silence++
@@ -319,6 +320,7 @@ func (e *Endpointer) Reset() {
 // begin starts an utterance from the ring: pre-roll plus the speech run.
 func (e *Endpointer) begin() {
 	e.active = true
+	e.earlyUtt = e.det.net != nil && e.det.net.heard < confirmReadyN
 	e.utt++
 	e.chunk = 0
 	e.speaking = false
@@ -437,14 +439,19 @@ const (
 	farDB         = 12 // see far
 )
 
-
 // far reports whether a frame in an utterance is more than farDB under the
-// speaker's voiced level so far (AlgorithmSpeech, once minSmooth frames
-// set it): a quieter voice or instrument in the room, which must not hold
-// the turn open. The speaker's own syllables stay within it.
+// speaker's voiced level so far (once minSmooth frames set it; for
+// AlgorithmNeural only when the room at its loud moments comes within
+// roomNearDB of the speaker): a quieter voice or instrument in the room,
+// which must not hold the turn open. The speaker's own syllables stay
+// within it.
 func (e *Endpointer) far(m Measure) bool {
-	if m.Strong && e.det.net != nil {
-		return false // AlgorithmNeural: speech standing out of the room is nobody else's
+	if e.det.net != nil && e.voiceN >= minSmooth &&
+		e.det.bg.levelAt(roomLoudShare) < e.voiceSum/float64(e.voiceN)-roomNearDB {
+		// AlgorithmNeural: the room is far quieter than the speaker at its loudest (a quiet
+		// room), so it cannot be heard in the utterance: a quiet frame is the speaker's own
+		// (a word's end)
+		return false
 	}
 	return e.voiceN >= minSmooth && m.Class != ClassSilence && m.EnergyDB < e.voiceSum/float64(e.voiceN)-farDB
 }

@@ -2,6 +2,7 @@ package vad
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
@@ -9,16 +10,24 @@ import (
 )
 
 // neural is AlgorithmNeural's frame classifier: Silero VAD v5 (package audio/silero) on the
-// stream at 16 kHz, plus the frame's level against the room.
+// stream at 16 kHz, and the frame's level against the room.
 //
 // The network judges 32 ms at a time; a 20 ms frame takes the probability of the latest 32 ms
-// that ended in it (or, when none did, the one before). A probability of at least SpeechProb is
-// speech, at least HoldProb continues an utterance (weak), under it is silence: Silero's own
-// hysteresis. The network hears speech, not a speaker: a room of people talking (babble), a
-// voice on a video or a singer is speech to it. What tells the member at the microphone from the
-// room is level: a speech frame that stands prominentDB over the background level (the level 80 %
-// of the last 5 s exceeded) is strong, and an utterance must have enough strong frames to be kept
-// and to count as someone speaking (Endpointer.noise, confirmed).
+// that ended in it (or, when none did, the one before). It hears speech, not a speaker: a room
+// of people talking (babble) is speech to it. What tells the member at the microphone from the
+// room is level: a frame is the member's speech (ClassSpeech, Strong) when the network gives it
+// at least SpeechProb and it stands need() over the background level (the level 80 % of the
+// room's frames of the last 5 s exceeded); at least HoldProb and weakSlackDB less continues an
+// utterance (ClassWeak: Silero's own hysteresis; in a room that talks, only within 200 ms of
+// the member's speech); anything else is silence. need() grows with
+// how much the room itself talks: 3 dB over a quiet or noisy room, up to 10 dB over babble.
+//
+// The room is what is heard between the member's utterances. Once the stream has been heard for
+// confirmReadyN frames, the frames of an utterance do not update the background level or the
+// room (a member who talks most of the time would otherwise become the room), unless an
+// utterance has run frozenMaxN frames (the room changed). Until then the room is not known: the network alone classifies, the
+// utterance is judged again at its end against the room as known then (Endpointer.neuralNoise,
+// with frameMeasures), and nothing is confirmed as someone speaking.
 type neural struct {
 	net      *silero.Stream
 	rs       *resample.Resampler // the stream's rate to 16 kHz; nil at 16 kHz
@@ -26,34 +35,53 @@ type neural struct {
 	on, hold float32
 	// room is how much the room itself sounds like speech to the network: the share of the
 	// frames at the background level it does not call silence (0 quiet or noise, 1 chatter).
-	room  float32
-	roomN int // room frames seen (up to roomWindow)
-	heard int // frames that were not digital silence (up to bgReadyN)
+	room   float32
+	roomN  int // room frames seen (up to roomWindow)
+	heard  int // frames that were not digital silence (up to confirmReadyN)
+	frozen int // consecutive frames of an utterance, kept out of the room
+	// sinceMember counts frames since the last one judged the member's speech (at most
+	// weakHoldN): only within weakHoldN of it does the network's hold continue an utterance.
+	sinceMember int
 }
 
 // The room's tuning (see neural).
 const (
-	// weakOverDB: a frame between HoldProb and SpeechProb continues an utterance only this
-	// far over the background level.
-	weakOverDB = 3
+	// weakSlackDB: a frame between HoldProb and SpeechProb continues an utterance this much
+	// under the level that makes a speech frame the member's.
+	weakSlackDB = 3
 	// roomOverDB: frames less than this over the background level are the room.
-	roomOverDB = 3
+	roomOverDB = 3 // over the background level (20th percentile)
 	// roomWindow: room is the mean over about the last roomWindow room frames.
 	roomWindow = 25
-	// bgReadyN: frames of sound heard (not digital silence) before speech is confirmed
-	// (1 s): until then there is no room to stand out of.
-	bgReadyN = 50
+	// roomReadyN: frames of sound heard (not digital silence) before the room is estimated
+	// (1 s): the network's first second on a stream is not yet settled.
+	roomReadyN = 50
 	// absentDB: a frame this quiet is digital silence (no sound at all: what the Listener
 	// feeds while no packets come).
 	absentDB = -90
+	// frozenMaxN: after an utterance has kept this many frames in a row out of the room (5 s)
+	// the room takes them anyway (it may have changed: a loud room that came in over a
+	// quiet one and holds the utterance open).
+	frozenMaxN = 250
 	// roomPrior is room before any frame: a room not heard yet may be a talking one; it
 	// weighs as much as roomPriorN room frames.
 	roomPrior  = 1
 	roomPriorN = 10
-	// A speech frame is strong this far over the background level: strongMinDB in a room
-	// the network does not hear as speech, up to strongMaxDB in one it does.
+	// talkingRoom: a room this much or more speech to the network talks (babble).
+	talkingRoom = 0.5
+	// roomNearDB: a room whose loud moments come within this of the speaker's voiced level
+	// can be heard in the utterance (Endpointer.far).
+	roomNearDB = 25
+	// A speech frame is the member's this far over the background level: strongMinDB in a
+	// room the network does not hear as speech, up to strongMaxDB in one it does (tuned on
+	// bench/vad's real dev split and the synthetic set's babble: at 12, 41 % of the dev
+	// speech 5 dB over babble went unheard; at 10, synthetic babble alone made 5 phantom
+	// utterances a minute; 11 with confirmNeural 13: 9 % and 1).
 	strongMinDB = 3
-	strongMaxDB = 12
+	strongMaxDB = 5
+	// roomLoudShare: the percentile of the room's levels a voice must stand out of in a room
+	// that talks.
+	roomLoudShare = 0.8
 )
 
 func newNeural(c Config) (*neural, error) {
@@ -61,7 +89,8 @@ func newNeural(c Config) (*neural, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vad: neural detector: %w", err)
 	}
-	n := &neural{net: m.NewStream(), on: float32(c.SpeechProb), hold: float32(c.HoldProb), room: roomPrior}
+	n := &neural{net: m.NewStream(), on: float32(c.SpeechProb), hold: float32(c.HoldProb), room: roomPrior,
+		sinceMember: weakHoldN}
 	if c.SampleRate != silero.SampleRate {
 		n.rs, err = resample.New(pcm.Format{Rate: c.SampleRate, Channels: 1}, pcm.Speech16k())
 		if err != nil {
@@ -73,15 +102,15 @@ func newNeural(c Config) (*neural, error) {
 }
 
 // classify judges one frame; m has its energy and floor.
-func (n *neural) classify(frame []int16, bg *background, m *Measure) {
-	if m.EnergyDB > absentDB && n.heard < bgReadyN {
+//
+// The background level and the room are what the member is not: once the room has been heard
+// (confirmReadyN frames of sound), frames judged the member's speech do not update them (a
+// member who talks most of the time would otherwise become the room), unless nothing has for
+// memberMaxN frames (a room that changed).
+func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Measure) {
+	if m.EnergyDB > absentDB && n.heard < confirmReadyN {
 		n.heard++
 	}
-	if n.heard > 0 {
-		// digital silence before the stream's first sound is no room
-		bg.add(m.EnergyDB)
-	}
-	m.BackgroundDB = bg.level()
 	in := frame
 	if n.rs != nil {
 		k, err := n.rs.Process(n.rsOut, frame)
@@ -93,9 +122,40 @@ func (n *neural) classify(frame []int16, bg *background, m *Measure) {
 	n.net.Write(in)
 	p := n.net.Prob()
 	m.Prob = float64(p)
+	m.BackgroundDB = bg.level()
 	m.Prominent = m.EnergyDB >= m.BackgroundDB+prominentDB
-	over := m.EnergyDB - m.BackgroundDB
-	if over < roomOverDB && n.heard > 0 {
+	over := m.EnergyDB - n.reference(bg)
+	need := n.need()
+	if n.heard < confirmReadyN {
+		// The room is not known yet (at the start of a stream the member's own voice is most
+		// of what has been heard): the network alone decides; the utterance is judged
+		// against the room at its end, and nothing is confirmed before.
+		need = math.Inf(-1)
+	}
+	switch {
+	case p >= n.on && over >= need:
+		// speech, and it stands out of the room: the member at the microphone
+		m.Class = ClassSpeech
+		m.Strong = true
+	case p >= n.hold && over >= need-weakSlackDB*float64(n.room) && (n.sinceMember < weakHoldN || n.room < talkingRoom):
+		// the network's hold: a word's quiet end, a breath; in a room that talks, only
+		// just after the member's speech (the room's own speech would hold the turn open)
+		m.Class = ClassWeak
+	}
+	n.sinceMember = min(n.sinceMember+1, weakHoldN)
+	if m.Strong {
+		n.sinceMember = 0
+	}
+	if inUtterance && n.heard >= confirmReadyN && n.frozen < frozenMaxN {
+		n.frozen++
+		return
+	}
+	n.frozen = 0
+	if n.heard > 0 {
+		// digital silence before the stream's first sound is no room
+		bg.add(m.EnergyDB)
+	}
+	if over < roomOverDB && n.heard >= roomReadyN {
 		// a running mean over the first room frames (the prior counts as roomPriorN of them),
 		// then over about the last roomWindow
 		n.roomN = min(n.roomN+1, roomWindow)
@@ -105,22 +165,11 @@ func (n *neural) classify(frame []int16, bg *background, m *Measure) {
 		}
 		n.room += (talk - n.room) / float32(min(n.roomN+roomPriorN, roomWindow))
 	}
-	switch {
-	case p >= n.on:
-		m.Class = ClassSpeech
-		// A voice must stand out of a room that talks (babble) by more than out of a quiet
-		// or merely noisy one.
-		m.Strong = over >= n.need()
-	case p >= n.hold && m.EnergyDB >= m.BackgroundDB+weakOverDB:
-		// The network's probability falls slowly after speech stops (its memory): a frame
-		// it is unsure of that is no louder than the room is the pause, not the word.
-		m.Class = ClassWeak
-	}
 }
 
 func (n *neural) reset() {
 	n.net.Reset()
-	n.room, n.roomN, n.heard = roomPrior, 0, 0
+	n.room, n.roomN, n.heard, n.frozen, n.sinceMember = roomPrior, 0, 0, 0, weakHoldN
 	if n.rs != nil {
 		n.rs.Reset()
 	}
@@ -130,6 +179,14 @@ func (n *neural) reset() {
 // now: strongMinDB in a room the network does not hear as speech, up to strongMaxDB in one
 // it does.
 func (n *neural) need() float64 { return strongMinDB + float64(n.room)*(strongMaxDB-strongMinDB) }
+
+// reference is the level the member's speech must stand need() over: the background level
+// (the room's 20th percentile) in a quiet or noisy room, up to the room's loud moments (its
+// 80th percentile) in one that talks: a voice near the microphone is louder than the room at
+// its loudest, where the room's own talkers are only now and then louder than its quiet.
+func (n *neural) reference(bg *background) float64 {
+	return bg.levelAt(bgShare + float64(n.room)*(roomLoudShare-bgShare))
+}
 
 // frameMeasures keeps AlgorithmNeural's measurements of the frames an Endpointer holds (the
 // pre-roll ring and the utterance buffer): level and probability, so that the utterance is
@@ -173,42 +230,49 @@ func (f *frameMeasures) shift(n, buffered int) {
 
 // AlgorithmNeural's utterance checks.
 const (
-	minStrong     = 5  // strong frames (speech standing out of the room) an utterance needs
-	strongShare   = 4  // 1 in strongShare of its speech frames must be strong
-	confirmNeural = 10 // strong frames in the last second that confirm speech (Speaking)
+	minSpeechN    = 10 // speech frames an utterance needs (200 ms)
+	confirmNeural = 13 // member speech frames in the last second that confirm speech (Speaking)
 	confirmWindow = 50 // frames of that second
+	// confirmReadyN: frames of sound heard before speech is confirmed (2 s): until then the
+	// room is not known well enough to stand out of.
+	confirmReadyN = 100
 )
 
-// strongIn counts, among buffered frames from..to, the speech frames and those that stand out
-// of the room as it is known now.
-func (e *Endpointer) strongIn(from, to int) (speech, strong int) {
+// memberSpeech counts, among the buffered frames from..to, those the network calls speech
+// that stand out of the room as it is known now (when the frames were classified, at the
+// start of a stream, it was not known).
+func (e *Endpointer) memberSpeech(from, to int) int {
 	on := float32(e.cfg.SpeechProb)
-	thr := float32(e.det.bg.level() + e.det.net.need())
+	thr := float32(e.det.net.reference(e.det.bg) + e.det.net.need())
+	n := 0
 	for i := max(from, 0); i < to; i++ {
-		if e.meas.pr[i] >= on {
-			speech++
-			if e.meas.lv[i] >= thr {
-				strong++
-			}
+		if e.meas.pr[i] >= on && e.meas.lv[i] >= thr {
+			n++
 		}
 	}
-	return speech, strong
+	return n
 }
 
-// neuralNoise reports whether the utterance so far is not someone at the microphone: the
-// network heard speech, but too little of it stands out of the room (chatter or music
-// behind the member, or a stream that is all room).
+// neuralNoise reports whether the utterance so far is too little of the member's speech. An
+// utterance that started before the room was known is judged by the network alone: at the start
+// of a stream the member's first words may be all that has been heard, and the room made of them
+// would judge them away.
 func (e *Endpointer) neuralNoise() bool {
-	speech, strong := e.strongIn(0, e.bufN)
-	return strong < minStrong || strong*strongShare < speech
+	if e.earlyUtt {
+		n := 0
+		on := float32(e.cfg.SpeechProb)
+		for i := range e.bufN {
+			if e.meas.pr[i] >= on {
+				n++
+			}
+		}
+		return n < minSpeechN
+	}
+	return e.memberSpeech(0, e.bufN) < minSpeechN
 }
 
-// neuralConfirmed reports whether the last second holds enough speech standing out of the
-// room, and enough of its speech does.
+// neuralConfirmed reports whether the last second holds enough of the member's speech, once
+// the room has been heard.
 func (e *Endpointer) neuralConfirmed() bool {
-	if e.det.net.heard < bgReadyN {
-		return false
-	}
-	speech, strong := e.strongIn(e.bufN-confirmWindow, e.bufN)
-	return strong >= confirmNeural && strong*strongShare >= speech
+	return e.det.net.heard >= confirmReadyN && e.memberSpeech(e.bufN-confirmWindow, e.bufN) >= confirmNeural
 }

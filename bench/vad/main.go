@@ -168,8 +168,8 @@ func run(dir string, noiseSec int, seed uint64, seeds int, write string) error {
 	if *verboseFlag {
 		for _, j := range jobs {
 			if len(j.clip.Items) > 0 {
-				fmt.Println(j.clip.Noise, j.clip.SNR, "energy", j.res[0].perItem)
-				fmt.Println(j.clip.Noise, j.clip.SNR, "speech", j.res[1].perItem)
+				fmt.Println(j.clip.Noise, j.clip.SNR, syntheticAlgorithms[0], j.res[0].perItem)
+				fmt.Println(j.clip.Noise, j.clip.SNR, syntheticAlgorithms[1], j.res[1].perItem)
 			}
 		}
 	}
@@ -177,12 +177,16 @@ func run(dir string, noiseSec int, seed uint64, seeds int, write string) error {
 	return nil
 }
 
+// syntheticAlgorithms are the detectors the synthetic set compares: the earlier pitch detector
+// (the default until issue 30) and the default.
+var syntheticAlgorithms = [2]vad.Algorithm{vad.AlgorithmSpeech, vad.AlgorithmNeural}
+
 func measure(j *job) error {
 	pkts, err := encode(j.clip.Samples)
 	if err != nil {
 		return err
 	}
-	for i, alg := range []vad.Algorithm{vad.AlgorithmEnergy, vad.AlgorithmSpeech} {
+	for i, alg := range syntheticAlgorithms {
 		r, err := listen(pkts, alg)
 		if err != nil {
 			return err

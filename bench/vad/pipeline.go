@@ -63,7 +63,7 @@ type heard struct {
 func listenerConfig(alg vad.Algorithm) audio.ListenerConfig {
 	v := vad.DefaultConfig()
 	v.Algorithm = alg
-	v.EndSilence = 700 * time.Millisecond
+	v.EndSilence = 800 * time.Millisecond
 	v.MinUtterance = 300 * time.Millisecond
 	v.MaxUtterance = 15 * time.Second
 	return audio.ListenerConfig{Format: pcm.Speech16k(), VAD: v, DirectDecode: true}
@@ -243,7 +243,7 @@ func rows(jobs []*job) []*row {
 
 func printTable(w io.Writer, jobs []*job) {
 	fmt.Fprintln(w, "noise     SNR | phantom/min   | missed %      | end of speech ms | no end | barge-in false/min | items barged in")
-	fmt.Fprintln(w, "              | energy  new   | energy  new   | energy  new      | en new | energy  new        | energy new")
+	fmt.Fprintln(w, "              | speech neural | speech neural | speech neural    | sp ne  | speech neural      | sp  ne")
 	var phantomMax, bargeMax, missedPink5 float64
 	var eosKeyboard []time.Duration
 	for _, rw := range rows(jobs) {
