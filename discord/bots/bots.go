@@ -114,8 +114,12 @@ func New(state func(guildID string) *discordgo.State, fetch Fetch) *Directory {
 	return &Directory{state: state, fetch: fetch, calls: map[member]*call{}}
 }
 
-// Kind reports the user's kind from the gateway state alone (no I/O).
+// Kind reports the user's kind from the gateway state alone (no I/O). A nil Directory knows
+// nobody.
 func (d *Directory) Kind(guildID, userID string) Kind {
+	if d == nil || d.state == nil {
+		return Unknown
+	}
 	return InState(d.state(guildID), guildID, userID)
 }
 
@@ -126,6 +130,9 @@ func (d *Directory) Kind(guildID, userID string) Kind {
 func (d *Directory) Resolve(ctx context.Context, guildID, userID string) (Kind, error) {
 	if k := d.Kind(guildID, userID); k != Unknown {
 		return k, nil
+	}
+	if d == nil {
+		return Unknown, fmt.Errorf("bots: resolve user %s of guild %s: no directory", userID, guildID)
 	}
 	key := member{guildID, userID}
 	d.mu.Lock()
@@ -162,9 +169,11 @@ func (d *Directory) lookup(ctx context.Context, guildID, userID string) (Kind, e
 	if err != nil {
 		return Unknown, fmt.Errorf("bots: get member %s of guild %s: %w", userID, guildID, err)
 	}
-	if st := d.state(guildID); st != nil {
-		m.GuildID = guildID
-		_ = st.MemberAdd(m) // a guild the state lacks keeps nobody: the next lookup asks again
+	if d.state != nil {
+		if st := d.state(guildID); st != nil {
+			m.GuildID = guildID
+			_ = st.MemberAdd(m) // a guild the state lacks keeps nobody: the next lookup asks again
+		}
 	}
 	return kindOf(m.User), nil
 }
