@@ -10,10 +10,11 @@ import (
 
 // Music is d of what a music bot plays, as 48 kHz interleaved stereo PCM for PlayPCM: an
 // instrumental loop with rhythm (a bass and a kick on beats 1 and 3, a triad per bar, a melody
-// of plucked eighth notes, a hi-hat on every eighth) at about -29 dBFS, deterministic for a
+// of plucked eighth notes, a hi-hat on every eighth) at about -33 dBFS, deterministic for a
 // seed. With vocals (48 kHz interleaved stereo, e.g. a recorded voice), the song has a singer:
 // the vocals come in after one second of intro and again after every two seconds of
-// instrumental, over the music at their own level, so that whoever hears the song hears a voice
+// instrumental, at their own level over the music (a recorded voice at a usual -20 dBFS sits
+// some 10 dB above it, as a singer does in a mix), so that whoever hears the song hears a voice
 // in it now and then, as in most songs.
 func Music(d time.Duration, seed uint64, vocals []int16) []int16 {
 	const rate = 48000
@@ -69,7 +70,7 @@ func Music(d time.Duration, seed uint64, vocals []int16) []int16 {
 	}
 	out := make([]int16, 2*n)
 	for i, v := range mono {
-		s := pcm.Clamp16(float32(v * 6000))
+		s := pcm.Clamp16(float32(v * 4000))
 		out[2*i], out[2*i+1] = s, s
 	}
 	if len(vocals) >= 2 {
