@@ -109,7 +109,7 @@ func (b *botProcess) saveLog(t *testing.T) {
 	if dir == "" {
 		return
 	}
-	f, err := os.CreateTemp(dir, t.Name()+"-*.log")
+	f, err := os.CreateTemp(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-*.log") // a subtest's name has a slash
 	if err != nil {
 		t.Logf("save log: %v", err)
 		return
