@@ -8,6 +8,8 @@
 // docs/config.md is the reference for every key; banter.example.yaml shows them all.
 package config
 
+import "slices"
+
 // Config is the whole configuration. The zero value is not useful: start from Default or Load.
 type Config struct {
 	Bot         Bot         `yaml:"bot"`
@@ -301,6 +303,13 @@ type Voice struct {
 	Endpointing               Endpointing      `yaml:"endpointing"`
 	Speculation               Speculation      `yaml:"speculation"`
 	BargeIn                   BargeIn          `yaml:"bargeIn"`
+	// HearBots makes other bots in the voice channel (a music bot, a soundboard) heard like
+	// members: decoded, endpointed, able to start turns and to barge in. Off (the default),
+	// a bot's packets are dropped undecoded.
+	HearBots bool `yaml:"hearBots"`
+	// HearBotIDs are bots heard even when HearBots is off, e.g. a text-to-speech bot that
+	// speaks for a member who cannot.
+	HearBotIDs []string `yaml:"hearBotIds"`
 	// SendRealtimePriority, when above 0, paces outgoing voice frames from a SCHED_FIFO thread
 	// at this priority (1-99), which keeps send jitter under 2 ms even on a busy machine. It
 	// needs CAP_SYS_NICE; without it banter logs once and uses the normal pacer.
@@ -316,6 +325,12 @@ type Voice struct {
 	// socket for several voice connections); "off" paces each connection on its own timer,
 	// the only mode SendRealtimePriority and SendSpinMs apply to.
 	SendClock string `yaml:"sendClock"`
+}
+
+// HearsBot reports whether the bot user userID is heard in voice: with HearBots, or when
+// HearBotIDs lists it. (Members who are not bots are always heard.)
+func (v *Voice) HearsBot(userID string) bool {
+	return v.HearBots || slices.Contains(v.HearBotIDs, userID)
 }
 
 // VoiceChannelRef names a voice channel in a guild.

@@ -216,6 +216,7 @@ func (v *validator) validateVoice(c *Config) {
 		}
 	}
 	v.enum("voice.bargeIn.policy", vo.BargeIn.Policy, bargeInPolicies)
+	v.snowflakes("voice.hearBotIds", vo.HearBotIDs)
 	v.intRange("voice.bargeIn.minSpeechMs", vo.BargeIn.MinSpeechMs, 0, 5000)
 	v.intRange("voice.bargeIn.echoGuardMs", vo.BargeIn.EchoGuardMs, 0, 5000)
 	v.intRange("voice.sendRealtimePriority", vo.SendRealtimePriority, 0, 99)

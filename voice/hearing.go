@@ -11,6 +11,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/discord/bots"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/safety"
@@ -45,13 +46,20 @@ type speaker struct {
 	spec       *turn       // the speculative turn on the utterance in progress (speculation.go)
 	stream     *spanStream // the utterance's transcription session (spans.go)
 	tried      specKey     // the pause last speculated on
-	// deaf: permissions.blockedUserIds lists the member, whose frames are
-	// taken and dropped undecoded; spurt and quiet follow their talk spurts
-	// (quiet ticks since the last packet, endTicks of them end one).
-	deaf     bool
-	spurt    bool
-	quiet    int
-	endTicks int
+	// mode says whether the frames are heard (heard.go); a speaker who is not
+	// heard has no Listener until it is. spurt and quiet follow a blocked
+	// member's talk spurts (quiet ticks since the last packet, endTicks of them
+	// end one); announced: voice_speaker_ignored was logged.
+	mode      hearMode
+	kind      bots.Kind
+	spurt     bool
+	quiet     int
+	endTicks  int
+	announced bool
+
+	// resolved is the kind the REST lookup found (a bots.Kind; lookUp), for a
+	// speaker the gateway state did not know.
+	resolved atomic.Uint32
 }
 
 // listenerConfig maps voice.endpointing onto the audio pipeline.
@@ -72,24 +80,46 @@ func (s *session) listenerConfig() audio.ListenerConfig {
 	return audio.ListenerConfig{Format: s.svc.opts.ListenFormat, VAD: v, DirectDecode: true}
 }
 
-// hear gives a new stream (a member started sending) a Listener and hands it to the Service's
-// hearing clock, which serves it until the stream or the session ends. It runs on the session
-// loop.
+// hear gives a new stream (a member started sending) to the Service's hearing clock, which
+// serves it until the stream or the session ends. It runs on the session loop.
 func (s *session) hear(st *dvoice.Stream) {
-	sp := &speaker{s: s, userID: st.UserID, frames: st.Frames(), hints: make(chan specHint, 4)}
-	cfg := s.listenerConfig()
-	l, err := audio.NewListener(cfg, sp.handle, s.svc.opts.AudioMetrics)
-	if err != nil {
-		s.log.Error("voice_listener_failed", "user_id", st.UserID, "error", err)
+	sp := s.newSpeaker(st.UserID, st.Frames())
+	if sp == nil {
 		return
 	}
-	sp.l, sp.format = l, l.Format()
-	sp.endTicks = max(1, int(cfg.VAD.EndSilence/pcm.FrameDuration))
 	s.mu.Lock()
 	s.speakers[st.UserID] = sp
 	s.mu.Unlock()
 	s.wg.Add(1) // done by leave, when the hearing clock lets go
 	s.svc.hear.add(sp)
+}
+
+// newSpeaker makes the receive side of a user's stream of frames: what the user is comes from
+// the gateway state (discord/bots), or, when the state does not know the user yet, from a REST
+// lookup started now (lookUp). A speaker who is heard gets its Listener now, one who is not (a
+// bot voice.hearBots leaves unheard, a blocked member) when it is. It returns nil when the
+// Listener cannot be made.
+func (s *session) newSpeaker(userID string, frames <-chan dvoice.Frame) *speaker {
+	sp := &speaker{s: s, userID: userID, frames: frames, hints: make(chan specHint, 4)}
+	sp.endTicks = max(1, int(s.listenerConfig().VAD.EndSilence/pcm.FrameDuration))
+	if sp.kind = s.svc.bots.Kind(s.guildID, userID); sp.kind == bots.Unknown {
+		s.wg.Go(sp.lookUp)
+	}
+	if sp.mode = sp.modeNow(); sp.mode == heard && sp.listen() != nil {
+		return nil
+	}
+	return sp
+}
+
+// listen makes the speaker's Listener (voice.endpointing as it is now).
+func (sp *speaker) listen() error {
+	l, err := audio.NewListener(sp.s.listenerConfig(), sp.handle, sp.s.svc.opts.AudioMetrics)
+	if err != nil {
+		sp.s.log.Error("voice_listener_failed", "user_id", sp.userID, "error", err)
+		return fmt.Errorf("voice: listener for %s: %w", sp.userID, err)
+	}
+	sp.l, sp.format = l, l.Format()
+	return nil
 }
 
 // leave ends the speaker's part in its session once the hearing clock dropped it.
@@ -105,47 +135,35 @@ func (sp *speaker) leave() {
 
 // tick is the speaker's share of a hearing-clock tick: the frames that arrived since the last
 // tick go through the Listener in one batch, its wall time advances by 20 ms, and barge-in is
-// checked. It reports whether the speaker stays (false: its stream or its session ended). A
-// blocked member's frames are taken and dropped without decoding. It does not allocate.
+// checked. It reports whether the speaker stays (false: its stream or its session ended). The
+// frames of a speaker who is not heard (heard.go) are taken and dropped without decoding. It
+// does not allocate.
 func (sp *speaker) tick() bool {
-	s, l := sp.s, sp.l
+	s := sp.s
 	if s.ctx.Err() != nil {
 		sp.retireSpans()
 		return false
 	}
-	if deaf := s.blocked(sp.userID); deaf != sp.deaf {
-		if deaf {
-			l.Flush() // an utterance in progress ends here (dropped by handle: blocked)
+	if m := sp.modeNow(); m != sp.mode && !sp.setMode(m) {
+		sp.retireSpans()
+		return false
+	}
+	n, open := sp.take()
+	if !open {
+		if sp.mode == heard {
+			sp.l.Flush()
 		}
-		sp.deaf, sp.spurt, sp.quiet = deaf, false, 0
+		sp.ignore(0, true)
 		sp.active.Store(false)
+		sp.cancelSpec("stream_ended") // a Flush that confirmed it cleared it
+		sp.retireSpans()
+		return false
 	}
-	got := false
-	for more := true; more; {
-		select {
-		case f, ok := <-sp.frames:
-			if !ok {
-				if !sp.deaf {
-					l.Flush()
-				}
-				sp.ignore(false, true)
-				sp.active.Store(false)
-				sp.cancelSpec("stream_ended") // a Flush that confirmed it cleared it
-				sp.retireSpans()
-				return false
-			}
-			got = true
-			if !sp.deaf {
-				l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
-			}
-		default:
-			more = false
-		}
-	}
-	if sp.deaf {
-		sp.ignore(got, false)
+	if sp.mode != heard {
+		sp.ignore(n, false)
 		return true
 	}
+	l := sp.l
 	for more := true; more; { // speculative turns' transcripts (adaptive end of turn)
 		select {
 		case h := <-sp.hints:
@@ -161,23 +179,24 @@ func (sp *speaker) tick() bool {
 	return true
 }
 
-// ignore follows a blocked member's talk spurts without decoding them: a run of packets
-// followed by voice.endpointing.silenceMs without any (or the stream's end) is one utterance
-// dropped, as the endpointer would have cut it.
-func (sp *speaker) ignore(got, end bool) {
-	if !sp.deaf {
-		return
-	}
-	if got {
-		sp.spurt, sp.quiet = true, 0
-		return
-	}
-	if !sp.spurt {
-		return
-	}
-	if sp.quiet++; sp.quiet >= sp.endTicks || end {
-		sp.spurt = false
-		sp.s.droppedBlocked(sp.userID)
+// take takes the frames that arrived since the last tick: a heard speaker's go into the
+// Listener's jitter buffer, the others' are only counted. It reports how many, and false once
+// the stream has ended.
+func (sp *speaker) take() (int, bool) {
+	n := 0
+	for {
+		select {
+		case f, ok := <-sp.frames:
+			if !ok {
+				return n, false
+			}
+			n++
+			if sp.mode == heard {
+				sp.l.Push(jitter.Packet{SSRC: f.SSRC, Seq: f.Sequence, Timestamp: f.Timestamp, Payload: f.Opus})
+			}
+		default:
+			return n, true
+		}
 	}
 }
 
@@ -195,10 +214,11 @@ func (sp *speaker) handle(ev vad.Event) {
 			s.metrics.utterance()
 			return
 		}
-		if s.blocked(sp.userID) {
-			// permissions.blockedUserIds: ignored entirely, like their text messages (no
-			// speech to text, no turn); from the next tick on not even decoded.
-			if ev.Final {
+		if sp.mode != heard || s.blocked(sp.userID) {
+			// Not heard: permissions.blockedUserIds (ignored entirely, like their text
+			// messages), or a bot voice.hearBots leaves unheard. No speech to text, no turn;
+			// from the next tick on not even decoded.
+			if ev.Final && sp.mode != unheardBot {
 				s.droppedBlocked(sp.userID)
 			}
 			sp.chunks, sp.audio = nil, nil
@@ -219,7 +239,10 @@ func (sp *speaker) handle(ev vad.Event) {
 		if ev.Final {
 			sp.retireSpans()
 		}
-		if ev.Final && len(sp.chunks) > 0 {
+		switch {
+		case ev.Final && sp.mode != heard: // the chunks of an utterance cut short unheard
+			sp.chunks, sp.audio = nil, nil
+		case ev.Final && len(sp.chunks) > 0:
 			sp.finish()
 		}
 	}

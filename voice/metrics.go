@@ -63,6 +63,8 @@ type Metrics struct {
 	specs       *prometheus.CounterVec
 	specSaved   prometheus.Histogram
 	spanStreams *prometheus.CounterVec
+	// ignoredBot and ignoredBlocked are banter_voice_packets_ignored_total's series.
+	ignoredBot, ignoredBlocked prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -82,6 +84,7 @@ type Metrics struct {
 //	banter_voice_speculations_total{outcome,stage}  used or discarded; transcript, decision or reply
 //	banter_voice_speculation_saved_seconds     work of a used speculation done before the end of the turn
 //	banter_voice_span_sessions_total{outcome}  transcription sessions: opened, refused, fell_back (a span failed: uploaded)
+//	banter_voice_packets_ignored_total{reason} packets of speakers not heard, dropped undecoded: bot, blocked_user
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -134,9 +137,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Realtime transcription sessions of utterances (voice.speculation.transcription session): opened, refused (the utterance was uploaded), fell_back (a span failed and the words so far were uploaded).",
 		}, []string{"outcome"}),
 	}
+	ignored := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "banter_voice_packets_ignored_total",
+		Help: "Incoming voice packets dropped before the decoder because their speaker is not heard, by reason: bot (a bot voice.hearBots and voice.hearBotIds leave unheard), blocked_user (permissions.blockedUserIds).",
+	}, []string{"reason"})
+	m.ignoredBot, m.ignoredBlocked = ignored.WithLabelValues(unheardBot.String()), ignored.WithLabelValues(blockedUser.String())
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
-			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams)
+			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, ignored)
 	}
 	return m
 }
@@ -221,5 +229,18 @@ func (m *Metrics) skipped(n int) {
 func (m *Metrics) unencrypted() {
 	if m != nil {
 		m.encryptSkip.Inc()
+	}
+}
+
+// ignored counts n packets of a speaker who is not heard (mode: why).
+func (m *Metrics) ignored(mode hearMode, n int) {
+	if m == nil {
+		return
+	}
+	switch mode {
+	case unheardBot:
+		m.ignoredBot.Add(float64(n))
+	case blockedUser:
+		m.ignoredBlocked.Add(float64(n))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord/bots"
 	"github.com/banterbot/banter/discord/dave"
 	"github.com/banterbot/banter/discord/dave/voiceadapter"
 	"github.com/banterbot/banter/discord/post"
@@ -134,6 +135,8 @@ type Service struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 	hear hearClock // every session's receive side, on one 20 ms tick
+	// bots says which speakers are bots (voice.hearBots): the gateway state, else REST.
+	bots *bots.Directory
 	// spansOffUntil (Unix ns): a transcription session was refused; upload until then.
 	spansOffUntil atomic.Int64
 
@@ -181,6 +184,7 @@ func New(opts Options) (*Service, error) {
 			Logger: opts.Logger, Metrics: opts.Metrics, Now: opts.Now}
 		svc.opts.NewResponder = func(context.Context, SessionInfo) (Responder, error) { return stt, nil }
 	}
+	svc.bots = bots.New(svc.state, bots.SessionFetch(opts.Discord))
 	svc.ctx, svc.stop = context.WithCancel(context.Background())
 	mc := dvoice.ManagerConfig{
 		UserID:    opts.Discord.State.User.ID,

@@ -39,6 +39,8 @@ type botProcess struct {
 	bob   discordsim.UserID
 	logs  *matrixLog
 	stop  func() error
+	// cfgPath is the bot's config file (a test may rewrite it: banter reloads it live).
+	cfgPath string
 }
 
 // startBot runs banter against fresh simulators; discordExtra is added to the config's discord
@@ -67,6 +69,7 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	b.cfgPath = cfgPath
 	vars := map[string]string{"DISCORD_TOKEN": b.dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -106,7 +109,7 @@ func (b *botProcess) saveLog(t *testing.T) {
 	if dir == "" {
 		return
 	}
-	f, err := os.CreateTemp(dir, t.Name()+"-*.log")
+	f, err := os.CreateTemp(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-*.log") // a subtest's name has a slash
 	if err != nil {
 		t.Logf("save log: %v", err)
 		return

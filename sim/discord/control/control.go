@@ -22,6 +22,7 @@ import (
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/world"
 )
 
 // maxBody bounds a JSON request (attachments ride in it, base64); WAV
@@ -180,6 +181,9 @@ type memberView struct {
 	ID    discordsim.UserID `json:"id"`
 	Name  string            `json:"name"`
 	Token string            `json:"token"`
+	// Bot is the user's bot flag (a bot user, such as a music bot: user.bot in what the
+	// gateway and REST deliver).
+	Bot bool `json:"bot"`
 }
 
 func (c *Controller) members() []memberView {
@@ -190,7 +194,7 @@ func (c *Controller) members() []memberView {
 		if name == "bot" {
 			continue
 		}
-		out = append(out, memberView{ID: id, Name: name, Token: c.sim.UserToken(id)})
+		out = append(out, c.memberView(name, id))
 	}
 	sortBy(out, func(m memberView) string { return string(m.ID) })
 	return out
@@ -219,16 +223,28 @@ func (c *Controller) createMember(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, fmt.Errorf("member %q exists", in.Name))
 		return
 	}
-	id := c.sim.CreateUser(in.Name)
+	create := c.sim.CreateUser
 	if in.Bot {
-		id = c.sim.CreateBotUser(in.Name)
+		create = c.sim.CreateBotUser
 	}
+	id := create(in.Name)
 	if err := c.sim.AddMember(c.guild, id); err != nil {
 		fail(w, http.StatusInternalServerError, err)
 		return
 	}
 	c.Name(in.Name, id)
-	reply(w, http.StatusCreated, memberView{ID: id, Name: in.Name, Token: c.sim.UserToken(id)})
+	reply(w, http.StatusCreated, c.memberView(in.Name, id))
+}
+
+// memberView is the view of the member called name.
+func (c *Controller) memberView(name string, id discordsim.UserID) memberView {
+	bot := false
+	c.sim.Read(func(v *world.View) {
+		if u, ok := v.User(id); ok {
+			bot = u.Bot
+		}
+	})
+	return memberView{ID: id, Name: name, Token: c.sim.UserToken(id), Bot: bot}
 }
 
 type channelView struct {

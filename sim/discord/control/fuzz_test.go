@@ -68,6 +68,8 @@ func FuzzControlAPI(f *testing.F) {
 		{"POST", "/voice/join", `{"as":"alice","channel":"lounge"}`},
 		{"POST", "/voice/leave", `{"as":"alice"}`},
 		{"POST", "/voice/play?as=alice", "RIFF\x24\x00\x00\x00WAVEfmt "},
+		{"POST", "/voice/play?as=alice&music=2&seed=3", ""},
+		{"POST", "/voice/play?as=alice&music=NaN", ""},
 		{"POST", "/faults/gateway", `{"fault":"invalid_session","resumable":true}`},
 		{"POST", "/faults/gateway", `{"fault":"withhold_acks","n":-5}`},
 		{"POST", "/faults/gateway", `{"fault":"meteor"}`},

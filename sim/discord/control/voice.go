@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
+	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -85,8 +88,11 @@ func (c *Controller) leaveVoice(w http.ResponseWriter, r *http.Request) {
 }
 
 // playVoice is POST /voice/play?as=NAME with a WAV file as the body (16-bit
-// PCM, 48 kHz, mono or stereo). It answers once the audio has been sent,
-// with how many frames of the bot's voice the member has heard so far.
+// PCM, 48 kHz, mono or stereo). With music=SECONDS (and seed=N, default 1)
+// the member plays that much of voicesim.Music instead, as a music bot does:
+// an instrumental, or a song when a WAV body gives its vocals. It answers
+// once the audio has been sent, with how many frames of the bot's voice the
+// member has heard so far.
 func (c *Controller) playVoice(w http.ResponseWriter, r *http.Request) {
 	_, m, err := c.member(r.URL.Query().Get("as"))
 	if err != nil {
@@ -98,21 +104,16 @@ func (c *Controller) playVoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusRequestEntityTooLarge, fmt.Errorf("wav: read body (at most %d bytes): %v", maxWAV, err))
 		return
 	}
-	samples, format, err := wav.Decode(nil, data)
-	if err != nil {
-		fail(w, http.StatusBadRequest, fmt.Errorf("wav: %w", err))
-		return
-	}
-	if format.Rate != 48000 || (format.Channels != 1 && format.Channels != 2) {
-		fail(w, http.StatusBadRequest, fmt.Errorf("wav: %d Hz, %d channels: want 48000 Hz, mono or stereo", format.Rate, format.Channels))
-		return
-	}
-	if format.Channels == 1 {
-		stereo := make([]int16, 2*len(samples))
-		for i, s := range samples {
-			stereo[2*i], stereo[2*i+1] = s, s
+	var samples []int16
+	if music := r.URL.Query().Get("music"); music == "" || len(data) > 0 {
+		if samples, err = stereo48k(data); err != nil {
+			fail(w, http.StatusBadRequest, err)
+			return
 		}
-		samples = stereo
+	}
+	if samples, err = withMusic(r.URL.Query(), samples); err != nil {
+		fail(w, http.StatusBadRequest, err)
+		return
 	}
 	length := time.Duration(len(samples)/2) * time.Second / 48000
 	ctx, cancel := context.WithTimeout(r.Context(), length+opTimeout)
@@ -125,6 +126,49 @@ func (c *Controller) playVoice(w http.ResponseWriter, r *http.Request) {
 		PlayedMs    int64 `json:"played_ms"`
 		HeardFrames int   `json:"heard_bot_frames"`
 	}{length.Milliseconds(), len(m.Heard(string(c.sim.BotID())))})
+}
+
+// stereo48k decodes a WAV of 16-bit PCM at 48 kHz, mono or stereo, into interleaved stereo.
+func stereo48k(data []byte) ([]int16, error) {
+	samples, format, err := wav.Decode(nil, data)
+	if err != nil {
+		return nil, fmt.Errorf("wav: %w", err)
+	}
+	if format.Rate != 48000 || (format.Channels != 1 && format.Channels != 2) {
+		return nil, fmt.Errorf("wav: %d Hz, %d channels: want 48000 Hz, mono or stereo", format.Rate, format.Channels)
+	}
+	if format.Channels == 1 {
+		stereo := make([]int16, 2*len(samples))
+		for i, s := range samples {
+			stereo[2*i], stereo[2*i+1] = s, s
+		}
+		samples = stereo
+	}
+	return samples, nil
+}
+
+// maxMusic is the longest music one /voice/play plays.
+const maxMusic = 600 * time.Second
+
+// withMusic is what /voice/play plays for query q: samples as they are, or with music=SECONDS
+// that much voicesim.Music (seed=N, default 1) with samples, if any, as its vocals.
+func withMusic(q url.Values, samples []int16) ([]int16, error) {
+	music := q.Get("music")
+	if music == "" {
+		return samples, nil
+	}
+	secs, err := strconv.ParseFloat(music, 64)
+	if err != nil || !(secs >= pcm.FrameDuration.Seconds() && secs <= maxMusic.Seconds()) { // NaN too
+		return nil, fmt.Errorf(`"music" %q: allowed values are seconds from 0.02 to %d`, music, int(maxMusic.Seconds()))
+	}
+	d := time.Duration(secs * float64(time.Second))
+	seed := uint64(1)
+	if s := q.Get("seed"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return nil, fmt.Errorf(`"seed" %q: allowed values are whole numbers from 0`, s)
+		}
+	}
+	return voicesim.Music(d, seed, samples), nil
 }
 
 // voiceStats is GET /voice/stats: the voice server's UDP counters, as
