@@ -106,7 +106,6 @@ type Endpointer struct {
 
 	// current utterance
 	active     bool
-	earlyUtt   bool // AlgorithmNeural: it started before the room was known
 	utt        uint64
 	chunk      int
 	buf        []int16 // chunk audio, frame-aligned, capacity maxN frames
@@ -320,7 +319,6 @@ func (e *Endpointer) Reset() {
 // begin starts an utterance from the ring: pre-roll plus the speech run.
 func (e *Endpointer) begin() {
 	e.active = true
-	e.earlyUtt = e.det.net != nil && e.det.net.heard < confirmReadyN
 	e.utt++
 	e.chunk = 0
 	e.speaking = false

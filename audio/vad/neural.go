@@ -22,12 +22,14 @@ import (
 // the member's speech); anything else is silence. need() grows with
 // how much the room itself talks: 3 dB over a quiet or noisy room, up to 10 dB over babble.
 //
-// The room is what is heard between the member's utterances. Once the stream has been heard for
-// confirmReadyN frames, the frames of an utterance do not update the background level or the
-// room (a member who talks most of the time would otherwise become the room), unless an
-// utterance has run frozenMaxN frames (the room changed). Until then the room is not known: the network alone classifies, the
-// utterance is judged again at its end against the room as known then (Endpointer.neuralNoise,
-// with frameMeasures), and nothing is confirmed as someone speaking.
+// The room is what is heard between the member's utterances and in their pauses: the other
+// frames of an utterance do not update the background level or the room (a member who talks most
+// of the time would otherwise become the room), unless an utterance has gone frozenMaxN frames
+// without a pause (the room changed, or a room that talks held the stream's first utterance
+// open). Until the room has taken roomReadyN frames
+// it is not known: the network alone classifies, an utterance that ends before it is known is
+// kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
+// for confirmation only over earlyFloorDB (a voice at the microphone).
 type neural struct {
 	net      *silero.Stream
 	rs       *resample.Resampler // the stream's rate to 16 kHz; nil at 16 kHz
@@ -37,7 +39,8 @@ type neural struct {
 	// frames at the background level it does not call silence (0 quiet or noise, 1 chatter).
 	room   float32
 	roomN  int // room frames seen (up to roomWindow)
-	heard  int // frames that were not digital silence (up to confirmReadyN)
+	heard  int // frames the room has taken (up to roomReadyN)
+	sound  int // 1 once the stream's first sound (not digital silence) came
 	frozen int // consecutive frames of an utterance, kept out of the room
 	// sinceMember counts frames since the last one judged the member's speech (at most
 	// weakHoldN): only within weakHoldN of it does the network's hold continue an utterance.
@@ -53,8 +56,7 @@ const (
 	roomOverDB = 3 // over the background level (20th percentile)
 	// roomWindow: room is the mean over about the last roomWindow room frames.
 	roomWindow = 25
-	// roomReadyN: frames of sound heard (not digital silence) before the room is estimated
-	// (1 s): the network's first second on a stream is not yet settled.
+	// roomReadyN: frames the room must have taken (1 s) before it is known.
 	roomReadyN = 50
 	// absentDB: a frame this quiet is digital silence (no sound at all: what the Listener
 	// feeds while no packets come).
@@ -101,16 +103,9 @@ func newNeural(c Config) (*neural, error) {
 	return n, nil
 }
 
-// classify judges one frame; m has its energy and floor.
-//
-// The background level and the room are what the member is not: once the room has been heard
-// (confirmReadyN frames of sound), frames judged the member's speech do not update them (a
-// member who talks most of the time would otherwise become the room), unless nothing has for
-// memberMaxN frames (a room that changed).
+// classify judges one frame; m has its energy and floor. inUtterance: the frame belongs to an
+// utterance (the owning Endpointer's), so it is the member's time, not the room's.
 func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Measure) {
-	if m.EnergyDB > absentDB && n.heard < confirmReadyN {
-		n.heard++
-	}
 	in := frame
 	if n.rs != nil {
 		k, err := n.rs.Process(n.rsOut, frame)
@@ -126,10 +121,9 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 	m.Prominent = m.EnergyDB >= m.BackgroundDB+prominentDB
 	over := m.EnergyDB - n.reference(bg)
 	need := n.need()
-	if n.heard < confirmReadyN {
-		// The room is not known yet (at the start of a stream the member's own voice is most
-		// of what has been heard): the network alone decides; the utterance is judged
-		// against the room at its end, and nothing is confirmed before.
+	if !n.roomKnown() {
+		// The room has not been heard yet: the network alone decides (a member's first words
+		// are often the stream's first sound).
 		need = math.Inf(-1)
 	}
 	switch {
@@ -146,16 +140,27 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 	if m.Strong {
 		n.sinceMember = 0
 	}
-	if inUtterance && n.heard >= confirmReadyN && n.frozen < frozenMaxN {
+	n.hear(bg, inUtterance, m.Class == ClassSilence, m.EnergyDB, over, p)
+}
+
+// hear lets the room take a frame, after the stream's first sound: one outside the member's
+// utterances, or a silent one inside (a pause between the member's phrases), or one of an
+// utterance that has gone frozenMaxN frames without a silent one (no member talks that long
+// without a pause: the room talks, or changed).
+func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64, p float32) {
+	if n.sound == 0 && db <= absentDB {
+		return // digital silence before the stream's first sound is no room
+	}
+	n.sound = 1
+	if !inUtterance || silent {
+		n.frozen = 0
+	} else if n.frozen < frozenMaxN {
 		n.frozen++
 		return
 	}
-	n.frozen = 0
-	if n.heard > 0 {
-		// digital silence before the stream's first sound is no room
-		bg.add(m.EnergyDB)
-	}
-	if over < roomOverDB && n.heard >= roomReadyN {
+	bg.add(db)
+	n.heard = min(n.heard+1, roomReadyN)
+	if over < roomOverDB && n.roomKnown() {
 		// a running mean over the first room frames (the prior counts as roomPriorN of them),
 		// then over about the last roomWindow
 		n.roomN = min(n.roomN+1, roomWindow)
@@ -167,9 +172,12 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 	}
 }
 
+// roomKnown reports whether the room has been heard for roomReadyN frames.
+func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
+
 func (n *neural) reset() {
 	n.net.Reset()
-	n.room, n.roomN, n.heard, n.frozen, n.sinceMember = roomPrior, 0, 0, 0, weakHoldN
+	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember = roomPrior, 0, 0, 0, 0, weakHoldN
 	if n.rs != nil {
 		n.rs.Reset()
 	}
@@ -233,9 +241,9 @@ const (
 	minSpeechN    = 10 // speech frames an utterance needs (200 ms)
 	confirmNeural = 13 // member speech frames in the last second that confirm speech (Speaking)
 	confirmWindow = 50 // frames of that second
-	// confirmReadyN: frames of sound heard before speech is confirmed (2 s): until then the
-	// room is not known well enough to stand out of.
-	confirmReadyN = 100
+	// earlyFloorDB: before the room is known, speech over this level (dBFS) counts as the
+	// member's for confirmation (a voice at the microphone; the room behind it is quieter).
+	earlyFloorDB = -30
 )
 
 // memberSpeech counts, among the buffered frames from..to, those the network calls speech
@@ -244,6 +252,9 @@ const (
 func (e *Endpointer) memberSpeech(from, to int) int {
 	on := float32(e.cfg.SpeechProb)
 	thr := float32(e.det.net.reference(e.det.bg) + e.det.net.need())
+	if !e.det.net.roomKnown() {
+		thr = earlyFloorDB
+	}
 	n := 0
 	for i := max(from, 0); i < to; i++ {
 		if e.meas.pr[i] >= on && e.meas.lv[i] >= thr {
@@ -253,26 +264,24 @@ func (e *Endpointer) memberSpeech(from, to int) int {
 	return n
 }
 
-// neuralNoise reports whether the utterance so far is too little of the member's speech. An
-// utterance that started before the room was known is judged by the network alone: at the start
-// of a stream the member's first words may be all that has been heard, and the room made of them
-// would judge them away.
+// neuralNoise reports whether the utterance so far is too little of the member's speech. While
+// the room is not known it is judged by the network alone: at the start of a stream the member's
+// first words may be all that has been heard.
 func (e *Endpointer) neuralNoise() bool {
-	if e.earlyUtt {
-		n := 0
-		on := float32(e.cfg.SpeechProb)
-		for i := range e.bufN {
-			if e.meas.pr[i] >= on {
-				n++
-			}
-		}
-		return n < minSpeechN
+	if e.det.net.roomKnown() {
+		return e.memberSpeech(0, e.bufN) < minSpeechN
 	}
-	return e.memberSpeech(0, e.bufN) < minSpeechN
+	n := 0
+	on := float32(e.cfg.SpeechProb)
+	for i := range e.bufN {
+		if e.meas.pr[i] >= on {
+			n++
+		}
+	}
+	return n < minSpeechN
 }
 
-// neuralConfirmed reports whether the last second holds enough of the member's speech, once
-// the room has been heard.
+// neuralConfirmed reports whether the last second holds enough of the member's speech.
 func (e *Endpointer) neuralConfirmed() bool {
-	return e.det.net.heard >= confirmReadyN && e.memberSpeech(e.bufN-confirmWindow, e.bufN) >= confirmNeural
+	return e.memberSpeech(e.bufN-confirmWindow, e.bufN) >= confirmNeural
 }
