@@ -74,11 +74,11 @@ const (
 	// roomNearDB: a room whose loud moments come within this of the speaker's voiced level
 	// can be heard in the utterance (Endpointer.far).
 	roomNearDB = 25
-	// A speech frame is the member's this far over the background level: strongMinDB in a
-	// room the network does not hear as speech, up to strongMaxDB in one it does (tuned on
-	// bench/vad's real dev split and the synthetic set's babble: at 12, 41 % of the dev
-	// speech 5 dB over babble went unheard; at 10, synthetic babble alone made 5 phantom
-	// utterances a minute; 11 with confirmNeural 13: 9 % and 1).
+	// A speech frame is the member's this far over the reference (see reference):
+	// strongMinDB in a room the network does not hear as speech, up to strongMaxDB in one it
+	// does. Tuned on bench/vad's real dev split and the synthetic set's babble: over the
+	// room's 80th percentile, 3 dB let babble alone make 5 phantom utterances a minute and 4
+	// made 2; 5 makes at most one, at the cost of speech 5 dB over babble (dev: 6 % unheard).
 	strongMinDB = 3
 	strongMaxDB = 5
 	// roomLoudShare: the percentile of the room's levels a voice must stand out of in a room
@@ -183,9 +183,8 @@ func (n *neural) reset() {
 	}
 }
 
-// need is how far over the background level a speech frame must stand to be the speaker's
-// now: strongMinDB in a room the network does not hear as speech, up to strongMaxDB in one
-// it does.
+// need is how far over the reference a speech frame must stand to be the member's now:
+// strongMinDB in a room the network does not hear as speech, up to strongMaxDB in one it does.
 func (n *neural) need() float64 { return strongMinDB + float64(n.room)*(strongMaxDB-strongMinDB) }
 
 // reference is the level the member's speech must stand need() over: the background level
