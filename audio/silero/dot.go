@@ -20,3 +20,19 @@ func dotGo(a, b []float32) float32 {
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
+
+// gemvGo is gemv in portable Go.
+func gemvGo(w, x, out []float32) {
+	cols := len(x)
+	for r := range out {
+		out[r] = dotGo(w[r*cols:(r+1)*cols], x)
+	}
+}
+
+// gemm4Go is gemm4 in portable Go.
+func gemm4Go(w, x, out []float32) {
+	rows, cols := len(out)/4, len(x)/4
+	for t := range 4 {
+		gemvGo(w[:rows*cols], x[t*cols:(t+1)*cols], out[t*rows:(t+1)*rows])
+	}
+}

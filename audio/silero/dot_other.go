@@ -4,3 +4,9 @@ package silero
 
 // dot returns the inner product of a and b[:len(a)].
 func dot(a, b []float32) float32 { return dotGo(a, b) }
+
+// gemv sets out[r] to the inner product of row r of w (rows of len(x)) and x.
+func gemv(w, x, out []float32) { gemvGo(w, x, out) }
+
+// gemm4 computes four products at once (see the amd64 version).
+func gemm4(w, x, out []float32) { gemm4Go(w, x, out) }

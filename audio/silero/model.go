@@ -53,11 +53,24 @@ type Model struct {
 
 // conv is one encoder layer: a 1-D convolution with kernel 3 and padding 1, then ReLU.
 type conv struct {
-	w      []float32 // out × (in·3), row-major as ONNX stores it: [out][in][tap]
+	// w is out rows of in·3 weights as ONNX stores them ([out][in][tap]), each row padded
+	// with zeros to cols (a multiple of 8, for the vector kernel).
+	w      []float32
 	b      []float32
 	in     int
 	out    int
+	cols   int
 	stride int
+}
+
+// newConv lays out a layer's weights in padded rows.
+func newConv(w, b []float32, in, out, stride int) conv {
+	cols := (in*3 + 7) &^ 7
+	pw := make([]float32, out*cols)
+	for r := range out {
+		copy(pw[r*cols:], w[r*in*3:(r+1)*in*3])
+	}
+	return conv{w: pw, b: b, in: in, out: out, cols: cols, stride: stride}
 }
 
 // Default returns the embedded model, parsed once.
@@ -110,7 +123,11 @@ func load(b []byte) (*Model, error) {
 	layers := [4]struct{ in, out, stride int }{{bins, 128, 1}, {128, 64, 2}, {64, 64, 2}, {64, 128, 1}}
 	for i, l := range layers {
 		p := fmt.Sprintf("model.encoder.%d.reparam_conv.", i)
-		m.enc[i] = conv{w: get(p+"weight", l.out*l.in*3), b: get(p+"bias", l.out), in: l.in, out: l.out, stride: l.stride}
+		w, b := get(p+"weight", l.out*l.in*3), get(p+"bias", l.out)
+		if r.err != nil {
+			return nil, r.err
+		}
+		m.enc[i] = newConv(w, b, l.in, l.out, l.stride)
 	}
 	wih := get("model.decoder.rnn.weight_ih", 4*hidden*hidden)
 	whh := get("model.decoder.rnn.weight_hh", 4*hidden*hidden)

@@ -271,3 +271,32 @@ func TestExpf(t *testing.T) {
 		}
 	}
 }
+
+func TestGemmMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, cols := range []int{8, 16, 64, 392} {
+		rows := 37
+		w, x := make([]float32, rows*cols), make([]float32, 4*cols)
+		for i := range w {
+			w[i] = float32(rng.NormFloat64())
+		}
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		got, want := make([]float32, 4*rows), make([]float32, 4*rows)
+		gemm4(w, x, got)
+		gemm4Go(w, x, want)
+		for i := range got {
+			if math.Abs(float64(got[i]-want[i])) > 1e-3*math.Sqrt(float64(cols)) {
+				t.Fatalf("cols %d: gemm4[%d] = %v, portable %v", cols, i, got[i], want[i])
+			}
+		}
+		gemv(w, x[:cols], got[:rows])
+		gemvGo(w, x[:cols], want[:rows])
+		for i := range rows {
+			if math.Abs(float64(got[i]-want[i])) > 1e-3*math.Sqrt(float64(cols)) {
+				t.Fatalf("cols %d: gemv[%d] = %v, portable %v", cols, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -21,7 +21,8 @@ type Stream struct {
 	e1    [64 * (2 + 2)]float32
 	e2    [64 * (1 + 2)]float32
 	e3    [128 * (1 + 2)]float32
-	col   [bins * 3]float32
+	col   [frames * ((bins*3 + 7) &^ 7)]float32 // the output steps' inputs, each zero past in·3
+	acc   [frames * 128]float32
 	xh    [2 * hidden]float32
 	gates [4 * hidden]float32
 	fft   [fftN]complex64
@@ -87,18 +88,19 @@ func (s *Stream) run() {
 		s.x[contextN+ChunkSamples+i] = in[len(in)-2-i]
 	}
 	s.stft()
-	t := m.enc[0].apply(s.spec[:], frames, s.e0[:], s.col[:])
-	t = m.enc[1].apply(s.e0[:], t, s.e1[:], s.col[:])
-	t = m.enc[2].apply(s.e1[:], t, s.e2[:], s.col[:])
-	m.enc[3].apply(s.e2[:], t, s.e3[:], s.col[:])
+	t := m.enc[0].apply(s.spec[:], frames, s.e0[:], s.col[:], s.acc[:])
+	t = m.enc[1].apply(s.e0[:], t, s.e1[:], s.col[:], s.acc[:])
+	t = m.enc[2].apply(s.e1[:], t, s.e2[:], s.col[:], s.acc[:])
+	m.enc[3].apply(s.e2[:], t, s.e3[:], s.col[:], s.acc[:])
 
 	// LSTM cell on the encoder's one output step.
 	for k := range hidden {
 		s.xh[k] = s.e3[k*3+1]
 	}
 	copy(s.xh[hidden:], s.h[:])
-	for r := range 4 * hidden {
-		s.gates[r] = m.lstmB[r] + dot(m.lstm[r*2*hidden:(r+1)*2*hidden], s.xh[:])
+	gemv(m.lstm, s.xh[:], s.gates[:])
+	for r := range s.gates {
+		s.gates[r] += m.lstmB[r]
 	}
 	var out float32 = m.decB
 	for k := range hidden {
@@ -144,21 +146,31 @@ func (s *Stream) stft() {
 }
 
 // apply runs the layer over in ([l.in][inT+2], zero columns at both ends) into out
-// ([l.out][outT+2], likewise) and returns outT.
-func (l *conv) apply(in []float32, inT int, out []float32, col []float32) int {
+// ([l.out][outT+2], likewise) and returns outT. col and acc are scratch: the inputs of every
+// output step side by side (im2col), and the products.
+func (l *conv) apply(in []float32, inT int, out []float32, col, acc []float32) int {
 	outT := (inT+2-3)/l.stride + 1
 	iw, ow := inT+2, outT+2
-	col = col[:l.in*3]
 	for t := range outT {
 		at := t * l.stride
+		c := col[t*l.cols : (t+1)*l.cols]
 		for k := range l.in {
 			src := in[k*iw+at : k*iw+at+3]
-			dst := col[k*3 : k*3+3]
+			dst := c[k*3 : k*3+3]
 			dst[0], dst[1], dst[2] = src[0], src[1], src[2]
 		}
-		for c := range l.out {
-			v := l.b[c] + dot(l.w[c*l.in*3:(c+1)*l.in*3], col)
-			out[c*ow+1+t] = max(v, 0)
+		clear(c[l.in*3:])
+	}
+	if outT == 4 {
+		gemm4(l.w, col[:4*l.cols], acc[:4*l.out])
+	} else {
+		for t := range outT {
+			gemv(l.w, col[t*l.cols:(t+1)*l.cols], acc[t*l.out:(t+1)*l.out])
+		}
+	}
+	for t := range outT {
+		for c, v := range acc[t*l.out : (t+1)*l.out] {
+			out[c*ow+1+t] = max(v+l.b[c], 0)
 		}
 	}
 	for c := range l.out {
@@ -178,7 +190,7 @@ func tanh(x float32) float32 {
 // |r| ≤ ln2/2, e^r by its Taylor polynomial of degree 7, times 2^n.
 func expf(x float32) float32 {
 	x = max(-87, min(87, x))
-	n := float32(math.Floor(float64(x*1.442695041 + 0.5)))
+	n := float32(int32(x*1.442695041+128.5) - 128) // round to nearest: the argument is > 0
 	r := x - n*0.693359375 + n*2.12194440e-4 // ln 2 in two parts
 	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
