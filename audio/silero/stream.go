@@ -191,7 +191,7 @@ func tanh(x float32) float32 {
 func expf(x float32) float32 {
 	x = max(-87, min(87, x))
 	n := float32(int32(x*1.442695041+128.5) - 128) // round to nearest: the argument is > 0
-	r := x - n*0.693359375 + n*2.12194440e-4 // ln 2 in two parts
+	r := x - n*0.693359375 + n*2.12194440e-4       // ln 2 in two parts
 	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
