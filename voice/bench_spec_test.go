@@ -110,7 +110,8 @@ func BenchmarkSpeculative(b *testing.B) {
 			return openaisim.Reply{Transcript: w, NoSpeech: w == ""}
 		},
 		Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}}
-	w := newWorldWith(b, worldOptions{}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt, spans,
+	// Two rounds of 2 × 8 turns of 3–9 s each: more than a test world's usual life.
+	w := newWorldWith(b, worldOptions{timeout: 15 * time.Minute}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt, spans,
 		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
 			Reply: openaisim.Reply{Text: "Sure, here it is."}, Latency: openaisim.Latency{TimeToFirstToken: injectedTTFT}},
 		openaisim.Rule{Name: "tts", Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech},
