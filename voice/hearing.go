@@ -45,6 +45,15 @@ type speaker struct {
 	spec       *turn       // the speculative turn on the utterance in progress (speculation.go)
 	stream     *spanStream // the utterance's transcription session (spans.go)
 	tried      specKey     // the pause last speculated on
+	// False ends (falseend.go): the member's last turn that ended, when, and how many turns
+	// had entered the conversation then; when the utterance in progress began; and the turn it
+	// continues (cont, on utterance contUtt) after a false end.
+	prev        *turn
+	prevEnd     time.Time
+	prevEntries uint64
+	uttStart    time.Time
+	cont        *turn
+	contUtt     uint64
 	// deaf: permissions.blockedUserIds lists the member, whose frames are
 	// taken and dropped undecoded; spurt and quiet follow their talk spurts
 	// (quiet ticks since the last packet, endTicks of them end one).
@@ -188,6 +197,10 @@ func (sp *speaker) ignore(got, end bool) {
 func (sp *speaker) handle(ev vad.Event) {
 	s := sp.s
 	switch ev.Kind {
+	case vad.EventStart:
+		sp.onStart(ev)
+	case vad.EventSpeaking:
+		sp.onSpeaking(ev)
 	case vad.EventEnd:
 		if sp.settle(ev) {
 			sp.retireSpans()
@@ -212,21 +225,24 @@ func (sp *speaker) handle(ev vad.Event) {
 			sp.retireSpans() // this chunk's session is done; the next chunk opens its own
 		}
 		if ev.Final {
-			sp.finish()
+			sp.finish(ev)
 		}
 	case vad.EventDiscard:
 		sp.settle(ev)
 		if ev.Final {
 			sp.retireSpans()
 		}
-		if ev.Final && len(sp.chunks) > 0 {
-			sp.finish()
+		// A continuation that came to nothing still ends the turn it took over: that turn is
+		// answered after all.
+		if ev.Final && (len(sp.chunks) > 0 || sp.continuing(ev.Utterance) != nil) {
+			sp.finish(ev)
 		}
 	}
 }
 
-// finish closes a complete utterance and starts its turn (runTurn).
-func (sp *speaker) finish() {
+// finish closes a complete utterance and starts its turn (runTurn); after a false end the turn
+// continues the one its member went on with (its words come first: transcribe).
+func (sp *speaker) finish(ev vad.Event) {
 	s := sp.s
 	end := s.svc.now()
 	sp.n++
@@ -236,7 +252,9 @@ func (sp *speaker) finish() {
 		Audio: sp.audio, Format: sp.format, SpeechEnd: end,
 		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, sp.chunks)
+	t.continues = sp.continuing(ev.Utterance)
 	sp.chunks, sp.audio = nil, nil
+	sp.ended(t, ev)
 	s.metrics.utterance()
 	s.wg.Go(func() { s.runTurn(t) })
 }
