@@ -305,6 +305,20 @@ func (w *world) waitEvent(names ...string) map[string]any {
 	return nil
 }
 
+// waitEventWith waits for the first log record named name whose field key is value.
+func (w *world) waitEventWith(name, key string, value any) map[string]any {
+	w.t.Helper()
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, ev := range w.logs.events(name) {
+			if ev[key] == value {
+				return ev
+			}
+		}
+	}
+	w.t.Fatalf("no %s log line with %s %v", name, key, value)
+	return nil
+}
+
 // metricValue returns the value of the counter name{label value} in reg (0
 // if absent).
 func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
