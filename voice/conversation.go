@@ -132,6 +132,13 @@ func (s *session) onReplyDone(r replyDone) {
 	interrupted, falseEnd := rp.ar.interrupted.Load(), rp.ar.falseEnd.Load()
 	if !falseEnd {
 		s.recordReply(rp, r, interrupted)
+		// Its member's next words are a turn of their own from here on: the answer was heard, or
+		// the turn was let go without a word.
+		state := resumeUnanswered
+		if r.played > 0 || r.res.Spoken != "" {
+			state = resumeAnswered
+		}
+		rp.owner.settled(state)
 	}
 	attrs := s.replyAttrs(rp, r)
 	if t := rp.turn; t != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
@@ -162,15 +169,6 @@ func (s *session) onReplyDone(r replyDone) {
 	default:
 		s.metrics.turn("spoken")
 		s.log.Info("stt_pipeline_reply_spoken", attrs...)
-	}
-	if !falseEnd {
-		// Its member's next words are a turn of their own from here on: the answer was heard, or
-		// the turn was let go without a word.
-		state := resumeUnanswered
-		if r.played > 0 || r.res.Spoken != "" {
-			state = resumeAnswered
-		}
-		rp.owner.settled(state)
 	}
 	if rp.hold != nil {
 		rp.owner.steps <- step{} // a released speculative reply: its turn is over

@@ -212,7 +212,7 @@ func (s *session) onFalseEnd(fe falseEnd) {
 	waiting := s.unqueue(p)
 	lines := s.dropLines(p.ID)
 	reason := falseEndBeforeReply
-	if fe.stopped && fe.played > 0 {
+	if fe.played > 0 {
 		reason = falseEndDuringReply
 	}
 	s.metrics.falseEnd("merged", reason)
