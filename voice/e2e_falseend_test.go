@@ -121,6 +121,8 @@ func TestFalseEnd(t *testing.T) {
 				t.Errorf("false end %v, answer %v: want the half-answer stopped by the false end", fe, cut)
 			}
 			cutWithin(t, fe, cut, 200*time.Millisecond)
+			t.Logf("alice went on %v ms after the end of her turn; the answer had played %v ms when her speech was confirmed, %v ms when it ended",
+				fe["gap_ms"], fe["played_ms"], cut["played_ms"])
 			ev := w.waitEvent("stt_pipeline_reply_spoken")
 			if ev["transcript"] != wholeQuestion || ev["spoken"] != wholeAnswer || ev["continues_turn_id"] != fe["turn_id"] {
 				t.Errorf("spoken %v: want the whole question answered, continuing %v", ev, fe["turn_id"])
