@@ -414,6 +414,12 @@ type Endpointing struct {
 	// TrailingSilenceMs waits this long instead of SilenceMs when the words so far trail off
 	// mid-clause ("so I was thinking that…"; never less than SilenceMs); 0 keeps SilenceMs.
 	TrailingSilenceMs int `yaml:"trailingSilenceMs"`
+	// FalseEndMs is the false-end window: a member whose confirmed speech starts again within
+	// this long after banter ended their turn, before the reply to that turn has been heard to
+	// its end and before another member's turn came in, was not done. The reply is stopped and
+	// dropped from the conversation, and the turn is answered again as a whole, its first part
+	// and the new words together. 0 turns it off (the new words are a turn of their own).
+	FalseEndMs int `yaml:"falseEndMs"`
 }
 
 // Speculation starts a turn's work before its end is confirmed.

@@ -126,6 +126,8 @@ func TestValidationMessages(t *testing.T) {
 		{"adaptive end out of range", "voice:\n  endpointing:\n    completeSilenceMs: 50\n    trailingSilenceMs: 9000\n",
 			[]string{"voice.endpointing.completeSilenceMs: 50 is out of range (allowed 100 to 5000)",
 				"voice.endpointing.trailingSilenceMs: 9000 is out of range (allowed 100 to 5000)"}},
+		{"false-end window out of range", "voice:\n  endpointing:\n    falseEndMs: 20000\n",
+			[]string{"voice.endpointing.falseEndMs: 20000 is out of range (allowed 100 to 10000)"}},
 		{"bad image mode", "images:\n  mode: base64\n",
 			[]string{`images.mode: "base64" is not allowed (allowed values: inline, url)`}},
 		{"image host with a scheme", "images:\n  extraHosts: [\"http://127.0.0.1:9\"]\n",

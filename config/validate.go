@@ -209,6 +209,9 @@ func (v *validator) validateVoice(c *Config) {
 	if e.TrailingSilenceMs != 0 {
 		v.intRange("voice.endpointing.trailingSilenceMs", e.TrailingSilenceMs, 100, 5000)
 	}
+	if e.FalseEndMs != 0 {
+		v.intRange("voice.endpointing.falseEndMs", e.FalseEndMs, 100, 10000)
+	}
 	if sp := vo.Speculation; sp.Enabled || e.CompleteSilenceMs != 0 || e.TrailingSilenceMs != 0 {
 		v.intRange("voice.speculation.pauseMs", sp.PauseMs, 100, 5000)
 		if sp.Transcription != "" {

@@ -2,7 +2,6 @@ package voice_test
 
 import (
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,14 +49,8 @@ func TestBargeInIgnoresMusic(t *testing.T) {
 	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()
-	w.play(alice, "hey-banter-weather")
-	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
-		t.Fatal(err)
-	}
-	var played sync.WaitGroup
-	defer played.Wait()
-	music := musicPCM(openaisim.SpeechDuration(reply, 1) + time.Second)
-	played.Go(func() { _ = bob.PlayPCM(w.ctx, music) })
+	wait := w.talkOver(alice, "hey-banter-weather", 25, bob, musicPCM(openaisim.SpeechDuration(reply, 1)+time.Second))
+	defer wait()
 	w.waitLog(`"msg":"stt_pipeline_reply_`)
 	if n := w.logs.count(`"msg":"voice_barge_in"`); n != 0 {
 		t.Errorf("%d barge-ins on music", n)

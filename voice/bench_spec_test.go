@@ -51,7 +51,7 @@ func (f *specFixture) spoken(spans bool) string {
 	return strings.Join(append(first, rest...), " ")
 }
 
-// specFixtures: questions without a pause, pauses of 300 to 500 ms in the middle (after a
+// specFixtures: questions without a pause, pauses of 300 to 700 ms in the middle (after a
 // complete question, and mid-clause), and an utterance that trails off.
 func specFixtures(b *testing.B) []*specFixture {
 	clip := func(name string) []int16 { return trimSpeech(speech(b, name)) }
@@ -63,6 +63,10 @@ func specFixtures(b *testing.B) []*specFixture {
 		{name: "question", talk: one("hey-banter-weather"), whole: "hey banter, what's the weather like today?"},
 		{name: "question-short", talk: one("mike-hear-me"), whole: "banter, can you hear me?"},
 		{name: "pause-400-after-question", talk: two("hey-banter-weather", 400*time.Millisecond, "mike-hear-me"),
+			partial: "hey banter, what's the weather like?", whole: "hey banter, what's the weather like in Paris tomorrow?"},
+		{name: "pause-600-after-question", talk: two("hey-banter-weather", 600*time.Millisecond, "mike-hear-me"),
+			partial: "hey banter, what's the weather like?", whole: "hey banter, what's the weather like in Paris tomorrow?"},
+		{name: "pause-700-after-question", talk: two("hey-banter-weather", 700*time.Millisecond, "mike-hear-me"),
 			partial: "hey banter, what's the weather like?", whole: "hey banter, what's the weather like in Paris tomorrow?"},
 		{name: "pause-300-mid-clause", talk: two("thats-just-banter", 300*time.Millisecond, "banter-stop"),
 			partial: "banter, so I was thinking that", whole: "banter, so I was thinking that we could stop for lunch."},
@@ -106,7 +110,8 @@ func BenchmarkSpeculative(b *testing.B) {
 			return openaisim.Reply{Transcript: w, NoSpeech: w == ""}
 		},
 		Latency: openaisim.Latency{TimeToFirstToken: injectedSTT}}
-	w := newWorldWith(b, worldOptions{}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt, spans,
+	// Two rounds of 2 × 8 turns of 3–9 s each: more than a test world's usual life.
+	w := newWorldWith(b, worldOptions{timeout: 15 * time.Minute}, func(c *config.Config) { c.Voice.Endpointing.SilenceMs = 700 }, stt, spans,
 		openaisim.Rule{Name: "gen", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses},
 			Reply: openaisim.Reply{Text: "Sure, here it is."}, Latency: openaisim.Latency{TimeToFirstToken: injectedTTFT}},
 		openaisim.Rule{Name: "tts", Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech},

@@ -31,6 +31,7 @@ func (s *session) enter(t *turn) {
 // addTurn puts the turn's line in the timeline (and the log channel).
 func (s *session) addTurn(t *turn) {
 	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
+	s.countEntry(t.SpeakerID)
 	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
 }
 
@@ -67,6 +68,11 @@ func (s *session) onDecided(dd decided) {
 	}
 	s.deciding = false
 	t, d := dd.t, dd.d
+	if t.claimed() { // its member went on with it (a false end): the turn that continues it is answered
+		t.steps <- step{}
+		s.pump()
+		return
+	}
 	now := s.svc.now()
 	t.marks.mark(PhaseAdmission, now) // a speculative decision's earlier mark stands
 	s.metrics.observePhase(PhaseAdmission, t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))
@@ -78,10 +84,12 @@ func (s *session) onDecided(dd decided) {
 		s.engagement.Observe(d, dd.vt)
 		s.startReply(t, d, 0)
 	default:
+		t.settled(resumeUnanswered)
 		s.metrics.turn("denied")
 		attrs := append([]any{"turn_id", t.ID, "user_id", t.SpeakerID,
 			"reason", d.Reason.String(), "transcript", t.Transcript,
 			"admission_ms", ms(t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))}, classifierAttrs(d)...)
+		attrs = append(attrs, turnAttrs(t)...)
 		s.log.Info("stt_pipeline_reply_denied", append(attrs, specAttrs(t.spec)...)...)
 		t.steps <- step{}
 	}
@@ -100,7 +108,7 @@ func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
 	s.replySeq++
 	rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel}, ctx: ctx, d: d, greeting: greeting, marks: &marks{}}
 	if t != nil {
-		rp.turn, rp.owner, rp.spec, rp.marks, rp.ar.target = &t.Turn, t, t.spec, t.marks, t.SpeakerID
+		rp.turn, rp.owner, rp.spec, rp.marks, rp.ar.target, rp.ar.owner = &t.Turn, t, t.spec, t.marks, t.SpeakerID, t
 	}
 	rp.prompt = s.promptInput(rp.turn, d, greeting > 0)
 	s.cur.Store(rp.ar)
@@ -112,48 +120,27 @@ func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
 }
 
 // onReplyDone closes the bot's turn (record): the timeline gets what was actually played, the
-// turn is logged with its phases and counted, and deferred turns go through.
+// turn is logged with its phases and counted, and deferred turns go through. A reply stopped by
+// a false end leaves nothing in the timeline: its turn is answered again as a whole.
 func (s *session) onReplyDone(r replyDone) {
 	if r.rp.hold != nil && !r.rp.released.Load() {
 		s.heldReplyDone(r)
 		return
 	}
 	s.cur.Store(nil)
-	now := s.svc.now()
 	rp := r.rp
-	interrupted := rp.ar.interrupted.Load()
-	if r.res.Spoken != "" {
-		text := r.res.Spoken
-		switch {
-		case interrupted:
-			text += " [interrupted]"
-		case r.err != nil:
-			text += " [cut off]" // a provider or the connection failed mid-reply
+	interrupted, falseEnd := rp.ar.interrupted.Load(), rp.ar.falseEnd.Load()
+	if !falseEnd {
+		s.recordReply(rp, r, interrupted)
+		// Its member's next words are a turn of their own from here on: the answer was heard, or
+		// the turn was let go without a word.
+		state := resumeUnanswered
+		if r.played > 0 || r.res.Spoken != "" {
+			state = resumeAnswered
 		}
-		s.addLine(line{ContextLine: decision.ContextLine{Speaker: s.svc.cfg().Bot.Name, Text: text, Bot: true}})
+		rp.owner.settled(state)
 	}
-	target := ""
-	if rp.turn != nil {
-		target = rp.turn.SpeakerID
-		s.engagement.BotReplied(target, now)
-	}
-	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", interrupted, "played_ms", ms(r.played)}
-	if t := rp.turn; t != nil {
-		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
-		attrs = append(attrs, classifierAttrs(rp.d)...)
-		attrs = append(attrs, specAttrs(rp.spec)...)
-		for p := PhaseTranscript; p <= PhaseFirstPacket; p++ {
-			if at := t.marks.get(p); !at.IsZero() {
-				attrs = append(attrs, p.String()+"_ms", ms(at.Sub(t.SpeechEnd)))
-				if p > PhaseAdmission {
-					s.metrics.observePhase(p, at.Sub(t.SpeechEnd))
-				}
-			}
-		}
-	}
-	if rp.greeting > 0 {
-		attrs = append(attrs, "greeting_attempt", rp.greeting)
-	}
+	attrs := s.replyAttrs(rp, r)
 	if t := rp.turn; t != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
 		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
 		sb := r.res.StageB
@@ -163,8 +150,12 @@ func (s *session) onReplyDone(r replyDone) {
 	switch {
 	case interrupted:
 		by, _ := rp.ar.interruptedBy.Load().(string)
-		s.metrics.turn("interrupted")
-		s.log.Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by)...)
+		outcome := "interrupted"
+		if falseEnd {
+			outcome = "false_end"
+		}
+		s.metrics.turn(outcome)
+		s.log.Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by, "false_end", falseEnd)...)
 	case r.err != nil && !errors.Is(r.err, context.Canceled):
 		s.metrics.turn("failed")
 		s.log.Warn("voice_turn_failed", append(attrs, "stage", failStage(r.err), "error", r.err.Error())...)
@@ -187,6 +178,56 @@ func (s *session) onReplyDone(r replyDone) {
 		s.deferred = nil
 	}
 	s.pump()
+}
+
+// recordReply puts what the reply played in the timeline (marked when it was cut) and notes
+// that the bot answered its member.
+func (s *session) recordReply(rp *replyRun, r replyDone, interrupted bool) {
+	if r.res.Spoken != "" {
+		text := r.res.Spoken
+		switch {
+		case interrupted:
+			text += " [interrupted]"
+		case r.err != nil:
+			text += " [cut off]" // a provider or the connection failed mid-reply
+		}
+		l := line{ContextLine: decision.ContextLine{Speaker: s.svc.cfg().Bot.Name, Text: text, Bot: true}}
+		if rp.turn != nil {
+			l.replyTo = rp.turn.ID
+		}
+		s.addLine(l)
+	}
+	if rp.turn != nil {
+		s.engagement.BotReplied(rp.turn.SpeakerID, s.svc.now())
+	}
+}
+
+// replyAttrs are the fields of a reply's event: what was played, the turn answered with its
+// phases (observed in the phase histogram), and the greeting's attempt.
+func (s *session) replyAttrs(rp *replyRun, r replyDone) []any {
+	target := ""
+	if rp.turn != nil {
+		target = rp.turn.SpeakerID
+	}
+	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", rp.ar.interrupted.Load(), "played_ms", ms(r.played)}
+	if t := rp.turn; t != nil {
+		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
+		attrs = append(attrs, classifierAttrs(rp.d)...)
+		attrs = append(attrs, specAttrs(rp.spec)...)
+		attrs = append(attrs, turnAttrs(rp.owner)...)
+		for p := PhaseTranscript; p <= PhaseFirstPacket; p++ {
+			if at := t.marks.get(p); !at.IsZero() {
+				attrs = append(attrs, p.String()+"_ms", ms(at.Sub(t.SpeechEnd)))
+				if p > PhaseAdmission {
+					s.metrics.observePhase(p, at.Sub(t.SpeechEnd))
+				}
+			}
+		}
+	}
+	if rp.greeting > 0 {
+		attrs = append(attrs, "greeting_attempt", rp.greeting)
+	}
+	return attrs
 }
 
 // classifierAttrs are the classifier fields of a turn's event: how long the YES/NO classifier

@@ -2,7 +2,6 @@ package voice_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,13 +148,7 @@ func pauseMidUtterance(t *testing.T, transcription, whole string) {
 	}
 	w.play(alice, "mike-hear-me")
 	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
-	var prompt string
-	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
-		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
-			prompt = r.Prompt
-		}
-	}
-	if !strings.Contains(prompt, "alice: "+whole) || !strings.Contains(prompt, "Sunny in Paris tomorrow.") ||
+	if prompt := w.promptFor("hear me"); !strings.Contains(prompt, "alice: "+whole) || !strings.Contains(prompt, "Sunny in Paris tomorrow.") ||
 		strings.Contains(prompt, half+"\n") || strings.Contains(prompt, "raining") {
 		t.Errorf("next prompt:\n%s\nwant the whole utterance and its answer, nothing of the discarded speculation", prompt)
 	}
@@ -198,36 +191,20 @@ func TestBargeInDuringSpeculativeReply(t *testing.T) {
 	w.join()
 	// Alice's utterance, then bob's: each transcription session's first span hears it all.
 	w.osim.QueueTranscripts("hey banter, what's the weather like today?", "banter, can you hear me?")
-	w.play(alice, "hey-banter-weather")
-	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
-		t.Fatal(err)
-	}
-	var played sync.WaitGroup
-	defer played.Wait()
-	played.Go(func() { _ = bob.PlayPCM(w.ctx, speech(t, "mike-hear-me")) })
+	wait := w.talkOver(alice, "hey-banter-weather", 25, bob, speech(t, "mike-hear-me"))
+	defer wait()
 	w.waitLog(`"msg":"voice_barge_in"`)
 	end := w.waitEvent("stt_pipeline_reply_interrupted")
 	if end["speculative"] != true || end["speculation_stage"] != "reply" {
 		t.Errorf("interrupted reply %v: want the released speculative reply", end)
 	}
-	cut := w.logs.events("voice_barge_in")
-	atCut, _ := cut[0]["played_ms"].(float64)
-	atEnd, _ := end["played_ms"].(float64)
-	if atCut <= 0 || atEnd-atCut > 20 {
-		t.Errorf("played %v ms at the cut, %v ms when the reply ended: want at most one frame more", atCut, atEnd)
-	}
+	cutWithin(t, w.logs.events("voice_barge_in")[0], end, 20*time.Millisecond) // at most the frame in flight
 	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
 	if after := len(alice.Heard(w.botID)); after > full/2 {
 		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
 	}
 	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
-	var next string
-	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
-		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
-			next = r.Prompt
-		}
-	}
-	if !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
+	if next := w.promptFor("hear me"); !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
 		t.Errorf("next prompt does not reflect the cut:\n%s", next)
 	}
 }

@@ -111,37 +111,21 @@ func TestBargeInStopsPlayback(t *testing.T) {
 	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()
-	w.play(alice, "hey-banter-weather")
-	if err := alice.WaitHeard(w.ctx, w.botID, 25); err != nil {
-		t.Fatal(err)
-	}
-	var played sync.WaitGroup
-	defer played.Wait()
-	played.Go(func() { _ = bob.PlayPCM(w.ctx, speech(t, "mike-hear-me")) })
+	wait := w.talkOver(alice, "hey-banter-weather", 25, bob, speech(t, "mike-hear-me"))
+	defer wait()
 	w.waitLog(`"msg":"voice_barge_in"`)
 	w.waitLog(`"msg":"stt_pipeline_reply_interrupted"`)
 	// From the cut on, the bot sends at most the frame in flight (its reply's
 	// count at the cut, logged with the barge-in, against its count when the
 	// reply ended), then the five silence frames that close its talk spurt.
-	cut, end := w.logs.events("voice_barge_in"), w.logs.events("stt_pipeline_reply_interrupted")
-	atCut, _ := cut[0]["played_ms"].(float64)
-	atEnd, _ := end[0]["played_ms"].(float64)
-	if atCut <= 0 || atEnd-atCut > 20 {
-		t.Errorf("played %v ms at the cut, %v ms when the reply ended: want at most one frame more", atCut, atEnd)
-	}
+	cutWithin(t, w.logs.events("voice_barge_in")[0], w.logs.events("stt_pipeline_reply_interrupted")[0], 20*time.Millisecond)
 	after := len(alice.Heard(w.botID))
 	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
 	if after > full/2 {
 		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
 	}
 	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
-	var next string
-	for _, r := range w.osim.RequestsFor(openaisim.EndpointResponses) {
-		if r.Stream && strings.Contains(r.LastUserText, "hear me") {
-			next = r.Prompt
-		}
-	}
-	if !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
+	if next := w.promptFor("hear me"); !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
 		t.Errorf("next prompt does not reflect the cut:\n%s", next)
 	}
 }

@@ -2,6 +2,7 @@ package voice_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -107,12 +108,13 @@ type worldOptions struct {
 	sim      []openaisim.Option  // more OpenAI simulator options
 	personas voice.PersonaLookup // the members' /persona descriptions (a store)
 	encoder  opus.EncoderConfig  // voice.Options.SpeakEncoder
+	timeout  time.Duration       // bounds the world's whole life (0: 3 × guard)
 }
 
 // newWorldWith is newWorld with optional parts.
 func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rules ...openaisim.Rule) *world {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*guard)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(o.timeout, 3*guard))
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
 	w.vsim = voicetest.Serve(t, voicesim.WithDAVE())
@@ -300,6 +302,20 @@ func (w *world) waitEvent(names ...string) map[string]any {
 		}
 	}
 	w.t.Fatalf("no %v log line", names)
+	return nil
+}
+
+// waitEventWith waits for the first log record named name whose field key is value.
+func (w *world) waitEventWith(name, key string, value any) map[string]any {
+	w.t.Helper()
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, ev := range w.logs.events(name) {
+			if ev[key] == value {
+				return ev
+			}
+		}
+	}
+	w.t.Fatalf("no %s log line with %s %v", name, key, value)
 	return nil
 }
 

@@ -60,6 +60,16 @@ type speaker struct {
 	// resolved is the kind the REST lookup found (a bots.Kind; lookUp), for a
 	// speaker the gateway state did not know.
 	resolved atomic.Uint32
+
+	// False ends (falseend.go): the member's last turn that ended, when, and how many turns
+	// had entered the conversation then; when the utterance in progress began; and the turn it
+	// continues (cont, on utterance contUtt) after a false end.
+	prev        *turn
+	prevEnd     time.Time
+	prevEntries uint64
+	uttStart    time.Time
+	cont        *turn
+	contUtt     uint64
 }
 
 // listenerConfig maps voice.endpointing onto the audio pipeline.
@@ -207,6 +217,10 @@ func (sp *speaker) take() (int, bool) {
 func (sp *speaker) handle(ev vad.Event) {
 	s := sp.s
 	switch ev.Kind {
+	case vad.EventStart:
+		sp.onStart(ev)
+	case vad.EventSpeaking:
+		sp.onSpeaking(ev)
 	case vad.EventEnd:
 		if sp.settle(ev) {
 			sp.retireSpans()
@@ -232,24 +246,27 @@ func (sp *speaker) handle(ev vad.Event) {
 			sp.retireSpans() // this chunk's session is done; the next chunk opens its own
 		}
 		if ev.Final {
-			sp.finish()
+			sp.finish(ev)
 		}
 	case vad.EventDiscard:
 		sp.settle(ev)
 		if ev.Final {
 			sp.retireSpans()
 		}
+		// A continuation that came to nothing still ends the turn it took over: that turn is
+		// answered after all.
 		switch {
 		case ev.Final && sp.mode != heard: // the chunks of an utterance cut short unheard
 			sp.chunks, sp.audio = nil, nil
-		case ev.Final && len(sp.chunks) > 0:
-			sp.finish()
+		case ev.Final && (len(sp.chunks) > 0 || sp.continuing(ev.Utterance) != nil):
+			sp.finish(ev)
 		}
 	}
 }
 
-// finish closes a complete utterance and starts its turn (runTurn).
-func (sp *speaker) finish() {
+// finish closes a complete utterance and starts its turn (runTurn); after a false end the turn
+// continues the one its member went on with (its words come first: transcribe).
+func (sp *speaker) finish(ev vad.Event) {
 	s := sp.s
 	end := s.svc.now()
 	sp.n++
@@ -259,7 +276,9 @@ func (sp *speaker) finish() {
 		Audio: sp.audio, Format: sp.format, SpeechEnd: end,
 		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, sp.chunks)
+	t.continues = sp.continuing(ev.Utterance)
 	sp.chunks, sp.audio = nil, nil
+	sp.ended(t, ev)
 	s.metrics.utterance()
 	s.wg.Go(func() { s.runTurn(t) })
 }

@@ -63,6 +63,7 @@ type Metrics struct {
 	specs       *prometheus.CounterVec
 	specSaved   prometheus.Histogram
 	spanStreams *prometheus.CounterVec
+	falseEnds   *prometheus.CounterVec
 	// ignoredBot and ignoredBlocked are banter_voice_packets_ignored_total's series.
 	ignoredBot, ignoredBlocked prometheus.Counter
 }
@@ -71,7 +72,7 @@ type Metrics struct {
 // registered):
 //
 //	banter_voice_turn_phase_seconds{phase}     speech end → each phase
-//	banter_voice_turns_total{outcome}          spoken, skipped, denied, deferred, interrupted, failed
+//	banter_voice_turns_total{outcome}          spoken, skipped, denied, deferred, interrupted, false_end, failed
 //	banter_voice_transcripts_dropped_total{reason}
 //	banter_voice_barge_ins_total
 //	banter_voice_failures_total{stage}         stt, classifier, generation, tts, send
@@ -85,6 +86,8 @@ type Metrics struct {
 //	banter_voice_speculation_saved_seconds     work of a used speculation done before the end of the turn
 //	banter_voice_span_sessions_total{outcome}  transcription sessions: opened, refused, fell_back (a span failed: uploaded)
 //	banter_voice_packets_ignored_total{reason} packets of speakers not heard, dropped undecoded: bot, blocked_user
+//	banter_voice_false_ends_total{outcome,reason}  a member's confirmed speech soon after their turn ended:
+//	                                           merged (before_reply, during_reply) or rejected (late, other_member, reply_done)
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -136,6 +139,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "banter_voice_span_sessions_total",
 			Help: "Realtime transcription sessions of utterances (voice.speculation.transcription session): opened, refused (the utterance was uploaded), fell_back (a span failed and the words so far were uploaded).",
 		}, []string{"outcome"}),
+		falseEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_false_ends_total",
+			Help: "A member's confirmed speech soon after banter ended their turn: merged (a false end: the answer stopped, the turn answered again as a whole; reason before_reply or during_reply) or rejected (a turn of its own; reason late, other_member or reply_done).",
+		}, []string{"outcome", "reason"}),
 	}
 	ignored := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "banter_voice_packets_ignored_total",
@@ -144,7 +151,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.ignoredBot, m.ignoredBlocked = ignored.WithLabelValues(unheardBot.String()), ignored.WithLabelValues(blockedUser.String())
 	if reg != nil {
 		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
-			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, ignored)
+			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, m.falseEnds, ignored)
 	}
 	return m
 }
@@ -163,6 +170,12 @@ func (m *Metrics) speculation(outcome, stage string, saved time.Duration) {
 		if outcome == "used" {
 			m.specSaved.Observe(saved.Seconds())
 		}
+	}
+}
+
+func (m *Metrics) falseEnd(outcome, reason string) {
+	if m != nil {
+		m.falseEnds.WithLabelValues(outcome, reason).Inc()
 	}
 }
 

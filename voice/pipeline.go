@@ -61,41 +61,43 @@ func (s *session) runTurn(t *turn) {
 // transcribe waits for the transcripts of the turn's chunks, merges them in order and checks the
 // result (CheckTranscript, ban words). It reports whether the turn goes on. A speculative turn
 // always goes on to the session loop, which applies the check once the turn's end is confirmed;
-// its transcript goes to its speaker too (the adaptive end of turn).
+// its transcript goes to its speaker too (the adaptive end of turn). A turn that continues
+// another after a false end starts with that turn's words.
 func (s *session) transcribe(t *turn) bool {
-	parts := make([]string, 0, len(t.chunks))
-	var sttErr error
-	for _, c := range t.chunks {
-		r, ok := c.wait(s.ctx)
-		if !ok {
-			return false
-		}
-		if r.err != nil {
-			sttErr = r.err
-			break
-		}
-		parts = append(parts, r.text)
+	before, ok := s.continued(t)
+	if !ok {
+		return false
+	}
+	parts, sttErr, ok := s.chunkWords(t.chunks)
+	if !ok {
+		return false
 	}
 	now := s.svc.now()
 	t.marks.mark(PhaseTranscript, now)
 	var text string
 	reason := DropNone
 	if sttErr == nil {
-		t.merged = mergeTranscripts(parts)
+		t.merged = mergeTranscripts(append([]string{before}, parts...))
 		text, reason = CheckTranscript(t.merged, t.Duration)
 		if reason == DropNone && safety.ForConfig(s.svc.cfg()).Exclude(t.SpeakerID, text, false) == safety.BanWord {
 			reason = DropBanWord
 		}
 	}
+	kept := sttErr == nil && reason == DropNone
+	if !kept {
+		text = "" // (a turn that continues this one starts with nothing of it)
+	}
 	if t.spec != nil {
 		t.Transcript, t.drop, t.sttErr = text, reason, sttErr
 		t.spec.transcribedAt = now
+		t.words.set(sttResult{text: text})
 		select { // the adaptive end: the speaker takes it when it can
-		case t.spec.hints <- specHint{t: t, text: text, ok: sttErr == nil && reason == DropNone}:
+		case t.spec.hints <- specHint{t: t, text: text, ok: kept}:
 		default:
 		}
 		return true
 	}
+	t.words.set(sttResult{text: text})
 	switch {
 	case sttErr != nil:
 		s.sttFailed(t, sttErr)
@@ -109,8 +111,26 @@ func (s *session) transcribe(t *turn) bool {
 	return true
 }
 
+// chunkWords waits for the transcripts of chunks, in order, up to the first that failed (its
+// error); false when the session ended first.
+func (s *session) chunkWords(chunks []*sttFuture) ([]string, error, bool) {
+	parts := make([]string, 0, len(chunks))
+	for _, c := range chunks {
+		r, ok := c.wait(s.ctx)
+		if !ok {
+			return nil, nil, false
+		}
+		if r.err != nil {
+			return parts, r.err, true
+		}
+		parts = append(parts, r.text)
+	}
+	return parts, nil, true
+}
+
 // sttFailed logs and counts a turn whose speech to text failed.
 func (s *session) sttFailed(t *turn, err error) {
+	t.settled(resumeUnanswered)
 	if s.ctx.Err() != nil {
 		return
 	}
@@ -121,6 +141,7 @@ func (s *session) sttFailed(t *turn, err error) {
 
 // dropTranscript logs and counts a transcript that does not make a turn.
 func (s *session) dropTranscript(t *turn, reason DropReason) {
+	t.settled(resumeUnanswered)
 	s.metrics.drop(reason)
 	if reason == DropBanWord {
 		// Like a text message with a ban word: never in the timeline, the log channel or a prompt.

@@ -18,9 +18,11 @@ import (
 // cut to context.tokenBudget).
 const timelineCap = 24
 
-// line is one thing said in the session.
+// line is one thing said in the session: a member's turn (turnID), or the bot's answer to one
+// (replyTo).
 type line struct {
-	turnID string
+	turnID  string
+	replyTo string
 	decision.ContextLine
 }
 

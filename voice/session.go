@@ -24,6 +24,10 @@ type activeReply struct {
 	firstPacket   atomic.Int64
 	interrupted   atomic.Bool
 	interruptedBy atomic.Value // string
+	// owner is the turn answered (nil for the greeting); falseEnd is set when its member went
+	// on with it (falseend.go): the reply is then dropped from the conversation.
+	owner    *turn
+	falseEnd atomic.Bool
 }
 
 // replyDone reports the end of a reply to the session loop.
@@ -71,6 +75,7 @@ type session struct {
 	decided    chan decided
 	replies    chan replyDone
 	specEvents chan specEvent
+	falseEnds  chan falseEnd
 	conns      chan *dvoice.Conn
 	logCh      chan string
 
@@ -79,6 +84,10 @@ type session struct {
 	mu       sync.Mutex // guards following
 	speakers map[string]*speaker
 	conn     *dvoice.Conn
+	// entries counts the turns that entered the conversation, lastEntry is each member's
+	// latest (entries at the time): a false end needs no other member's turn in between.
+	entries   uint64
+	lastEntry map[string]uint64
 
 	responder Responder
 
@@ -108,8 +117,8 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		done:    make(chan struct{}),
 		started: svc.now(),
 		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
-		specEvents: make(chan specEvent, 16),
-		conns:      make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
+		specEvents: make(chan specEvent, 16), falseEnds: make(chan falseEnd, 4), lastEntry: map[string]uint64{},
+		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
 	s.ctx, s.cancel = context.WithCancel(svc.ctx)
@@ -157,6 +166,8 @@ func (s *session) run() {
 			s.onEntered(t)
 		case e := <-s.specEvents:
 			s.onSpecEvent(e)
+		case fe := <-s.falseEnds:
+			s.onFalseEnd(fe)
 		case d := <-s.decided:
 			s.onDecided(d)
 		case r := <-s.replies:

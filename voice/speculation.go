@@ -97,6 +97,7 @@ type speculation struct {
 	d         decision.Decision
 	decidedAt time.Time
 	reply     *replyRun
+	why       string        // discarded: why (the speaker's cancel, or a false end)
 	stage     string        // used: how far the work the turn uses had got
 	saved     time.Duration // used: that work's share done before the end of the turn
 }
@@ -222,6 +223,7 @@ func (sp *speaker) startSpec(p vad.Partial, silence time.Duration) {
 		SpeakerID: sp.userID, SpeakerName: s.svc.name(s.guildID, sp.userID), Audio: all, Format: sp.format,
 		Duration: time.Duration(len(all)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, append(slices.Clone(sp.chunks), f))
+	t.continues = sp.continuing(p.Utterance)
 	t.spec = &speculation{started: s.svc.now(), utt: p.Utterance, chunk: p.Chunk, speechEnd: p.SpeechEnd,
 		samples: len(chunk), hints: sp.hints, lastSilence: silence}
 	sp.spec = t
@@ -239,6 +241,7 @@ func (sp *speaker) settle(ev vad.Event) bool {
 	}
 	if t.spec.covers(ev) && t.spec.confirm(sp.s.svc.now()) {
 		sp.spec = nil
+		sp.ended(t, ev)
 		toLoop(sp.s, sp.s.specEvents, specEvent{t: t})
 		return true
 	}

@@ -21,6 +21,10 @@ type audioHolder interface{ holdsAudio() }
 // one waits for its speaker's word.
 func (s *session) onEntered(t *turn) {
 	if t.spec == nil {
+		if t.claimed() {
+			t.steps <- step{} // its member went on with it (a false end) before it came in
+			return
+		}
 		s.enter(t)
 		return
 	}
@@ -82,7 +86,7 @@ func (s *session) onSpecDecided(dd decided) {
 	if state, _, _ := sp.get(); state == specPending && dd.d.Allowed() && holds && s.cur.Load() == nil {
 		ctx, cancel := context.WithCancel(s.ctx)
 		s.replySeq++
-		rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel, target: t.SpeakerID}, ctx: ctx,
+		rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel, target: t.SpeakerID, owner: t}, ctx: ctx,
 			turn: &t.Turn, owner: t, d: dd.d, marks: t.marks, spec: sp, hold: make(chan struct{})}
 		// The prompt the reply will have once the turn enters the conversation.
 		rp.prompt = s.promptInput(&t.Turn, dd.d, false)
@@ -101,6 +105,12 @@ func (s *session) onSpecDecided(dd decided) {
 // not change meanwhile (the held reply is released and plays at once); else the turn goes the
 // ordinary way from its transcript.
 func (s *session) confirmSpec(t *turn, end time.Time) {
+	if t.claimed() {
+		// Its member went on with it (a false end) before the loop saw its end: nothing of it
+		// stands; the turn that continues it is answered.
+		s.discardSpec(t, "false_end")
+		return
+	}
 	sp := t.spec
 	t.SpeechEnd = end
 	fresh := s.lineSeq == sp.lineSeq && !s.roomHold(t)
@@ -166,6 +176,7 @@ func (s *session) confirmSpec(t *turn, end time.Time) {
 // conversation. A held reply is cut; it is logged when it has ended.
 func (s *session) discardSpec(t *turn, reason string) {
 	sp := t.spec
+	sp.why = reason
 	switch sp.phase {
 	case specTranscribed:
 		sp.phase = specOver
@@ -193,12 +204,12 @@ func (s *session) heldReplyDone(r replyDone) {
 	sp, t := rp.spec, rp.owner
 	switch sp.phase {
 	case specCancelling:
-		_, reason, _ := sp.get()
-		s.logDiscard(sp, &t.Turn, reason, "reply", r.res.Text)
+		s.logDiscard(sp, &t.Turn, sp.why, "reply", r.res.Text)
 		t.steps <- step{}
 	case specAbandoned:
 		s.logDiscard(sp, &t.Turn, "context_changed", "reply", r.res.Text)
 	default: // a Responder that did not wait for the hold
+		t.settled(resumeUnanswered)
 		s.spec, s.deciding = nil, false
 		s.logDiscard(sp, &t.Turn, "ended_unreleased", "reply", r.res.Text)
 		t.steps <- step{}

@@ -65,11 +65,26 @@ type turn struct {
 	drop   DropReason
 	merged string
 	sttErr error
+	// endSilence is the silence that ended the utterance as the endpointer heard it (audio
+	// time: the end event's position less its last speech frame's end), set by the hearing
+	// clock before the loop sees the turn's end.
+	endSilence time.Duration
+	// continues is the turn of the same member that this one completes after a false end
+	// (falseend.go): its words and audio come first in this turn's (transcribe adds them, and
+	// clears it when that turn had nothing to keep). Set at creation.
+	continues *turn
+	// words is the turn's checked transcript once transcribe has it ("" when it was dropped or
+	// its speech to text failed): a turn that continues this one waits for it.
+	words *sttFuture
+	// resume is the turn's standing for a false end: resumeOpen while its member may still
+	// go on with it, then claimed by their resumption (the hearing clock) or closed by the
+	// loop once its answer was heard to the end.
+	resume atomic.Uint32
 }
 
 func newTurn(t Turn, chunks []*sttFuture) *turn {
 	t.marks = &marks{}
-	return &turn{Turn: t, chunks: chunks, steps: make(chan step, 1)}
+	return &turn{Turn: t, chunks: chunks, steps: make(chan step, 1), words: newSTTFuture()}
 }
 
 // sttFuture is one chunk's transcript on its way: any number of turns may

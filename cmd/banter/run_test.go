@@ -17,11 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/banterbot/banter/audio/wav"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
-	"github.com/banterbot/banter/sim/discord/voicesim"
-	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
@@ -262,107 +259,24 @@ func testPNG(t *testing.T) []byte {
 // runVoiceJoinAndAnswer runs one case; strategy is the realtime strategy that must have
 // answered ("": the STT pipeline).
 func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *voiceRunHooks) {
-	vs := voicetest.Serve(t, voicesim.WithDAVE())
-	dsim := simtest.Serve(t, discordsim.WithVoiceSim(vs))
-	osim := openaitest.Serve(t)
-	osim.QueueTranscripts("hey banter, what's the weather like today?")
-	g := dsim.CreateGuild("g")
-	text := dsim.CreateTextChannel(g, "general")
-	vc := dsim.CreateVoiceChannel(g, "Voice")
-	alice := dsim.CreateUser("alice")
-	dsim.AddMember(g, alice)
-
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
-		dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
-	waitCtx, stop := context.WithTimeout(ctx, 60*time.Second)
-	defer stop()
-	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
-		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
-	}
-	// Fully started once the slash commands (text's and voice's) are registered.
-	for !slices.ContainsFunc(dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "join" }) {
-		select {
-		case <-waitCtx.Done():
-			t.Fatalf("voice commands never registered:\n%s", logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	member, err := dsim.JoinVoiceMember(waitCtx, alice, vc, voicesim.MemberOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Leave()
-	if _, err := dsim.Post(waitCtx, alice, text, "!join"); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if st, ok := dsim.VoiceStateOf(g, dsim.BotID()); ok && st.Channel == vc {
-			break
-		}
-		select {
-		case <-waitCtx.Done():
-			t.Fatalf("bot did not join voice; channel: %+v\n%s", dsim.Messages(text), logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	speech, err := os.ReadFile("testdata/hey-banter-weather.wav")
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples, format, err := wav.Decode(nil, speech)
-	if err != nil || format.Rate != 48000 || format.Channels != 2 {
-		t.Fatalf("fixture: %v %+v", err, format)
-	}
-	// Speak once the bot's voice connection (and DAVE group) is up.
-	for !strings.Contains(logs.String(), `"msg":"voice_session_start"`) {
-		select {
-		case <-waitCtx.Done():
-			t.Fatalf("no voice session:\n%s", logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	v := startVoiceBanter(t, extraConfig)
+	v.osim.QueueTranscripts("hey banter, what's the weather like today?")
 	if hooks != nil && hooks.beforeSpeaking != nil {
-		hooks.beforeSpeaking(waitCtx, dsim, vc, alice)
+		hooks.beforeSpeaking(v.ctx, v.dsim, v.vc, v.alice)
 	}
-	if err := member.PlayPCM(waitCtx, samples); err != nil {
+	if err := v.member.PlayPCM(v.ctx, voiceQuestionPCM(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := member.WaitHeard(waitCtx, string(dsim.BotID()), 25); err != nil {
-		t.Fatalf("member heard no answer: %v\n%s", err, logs.String())
+	if err := v.member.WaitHeard(v.ctx, string(v.dsim.BotID()), 25); err != nil {
+		t.Fatalf("member heard no answer: %v\n%s", err, v.logs.String())
 	}
 	// The join greeting may be what was heard: wait for the answer to the turn itself.
-	for !slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(l string) bool {
-		return strings.Contains(l, `"msg":"stt_pipeline_reply_spoken"`) && strings.Contains(l, `"turn_id"`)
-	}) {
-		select {
-		case <-waitCtx.Done():
-			t.Fatalf("the turn was not answered:\n%s", logs.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	v.waitLog(t, `"msg":"stt_pipeline_reply_spoken"`, `"turn_id"`)
 	// Who answered: the realtime model (brain: voicing the generation's text; native: from the
 	// member's forwarded audio), or the STT pipeline's TTS.
 	// Transcription sessions (the words at pauses, voice.speculation.transcription) are the
 	// STT side of every path: only conversation sessions say who answered.
+	osim := v.osim
 	commits, tts, conversation := 0, len(osim.RequestsFor(openaisim.EndpointSpeech)), 0
 	for _, e := range osim.RealtimeEvents() {
 		if e.Transcription {
@@ -373,7 +287,7 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 			commits++
 		}
 	}
-	requested := slices.ContainsFunc(strings.Split(logs.String(), "\n"), func(l string) bool {
+	requested := slices.ContainsFunc(strings.Split(v.logs.String(), "\n"), func(l string) bool {
 		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"strategy":"`+strategy+`"`)
 	})
 	switch {

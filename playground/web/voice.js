@@ -257,12 +257,15 @@ window.PGVoice = {
   onBotEvent(e) {
     const notice = vq('#voice-notice');
     const a = e.attrs || {};
-    if (e.event === 'voice_barge_in' || e.event === 'stt_pipeline_reply_interrupted') {
+    if (e.event === 'voice_barge_in' || e.event === 'voice_false_end' || e.event === 'stt_pipeline_reply_interrupted') {
       if (e.event === 'stt_pipeline_reply_interrupted') {
         notice.dataset.interrupted = String(Number(notice.dataset.interrupted) + 1);
         notice.dataset.botSamplesAtStop = String(V.stats.botSamples);
       }
-      notice.textContent = PG.info.bot_name + ' stopped: ' + nameOf(a.user_id || a.interrupted_by || '') + ' spoke over it.';
+      const who = nameOf(a.user_id || a.interrupted_by || '');
+      // A false end: the member had not finished; the whole of what they said is answered next.
+      const falseEnd = e.event === 'voice_false_end' || a.false_end === true;
+      notice.textContent = PG.info.bot_name + ' stopped: ' + who + (falseEnd ? ' was not done yet.' : ' spoke over it.');
     } else if (e.event === 'stt_pipeline_reply_spoken') {
       notice.textContent = PG.info.bot_name + ' said: “' + (a.spoken || '') + '”';
     }

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/wav"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/sim/discord/voicesim"
+	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
+)
+
+// voiceBanter is `banter run` serving a guild with a voice server (DAVE on), the bot in its voice
+// channel with alice, who typed !join.
+type voiceBanter struct {
+	dsim   *discordsim.Server
+	osim   *openaisim.Server
+	vc     discordsim.ChannelID
+	alice  discordsim.UserID
+	member *voicesim.Member // alice in the voice channel
+	logs   *lockedBuffer
+	ctx    context.Context // bounds every wait (a failure guard)
+}
+
+// startVoiceBanter starts `banter run` with extraConfig added to its configuration and returns
+// once its voice session with alice has started. Cleanups stop it.
+func startVoiceBanter(t *testing.T, extraConfig string, rules ...openaisim.Rule) *voiceBanter {
+	t.Helper()
+	vs := voicetest.Serve(t, voicesim.WithDAVE())
+	v := &voiceBanter{dsim: simtest.Serve(t, discordsim.WithVoiceSim(vs)), osim: openaitest.Serve(t, openaisim.WithRules(rules...)),
+		logs: &lockedBuffer{}}
+	g := v.dsim.CreateGuild("g")
+	text := v.dsim.CreateTextChannel(g, "general")
+	v.vc = v.dsim.CreateVoiceChannel(g, "Voice")
+	v.alice = v.dsim.CreateUser("alice")
+	v.dsim.AddMember(g, v.alice)
+
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
+		v.dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DISCORD_TOKEN": v.dsim.Token(), "OPENAI_BASE_URL": v.osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: v.logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	var stop context.CancelFunc
+	v.ctx, stop = context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(stop)
+	if err := simtest.WaitReady(v.ctx, v.dsim, v.dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, v.logs.String())
+	}
+	// Fully started once the slash commands (text's and voice's) are registered.
+	v.until(t, "voice commands registered", func() bool {
+		return slices.ContainsFunc(v.dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "join" })
+	})
+	member, err := v.dsim.JoinVoiceMember(v.ctx, v.alice, v.vc, voicesim.MemberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(member.Leave)
+	v.member = member
+	if _, err := v.dsim.Post(v.ctx, v.alice, text, "!join"); err != nil {
+		t.Fatal(err)
+	}
+	v.until(t, "the bot in the voice channel", func() bool {
+		st, ok := v.dsim.VoiceStateOf(g, v.dsim.BotID())
+		return ok && st.Channel == v.vc
+	})
+	// Speak once the bot's voice connection (and DAVE group) is up.
+	v.waitLog(t, `"msg":"voice_session_start"`)
+	return v
+}
+
+// until waits for cond, looked at every 20 ms.
+func (v *voiceBanter) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-v.ctx.Done():
+			t.Fatalf("waiting for %s: %v\n%s", what, v.ctx.Err(), v.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitLog waits for a log line holding every one of subs.
+func (v *voiceBanter) waitLog(t *testing.T, subs ...string) {
+	t.Helper()
+	v.until(t, fmt.Sprintf("a log line with %q", subs), func() bool {
+		return slices.ContainsFunc(strings.Split(v.logs.String(), "\n"), func(l string) bool {
+			for _, s := range subs {
+				if !strings.Contains(l, s) {
+					return false
+				}
+			}
+			return true
+		})
+	})
+}
+
+// events returns the log records named name, in order.
+func (v *voiceBanter) events(name string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(v.logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// voiceFixture is a recorded utterance of voice/testdata (48 kHz stereo), cut to its voiced part.
+func voiceFixture(t *testing.T, name string) []int16 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "voice", "testdata", name+".wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, format, err := wav.Decode(nil, data)
+	if err != nil || format.Rate != 48000 || format.Channels != 2 {
+		t.Fatalf("fixture %s: %v %+v", name, err, format)
+	}
+	const win = 960 // 10 ms of 48 kHz stereo
+	loud := func(w []int16) bool {
+		var sum float64
+		for _, s := range w {
+			sum += float64(s) * float64(s)
+		}
+		return math.Sqrt(sum/float64(len(w)))/32768 > math.Pow(10, -45.0/20) // -45 dBFS
+	}
+	first, last := -1, -1
+	for off := 0; off+win <= len(samples); off += win {
+		if !loud(samples[off : off+win]) {
+			continue
+		}
+		if first < 0 {
+			first = off
+		}
+		last = off + win
+	}
+	if first < 0 {
+		t.Fatalf("fixture %s is silent", name)
+	}
+	return samples[first:last]
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// TestRunVoiceTurnTaking runs `banter run` with the default turn-taking (voice.endpointing and
+// voice.speculation as shipped) and a member speaking live: alice asks a question, pauses
+// 600 ms and goes on: nothing from the bot while she talks, one answer, to the whole. Then she
+// asks again, stops, and 100 ms into the answer goes on: a false end. The answer stops within
+// 200 ms of audio of her confirmed speech, and her question is answered once, as a whole, from
+// a prompt without the half-answer.
+func TestRunVoiceTurnTaking(t *testing.T) {
+	const half, more, whole = "hey banter, what's the weather like?", "in Paris tomorrow?", "Sunny in Paris tomorrow."
+	gen := func(pattern string) openaisim.Match {
+		return openaisim.Match{Endpoint: openaisim.EndpointResponses, Stream: openaisim.Bool(true), InputPattern: pattern}
+	}
+	v := startVoiceBanter(t, "voice:\n  joinGreetingWindowSeconds: 0\n",
+		openaisim.Rule{Match: gen(`like\?$`), Reply: openaisim.Reply{Text: "Let me tell you all about the weather. " +
+			"In the morning there is fog over the hills. By noon the sun comes out and it gets quite warm."}},
+		openaisim.Rule{Match: gen("Paris"), Reply: openaisim.Reply{Text: whole}})
+	bot := string(v.dsim.BotID())
+	question, goOn := voiceFixture(t, "hey-banter-weather"), voiceFixture(t, "mike-hear-me")
+
+	// A pause of 600 ms inside the question.
+	v.osim.QueueTranscripts("hey banter, what's the weather like in Paris tomorrow?")
+	pause := make([]int16, 2*48000*600/1000)
+	if err := v.member.PlayPCM(v.ctx, slices.Concat(question, pause, goOn)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(v.member.Heard(bot)); n != 0 {
+		t.Errorf("alice heard %d frames from the bot while she was talking", n)
+	}
+	v.waitLog(t, `"msg":"stt_pipeline_reply_spoken"`, `"spoken":"`+whole+`"`)
+	if n := len(v.events("stt_pipeline_reply_spoken")); n != 1 {
+		t.Errorf("%d answers to one question", n)
+	}
+
+	// A false end: she stops, the end silence passes, the bot answers, she goes on.
+	v.osim.QueueTranscripts(half, more)
+	heard := len(v.member.Heard(bot))
+	if err := v.member.PlayPCM(v.ctx, question); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.member.WaitHeard(v.ctx, bot, heard+5); err != nil {
+		t.Fatalf("no answer: %v\n%s", err, v.logs.String())
+	}
+	if err := v.member.PlayPCM(v.ctx, goOn); err != nil {
+		t.Fatal(err)
+	}
+	v.waitLog(t, `"msg":"stt_pipeline_reply_spoken"`, `"transcript":"`+half+" "+more+`"`)
+	fe, cut := v.events("voice_false_end"), v.events("stt_pipeline_reply_interrupted")
+	if len(fe) != 1 || len(cut) != 1 || cut[0]["false_end"] != true {
+		t.Fatalf("false ends %v, interrupted answers %v: want the half-answer stopped by one false end", fe, cut)
+	}
+	atCut, _ := fe[0]["played_ms"].(float64)
+	atEnd, _ := cut[0]["played_ms"].(float64)
+	if atCut <= 0 || atEnd < atCut || time.Duration(atEnd-atCut)*time.Millisecond > 200*time.Millisecond {
+		t.Errorf("played %v ms when her speech was confirmed, %v ms when the answer ended: want at most 200 ms more", atCut, atEnd)
+	}
+	if n := len(v.events("stt_pipeline_reply_spoken")); n != 2 {
+		t.Errorf("%d answers spoken, want 2 (one a question)", n)
+	}
+	var prompts []string
+	for _, r := range v.osim.RequestsFor(openaisim.EndpointResponses) {
+		if r.Stream && strings.Contains(r.LastUserText, half+" "+more) {
+			prompts = append(prompts, r.Prompt)
+		}
+	}
+	if len(prompts) != 1 || strings.Contains(prompts[0], "fog over the hills") || strings.Contains(prompts[0], "[interrupted]") {
+		t.Errorf("generations for the whole question: %q\nwant one, with nothing of the half-answer", prompts)
+	}
+}
