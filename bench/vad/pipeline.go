@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/banterbot/banter/config"
 	"io"
 	"slices"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // bargeMin is voice.bargeIn.minSpeechMs's default.
-const bargeMin = 400 * time.Millisecond
+var bargeMin = time.Duration(config.Default().Voice.BargeIn.MinSpeechMs) * time.Millisecond
 
 // encode turns 16 kHz mono into the Opus packets a Discord client sends.
 func encode(s []int16) ([][]byte, error) {
@@ -58,14 +59,15 @@ type heard struct {
 	barge  []time.Duration // positions where an utterance's speech reached bargeMin
 }
 
-// listenerConfig is banter's default endpointing (config/defaults.go
-// voice.endpointing and voice/hearing.go listenerConfig).
+// listenerConfig is banter's default endpointing (config.Default's voice.endpointing, as
+// voice/hearing.go listenerConfig maps it).
 func listenerConfig(alg vad.Algorithm) audio.ListenerConfig {
+	e := config.Default().Voice.Endpointing
 	v := vad.DefaultConfig()
 	v.Algorithm = alg
-	v.EndSilence = 800 * time.Millisecond
-	v.MinUtterance = 300 * time.Millisecond
-	v.MaxUtterance = 15 * time.Second
+	v.EndSilence = time.Duration(e.SilenceMs) * time.Millisecond
+	v.MinUtterance = time.Duration(e.MinUtteranceMs) * time.Millisecond
+	v.MaxUtterance = time.Duration(e.MaxUtteranceMs) * time.Millisecond
 	return audio.ListenerConfig{Format: pcm.Speech16k(), VAD: v, DirectDecode: true}
 }
 

@@ -359,7 +359,7 @@ func printSetSummary(w io.Writer, set *realset.Set) {
 	fmt.Fprintf(w, "set real, split %s: %d clips, %.1f min of audio; speakers %s; narrowband (8 kHz) %.0f %% of speech item time\n",
 		set.Split, len(set.Clips), minutes, strings.Join(sp, ", "), 100*narrow/max(1, narrow+wide))
 	fmt.Fprintf(w, "babble: %s; music: %s\n", strings.Join(set.Babble, ", "), strings.Join(tr, ", "))
-	fmt.Fprintln(w, "banter: the default detector ("+vad.DefaultConfig().Algorithm.String()+") through audio.Listener; silero: Silero VAD v5 (node, onnxruntime) on the same decoded audio, get_speech_timestamps with 700 ms min silence")
+	fmt.Fprintln(w, "banter: the default detector ("+vad.DefaultConfig().Algorithm.String()+") through audio.Listener; silero: Silero VAD v5 (node, onnxruntime) on the same decoded audio, get_speech_timestamps with banter's end silence ("+fmt.Sprint(silero.DefaultParams().MinSilence)+") as min silence")
 }
 
 func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {

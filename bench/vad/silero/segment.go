@@ -4,7 +4,11 @@
 // utterances the way Silero's reference get_speech_timestamps does.
 package silero
 
-import "time"
+import (
+	"time"
+
+	"github.com/banterbot/banter/config"
+)
 
 // Rate and ChunkLen are the model's sample rate and window: one probability
 // per 512 samples (32 ms).
@@ -35,15 +39,18 @@ type Params struct {
 
 // DefaultParams are Silero's defaults (threshold 0.5, negative threshold
 // 0.35, min speech 250 ms, speech pad 30 ms, 98 ms silence at max speech)
-// with banter's end-of-turn silence (700 ms) as min silence, banter's
-// MaxUtterance (15 s) as max speech and banter's barge-in (400 ms).
+// with banter's default end-of-turn silence (voice.endpointing.silenceMs) as
+// min silence, its maximum utterance (maxUtteranceMs) as max speech and its
+// barge-in (voice.bargeIn.minSpeechMs).
 func DefaultParams() Params {
+	v := config.Default().Voice
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	return Params{
 		Threshold: 0.5, NegThreshold: 0.35,
-		MinSpeech: 250 * time.Millisecond, MinSilence: 700 * time.Millisecond,
+		MinSpeech: 250 * time.Millisecond, MinSilence: ms(v.Endpointing.SilenceMs),
 		SpeechPad: 30 * time.Millisecond,
-		MaxSpeech: 15 * time.Second, MaxSpeechSilence: 98 * time.Millisecond,
-		BargeIn: 400 * time.Millisecond,
+		MaxSpeech: ms(v.Endpointing.MaxUtteranceMs), MaxSpeechSilence: 98 * time.Millisecond,
+		BargeIn: ms(v.BargeIn.MinSpeechMs),
 	}
 }
 

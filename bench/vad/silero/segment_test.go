@@ -20,7 +20,7 @@ func probs(runs ...any) []float32 {
 func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 func TestSegments(t *testing.T) {
-	short := DefaultParams()
+	short := params700()
 	short.MaxSpeech = 2 * time.Second // 1908 ms after the reference's window and padding
 	for _, tc := range []struct {
 		name  string
@@ -28,26 +28,26 @@ func TestSegments(t *testing.T) {
 		probs []float32
 		want  []Segment
 	}{
-		{"silence", DefaultParams(), probs(60, 0.1), nil},
-		{"one utterance", DefaultParams(), probs(5, 0.1, 20, 0.9, 40, 0.1), []Segment{
+		{"silence", params700(), probs(60, 0.1), nil},
+		{"one utterance", params700(), probs(5, 0.1, 20, 0.9, 40, 0.1), []Segment{
 			// speech 160-800 ms, padded 30 ms; the end is known when 700 ms
 			// of silence have passed: chunk 47 (1504 ms), at its end
 			{Start: ms(130), End: ms(830), Decided: ms(1536), Kept: true, Barge: ms(576)},
 		}},
-		{"a blip under min speech is dropped", DefaultParams(), probs(5, 0.1, 5, 0.9, 40, 0.1), []Segment{
+		{"a blip under min speech is dropped", params700(), probs(5, 0.1, 5, 0.9, 40, 0.1), []Segment{
 			{Start: ms(160), End: ms(320), Decided: ms(1056), Kept: false, Barge: -1},
 		}},
-		{"a 640 ms pause does not split", DefaultParams(), probs(5, 0.1, 20, 0.9, 20, 0.1, 20, 0.9, 40, 0.1), []Segment{
+		{"a 640 ms pause does not split", params700(), probs(5, 0.1, 20, 0.9, 20, 0.1, 20, 0.9, 40, 0.1), []Segment{
 			{Start: ms(130), End: ms(2110), Decided: ms(2816), Kept: true, Barge: ms(576)},
 		}},
-		{"an 800 ms pause splits", DefaultParams(), probs(5, 0.1, 20, 0.9, 25, 0.1, 20, 0.9, 40, 0.1), []Segment{
+		{"an 800 ms pause splits", params700(), probs(5, 0.1, 20, 0.9, 25, 0.1, 20, 0.9, 40, 0.1), []Segment{
 			{Start: ms(130), End: ms(830), Decided: ms(1536), Kept: true, Barge: ms(576)},
 			{Start: ms(1570), End: ms(2270), Decided: ms(2976), Kept: true, Barge: ms(2016)},
 		}},
-		{"between the thresholds speech goes on", DefaultParams(), probs(5, 0.1, 10, 0.9, 30, 0.4, 10, 0.9, 40, 0.1), []Segment{
+		{"between the thresholds speech goes on", params700(), probs(5, 0.1, 10, 0.9, 30, 0.4, 10, 0.9, 40, 0.1), []Segment{
 			{Start: ms(130), End: ms(1790), Decided: ms(2496), Kept: true, Barge: ms(576)},
 		}},
-		{"speech to the end of the clip", DefaultParams(), probs(5, 0.1, 20, 0.9), []Segment{
+		{"speech to the end of the clip", params700(), probs(5, 0.1, 20, 0.9), []Segment{
 			{Start: ms(130), End: ms(800), Decided: ms(800), Kept: true, Barge: ms(576)},
 		}},
 		{"max speech cuts at the last silence, then hard", short, probs(30, 0.9, 5, 0.1, 65, 0.9, 40, 0.1), []Segment{
@@ -66,4 +66,12 @@ func TestSegments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// params700 are DefaultParams with the end silence, maximum and barge-in the cases are written
+// for (700 ms, 15 s, 400 ms), whatever banter's defaults are now.
+func params700() Params {
+	p := DefaultParams()
+	p.MinSilence, p.MaxSpeech, p.BargeIn = 700*time.Millisecond, 15*time.Second, 400*time.Millisecond
+	return p
 }

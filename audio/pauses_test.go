@@ -1,0 +1,83 @@
+package audio
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/internal/testaudio"
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/vad"
+)
+
+// voiced is a speech fixture cut to its sound (frames over -55 dBFS at either end).
+func voiced(t *testing.T, name string) []int16 {
+	t.Helper()
+	s := testaudio.Speech16k(t, name)
+	quiet := func(i int) bool { return pcm.EnergyDB(s[i:min(i+320, len(s))]) < -55 }
+	a, b := 0, len(s)
+	for a+320 < b && quiet(a) {
+		a += 320
+	}
+	for b-320 > a && quiet(b-320) {
+		b -= 320
+	}
+	return s[a:b]
+}
+
+// TestListenerHearsPauses: a pause between two phrases, said as a Discord client sends it (Opus,
+// nothing sent in the silence), is heard as the pause and at most the network's onset at the
+// next word (up to about 120 ms, measured; 140 allowed), never the words' quiet edges as well
+// (the earlier pitch detector: up to 180 ms). So a 700 ms pause inside a sentence is heard as at
+// most 840 ms and stays inside it with the 900 ms end silence (docs/voice.md, where a turn ends).
+// Pairs of the speech fixtures, 400 to 700 ms apart.
+func TestListenerHearsPauses(t *testing.T) {
+	names := []string{"hey-banter-weather.wav", "mike-hear-me.wav", "banter-joke.wav", "two-questions.wav",
+		"thats-just-banter.wav", "banter-stop.wav", "pass-the-banner.wav", "long-story.wav"}
+	var worst time.Duration
+	for i, a := range names {
+		b := names[(i+1)%len(names)]
+		for _, pause := range []time.Duration{400 * ms, 600 * ms, 700 * ms} {
+			first, second := voiced(t, a), voiced(t, b)
+			s := slices.Concat(make([]int16, 4800), first, make([]int16, pcm.Speech16k().Len(pause)), second)
+			pkts, _, _ := talk(t, s, 0, 1, 0, true)
+			var heard time.Duration
+			var ends int
+			l, err := NewListener(ListenerConfig{DirectDecode: true, VAD: vad.Config{EndSilence: 2 * time.Second}}, func(ev vad.Event) {
+				if ev.Kind == vad.EventEnd && ev.Final {
+					ends++
+				}
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the pause as the endpointer hears it: the longest silence inside the utterance
+			// once the first phrase has been heard
+			firstEnd := (4800 + len(first)) / 320
+			last := 0
+			for _, p := range pkts {
+				last = max(last, p.tick)
+			}
+			j := 0
+			for tick := 0; tick <= last+150; tick++ {
+				for j < len(pkts) && pkts[j].tick <= tick {
+					l.Push(pkts[j].pkt)
+					j++
+				}
+				l.Tick()
+				if tick > firstEnd-10 && tick < firstEnd+int(pause/pcm.FrameDuration)+20 {
+					heard = max(heard, l.Silence())
+				}
+			}
+			if ends != 1 {
+				t.Errorf("%s, %v, %s: %d utterances, want 1", a, pause, b, ends)
+			}
+			d := heard - pause
+			worst = max(worst, d)
+			if d > 140*ms || d < -200*ms {
+				t.Errorf("%s, %v, %s: the pause heard as %v (%+v)", a, pause, b, heard, d)
+			}
+		}
+	}
+	t.Logf("the longest pause heard over the pause said: %+v", worst)
+}
