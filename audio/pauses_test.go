@@ -10,21 +10,6 @@ import (
 	"github.com/banterbot/banter/audio/vad"
 )
 
-// voiced is a speech fixture cut to its sound (frames over -55 dBFS at either end).
-func voiced(t *testing.T, name string) []int16 {
-	t.Helper()
-	s := testaudio.Speech16k(t, name)
-	quiet := func(i int) bool { return pcm.EnergyDB(s[i:min(i+320, len(s))]) < -55 }
-	a, b := 0, len(s)
-	for a+320 < b && quiet(a) {
-		a += 320
-	}
-	for b-320 > a && quiet(b-320) {
-		b -= 320
-	}
-	return s[a:b]
-}
-
 // TestListenerHearsPauses: a pause between two phrases, said as a Discord client sends it (Opus,
 // nothing sent in the silence), is heard as the pause and at most the network's onset at the
 // next word (up to about 120 ms, measured; 140 allowed), never the words' quiet edges as well
@@ -38,7 +23,7 @@ func TestListenerHearsPauses(t *testing.T) {
 	for i, a := range names {
 		b := names[(i+1)%len(names)]
 		for _, pause := range []time.Duration{400 * ms, 600 * ms, 700 * ms} {
-			first, second := voiced(t, a), voiced(t, b)
+			first, second := testaudio.Voiced(t, a), testaudio.Voiced(t, b)
 			s := slices.Concat(make([]int16, 4800), first, make([]int16, pcm.Speech16k().Len(pause)), second)
 			pkts, _, _ := talk(t, s, 0, 1, 0, true)
 			var heard time.Duration

@@ -2,9 +2,6 @@
 
 package silero
 
-// dot returns the inner product of a and b[:len(a)].
-func dot(a, b []float32) float32 { return dotGo(a, b) }
-
 // gemv sets out[r] to the inner product of row r of w (rows of len(x)) and x.
 func gemv(w, x, out []float32) { gemvGo(w, x, out) }
 

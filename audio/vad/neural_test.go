@@ -17,8 +17,8 @@ func silenceOf(d time.Duration) []int16 { return make([]int16, pcm.Speech16k().L
 // it; one longer does. The network's hold after a word and its onset at the next one make the
 // silence it measures no longer than the pause itself.
 func TestNeuralPauseIsNotAnEnd(t *testing.T) {
-	first := trimmed(t, "hey-banter-weather.wav")
-	second := trimmed(t, "mike-hear-me.wav")
+	first := testaudio.Voiced(t, "hey-banter-weather.wav")
+	second := testaudio.Voiced(t, "mike-hear-me.wav")
 	for _, tc := range []struct {
 		pause time.Duration
 		utts  int
@@ -42,7 +42,7 @@ func TestNeuralPauseIsNotAnEnd(t *testing.T) {
 // the network's hold (about 100 ms), and its audio holds the whole item.
 func TestNeuralEndsOnTime(t *testing.T) {
 	for _, name := range []string{"long-story.wav", "banter-joke.wav", "two-questions.wav"} {
-		item := trimmed(t, name)
+		item := testaudio.Voiced(t, name)
 		e, _ := New(Config{EndSilence: 700 * ms})
 		lead := 400 * ms
 		evs := feed(t, e, slices.Concat(silenceOf(lead), item), 2*time.Second)
@@ -96,12 +96,12 @@ func TestNeuralMonologueIsNotTheRoom(t *testing.T) {
 	var s []int16
 	for len(s) < pcm.Speech16k().Len(time.Minute) {
 		for _, name := range setNames {
-			s = slices.Concat(s, trimmed(t, name), silenceOf(150*ms))
+			s = slices.Concat(s, testaudio.Voiced(t, name), silenceOf(150*ms))
 		}
 	}
 	e, _ := New(Config{EndSilence: 700 * ms})
 	feed(t, e, s, 2*time.Second)
-	evs := feed(t, e, trimmed(t, "banter-stop.wav"), 2*time.Second)
+	evs := feed(t, e, testaudio.Voiced(t, "banter-stop.wav"), 2*time.Second)
 	if got := summary(evs); got == "" || evs[len(evs)-1].Kind != EventEnd {
 		t.Fatalf("the question after the monologue: %q, want it kept", got)
 	}
@@ -122,19 +122,4 @@ func TestNeuralFirstWordsKept(t *testing.T) {
 	if got := summary(evs); got != "start#1.0 speaking#1.0 end#1.0F" {
 		t.Errorf("events %q, want the first words kept and confirmed", got)
 	}
-}
-
-// trimmed is a speech fixture without its leading and trailing near-silence.
-func trimmed(t *testing.T, name string) []int16 {
-	t.Helper()
-	s := testaudio.Speech16k(t, name)
-	quiet := func(i int) bool { return pcm.EnergyDB(s[i:min(i+320, len(s))]) < -55 }
-	a, b := 0, len(s)
-	for a+320 < b && quiet(a) {
-		a += 320
-	}
-	for b-320 > a && quiet(b-320) {
-		b -= 320
-	}
-	return s[a:b]
 }

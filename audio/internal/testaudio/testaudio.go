@@ -41,3 +41,20 @@ func Speech16k(tb testing.TB, name string) []int16 {
 	}
 	return s
 }
+
+// Voiced loads audio/testdata/speech/name, a 16 kHz mono fixture, cut to its sound: the
+// frames under -55 dBFS at either end dropped.
+func Voiced(tb testing.TB, name string) []int16 {
+	tb.Helper()
+	s := Speech16k(tb, name)
+	const frame = 320
+	quiet := func(i int) bool { return pcm.EnergyDB(s[i:min(i+frame, len(s))]) < -55 }
+	a, b := 0, len(s)
+	for a+frame < b && quiet(a) {
+		a += frame
+	}
+	for b-frame > a && quiet(b-frame) {
+		b -= frame
+	}
+	return s[a:b]
+}
