@@ -26,31 +26,50 @@ import (
 // channel with alice, who typed !join.
 type voiceBanter struct {
 	dsim   *discordsim.Server
+	vs     *voicesim.Server
 	osim   *openaisim.Server
+	guild  discordsim.GuildID
+	text   discordsim.ChannelID
 	vc     discordsim.ChannelID
 	alice  discordsim.UserID
-	member *voicesim.Member // alice in the voice channel
+	member *voicesim.Member // alice in the voice channel (startVoiceBanter)
 	logs   *lockedBuffer
 	ctx    context.Context // bounds every wait (a failure guard)
 }
 
 // startVoiceBanter starts `banter run` with extraConfig added to its configuration and returns
-// once its voice session with alice has started. Cleanups stop it.
+// once its voice session with alice, a simulated member, has started. Cleanups stop it.
 func startVoiceBanter(t *testing.T, extraConfig string, rules ...openaisim.Rule) *voiceBanter {
 	t.Helper()
-	vs := voicetest.Serve(t, voicesim.WithDAVE())
-	v := &voiceBanter{dsim: simtest.Serve(t, discordsim.WithVoiceSim(vs)), osim: openaitest.Serve(t, openaisim.WithRules(rules...)),
+	v := launchVoiceBanter(t, 60*time.Second, extraConfig, rules...)
+	member, err := v.dsim.JoinVoiceMember(v.ctx, v.alice, v.vc, voicesim.MemberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(member.Leave)
+	v.member = member
+	v.joinBot(t)
+	return v
+}
+
+// launchVoiceBanter starts `banter run` with extraConfig added to its configuration and returns
+// once it is fully started, alice a member of its guild but not in voice yet; every wait ends
+// after timeout. Cleanups stop it.
+func launchVoiceBanter(t *testing.T, timeout time.Duration, extraConfig string, rules ...openaisim.Rule) *voiceBanter {
+	t.Helper()
+	v := &voiceBanter{vs: voicetest.Serve(t, voicesim.WithDAVE()), osim: openaitest.Serve(t, openaisim.WithRules(rules...)),
 		logs: &lockedBuffer{}}
-	g := v.dsim.CreateGuild("g")
-	text := v.dsim.CreateTextChannel(g, "general")
-	v.vc = v.dsim.CreateVoiceChannel(g, "Voice")
+	v.dsim = simtest.Serve(t, discordsim.WithVoiceSim(v.vs))
+	v.guild = v.dsim.CreateGuild("g")
+	v.text = v.dsim.CreateTextChannel(v.guild, "general")
+	v.vc = v.dsim.CreateVoiceChannel(v.guild, "Voice")
 	v.alice = v.dsim.CreateUser("alice")
-	v.dsim.AddMember(g, v.alice)
+	v.dsim.AddMember(v.guild, v.alice)
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
-		v.dsim.APIBaseURL(), vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
+		v.dsim.APIBaseURL(), v.vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +87,7 @@ func startVoiceBanter(t *testing.T, extraConfig string, rules ...openaisim.Rule)
 		}
 	})
 	var stop context.CancelFunc
-	v.ctx, stop = context.WithTimeout(ctx, 60*time.Second)
+	v.ctx, stop = context.WithTimeout(ctx, timeout)
 	t.Cleanup(stop)
 	if err := simtest.WaitReady(v.ctx, v.dsim, v.dsim.BotID()); err != nil {
 		t.Fatalf("bot never logged in: %v\n%s", err, v.logs.String())
@@ -77,22 +96,22 @@ func startVoiceBanter(t *testing.T, extraConfig string, rules ...openaisim.Rule)
 	v.until(t, "voice commands registered", func() bool {
 		return slices.ContainsFunc(v.dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "join" })
 	})
-	member, err := v.dsim.JoinVoiceMember(v.ctx, v.alice, v.vc, voicesim.MemberOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(member.Leave)
-	v.member = member
-	if _, err := v.dsim.Post(v.ctx, v.alice, text, "!join"); err != nil {
+	return v
+}
+
+// joinBot has alice, in the voice channel, type !join, and returns once the bot's voice
+// session has started.
+func (v *voiceBanter) joinBot(t *testing.T) {
+	t.Helper()
+	if _, err := v.dsim.Post(v.ctx, v.alice, v.text, "!join"); err != nil {
 		t.Fatal(err)
 	}
 	v.until(t, "the bot in the voice channel", func() bool {
-		st, ok := v.dsim.VoiceStateOf(g, v.dsim.BotID())
+		st, ok := v.dsim.VoiceStateOf(v.guild, v.dsim.BotID())
 		return ok && st.Channel == v.vc
 	})
 	// Speak once the bot's voice connection (and DAVE group) is up.
 	v.waitLog(t, `"msg":"voice_session_start"`)
-	return v
 }
 
 // until waits for cond, looked at every 20 ms.

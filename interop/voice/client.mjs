@@ -7,21 +7,29 @@
 // built from the environment, exactly as discord.js's guild adapter would.
 //
 // Environment: VOICE_ENDPOINT, VOICE_TOKEN, VOICE_SESSION_ID, GUILD_ID,
-// CHANNEL_ID, BOT_USER_ID, PEER_USER_ID, and NODE_EXTRA_CA_CERTS (the
-// simulator's CA; the library hard-codes wss://).
+// CHANNEL_ID, BOT_USER_ID (the user this client is: a bot, or a member
+// joining with the grant of the simulator's JoinVoice), PEER_USER_ID (whose
+// audio to receive), and NODE_EXTRA_CA_CERTS (the simulator's CA; the
+// library hard-codes wss://).
 //
-// Protocol with the Go test: one JSON object per line on stdout
+// Protocol with the Go test: one JSON object per line on stdout, in the order
+// things happen; t is performance.now() in ms, one clock for every event
 //   {"event":"ready"}                 connection is Ready
-//   {"event":"opus","user":U,"hex":H} an Opus packet received from PEER_USER_ID
-//   {"event":"played","frames":N,"encoded":M}  the tone finished playing: M Opus
-//                                     frames encoded, N of them sent (never silence)
+//   {"event":"opus","user":U,"hex":H,"t":T}  an Opus packet received from PEER_USER_ID
+//   {"event":"speaking","user":U,"speaking":B,"t":T}  the receiver's speaking map: a
+//                                     packet from U after none (true), none for 100 ms (false)
+//   {"event":"spoken","frames":N,"t":T}  "play FILE": the file's last frame was sent
+//                                     (the end of its audio), N of its frames sent
+//   {"event":"played","frames":N,"encoded":M}  the tone or file finished playing: M
+//                                     Opus frames encoded, N of them sent
 //   {"event":"state","status":S}      every connection state change
 //   {"event":"error","message":M}
 //   {"event":"dave","version":V,"epoch":E,"auth":H,"ready":B}  answer to "dave"
 //   {"event":"transitioned","id":N}   a DAVE transition was executed
-// Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "dave" (the
-// DAVE session's protocol version, epoch and epoch authenticator, read
-// through the connection's state), "quit".
+// Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "play FILE"
+// (FILE: raw s16le 48 kHz stereo PCM), "dave" (the DAVE session's protocol
+// version, epoch and epoch authenticator, read through the connection's
+// state), "quit".
 import {
   joinVoiceChannel,
   entersState,
@@ -34,6 +42,8 @@ import {
 } from '@discordjs/voice';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
+import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 
 // @discordjs/voice chooses its xchacha20 library with asynchronous imports when the module
 // loads (trying these packages in this order, the first that loads wins), and fails with "no
@@ -124,7 +134,11 @@ emit({ event: 'ready' });
 const stream = connection.receiver.subscribe(peerUserId, {
   end: { behavior: EndBehaviorType.Manual },
 });
-stream.on('data', (pkt) => emit({ event: 'opus', user: peerUserId, hex: Buffer.from(pkt).toString('hex') }));
+stream.on('data', (pkt) =>
+  emit({ event: 'opus', user: peerUserId, hex: Buffer.from(pkt).toString('hex'), t: performance.now() }),
+);
+connection.receiver.speaking.on('start', (user) => emit({ event: 'speaking', user, speaking: true, t: performance.now() }));
+connection.receiver.speaking.on('end', (user) => emit({ event: 'speaking', user, speaking: false, t: performance.now() }));
 
 const player = createAudioPlayer();
 connection.subscribe(player);
@@ -141,52 +155,61 @@ function tone(seconds, freq) {
   return buf;
 }
 
-// The tone is encoded by djs's own pipeline (a Raw resource: prism-media's
-// Opus encoder on opusscript) before it is played. Played straight from the
-// encoder, a frame the encoder has not finished when its 20 ms slot comes
-// is replaced by silence (and five in a row end the track): on a loaded
-// machine the tone would arrive with holes. Encoded first, every frame is
-// ready at its slot, so what is sent does not depend on the machine's speed.
-async function encodeTone() {
-  const raw = createAudioResource(Readable.from([tone(1, 440)]), { inputType: StreamType.Raw });
+// Audio is encoded by djs's own pipeline (a Raw resource: prism-media's Opus
+// encoder on opusscript, what a bot or member client playing PCM uses) before
+// it is played through the AudioPlayer. Played straight from the encoder, a
+// frame the encoder has not finished when its 20 ms slot comes is replaced by
+// the player's silence (and five in a row end the track): on a loaded machine
+// the audio would arrive with holes, pauses that are not in it. Encoded first,
+// every frame is ready at its slot, so what is sent does not depend on the
+// machine's speed; the frames are the encoder's, silence in the PCM included.
+async function encode(pcm) {
+  const raw = createAudioResource(Readable.from([pcm]), { inputType: StreamType.Raw });
   const frames = [];
   for await (const f of raw.playStream) frames.push(f);
   return frames;
 }
 
-// Count the tone frames the connection really sends: the player prepares
-// a packet (the tone's, or silence) and dispatches it at the next slot.
-const SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
-let toneSent = 0;
-let preparedTone = false;
+// Count the frames of what is playing that the connection really sends: the
+// player prepares a packet (one of ours, or its own silence) and dispatches it
+// at the next slot. Ours are told apart by identity: the resource hands the
+// player the very Buffers it was made of.
+let playing = null; // { index: Map<Buffer, number>, sent, last }
+let prepared = -1;
 const prepare = connection.prepareAudioPacket.bind(connection);
 connection.prepareAudioPacket = (pkt) => {
-  preparedTone = !SILENCE.equals(pkt);
+  prepared = playing?.index.get(pkt) ?? -1;
   return prepare(pkt);
 };
 const dispatch = connection.dispatchAudio.bind(connection);
 connection.dispatchAudio = () => {
   const sent = dispatch();
-  if (sent && preparedTone) toneSent++;
-  if (sent) preparedTone = false;
+  if (sent && prepared >= 0) {
+    playing.sent++;
+    if (prepared === playing.last) emit({ event: 'spoken', frames: playing.sent, t: performance.now() });
+  }
+  if (sent) prepared = -1;
   return sent;
 };
 
-async function play() {
-  const frames = await encodeTone();
-  toneSent = 0;
+// play plays the tone, or the raw PCM in file, and reports "played" when the
+// player is idle again.
+async function play(file) {
+  const frames = await encode(file ? await readFile(file) : tone(1, 440));
+  playing = { index: new Map(frames.map((f, i) => [f, i])), sent: 0, last: frames.length - 1 };
   const resource = createAudioResource(Readable.from(frames), { inputType: StreamType.Opus });
   player.play(resource);
   player.once(AudioPlayerStatus.Playing, () => {
-    player.once(AudioPlayerStatus.Idle, () => emit({ event: 'played', frames: toneSent, encoded: frames.length }));
+    player.once(AudioPlayerStatus.Idle, () => emit({ event: 'played', frames: playing.sent, encoded: frames.length }));
   });
 }
 
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (line) => {
-  switch (line.trim()) {
+  const [cmd, ...args] = line.trim().split(' ');
+  switch (cmd) {
     case 'play':
-      play().catch((e) => emit({ event: 'error', message: `play: ${e}` }));
+      play(args.join(' ')).catch((e) => emit({ event: 'error', message: `play: ${e}` }));
       break;
     case 'dave': {
       const dave = connection.state.networking?.state?.dave;
