@@ -420,6 +420,12 @@ type Endpointing struct {
 	// dropped from the conversation, and the turn is answered again as a whole, its first part
 	// and the new words together. 0 turns it off (the new words are a turn of their own).
 	FalseEndMs int `yaml:"falseEndMs"`
+	// Detector is the speech detector that judges each frame: "neural" (the default: a small
+	// network trained on real speech, noise and music), "pitch" (the earlier hand-made detector:
+	// periodicity and a moving pitch; a quarter of the CPU, but it misses unvoiced sounds and
+	// some real voices and hears melodic music) or "energy" (level only; the cheapest, defeated
+	// by music and noise). Read when a member starts speaking.
+	Detector string `yaml:"detector"`
 }
 
 // Speculation starts a turn's work before its end is confirmed.

@@ -105,6 +105,8 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"activity.explicitReservePromptsPerHour: 20 is out of range (allowed 0 to 10)"}},
 		{"unknown persona", "bot:\n  persona: pirate\n",
 			[]string{`bot.persona: "pirate" is not one of bot.personas (defined: default)`}},
+		{"unknown speech detector", "voice:\n  endpointing:\n    detector: silero\n",
+			[]string{`voice.endpointing.detector: "silero"`, "neural, pitch, energy"}},
 		{"several problems at once", "voice:\n  bargeIn:\n    policy: sometimes\nlog:\n  format: xml\n",
 			[]string{`voice.bargeIn.policy: "sometimes"`, "reply_target, anyone, none", `log.format: "xml"`}},
 		{"not yaml", "bot: [unclosed\n", []string{"not valid YAML"}},

@@ -129,6 +129,7 @@ func defaultVoice() Voice {
 			CompleteSilenceMs: 900,
 			TrailingSilenceMs: 1200,
 			FalseEndMs:        1500,
+			Detector:          "neural",
 		},
 		Speculation: Speculation{Enabled: true, PauseMs: 200, Transcription: "session"},
 		BargeIn:     BargeIn{Policy: "anyone", MinSpeechMs: 400, EchoGuardMs: 250},

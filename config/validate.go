@@ -31,6 +31,7 @@ var (
 	reasoningEfforts = []string{"lowest", "default", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
 	memoryScopes     = []string{"channel", "guild"}
 	imageModes       = []string{"inline", "url"}
+	speechDetectors  = []string{"neural", "pitch", "energy"}
 )
 
 // Validate checks every value and returns all problems at once, one per line, each naming the
@@ -201,6 +202,7 @@ func (v *validator) validateVoice(c *Config) {
 	v.intRange("voice.endpointing.minUtteranceMs", e.MinUtteranceMs, 0, 5000)
 	v.intRange("voice.endpointing.maxUtteranceMs", e.MaxUtteranceMs, max(e.MinUtteranceMs, 1000), 120000)
 	v.intRange("voice.endpointing.roomHoldMs", e.RoomHoldMs, 0, 10000)
+	v.enum("voice.endpointing.detector", e.Detector, speechDetectors)
 	// The adaptive silences apply only in their direction (a complete turn never waits longer
 	// than silenceMs, a trailing one never less), so a lower silenceMs needs no other change.
 	if e.CompleteSilenceMs != 0 {

@@ -87,6 +87,14 @@ func (s *session) listenerConfig() audio.ListenerConfig {
 	if c.MaxUtteranceMs > 0 {
 		v.MaxUtterance = time.Duration(c.MaxUtteranceMs) * time.Millisecond
 	}
+	switch c.Detector {
+	case "pitch":
+		v.Algorithm = vad.AlgorithmSpeech
+	case "energy":
+		v.Algorithm = vad.AlgorithmEnergy
+	default: // "neural"; config validation refuses anything else
+		v.Algorithm = vad.AlgorithmNeural
+	}
 	return audio.ListenerConfig{Format: s.svc.opts.ListenFormat, VAD: v, DirectDecode: true}
 }
 
