@@ -44,8 +44,7 @@ func TestBargeInIgnoresMusic(t *testing.T) {
 	t.Parallel()
 	reply := "It will be sunny all day, with a light breeze from the west and a warm evening."
 	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: reply}},
-		genRule("Sure."))
+		weatherRules(reply, "Sure.")...)
 	w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
 	alice, bob := w.member("alice"), w.member("bob")
 	w.join()

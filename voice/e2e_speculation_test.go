@@ -5,34 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/banterbot/banter/config"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
-
-// metricSum sums the counter name over its series with a label of value label.
-func metricSum(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetValue() == label {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
-}
 
 // audioLen is the length of 48 kHz stereo audio.
 func audioLen(s []int16) time.Duration { return time.Duration(len(s)/2) * time.Second / 48000 }
@@ -155,14 +130,14 @@ func pauseMidUtterance(t *testing.T, transcription, whole string) {
 	// Every discard so far (the next utterance may have had one at its own short pause) is
 	// counted once.
 	discards = w.logs.events("voice_speculation_discarded")
-	if got := metricSum(t, w.reg, "banter_voice_speculations_total", "discarded"); int(got) != len(discards) {
+	if got := metricValue(t, w.reg, "banter_voice_speculations_total", "discarded"); int(got) != len(discards) {
 		t.Errorf("banter_voice_speculations_total{outcome=discarded} = %v, want %d (one a discard logged)", got, len(discards))
 	}
 	// Each utterance's speech went to speech to text once: one session per utterance, and its
 	// spans together no longer than the utterance; or uploads only.
 	sessions := len(w.osim.RequestsFor(openaisim.EndpointRealtime))
 	uploads := len(w.osim.RequestsFor(openaisim.EndpointTranscriptions))
-	if transcription == "session" && (sessions != 2 || uploads != 0 || metricSum(t, w.reg, "banter_voice_span_sessions_total", "opened") != 2) {
+	if transcription == "session" && (sessions != 2 || uploads != 0 || metricValue(t, w.reg, "banter_voice_span_sessions_total", "opened") != 2) {
 		t.Errorf("session: %d transcription sessions and %d uploads for two utterances, want 2 and 0", sessions, uploads)
 	}
 	if transcription == "upload" && sessions != 0 {
@@ -174,12 +149,7 @@ func pauseMidUtterance(t *testing.T, transcription, whole string) {
 // any reply is: playback stops at the cut, the next prompt knows only what was played.
 func TestBargeInDuringSpeculativeReply(t *testing.T) {
 	t.Parallel()
-	long := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
-		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
-		"Tomorrow looks much the same, with a chance of rain at night."
-	rules := append([]openaisim.Rule{},
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: long}},
-		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Sorry, go ahead."}})
+	rules := weatherRules(longWeather, "Sorry, go ahead.")
 	w := newWorld(t, func(c *config.Config) {
 		c.Voice.BargeIn.Policy = "anyone"
 		// The end of turn comes long after the pause: the held reply is ready by then.
@@ -198,15 +168,7 @@ func TestBargeInDuringSpeculativeReply(t *testing.T) {
 	if end["speculative"] != true || end["speculation_stage"] != "reply" {
 		t.Errorf("interrupted reply %v: want the released speculative reply", end)
 	}
-	cutWithin(t, w.logs.events("voice_barge_in")[0], end, 20*time.Millisecond) // at most the frame in flight
-	full := int(openaisim.SpeechDuration(long, 1) / (20 * time.Millisecond))
-	if after := len(alice.Heard(w.botID)); after > full/2 {
-		t.Errorf("alice heard %d of ~%d frames: playback did not stop early", after, full)
-	}
-	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
-	if next := w.promptFor("hear me"); !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
-		t.Errorf("next prompt does not reflect the cut:\n%s", next)
-	}
+	w.checkBargeIn(alice, end)
 }
 
 // TestSpanTranscriptionFallsBack: when the transcription provider refuses a transcription
@@ -247,10 +209,10 @@ func TestSpanTranscriptionFallsBack(t *testing.T) {
 			if n := len(w.osim.RequestsFor(openaisim.EndpointRealtime)); n != tc.sessions {
 				t.Errorf("%d transcription sessions asked for over two utterances, want %d", n, tc.sessions)
 			}
-			if got := metricSum(t, w.reg, "banter_voice_span_sessions_total", tc.outcome); got < 1 {
+			if got := metricValue(t, w.reg, "banter_voice_span_sessions_total", tc.outcome); got < 1 {
 				t.Errorf("banter_voice_span_sessions_total{outcome=%q} = %v", tc.outcome, got)
 			}
-			if tc.outcome == "refused" && metricSum(t, w.reg, "banter_voice_span_sessions_total", "fell_back") != 0 {
+			if tc.outcome == "refused" && metricValue(t, w.reg, "banter_voice_span_sessions_total", "fell_back") != 0 {
 				t.Error("a refused session's spans were counted as fell_back too")
 			}
 		})

@@ -319,14 +319,15 @@ func (w *world) waitEventWith(name, key string, value any) map[string]any {
 	return nil
 }
 
-// metricValue returns the value of the counter name{label value} in reg (0
-// if absent).
+// metricValue sums the counter name over its series with a label of value label in reg (0 if
+// there is none).
 func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum float64
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
@@ -334,12 +335,13 @@ func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) flo
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if lp.GetValue() == label {
-					return m.GetCounter().GetValue()
+					sum += m.GetCounter().GetValue()
+					break
 				}
 			}
 		}
 	}
-	return 0
+	return sum
 }
 
 // events returns the JSON log records whose msg is name, in order.

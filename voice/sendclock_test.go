@@ -4,9 +4,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/banterbot/banter/config"
-	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
 // TestReplyAudioSameOnSendClock: what a member decodes of a reply is the
@@ -58,18 +55,10 @@ func TestReplyAudioSameOnSendClock(t *testing.T) {
 // the per-connection pacer and on the send clock, where SendOpus queues
 // frames up to 200 ms ahead of their slots and the barge-in drops them unsent.
 func TestBargeInPlayedIsHeard(t *testing.T) {
-	long := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
-		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west."
 	for _, mode := range []string{"", "shared"} {
 		t.Run("clock="+mode, func(t *testing.T) {
 			t.Setenv("BANTER_TEST_SEND_CLOCK", mode)
-			rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
-				openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: long}},
-				openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "[SKIP]"}})
-			w := newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
-			alice, bob := w.member("alice"), w.member("bob")
-			w.join()
-			wait := w.talkOver(alice, "hey-banter-weather", 25, bob, speech(t, "mike-hear-me"))
+			w, alice, wait := talkOverWeather(t, "[SKIP]")
 			defer wait()
 			w.waitLog(`"msg":"stt_pipeline_reply_interrupted"`)
 			// The spurt's silence frames close what alice hears of the reply;

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
@@ -23,6 +24,50 @@ func (w *world) talkOver(asker *voicesim.Member, question string, frames int, ta
 	var played sync.WaitGroup
 	played.Go(func() { _ = talker.PlayPCM(w.ctx, pcm) })
 	return played.Wait
+}
+
+// longWeather is an answer long enough to be talked over well before its end.
+const longWeather = "Let me tell you all about the weather. In the morning there is fog over the hills. " +
+	"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
+	"Tomorrow looks much the same, with a chance of rain at night."
+
+// weatherRules answers the weather question with weather and bob's "can you hear me" with
+// hearMe.
+func weatherRules(weather, hearMe string) []openaisim.Rule {
+	return []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: weather}},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: hearMe}},
+	}
+}
+
+// checkBargeIn checks an answer of longWeather that a barge-in stopped (end: the answer's own
+// event): at most the frame in flight went out after the cut, listener heard under half of it,
+// and the next turn (bob's "can you hear me") is answered with a prompt that holds only what
+// was said, marked [interrupted].
+func (w *world) checkBargeIn(listener *voicesim.Member, end map[string]any) {
+	w.t.Helper()
+	cutWithin(w.t, w.logs.events("voice_barge_in")[0], end, 20*time.Millisecond)
+	full := int(openaisim.SpeechDuration(longWeather, 1) / (20 * time.Millisecond))
+	if after := len(listener.Heard(w.botID)); after > full/2 {
+		w.t.Errorf("%s heard %d of ~%d frames: playback did not stop early", listener.UserID(), after, full)
+	}
+	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, "hear me")
+	if next := w.promptFor("hear me"); !strings.Contains(next, "[interrupted]") || strings.Contains(next, "chance of rain") {
+		w.t.Errorf("next prompt does not reflect the cut:\n%s", next)
+	}
+}
+
+// talkOverWeather starts a world in which alice asks about the weather (answered with
+// longWeather) and bob, once she has heard 25 frames of it, says "can you hear me" over it
+// (answered with hearMe), with barge-in policy anyone. wait waits for bob to finish: defer it.
+func talkOverWeather(t *testing.T, hearMe string) (w *world, alice *voicesim.Member, wait func()) {
+	t.Helper()
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		weatherRules(longWeather, hearMe)...)
+	w = newWorld(t, func(c *config.Config) { c.Voice.BargeIn.Policy = "anyone" }, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	return w, alice, w.talkOver(alice, "hey-banter-weather", 25, bob, speech(t, "mike-hear-me"))
 }
 
 // cutWithin checks how much of an answer went out after it was stopped: cut is the event that
