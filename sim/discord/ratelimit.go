@@ -72,7 +72,7 @@ func newLimiter(now func() time.Time, limits map[Route]Limit, def, global Limit)
 
 // verdict is the limiter's answer for one request.
 type verdict struct {
-	status     int // 0 to proceed, 429 or an injected 5xx
+	status     int       // 0 to proceed, 429 or an injected 5xx
 	lostAnswer int       // proceed, then answer this status instead (the answer was lost)
 	cut        RESTFault // no answer: cut before or after the effect, or hang
 	global     bool

@@ -123,4 +123,3 @@ func TestControlRESTCuts(t *testing.T) {
 		}
 	}
 }
-
