@@ -84,18 +84,7 @@ func configSurfaces(t *testing.T, vars map[string]string, surfaces map[string]st
 // runSurfaces runs `banter run` until it has answered an addressed message (with an apology:
 // the model refuses), and keeps its log and /metrics.
 func runSurfaces(t *testing.T, vars map[string]string, surfaces map[string]string) {
-	dsim := simtest.Serve(t)
-	g := dsim.CreateGuild("g")
-	ch := dsim.CreateTextChannel(g, "general")
-	alice := dsim.CreateUser("alice")
-	dsim.AddMember(g, alice)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\nllm:\n  maxRetries: 0\n",
-		dsim.APIBaseURL(), filepath.Join(dir, "banter.db"))
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dsim, ch, alice, cfgPath := newRunWorld(t, "llm:\n  maxRetries: 0\n")
 	env := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": vars["OPENAI_BASE_URL"], "OPENAI_API_KEY": vars["OPENAI_API_KEY"]}
 	logs := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,15 +111,7 @@ func runSurfaces(t *testing.T, vars map[string]string, surfaces map[string]strin
 	if _, err := simtest.WaitMessage(g2, dsim, func(m discordsim.Message) bool { return m.Author == dsim.BotID() && m.ReplyTo() == q.ID }); err != nil {
 		t.Fatalf("no answer: %v\n%s", err, logs.String())
 	}
-	addr := ""
-	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(line, `"msg":"metrics_listening"`) {
-			if _, rest, ok := strings.Cut(line, `"addr":"`); ok {
-				addr, _, _ = strings.Cut(rest, `"`)
-			}
-		}
-	}
-	surfaces["banter run /metrics"] = httpGet(t, "http://"+addr+"/metrics")
+	surfaces["banter run /metrics"] = httpGet(t, "http://"+metricsAddr(logs.String())+"/metrics")
 }
 
 // env2 is an env for dispatch with vars, args, and out for both streams.
