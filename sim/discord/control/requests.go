@@ -47,6 +47,7 @@ type gatewayView struct {
 	Seq     int64             `json:"seq,omitempty"`
 	ACKed   bool              `json:"acked,omitempty"`
 	Close   int               `json:"close_code,omitempty"`
+	At      string            `json:"at"` // RFC 3339 with milliseconds
 }
 
 // requests is GET /requests: every REST call and gateway event recorded.
@@ -58,7 +59,7 @@ func (c *Controller) requests(w http.ResponseWriter, _ *http.Request) {
 	}
 	gw := []gatewayView{}
 	for _, e := range c.sim.GatewayEvents() {
-		gw = append(gw, gatewayView{e.Kind.String(), e.Conn, e.User, e.Session, e.Seq, e.ACKed, int(e.CloseCode)})
+		gw = append(gw, gatewayView{e.Kind.String(), e.Conn, e.User, e.Session, e.Seq, e.ACKed, int(e.CloseCode), stamp(e.At)})
 	}
 	reply(w, http.StatusOK, struct {
 		REST    []restView    `json:"rest"`
