@@ -83,8 +83,9 @@ type RESTRequest struct {
 	// Fault says how the request went unanswered (CutNext, CutNextAfterEffect, HangNext);
 	// Status is 0 then.
 	Fault RESTFault
-	// Received is when the request arrived (its body read), Answered when its answer was
-	// written (zero when it got none), both on the server's clock (WithClock).
+	// Received is when the request arrived (before its body was read), Answered when its
+	// answer was about to be written, injected latency included (zero when it got none), both
+	// on the server's clock (WithClock).
 	Received, Answered time.Time
 }
 
