@@ -67,6 +67,10 @@ type Discord struct {
 	RegisterSlashCommands bool `yaml:"registerSlashCommands"`
 	// ShutdownTimeoutSeconds bounds how long in-flight work may finish after SIGINT/SIGTERM.
 	ShutdownTimeoutSeconds int `yaml:"shutdownTimeoutSeconds"`
+	// SendAttemptTimeoutSeconds bounds one attempt of a message create: an attempt without an
+	// answer by then (a request that hung or never reached Discord) is retried with the same
+	// nonce; a create gives up after three times this in all.
+	SendAttemptTimeoutSeconds float64 `yaml:"sendAttemptTimeoutSeconds"`
 	// Shards is the bot's total shard count: "auto" (Discord's recommendation from
 	// GET /gateway/bot) or a number. Every process of one bot must use the same count.
 	Shards string `yaml:"shards"`

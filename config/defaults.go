@@ -21,11 +21,12 @@ func Default() *Config {
 			CommandPrefix: "!",
 		},
 		Discord: Discord{
-			APIURL:                 "https://discord.com",
-			RegisterSlashCommands:  true,
-			ShutdownTimeoutSeconds: 15,
-			Shards:                 "auto",
-			ProcessCount:           1,
+			APIURL:                    "https://discord.com",
+			RegisterSlashCommands:     true,
+			ShutdownTimeoutSeconds:    15,
+			SendAttemptTimeoutSeconds: 10,
+			Shards:                    "auto",
+			ProcessCount:              1,
 		},
 		Permissions: Permissions{PingRepliedUser: true},
 		Activity: Activity{

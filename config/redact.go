@@ -65,6 +65,12 @@ func redactValue(s string) string {
 	return s
 }
 
+// RedactText hides the credentials anywhere in a text such as a config file as written: those
+// of every URL in it and the passwords of key=value connection strings.
+func RedactText(s string) string {
+	return kvPassword.ReplaceAllString(redact.Text(s), "${1}"+redact.Mask)
+}
+
 // kvPassword finds the credential values of a libpq key=value connection string: password and
 // sslpassword, single-quoted (with backslash escapes) or not.
 var kvPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*)`)

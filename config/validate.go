@@ -72,6 +72,7 @@ func (v *validator) validateBot(c *Config) {
 func (v *validator) validateDiscord(c *Config) {
 	v.url("discord.apiUrl", c.Discord.APIURL)
 	v.intRange("discord.shutdownTimeoutSeconds", c.Discord.ShutdownTimeoutSeconds, 1, 300)
+	v.floatRange("discord.sendAttemptTimeoutSeconds", c.Discord.SendAttemptTimeoutSeconds, 0.1, 120)
 	if n, err := strconv.Atoi(c.Discord.Shards); c.Discord.Shards != "auto" && (err != nil || n < 1 || n > 100000) {
 		v.addf("discord.shards: %q is not allowed (allowed values: auto, or a shard count from 1 to 100000)", c.Discord.Shards)
 	}

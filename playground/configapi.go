@@ -52,7 +52,7 @@ func (s *server) view() (configView, error) {
 	if err != nil {
 		return v, err
 	}
-	v.File = string(data)
+	v.File = config.RedactText(string(data)) // shown, never written back
 	w := s.watcher.Load()
 	if w == nil {
 		return v, errNoWatcher
@@ -111,7 +111,7 @@ func (s *server) postConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	v.Outcome, v.Error, v.Restored, v.Sections = res.Outcome, res.Error, res.Restored, res.Sections
+	v.Outcome, v.Error, v.Restored, v.Sections = res.Outcome, config.RedactText(res.Error), res.Restored, res.Sections
 	writeJSON(w, status, v)
 }
 

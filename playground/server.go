@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/redact"
 )
 
 //go:embed web
@@ -58,7 +59,7 @@ type server struct {
 
 func newServer(w *world, file configFile, hub *Hub, botEnv func(string) string, demo bool, cfg *config.Config) *server {
 	s := &server{w: w, file: file, hub: hub, botEnv: botEnv}
-	s.info = Info{Demo: demo, Model: cfg.LLM.Model, ModelURL: cfg.LLM.BaseURL, BotName: cfg.Bot.Name,
+	s.info = Info{Demo: demo, Model: cfg.LLM.Model, ModelURL: redact.URL(cfg.LLM.BaseURL), BotName: cfg.Bot.Name,
 		BotID: string(w.ds.BotID()), You: string(w.you), GuildName: guildName, Text: string(w.general),
 		Thread: string(w.thread), Voice: string(w.voice), ControlURL: w.ctlURL, ConfigPath: file.path}
 	if w.osim != nil {

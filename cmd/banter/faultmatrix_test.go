@@ -26,7 +26,8 @@ import (
 // message posted around it: answered (a reply to it; a turn coalesced into another's reply
 // (turn_coalesced) takes that turn's outcome), explained (a logged reason naming it:
 // turn_shed, reply_rate_limited, reply_skipped, send_lost, message_ignored), or unexplained.
-// Voice rows are in faultmatrix_voice_test.go. Run it alone with
+// Voice rows are in faultmatrix_voice_test.go, the helpers of the rows of sends left without an
+// answer in faultmatrix_send_test.go. Run it alone with
 // `go test -run FaultMatrix -v ./...`.
 
 // botProcess is one `banter run` against its own simulators.
@@ -295,6 +296,8 @@ func faults() []fault {
 		}},
 		{name: "burst_send_limit_5_per_5s", bot: "limited", runs: 1, addressed: 30, unaddressed: 30, inject: noop},
 		{name: "prompt_cap", bot: "capped", runs: 5, addressed: 1, inject: noop, check: checkPromptCap},
+		unansweredSend("send_timeout_before_effect", discordsim.HangBeforeEffect),
+		unansweredSend("send_cut_after_effect", discordsim.CutAfterEffect),
 	}
 }
 
@@ -306,15 +309,17 @@ func runTextRows(t *testing.T, ctx context.Context) []row {
 			return b
 		}
 		var opts []discordsim.Option
-		extra := "activity:\n  replyCoalesceWindowSeconds: 0\n"
+		extra, discordExtra := "activity:\n  replyCoalesceWindowSeconds: 0\n", ""
 		switch kind {
+		case "short_send":
+			discordExtra = shortSendAttempt
 		case "limited":
 			opts = append(opts, discordsim.WithRouteLimit(discordsim.RouteMessageCreate, 5, 5*time.Second))
 			extra += "  queueCapacity: 8\n"
 		case "capped":
 			extra += "  maxPromptsPerHour: 2\n  explicitReservePromptsPerHour: 0\n"
 		}
-		bots[kind] = startBot(t, ctx, opts, "", extra, nil)
+		bots[kind] = startBot(t, ctx, opts, discordExtra, extra, nil)
 		return bots[kind]
 	}
 	var rows []row

@@ -54,12 +54,18 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "banter:", redact.Text(err.Error()))
+	os.Exit(reportError(os.Stderr, err))
+}
+
+// reportError prints the error a command ended with, credentials in URLs redacted, and
+// returns the process's exit status for it.
+func reportError(w io.Writer, err error) int {
+	fmt.Fprintln(w, "banter:", redact.Text(err.Error()))
 	var ec exitCoder
 	if errors.As(err, &ec) {
-		os.Exit(ec.ExitCode())
+		return ec.ExitCode()
 	}
-	os.Exit(1)
+	return 1
 }
 
 const usage = `usage:

@@ -324,7 +324,8 @@ type pipelines struct {
 func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *config.Watcher, shards *discord.Shards, st store.Store, reg prometheus.Registerer) (*pipelines, error) {
 	// REST is not bound to a shard: the pipelines send through any session.
 	session := shards.Any()
-	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg)})
+	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg),
+		AttemptTimeout: time.Duration(a.cfg.Discord.SendAttemptTimeoutSeconds * float64(time.Second))})
 	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg)})
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {

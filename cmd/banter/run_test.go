@@ -43,21 +43,28 @@ func (l *lockedBuffer) String() string {
 
 // TestRunServesAndShutsDownGracefully runs `banter run` itself against both simulators: it logs
 // in, answers a mention, serves metrics and readiness, and stops cleanly when its context ends.
-func TestRunServesAndShutsDownGracefully(t *testing.T) {
-	dsim := simtest.Serve(t)
-	osim := openaitest.Serve(t)
+// newRunWorld is a simulated Discord server with #general and alice, and a config for `banter
+// run` on it (metrics on a free port, a fresh database, no coalescing window; extra appended).
+func newRunWorld(t *testing.T, extra string) (dsim *discordsim.Server, ch discordsim.ChannelID, alice discordsim.UserID, cfgPath string) {
+	t.Helper()
+	dsim = simtest.Serve(t)
 	g := dsim.CreateGuild("g")
-	ch := dsim.CreateTextChannel(g, "general")
-	alice := dsim.CreateUser("alice")
+	ch = dsim.CreateTextChannel(g, "general")
+	alice = dsim.CreateUser("alice")
 	dsim.AddMember(g, alice)
-
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n",
-		dsim.APIBaseURL(), filepath.Join(dir, "data", "banter.db"))
+	cfgPath = filepath.Join(dir, "banter.yaml")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
+		dsim.APIBaseURL(), filepath.Join(dir, "data", "banter.db"), extra)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dsim, ch, alice, cfgPath
+}
+
+func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	dsim, ch, alice, cfgPath := newRunWorld(t, "")
+	osim := openaitest.Serve(t)
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
 	logs := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,16 +95,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 		t.Errorf("reply references %q, want %q", reply.ReplyTo(), m.ID)
 	}
 
-	addr := ""
-	for _, line := range strings.Split(logs.String(), "\n") {
-		var ev struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Msg == "metrics_listening" {
-			addr = ev.Addr
-		}
-	}
+	addr := metricsAddr(logs.String())
 	if addr == "" {
 		t.Fatalf("no metrics_listening event:\n%s", logs.String())
 	}
@@ -131,6 +129,21 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 			t.Errorf("no %s event", ev)
 		}
 	}
+}
+
+// metricsAddr is the address a bot's JSON log says its metrics listen on ("" if none).
+func metricsAddr(logs string) string {
+	addr := ""
+	for _, line := range strings.Split(logs, "\n") {
+		var ev struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Msg == "metrics_listening" {
+			addr = ev.Addr
+		}
+	}
+	return addr
 }
 
 // TestRunReturnsWhenLoginFails: a rejected token ends `banter run` with an error at once; the

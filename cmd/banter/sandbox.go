@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/redact"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/control"
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -160,7 +161,7 @@ func (w *sandboxWorld) user(name string) discordsim.UserID {
 // which model answers.
 func sandboxModel(cfg *config.Config) (model string, stop func(), err error) {
 	if cfg.Secrets.OpenAIAPIKey != "" || cfg.LLM.BaseURL != config.Default().LLM.BaseURL {
-		return cfg.LLM.Model + " at " + cfg.LLM.BaseURL, func() {}, nil
+		return cfg.LLM.Model + " at " + redact.URL(cfg.LLM.BaseURL), func() {}, nil
 	}
 	osim, err := openaisim.Start("127.0.0.1:0", openaisim.WithRules(openaisim.DemoRules()...))
 	if err != nil {

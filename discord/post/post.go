@@ -5,10 +5,14 @@
 //     (allowed_mentions parse: []), and defuses @everyone/@here/role mentions in the text;
 //   - splits text longer than Discord's 2,000 characters at paragraph, line, sentence or word
 //     boundaries;
-//   - retries 500/502/503/504 answers and network errors with capped exponential back-off and
-//     full jitter, sending every attempt with the same message nonce and enforce_nonce, so that a
-//     create whose answer was lost cannot post twice
-//     (https://discord.com/developers/docs/resources/message#create-message);
+//   - gives each attempt its own deadline (Options.AttemptTimeout, default 10 s), and retries
+//     500/502/503/504 answers, network errors (a connection cut with no answer) and attempts
+//     that timed out (a request that hung, or never reached Discord) with capped exponential
+//     back-off and full jitter, within a total budget (Options.Budget, default 30 s), sending
+//     every attempt with the same message nonce and enforce_nonce, so that a create whose
+//     answer was lost cannot post twice
+//     (https://discord.com/developers/docs/resources/message#create-message); the caller's own
+//     cancellation or deadline is final;
 //   - logs a message it finally could not send (send_lost, with the turn id, and one more for
 //     each turn coalesced into it) and counts every outcome.
 //
@@ -50,8 +54,14 @@ type Options struct {
 	// BaseDelay and MaxDelay bound the back-off before a retry: attempt n waits a random
 	// duration in [0, min(MaxDelay, BaseDelay·2ⁿ)) (defaults 250 ms and 4 s).
 	BaseDelay, MaxDelay time.Duration
-	Logger              *slog.Logger
-	Metrics             *Metrics
+	// AttemptTimeout bounds one attempt (default 10 s): an attempt without an answer by then
+	// is given up and, while the caller's context lives, retried with the same nonce.
+	AttemptTimeout time.Duration
+	// Budget bounds a whole Create, every attempt and back-off included (default
+	// 3 × AttemptTimeout); a create not done by then is lost (send_lost).
+	Budget  time.Duration
+	Logger  *slog.Logger
+	Metrics *Metrics
 }
 
 // Sender creates messages. It is safe for concurrent use.
@@ -70,6 +80,12 @@ func New(rest Requester, opts Options) *Sender {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 4 * time.Second
+	}
+	if opts.AttemptTimeout <= 0 {
+		opts.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = 3 * opts.AttemptTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -112,9 +128,18 @@ type allowedMentions struct {
 	RepliedUser bool     `json:"replied_user"`
 }
 
-// Create sends one message, retrying server errors and network failures with the same nonce.
-// It returns the created message, or the last error (a *discordgo.RESTError for an HTTP
-// answer) once the attempts are spent or the error is not worth retrying.
+// DefaultAttemptTimeout is how long one attempt of a create may take when
+// Options.AttemptTimeout is not set.
+const DefaultAttemptTimeout = 10 * time.Second
+
+// errAttemptTimeout marks an attempt given up at its own deadline while the caller still waits:
+// worth retrying, unlike the caller's own deadline.
+var errAttemptTimeout = errors.New("post: attempt timed out")
+
+// Create sends one message, retrying server errors, network failures and attempts that timed
+// out with the same nonce. It returns the created message, or the last error (a
+// *discordgo.RESTError for an HTTP answer) once the attempts or the budget are spent, the
+// error is not worth retrying, or ctx is done.
 func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, error) {
 	body := createBody{
 		Content:         Defuse(m.Content),
@@ -127,18 +152,21 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		body.MessageReference = &discordgo.MessageReference{MessageID: m.ReplyTo, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &fail}
 		body.AllowedMentions.RepliedUser = m.PingRepliedUser
 	}
-	endpoint := discordgo.EndpointChannelMessages(m.ChannelID)
+	budget, cancel := context.WithTimeout(ctx, s.opts.Budget)
+	defer cancel()
 	var err error
+	tries := 0
 	for attempt := 0; attempt < s.opts.Attempts; attempt++ {
 		if attempt > 0 {
 			s.opts.Metrics.count("retried")
-			if werr := s.wait(ctx, attempt); werr != nil {
+			if werr := s.wait(budget, attempt); werr != nil {
 				err = errors.Join(err, werr)
 				break
 			}
 		}
 		var raw []byte
-		raw, err = s.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+		tries++
+		raw, err = s.attempt(budget, m.ChannelID, body)
 		if err == nil {
 			s.opts.Metrics.count("sent") // Discord accepted it, whatever its answer says
 			sent, derr := decodeAnswer(raw, m.ChannelID, body.Content)
@@ -149,24 +177,37 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 			}
 			return sent, nil
 		}
-		if !Retryable(err) || ctx.Err() != nil {
+		if !Retryable(err) || budget.Err() != nil {
 			break
 		}
 		s.opts.Logger.Warn("send_retry", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempt", attempt+1,
 			"nonce", body.Nonce, "error", err.Error())
 	}
-	if Retryable(err) || ctx.Err() != nil {
+	if Retryable(err) || budget.Err() != nil {
 		s.opts.Metrics.count("lost")
-		s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempts", s.opts.Attempts,
+		s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", m.TurnID, "attempts", tries,
 			"nonce", body.Nonce, "error", err.Error())
 		for _, id := range m.CoalescedTurnIDs {
 			s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", id, "coalesced_into", m.TurnID,
-				"attempts", s.opts.Attempts, "nonce", body.Nonce, "error", err.Error())
+				"attempts", tries, "nonce", body.Nonce, "error", err.Error())
 		}
 	} else {
 		s.opts.Metrics.count("refused")
 	}
 	return nil, fmt.Errorf("post: create in %s: %w", m.ChannelID, err)
+}
+
+// attempt sends one create under its own deadline. An attempt given up at that deadline while
+// ctx (the caller's, within the budget) lives returns an error wrapping errAttemptTimeout.
+func (s *Sender) attempt(ctx context.Context, channelID string, body createBody) ([]byte, error) {
+	actx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
+	defer cancel()
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	raw, err := s.rest.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(actx))
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return nil, fmt.Errorf("%w after %s: %w", errAttemptTimeout, s.opts.AttemptTimeout, err)
+	}
+	return raw, err
 }
 
 // decodeAnswer reads Discord's answer to a create (a message object). The callers need the new
@@ -231,8 +272,12 @@ func (s *Sender) wait(ctx context.Context, attempt int) error {
 }
 
 // Retryable reports whether a failed request may succeed if sent again: a 500, 502, 503 or
-// 504 answer, or a network failure (not a cancelled context).
+// 504 answer, a network failure, or an attempt given up at its own deadline (not the caller's
+// cancelled or expired context).
 func Retryable(err error) bool {
+	if errors.Is(err, errAttemptTimeout) {
+		return true
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}

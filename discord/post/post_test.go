@@ -5,13 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -161,114 +157,53 @@ func TestPostSplitsAndNeverPings(t *testing.T) {
 	}
 }
 
-// dropProxy stands between the sender and the Discord simulator and cuts the TCP connection of
-// the next message creates without an HTTP answer: before forwarding them (the create never
-// reached Discord) or after (it happened, its answer was lost). Everything else is forwarded.
-type dropProxy struct {
-	mu          sync.Mutex
-	before      int // creates to drop before forwarding
-	after       int // creates to forward, then drop the answer of
-	dropped     int
-	srv         *httptest.Server
-	upstream    *url.URL
-	passthrough *httputil.ReverseProxy
-}
-
-func newDropProxy(t *testing.T, sim *discordsim.Server) *dropProxy {
-	t.Helper()
-	up, err := url.Parse(sim.APIBaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up.Path = ""
-	p := &dropProxy{upstream: up, passthrough: httputil.NewSingleHostReverseProxy(up)}
-	p.srv = httptest.NewServer(p)
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-// apiURL is the simulator's API base URL through the proxy.
-func (p *dropProxy) apiURL(sim *discordsim.Server) string {
-	u, _ := url.Parse(sim.APIBaseURL())
-	return p.srv.URL + u.Path
-}
-
-func (p *dropProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	create := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages")
-	p.mu.Lock()
-	before, after := create && p.before > 0, create && p.before == 0 && p.after > 0
-	switch {
-	case before:
-		p.before--
-		p.dropped++
-	case after:
-		p.after--
-		p.dropped++
-	}
-	p.mu.Unlock()
-	if !before && !after {
-		p.passthrough.ServeHTTP(w, r)
-		return
-	}
-	if after {
-		out := r.Clone(r.Context())
-		out.URL.Scheme, out.URL.Host, out.RequestURI = p.upstream.Scheme, p.upstream.Host, ""
-		resp, err := http.DefaultTransport.RoundTrip(out)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}
-	panic(http.ErrAbortHandler) // close the connection without an answer
-}
-
-// TestCreateRetriesNetworkErrors: a connection cut without an answer is retried, and the
-// message is posted exactly once, also when the cut create had in fact happened (same nonce,
-// enforce_nonce). When every attempt is cut, the loss is logged for the turn and for each turn
-// coalesced into it.
-func TestCreateRetriesNetworkErrors(t *testing.T) {
+// TestCreateRetriesUnanswered: an attempt that gets no answer is retried, with the same nonce
+// and enforce_nonce, and the message is posted exactly once: a connection cut before the create
+// reached Discord, cut after it happened (the answer lost), or a request that hung without
+// effect until the attempt's own deadline. When every attempt is cut, the loss is logged for
+// the turn and for each turn coalesced into it.
+func TestCreateRetriesUnanswered(t *testing.T) {
 	for _, tt := range []struct {
-		name          string
-		before, after int
+		name   string
+		inject func(*discordsim.Server)
+		faults int
 	}{
-		{"cut before the create", 1, 0},
-		{"cut after the create", 0, 1},
-		{"cut after the create twice", 0, 2},
+		{"cut before the create", func(s *discordsim.Server) { s.CutNext(discordsim.RouteMessageCreate, 1) }, 1},
+		{"cut after the create", func(s *discordsim.Server) { s.CutNextAfterEffect(discordsim.RouteMessageCreate, 1) }, 1},
+		{"cut after the create twice", func(s *discordsim.Server) { s.CutNextAfterEffect(discordsim.RouteMessageCreate, 2) }, 2},
+		{"hang before the create", func(s *discordsim.Server) { s.HangNext(discordsim.RouteMessageCreate, 1) }, 1},
+		{"hang, then cut after the create", func(s *discordsim.Server) {
+			s.HangNext(discordsim.RouteMessageCreate, 1)
+			s.CutNextAfterEffect(discordsim.RouteMessageCreate, 1)
+		}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			p := newDropProxy(t, f.sim)
-			s := f.senderVia(t, p.apiURL(f.sim))
-			p.mu.Lock()
-			p.before, p.after = tt.before, tt.after
-			p.mu.Unlock()
+			// An attempt's deadline short enough for a quick test; a hang outlasts any.
+			s := f.senderWith(t, post.Options{AttemptTimeout: 200 * time.Millisecond})
+			tt.inject(f.sim)
 			m, err := s.Create(ctx(t), post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "t1"})
 			if err != nil {
 				t.Fatalf("create: %v", err)
 			}
 			sent := f.sim.Sent()
-			if len(sent) != 1 || string(sent[0].ID) != m.ID {
+			if len(sent) != 1 || string(sent[0].ID) != m.ID || sent[0].Content != "hello" {
 				t.Fatalf("simulator holds %d messages, want exactly the one %s", len(sent), m.ID)
 			}
-			p.mu.Lock()
-			dropped := p.dropped
-			p.mu.Unlock()
-			if dropped != tt.before+tt.after {
-				t.Fatalf("%d connections cut, want %d", dropped, tt.before+tt.after)
+			creates, faulted, nonces := f.creates()
+			if faulted != tt.faults || creates != tt.faults+1 || len(nonces) != 1 {
+				t.Errorf("%d creates (%d without an answer) with nonces %v; want %d, %d faulted, one nonce",
+					creates, faulted, nonces, tt.faults+1, tt.faults)
 			}
-			if n := strings.Count(f.logs.String(), `"msg":"send_retry"`); n != tt.before+tt.after {
-				t.Errorf("%d retries logged, want %d:\n%s", n, tt.before+tt.after, f.logs.String())
+			if n := strings.Count(f.logs.String(), `"msg":"send_retry"`); n != tt.faults {
+				t.Errorf("%d retries logged, want %d:\n%s", n, tt.faults, f.logs.String())
 			}
 		})
 	}
 	t.Run("every attempt cut", func(t *testing.T) {
 		f := newFixture(t)
-		p := newDropProxy(t, f.sim)
-		s := f.senderVia(t, p.apiURL(f.sim))
-		p.mu.Lock()
-		p.before = 3
-		p.mu.Unlock()
-		_, err := s.Create(ctx(t), post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "turn-7",
+		f.sim.CutNext(discordsim.RouteMessageCreate, 3)
+		_, err := f.senderWith(t, post.Options{}).Create(ctx(t), post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "turn-7",
 			CoalescedTurnIDs: []string{"turn-5", "turn-6"}})
 		if err == nil || !post.Retryable(errors.Unwrap(err)) {
 			t.Fatalf("create through three cut connections: %v", err)
@@ -294,13 +229,83 @@ func TestCreateRetriesNetworkErrors(t *testing.T) {
 	})
 }
 
-// senderVia is a Sender like the fixture's whose REST goes to apiURL.
-func (f *fixture) senderVia(t *testing.T, apiURL string) *post.Sender {
+// TestCreateTimeoutsFinal: the caller's own deadline is final (the hung attempt is not
+// retried), and so is the budget: a create whose every attempt hangs is lost once the budget
+// is spent, however many attempts remain.
+func TestCreateTimeoutsFinal(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		opts      post.Options
+		callerTTL time.Duration
+		maxTries  int
+	}{
+		{"caller's deadline", post.Options{AttemptTimeout: time.Minute}, 200 * time.Millisecond, 1},
+		{"budget spent", post.Options{Attempts: 1000, AttemptTimeout: 100 * time.Millisecond, Budget: 300 * time.Millisecond}, time.Minute, 999},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.sim.HangNext(discordsim.RouteMessageCreate, 1000)
+			c, cancel := context.WithTimeout(ctx(t), tt.callerTTL)
+			defer cancel()
+			_, err := f.senderWith(t, tt.opts).Create(c, post.Message{ChannelID: string(f.channel), Content: "hello", TurnID: "turn-9"})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("create into hanging requests: %v, want a deadline error", err)
+			}
+			if !strings.Contains(f.logs.String(), `"msg":"send_lost"`) {
+				t.Errorf("loss not logged:\n%s", f.logs.String())
+			}
+			// The hung attempts are recorded once the simulator has seen the client go.
+			if err := f.sim.Await(ctx(t), func() bool { n, _, _ := f.creates(); return n >= 1 }); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(f.logs.String(), `"msg":"send_retry"`); n > tt.maxTries-1 {
+				t.Errorf("%d retries logged, want at most %d", n, tt.maxTries-1)
+			}
+			if n := len(f.sim.Sent()); n != 0 {
+				t.Errorf("%d messages sent", n)
+			}
+		})
+	}
+}
+
+// creates counts the message creates the simulator has recorded, those it left without an
+// answer, and the nonces they carried.
+func (f *fixture) creates() (n, faulted int, nonces []string) {
+	seen := map[string]bool{}
+	for _, r := range f.sim.RESTLog() {
+		if r.Route != discordsim.RouteMessageCreate {
+			continue
+		}
+		n++
+		if r.Fault != discordsim.RESTFaultNone {
+			faulted++
+		}
+		var b struct {
+			Nonce   string `json:"nonce"`
+			Enforce bool   `json:"enforce_nonce"`
+		}
+		if json.Unmarshal(r.Body, &b) == nil && b.Enforce && !seen[b.Nonce] {
+			seen[b.Nonce] = true
+			nonces = append(nonces, b.Nonce)
+		}
+	}
+	return n, faulted, nonces
+}
+
+// senderWith is a Sender like the fixture's, with opts (Attempts 3 and millisecond back-off
+// unless set).
+func (f *fixture) senderWith(t *testing.T, opts post.Options) *post.Sender {
 	t.Helper()
-	sess, err := discord.NewSession(discord.SessionOptions{Token: f.sim.Token(), APIURL: apiURL})
+	sess, err := discord.NewSession(discord.SessionOptions{Token: f.sim.Token(), APIURL: f.sim.APIBaseURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return post.New(sess, post.Options{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
-		Logger: slog.New(slog.NewJSONHandler(f.logs, nil))})
+	if opts.Attempts == 0 {
+		opts.Attempts = 3
+	}
+	if opts.BaseDelay == 0 {
+		opts.BaseDelay, opts.MaxDelay = time.Millisecond, 5*time.Millisecond
+	}
+	opts.Logger = slog.New(slog.NewJSONHandler(f.logs, nil))
+	return post.New(sess, opts)
 }

@@ -138,3 +138,55 @@ func (s *Server) FailNext(r Route, n int, status int) {
 func (s *Server) FailNextAfterCommit(r Route, n int, status int) {
 	s.rest.limiter.force(r, n, forcedFault{status: status, afterwards: true})
 }
+
+// RESTFault is what an injected fault did to a REST request instead of answering it: the
+// ways a hostile network loses a request or its answer. The zero value is no such fault.
+type RESTFault int
+
+const (
+	// RESTFaultNone: the request was answered (perhaps with an injected status).
+	RESTFaultNone RESTFault = iota
+	// CutBeforeEffect: the TCP connection was closed without an answer before the request
+	// reached the world (nothing happened).
+	CutBeforeEffect
+	// CutAfterEffect: the request took effect (a message was created), then the connection
+	// was closed without an answer.
+	CutAfterEffect
+	// HangBeforeEffect: the request was held, without effect, until the client gave up (its
+	// connection closed) or the server closed; it never takes effect.
+	HangBeforeEffect
+)
+
+// String is the fault's name in the control API ("cut_before_effect", …; "" for none).
+func (f RESTFault) String() string {
+	switch f {
+	case CutBeforeEffect:
+		return "cut_before_effect"
+	case CutAfterEffect:
+		return "cut_after_effect"
+	case HangBeforeEffect:
+		return "hang_before_effect"
+	}
+	return ""
+}
+
+// CutNext makes the next n requests on route (RouteAny: on any route) end with their TCP
+// connection closed and no answer, before they take effect: the client sees a network error
+// for a request Discord never received.
+func (s *Server) CutNext(r Route, n int) {
+	s.rest.limiter.force(r, n, forcedFault{cut: CutBeforeEffect})
+}
+
+// CutNextAfterEffect makes the next n requests on route (RouteAny: on any route) take effect
+// and then end with their TCP connection closed and no answer: a create happened, and the
+// client sees only a network error (a retry without nonce/enforce_nonce posts twice).
+func (s *Server) CutNextAfterEffect(r Route, n int) {
+	s.rest.limiter.force(r, n, forcedFault{cut: CutAfterEffect})
+}
+
+// HangNext makes the next n requests on route (RouteAny: on any route) hang without effect
+// until the client gives up (closes its connection) or the server closes: the request never
+// takes effect and is never answered, as when it is lost on the way in.
+func (s *Server) HangNext(r Route, n int) {
+	s.rest.limiter.force(r, n, forcedFault{cut: HangBeforeEffect})
+}

@@ -242,9 +242,12 @@ type GatewayEvent struct {
 	Shard, ShardCount int
 	// WrongShard: a voice state update sent on a shard that does not own its guild (ignored).
 	WrongShard bool
+	// At is when it happened, on the server's clock (WithClock).
+	At time.Time
 }
 
 func (g *gateway) recordLocked(e GatewayEvent) {
+	e.At = g.cfg.now()
 	g.events = append(g.events, e)
 	g.notify()
 }

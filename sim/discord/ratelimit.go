@@ -44,7 +44,8 @@ type forcedFault struct {
 	status     int
 	retryAfter time.Duration
 	global     bool
-	afterwards bool // the request is carried out, then answered with status
+	afterwards bool      // the request is carried out, then answered with status
+	cut        RESTFault // no answer at all (CutNext, CutNextAfterEffect, HangNext)
 }
 
 // limiter implements Discord's REST limits: one bucket per route and major
@@ -71,8 +72,9 @@ func newLimiter(now func() time.Time, limits map[Route]Limit, def, global Limit)
 
 // verdict is the limiter's answer for one request.
 type verdict struct {
-	status     int // 0 to proceed, 429 or an injected 5xx
-	lostAnswer int // proceed, then answer this status instead (the answer was lost)
+	status     int       // 0 to proceed, 429 or an injected 5xx
+	lostAnswer int       // proceed, then answer this status instead (the answer was lost)
+	cut        RESTFault // no answer: cut before or after the effect, or hang
 	global     bool
 	retryAfter time.Duration
 	scope      string
@@ -120,6 +122,9 @@ func (l *limiter) check(h http.Header, route Route, major string, user UserID, e
 		if q := l.forced[r]; len(q) > 0 {
 			f := q[0]
 			l.forced[r] = q[1:]
+			if f.cut != RESTFaultNone {
+				return verdict{cut: f.cut}
+			}
 			if f.afterwards {
 				return verdict{lostAnswer: f.status}
 			}

@@ -29,6 +29,8 @@ type restAPI struct {
 	cdn        *cdn
 	gatewayURL func() string
 	notify     func()
+	done       chan struct{} // closed by close: ends hanging requests
+	closeOnce  sync.Once
 
 	mu      sync.Mutex // guards following
 	reqs    []RESTRequest
@@ -39,9 +41,12 @@ func newRESTAPI(w *world.World, cfg *config, gatewayURL func() string, notify fu
 	return &restAPI{
 		world: w, cfg: cfg, log: cfg.log, cdn: c, gatewayURL: gatewayURL, notify: notify,
 		limiter: newLimiter(cfg.limitNow, cfg.limits, cfg.defaultLim, cfg.global),
-		latency: map[Route]time.Duration{},
+		latency: map[Route]time.Duration{}, done: make(chan struct{}),
 	}
 }
+
+// close ends every request held by HangNext.
+func (a *restAPI) close() { a.closeOnce.Do(func() { close(a.done) }) }
 
 // apiRequest is one authenticated REST call with its body read.
 type apiRequest struct {
@@ -75,6 +80,13 @@ type RESTRequest struct {
 	Files []string
 	// Delay is the latency injected into the answer (SetRESTLatency).
 	Delay time.Duration
+	// Fault says how the request went unanswered (CutNext, CutNextAfterEffect, HangNext);
+	// Status is 0 then.
+	Fault RESTFault
+	// Received is when the request arrived (before its body was read), Answered when its
+	// answer was about to be written, injected latency included (zero when it got none), both
+	// on the server's clock (WithClock).
+	Received, Answered time.Time
 }
 
 // RESTLog returns every REST call so far, in order.
@@ -120,9 +132,9 @@ func (a *restAPI) notFound(mux *http.ServeMux, w http.ResponseWriter, r *http.Re
 // authentication, rate limiting, fault and latency injection, and the log.
 func (a *restAPI) api(route Route, o routeOpts, h apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := RESTRequest{Method: r.Method, Path: r.URL.Path, Route: route, Query: r.URL.RawQuery, Received: a.cfg.now()}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 		q := &apiRequest{Request: r, body: body}
-		rec := RESTRequest{Method: r.Method, Path: r.URL.Path, Route: route, Query: r.URL.RawQuery}
 		rec.Body, rec.Files = loggedBody(r, body)
 		a.conform(r, rec.Body)
 		var status int
@@ -130,16 +142,42 @@ func (a *restAPI) api(route Route, o routeOpts, h apiFunc) http.Handler {
 		if err != nil || len(body) > maxRequest {
 			status, out = http.StatusRequestEntityTooLarge, wireError{Message: world.ErrTooLarge.Message, Code: world.ErrTooLarge.Code}
 		} else {
-			status, out = a.serveAPI(w, q, route, o, h)
+			status, out, rec.Fault = a.serveAPI(w, q, route, o, h)
 		}
 		rec.User, rec.Status = q.user, status
-		rec.Delay = a.delay(r, route)
+		if rec.Fault == RESTFaultNone {
+			rec.Delay = a.delay(r, route)
+			rec.Answered = a.cfg.now()
+		}
 		a.mu.Lock()
 		a.reqs = append(a.reqs, rec)
 		a.mu.Unlock()
 		a.notify()
+		if rec.Fault != RESTFaultNone {
+			cutConnection(w)
+			return
+		}
 		writeJSON(w, status, out)
 	})
+}
+
+// cutConnection closes the request's TCP connection without writing an answer.
+func cutConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			_ = c.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+}
+
+// hang holds a request until its client gives up or the server closes.
+func (a *restAPI) hang(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-a.done:
+	}
 }
 
 // conform runs the conformance check (WithConformance) on a request under
@@ -194,14 +232,16 @@ func (a *restAPI) delay(r *http.Request, route Route) time.Duration {
 	return d
 }
 
-func (a *restAPI) serveAPI(w http.ResponseWriter, q *apiRequest, route Route, o routeOpts, h apiFunc) (int, any) {
+// serveAPI authenticates, rate-limits and runs h, applying an injected fault; a request
+// faulted without an answer (cut or hung) returns that fault and status 0.
+func (a *restAPI) serveAPI(w http.ResponseWriter, q *apiRequest, route Route, o routeOpts, h apiFunc) (int, any, RESTFault) {
 	if !o.noAuth {
 		var u UserID
 		var ok bool
 		tok := stripAuthPrefix(q.Header.Get("Authorization"))
 		a.world.Read(func(v *world.View) { u, ok = v.UserByToken(tok) })
 		if !ok {
-			return http.StatusUnauthorized, wireError{Message: "401: Unauthorized", Code: codeUnauthorized}
+			return http.StatusUnauthorized, wireError{Message: "401: Unauthorized", Code: codeUnauthorized}, RESTFaultNone
 		}
 		q.user = u
 	}
@@ -210,28 +250,38 @@ func (a *restAPI) serveAPI(w http.ResponseWriter, q *apiRequest, route Route, o 
 		major = q.PathValue(o.major)
 	}
 	v := a.limiter.check(w.Header(), route, major, q.user, o.exemptGlobal)
+	switch v.cut {
+	case CutBeforeEffect:
+		return 0, nil, v.cut
+	case HangBeforeEffect:
+		a.hang(q.Request)
+		return 0, nil, v.cut
+	case CutAfterEffect:
+		_, _, _ = h(q) // it takes effect; whatever it answers is lost
+		return 0, nil, v.cut
+	}
 	switch {
 	case v.status == http.StatusTooManyRequests:
 		return v.status, struct {
 			Message    string  `json:"message"`
 			RetryAfter float64 `json:"retry_after"`
 			Global     bool    `json:"global"`
-		}{"You are being rate limited.", v.retryAfter.Seconds(), v.global}
+		}{"You are being rate limited.", v.retryAfter.Seconds(), v.global}, RESTFaultNone
 	case v.status != 0:
-		return v.status, wireError{Message: fmt.Sprintf("%d: %s", v.status, http.StatusText(v.status)), Code: codeGeneral}
+		return v.status, wireError{Message: fmt.Sprintf("%d: %s", v.status, http.StatusText(v.status)), Code: codeGeneral}, RESTFaultNone
 	}
 	status, body, err := h(q)
 	if err == nil && v.lostAnswer != 0 {
-		return v.lostAnswer, wireError{Message: fmt.Sprintf("%d: %s", v.lostAnswer, http.StatusText(v.lostAnswer)), Code: codeGeneral}
+		return v.lostAnswer, wireError{Message: fmt.Sprintf("%d: %s", v.lostAnswer, http.StatusText(v.lostAnswer)), Code: codeGeneral}, RESTFaultNone
 	}
 	if err != nil {
 		var we *world.Error
 		if errors.As(err, &we) {
-			return we.Status, wireError{Message: we.Message, Code: we.Code}
+			return we.Status, wireError{Message: we.Message, Code: we.Code}, RESTFaultNone
 		}
-		return http.StatusInternalServerError, wireError{Message: err.Error(), Code: codeGeneral}
+		return http.StatusInternalServerError, wireError{Message: err.Error(), Code: codeGeneral}, RESTFaultNone
 	}
-	return status, body
+	return status, body, RESTFaultNone
 }
 
 // stripAuthPrefix accepts "Bot <t>", "Bearer <t>" and a raw "<t>" (§4 A2).

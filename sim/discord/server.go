@@ -101,6 +101,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.changes.close()
+	s.rest.close()
 	var err error
 	if s.httpSrv != nil {
 		err = s.httpSrv.Close() // hijacked websockets are not closed by this; shutdown killed them

@@ -162,6 +162,7 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 
 	o := c.s.resolve(in)
 	rec.Rule, rec.Fault = o.rule, o.fault
+	c.s.track(rec)
 	c.armFaults(o.fault)
 	run := &rtRun{c: c, r: r, rec: rec, o: &o, audioOut: modalities[0] == "audio",
 		inConversation: p.Conversation == nil || *p.Conversation != "none"} // "none": an out-of-band response

@@ -113,6 +113,8 @@ func (c *rtSession) transcribe(it *rtItem, offset time.Duration) {
 	}
 	o := c.s.resolve(&in)
 	rec.Rule, rec.Fault = o.rule, o.fault
+	c.s.track(rec)
+	defer c.s.untrack(rec) // also when the session ends first, unrecorded
 	if c.transcriptionOnly && c.s.wait(c.ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken) != nil {
 		return
 	}

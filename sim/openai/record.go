@@ -3,6 +3,7 @@ package openaisim
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -67,6 +68,51 @@ type Recorded struct {
 	Duration time.Duration
 
 	recorded bool
+}
+
+// InFlight is a request the simulator is handling now: arrived, not yet answered (or given up).
+type InFlight struct {
+	Endpoint Endpoint
+	// Model and Rule are known once the request is parsed and matched ("" before, and Rule
+	// "" for the default reply).
+	Model, Rule  string
+	RequestID    string
+	Method, Path string
+	Started      time.Time
+}
+
+// InFlight returns the requests being handled now, oldest first: REST requests, realtime
+// handshakes, realtime responses and transcriptions of committed audio.
+func (s *Server) InFlight() []InFlight {
+	s.mu.Lock()
+	out := make([]InFlight, 0, len(s.inflight))
+	for _, f := range s.inflight {
+		out = append(out, *f)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b InFlight) int { return a.Started.Compare(b.Started) })
+	return out
+}
+
+// track lists rec among the requests in flight, or updates its model and rule.
+func (s *Server) track(rec *Recorded) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec.recorded {
+		return
+	}
+	if s.inflight == nil {
+		s.inflight = map[*Recorded]*InFlight{}
+	}
+	s.inflight[rec] = &InFlight{Endpoint: rec.Endpoint, Model: rec.Model, Rule: rec.Rule, RequestID: rec.RequestID,
+		Method: rec.Method, Path: rec.Path, Started: rec.At}
+}
+
+// untrack ends rec's time in flight (record does it too).
+func (s *Server) untrack(rec *Recorded) {
+	s.mu.Lock()
+	delete(s.inflight, rec)
+	s.mu.Unlock()
 }
 
 // Tool is one offered function tool.
@@ -201,6 +247,7 @@ func (s *Server) record(r *Recorded) {
 	r.recorded = true
 	r.Duration = s.now().Sub(r.At)
 	s.mu.Lock()
+	delete(s.inflight, r)
 	r.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, *r)
 	s.mu.Unlock()

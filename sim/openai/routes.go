@@ -78,7 +78,9 @@ func (s *Server) newRecord(r *http.Request, e Endpoint) *Recorded {
 	s.started++
 	s.mu.Unlock()
 	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return &Recorded{Endpoint: e, RequestID: id, Method: r.Method, Path: r.URL.Path, At: s.now()}
+	rec := &Recorded{Endpoint: e, RequestID: id, Method: r.Method, Path: r.URL.Path, At: s.now()}
+	s.track(rec)
+	return rec
 }
 
 // preFault applies the faults that replace a reply entirely (Timeout,
@@ -86,6 +88,7 @@ func (s *Server) newRecord(r *http.Request, e Endpoint) *Recorded {
 func (s *Server) preFault(w http.ResponseWriter, r *http.Request, o *outcome, rec *Recorded) bool {
 	f := o.fault
 	rec.Fault = f
+	s.track(rec) // now with its model and rule
 	if f.Timeout {
 		select { // the client gives up, or Close ends it (also when mounted elsewhere)
 		case <-r.Context().Done():

@@ -53,6 +53,7 @@ type Server struct {
 	stored      map[string]*storedResponse // by response id, for previous_response_id
 	ids         map[string]int
 	started     int // requests (and realtime sockets) that have arrived
+	inflight    map[*Recorded]*InFlight
 	closed      bool
 }
 

@@ -58,6 +58,8 @@ const maxFaults = 10000
 // ("" any), "n": 1, "status": 500, "after_commit": false} or {"status": 429,
 // "retry_after_ms": 1500, "global": false}: the next n calls of the route
 // fail so; with after_commit they take effect first and lose their answer.
+// {"fault": "cut_before_effect" | "cut_after_effect" | "hang_before_effect"}
+// (no status) ends them without any answer instead.
 func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Route        string `json:"route"`
@@ -66,12 +68,9 @@ func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 		RetryAfterMs int64  `json:"retry_after_ms"`
 		Global       bool   `json:"global"`
 		AfterCommit  bool   `json:"after_commit"`
+		Fault        string `json:"fault"`
 	}
 	if !decode(w, r, &in) {
-		return
-	}
-	if in.Status < 400 || in.Status > 599 {
-		fail(w, http.StatusBadRequest, fmt.Errorf(`"status" %d: want an HTTP error status (400-599)`, in.Status))
 		return
 	}
 	if in.N > maxFaults {
@@ -82,6 +81,18 @@ func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 	}
 	n := max(in.N, 1)
 	route := discordsim.Route(in.Route)
+	if in.Fault != "" {
+		if err := c.restCut(route, n, in.Fault, in.Status != 0 || in.AfterCommit); err != nil {
+			fail(w, http.StatusBadRequest, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if in.Status < 400 || in.Status > 599 {
+		fail(w, http.StatusBadRequest, fmt.Errorf(`"status" %d: want an HTTP error status (400-599), or a "fault" (%s)`, in.Status, restCutNames))
+		return
+	}
 	switch {
 	case in.AfterCommit && in.Status == http.StatusTooManyRequests:
 		fail(w, http.StatusBadRequest, errors.New(`"after_commit" is for 5xx answers: a 429 never takes effect`))
@@ -94,6 +105,26 @@ func (c *Controller) restFault(w http.ResponseWriter, r *http.Request) {
 		c.sim.FailNext(route, n, in.Status)
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+const restCutNames = "cut_before_effect, cut_after_effect, hang_before_effect"
+
+// restCut injects a REST fault that leaves the next n calls of route without an answer.
+// withStatus reports a "status" or "after_commit" given too, which such a fault has no use for.
+func (c *Controller) restCut(route discordsim.Route, n int, fault string, withStatus bool) error {
+	inject := map[string]func(discordsim.Route, int){
+		discordsim.CutBeforeEffect.String():  c.sim.CutNext,
+		discordsim.CutAfterEffect.String():   c.sim.CutNextAfterEffect,
+		discordsim.HangBeforeEffect.String(): c.sim.HangNext,
+	}[fault]
+	switch {
+	case inject == nil:
+		return fmt.Errorf(`"fault" %q: allowed values are %s (or leave it out and give a "status")`, fault, restCutNames)
+	case withStatus:
+		return fmt.Errorf(`"fault" %q sends no answer: leave out "status" and "after_commit"`, fault)
+	}
+	inject(route, n)
+	return nil
 }
 
 type latencyView struct {

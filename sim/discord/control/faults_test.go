@@ -199,6 +199,22 @@ func TestControlGatewayFaults(t *testing.T) {
 	if code := g.closeCode(); code != websocket.CloseAbnormalClosure {
 		t.Errorf("drop: code %d, want 1006 (no close frame)", code)
 	}
+	// Every gateway event in /requests says when it happened.
+	var log struct {
+		Gateway []struct {
+			Kind string `json:"kind"`
+			At   string `json:"at"`
+		} `json:"gateway"`
+	}
+	call(t, "GET", ctl+"/requests", nil, &log)
+	for _, e := range log.Gateway {
+		if _, err := time.Parse("2006-01-02T15:04:05.000Z07:00", e.At); err != nil {
+			t.Errorf("gateway event %s: at %q: %v", e.Kind, e.At, err)
+		}
+	}
+	if len(log.Gateway) == 0 {
+		t.Error("no gateway events in /requests")
+	}
 }
 
 // restCall makes one REST call as the bot and returns the status.

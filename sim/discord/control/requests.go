@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 )
@@ -19,6 +20,23 @@ type restView struct {
 	Body    jsonRaw           `json:"body,omitempty"`
 	Files   []string          `json:"files,omitempty"`
 	DelayMs int64             `json:"delay_ms,omitempty"`
+	// Fault names a fault that left the request without an answer (status 0).
+	Fault string `json:"fault,omitempty"`
+	// ReceivedAt and AnsweredAt are RFC 3339 with milliseconds; AnsweredAt is left out when
+	// the request got no answer (cut or hung).
+	ReceivedAt string `json:"received_at"`
+	AnsweredAt string `json:"answered_at,omitempty"`
+}
+
+// rfc3339Milli is RFC 3339 with milliseconds, as /requests writes times.
+const rfc3339Milli = "2006-01-02T15:04:05.000Z07:00"
+
+// stamp formats t as rfc3339Milli, "" for the zero time.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(rfc3339Milli)
 }
 
 type gatewayView struct {
@@ -29,6 +47,7 @@ type gatewayView struct {
 	Seq     int64             `json:"seq,omitempty"`
 	ACKed   bool              `json:"acked,omitempty"`
 	Close   int               `json:"close_code,omitempty"`
+	At      string            `json:"at"` // RFC 3339 with milliseconds
 }
 
 // requests is GET /requests: every REST call and gateway event recorded.
@@ -36,11 +55,11 @@ func (c *Controller) requests(w http.ResponseWriter, _ *http.Request) {
 	rest := []restView{}
 	for _, q := range c.sim.RESTLog() {
 		rest = append(rest, restView{q.Method, q.Path, string(q.Route), q.User, q.Status, q.Query, jsonRaw(q.Body),
-			q.Files, q.Delay.Milliseconds()})
+			q.Files, q.Delay.Milliseconds(), q.Fault.String(), stamp(q.Received), stamp(q.Answered)})
 	}
 	gw := []gatewayView{}
 	for _, e := range c.sim.GatewayEvents() {
-		gw = append(gw, gatewayView{e.Kind.String(), e.Conn, e.User, e.Session, e.Seq, e.ACKed, int(e.CloseCode)})
+		gw = append(gw, gatewayView{e.Kind.String(), e.Conn, e.User, e.Session, e.Seq, e.ACKed, int(e.CloseCode), stamp(e.At)})
 	}
 	reply(w, http.StatusOK, struct {
 		REST    []restView    `json:"rest"`
