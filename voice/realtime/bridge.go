@@ -72,6 +72,10 @@ func FromConfig(c *config.Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	if c.Voice.Realtime.Provider == config.KindGemini {
+		// The configuration is checked; the Responder does not speak the Live API yet.
+		return Config{}, errors.New("realtime: voice.realtime.provider gemini: the Gemini Live path is not built yet (issue 34); use openai")
+	}
 	rt := c.Voice.OpenAIRealtime
 	p, err := c.Provider(rt.Provider)
 	if err != nil {
