@@ -149,6 +149,12 @@ func (c *Conn) ActivityEnd() error {
 	}, "activityEnd")
 }
 
+// AudioStreamEnd tells the server's activity detection that the audio paused (automatic
+// activity detection only): the turn so far ends.
+func (c *Conn) AudioStreamEnd() error {
+	return c.write(func() error { return c.sess.SendRealtimeInput(genai.LiveRealtimeInput{AudioStreamEnd: true}) }, "audioStreamEnd")
+}
+
 // SendText adds a user text turn (clientContent, turnComplete): the model answers it, and it
 // interrupts the model's turn in progress.
 func (c *Conn) SendText(text string) error {

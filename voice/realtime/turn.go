@@ -14,8 +14,8 @@ import (
 // appendChunk is the samples per input_audio_buffer.append: 100 ms.
 const appendChunk = 2400
 
-// minTurnSamples is the shortest audio the API commits: 100 ms.
-const minTurnSamples = 2400
+// minTurnMs is the shortest turn audio forwarded: 100 ms, the least OpenAI commits.
+const minTurnMs = 100
 
 // frameBytes is 20 ms of the model's audio (pcm16 24 kHz mono).
 const frameBytes = 24000 / 50 * 2

@@ -1,0 +1,119 @@
+package realtime
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// The Gemini provider end to end: the bot's voice connection, hearing, STT and Stage A as for
+// OpenAI, the Responder on the simulator's Gemini Live face.
+
+// geminiMessages returns the Gemini client messages of the given type.
+func (h *harness) geminiMessages(typ string) []openaisim.RealtimeEvent {
+	var out []openaisim.RealtimeEvent
+	for _, e := range h.oa.GeminiMessages() {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestGeminiNativeAnswered: an admitted turn goes to Gemini as one activity of 16 kHz audio;
+// the model's 24 kHz answer is played in full and heard.
+func TestGeminiNativeAnswered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true})
+	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+		t.Fatalf("Stage A denied an addressed turn: %v", d)
+	}
+	o := h.reply()
+	if o.err != nil || o.res.Skipped || o.res.Spoken == "" || o.res.Spoken != o.res.Text {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	audio := h.geminiMessages("realtimeInput.audio")
+	if len(h.geminiMessages("realtimeInput.activityStart")) != 1 || len(h.geminiMessages("realtimeInput.activityEnd")) != 1 || len(audio) == 0 ||
+		!strings.Contains(string(audio[0].Raw), `audio/pcm;rate=16000`) {
+		t.Fatalf("client messages: %d audio, want one activity of 16 kHz audio", len(audio))
+	}
+	rec := h.oa.RequestsFor(openaisim.EndpointGeminiResponse)
+	if len(rec) != 1 || rec[0].AudioDuration < time.Second {
+		t.Fatalf("Gemini turns %+v: want one answering >= 1 s of forwarded audio", rec)
+	}
+	wantFrames := rec[0].AudioBytes / frameBytes
+	if got := int(h.sent.frames.Load()); got < wantFrames-1 || got > wantFrames+1 {
+		t.Errorf("the playback sent %d frames, the model sent %d frames of audio", got, wantFrames)
+	}
+	h.waitHeard(wantFrames - 2)
+	if ev := h.logs.events("realtime_reply_requested"); len(ev) != 1 || ev[0]["provider"] != "gemini" {
+		t.Errorf("realtime_reply_requested logs: %v", ev)
+	}
+}
+
+// TestGeminiBrainSpeaksText: the brain's text is what Gemini is told to voice, as a text
+// turn; no member audio reaches Gemini.
+func TestGeminiBrainSpeaksText(t *testing.T) {
+	t.Parallel()
+	const text = "It is sunny and warm today."
+	h := newHarness(t, harnessOptions{strategy: StrategyBrain, gemini: true, rules: []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses}, Reply: openaisim.Reply{Text: text}},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, InputPattern: "Read the text below aloud"}, Reply: openaisim.Reply{Text: text}},
+	}})
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	o := h.reply()
+	if o.err != nil || o.res.Spoken != text {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	cc := h.geminiMessages("clientContent")
+	if len(cc) != 1 || !strings.Contains(string(cc[0].Raw), text) || len(h.geminiMessages("realtimeInput.audio")) != 0 {
+		t.Fatalf("client messages %v: want one text turn with the brain's text and no audio", h.oa.GeminiMessages())
+	}
+}
+
+// TestGeminiConversationOutlivesTwoConnections: the server ends the connection twice (goAway);
+// each time the bridge resumes with its handle, and the third connection's answer refers to
+// what was said on the first.
+func TestGeminiConversationOutlivesTwoConnections(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, rules: []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Oslo has rain today."}, Times: 1},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, PromptPattern: `(?s)model: Oslo has rain today\..*model: Noted\..*user:`},
+			Reply: openaisim.Reply{Text: "Earlier I said Oslo has rain."}},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Noted."}},
+	}})
+	answers := []string{"Oslo has rain today.", "Noted.", "Earlier I said Oslo has rain."}
+	for i, want := range answers {
+		h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+		if o := h.reply(); o.err != nil || o.res.Spoken != want {
+			t.Fatalf("turn %d: Respond = %+v, %v; want %q", i+1, o.res, o.err, want)
+		}
+		if i == len(answers)-1 {
+			break
+		}
+		if n := h.oa.GeminiGoAway(10 * time.Second); n != 1 {
+			t.Fatalf("goAway told %d connections", n)
+		}
+		waitLogged(t, h, "realtime_reconnected", i+1)
+	}
+	if got := len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)); got != 3 {
+		t.Errorf("%d connections, want 3", got)
+	}
+	for _, ev := range h.logs.events("realtime_reconnected") {
+		if ev["cause"] != "go_away" || ev["resumed"] != true {
+			t.Errorf("reconnect %v: want a resumption after goAway", ev)
+		}
+	}
+}
+
+// waitLogged waits until the harness has logged event n times.
+func waitLogged(t *testing.T, h *harness, event string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(guard); len(h.logs.events(event)) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s logged %d times, want %d", event, len(h.logs.events(event)), n)
+		}
+	}
+}
