@@ -1,9 +1,12 @@
 package openaisim
 
 import (
+	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -253,4 +256,43 @@ func FuzzGeminiClientMessage(f *testing.F) {
 			t.Fatalf("kind %q with %d fields set", kind, set)
 		}
 	})
+}
+
+// TestRunGeminiStandalone: `banter sim gemini` prints its base URL; a Live client sets up on
+// it, and the control API's goaway reaches the client.
+func TestRunGeminiStandalone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- RunGeminiStandalone(ctx, "127.0.0.1:0", pw); pw.Close() }()
+	sc := bufio.NewScanner(pr)
+	var base string
+	for base == "" && sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "base URL:"); ok {
+			base = strings.Fields(v)[0]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("banner base URL %q", base)
+	}
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+GeminiLivePath+"?key=k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gmSend(t, c, websocket.TextMessage, gmSetupAuto)
+	gmReadUntil(t, c, "setupComplete")
+	resp, err := http.Post(base+"/_sim/gemini/goaway?time_left=3s", "", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("control goaway: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if ga := gmReadUntil(t, c, "goAway")["goAway"].(map[string]any); ga["timeLeft"] != "3s" {
+		t.Errorf("goAway %v", ga)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
