@@ -110,26 +110,13 @@ func (s *Server) handleGeminiLive(w http.ResponseWriter, r *http.Request) {
 		goAway: make(chan time.Duration, 1), dropAt: o.fault.DropAfterEvents, malformedNext: o.fault.MalformedJSON}
 	c.ctx, c.stop = context.WithCancel(s.ctx)
 	conn.SetReadLimit(16 << 20)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.adopt(func() { s.gmConns[c] = struct{}{} }) {
 		c.stop()
 		_ = conn.Close()
 		return
 	}
-	s.gmConns[c] = struct{}{}
-	s.connWG.Add(1)
-	s.mu.Unlock()
 	s.record(rec)
-	defer func() {
-		c.stop()
-		c.wg.Wait()
-		_ = conn.Close()
-		s.mu.Lock()
-		delete(s.gmConns, c)
-		s.mu.Unlock()
-		s.connWG.Done()
-	}()
+	defer s.release(func() { c.stop(); c.wg.Wait(); _ = conn.Close() }, func() { delete(s.gmConns, c) })
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

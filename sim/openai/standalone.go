@@ -14,13 +14,7 @@ import (
 // base URL and realtime URL to out once listening. Options (rules, latency,
 // models, API key, logger) configure the simulator as in Start.
 func RunStandalone(ctx context.Context, addr string, out io.Writer, opts ...Option) error {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	if err := checkLoopback(addr); err != nil {
-		return err
-	}
-	s, err := Start(addr, opts...)
+	s, err := startLoopback(addr, opts)
 	if err != nil {
 		return err
 	}
@@ -37,13 +31,7 @@ func RunStandalone(ctx context.Context, addr string, out io.Writer, opts ...Opti
 // face (the same server, rules and control API): the base URL a client or a kind gemini
 // provider takes, the Live socket, and the Gemini control endpoints.
 func RunGeminiStandalone(ctx context.Context, addr string, out io.Writer, opts ...Option) error {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	if err := checkLoopback(addr); err != nil {
-		return err
-	}
-	s, err := Start(addr, opts...)
+	s, err := startLoopback(addr, opts)
 	if err != nil {
 		return err
 	}
@@ -60,6 +48,17 @@ func RunGeminiStandalone(ctx context.Context, addr string, out io.Writer, opts .
 	}
 	<-ctx.Done()
 	return s.Close()
+}
+
+// startLoopback starts a simulator on a loopback addr ("": 127.0.0.1:0).
+func startLoopback(addr string, opts []Option) (*Server, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	return Start(addr, opts...)
 }
 
 // checkLoopback refuses addresses other than loopback ones.

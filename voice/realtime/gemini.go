@@ -227,14 +227,9 @@ func (g *geminiBridge) reconnect(ctx context.Context, cause string) *gemini.Conn
 			g.mu.Unlock()
 		}
 		g.log.Warn("realtime_reconnect_failed", "err", err, "retry_in", delay)
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff(ctx, &delay, g.cfg.MaxReconnectBackoff) {
 			return nil
 		}
-		delay = min(delay*2, g.cfg.MaxReconnectBackoff)
 	}
 }
 

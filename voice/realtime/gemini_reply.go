@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
@@ -160,14 +159,7 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 		}
 		return nil, err
 	}
-	g.m.replyRequested(g.cfg.Strategy)
-	attrs := turnAttrs(g.cfg.Strategy, t)
-	if t != nil && !t.EndedAt.IsZero() {
-		lat := r.requestedAt.Sub(t.EndedAt)
-		g.m.requestLatency(lat.Seconds())
-		attrs = append(attrs, slog.Float64("latency_ms", float64(lat.Microseconds())/1000))
-	}
-	g.log.LogAttrs(ctx, slog.LevelInfo, "realtime_reply_requested", attrs...)
+	logRequested(ctx, g.log, g.m, g.cfg.Strategy, t, r.requestedAt)
 	return r, nil
 }
 

@@ -117,15 +117,21 @@ func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Tur
 		b.mu.Unlock()
 		return fmt.Errorf("realtime: response create: %w", err)
 	}
-	b.m.replyRequested(b.cfg.Strategy)
-	attrs := turnAttrs(b.cfg.Strategy, t)
+	logRequested(ctx, b.log, b.m, b.cfg.Strategy, t, r.requestedAt)
+	return nil
+}
+
+// logRequested counts and logs a reply asked of the model (realtime_reply_requested), with the
+// latency from the end of the turn's speech.
+func logRequested(ctx context.Context, log *slog.Logger, m *Metrics, s Strategy, t *Turn, requestedAt time.Time) {
+	m.replyRequested(s)
+	attrs := turnAttrs(s, t)
 	if t != nil && !t.EndedAt.IsZero() {
-		lat := r.requestedAt.Sub(t.EndedAt)
-		b.m.requestLatency(lat.Seconds())
+		lat := requestedAt.Sub(t.EndedAt)
+		m.requestLatency(lat.Seconds())
 		attrs = append(attrs, slog.Float64("latency_ms", float64(lat.Microseconds())/1000))
 	}
-	b.log.LogAttrs(ctx, slog.LevelInfo, "realtime_reply_requested", attrs...)
-	return nil
+	log.LogAttrs(ctx, slog.LevelInfo, "realtime_reply_requested", attrs...)
 }
 
 // skipped logs and counts a turn that gets no realtime reply.
