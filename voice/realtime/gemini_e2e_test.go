@@ -1,6 +1,8 @@
 package realtime
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,64 @@ func waitLogged(t *testing.T, h *harness, event string, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s logged %d times, want %d", event, len(h.logs.events(event)), n)
 		}
+	}
+}
+
+// TestGeminiBargeInInterrupts: a barge-in mid-answer stops the frames at once and interrupts
+// the model with an empty activity; the model's turn ends interrupted and the next turn is
+// answered on the same connection, the history holding only what was played.
+func TestGeminiBargeInInterrupts(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("This is a rather long answer that keeps going for a while. ", 4)
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, rules: []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: long},
+			Latency: openaisim.Latency{PerToken: 60 * time.Millisecond}, Times: 1},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Sorry, go on."}},
+	}})
+	h.say("hey-banter-weather.wav", "hey banter, tell me a long story")
+	h.waitHeard(25)
+	h.interrupt()
+	o := h.reply()
+	if !errors.Is(o.err, context.Canceled) || o.res.Spoken == "" || len(o.res.Spoken) >= len(strings.TrimSpace(long)) {
+		t.Fatalf("Respond = %+v, %v; want a cut part of the answer and context.Canceled", o.res, o.err)
+	}
+	if sent := h.sent.frames.Load(); o.played != time.Duration(sent)*20*time.Millisecond {
+		t.Errorf("played %v, %d frames sent", o.played, sent)
+	}
+	if n := len(h.geminiMessages("realtimeInput.activityStart")); n != 2 {
+		t.Errorf("%d activityStart messages, want the turn's and the interruption's", n)
+	}
+	if ev := h.logs.events("realtime_interrupted"); len(ev) != 1 || ev[0]["cancelled"] != true || ev[0]["provider"] != "gemini" {
+		t.Errorf("realtime_interrupted logs: %v", ev)
+	}
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	if o := h.reply(); o.err != nil || o.res.Spoken != "Sorry, go on." {
+		t.Fatalf("after the barge-in: Respond = %+v, %v", o.res, o.err)
+	}
+	if n := len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)); n != 1 {
+		t.Errorf("%d connections, want the same one throughout", n)
+	}
+}
+
+// TestGeminiServerTurnDetectionAndToolCall: with the server's activity detection the turn's
+// audio is followed by audioStreamEnd (no activity marks); a call to a tool banter does not
+// offer is answered at once with an error, so the connection survives and the model answers.
+func TestGeminiServerTurnDetectionAndToolCall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, rules: []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Times: 1,
+			Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "weather", Arguments: `{"city":"Oslo"}`, CallID: "w1"}}}},
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, PromptPattern: `function_response w1: .*no tool named weather`},
+			Reply: openaisim.Reply{Text: "I cannot look that up."}},
+	}, bridge: func(c *Config) { c.Gemini.ManualActivity = false }})
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	if o := h.reply(); o.err != nil || o.res.Spoken != "I cannot look that up." {
+		t.Fatalf("Respond = %+v, %v", o.res, o.err)
+	}
+	if n := len(h.geminiMessages("realtimeInput.activityStart")) + len(h.geminiMessages("realtimeInput.activityEnd")); n != 0 {
+		t.Errorf("%d activity marks sent under the server's detection", n)
+	}
+	if len(h.geminiMessages("realtimeInput.audioStreamEnd")) != 1 || len(h.geminiMessages("toolResponse")) != 1 {
+		t.Errorf("client messages: want one audioStreamEnd and one toolResponse, got %v", h.oa.GeminiMessages())
 	}
 }
