@@ -53,6 +53,18 @@ func TestGeminiNativeAnswered(t *testing.T) {
 	if ev := h.logs.events("realtime_reply_requested"); len(ev) != 1 || ev[0]["provider"] != "gemini" {
 		t.Errorf("realtime_reply_requested logs: %v", ev)
 	}
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "banter_voice_realtime_frames_sent_total" {
+			continue
+		}
+		if l := mf.GetMetric()[0].GetLabel(); len(l) != 1 || l[0].GetName() != "provider" || l[0].GetValue() != "gemini" {
+			t.Errorf("frames_sent_total labels %v, want provider=gemini", l)
+		}
+	}
 }
 
 // TestGeminiBrainSpeaksText: the brain's text is what Gemini is told to voice, as a text

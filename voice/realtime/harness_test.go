@@ -225,7 +225,11 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Voice:            "marin",
 		ReconnectBackoff: 20 * time.Millisecond,
 		Logger:           logger,
-		Metrics:          NewMetrics(h.reg),
+	}
+	if o.gemini {
+		cfg.Metrics = NewMetricsFor(h.reg, ProviderGemini)
+	} else {
+		cfg.Metrics = NewMetrics(h.reg)
 	}
 	if o.gemini {
 		cfg.Provider = ProviderGemini
