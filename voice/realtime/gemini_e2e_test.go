@@ -3,6 +3,7 @@ package realtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,49 @@ func TestGeminiServerTurnDetectionAndToolCall(t *testing.T) {
 	}
 	if len(h.geminiMessages("realtimeInput.audioStreamEnd")) != 1 || len(h.geminiMessages("toolResponse")) != 1 {
 		t.Errorf("client messages: want one audioStreamEnd and one toolResponse, got %v", h.oa.GeminiMessages())
+	}
+}
+
+// TestGeminiCloses: how the bridge answers the server's closes mid-turn. The reply in progress
+// is lost either way; after 1011 the bridge resumes the conversation with its handle, after 1007
+// it gives up and the next reply starts a new connection from banter's summary.
+func TestGeminiCloses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code    int
+		logged  string
+		resumed bool
+	}{
+		{code: 1011, logged: "realtime_reconnected", resumed: true},
+		{code: 1007, logged: "realtime_gemini_gave_up"},
+	} {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, rules: []openaisim.Rule{
+				{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Fault: openaisim.Fault{CloseCode: tc.code}, Times: 1},
+				{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Back again."}},
+			}})
+			h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+			if o := h.reply(); o.err == nil {
+				t.Fatalf("Respond = %+v, want the reply lost with the connection", o.res)
+			}
+			waitLogged(t, h, tc.logged, 1)
+			h.say("hey-banter-weather.wav", "hey banter, are you back?")
+			if o := h.reply(); o.err != nil || o.res.Spoken != "Back again." {
+				t.Fatalf("after close %d: Respond = %+v, %v", tc.code, o.res, o.err)
+			}
+			ev := h.logs.events("realtime_socket_dropped")
+			if len(ev) != 1 || ev[0]["close_code"] != float64(tc.code) {
+				t.Errorf("realtime_socket_dropped %v, want close_code %d", ev, tc.code)
+			}
+			if tc.resumed {
+				if ev := h.logs.events("realtime_reconnected"); ev[0]["resumed"] != true {
+					t.Errorf("reconnect %v: want resumed", ev[0])
+				}
+			}
+			if n := len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)); n != 2 {
+				t.Errorf("%d connections, want 2", n)
+			}
+		})
 	}
 }
