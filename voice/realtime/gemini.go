@@ -55,6 +55,7 @@ type gReply struct {
 	done        chan struct{}
 	// Guarded by the bridge's mu:
 	transcript  strings.Builder
+	heard       strings.Builder // the input transcription: what Gemini heard of the turn
 	audioBytes  int
 	playedBytes int  // set when cut
 	muted       bool // cut by us: later audio is dropped

@@ -54,6 +54,9 @@ func TestGeminiNativeAnswered(t *testing.T) {
 	if ev := h.logs.events("realtime_reply_requested"); len(ev) != 1 || ev[0]["provider"] != "gemini" {
 		t.Errorf("realtime_reply_requested logs: %v", ev)
 	}
+	if ev := h.logs.events("realtime_transcripts"); len(ev) != 1 || ev[0]["said"] != o.res.Text || ev[0]["heard"] == "" {
+		t.Errorf("realtime_transcripts logs: %v, want what Gemini heard and said", ev)
+	}
 	mfs, err := h.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func (g *geminiBridge) handleEvent(c *gemini.Conn, ev *gemini.Event) {
 			r.audioBytes += len(a)
 		}
 		r.transcript.WriteString(ev.OutputTranscript)
+		r.heard.WriteString(ev.InputTranscript)
 		r.interrupted = r.interrupted || ev.Interrupted
 		if !r.muted {
 			out = r.out
@@ -52,9 +53,6 @@ func (g *geminiBridge) handleEvent(c *gemini.Conn, ev *gemini.Event) {
 		default: // no reply of ours, muted, or the writer is 1024 parts behind
 			g.m.audioDropped(len(a))
 		}
-	}
-	if ev.InputTranscript != "" {
-		g.log.Debug("realtime_input_transcript", "text", ev.InputTranscript)
 	}
 	if len(ev.Calls) > 0 {
 		g.answerCalls(c, ev.Calls)
@@ -91,10 +89,10 @@ func (g *geminiBridge) finish() {
 	g.mu.Lock()
 	r := g.resp
 	g.resp = nil
-	var text string
+	var text, heard string
 	cut := false
 	if r != nil {
-		text = r.transcript.String()
+		text, heard = r.transcript.String(), r.heard.String()
 		if r.muted {
 			text, cut = cutText(text, r.playedBytes, r.audioBytes), true
 		}
@@ -105,6 +103,7 @@ func (g *geminiBridge) finish() {
 		return
 	}
 	g.hist.add("", text, cut)
+	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
 	close(r.done)
 }
 
