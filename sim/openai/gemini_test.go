@@ -296,3 +296,34 @@ func TestRunGeminiStandalone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGeminiToolCallCancellation: an interrupted turn discards the non-blocking calls still
+// pending: toolCallCancellation names them, and a late response to one is refused.
+func TestGeminiToolCallCancellation(t *testing.T) {
+	s := serve(t, WithRules(
+		Rule{Match: Match{Endpoint: EndpointGeminiResponse, InputPattern: "look"}, Times: 1,
+			Reply: Reply{ToolCalls: []ToolCall{{Name: "lookup", Arguments: `{}`, CallID: "nb-1"}}}},
+		Rule{Match: Match{Endpoint: EndpointGeminiResponse, InputPattern: "story"}, Reply: Reply{Text: sdkStory},
+			Latency: Latency{PerToken: 20 * time.Millisecond}},
+	))
+	c := gmDial(t, s, nil, "?key=k")
+	gmSend(t, c, websocket.TextMessage, `{"setup":{"model":"models/gemini-3.8-live","tools":[{"functionDeclarations":[{"name":"lookup","behavior":"NON_BLOCKING"}]}]}}`)
+	gmReadUntil(t, c, "setupComplete")
+	text := func(s string) string {
+		return `{"clientContent":{"turns":[{"role":"user","parts":[{"text":"` + s + `"}]}],"turnComplete":true}}`
+	}
+	gmSend(t, c, websocket.TextMessage, text("look it up"))
+	gmReadUntil(t, c, "toolCall")
+	for m := gmReadUntil(t, c, "serverContent"); m["serverContent"].(map[string]any)["turnComplete"] != true; m = gmReadUntil(t, c, "serverContent") {
+	}
+	gmSend(t, c, websocket.TextMessage, text("tell me a story"))
+	gmReadUntil(t, c, "serverContent") // the story streams
+	gmSend(t, c, websocket.TextMessage, text("stop"))
+	if ids := gmReadUntil(t, c, "toolCallCancellation")["toolCallCancellation"].(map[string]any)["ids"].([]any); len(ids) != 1 || ids[0] != "nb-1" {
+		t.Fatalf("toolCallCancellation ids %v", ids)
+	}
+	gmSend(t, c, websocket.TextMessage, `{"toolResponse":{"functionResponses":[{"id":"nb-1","response":{}}]}}`)
+	if ce := gmClosed(t, c); ce.Code != 1007 {
+		t.Errorf("a response to a cancelled call: closed %d %q, want 1007", ce.Code, ce.Text)
+	}
+}

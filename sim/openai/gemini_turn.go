@@ -3,6 +3,7 @@ package openaisim
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,11 +117,26 @@ func (c *gmConn) runTurn(t *gmTurn, audio time.Duration) {
 	c.offerHandle()
 }
 
-// endInterrupted ends a cut turn: interrupted, then turnComplete. A turn cut because the
+// endInterrupted ends a cut turn: toolCallCancellation for the pending non-blocking calls,
+// interrupted, then turnComplete. A turn cut because the
 // connection is closing sends nothing.
 func (c *gmConn) endInterrupted(t *gmTurn) {
 	if c.ctx.Err() != nil || !t.wasInterrupted() {
 		return
+	}
+	// The calls the model no longer waits for (non-blocking ones still pending) are discarded.
+	c.mu.Lock()
+	var ids []string
+	for id, blocking := range c.pending {
+		if !blocking {
+			ids = append(ids, id)
+			delete(c.pending, id)
+		}
+	}
+	c.mu.Unlock()
+	if len(ids) > 0 {
+		slices.Sort(ids)
+		c.send(&gmServerMessage{ToolCallCancellation: &gmToolCallCancellation{IDs: ids}})
 	}
 	c.send(&gmServerMessage{ServerContent: &gmServerContent{Interrupted: true}})
 	c.send(&gmServerMessage{ServerContent: &gmServerContent{TurnComplete: true}})
