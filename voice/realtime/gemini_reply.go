@@ -107,6 +107,9 @@ func (g *geminiBridge) finish() {
 	close(r.done)
 }
 
+// greetPrompt asks for the join greeting when the reply carries no instructions.
+const greetPrompt = "You just joined the voice channel. Greet everyone in one short sentence."
+
 // answer implements provider.
 func (g *geminiBridge) answer(ctx context.Context, t *Turn, audio []int16, say, instructions string, out audioOut) (replyResult, error) {
 	r, err := g.start(ctx, t, audio, say, instructions)
@@ -144,7 +147,10 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 		err = conn.SendText(speakPrompt + say)
 	case len(audio) > 0:
 		err = g.forward(conn, audio)
-	default: // the native greeting: no turn, the session's instructions say what to do
+	default: // the native greeting: no turn, the reply's instructions say what to do
+		if instructions == "" {
+			instructions = greetPrompt // an empty text turn is not a valid request
+		}
 		err = conn.SendText(instructions)
 	}
 	if err != nil {
