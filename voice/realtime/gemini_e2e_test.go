@@ -238,3 +238,35 @@ func TestGeminiCloses(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiConversationOutlivesConnectionLimits: the same conversation with the server's own
+// connection limit shortened to 4 s (goAway 3 s before it): however the goAways fall between and
+// during the turns, every reconnection resumes the conversation, and after at least two of
+// them the answer still refers to the first turn.
+func TestGeminiConversationOutlivesConnectionLimits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true,
+		sim: []openaisim.Option{openaisim.WithGeminiConnectionLimit(4*time.Second, 3*time.Second)},
+		rules: []openaisim.Rule{
+			{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Oslo has rain today."}, Times: 1},
+			{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, PromptPattern: `(?s)model: Oslo has rain today\..*user:`},
+				Reply: openaisim.Reply{Text: "Earlier I said Oslo has rain."}},
+		}})
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	if o := h.reply(); o.err != nil || o.res.Spoken != "Oslo has rain today." {
+		t.Fatalf("turn 1: Respond = %+v, %v", o.res, o.err)
+	}
+	waitLogged(t, h, "realtime_reconnected", 2) // two connection limits passed
+	h.say("hey-banter-weather.wav", "hey banter, what did you say?")
+	if o := h.reply(); o.err != nil || o.res.Spoken != "Earlier I said Oslo has rain." {
+		t.Fatalf("after two connection limits: Respond = %+v, %v", o.res, o.err)
+	}
+	for _, ev := range h.logs.events("realtime_reconnected") {
+		if ev["cause"] != "go_away" || ev["resumed"] != true {
+			t.Errorf("reconnect %v: want a resumption after goAway", ev)
+		}
+	}
+	if n := len(h.logs.events("realtime_reply_lost")); n != 0 {
+		t.Errorf("%d replies lost to a connection limit", n)
+	}
+}
