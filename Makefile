@@ -47,7 +47,7 @@ browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
 		$(call apt_install,chromium); fi
 
-## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
+## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey, @google/genai)
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 
