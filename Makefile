@@ -20,7 +20,7 @@ build: deps
 # detector, and every other package without it (to keep the suite within its
 # CI budget on 2 cores).
 RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
-	./discord/dave/voiceadapter/ ./discord/ ./discord/bots/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./sim/... ./playground/
+	./discord/dave/voiceadapter/ ./discord/ ./discord/bots/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./llm/gemini/ ./sim/... ./playground/
 
 # ARTIFACTS keeps what tests save for people to look at (the playground's browser screenshots).
 ARTIFACTS ?= $(CURDIR)/bin/artifacts
@@ -47,7 +47,7 @@ browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
 		$(call apt_install,chromium); fi
 
-## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey)
+## interop-deps: the unmodified third-party clients the fidelity tests run (discord.js, @discordjs/voice, davey, @google/genai)
 interop-deps:
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
 

@@ -303,7 +303,9 @@ type Voice struct {
 	ReplyDecisionLLM          ReplyDecisionLLM `yaml:"replyDecisionLlm"`
 	GenerationLLM             ModelRef         `yaml:"generationLlm"`
 	STTPipeline               STTPipeline      `yaml:"sttPipeline"`
+	Realtime                  Realtime         `yaml:"realtime"`
 	OpenAIRealtime            OpenAIRealtime   `yaml:"openaiRealtime"`
+	GeminiRealtime            GeminiRealtime   `yaml:"geminiRealtime"`
 	Endpointing               Endpointing      `yaml:"endpointing"`
 	Speculation               Speculation      `yaml:"speculation"`
 	BargeIn                   BargeIn          `yaml:"bargeIn"`
@@ -388,7 +390,32 @@ type STTPipeline struct {
 	StreamTranscription bool `yaml:"streamTranscription"`
 }
 
-// OpenAIRealtime configures voice.mode realtime.
+// Realtime picks the realtime speech model's API for voice.mode realtime.
+type Realtime struct {
+	// Provider is "openai" (the OpenAI Realtime API, voice.openaiRealtime) or "gemini" (the
+	// Gemini Live API, voice.geminiRealtime).
+	Provider string `yaml:"provider"`
+}
+
+// GeminiRealtime configures voice.mode realtime on the Gemini Live API.
+type GeminiRealtime struct {
+	// Provider names a providers entry of kind gemini; empty uses the built-in "gemini"
+	// (Google's endpoint, the key in GEMINI_API_KEY or GOOGLE_API_KEY).
+	Provider string `yaml:"provider"`
+	// Model is a Live model, e.g. gemini-3.8-live ("models/" is added on the wire).
+	Model string `yaml:"model"`
+	// Voice is a prebuilt voice name (Kore, Puck, …).
+	Voice string `yaml:"voice"`
+	// ServerTurnDetection lets Gemini's automatic activity detection find turns; off (the
+	// default) banter's endpointing leads and marks each turn with activityStart/activityEnd.
+	ServerTurnDetection bool `yaml:"serverTurnDetection"`
+	// CompressionTriggerTokens turns context window compression on at this many tokens (a
+	// sliding window to half of it), so a long session is not cut at the API's session limit;
+	// 0 lets the server choose (80 % of the model's context).
+	CompressionTriggerTokens int `yaml:"compressionTriggerTokens"`
+}
+
+// OpenAIRealtime configures voice.mode realtime on the OpenAI Realtime API.
 type OpenAIRealtime struct {
 	// Provider names a providers entry; empty uses llm.provider.
 	Provider string `yaml:"provider"`

@@ -117,6 +117,12 @@ func defaultVoice() Voice {
 			TTSVoice:            "alloy",
 			StreamTranscription: true,
 		},
+		Realtime: Realtime{Provider: KindOpenAI},
+		GeminiRealtime: GeminiRealtime{
+			Model:                    "gemini-3.8-live",
+			Voice:                    "Kore",
+			CompressionTriggerTokens: 100_000,
+		},
 		OpenAIRealtime: OpenAIRealtime{
 			Model:             "gpt-realtime",
 			Voice:             "marin",

@@ -15,9 +15,14 @@ import (
 
 // Environment variables read by Load.
 const (
-	EnvConfigPath    = "BANTER_CONFIG"
-	EnvDiscordToken  = "DISCORD_TOKEN"
-	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	EnvConfigPath   = "BANTER_CONFIG"
+	EnvDiscordToken = "DISCORD_TOKEN"
+	EnvOpenAIAPIKey = "OPENAI_API_KEY"
+	// EnvGeminiAPIKey and EnvGoogleAPIKey hold the Gemini API key (the first set wins) for the
+	// built-in gemini provider and kind gemini providers without apiKeyEnv, as Google's SDKs
+	// read them.
+	EnvGeminiAPIKey  = "GEMINI_API_KEY"
+	EnvGoogleAPIKey  = "GOOGLE_API_KEY"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	// EnvMetricsListen overrides metrics.listen (the container image sets 0.0.0.0:9090).
 	EnvMetricsListen = "BANTER_METRICS_LISTEN"
@@ -101,15 +106,28 @@ func applyEnv(cfg *Config, getenv func(string) string) {
 			cfg.Discord.ProcessIndex = -1 // reported by validation as out of range
 		}
 	}
-	for name, p := range cfg.Providers {
-		if p.APIKeyEnv == "" {
-			continue
+	geminiKey := strings.TrimSpace(getenv(EnvGeminiAPIKey))
+	if geminiKey == "" {
+		geminiKey = strings.TrimSpace(getenv(EnvGoogleAPIKey))
+	}
+	setKey := func(name, key string) {
+		if key == "" {
+			return
 		}
-		if key := strings.TrimSpace(getenv(p.APIKeyEnv)); key != "" {
-			if cfg.Secrets.ProviderKeys == nil {
-				cfg.Secrets.ProviderKeys = map[string]string{}
-			}
-			cfg.Secrets.ProviderKeys[name] = key
+		if cfg.Secrets.ProviderKeys == nil {
+			cfg.Secrets.ProviderKeys = map[string]string{}
+		}
+		cfg.Secrets.ProviderKeys[name] = key
+	}
+	if _, named := cfg.Providers[GeminiProvider]; !named {
+		setKey(GeminiProvider, geminiKey)
+	}
+	for name, p := range cfg.Providers {
+		switch {
+		case p.APIKeyEnv != "":
+			setKey(name, strings.TrimSpace(getenv(p.APIKeyEnv)))
+		case p.Kind == KindGemini:
+			setKey(name, geminiKey)
 		}
 	}
 }

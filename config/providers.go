@@ -15,14 +15,37 @@ import (
 // entry of this name replaces it.
 const DefaultProvider = "openai"
 
-// Provider is one OpenAI-compatible endpoint that model slots can name (providers.NAME).
+// GeminiProvider names the built-in Gemini provider voice.geminiRealtime uses unless it names
+// another: Google's Gemini API (GeminiBaseURL), the key in GEMINI_API_KEY or GOOGLE_API_KEY. A
+// providers entry of this name replaces it.
+const GeminiProvider = "gemini"
+
+// GeminiBaseURL is the Gemini Developer API's root, the base URL of kind gemini providers
+// that set none.
+const GeminiBaseURL = "https://generativelanguage.googleapis.com"
+
+// Provider kinds: what API an endpoint speaks.
+const (
+	// KindOpenAI is an OpenAI-compatible endpoint (the default): every model slot.
+	KindOpenAI = "openai"
+	// KindGemini is Google's Gemini API: only voice.geminiRealtime (the Live API).
+	KindGemini = "gemini"
+)
+
+// Provider is one endpoint that model slots can name (providers.NAME).
 type Provider struct {
-	// BaseURL is the API root including /v1, e.g. http://127.0.0.1:8000/v1.
+	// Kind is "openai" (the default: an OpenAI-compatible API) or "gemini" (Google's Gemini
+	// API, for voice.geminiRealtime).
+	Kind string `yaml:"kind"`
+	// BaseURL is the API root: for kind openai including /v1, e.g. http://127.0.0.1:8000/v1; for
+	// kind gemini the host root (default https://generativelanguage.googleapis.com).
 	BaseURL string `yaml:"baseUrl"`
-	// API is "responses" or "chat_completions" (for servers that only offer chat completions).
+	// API is "responses" or "chat_completions" (for servers that only offer chat completions);
+	// kind openai only.
 	API string `yaml:"api"`
 	// APIKeyEnv names the environment variable holding the key; empty sends no key (a local
-	// server). The key itself never lives in the file.
+	// server), except for kind gemini, which then reads GEMINI_API_KEY, else GOOGLE_API_KEY.
+	// The key itself never lives in the file.
 	APIKeyEnv string `yaml:"apiKeyEnv"`
 	// TimeoutSeconds bounds one request; 0 takes llm.timeoutSeconds.
 	TimeoutSeconds int `yaml:"timeoutSeconds"`
@@ -33,6 +56,7 @@ type Provider struct {
 // ResolvedProvider is a provider with its key and inherited settings filled in.
 type ResolvedProvider struct {
 	Name       string
+	Kind       string // KindOpenAI or KindGemini
 	BaseURL    string
 	API        string
 	APIKey     string
@@ -60,6 +84,7 @@ func (c *Config) Slots() []Slot {
 		{"voice.sttPipeline.transcription", c.Voice.STTPipeline.TranscriptionProvider, c.Voice.STTPipeline.TranscriptionModel},
 		{"voice.sttPipeline.tts", c.Voice.STTPipeline.TTSProvider, c.Voice.STTPipeline.TTSModel},
 		{"voice.openaiRealtime", c.Voice.OpenAIRealtime.Provider, c.Voice.OpenAIRealtime.Model},
+		{"voice.geminiRealtime", orDefault(c.Voice.GeminiRealtime.Provider, GeminiProvider), c.Voice.GeminiRealtime.Model},
 		{"lookups.webSearch", c.Lookups.WebSearch.Provider, orDefault(c.Lookups.WebSearch.Model, c.LLM.Model)},
 		{"lookups.image", c.Lookups.Image.Provider, orDefault(c.Lookups.Image.Model, c.LLM.Model)},
 	}
@@ -88,21 +113,32 @@ func (c *Config) providerName(slot string) string {
 func (c *Config) Provider(slot string) (ResolvedProvider, error) {
 	name := c.providerName(slot)
 	p, ok := c.Providers[name]
+	if !ok && name == GeminiProvider {
+		return ResolvedProvider{Name: name, Kind: KindGemini, BaseURL: GeminiBaseURL,
+			APIKey: c.Secrets.ProviderKeys[name], APIKeyEnv: EnvGeminiAPIKey + " or " + EnvGoogleAPIKey,
+			Timeout: time.Duration(c.LLM.TimeoutSeconds) * time.Second, MaxRetries: c.LLM.MaxRetries}, nil
+	}
 	if !ok {
 		if name != DefaultProvider {
 			return ResolvedProvider{}, fmt.Errorf("config: provider %q is not defined in providers (defined: %s)", name, strings.Join(c.ProviderNames(), ", "))
 		}
 		return ResolvedProvider{
-			Name: name, BaseURL: c.LLM.BaseURL, API: c.LLM.API,
+			Name: name, Kind: KindOpenAI, BaseURL: c.LLM.BaseURL, API: c.LLM.API,
 			APIKey: c.Secrets.OpenAIAPIKey, APIKeyEnv: EnvOpenAIAPIKey,
 			Timeout:    time.Duration(c.LLM.TimeoutSeconds) * time.Second,
 			MaxRetries: c.LLM.MaxRetries,
 		}, nil
 	}
-	r := ResolvedProvider{Name: name, BaseURL: p.BaseURL, API: p.API, APIKeyEnv: p.APIKeyEnv,
+	r := ResolvedProvider{Name: name, Kind: orDefault(p.Kind, KindOpenAI), BaseURL: p.BaseURL, API: p.API, APIKeyEnv: p.APIKeyEnv,
 		APIKey: c.Secrets.ProviderKeys[name], Timeout: time.Duration(p.TimeoutSeconds) * time.Second, MaxRetries: p.MaxRetries}
-	if r.API == "" {
+	if r.API == "" && r.Kind == KindOpenAI {
 		r.API = "responses"
+	}
+	if r.Kind == KindGemini {
+		r.BaseURL = orDefault(r.BaseURL, GeminiBaseURL)
+		if r.APIKeyEnv == "" {
+			r.APIKeyEnv = EnvGeminiAPIKey + " or " + EnvGoogleAPIKey
+		}
 	}
 	if r.Timeout == 0 {
 		r.Timeout = time.Duration(c.LLM.TimeoutSeconds) * time.Second
@@ -119,6 +155,9 @@ func (c *Config) Provider(slot string) (ResolvedProvider, error) {
 // ProviderNames lists the providers slots may name: the default and every providers entry.
 func (c *Config) ProviderNames() []string {
 	names := slices.Sorted(maps.Keys(c.Providers))
+	if _, ok := c.Providers[GeminiProvider]; !ok {
+		names = append([]string{GeminiProvider}, names...)
+	}
 	if _, ok := c.Providers[DefaultProvider]; !ok {
 		names = append([]string{DefaultProvider}, names...)
 	}
@@ -155,7 +194,8 @@ func (c *Config) SlotsInUse() []Slot {
 			s.Path == "lookups.image" && (!c.Lookups.Image.Enabled || !c.Images.Enabled),
 			strings.HasPrefix(s.Path, "voice.") && !c.Voice.Enabled,
 			s.Path == "voice.replyDecisionLlm" && !c.Voice.ReplyDecisionLLM.Enabled,
-			s.Path == "voice.openaiRealtime" && c.Voice.Mode != "realtime",
+			s.Path == "voice.openaiRealtime" && (c.Voice.Mode != "realtime" || c.Voice.Realtime.Provider == KindGemini),
+			s.Path == "voice.geminiRealtime" && (c.Voice.Mode != "realtime" || c.Voice.Realtime.Provider != KindGemini),
 			strings.HasPrefix(s.Path, "voice.sttPipeline") && c.Voice.Mode != "stt_pipeline":
 			continue
 		}
@@ -179,12 +219,19 @@ func (v *validator) validateProviders(c *Config) {
 		if strings.TrimSpace(name) == "" {
 			v.addf("providers: a provider has an empty name")
 		}
-		if p.BaseURL == "" {
-			v.addf("%s.baseUrl: required (the API root including /v1, e.g. http://127.0.0.1:8000/v1)", path)
-		} else {
-			v.url(path+".baseUrl", p.BaseURL)
+		if p.Kind != "" {
+			v.enum(path+".kind", p.Kind, providerKinds)
 		}
-		if p.API != "" {
+		switch {
+		case p.BaseURL != "":
+			v.url(path+".baseUrl", p.BaseURL)
+		case p.Kind != KindGemini:
+			v.addf("%s.baseUrl: required (the API root including /v1, e.g. http://127.0.0.1:8000/v1)", path)
+		}
+		switch {
+		case p.API != "" && p.Kind == KindGemini:
+			v.addf("%s.api: only for kind openai (a gemini provider speaks the Gemini Live API)", path)
+		case p.API != "":
 			v.enum(path+".api", p.API, llmAPIs)
 		}
 		if p.APIKeyEnv != "" && !envVarName.MatchString(p.APIKeyEnv) {
@@ -197,6 +244,15 @@ func (v *validator) validateProviders(c *Config) {
 	for _, s := range c.Slots() {
 		if s.Provider != "" && !slices.Contains(defined, s.Provider) {
 			v.addf("%s: provider %q is not defined in providers (defined: %s)", providerKeyPath(s.Path), s.Provider, strings.Join(defined, ", "))
+			continue
+		}
+		p, err := c.Provider(s.Provider)
+		switch {
+		case err != nil:
+		case s.Path == "voice.geminiRealtime" && p.Kind != KindGemini && c.Voice.Realtime.Provider == KindGemini:
+			v.addf("%s: provider %q is kind %s; voice.realtime.provider gemini needs a provider of kind gemini", providerKeyPath(s.Path), p.Name, p.Kind)
+		case s.Path != "voice.geminiRealtime" && p.Kind == KindGemini:
+			v.addf("%s: provider %q is kind gemini, which serves only voice.geminiRealtime (this slot needs an OpenAI-compatible provider)", providerKeyPath(s.Path), p.Name)
 		}
 	}
 }

@@ -51,11 +51,11 @@ func TestProvidersResolvePerSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]ResolvedProvider{
-		"llm":                             {Name: "openai", BaseURL: "https://api.openai.com/v1", API: "responses", APIKey: "sk-openai", APIKeyEnv: EnvOpenAIAPIKey, Timeout: 60 * time.Second, MaxRetries: 2},
-		"llm.directAddressClassifier":     {Name: "local", BaseURL: "http://127.0.0.1:8000/v1", API: "chat_completions", Timeout: 60 * time.Second, MaxRetries: 2},
-		"voice.replyDecisionLlm":          {Name: "local", BaseURL: "http://127.0.0.1:8000/v1", API: "chat_completions", Timeout: 60 * time.Second, MaxRetries: 2},
-		"voice.generationLlm":             {Name: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", API: "chat_completions", APIKey: "g-key", APIKeyEnv: "GEMINI_API_KEY", Timeout: 20 * time.Second, MaxRetries: 0},
-		"voice.sttPipeline.transcription": {Name: "openai", BaseURL: "https://api.openai.com/v1", API: "responses", APIKey: "sk-openai", APIKeyEnv: EnvOpenAIAPIKey, Timeout: 60 * time.Second, MaxRetries: 2},
+		"llm":                             {Name: "openai", Kind: KindOpenAI, BaseURL: "https://api.openai.com/v1", API: "responses", APIKey: "sk-openai", APIKeyEnv: EnvOpenAIAPIKey, Timeout: 60 * time.Second, MaxRetries: 2},
+		"llm.directAddressClassifier":     {Name: "local", Kind: KindOpenAI, BaseURL: "http://127.0.0.1:8000/v1", API: "chat_completions", Timeout: 60 * time.Second, MaxRetries: 2},
+		"voice.replyDecisionLlm":          {Name: "local", Kind: KindOpenAI, BaseURL: "http://127.0.0.1:8000/v1", API: "chat_completions", Timeout: 60 * time.Second, MaxRetries: 2},
+		"voice.generationLlm":             {Name: "gemini", Kind: KindOpenAI, BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", API: "chat_completions", APIKey: "g-key", APIKeyEnv: "GEMINI_API_KEY", Timeout: 20 * time.Second, MaxRetries: 0},
+		"voice.sttPipeline.transcription": {Name: "openai", Kind: KindOpenAI, BaseURL: "https://api.openai.com/v1", API: "responses", APIKey: "sk-openai", APIKeyEnv: EnvOpenAIAPIKey, Timeout: 60 * time.Second, MaxRetries: 2},
 	}
 	for _, s := range cfg.Slots() {
 		w, ok := want[s.Path]
@@ -88,7 +88,7 @@ func TestProviderSlotInheritsLLMProvider(t *testing.T) {
 func TestProviderValidation(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"unknown provider in a slot", "voice:\n  generationLlm:\n    provider: locl\n",
-			`voice.generationLlm.provider: provider "locl" is not defined in providers (defined: openai)`},
+			`voice.generationLlm.provider: provider "locl" is not defined in providers (defined: openai, gemini)`},
 		{"unknown transcription provider", "voice:\n  sttPipeline:\n    transcriptionProvider: whisper\n",
 			`voice.sttPipeline.transcriptionProvider: provider "whisper" is not defined`},
 		{"provider without baseUrl", "providers:\n  local:\n    api: chat_completions\n", "providers.local.baseUrl: required"},
@@ -97,6 +97,16 @@ func TestProviderValidation(t *testing.T) {
 		{"key in the file", "providers:\n  x:\n    baseUrl: http://127.0.0.1:8000/v1\n    apiKeyEnv: sk-abc123-def\n",
 			`providers.x.apiKeyEnv: "sk-abc123-def" is not an environment variable name`},
 		{"unknown provider key", "providers:\n  x:\n    baseurl: http://h/v1\n", `providers.x.baseurl (line 3): unknown key`},
+		{"bad kind", "providers:\n  x:\n    kind: anthropic\n    baseUrl: http://h/v1\n", `providers.x.kind: "anthropic" is not allowed (allowed values: openai, gemini)`},
+		{"api on a gemini provider", "providers:\n  g:\n    kind: gemini\n    api: responses\n", "providers.g.api: only for kind openai"},
+		{"gemini provider in a text slot", "providers:\n  g:\n    kind: gemini\nllm:\n  provider: g\n",
+			`llm.provider: provider "g" is kind gemini, which serves only voice.geminiRealtime`},
+		{"bad realtime provider", "voice:\n  realtime:\n    provider: azure\n", `voice.realtime.provider: "azure" is not allowed (allowed values: openai, gemini)`},
+		{"openai provider for gemini realtime", "voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n  geminiRealtime:\n    provider: openai\n",
+			`voice.geminiRealtime.provider: provider "openai" is kind openai; voice.realtime.provider gemini needs a provider of kind gemini`},
+		{"openai realtime provider set for gemini", "voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n  openaiRealtime:\n    provider: openai\n",
+			"voice.openaiRealtime.provider: set while voice.realtime.provider is gemini"},
+		{"no gemini model", "voice:\n  geminiRealtime:\n    model: \"\"\n", "voice.geminiRealtime.model: must not be empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,5 +237,43 @@ func TestDeployConfigsAreValid(t *testing.T) {
 		if cfg.Store.Driver != "postgres" || cfg.Discord.ProcessCount != 3 || cfg.Discord.Shards != "4" {
 			t.Errorf("%s: store %s, %d processes, %s shards", name, cfg.Store.Driver, cfg.Discord.ProcessCount, cfg.Discord.Shards)
 		}
+	}
+}
+
+// TestGeminiProviderKey: the built-in gemini provider and kind gemini providers without
+// apiKeyEnv read GEMINI_API_KEY, else GOOGLE_API_KEY; the base URL defaults to Google's and can
+// be overridden.
+func TestGeminiProviderKey(t *testing.T) {
+	const realtime = "voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n"
+	tests := []struct {
+		name, yaml   string
+		env          map[string]string
+		key, baseURL string
+	}{
+		{"built-in, GEMINI_API_KEY", realtime, map[string]string{EnvGeminiAPIKey: "g1", EnvGoogleAPIKey: "g2"}, "g1", GeminiBaseURL},
+		{"built-in, GOOGLE_API_KEY", realtime, map[string]string{EnvGoogleAPIKey: "g2"}, "g2", GeminiBaseURL},
+		{"entry, base URL overridden", realtime + "  geminiRealtime:\n    provider: sim\nproviders:\n  sim:\n    kind: gemini\n    baseUrl: http://127.0.0.1:9/\n",
+			map[string]string{EnvGeminiAPIKey: "g1"}, "g1", "http://127.0.0.1:9/"},
+		{"entry with its own env", realtime + "  geminiRealtime:\n    provider: sim\nproviders:\n  sim:\n    kind: gemini\n    apiKeyEnv: SIM_KEY\n",
+			map[string]string{EnvGeminiAPIKey: "g1", "SIM_KEY": "s"}, "s", GeminiBaseURL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadYAML(t, tt.yaml, tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := cfg.Provider(cfg.Slots()[8].Provider) // voice.geminiRealtime
+			if err != nil || p.Kind != KindGemini || p.APIKey != tt.key || p.BaseURL != tt.baseURL {
+				t.Errorf("provider %+v, %v; want key %q at %s", p, err, tt.key, tt.baseURL)
+			}
+		})
+	}
+	cfg, err := loadYAML(t, realtime, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.MissingKeys(); !slices.Contains(got, "voice.geminiRealtime: provider gemini: GEMINI_API_KEY or GOOGLE_API_KEY is not set") {
+		t.Errorf("missing keys %q", got)
 	}
 }

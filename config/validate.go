@@ -18,6 +18,8 @@ var (
 	// These are read-only tables, never modified.
 	voiceModes         = []string{"stt_pipeline", "realtime"}
 	realtimeStrategies = []string{"brain", "native"}
+	realtimeProviders  = []string{KindOpenAI, KindGemini}
+	providerKinds      = []string{KindOpenAI, KindGemini}
 	llmAPIs            = []string{"responses", "chat_completions"}
 	bargeInPolicies    = []string{"reply_target", "anyone", "none"}
 	sendClocks         = []string{"off", "own", "shared"}
@@ -198,6 +200,13 @@ func (v *validator) validateVoice(c *Config) {
 	v.nonEmpty("voice.openaiRealtime.model", vo.OpenAIRealtime.Model)
 	v.nonEmpty("voice.openaiRealtime.voice", vo.OpenAIRealtime.Voice)
 	v.intRange("voice.openaiRealtime.sessionMaxMinutes", vo.OpenAIRealtime.SessionMaxMinutes, 1, 120)
+	v.enum("voice.realtime.provider", vo.Realtime.Provider, realtimeProviders)
+	v.nonEmpty("voice.geminiRealtime.model", vo.GeminiRealtime.Model)
+	v.nonEmpty("voice.geminiRealtime.voice", vo.GeminiRealtime.Voice)
+	v.intRange("voice.geminiRealtime.compressionTriggerTokens", vo.GeminiRealtime.CompressionTriggerTokens, 0, 10_000_000)
+	if vo.Mode == "realtime" && vo.Realtime.Provider == KindGemini && vo.OpenAIRealtime.Provider != "" {
+		v.addf("voice.openaiRealtime.provider: set while voice.realtime.provider is gemini (the Gemini Live API uses voice.geminiRealtime.provider)")
+	}
 	e := vo.Endpointing
 	v.intRange("voice.endpointing.silenceMs", e.SilenceMs, 100, 5000)
 	v.intRange("voice.endpointing.minUtteranceMs", e.MinUtteranceMs, 0, 5000)

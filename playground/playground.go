@@ -103,6 +103,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer w.close()
+	w.geminiDemo = w.osim != nil && o.Getenv(config.EnvGeminiAPIKey) == "" && o.Getenv(config.EnvGoogleAPIKey) == ""
 
 	file := configFile{path: filepath.Join(dir, "playground.yaml")}
 	if err := w.writeConfig(file, seed, dir); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/banterbot/banter/config"
@@ -41,6 +42,9 @@ type world struct {
 	ctlSrv *http.Server
 	ctlURL string
 	osim   *openaisim.Server // nil with real models
+	// geminiDemo: the demo brain also serves the Gemini Live API (its Gemini face), because no
+	// Gemini key is set (voice.realtime.provider gemini then talks to it).
+	geminiDemo bool
 
 	guild                  discordsim.GuildID
 	general, thread, voice discordsim.ChannelID
@@ -115,6 +119,10 @@ func (w *world) close() {
 	}
 }
 
+// geminiDemoProvider is the providers entry that points voice.geminiRealtime at the demo
+// brain's Gemini face when no Gemini key is set.
+const geminiDemoProvider = "gemini-demo"
+
 // writeConfig writes the config file the bot runs on: the seed (the
 // playground's own file from an earlier run in the same folder, else the
 // user's config, else empty) with the settings that tie it to this
@@ -156,6 +164,11 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 	if w.osim != nil {
 		set["llm.baseUrl"] = w.osim.BaseURL()
 	}
+	if w.geminiDemo {
+		set["providers."+geminiDemoProvider+".kind"] = config.KindGemini
+		set["providers."+geminiDemoProvider+".baseUrl"] = "http" + strings.TrimPrefix(w.osim.GeminiURL(), "ws")
+		set["voice.geminiRealtime.provider"] = geminiDemoProvider
+	}
 	out, err := setKeys(data, set)
 	if err != nil {
 		return err
@@ -179,6 +192,10 @@ func (w *world) botEnv(getenv func(string) string) func(string) string {
 			return ""
 		case config.EnvOpenAIAPIKey:
 			if w.osim != nil {
+				return demoKey
+			}
+		case config.EnvGeminiAPIKey:
+			if w.geminiDemo {
 				return demoKey
 			}
 		}

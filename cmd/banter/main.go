@@ -7,7 +7,7 @@
 //	banter config check FILE                              validate a config, print it (secrets redacted)
 //	banter replay [-config FILE] [-llm] EVENTS.jsonl      replay a conversation through the decision engine
 //	banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
-//	banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+//	banter sim discord|openai|gemini [-addr HOST:PORT]    run a local simulator (loopback only)
 //	banter playground [-addr HOST:PORT] [-config FILE]    the bot on a simulated Discord, with a web page (also run without a token)
 //	banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord
 //	banter health [-config FILE] [-ready]                 check /healthz (or /readyz) of a running banter
@@ -74,7 +74,7 @@ const usage = `usage:
   banter config check FILE                              validate FILE and print the effective config
   banter replay [-config FILE] [-llm] EVENTS.jsonl      run a recorded conversation through the decision engine
   banter replay [-config FILE] -labels CORPUS.jsonl     score the decision engine on a labelled corpus
-  banter sim discord|openai [-addr HOST:PORT]           run a local simulator (loopback only)
+  banter sim discord|openai|gemini [-addr HOST:PORT]    run a local simulator (loopback only)
   banter playground [-addr HOST:PORT] [-config FILE]    the bot on a simulated Discord, with a web page
                                                         (what run starts when DISCORD_TOKEN is not set)
   banter sandbox [-config FILE]                         chat with the bot in a terminal, on a local Discord

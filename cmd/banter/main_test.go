@@ -98,7 +98,7 @@ func TestVersionAndUnknown(t *testing.T) {
 }
 
 func TestSimCommandsServeUntilCancelled(t *testing.T) {
-	for _, which := range []string{"discord", "openai"} {
+	for _, which := range []string{"discord", "openai", "gemini"} {
 		t.Run(which, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			out := &lockedBuffer{}
@@ -235,7 +235,8 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"playground", "-h"}, "-addr"},
 		{[]string{"sim", "openai", "-h"}, "-script"},
 		{[]string{"sim", "discord", "-h"}, "-control-addr"},
-		{[]string{"sim", "-h"}, "banter sim discord|openai"},
+		{[]string{"sim", "-h"}, "banter sim discord|openai|gemini"},
+		{[]string{"sim", "gemini", "-h"}, "-connection-limit"},
 		{[]string{"config", "-h"}, "banter config check FILE"},
 		{[]string{"config", "check", "-h"}, "banter config check FILE"},
 		{[]string{"health", "-h"}, "-ready"},

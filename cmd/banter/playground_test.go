@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
@@ -289,5 +290,43 @@ func TestRunRequireToken(t *testing.T) {
 				t.Errorf("a playground was started:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestPlaygroundGeminiDemo: with voice.realtime.provider gemini and no Gemini key, the
+// playground points voice.geminiRealtime at the demo brain's Gemini face (a kind gemini
+// provider on the embedded simulator, the demo key), and the bot starts on that config.
+func TestPlaygroundGeminiDemo(t *testing.T) {
+	seed := filepath.Join(t.TempDir(), "seed.yaml")
+	if err := os.WriteFile(seed, []byte("voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	t.Cleanup(func() { keepBotLog(t, filepath.Join(state, "banter.log")) })
+	url, _ := startCLI(t, nil, "playground", "-addr", "127.0.0.1:0", "-dir", state, "-config", seed)
+	var info struct {
+		BotID string `json:"bot_id"`
+		Demo  bool   `json:"demo"`
+	}
+	httpDo(t, "GET", url+"/api/info", nil, &info)
+	if !info.Demo || info.BotID == "" {
+		t.Fatalf("info %+v", info)
+	}
+	written, err := os.ReadFile(filepath.Join(state, "playground.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(filepath.Join(state, "playground.yaml"), func(k string) string {
+		if k == config.EnvGeminiAPIKey {
+			return "sk-playground-demo"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("the playground's config: %v\n%s", err, written)
+	}
+	p, err := cfg.Provider(cfg.Voice.GeminiRealtime.Provider)
+	if err != nil || p.Kind != config.KindGemini || !strings.HasPrefix(p.BaseURL, "http://127.0.0.1:") || p.APIKey == "" {
+		t.Errorf("voice.geminiRealtime's provider %+v, %v; want the demo brain's Gemini face\n%s", p, err, written)
 	}
 }

@@ -223,6 +223,9 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 		{"realtime+chat_completions", "llm:\n  api: chat_completions\nvoice:\n  mode: realtime\n", "brain"},
 		// The realtime model answers the member's forwarded audio itself.
 		{"realtime_native", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "native"},
+		// The same two strategies on the Gemini Live API (the simulator's Gemini face).
+		{"gemini_brain", geminiRealtime + "  realtimeReplyStrategy: brain\n", "gemini/brain"},
+		{"gemini_native", geminiRealtime + "  realtimeReplyStrategy: native\n", "gemini/native"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy, nil) })
 	}
@@ -299,6 +302,10 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 		if e.Type == "input_audio_buffer.commit" {
 			commits++
 		}
+	}
+	if provider, strat, ok := strings.Cut(strategy, "/"); ok && provider == "gemini" {
+		checkGeminiAnswered(t, v, strat, conversation, tts)
+		return
 	}
 	requested := slices.ContainsFunc(strings.Split(v.logs.String(), "\n"), func(l string) bool {
 		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"strategy":"`+strategy+`"`)
@@ -417,4 +424,42 @@ func endpointsOf(rs []openaisim.Recorded) []string {
 		out = append(out, fmt.Sprintf("%v %s", r.Endpoint, r.Model))
 	}
 	return out
+}
+
+// geminiRealtime is the configuration of realtime voice on the Gemini Live API, served by the
+// OpenAI simulator's Gemini face (launchVoiceBanter fills $GEMINI_URL; GEMINI_API_KEY is set).
+const geminiRealtime = `providers:
+  gemini:
+    kind: gemini
+    baseUrl: $GEMINI_URL
+voice:
+  mode: realtime
+  realtime:
+    provider: gemini
+`
+
+// checkGeminiAnswered checks that Gemini answered the turn, in the strategy's way: native from
+// the member's audio as one activity, brain by voicing a text turn; neither OpenAI's realtime
+// API nor the TTS was used.
+func checkGeminiAnswered(t *testing.T, v *voiceBanter, strategy string, openaiRealtime, tts int) {
+	t.Helper()
+	count := map[string]int{}
+	for _, m := range v.osim.GeminiMessages() {
+		count[m.Type]++
+	}
+	requested := slices.ContainsFunc(strings.Split(v.logs.String(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"provider":"gemini"`) &&
+			strings.Contains(l, `"strategy":"`+strategy+`"`) && strings.Contains(l, `"turn_id"`)
+	})
+	wrong := !requested || openaiRealtime != 0 || tts != 0 || len(v.osim.RequestsFor(openaisim.EndpointGeminiResponse)) == 0
+	switch strategy {
+	case "native":
+		wrong = wrong || count["realtimeInput.activityEnd"] == 0 || count["realtimeInput.audio"] == 0
+	case "brain":
+		wrong = wrong || count["clientContent"] == 0 || count["realtimeInput.audio"] != 0
+	}
+	if wrong {
+		t.Errorf("answered by the wrong path for gemini/%s: requested %v, Gemini messages %v, %d OpenAI realtime events, %d TTS requests",
+			strategy, requested, count, openaiRealtime, tts)
+	}
 }

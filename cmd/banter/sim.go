@@ -11,10 +11,11 @@ import (
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
-// simCommand implements `banter sim discord|openai [-addr HOST:PORT]`: the local simulators,
+// simCommand implements `banter sim discord|openai|gemini [-addr HOST:PORT]`: the local simulators,
 // standalone, for pointing a bot or a third-party client at them. They listen on loopback only.
 func simCommand(ctx context.Context, e env) error {
-	const synopsis = "banter sim discord|openai [-addr 127.0.0.1:PORT] [-script FILE (openai)]\n" +
+	const synopsis = "banter sim discord|openai|gemini [-addr 127.0.0.1:PORT] [-script FILE (openai, gemini)]\n" +
+		"  gemini also: [-connection-limit D] [-go-away-lead D] (the Live API's connection limit, default 10m and 10s)\n" +
 		"  discord also: [-control-addr 127.0.0.1:PORT] [-voice-port PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]\n" +
 		"  banter sim discord -h, banter sim openai -h: the flags"
 	if len(e.args) == 0 {
@@ -34,6 +35,8 @@ func simCommand(ctx context.Context, e env) error {
 	idTime := fs.String("id-time", "", "discord only: pin the demo world's ids to snowflakes of this RFC 3339 instant")
 	writeConfig := fs.String("write-config", "", "discord only: write a banter config for this simulator to FILE")
 	openaiURL := fs.String("openai-url", "", "discord only: llm.baseUrl for the written config (e.g. a banter sim openai)")
+	connLimit := fs.Duration("connection-limit", 10*time.Minute, "gemini only: how long a Live connection lives (goAway first); 0: no limit")
+	goAwayLead := fs.Duration("go-away-lead", 10*time.Second, "gemini only: goAway this long before the connection limit")
 	if err := parseFlags(fs, e.args[1:], e, "banter sim "+which+" [flags]"); err != nil {
 		return err
 	}
@@ -52,20 +55,27 @@ func simCommand(ctx context.Context, e env) error {
 			o.IDTime = t
 		}
 		return control.RunStandalone(ctx, o, e.stdout)
-	case "openai":
+	case "openai", "gemini":
 		var opts []openaisim.Option
 		if *script != "" {
 			data, err := os.ReadFile(*script)
 			if err != nil {
-				return &usageError{fmt.Sprintf("banter sim openai: -script: %v", err)}
+				return &usageError{fmt.Sprintf("banter sim %s: -script: %v", which, err)}
 			}
 			sc, err := openaisim.ParseScript(data)
 			if err != nil {
-				return &usageError{fmt.Sprintf("banter sim openai: -script %s: %v", *script, err)}
+				return &usageError{fmt.Sprintf("banter sim %s: -script %s: %v", which, *script, err)}
 			}
 			opts = append(opts, openaisim.WithScript(sc))
 		}
-		return openaisim.RunStandalone(ctx, *addr, e.stdout, opts...)
+		if which == "openai" {
+			return openaisim.RunStandalone(ctx, *addr, e.stdout, opts...)
+		}
+		if *connLimit < 0 || *goAwayLead < 0 || (*connLimit > 0 && *goAwayLead > *connLimit) {
+			return &usageError{fmt.Sprintf("banter sim gemini: -connection-limit %v, -go-away-lead %v: want 0 <= lead <= limit", *connLimit, *goAwayLead)}
+		}
+		opts = append(opts, openaisim.WithGeminiConnectionLimit(*connLimit, *goAwayLead))
+		return openaisim.RunGeminiStandalone(ctx, *addr, e.stdout, opts...)
 	}
-	return &usageError{fmt.Sprintf("banter sim: unknown simulator %q (allowed: discord, openai)", which)}
+	return &usageError{fmt.Sprintf("banter sim: unknown simulator %q (allowed: discord, openai, gemini)", which)}
 }

@@ -68,12 +68,15 @@ func launchVoiceBanter(t *testing.T, timeout time.Duration, extraConfig string, 
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
+	// $GEMINI_URL in extraConfig is the simulator's Gemini face (a kind gemini provider's baseUrl).
+	extraConfig = strings.ReplaceAll(extraConfig, "$GEMINI_URL", "http"+strings.TrimPrefix(v.osim.GeminiURL(), "ws"))
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
 		v.dsim.APIBaseURL(), v.vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DISCORD_TOKEN": v.dsim.Token(), "OPENAI_BASE_URL": v.osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	vars := map[string]string{"DISCORD_TOKEN": v.dsim.Token(), "OPENAI_BASE_URL": v.osim.BaseURL(), "OPENAI_API_KEY": "sk-test",
+		"GEMINI_API_KEY": "gk-test"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

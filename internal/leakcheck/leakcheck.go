@@ -30,8 +30,12 @@ const settle = 15 * time.Second
 //     (reconnect on top of the stack): a reconnect that got through to a
 //     server still running (a simulator a test forgot to close) has listen
 //     and heartbeat goroutines of its own, and those are reported.
+//   - opencensus's stats worker: go.opencensus.io/stats/view starts it in an
+//     init function (google.golang.org/genai links it through
+//     cloud.google.com/go/auth), once per process, and never stops it.
 var known = []goleak.Option{
 	goleak.IgnoreTopFunction("github.com/bwmarrin/discordgo.(*Session).reconnect"),
+	goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
 }
 
 // Main runs the tests, then fails the binary if goroutines other than the

@@ -29,6 +29,16 @@ const (
 	// EndpointRealtimeTranscription is the input-audio transcription of a
 	// committed realtime audio item (when the session enables it).
 	EndpointRealtimeTranscription
+	// EndpointGeminiLive is the Gemini Live WebSocket handshake (BidiGenerateContent). A rule
+	// matching it can refuse the upgrade (Fault.Status), delay setupComplete
+	// (Latency.TimeToFirstToken), close the socket after setup (Fault.CloseCode) or drop it
+	// after a number of server messages (Fault.DropAfterEvents).
+	EndpointGeminiLive
+	// EndpointGeminiResponse is one model turn on a Gemini Live socket.
+	EndpointGeminiResponse
+	// EndpointGeminiTranscription is the transcription of a user activity's audio on a Gemini
+	// Live socket (what the model heard; sent as inputTranscription when the setup asks).
+	EndpointGeminiTranscription
 )
 
 // String returns a short stable name, e.g. "responses".
@@ -50,13 +60,19 @@ func (e Endpoint) String() string {
 		return "realtime.response"
 	case EndpointRealtimeTranscription:
 		return "realtime.transcription"
+	case EndpointGeminiLive:
+		return "gemini.live"
+	case EndpointGeminiResponse:
+		return "gemini.response"
+	case EndpointGeminiTranscription:
+		return "gemini.transcription"
 	default:
 		return "unknown"
 	}
 }
 
 // endpointCount bounds the valid endpoints for parsing.
-const endpointCount = EndpointRealtimeTranscription + 1
+const endpointCount = EndpointGeminiTranscription + 1
 
 // MarshalText encodes the endpoint by name (for YAML/JSON scripts).
 func (e Endpoint) MarshalText() ([]byte, error) { return []byte(e.String()), nil }

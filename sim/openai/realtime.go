@@ -120,33 +120,42 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	}
 	conn.SetReadLimit(16 << 20)
 
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.adopt(func() { s.rtConns[c] = struct{}{} }) {
 		c.stop()
 		_ = conn.Close()
 		return
 	}
-	s.rtConns[c] = struct{}{}
-	s.connWG.Add(1)
-	s.mu.Unlock()
 	s.record(rec)
-
-	defer func() {
-		c.stop()
-		c.wg.Wait()
-		_ = conn.Close()
-		s.mu.Lock()
-		delete(s.rtConns, c)
-		s.mu.Unlock()
-		s.connWG.Done()
-	}()
+	defer s.release(func() { c.stop(); c.wg.Wait(); _ = conn.Close() }, func() { delete(s.rtConns, c) })
 	c.send(map[string]any{"type": "session.created", "session": c.sessionSnapshot()})
 	if strings.Contains(r.Header.Get("OpenAI-Beta"), "realtime=v1") {
 		c.sendError("", "invalid_request_error", "beta_protocol_not_simulated", "",
 			"openaisim speaks only the GA realtime protocol; remove the 'OpenAI-Beta: realtime=v1' header.")
 	}
 	c.readLoop()
+}
+
+// adopt registers a socket (add runs under mu) unless the server is closed; the server's Close
+// then waits for its release.
+func (s *Server) adopt(add func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	add()
+	s.connWG.Add(1)
+	return true
+}
+
+// release ends an adopted socket: stop (its goroutines stopped and waited for), then remove
+// (under mu).
+func (s *Server) release(stop, remove func()) {
+	stop()
+	s.mu.Lock()
+	remove()
+	s.mu.Unlock()
+	s.connWG.Done()
 }
 
 // abort closes the socket abruptly; the read loop then ends the session.

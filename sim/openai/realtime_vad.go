@@ -40,17 +40,23 @@ const (
 	vadStopped
 )
 
-// feedVADLocked runs VAD over appended audio and returns the events in
-// order with their audio times. A frame is speech when its RMS exceeds
-// threshold × 0.05 (threshold 0.5 ≈ −32 dBFS).
+// feedVADLocked runs VAD over appended audio (24 kHz) and returns the events in
+// order with their audio times.
 func (c *rtSession) feedVADLocked(audio []byte, cfg vadConfig) (events []vadEvent, times []int) {
-	v := &c.vad
+	return c.vad.feed(audio, vadFrameBytes, cfg)
+}
+
+// feed runs VAD over appended pcm16 audio in 20 ms frames of frameBytes and returns the
+// events in order with their audio times (ms). A frame is speech when its RMS exceeds
+// threshold × 0.05 (threshold 0.5 ≈ −32 dBFS). The OpenAI face feeds 24 kHz audio, the
+// Gemini face 16 kHz.
+func (v *vadState) feed(audio []byte, frameBytes int, cfg vadConfig) (events []vadEvent, times []int) {
 	for len(audio) > 0 {
-		need := vadFrameBytes - len(v.frame)
+		need := frameBytes - len(v.frame)
 		take := min(need, len(audio))
 		v.frame = append(v.frame, audio[:take]...)
 		audio = audio[take:]
-		if len(v.frame) < vadFrameBytes {
+		if len(v.frame) < frameBytes {
 			break
 		}
 		speech := frameRMS(v.frame) > cfg.threshold*0.05

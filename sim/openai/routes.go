@@ -21,7 +21,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	m.HandleFunc("GET /v1/realtime", s.handleRealtime)
+	m.HandleFunc("GET "+GeminiLivePath, s.handleGeminiLive)
+	m.HandleFunc("GET "+strings.Replace(GeminiLivePath, "v1beta", "v1alpha", 1), s.handleGeminiLive)
 	s.controlRoutes(m)
+	s.geminiControlRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		rec := s.newRecord(r, EndpointUnknown)
 		rec.Status = http.StatusNotFound
@@ -50,7 +53,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(v)
 		}
 	}()
-	if s.apiKey != "" {
+	if s.apiKey != "" && !strings.HasPrefix(r.URL.Path, "/ws/") { // the Gemini face checks its own key
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.apiKey)) != 1 {
 			drain(r.Body)
@@ -60,6 +63,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusUnauthorized, errorFor(http.StatusUnauthorized, ""), 0)
 			return
 		}
+	}
+	if strings.HasPrefix(r.URL.Path, "//ws/") {
+		// js-genai joins its base URL ("ws://host/") and "/ws/…" into "//ws/…"; Google serves it.
+		r.URL.Path = r.URL.Path[1:]
 	}
 	s.conformRequest(r)
 	id := s.newID("req")

@@ -178,6 +178,11 @@ type Fault struct {
 	// EndpointRealtime rules, from response.create for
 	// EndpointRealtimeResponse rules.
 	DropAfterEvents int `yaml:"drop_after_events" json:"drop_after_events,omitempty"`
+	// CloseCode closes a Gemini Live socket with this WebSocket close code (1007 invalid
+	// argument, 1008 policy, 1011 internal error) and Message (or the real API's usual reason
+	// for the code): after setup for EndpointGeminiLive rules (instead of setupComplete), at the
+	// start of the turn for EndpointGeminiResponse rules.
+	CloseCode int `yaml:"close_code" json:"close_code,omitempty"`
 }
 
 // IsZero reports whether the fault is empty.

@@ -30,6 +30,13 @@ type Server struct {
 	check       Checker     // WithConformance; nil: off
 	report      func(error) // gets check's errors
 
+	// The Gemini Live face (gemini*.go).
+	geminiKey    string        // WithGeminiAPIKey; "": any non-empty key
+	gmModels     []string      // models setup may name (without "models/")
+	gmLimit      time.Duration // connection limit (0: none)
+	gmGoAwayLead time.Duration // goAway this long before the limit
+	gmTextFrames bool          // server messages in text frames (default binary)
+
 	mux *http.ServeMux
 
 	// Set by Start; nil when used as a plain http.Handler.
@@ -49,6 +56,9 @@ type Server struct {
 	requests    []Recorded
 	rtEvents    []RealtimeEvent
 	rtConns     map[*rtSession]struct{}
+	gmConns     map[*gmConn]struct{}
+	gmEvents    []RealtimeEvent
+	gmHandles   map[string][]string // session resumption handle → the conversation
 	truncations []Truncation
 	stored      map[string]*storedResponse // by response id, for previous_response_id
 	ids         map[string]int
@@ -188,15 +198,20 @@ func DefaultModels() []string {
 // (mount it under any server) until Start is called.
 func NewServer(opts ...Option) (*Server, error) {
 	s := &Server{
-		log:       slog.New(slog.DiscardHandler),
-		models:    DefaultModels(),
-		sleep:     sleepCtx,
-		realSleep: true,
-		now:       time.Now,
-		maxUpload: 25 << 20,
-		rtConns:   make(map[*rtSession]struct{}),
-		ids:       make(map[string]int),
-		stored:    make(map[string]*storedResponse),
+		log:          slog.New(slog.DiscardHandler),
+		models:       DefaultModels(),
+		sleep:        sleepCtx,
+		realSleep:    true,
+		now:          time.Now,
+		maxUpload:    25 << 20,
+		rtConns:      make(map[*rtSession]struct{}),
+		gmConns:      make(map[*gmConn]struct{}),
+		gmHandles:    make(map[string][]string),
+		gmModels:     DefaultGeminiModels(),
+		gmLimit:      10 * time.Minute,
+		gmGoAwayLead: 10 * time.Second,
+		ids:          make(map[string]int),
+		stored:       make(map[string]*storedResponse),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, o := range opts {
@@ -259,10 +274,17 @@ func (s *Server) Close() error {
 	for c := range s.rtConns {
 		conns = append(conns, c)
 	}
+	gconns := make([]*gmConn, 0, len(s.gmConns))
+	for c := range s.gmConns {
+		gconns = append(gconns, c)
+	}
 	s.mu.Unlock()
 
 	s.cancel()
 	for _, c := range conns {
+		c.abort()
+	}
+	for _, c := range gconns {
 		c.abort()
 	}
 	var err error
@@ -372,7 +394,7 @@ func (s *Server) pick(in *matchInput) outcome {
 		// transcript: that transcript was the whole of what the member said.
 		return outcome{rule: ruleContinued, latency: s.latency}
 	}
-	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription) && len(s.transcripts) > 0 {
+	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointRealtimeTranscription || in.endpoint == EndpointGeminiTranscription) && len(s.transcripts) > 0 {
 		t := s.transcripts[0]
 		s.transcripts = s.transcripts[1:]
 		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t, session: in.session}

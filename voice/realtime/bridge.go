@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 )
 
@@ -19,6 +20,13 @@ var ErrClosed = errors.New("realtime: bridge closed")
 
 // Config configures a Bridge.
 type Config struct {
+	// Provider is the realtime API (voice.realtime.provider); "" is ProviderOpenAI.
+	Provider Provider
+	// Gemini is the Live connection of ProviderGemini: BaseURL, APIKey, Model, Voice,
+	// ManualActivity (voice.geminiRealtime.serverTurnDetection off), compression. Its
+	// Instructions and Handle are set by the bridge (Instructions plus the summary; the last
+	// resumption handle).
+	Gemini gemini.Config
 	// Realtime is the socket: URL (API base or realtime endpoint), APIKey,
 	// Model, Dialer (a test CA), Logger and the client's Metrics (which
 	// count malformed server events).
@@ -72,6 +80,9 @@ func FromConfig(c *config.Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	if c.Voice.Realtime.Provider == config.KindGemini {
+		return geminiFromConfig(c, s)
+	}
 	rt := c.Voice.OpenAIRealtime
 	p, err := c.Provider(rt.Provider)
 	if err != nil {
@@ -90,11 +101,30 @@ func FromConfig(c *config.Config) (Config, error) {
 	}, nil
 }
 
+// geminiFromConfig maps voice.geminiRealtime and its provider onto a Config.
+func geminiFromConfig(c *config.Config, s Strategy) (Config, error) {
+	rt := c.Voice.GeminiRealtime
+	name := rt.Provider
+	if name == "" {
+		name = config.GeminiProvider
+	}
+	p, err := c.Provider(name)
+	if err != nil {
+		return Config{}, fmt.Errorf("voice.geminiRealtime.provider: %w", err)
+	}
+	return Config{
+		Provider: ProviderGemini, Strategy: s, Voice: rt.Voice, ServerTurnDetection: rt.ServerTurnDetection,
+		Gemini: gemini.Config{BaseURL: p.BaseURL, APIKey: p.APIKey, Model: rt.Model, Voice: rt.Voice,
+			ManualActivity: !rt.ServerTurnDetection, CompressionTriggerTokens: rt.CompressionTriggerTokens},
+		SessionMax: 24 * time.Hour, // no rollover: goAway and resumption keep the conversation
+	}, nil
+}
+
 func (c *Config) setDefaults() error {
 	if c.Strategy != StrategyNative && c.Strategy != StrategyBrain {
 		return fmt.Errorf("realtime: strategy %s: want native or brain", c.Strategy)
 	}
-	if c.Realtime.URL == "" {
+	if c.Realtime.URL == "" && c.Provider != ProviderGemini {
 		return errors.New("realtime: config: Realtime.URL is required")
 	}
 	if c.SessionMax <= 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
@@ -149,6 +150,10 @@ type harnessOptions struct {
 	eagerness int
 	rules     []openaisim.Rule
 	bridge    func(*Config)
+	sim       []openaisim.Option // more simulator options (the Gemini face's)
+	// gemini runs the session on the Gemini Live API (the simulator's Gemini face) instead
+	// of OpenAI's realtime API.
+	gemini bool
 }
 
 // countingSender is the Conn as the Playback's voice.Sender, counting the
@@ -178,7 +183,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		replies: make(chan replyOutcome, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.vs = voicetest.Serve(t)
-	h.oa = openaitest.Serve(t, openaisim.WithRules(o.rules...))
+	h.oa = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(o.rules...)}, o.sim...)...)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
@@ -220,7 +225,16 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Voice:            "marin",
 		ReconnectBackoff: 20 * time.Millisecond,
 		Logger:           logger,
-		Metrics:          NewMetrics(h.reg),
+	}
+	if o.gemini {
+		cfg.Metrics = NewMetricsFor(h.reg, ProviderGemini)
+	} else {
+		cfg.Metrics = NewMetrics(h.reg)
+	}
+	if o.gemini {
+		cfg.Provider = ProviderGemini
+		cfg.Gemini = gemini.Config{BaseURL: "http" + strings.TrimPrefix(h.oa.GeminiURL(), "ws"), APIKey: "gk-test",
+			Model: "gemini-3.8-live", Voice: "Kore", ManualActivity: true}
 	}
 	if o.bridge != nil {
 		o.bridge(&cfg)

@@ -20,6 +20,18 @@ type Metrics struct {
 	serverError prometheus.Counter
 }
 
+// NewMetricsFor is NewMetrics with every series labelled provider (openai, gemini): a process
+// speaks one realtime API, so the label is constant and dashboards that sum keep working.
+func NewMetricsFor(reg prometheus.Registerer, p Provider) *Metrics {
+	if p == "" {
+		p = ProviderOpenAI
+	}
+	if reg != nil {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"provider": string(p)}, reg)
+	}
+	return NewMetrics(reg)
+}
+
 // NewMetrics creates the metrics and registers them with reg (nil: not
 // registered). Names:
 //

@@ -82,12 +82,20 @@ func (b *Bridge) replyOnce(ctx context.Context, t *Turn, forward []int16, cmd ll
 // and all of its audio is written. It returns the first write error (ctx's
 // own when the reply is cut). It measures the first frame's latencies.
 func (b *Bridge) play(ctx context.Context, r *response, out audioOut) error {
+	return playOut(ctx, r.out, r.done, r.requestedAt, out, b.now, b.m, b.putBuf)
+}
+
+// playOut writes the audio chunks of in to out until done is closed and in is drained (both
+// providers' replies). put takes each chunk back once written. It returns the first write
+// error, and observes the first frame's latencies (from the first chunk and from requestedAt).
+func playOut(ctx context.Context, in <-chan []byte, done <-chan struct{}, requestedAt time.Time, out audioOut,
+	now func() time.Time, m *Metrics, put func([]byte)) error {
 	var firstDelta time.Time
 	observed := false
 	write := func(p []byte) error {
-		defer b.putBuf(p)
+		defer put(p)
 		if firstDelta.IsZero() {
-			firstDelta = b.now()
+			firstDelta = now()
 			if out.first != nil {
 				out.first(firstDelta)
 			}
@@ -96,22 +104,22 @@ func (b *Bridge) play(ctx context.Context, r *response, out audioOut) error {
 		if !observed && out.firstPacket != nil {
 			if at := out.firstPacket(); !at.IsZero() {
 				observed = true
-				b.m.firstFrameLatency(at.Sub(firstDelta).Seconds())
-				b.m.firstAudioLatency(at.Sub(r.requestedAt).Seconds())
+				m.firstFrameLatency(at.Sub(firstDelta).Seconds())
+				m.firstAudioLatency(at.Sub(requestedAt).Seconds())
 			}
 		}
 		return err
 	}
 	for {
 		select {
-		case p := <-r.out:
+		case p := <-in:
 			if err := write(p); err != nil {
 				return err
 			}
-		case <-r.done:
+		case <-done:
 			for {
 				select {
-				case p := <-r.out:
+				case p := <-in:
 					if err := write(p); err != nil {
 						return err
 					}

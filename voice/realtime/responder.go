@@ -76,7 +76,7 @@ type Responder struct {
 	ctx  context.Context // the voice session's: the Bridge lives on it
 
 	mu     sync.Mutex // guards following; held while a Bridge starts
-	b      *Bridge
+	b      provider
 	closed bool
 }
 
@@ -110,7 +110,7 @@ func (p *Responder) Close() error {
 // bridge returns the session's Bridge, starting it on first use (or again if
 // it stopped). Start dials within ctx (the reply's: a barge-in or leave stops
 // the dial) and the Bridge then lives on the session's context.
-func (p *Responder) bridge(ctx context.Context) (*Bridge, error) {
+func (p *Responder) bridge(ctx context.Context) (provider, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || p.ctx.Err() != nil {
@@ -118,7 +118,7 @@ func (p *Responder) bridge(ctx context.Context) (*Bridge, error) {
 	}
 	if p.b != nil {
 		select {
-		case <-p.b.done:
+		case <-p.b.stopped():
 			p.b.Close()
 			p.b = nil
 		default:
@@ -127,7 +127,13 @@ func (p *Responder) bridge(ctx context.Context) (*Bridge, error) {
 	}
 	sctx, stop := context.WithCancel(p.ctx)
 	defer context.AfterFunc(ctx, stop)()
-	b, err := Start(sctx, p.cfg)
+	var b provider
+	var err error
+	if p.cfg.Provider == ProviderGemini {
+		b, err = startGemini(sctx, p.cfg)
+	} else {
+		b, err = Start(sctx, p.cfg)
+	}
 	if err != nil {
 		stop()
 		return nil, err
@@ -154,31 +160,31 @@ func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, 
 	}
 	var audio []int16
 	if r.Turn != nil {
-		if audio, err = to24k(r.Turn.Audio, r.Turn.Format); err != nil {
+		f := b.inputFormat()
+		if audio, err = toFormat(r.Turn.Audio, r.Turn.Format, f); err != nil {
 			return voice.Result{}, err
 		}
-		if len(audio) < minTurnSamples {
+		if len(audio) < minTurnMs*f.Rate/1000 {
 			b.skipped(ctx, t, "audio_too_short")
 			return voice.Result{Skipped: true}, nil
 		}
-		b.hist.add(speakerName(t), t.Transcript, false)
+		b.remember(speakerName(t), t.Transcript)
 	}
 	// Native has no Stage B: the model must not be told to answer [SKIP].
-	cmd := speakCommand(t, "")
-	cmd.Instructions = strings.TrimSpace(strings.ReplaceAll(r.Instructions, decision.SkipInstruction, ""))
-	res, err := b.replyTo(ctx, t, audio, cmd, out)
+	instructions := strings.TrimSpace(strings.ReplaceAll(r.Instructions, decision.SkipInstruction, ""))
+	res, err := b.answer(ctx, t, audio, "", instructions, out)
 	return voice.Result{Spoken: res.spoken, Text: res.transcript, Skipped: res.transcript == "" && err == nil}, err
 }
 
 // brain generates the reply text, applies Stage B and has the model voice it.
-func (p *Responder) brain(ctx context.Context, b *Bridge, r *voice.Reply, t *Turn, out audioOut) (voice.Result, error) {
+func (p *Responder) brain(ctx context.Context, b provider, r *voice.Reply, t *Turn, out audioOut) (voice.Result, error) {
 	s, err := p.opts.Gen.Stream(ctx, llm.GenerateRequest{Model: p.opts.Model, Instructions: r.Instructions,
 		Messages: r.Messages, MaxOutputTokens: p.opts.MaxTokens})
 	if err != nil {
 		return voice.Result{}, fmt.Errorf("voice: generate: %w", err)
 	}
 	defer s.Close()
-	r.Mark(voice.PhaseFirstToken, b.now())
+	r.Mark(voice.PhaseFirstToken, p.now())
 	var raw strings.Builder
 	for s.Next() {
 		raw.WriteString(s.Delta())
@@ -193,16 +199,24 @@ func (p *Responder) brain(ctx context.Context, b *Bridge, r *voice.Reply, t *Tur
 		b.skipped(ctx, t, stageB.Reason.String())
 		return voice.Result{Skipped: true, StageB: stageB}, nil
 	}
-	r.Mark(voice.PhaseFirstSentence, b.now())
+	r.Mark(voice.PhaseFirstSentence, p.now())
 	if t != nil {
-		b.hist.add(speakerName(t), t.Transcript, false)
+		b.remember(speakerName(t), t.Transcript)
 	}
-	res, err := b.replyTo(ctx, t, nil, speakCommand(t, text), out)
+	res, err := b.answer(ctx, t, nil, text, "", out)
 	spoken := text
 	if res.interrupted {
 		spoken = res.spoken
 	}
 	return voice.Result{Spoken: spoken, Text: text, StageB: stageB}, err
+}
+
+// now is the Responder's clock (Config.Now, else time.Now).
+func (p *Responder) now() time.Time {
+	if p.cfg.Now != nil {
+		return p.cfg.Now()
+	}
+	return time.Now()
 }
 
 // bridgeTurn maps the session's reply onto the Bridge's Turn (nil for the
@@ -215,12 +229,13 @@ func bridgeTurn(r *voice.Reply) *Turn {
 		Transcript: r.Turn.Transcript, EndedAt: r.Turn.SpeechEnd, Decision: r.Decision}
 }
 
-// to24k returns audio as 24 kHz mono (the realtime API's input format).
-func to24k(audio []int16, f pcm.Format) ([]int16, error) {
-	if f == pcm.Mono24k() || f.Rate == 0 {
+// toFormat returns audio in the provider's input format (24 kHz mono for OpenAI, 16 kHz mono
+// for Gemini), from the session's listening format (48 kHz stereo, or what it was set to).
+func toFormat(audio []int16, f, to pcm.Format) ([]int16, error) {
+	if f == to || f.Rate == 0 {
 		return audio, nil
 	}
-	rs, err := resample.New(f, pcm.Mono24k())
+	rs, err := resample.New(f, to)
 	if err != nil {
 		return nil, fmt.Errorf("realtime: resample turn: %w", err)
 	}

@@ -93,15 +93,23 @@ func (b *Bridge) reconnect(ctx context.Context) *llmrt.Conn {
 			return nil
 		}
 		b.log.Warn("realtime_reconnect_failed", "err", err, "retry_in", delay)
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff(ctx, &delay, b.cfg.MaxReconnectBackoff) {
 			return nil
 		}
-		delay = min(delay*2, b.cfg.MaxReconnectBackoff)
 	}
+}
+
+// backoff waits *delay (false when ctx ends first) and doubles it up to max.
+func backoff(ctx context.Context, delay *time.Duration, max time.Duration) bool {
+	t := time.NewTimer(*delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	*delay = min(*delay*2, max)
+	return true
 }
 
 func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {

@@ -14,8 +14,8 @@ import (
 // appendChunk is the samples per input_audio_buffer.append: 100 ms.
 const appendChunk = 2400
 
-// minTurnSamples is the shortest audio the API commits: 100 ms.
-const minTurnSamples = 2400
+// minTurnMs is the shortest turn audio forwarded: 100 ms, the least OpenAI commits.
+const minTurnMs = 100
 
 // frameBytes is 20 ms of the model's audio (pcm16 24 kHz mono).
 const frameBytes = 24000 / 50 * 2
@@ -117,15 +117,21 @@ func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Tur
 		b.mu.Unlock()
 		return fmt.Errorf("realtime: response create: %w", err)
 	}
-	b.m.replyRequested(b.cfg.Strategy)
-	attrs := turnAttrs(b.cfg.Strategy, t)
+	logRequested(ctx, b.log, b.m, b.cfg.Strategy, t, r.requestedAt)
+	return nil
+}
+
+// logRequested counts and logs a reply asked of the model (realtime_reply_requested), with the
+// latency from the end of the turn's speech.
+func logRequested(ctx context.Context, log *slog.Logger, m *Metrics, s Strategy, t *Turn, requestedAt time.Time) {
+	m.replyRequested(s)
+	attrs := turnAttrs(s, t)
 	if t != nil && !t.EndedAt.IsZero() {
-		lat := r.requestedAt.Sub(t.EndedAt)
-		b.m.requestLatency(lat.Seconds())
+		lat := requestedAt.Sub(t.EndedAt)
+		m.requestLatency(lat.Seconds())
 		attrs = append(attrs, slog.Float64("latency_ms", float64(lat.Microseconds())/1000))
 	}
-	b.log.LogAttrs(ctx, slog.LevelInfo, "realtime_reply_requested", attrs...)
-	return nil
+	log.LogAttrs(ctx, slog.LevelInfo, "realtime_reply_requested", attrs...)
 }
 
 // skipped logs and counts a turn that gets no realtime reply.
