@@ -165,7 +165,9 @@ type Text struct {
 }
 
 // CatchUpMaxAge is text.catchUpMaxAgeMinutes as a duration.
-func (t Text) CatchUpMaxAge() time.Duration { return time.Duration(t.CatchUpMaxAgeMinutes) * time.Minute }
+func (t Text) CatchUpMaxAge() time.Duration {
+	return time.Duration(t.CatchUpMaxAgeMinutes) * time.Minute
+}
 
 // LLM is the reply model for text and the OpenAI-compatible endpoint.
 type LLM struct {

@@ -78,6 +78,9 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 			return
 		}
 		t.decision = d
+		if t.addressed() {
+			s.openTurn(ctx, t, "") // durable before anything is generated (turns.go)
+		}
 		s.enqueue(cs, t)
 	}
 	if s.opts.Engine.Admit(&tt).Outcome != decision.OutcomePending {
