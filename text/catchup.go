@@ -79,7 +79,7 @@ func (s *Service) CatchUpGuild(g *discordgo.Guild) {
 		if after, _ := cs.position(); after != "" {
 			continue // seen live in this process: the READY's or RESUMED's catch-up covers it
 		}
-		s.spawn(func() { s.catchUpChannel(cs, "startup") })
+		s.spawn(func() { s.catchUpChannel(cs, "guild_create") })
 	}
 	guildID := g.ID
 	s.spawn(func() { s.recoverTurns(guildID) })

@@ -214,6 +214,9 @@ type fault struct {
 	inject func(b *botProcess) error
 	// check, if set, asserts more about each run.
 	check func(t *testing.T, b *botProcess, r textRun)
+	// scenario, if set, replaces the above: it starts its own bot, injects, posts and returns
+	// the addressed messages (faultmatrix_durable_test.go).
+	scenario func(t *testing.T, ctx context.Context) (*botProcess, []discordsim.MessageID)
 }
 
 type row struct {
@@ -268,6 +271,7 @@ func checkPromptCap(t *testing.T, b *botProcess, r textRun) {
 
 func faults() []fault {
 	noop := func(*botProcess) error { return nil }
+	bin := matrixBinary()
 	return []fault{
 		{name: "none", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: noop},
 		{name: "gateway_tcp_drop", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: func(b *botProcess) error { return b.dsim.DropGateway() }},
@@ -295,6 +299,9 @@ func faults() []fault {
 		}},
 		{name: "burst_send_limit_5_per_5s", bot: "limited", runs: 1, addressed: 30, unaddressed: 30, inject: noop},
 		{name: "prompt_cap", bot: "capped", runs: 5, addressed: 1, inject: noop, check: checkPromptCap},
+		{name: "gateway_op9_quiet_channel", scenario: opQuietChannel},
+		{name: "downtime_new_channel", scenario: downtimeNewChannel(bin)},
+		{name: "kill9_during_generation", scenario: kill9DuringGeneration(bin)},
 	}
 }
 
@@ -339,6 +346,10 @@ func runTextRows(t *testing.T, ctx context.Context) []row {
 	}()
 	seq := 0
 	for _, f := range faults() {
+		if f.scenario != nil {
+			rows = append(rows, runScenario(t, ctx, f))
+			continue
+		}
 		b := botFor(f.bot)
 		r := row{name: f.name, runs: f.runs}
 		rowBot[len(rows)] = b
