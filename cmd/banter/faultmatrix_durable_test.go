@@ -28,15 +28,9 @@ import (
 func runScenario(t *testing.T, ctx context.Context, f fault) row {
 	b, ids := f.scenario(t, ctx)
 	out := waitOutcomes(ctx, b, ids)
-	r := row{name: f.name, runs: 1, addressed: len(ids)}
+	r := row{name: f.name, runs: 1}
 	for _, id := range ids {
-		switch out[id] {
-		case "answered":
-			r.answered++
-		case "explained":
-			r.explained++
-		default:
-			r.unexplained++
+		if !r.tally(out[id]) {
 			t.Errorf("%s: addressed message %s neither answered nor explained", f.name, id)
 		}
 	}
@@ -47,6 +41,22 @@ func runScenario(t *testing.T, ctx context.Context, f fault) row {
 		t.Errorf("%s: %d duplicate replies", f.name, r.duplicates)
 	}
 	return r
+}
+
+// tally counts one addressed message's outcome ("answered", "explained", else unexplained)
+// and reports whether it had one.
+func (r *row) tally(outcome string) bool {
+	r.addressed++
+	switch outcome {
+	case "answered":
+		r.answered++
+	case "explained":
+		r.explained++
+	default:
+		r.unexplained++
+		return false
+	}
+	return true
 }
 
 // postIn posts an addressed message as alice in channel ch.

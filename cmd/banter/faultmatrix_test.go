@@ -374,16 +374,9 @@ func runTextRows(t *testing.T, ctx context.Context) []row {
 			}
 			out := waitOutcomes(ctx, b, tr.ids)
 			tr.out = out
-			r.addressed += len(tr.ids)
 			rowIDs[len(rows)] = append(rowIDs[len(rows)], tr.ids...)
 			for _, id := range tr.ids {
-				switch out[id] {
-				case "answered":
-					r.answered++
-				case "explained":
-					r.explained++
-				default:
-					r.unexplained++
+				if !r.tally(out[id]) {
 					t.Errorf("%s run %d: addressed message %s neither answered nor explained", f.name, run, id)
 				}
 			}
