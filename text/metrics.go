@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
 		phaseSeconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "banter_text_phase_seconds", Help: "Latency of each reply phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"phase"}),
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
-		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
+		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups (reason: guild_create, ready, resumed), by result (done, failed, no_access)."}, []string{"reason", "result"}),
 		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
 		invalidCalls:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_invalid_tool_calls_total", Help: "Tool calls of the reply model whose arguments could not be used, by reason."}, []string{"reason"}),
 		lookups:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_lookups_total", Help: "Lookups the reply model asked for (web_search, memory_lookup, image_lookup), by outcome."}, []string{"lookup", "outcome"}),

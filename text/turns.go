@@ -48,6 +48,11 @@ func (s *Service) closeTurns(ts []*turn, outcome string) {
 			ids = append(ids, t.msg.ID)
 		}
 	}
+	s.closeTurnIDs(ids, outcome)
+}
+
+// closeTurnIDs records the outcome of turns by id; see closeTurns for an empty outcome.
+func (s *Service) closeTurnIDs(ids []string, outcome string) {
 	if len(ids) == 0 {
 		return
 	}
