@@ -8,7 +8,10 @@
 // docs/config.md is the reference for every key; banter.example.yaml shows them all.
 package config
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Config is the whole configuration. The zero value is not useful: start from Default or Load.
 type Config struct {
@@ -159,6 +162,15 @@ type Text struct {
 	// TargetedReplies lets the model choose which message of a coalesced burst (or the message
 	// being replied to) an addressed reply answers; off, it always answers the trigger.
 	TargetedReplies bool `yaml:"targetedReplies"`
+	// CatchUpMaxAgeMinutes bounds what a catch-up (at start, after a gateway gap) and the
+	// recovery of open turns answer: a missed message older than this is stored and declined
+	// (logged), and a channel with no known position is read back this far.
+	CatchUpMaxAgeMinutes int `yaml:"catchUpMaxAgeMinutes"`
+}
+
+// CatchUpMaxAge is text.catchUpMaxAgeMinutes as a duration.
+func (t Text) CatchUpMaxAge() time.Duration {
+	return time.Duration(t.CatchUpMaxAgeMinutes) * time.Minute
 }
 
 // LLM is the reply model for text and the OpenAI-compatible endpoint.

@@ -110,6 +110,8 @@ func TestValidationMessages(t *testing.T) {
 		{"several problems at once", "voice:\n  bargeIn:\n    policy: sometimes\nlog:\n  format: xml\n",
 			[]string{`voice.bargeIn.policy: "sometimes"`, "reply_target, anyone, none", `log.format: "xml"`}},
 		{"not yaml", "bot: [unclosed\n", []string{"not valid YAML"}},
+		{"catch-up age out of range", "text:\n  catchUpMaxAgeMinutes: 0\n",
+			[]string{"text.catchUpMaxAgeMinutes: 0 is out of range (allowed 1 to 10080)"}},
 		{"bad store driver", "store:\n  driver: mysql\n", []string{`store.driver: "mysql" is not allowed (allowed values: sqlite, postgres)`}},
 		{"postgres with a file path", "store:\n  driver: postgres\n  dsn: ./data/banter.db\n", []string{"store.dsn: with store.driver postgres", "postgres://"}},
 		{"bad metrics address", "metrics:\n  listen: nine-zero\n", []string{`metrics.listen: "nine-zero" is not host:port`}},

@@ -55,6 +55,7 @@ func Default() *Config {
 			ForcedReplyOnSkip:      "placeholder",
 			ForcedReplyPlaceholder: DefaultForcedReplyPlaceholder,
 			TargetedReplies:        true,
+			CatchUpMaxAgeMinutes:   15,
 		},
 		LLM: LLM{
 			Model:          "gpt-5-mini",

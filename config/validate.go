@@ -122,6 +122,7 @@ func (v *validator) validateText(c *Config) {
 	if n := utf8.RuneCountInString(c.Text.ForcedReplyPlaceholder); n > 2000 {
 		v.addf("text.forcedReplyPlaceholder: %d characters is too long (allowed up to 2000, one Discord message)", n)
 	}
+	v.intRange("text.catchUpMaxAgeMinutes", c.Text.CatchUpMaxAgeMinutes, 1, 10080)
 }
 
 // validateLLM checks llm.* and replyFollowupLlm.*.

@@ -87,6 +87,19 @@ func (i *instrumented) CountUserPrompts(ctx context.Context, channelID, userID s
 	return n, i.count("count_user_prompts", err)
 }
 
+func (i *instrumented) OpenTurn(ctx context.Context, t Turn) error {
+	return i.count("open_turn", i.s.OpenTurn(ctx, t))
+}
+
+func (i *instrumented) CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error {
+	return i.count("close_turns", i.s.CloseTurns(ctx, ids, outcome, at))
+}
+
+func (i *instrumented) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
+	ts, err := i.s.OpenTurns(ctx, guildID)
+	return ts, i.count("open_turns", err)
+}
+
 func (i *instrumented) Prune(ctx context.Context, cutoff, now time.Time) (int, error) {
 	n, err := i.s.Prune(ctx, cutoff, now)
 	return n, i.count("prune", err)

@@ -135,6 +135,8 @@ func pgMigrations() []string {
 		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
 		// 5: the images each message shows (JSON), kept since Discord's signed URLs expire.
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
+		// 6: durable turns (turns.go): admitted addressed turns, open until their outcome.
+		turnsMigration,
 	}
 }
 
@@ -425,6 +427,9 @@ func (s *Postgres) Prune(ctx context.Context, cutoff, now time.Time) (int, error
 	}
 	if _, err := s.pool.Exec(ctx, `DELETE FROM prompt_ledger WHERE at < $1`, ms(now.Add(-ledgerWindow))); err != nil {
 		return int(tag.RowsAffected()), fmt.Errorf("store: prune ledger: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM turns WHERE admitted_at < $1`, ms(cutoff)); err != nil {
+		return int(tag.RowsAffected()), fmt.Errorf("store: prune turns: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -114,6 +114,8 @@ func migrations() []string {
 		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
 		// 4: the images each message shows (JSON), kept since Discord's signed URLs expire.
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
+		// 5: durable turns (turns.go): admitted addressed turns, open until their outcome.
+		turnsMigration,
 	}
 }
 
@@ -433,6 +435,9 @@ func (s *SQLite) Prune(ctx context.Context, cutoff, now time.Time) (int, error) 
 	n, _ := res.RowsAffected()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE at < ?`, ms(now.Add(-ledgerWindow))); err != nil {
 		return int(n), fmt.Errorf("store: prune ledger: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM turns WHERE admitted_at < ?`, ms(cutoff)); err != nil {
+		return int(n), fmt.Errorf("store: prune turns: %w", err)
 	}
 	return int(n), nil
 }

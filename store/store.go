@@ -168,8 +168,17 @@ type Store interface {
 	// CountUserPrompts counts a channel's reply attempts made for userID since a time.
 	CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error)
 
-	// Prune deletes messages created before cutoff and ledger rows older than an hour before
-	// now, and reports how many messages went.
+	// OpenTurn records an admitted addressed turn as open (before its reply is generated), or
+	// reopens it with t's AnswerID (a coalesced turn, a restarted process answering it again).
+	OpenTurn(ctx context.Context, t Turn) error
+	// CloseTurns records the outcome (TurnSent, TurnSkipped, TurnFailed, TurnExplained) of
+	// turns; ids never opened are ignored.
+	CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error
+	// OpenTurns returns a guild's open turns, oldest first.
+	OpenTurns(ctx context.Context, guildID string) ([]Turn, error)
+
+	// Prune deletes messages and turns created before cutoff and ledger rows older than an
+	// hour before now, and reports how many messages went.
 	Prune(ctx context.Context, cutoff, now time.Time) (int, error)
 	// Close flushes and closes the store.
 	Close() error

@@ -1,35 +1,55 @@
 package text
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/safety"
 )
 
-// Catch-up after a gateway gap. Events sent while the bot had no session (discordgo answers
-// op 9 with a new Identify, so whatever was said before the new READY never arrives) or that a
-// resume did not replay are fetched over REST and fed through the normal pipeline, once: every
-// message passes a per-channel dedupe by id, so one seen live and again in a catch-up is
-// handled once.
+// Catch-up: at start and after every gateway gap, every readable text channel of the bot's
+// guilds is read back over REST and what was missed is fed through the normal pipeline, once.
+// Events sent while the bot had no session (discordgo answers op 9 with a new Identify, so
+// whatever was said before the new READY never arrives; a process that was down saw nothing)
+// or that a resume did not replay are found this way. Every message passes a per-channel
+// dedupe by id, so one seen live and again in a catch-up is handled once.
+//
+// Where a channel's catch-up starts:
+//
+//	seen     the newest message this process has seen there (live or in an earlier catch-up)
+//	stored   else the newest message the store holds for it (an earlier process saw it)
+//	window   else text.catchUpMaxAgeMinutes back from now (a quiet channel, or one created
+//	         while the bot was down): older messages could not be answered anyway
+//
+// A missed message older than text.catchUpMaxAgeMinutes is stored and declined (logged
+// message_ignored reason=catch_up_stale, by id). Paging is bounded: past catchUpMaxPages pages
+// still older than the bound, the rest of the stale range is skipped (logged catch_up_skipped
+// with the range); within the bound it pages on, up to catchUpMaxPagesInBound more pages
+// (logged catch_up_truncated with where it stopped).
 
 const (
-	// catchUpPageSize and catchUpMaxPages bound one channel's catch-up to 500 messages; a
-	// longer gap is cut (logged truncated=true) at the newest ones not fetched.
+	// catchUpPageSize is one REST page (Discord's maximum).
 	catchUpPageSize = 100
+	// catchUpMaxPages is how many pages of messages older than the bound are read (stored,
+	// each logged stale) before the rest of them is skipped.
 	catchUpMaxPages = 5
-	// catchUpMaxAge is how old a missed message may be and still be answered; older ones are
-	// stored and declined (logged message_ignored reason=catch_up_stale).
-	catchUpMaxAge = 15 * time.Minute
+	// catchUpMaxPagesInBound bounds the pages read within the bound: 5,000 messages in one
+	// channel in text.catchUpMaxAgeMinutes.
+	catchUpMaxPagesInBound = 50
 	// seenPerChannel is how many message ids each channel remembers for the dedupe.
 	seenPerChannel = 1024
 )
 
-// CatchUp fetches, for every channel the pipeline has seen a message in, the messages after
-// the last one it saw and feeds them through HandleMessageCreate. reason names the gap
-// ("ready", "resumed"). It runs on a goroutine owned by the service and returns at once.
+// CatchUp catches up every channel the pipeline knows (seen a message in, or listed by one of
+// the bot's guilds) after a gateway gap. reason names the gap ("ready", "resumed"). It runs on
+// goroutines owned by the service and returns at once.
 func (s *Service) CatchUp(reason string) {
 	s.mu.Lock()
 	chans := make([]*channelState, 0, len(s.channels))
@@ -38,103 +58,215 @@ func (s *Service) CatchUp(reason string) {
 	}
 	s.mu.Unlock()
 	for _, cs := range chans {
-		after, guildID := cs.position()
-		if after == "" {
-			continue
+		if _, guildID := cs.position(); guildID == "" {
+			continue // not a guild text channel the bot reads (a lookup's, a DM)
 		}
-		s.spawn(func() { s.catchUpChannel(cs, after, guildID, reason) })
+		s.spawn(func() { s.catchUpChannel(cs, reason) })
 	}
 }
 
-// CatchUpFromStore starts the catch-up of a guild's text channels that this process has not
-// seen a message in yet (it just started, or its shard just moved here) from the newest
-// message the store holds for each: what was said while no process ran the guild's shard is
-// answered once. Channels already seen are left to CatchUp. It runs on goroutines owned by the
-// service and returns at once.
-func (s *Service) CatchUpFromStore(g *discordgo.Guild) {
-	if g == nil {
+// CatchUpGuild handles a guild becoming available to this process (GUILD_CREATE: at start,
+// after a new session, when its shard moves here): it notes the guild's readable text
+// channels, news channels and active threads, catches up those this process has no position
+// in yet (from the store, else the window), and answers or explains the turns an earlier
+// process left open there (turns.go). It runs on goroutines owned by the service and returns
+// at once.
+func (s *Service) CatchUpGuild(g *discordgo.Guild) {
+	if g == nil || g.ID == "" {
 		return
 	}
-	allowed := s.opts.Config().Permissions.AllowedChannelIDs
-	var ids []string
-	for _, ch := range g.Channels {
-		if ch == nil || (ch.Type != discordgo.ChannelTypeGuildText && ch.Type != discordgo.ChannelTypeGuildNews) {
-			continue
+	for _, cs := range s.guildChannels(s.cfg(), g) {
+		if after, _ := cs.position(); after != "" {
+			continue // seen live in this process: the READY's or RESUMED's catch-up covers it
 		}
-		if len(allowed) > 0 && !slices.Contains(allowed, ch.ID) && !slices.Contains(allowed, ch.ParentID) {
-			continue
-		}
-		ids = append(ids, ch.ID)
-	}
-	for _, t := range g.Threads {
-		if t != nil && (len(allowed) == 0 || slices.Contains(allowed, t.ID) || slices.Contains(allowed, t.ParentID)) {
-			ids = append(ids, t.ID)
-		}
+		s.spawn(func() { s.catchUpChannel(cs, "guild_create") })
 	}
 	guildID := g.ID
-	for _, id := range ids {
-		cs := s.channel(id)
-		if after, _ := cs.position(); after != "" {
-			continue
-		}
-		s.spawn(func() {
-			recent, err := s.opts.Store.RecentMessages(s.ctx, id, time.Time{}, 1)
-			if err != nil {
-				s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", id, "error", err.Error())
-				return
-			}
-			if len(recent) == 0 || !cs.firstSight(recent[0].ID, guildID) {
-				return // nothing stored (a new channel), or the channel came alive meanwhile
-			}
-			s.catchUpChannel(cs, recent[0].ID, guildID, "startup")
-		})
-	}
+	s.spawn(func() { s.recoverTurns(guildID) })
 }
 
-// catchUpChannel pages through the messages after `after` in one channel, oldest first.
-func (s *Service) catchUpChannel(cs *channelState, after, guildID, reason string) {
-	ctx := s.ctx
-	fetched, fresh, stale, pages := 0, 0, 0, 0
-	truncated := false
-	for pages < catchUpMaxPages {
-		pages++
-		msgs, err := s.opts.Discord.ChannelMessages(cs.id, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
-		if err != nil {
-			s.opts.Metrics.catchUp(reason, "failed", 0)
-			s.logger.Error("catch_up_failed", "channel_id", cs.id, "reason", reason, "after", after, "fetched", fetched, "error", err.Error())
+// guildChannels returns the states of g's channels the pipeline may read: text, news and
+// active threads, allowed by permissions.allowedChannelIds, readable by the bot (when the
+// session's state knows its permissions). Their channel info is cached from g.
+func (s *Service) guildChannels(cfg *config.Config, g *discordgo.Guild) []*channelState {
+	names := map[string]string{}
+	for _, ch := range g.Channels {
+		if ch != nil {
+			names[ch.ID] = ch.Name
+		}
+	}
+	var out []*channelState
+	add := func(ch *discordgo.Channel, thread bool) {
+		info := channelInfo{id: ch.ID, name: ch.Name, isThread: thread}
+		if thread {
+			info.parentID, info.parent = ch.ParentID, names[ch.ParentID]
+		}
+		if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, info) || !s.readable(ch.ID) {
 			return
 		}
+		cs := s.channel(ch.ID)
+		cs.note(g.ID, info)
+		out = append(out, cs)
+	}
+	for _, ch := range g.Channels {
+		if ch != nil && (ch.Type == discordgo.ChannelTypeGuildText || ch.Type == discordgo.ChannelTypeGuildNews) {
+			add(ch, false)
+		}
+	}
+	for _, t := range g.Threads {
+		if t != nil && t.IsThread() {
+			add(t, true)
+		}
+	}
+	return out
+}
+
+// readable reports whether the bot may read a channel's history, from the session's state
+// (true when the state cannot tell: the REST answer decides then).
+func (s *Service) readable(channelID string) bool {
+	st := s.state.Load()
+	self := s.selfID()
+	if st == nil || self == "" {
+		return true
+	}
+	perms, err := st.UserChannelPermissions(self, channelID)
+	if err != nil {
+		return true
+	}
+	const need = discordgo.PermissionViewChannel | discordgo.PermissionReadMessageHistory
+	return perms&need == need
+}
+
+// catchUpRun is one channel's catch-up in progress.
+type catchUpRun struct {
+	cs                    *channelState
+	reason, from, guildID string
+	fetched, fresh, stale int
+	pages, inBound        int
+	skipped, truncated    bool
+	floor                 string // the oldest id still answerable (now − max age)
+}
+
+// catchUpChannel reads one channel back from its position (seen, stored, or the window) and
+// feeds what it missed through the pipeline, oldest first.
+func (s *Service) catchUpChannel(cs *channelState, reason string) {
+	cs.catchUpMu.Lock()
+	defer cs.catchUpMu.Unlock()
+	ctx, cfg := s.ctx, s.cfg()
+	if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, s.channelInfo(ctx, cs.id)) {
+		return
+	}
+	after, guildID := cs.position()
+	r := &catchUpRun{cs: cs, reason: reason, from: "seen", guildID: guildID,
+		floor: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge()))}
+	if after == "" {
+		recent, err := s.opts.Store.RecentMessages(ctx, cs.id, time.Time{}, 1)
+		if err != nil {
+			s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", cs.id, "error", err.Error())
+		}
+		if len(recent) > 0 {
+			after, r.from = recent[0].ID, "stored"
+		} else {
+			after, r.from = r.floor, "window"
+		}
+	}
+	for {
+		msgs, err := s.opts.Discord.ChannelMessages(cs.id, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
+		if err != nil {
+			s.catchUpFailed(r, after, err)
+			return
+		}
+		r.pages++
 		slices.SortFunc(msgs, func(a, b *discordgo.Message) int { return compareIDs(a.ID, b.ID) })
 		for _, m := range msgs {
-			if m.ChannelID == "" {
-				m.ChannelID = cs.id
-			}
-			if m.GuildID == "" {
-				m.GuildID = guildID // REST message objects carry no guild_id
-			}
-			fetched++
-			if cs.seen(m.ID) {
-				continue
-			}
-			fresh++
-			if age := s.now().Sub(snowflakeTime(m.ID)); age > catchUpMaxAge {
-				stale++
-				s.logger.Info("message_ignored", "reason", "catch_up_stale", "message_id", m.ID, "channel_id", cs.id,
-					"age_s", int(age.Seconds()))
-				s.storeOnly(m)
-				continue
-			}
-			s.HandleMessageCreate(m)
+			s.catchUpMessage(cfg, r, m)
 		}
 		if len(msgs) < catchUpPageSize {
 			break
 		}
-		after = msgs[len(msgs)-1].ID
-		truncated = pages == catchUpMaxPages
+		last := msgs[len(msgs)-1].ID
+		after = r.next(last)
+		if after != last {
+			s.logger.Warn("catch_up_skipped", "channel_id", cs.id, "reason", "older_than_max_age", "after_id", last,
+				"until_id", after, "max_age_s", int(cfg.Text.CatchUpMaxAge().Seconds()))
+		}
+		if r.inBound >= catchUpMaxPagesInBound {
+			r.truncated = true
+			s.logger.Warn("catch_up_truncated", "channel_id", cs.id, "reason", "page_limit", "after_id", last,
+				"pages", r.pages)
+			break
+		}
 	}
-	s.opts.Metrics.catchUp(reason, "done", fresh)
-	s.logger.Info("catch_up", "channel_id", cs.id, "reason", reason, "fetched", fetched, "new", fresh, "stale", stale,
-		"pages", pages, "truncated", truncated)
+	s.opts.Metrics.catchUp(reason, "done", r.fresh)
+	s.logger.Info("catch_up", "channel_id", cs.id, "reason", reason, "from", r.from, "fetched", r.fetched, "new", r.fresh,
+		"stale", r.stale, "pages", r.pages, "skipped", r.skipped, "truncated", r.truncated)
+}
+
+// next is where the page after one ending at last starts: after last, or, once catchUpMaxPages
+// pages older than the bound have been read, at the bound (the rest of the stale range is
+// skipped).
+func (r *catchUpRun) next(last string) string {
+	if compareIDs(last, r.floor) >= 0 {
+		r.inBound++
+		return last
+	}
+	if r.pages >= catchUpMaxPages {
+		r.skipped = true
+		return r.floor
+	}
+	return last
+}
+
+// catchUpMessage handles one fetched message: new ones within the bound go through the
+// pipeline, older ones are stored and declined.
+func (s *Service) catchUpMessage(cfg *config.Config, r *catchUpRun, m *discordgo.Message) {
+	if m.ChannelID == "" {
+		m.ChannelID = r.cs.id
+	}
+	if m.GuildID == "" {
+		m.GuildID = r.guildID // REST message objects carry no guild_id
+	}
+	r.fetched++
+	if r.cs.seen(m.ID) {
+		return
+	}
+	r.fresh++
+	if age := s.now().Sub(snowflakeTime(m.ID)); age > cfg.Text.CatchUpMaxAge() {
+		r.stale++
+		s.logger.Info("message_ignored", "reason", "catch_up_stale", "message_id", m.ID, "channel_id", r.cs.id,
+			"age_s", int(age.Seconds()))
+		s.storeOnly(m)
+		return
+	}
+	s.HandleMessageCreate(m)
+}
+
+// catchUpFailed logs a catch-up that could not read its channel: a channel the bot may not
+// read (403) is noted, any other error is an error.
+func (s *Service) catchUpFailed(r *catchUpRun, after string, err error) {
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusForbidden {
+		s.opts.Metrics.catchUp(r.reason, "no_access", 0)
+		s.logger.Info("catch_up", "channel_id", r.cs.id, "reason", r.reason, "from", r.from, "result", "no_access")
+		return
+	}
+	if errors.Is(err, context.Canceled) && s.ctx.Err() != nil {
+		return // shutting down
+	}
+	s.opts.Metrics.catchUp(r.reason, "failed", r.fresh)
+	s.logger.Error("catch_up_failed", "channel_id", r.cs.id, "reason", r.reason, "after", after, "fetched", r.fetched,
+		"error", err.Error())
+}
+
+// snowflakeAt is the smallest snowflake of an instant: messages created at or after t have
+// larger ids.
+func snowflakeAt(t time.Time) string {
+	const discordEpochMS = 1420070400000
+	ms := t.UnixMilli() - discordEpochMS
+	if ms < 0 {
+		ms = 0
+	}
+	return strconv.FormatUint(uint64(ms)<<22, 10)
 }
 
 // storeOnly records a missed message without answering it, and marks it seen. It stores what
@@ -159,66 +291,4 @@ func (s *Service) storeOnly(m *discordgo.Message) {
 	if err := s.opts.Store.SaveMessage(s.ctx, rec); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}
-}
-
-// seenIDs is a bounded set of message ids, forgetting the oldest first.
-type seenIDs struct {
-	set  map[string]struct{}
-	ring []string
-	next int
-}
-
-// add reports whether id is new, remembering it.
-func (r *seenIDs) add(id string) bool {
-	if r.set == nil {
-		r.set = make(map[string]struct{}, seenPerChannel)
-		r.ring = make([]string, 0, seenPerChannel)
-	}
-	if _, ok := r.set[id]; ok {
-		return false
-	}
-	if len(r.ring) < seenPerChannel {
-		r.ring = append(r.ring, id)
-	} else {
-		delete(r.set, r.ring[r.next])
-		r.ring[r.next] = id
-		r.next = (r.next + 1) % seenPerChannel
-	}
-	r.set[id] = struct{}{}
-	return true
-}
-
-func (r *seenIDs) has(id string) bool {
-	_, ok := r.set[id]
-	return ok
-}
-
-// firstSight reports whether this is the first time the channel sees message id, and moves
-// the channel's catch-up position past it.
-func (c *channelState) firstSight(id, guildID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.seenIDs.add(id) {
-		return false
-	}
-	if c.lastSeen == "" || compareIDs(id, c.lastSeen) > 0 {
-		c.lastSeen = id
-	}
-	if guildID != "" {
-		c.guildID = guildID
-	}
-	return true
-}
-
-func (c *channelState) seen(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seenIDs.has(id)
-}
-
-// position is where a catch-up starts: the newest message seen, and the channel's guild.
-func (c *channelState) position() (lastSeen, guildID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastSeen, c.guildID
 }

@@ -138,6 +138,10 @@ type channelState struct {
 	seenIDs    seenIDs // recent message ids, so that a catch-up handles each message once
 	lastSeen   string  // newest message id seen: where a catch-up starts
 	guildID    string
+
+	// catchUpMu serializes the channel's catch-ups (a READY's and its GUILD_CREATE's may
+	// overlap): the second starts from where the first left the position.
+	catchUpMu sync.Mutex
 }
 
 // historyEpoch is the channel's history epoch (from 1).

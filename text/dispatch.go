@@ -24,6 +24,9 @@ type sendPlan struct {
 	// coalesced are the addressed turns answered together with the primary one: a lost send
 	// is logged under each of their ids too.
 	coalesced []string
+	// notice: a fixed text (apology, swamped, unknown persona), not the model's reply; its
+	// nonce differs from the reply's.
+	notice bool
 }
 
 // dispatch routes and sends the attempt's text, and logs the result.
@@ -40,7 +43,11 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 	done := s.now()
 	s.opts.Metrics.phase("send", done.Sub(tSend))
 	s.opts.Metrics.phase("total", done.Sub(a.start))
+	a.outcome = outcomeOf(err)
 	if err != nil {
+		if ctx.Err() != nil {
+			a.outcome = "" // cut by shutdown: left open for the next process (the nonce stops a second post)
+		}
 		s.opts.Metrics.reply("failed")
 		s.logger.Error("send_failed", append(a.attrs, "error", err.Error())...)
 		return
@@ -72,27 +79,35 @@ func (a *attempt) coalescedIDs() []string {
 }
 
 // modelFailed handles a model error: an addressed user gets a short in-character apology, and
-// every failure is logged.
-func (s *Service) modelFailed(ctx context.Context, t *turn, err error, attrs []any) {
+// every failure is logged. It returns the turn's durable outcome ("" when shutdown cut the
+// call: the turn stays open for the next process).
+func (s *Service) modelFailed(ctx context.Context, t *turn, err error, attrs []any) string {
+	if ctx.Err() != nil {
+		s.logger.Warn("reply_failed", append(attrs, "error", err.Error(), "cause", "shutting_down")...)
+		s.opts.Metrics.reply("failed")
+		return ""
+	}
 	s.logger.Error("reply_failed", append(attrs, "error", err.Error())...)
 	if !t.addressed() {
 		s.opts.Metrics.reply("failed")
-		return
+		return store.TurnFailed
 	}
 	s.opts.Metrics.reply("apologized")
 	s.sendNotice(ctx, t, apology)
+	return store.TurnFailed // an apology at most, not a reply
 }
 
 // apology is sent when the model fails on a turn that addressed the bot.
 const apology = "Sorry, my thoughts got tangled just now — give me a moment and ask me again?"
 
 // sendNotice replies to t with a fixed text (no model involved).
-func (s *Service) sendNotice(ctx context.Context, t *turn, text string) {
+func (s *Service) sendNotice(ctx context.Context, t *turn, text string) error {
 	cfg := s.cfg()
-	_, err := s.send(ctx, cfg, t, nil, &sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply"})
+	_, err := s.send(ctx, cfg, t, nil, &sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply", notice: true})
 	if err != nil {
 		s.logger.Error("send_failed", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "error", err.Error())
 	}
+	return err
 }
 
 // plan routes a reply. Addressed turns (mention, DirectReply, name, alias, command) reply to the
@@ -188,8 +203,12 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	}
 	var ids []string
 	for i, part := range parts {
+		kind := byte('r')
+		if plan.notice {
+			kind = 'n'
+		}
 		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID,
-			CoalescedTurnIDs: plan.coalesced}
+			CoalescedTurnIDs: plan.coalesced, Nonce: turnNonce(t.msg.ID, kind, i)}
 		if i == 0 && plan.replyTo != "" {
 			msg.ReplyTo = plan.replyTo
 			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser

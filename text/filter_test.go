@@ -205,7 +205,7 @@ func TestStaleCatchUpStoresWhatIngestWould(t *testing.T) {
 	clean := h.post(h.alice, "alice while you were away")
 	h.clock.Advance(20 * time.Minute) // older than a catch-up answers: stored only
 	h.start()
-	h.waitLog(`"msg":"catch_up"`, `"reason":"startup"`, `"stale":3`)
+	h.waitLog(`"msg":"catch_up"`, `"reason":"guild_create"`, `"stale":3`)
 	h.waitStored(clean.ID, "caught up", func(store.Message) bool { return true })
 	h.notStored(bad.ID, "the catch-up (ban word)")
 	h.notStored(blocked.ID, "the catch-up (blocked user)")

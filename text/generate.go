@@ -7,6 +7,7 @@ import (
 
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
 )
 
 // generate is the two-stage reply. The reply model (llm1) answers through send_discord_message,
@@ -24,7 +25,7 @@ func (s *Service) generate(ctx context.Context, a *attempt) bool {
 	s.opts.Metrics.phase("llm1", a.tModel.Sub(a.tContext))
 	if err != nil {
 		s.stopTyping(a.cs)
-		s.modelFailed(ctx, p, err, a.attrs)
+		a.outcome = s.modelFailed(ctx, p, err, a.attrs)
 		return false
 	}
 	a.res = res
@@ -93,7 +94,7 @@ func (s *Service) followup(ctx context.Context, a *attempt, results []lookupResu
 			return s.review(ctx, a, "reply")
 		}
 		s.stopTyping(a.cs)
-		s.modelFailed(ctx, a.primary, err, a.attrs)
+		a.outcome = s.modelFailed(ctx, a.primary, err, a.attrs)
 		return false
 	}
 	a.res, a.ans = res, s.read(res, nil)
@@ -136,6 +137,7 @@ func (s *Service) declined(a *attempt, reason decision.Reason, pass, refusal str
 		return true
 	}
 	s.opts.Metrics.reply("skipped")
+	a.outcome = store.TurnSkipped
 	attrs := append(a.attrs, "reason", reason.String(), "pass", pass, "force", p.decision.Force, "safety", safetySkip,
 		"persona", a.c.persona)
 	attrs = append(attrs, a.latencies(time.Time{})...)

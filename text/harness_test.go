@@ -154,6 +154,7 @@ func (h *harness) start() {
 	t := h.t
 	t.Helper()
 	cfg := h.cfg.Load()
+	logged := len(h.logs.String())
 	st, err := store.Open(h.ctx, h.dbPath)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +197,9 @@ func (h *harness) start() {
 		t.Fatal(err)
 	}
 	h.st, h.sess, h.svc = st, sess, svc
+	// The GUILD_CREATE's catch-up of #general has run: what a test posts next reaches the
+	// pipeline over the gateway, in order, not early through that catch-up.
+	h.waitLogAfter(logged, time.Minute, `"msg":"catch_up"`, `"reason":"guild_create"`, `"channel_id":"`+string(h.general)+`"`)
 	h.stop = func() {
 		detach()
 		removeInteractions()
@@ -264,9 +268,15 @@ func (h *harness) botMessages() []discordsim.Message {
 // waitLog waits for a log line containing all fragments.
 func (h *harness) waitLog(fragments ...string) string {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	return h.waitLogAfter(0, 10*time.Second, fragments...)
+}
+
+// waitLogAfter is waitLog over the log written after offset off, with its own failure guard.
+func (h *harness) waitLogAfter(off int, guard time.Duration, fragments ...string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
-		for _, line := range strings.Split(h.logs.String(), "\n") {
+		for _, line := range strings.Split(h.logs.String()[off:], "\n") {
 			ok := line != ""
 			for _, f := range fragments {
 				ok = ok && strings.Contains(line, f)

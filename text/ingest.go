@@ -72,18 +72,31 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 // context.
 func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) {
 	tt := t.stageATurn(s.now(), cs)
+	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	decide := func() {
 		d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
 		if d.Outcome != decision.OutcomeAllow {
+			if pending {
+				s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // declined by the classifier (logged)
+			}
 			return
 		}
 		t.decision = d
+		switch {
+		case t.addressed() && !pending:
+			s.openTurn(ctx, t, "") // durable before anything is generated (turns.go)
+		case !t.addressed() && pending:
+			s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // not addressed after all: not a durable turn
+		}
 		s.enqueue(cs, t)
 	}
-	if s.opts.Engine.Admit(&tt).Outcome != decision.OutcomePending {
+	if !pending {
 		decide()
 		return
 	}
+	// The classifier may take seconds: the turn is durable before it is asked, so that a
+	// crash meanwhile does not lose a message already stored (the catch-up starts after it).
+	s.openTurn(ctx, t, "")
 	if !s.spawn(func() {
 		tt.Recent = s.recentLines(ctx, cfg, cs, t)
 		decide()

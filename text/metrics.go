@@ -20,6 +20,8 @@ type Metrics struct {
 	invalidCalls  *prometheus.CounterVec
 	images        *prometheus.CounterVec
 	lookups       *prometheus.CounterVec
+	turnsClosed   *prometheus.CounterVec
+	turnsRecov    *prometheus.CounterVec
 }
 
 // NewMetrics registers the text metrics with reg (nil: not registered):
@@ -31,11 +33,13 @@ type Metrics struct {
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
 //	banter_text_phase_seconds{phase}            context, llm1, lookup, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
-//	banter_text_catchups_total{reason,result}   per-channel catch-ups after a gateway gap (ready, resumed; done, failed)
+//	banter_text_catchups_total{reason,result}   per-channel catch-ups (startup, ready, resumed; done, failed, no_access)
 //	banter_text_catchup_messages_total{reason}  missed messages a catch-up found and handled
 //	banter_text_invalid_tool_calls_total{reason} tool calls of the model whose arguments could not be used
 //	banter_text_images_total{result}            images of the conversation: inline, url, unavailable, refreshed
 //	banter_text_lookups_total{lookup,outcome}   lookups the reply model asked for: ok, empty, invalid, failed, timeout, ignored
+//	banter_text_durable_turns_closed_total{outcome} durable turns closed: sent, skipped, failed, explained
+//	banter_text_durable_turns_recovered_total{result} open turns of an earlier process: requeued, already_answered, expired, gone, failed
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),
@@ -45,14 +49,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		targetTotal:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_reply_target_total", Help: "Sent replies by how they were targeted."}, []string{"mode"}),
 		phaseSeconds:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "banter_text_phase_seconds", Help: "Latency of each reply phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"phase"}),
 		fallbackTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_fallbacks_total", Help: "Replies that fell back to a plain channel message, by reason."}, []string{"reason"}),
-		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups after a gateway gap."}, []string{"reason", "result"}),
+		catchUps:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchups_total", Help: "Per-channel catch-ups (reason: guild_create, ready, resumed), by result (done, failed, no_access)."}, []string{"reason", "result"}),
 		catchUpMsgs:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_catchup_messages_total", Help: "Missed messages found by catch-ups."}, []string{"reason"}),
 		invalidCalls:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_invalid_tool_calls_total", Help: "Tool calls of the reply model whose arguments could not be used, by reason."}, []string{"reason"}),
 		lookups:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_lookups_total", Help: "Lookups the reply model asked for (web_search, memory_lookup, image_lookup), by outcome."}, []string{"lookup", "outcome"}),
 		images:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_images_total", Help: "Images of the conversation shown to the model (inline, url), unavailable, or refreshed over REST."}, []string{"result"}),
+		turnsClosed:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_durable_turns_closed_total", Help: "Durable addressed turns closed in the store, by outcome."}, []string{"outcome"}),
+		turnsRecov:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_durable_turns_recovered_total", Help: "Open turns left by an earlier process, by what became of them."}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs, m.invalidCalls, m.images, m.lookups)
+		reg.MustRegister(m.ingestedTotal, m.shedTotal, m.queueDepthG, m.repliesTotal, m.targetTotal, m.phaseSeconds, m.fallbackTotal, m.catchUps, m.catchUpMsgs, m.invalidCalls, m.images, m.lookups, m.turnsClosed, m.turnsRecov)
 	}
 	return m
 }
@@ -125,5 +131,17 @@ func (m *Metrics) image(result string) {
 func (m *Metrics) lookup(name, outcome string) {
 	if m != nil {
 		m.lookups.WithLabelValues(name, outcome).Inc()
+	}
+}
+
+func (m *Metrics) turnClosed(outcome string, n int) {
+	if m != nil {
+		m.turnsClosed.WithLabelValues(outcome).Add(float64(n))
+	}
+}
+
+func (m *Metrics) turnRecovered(result string) {
+	if m != nil {
+		m.turnsRecov.WithLabelValues(result).Inc()
 	}
 }

@@ -44,6 +44,9 @@ type attempt struct {
 	text     string      // what will be sent
 	// placeholder: text is text.forcedReplyPlaceholder, standing in for a skipped forced turn.
 	placeholder bool
+	// outcome is how the attempt ended for its durable turns (store.TurnSent, …; "" while
+	// unknown: see closeTurns).
+	outcome string
 
 	start, tContext, tModel        time.Time
 	lookupLatency, followupLatency time.Duration
@@ -54,6 +57,7 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	ctx := s.ctx
 	defer s.stopTyping(cs) // the indicator may have started when a turn was queued
 	a := &attempt{cfg: s.cfg(), cs: cs, start: s.now()}
+	defer s.closeAttempt(batch, a) // durable turns (turns.go)
 	if !s.readmit(ctx, a, batch) { // admit, again
 		return
 	}
@@ -89,7 +93,8 @@ func (s *Service) readmit(ctx context.Context, a *attempt, batch []*turn) bool {
 	}
 	if p.command != nil {
 		if _, ok := resolvePersona(cfg, p.command.persona); !ok {
-			s.sendNotice(ctx, p, "I don't have a persona called \""+p.command.persona+"\". Try one of: "+strings.Join(cfg.PersonaNames(), ", ")+".")
+			err := s.sendNotice(ctx, p, "I don't have a persona called \""+p.command.persona+"\". Try one of: "+strings.Join(cfg.PersonaNames(), ", ")+".")
+			a.outcome = outcomeOf(err)
 			return false
 		}
 	}
@@ -135,6 +140,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 			// Answered together: the reply to primary covers it (the model sees the whole batch).
 			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
 				"into", primary.msg.ID)
+			s.openTurn(ctx, t, primary.msg.ID)
 		}
 	}
 	return admitted, primary

@@ -91,7 +91,7 @@ func (s *Service) swamped(t *turn, depth int) {
 	s.opts.Metrics.reply("swamped")
 	s.logger.Warn("turn_swamped", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
 		"queue_depth", depth)
-	if !s.spawn(func() { s.sendNotice(s.ctx, t, swampedNotice) }) {
+	if !s.spawn(func() { s.closeTurns([]*turn{t}, outcomeOf(s.sendNotice(s.ctx, t, swampedNotice))) }) {
 		s.shed(t, "shutting_down")
 	}
 }

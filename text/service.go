@@ -78,6 +78,8 @@ type Service struct {
 	logger *slog.Logger
 	now    func() time.Time
 	self   atomic.Pointer[discordgo.User]
+	// state is the attached session's state cache, read for the bot's channel permissions.
+	state atomic.Pointer[discordgo.State]
 	// policyFor is the configuration the engine's policy was last built from.
 	policyFor atomic.Pointer[config.Config]
 	// filt is the content filter and the configuration it was built from.
@@ -130,8 +132,11 @@ func (s *Service) selfID() string {
 // Attach registers the pipeline's handlers on a discordgo session and returns a function that
 // removes them (stop intake).
 func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
-	if sess.State != nil && sess.State.User != nil {
-		s.SetSelf(sess.State.User)
+	if sess.State != nil {
+		s.state.Store(sess.State)
+		if sess.State.User != nil {
+			s.SetSelf(sess.State.User)
+		}
 	}
 	removers := []func(){
 		sess.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
@@ -139,7 +144,7 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
-		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpFromStore(g.Guild) }),
+		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpGuild(g.Guild) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),

@@ -215,6 +215,9 @@ type fault struct {
 	inject func(b *botProcess) error
 	// check, if set, asserts more about each run.
 	check func(t *testing.T, b *botProcess, r textRun)
+	// scenario, if set, replaces the above: it starts its own bot, injects, posts and returns
+	// the addressed messages (faultmatrix_durable_test.go).
+	scenario func(t *testing.T, ctx context.Context) (*botProcess, []discordsim.MessageID)
 }
 
 type row struct {
@@ -269,6 +272,7 @@ func checkPromptCap(t *testing.T, b *botProcess, r textRun) {
 
 func faults() []fault {
 	noop := func(*botProcess) error { return nil }
+	bin := matrixBinary()
 	return []fault{
 		{name: "none", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: noop},
 		{name: "gateway_tcp_drop", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: func(b *botProcess) error { return b.dsim.DropGateway() }},
@@ -298,6 +302,9 @@ func faults() []fault {
 		{name: "prompt_cap", bot: "capped", runs: 5, addressed: 1, inject: noop, check: checkPromptCap},
 		unansweredSend("send_timeout_before_effect", discordsim.HangBeforeEffect),
 		unansweredSend("send_cut_after_effect", discordsim.CutAfterEffect),
+		{name: "gateway_op9_quiet_channel", scenario: opQuietChannel},
+		{name: "downtime_new_channel", scenario: downtimeNewChannel(bin)},
+		{name: "kill9_during_generation", scenario: kill9DuringGeneration(bin)},
 	}
 }
 
@@ -344,6 +351,10 @@ func runTextRows(t *testing.T, ctx context.Context) []row {
 	}()
 	seq := 0
 	for _, f := range faults() {
+		if f.scenario != nil {
+			rows = append(rows, runScenario(t, ctx, f))
+			continue
+		}
 		b := botFor(f.bot)
 		r := row{name: f.name, runs: f.runs}
 		rowBot[len(rows)] = b
@@ -368,16 +379,9 @@ func runTextRows(t *testing.T, ctx context.Context) []row {
 			}
 			out := waitOutcomes(ctx, b, tr.ids)
 			tr.out = out
-			r.addressed += len(tr.ids)
 			rowIDs[len(rows)] = append(rowIDs[len(rows)], tr.ids...)
 			for _, id := range tr.ids {
-				switch out[id] {
-				case "answered":
-					r.answered++
-				case "explained":
-					r.explained++
-				default:
-					r.unexplained++
+				if !r.tally(out[id]) {
 					t.Errorf("%s run %d: addressed message %s neither answered nor explained", f.name, run, id)
 				}
 			}

@@ -289,15 +289,7 @@ func runVoiceBot(t *testing.T, ctx context.Context, mode string, faults []voiceF
 	for _, f := range faults {
 		r := row{name: f.name, runs: f.runs}
 		for run := 0; run < f.runs; run++ {
-			r.addressed++
-			switch v.runVoice(t, ctx, f, run) {
-			case "answered":
-				r.answered++
-			case "explained":
-				r.explained++
-			default:
-				r.unexplained++
-			}
+			r.tally(v.runVoice(t, ctx, f, run))
 		}
 		rows = append(rows, r)
 	}

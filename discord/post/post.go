@@ -110,6 +110,11 @@ type Message struct {
 	// loss is logged for each of them too, so that every turn's fate is in the log under its
 	// own id.
 	CoalescedTurnIDs []string
+	// Nonce, when set (at most 25 characters), is the message's nonce instead of a random one:
+	// derived from what the message answers, a create sent again by another attempt or
+	// another process within Discord's nonce window (a few minutes) returns the first message
+	// instead of posting twice.
+	Nonce string
 }
 
 // createBody is POST /channels/{id}/messages as the Sender sends it.
@@ -144,8 +149,11 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 	body := createBody{
 		Content:         Defuse(m.Content),
 		AllowedMentions: allowedMentions{Parse: []string{}},
-		Nonce:           newNonce(),
+		Nonce:           m.Nonce,
 		EnforceNonce:    true,
+	}
+	if body.Nonce == "" {
+		body.Nonce = newNonce()
 	}
 	if m.ReplyTo != "" {
 		fail := true

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Durable turns. An addressed turn the text pipeline admits is recorded (open) before its reply
+// is generated and closed with its outcome once it has one; a process that starts (or takes over
+// a shard) answers or explains the open turns of its guilds, so a crash between admission and
+// the reply loses nothing without a trace. See docs/reliability.md.
+
+// Turn is one admitted addressed turn, keyed by the message that triggered it.
+type Turn struct {
+	MessageID string
+	ChannelID string
+	GuildID   string
+	// AnswerID is the turn whose reply answers this one: itself, or the turn it was coalesced
+	// into.
+	AnswerID   string
+	AdmittedAt time.Time
+	// Outcome is empty while the turn is open, else how it ended (TurnSent, …).
+	Outcome  string
+	ClosedAt time.Time
+}
+
+// Turn outcomes, as stored.
+const (
+	TurnSent      = "sent"      // a reply (or the placeholder) was sent
+	TurnSkipped   = "skipped"   // the model declined and nothing was sent
+	TurnFailed    = "failed"    // the model or the send failed (logged, an apology tried)
+	TurnExplained = "explained" // not answered, with a logged reason (rate limit, denied, too old, gone)
+)
+
+// turnsMigration is the table both drivers create (same SQL: TEXT and BIGINT columns).
+const turnsMigration = `CREATE TABLE turns (
+			message_id  TEXT PRIMARY KEY,
+			channel_id  TEXT NOT NULL,
+			guild_id    TEXT NOT NULL DEFAULT '',
+			answer_id   TEXT NOT NULL DEFAULT '',
+			admitted_at BIGINT NOT NULL,
+			outcome     TEXT NOT NULL DEFAULT '',
+			closed_at   BIGINT NOT NULL DEFAULT 0
+		);
+		CREATE INDEX turns_open ON turns (guild_id, admitted_at) WHERE outcome = '';`
+
+// OpenTurn implements Store.
+func (s *SQLite) OpenTurn(ctx context.Context, t Turn) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
+	if err != nil {
+		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
+	}
+	return nil
+}
+
+// CloseTurns implements Store.
+func (s *SQLite) CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error {
+	if err := checkOutcome(outcome); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := s.db.ExecContext(ctx, `UPDATE turns SET outcome=?, closed_at=? WHERE message_id=?`, outcome, ms(at), id); err != nil {
+			return fmt.Errorf("store: close turn %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// OpenTurns implements Store.
+func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+		FROM turns WHERE guild_id=? AND outcome='' ORDER BY admitted_at, message_id`, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
+	}
+	defer rows.Close()
+	out, err := scanTurns(rows.Next, rows.Scan)
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
+	}
+	return out, nil
+}
+
+// OpenTurn implements Store.
+func (s *Postgres) OpenTurn(ctx context.Context, t Turn) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
+	if err != nil {
+		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
+	}
+	return nil
+}
+
+// CloseTurns implements Store.
+func (s *Postgres) CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error {
+	if err := checkOutcome(outcome); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2 WHERE message_id = ANY($3)`,
+		outcome, ms(at), nonNil(ids)); err != nil {
+		return fmt.Errorf("store: close turns %v: %w", ids, err)
+	}
+	return nil
+}
+
+// OpenTurns implements Store.
+func (s *Postgres) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
+	rows, err := s.pool.Query(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+		FROM turns WHERE guild_id=$1 AND outcome='' ORDER BY admitted_at, message_id`, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
+	}
+	defer rows.Close()
+	out, err := scanTurns(rows.Next, func(dest ...any) error { return rows.Scan(dest...) })
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
+	}
+	return out, nil
+}
+
+// scanTurns reads the rows of an open-turns query.
+func scanTurns(next func() bool, scan func(dest ...any) error) ([]Turn, error) {
+	var out []Turn
+	for next() {
+		var t Turn
+		var at int64
+		if err := scan(&t.MessageID, &t.ChannelID, &t.GuildID, &t.AnswerID, &at); err != nil {
+			return nil, err
+		}
+		t.AdmittedAt = fromMS(at)
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// answerOf is the turn's AnswerID, itself when unset.
+func answerOf(t Turn) string {
+	if t.AnswerID == "" {
+		return t.MessageID
+	}
+	return t.AnswerID
+}
+
+// checkOutcome refuses an outcome that is not one of the Turn* constants.
+func checkOutcome(o string) error {
+	switch o {
+	case TurnSent, TurnSkipped, TurnFailed, TurnExplained:
+		return nil
+	}
+	return fmt.Errorf("store: close turns: unknown outcome %q", o)
+}
