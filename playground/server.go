@@ -32,6 +32,7 @@ type Info struct {
 	BotName    string `json:"bot_name"`
 	BotID      string `json:"bot_id"`
 	You        string `json:"you_id"`
+	YouName    string `json:"you_name"`
 	GuildName  string `json:"guild_name"`
 	Text       string `json:"text_channel_id"`
 	Thread     string `json:"thread_id"`
@@ -59,7 +60,7 @@ type server struct {
 func newServer(w *world, file configFile, hub *Hub, botEnv func(string) string, demo bool, cfg *config.Config) *server {
 	s := &server{w: w, file: file, hub: hub, botEnv: botEnv}
 	s.info = Info{Demo: demo, Model: cfg.LLM.Model, ModelURL: cfg.LLM.BaseURL, BotName: cfg.Bot.Name,
-		BotID: string(w.ds.BotID()), You: string(w.you), GuildName: guildName, Text: string(w.general),
+		BotID: string(w.ds.BotID()), You: string(w.you), YouName: youName, GuildName: guildName, Text: string(w.general),
 		Thread: string(w.thread), Voice: string(w.voice), ControlURL: w.ctlURL, ConfigPath: file.path}
 	if w.osim != nil {
 		s.info.OpenAIURL = w.osim.BaseURL()

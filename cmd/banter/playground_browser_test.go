@@ -41,11 +41,11 @@ func TestPlaygroundTextAndEagerness(t *testing.T) {
 	ctx := browser(t)
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 	waitJS(t, ctx, "the demo label", `document.querySelector('#mode').dataset.mode === 'demo'`)
 	shot(t, ctx, "playground-1-loaded")
 
-	id := postAs(t, ctx, "you", "what should we cook tonight?", true)
+	id := postAs(t, ctx, "sam", "what should we cook tonight?", true)
 	waitJS(t, ctx, "the bot's reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 	reply := evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"] .content').textContent`, id))
 	if want := "what should we cook tonight"; !strings.Contains(reply, want) {
@@ -109,8 +109,8 @@ func TestPlaygroundVoice(t *testing.T) {
 		chromedp.Flag("use-file-for-fake-audio-capture", fakeMicrophone(t)))
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
-	id := postAs(t, ctx, "you", "are you in the voice room?", true)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
+	id := postAs(t, ctx, "sam", "are you in the voice room?", true)
 	waitJS(t, ctx, "the bot's text reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 
 	bot := evalJS[string](t, ctx, `PG.info.bot_id`)
@@ -146,11 +146,11 @@ func TestPlaygroundWithoutMicrophone(t *testing.T) {
 	ctx := browser(t, chromedp.Flag("deny-permission-prompts", true))
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 	do(t, ctx, "join voice", chromedp.Click(chromedp.CSS("#join")))
 	waitJS(t, ctx, "the microphone problem said", `['denied', 'missing', 'unavailable', 'error'].includes(document.querySelector('#mic-status').dataset.state) &&
 		document.querySelector('#mic-status').textContent.includes('text works')`)
-	id := postAs(t, ctx, "you", "can you still read me?", true)
+	id := postAs(t, ctx, "sam", "can you still read me?", true)
 	waitJS(t, ctx, "the bot's reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 	shot(t, ctx, "playground-7-no-microphone")
 }

@@ -136,8 +136,9 @@ async function send(ev) {
 function addMemberOption(id, name) {
   PG.members.set(id, name);
   const sel = $('#as');
-  if (![...sel.options].some((o) => o.value === name)) sel.append(el('option', { value: name, textContent: name }));
-  if (name === 'you') sel.value = 'you';
+  const you = name === PG.info.you_name;
+  if (![...sel.options].some((o) => o.value === name)) sel.append(el('option', { value: name, textContent: you ? name + ' (you)' : name }));
+  if (you) sel.value = name;
 }
 
 function selectTab(tab) {

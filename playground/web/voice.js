@@ -173,7 +173,7 @@ async function join() {
   V.muted = vq('#join-muted').checked;
   try {
     await ensureAudio();
-    const r = await fetch('/discord/voice/join', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ as: 'you', channel: 'Voice' }) });
+    const r = await fetch('/discord/voice/join', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ as: PG.info.you_name, channel: 'Voice' }) });
     if (!r.ok && r.status !== 409) throw new Error((await r.json()).error);
     const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/discord/voice/stream?as=you&leave_on_close=1');
     ws.binaryType = 'arraybuffer';
