@@ -20,7 +20,7 @@ const (
 	textName   = "general"
 	threadName = "side-thread"
 	voiceName  = "Voice"
-	youName    = "sam" // the member the page speaks as: a name, so the bot's replies read naturally
+	youName    = "sam"                // the member the page speaks as: a name, so the bot's replies read naturally
 	demoKey    = "sk-playground-demo" // what the bot sends the demo brain (any key works)
 )
 
