@@ -82,6 +82,9 @@ func (s *server) routes() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		http.ServeFileFS(w, r, static, "index.html")
 	})
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "favicon.svg") // for pages without the icon link (a tab on /metrics)
+	})
 	mux.HandleFunc("GET /api/info", s.getInfo)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/config", s.getConfig)
@@ -149,7 +152,9 @@ func (s *server) proxyMetrics(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "playground: the bot's metrics server is not up yet", http.StatusServiceUnavailable)
 		return
 	}
-	httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *m}).ServeHTTP(w, r)
+	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *m})
+	p.ErrorLog = log.New(io.Discard, "", 0) // the bot's metrics server going away at shutdown
+	p.ServeHTTP(w, r)
 }
 
 // events is GET /api/events: the bot's log events (Info and above) as a
