@@ -19,7 +19,7 @@ import (
 // browser's console: no errors, no failed requests.
 func TestPlaygroundFits(t *testing.T) {
 	for _, size := range []struct {
-		w, h int64
+		w, h                int64
 		eagerness, answered int // the text eagerness "Try a conversation" runs at, and what the demo brain answers of it
 	}{{1280, 800, 50, 2}, {1920, 1080, 90, 7}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
@@ -96,7 +96,6 @@ func tryConversation(t *testing.T, ctx context.Context, want int) {
 	waitJS(t, ctx, "the run marked in the decision panel", `document.querySelector('#decision-rows tr.run-marker[data-edge="start"]') &&
 		document.querySelector('#decision-rows tr.run-marker[data-edge="end"]') && document.querySelectorAll('#decision-rows tr.in-run').length >= 9`)
 }
-
 
 // TestPlaygroundRealtimeVoice: with voice.mode realtime (the bot's voice through the OpenAI
 // Realtime API, here the simulator's, with the demo brain), joining the voice room and saying
