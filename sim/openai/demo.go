@@ -14,8 +14,8 @@ import (
 // Every answer reads the request and is deterministic:
 //
 //   - a chat reply offered the send_discord_message tool answers the message
-//     the prompt names ("Message to answer: msg ID from NAME"), quoting a few
-//     of its words, with a reply tool call to that message;
+//     the prompt names ("Message to answer: msg ID from NAME"), to its author
+//     by name, with a reply tool call to that message (demo_reply.go);
 //   - a spoken reply (a voice prompt) answers the last user line in one or
 //     two sentences;
 //   - whether a turn gets an answer or [SKIP] follows what a model would make
@@ -34,8 +34,8 @@ import (
 //     becomes a labelled placeholder: the demo cannot hear words, so text
 //     meant to be said is queued as the transcript of the next utterance.
 //
-// The replies never repeat the prompt: at most the first words of the
-// message they answer.
+// The replies never repeat the prompt: at most a short question or request
+// of the message they answer.
 func DemoRules() []Rule {
 	return []Rule{
 		{Name: "demo: reply classifier", Match: Match{PromptPattern: `Answer YES or NO|one word: YES or NO`}, Respond: demoYesNo},
