@@ -39,9 +39,9 @@ func demoAnswer(who, said, name string, spoken bool) string {
 	case isRequest(ws):
 		out = requestReply(rest, pick)
 	case isQuestion(said, ws) && yesNoStarts[ws[0]]:
-		out = []string{"I think so, %[1]s, but I'm only the demo brain, so don't quote me on that.",
+		out = []string{"Yes, I think so, %[1]s, but I'm only the demo brain, so don't quote me on that.",
 			"I'd say yes, %[1]s. Then again, I'm only the demo brain: ask me again with a real model.",
-			"Probably, %[1]s! That's the demo brain's best guess, anyway."}[pick]
+			"Probably yes, %[1]s! That's the demo brain's best guess, anyway."}[pick]
 	case isQuestion(said, ws):
 		out = questionReply(rest, pick)
 	default:

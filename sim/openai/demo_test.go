@@ -182,7 +182,8 @@ func TestDemoReplies(t *testing.T) {
 		{"banter, tell me a joke", "tell you a joke"},
 		{"<@1> can you sing us a song?", "sing you all a song"},
 		{"<@1> what should we cook tonight?", "\"what should we cook tonight?\""},
-		{"banter, are you a real person?", "alice"},
+		{"banter, are you a real person?", "yes, alice"},
+		{"hey banter, are you there?", "Yes, I think so, alice"},
 		{"banter, i just finished my first marathon", "alice"},
 	} {
 		got := demoAnswer("alice", tc.said, "banter", false)
