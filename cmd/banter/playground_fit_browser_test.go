@@ -31,6 +31,7 @@ func TestPlaygroundFits(t *testing.T) {
 			waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 			waitJS(t, ctx, "the message box named after #general", `document.querySelector('#text').placeholder === 'Message #general'`)
 			waitJS(t, ctx, "the live indicator", `document.querySelector('#conn').dataset.state === 'live'`)
+			waitJS(t, ctx, "the demo brain's word on speech without a caption", `!document.querySelector('#demo-voice-note').hidden`)
 			for _, icon := range []string{"/favicon.ico", "/static/favicon.svg"} {
 				if resp, err := http.Get(url + icon); err != nil || resp.StatusCode != http.StatusOK {
 					t.Errorf("GET %s: %v %v", icon, resp, err)
@@ -95,6 +96,8 @@ func tryConversation(t *testing.T, ctx context.Context, want int) {
 	}
 	waitJS(t, ctx, "the run marked in the decision panel", `document.querySelector('#decision-rows tr.run-marker[data-edge="start"]') &&
 		document.querySelector('#decision-rows tr.run-marker[data-edge="end"]') && document.querySelectorAll('#decision-rows tr.in-run').length >= 9`)
+	// Every text row names its turn's message, also a decision that came before its message.
+	waitJS(t, ctx, "every text row with its message", `[...document.querySelectorAll('#decision-rows tr[data-pipeline="text"] td.turn')].every(td => td.textContent.includes(': '))`)
 }
 
 // TestPlaygroundRealtimeVoice: with voice.mode realtime (the bot's voice through the OpenAI

@@ -90,7 +90,7 @@ function renderMessages() {
 function onMessage(m) {
   PG.messages.set(m.id, m);
   // A decision can arrive before its message: its row gets the turn now.
-  for (const row of document.querySelectorAll(`#decision-rows tr[data-turn="${m.id}"]`)) row.querySelector('.turn').textContent = turnText(m);
+  for (const row of document.querySelectorAll(`#decision-rows tr[data-turn="${m.id}"]`)) setTurn(row, turnText(m));
   PG.typing.delete(m.author_id);
   if (m.channel_id === channelID()) {
     const list = $('#messages');
@@ -179,7 +179,14 @@ const latencyEvents = new Set(['sent_message', 'sent_reply', 'reply_skipped', 's
 
 function fmtTime(t) { return new Date(t).toLocaleTimeString([], { hour12: false }); }
 
-function turnText(m) { return (nameOf(m.author_id) + ': ' + plainMentions(m.content)).slice(0, 160); }
+function turnText(m) { return nameOf(m.author_id) + ': ' + plainMentions(m.content); }
+
+// setTurn shows a row's turn, cut at 160 characters with the whole of it on hover.
+function setTurn(row, said) {
+  const td = row.querySelector('.turn');
+  td.textContent = said.length > 160 ? said.slice(0, 159) + '…' : said;
+  td.title = said;
+}
 
 function decisionRow(e) {
   const a = e.attrs;
@@ -194,9 +201,10 @@ function decisionRow(e) {
   const stage = a.pipeline + ' ' + a.stage + (a.phase ? ' · ' + a.phase.replace('pre_generation', 'pre-gen') : '') + (a.pass ? ' · ' + a.pass : '');
   const signal = a.signal && a.signal !== 'unknown' ? a.signal : '';
   const cells = [fmtTime(e.time), stage, a.outcome + ' · ' + a.reason, [signal + (conf ? ' ' + conf : ''), a.force ? 'forced' : ''].filter(Boolean).join(' · '),
-    a.stage === 'A' ? String(a.eagerness ?? '') : '', said.slice(0, 160), ''];
+    a.stage === 'A' ? String(a.eagerness ?? '') : '', '', ''];
   const classes = ['', 'stage', 'outcome reason', 'signal', '', 'turn', 'latency'];
   cells.forEach((c, i) => tr.append(el('td', { class: classes[i], textContent: c })));
+  setTurn(tr, said);
   if (a.classifierModel) tr.title = `classifier ${a.classifierModel} said ${JSON.stringify(a.classifierRaw)} in ${a.classifierLatency} ms`;
   if (window.PGTry) window.PGTry.markRow(tr);
   return tr;
@@ -261,7 +269,7 @@ function onBotEvent(e) {
   if (a.transcript && turn) {
     const said = nameOf(a.user_id || a.reply_target) + ' (voice): ' + a.transcript;
     PG.turns.set(turn, said);
-    for (const row of $('#decision-rows').querySelectorAll(`tr[data-turn="${turn}"]`)) row.querySelector('.turn').textContent = said.slice(0, 160);
+    for (const row of $('#decision-rows').querySelectorAll(`tr[data-turn="${turn}"]`)) setTurn(row, said);
   }
   if (turn && latencyEvents.has(e.event)) {
     const row = $('#decision-rows').querySelector(`tr[data-turn="${turn}"]`);
