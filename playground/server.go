@@ -33,6 +33,7 @@ type Info struct {
 	BotName    string `json:"bot_name"`
 	BotID      string `json:"bot_id"`
 	You        string `json:"you_id"`
+	YouName    string `json:"you_name"`
 	GuildName  string `json:"guild_name"`
 	Text       string `json:"text_channel_id"`
 	Thread     string `json:"thread_id"`
@@ -60,7 +61,7 @@ type server struct {
 func newServer(w *world, file configFile, hub *Hub, botEnv func(string) string, demo bool, cfg *config.Config) *server {
 	s := &server{w: w, file: file, hub: hub, botEnv: botEnv}
 	s.info = Info{Demo: demo, Model: cfg.LLM.Model, ModelURL: redact.URL(cfg.LLM.BaseURL), BotName: cfg.Bot.Name,
-		BotID: string(w.ds.BotID()), You: string(w.you), GuildName: guildName, Text: string(w.general),
+		BotID: string(w.ds.BotID()), You: string(w.you), YouName: youName, GuildName: guildName, Text: string(w.general),
 		Thread: string(w.thread), Voice: string(w.voice), ControlURL: w.ctlURL, ConfigPath: file.path}
 	if w.osim != nil {
 		s.info.OpenAIURL = w.osim.BaseURL()
@@ -81,6 +82,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		http.ServeFileFS(w, r, static, "index.html")
+	})
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "favicon.svg") // for pages without the icon link (a tab on /metrics)
 	})
 	mux.HandleFunc("GET /api/info", s.getInfo)
 	mux.HandleFunc("GET /api/events", s.events)
@@ -149,7 +153,9 @@ func (s *server) proxyMetrics(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "playground: the bot's metrics server is not up yet", http.StatusServiceUnavailable)
 		return
 	}
-	httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *m}).ServeHTTP(w, r)
+	p := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *m})
+	p.ErrorLog = log.New(io.Discard, "", 0) // the bot's metrics server going away at shutdown
+	p.ServeHTTP(w, r)
 }
 
 // events is GET /api/events: the bot's log events (Info and above) as a

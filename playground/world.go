@@ -21,11 +21,11 @@ const (
 	textName   = "general"
 	threadName = "side-thread"
 	voiceName  = "Voice"
-	youName    = "you"
+	youName    = "sam"                // the member the page speaks as: a name, so the bot's replies read naturally
 	demoKey    = "sk-playground-demo" // what the bot sends the demo brain (any key works)
 )
 
-// members are the simulated people besides "you" that the page can speak as.
+// members are the simulated people besides youName that the page can speak as.
 var members = []string{"alice", "bob"}
 
 // demoLatency makes the demo brain take a moment, as a model does, so the
@@ -52,7 +52,7 @@ type world struct {
 }
 
 // startWorld starts the simulators and builds the server: #general, a
-// thread under it, a voice room, you, alice and bob.
+// thread under it, a voice room, sam (the page's member), alice and bob.
 func startWorld(botName string, demo bool) (w *world, err error) {
 	w = &world{}
 	defer func() {

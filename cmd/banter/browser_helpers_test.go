@@ -3,14 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -187,5 +192,104 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		shot(t, ctx, "failed-"+strings.ReplaceAll(t.Name(), "/", "_"))
 		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// pageProblems collects what a user would see in the browser's console: uncaught exceptions,
+// console errors, log entries at error level (a resource that failed to load), failed
+// requests and HTTP error statuses.
+type pageProblems struct {
+	mu   sync.Mutex // guards following
+	list []string
+}
+
+// watchPage starts collecting the page's problems; call before navigating.
+func watchPage(t *testing.T, ctx context.Context) *pageProblems {
+	t.Helper()
+	p := &pageProblems{}
+	add := func(s string) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.list = append(p.list, s)
+	}
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			desc := d.Text
+			if d.Exception != nil {
+				desc += " " + d.Exception.Description
+			}
+			add(fmt.Sprintf("exception: %s at %s:%d", desc, d.URL, d.LineNumber+1))
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				add("console.error: " + strings.Join(args, " "))
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				add("console: " + e.Entry.Text + " " + e.Entry.URL)
+			}
+		case *network.EventLoadingFailed:
+			if !e.Canceled {
+				add("request failed: " + e.ErrorText + " (" + string(e.Type) + ")")
+			}
+		case *network.EventResponseReceived:
+			if e.Response.Status >= 400 {
+				add(fmt.Sprintf("HTTP %d: %s", e.Response.Status, e.Response.URL))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("listen to the page: %v", err)
+	}
+	return p
+}
+
+// check fails the test if the page had any problem so far.
+func (p *pageProblems) check(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.list {
+		t.Errorf("the page's console: %s", s)
+	}
+}
+
+// spillsJS lists what does not fit on the page: a card (a section, the header) wider inside
+// than its box (scrollWidth > clientWidth), an element that sticks out of its card at the
+// left or right, a scroll box that scrolls sideways, a page wider than the window. Text
+// truncated on purpose (text-overflow: ellipsis, with its full text on hover) stays inside
+// its box and is not counted.
+const spillsJS = `(() => {
+	const bad = [];
+	const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '');
+	const de = document.documentElement;
+	if (de.scrollWidth > de.clientWidth) bad.push('the page scrolls sideways: ' + de.scrollWidth + ' > ' + de.clientWidth);
+	for (const card of document.querySelectorAll('header, main > section')) {
+		if (card.scrollWidth > card.clientWidth) bad.push(name(card) + ': scrollWidth ' + card.scrollWidth + ' > clientWidth ' + card.clientWidth);
+		const r = card.getBoundingClientRect();
+		for (const e of card.querySelectorAll('*')) {
+			const b = e.getBoundingClientRect();
+			if (b.width === 0 || b.height === 0 || e.closest('[hidden]')) continue;
+			const cut = e.parentElement && e.parentElement.closest('*') && getComputedStyle(e.parentElement).textOverflow === 'ellipsis';
+			if (!cut && (b.right > r.right + 0.5 || b.left < r.left - 0.5)) {
+				bad.push(name(card) + ' > ' + name(e) + ' sticks out: ' + Math.round(b.left) + '..' + Math.round(b.right) + ' in ' + Math.round(r.left) + '..' + Math.round(r.right) + ' (' + (e.textContent || '').trim().slice(0, 40) + ')');
+			}
+			const ox = getComputedStyle(e).overflowX;
+			if ((ox === 'auto' || ox === 'scroll') && e.scrollWidth > e.clientWidth) bad.push(name(card) + ' > ' + name(e) + ' scrolls sideways: ' + e.scrollWidth + ' > ' + e.clientWidth);
+		}
+	}
+	return bad;
+})()`
+
+// checkFits fails the test for everything spillsJS finds.
+func checkFits(t *testing.T, ctx context.Context, size string) {
+	t.Helper()
+	for _, s := range evalJS[[]string](t, ctx, spillsJS) {
+		t.Errorf("at %s: %s", size, s)
 	}
 }

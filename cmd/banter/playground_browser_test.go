@@ -41,11 +41,11 @@ func TestPlaygroundTextAndEagerness(t *testing.T) {
 	ctx := browser(t)
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 	waitJS(t, ctx, "the demo label", `document.querySelector('#mode').dataset.mode === 'demo'`)
 	shot(t, ctx, "playground-1-loaded")
 
-	id := postAs(t, ctx, "you", "what should we cook tonight?", true)
+	id := postAs(t, ctx, "sam", "what should we cook tonight?", true)
 	waitJS(t, ctx, "the bot's reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 	reply := evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"] .content').textContent`, id))
 	if want := "what should we cook tonight"; !strings.Contains(reply, want) {
@@ -109,24 +109,12 @@ func TestPlaygroundVoice(t *testing.T) {
 		chromedp.Flag("use-file-for-fake-audio-capture", fakeMicrophone(t)))
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
-	id := postAs(t, ctx, "you", "are you in the voice room?", true)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
+	id := postAs(t, ctx, "sam", "are you in the voice room?", true)
 	waitJS(t, ctx, "the bot's text reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 
-	bot := evalJS[string](t, ctx, `PG.info.bot_id`)
-	waitJS(t, ctx, "the bot in the voice room", fmt.Sprintf(`document.querySelector('#participants li[data-user="%s"]')`, bot))
-	do(t, ctx, "join voice, muted", chromedp.Click(chromedp.CSS("#join-muted")), chromedp.Click(chromedp.CSS("#join")))
-	waitJS(t, ctx, "the microphone, muted", `document.querySelector('#mic-status').dataset.state === 'muted'`)
-	waitJS(t, ctx, "end-to-end encryption", `['active', 'off'].includes(document.querySelector('#voice-link').dataset.e2ee)`)
-
-	const caption = "hey banter, tell me something fun about the weather"
-	do(t, ctx, "say the caption", chromedp.SendKeys(chromedp.CSS("#caption"), caption), chromedp.Click(chromedp.CSS("#say")))
-	waitJS(t, ctx, "the voice Stage A decision", `document.querySelector('#decision-rows tr[data-pipeline="voice"][data-stage="A"][data-outcome="allow"]')`)
-	waitJS(t, ctx, "the bot speaking", fmt.Sprintf(`document.querySelector('#participants li[data-user="%s"][data-speaking="1"]')`, bot))
-	// Half a second of the bot's voice decoded into the page, and signal at the speakers. (Then
-	// unmute at once: the rest of the reply is the time left to talk over it.)
-	waitJS(t, ctx, "the bot's voice at the audio output", `(() => { const d = document.querySelector('#audio-stats').dataset;
-		return Number(d.botSamples) >= 24000 && Number(d.botPeak) > 1000 && Number(d.outMs) >= 300 && Number(d.outPeak) > 0.02; })()`)
+	// Then unmute at once: the rest of the reply is the time left to talk over it.
+	bot := sayToTheBot(t, ctx, "hey banter, tell me something fun about the weather")
 	shot(t, ctx, "playground-5-voice-reply")
 
 	do(t, ctx, "unmute: the microphone speaks over the bot", chromedp.Click(chromedp.CSS("#mute")))
@@ -140,17 +128,35 @@ func TestPlaygroundVoice(t *testing.T) {
 	shot(t, ctx, "playground-6-barge-in")
 }
 
+// sayToTheBot joins the voice room with the microphone muted, says caption, and waits for the
+// voice Stage A admission, the bot speaking, and half a second of its voice decoded into the
+// page with signal at the speakers. It returns the bot's id.
+func sayToTheBot(t *testing.T, ctx context.Context, caption string) string {
+	t.Helper()
+	bot := evalJS[string](t, ctx, `PG.info.bot_id`)
+	waitJS(t, ctx, "the bot in the voice room", fmt.Sprintf(`document.querySelector('#participants li[data-user="%s"]')`, bot))
+	do(t, ctx, "join voice, muted", chromedp.Click(chromedp.CSS("#join-muted")), chromedp.Click(chromedp.CSS("#join")))
+	waitJS(t, ctx, "the microphone, muted", `document.querySelector('#mic-status').dataset.state === 'muted'`)
+	waitJS(t, ctx, "end-to-end encryption", `['active', 'off'].includes(document.querySelector('#voice-link').dataset.e2ee)`)
+	do(t, ctx, "say the caption", chromedp.SendKeys(chromedp.CSS("#caption"), caption), chromedp.Click(chromedp.CSS("#say")))
+	waitJS(t, ctx, "the voice Stage A decision", `document.querySelector('#decision-rows tr[data-pipeline="voice"][data-stage="A"][data-outcome="allow"]')`)
+	waitJS(t, ctx, "the bot speaking", fmt.Sprintf(`document.querySelector('#participants li[data-user="%s"][data-speaking="1"]')`, bot))
+	waitJS(t, ctx, "the bot's voice at the audio output", `(() => { const d = document.querySelector('#audio-stats').dataset;
+		return Number(d.botSamples) >= 24000 && Number(d.botPeak) > 1000 && Number(d.outMs) >= 300 && Number(d.outPeak) > 0.02; })()`)
+	return bot
+}
+
 // TestPlaygroundWithoutMicrophone: a browser with no microphone (and no permission) joins the
 // voice room: the page says so, and text still works.
 func TestPlaygroundWithoutMicrophone(t *testing.T) {
 	ctx := browser(t, chromedp.Flag("deny-permission-prompts", true))
 	url := startPlayground(t, nil)
 	do(t, ctx, "load the page", chromedp.Navigate(url))
-	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="you"]') !== null`)
+	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 	do(t, ctx, "join voice", chromedp.Click(chromedp.CSS("#join")))
 	waitJS(t, ctx, "the microphone problem said", `['denied', 'missing', 'unavailable', 'error'].includes(document.querySelector('#mic-status').dataset.state) &&
 		document.querySelector('#mic-status').textContent.includes('text works')`)
-	id := postAs(t, ctx, "you", "can you still read me?", true)
+	id := postAs(t, ctx, "sam", "can you still read me?", true)
 	waitJS(t, ctx, "the bot's reply", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
 	shot(t, ctx, "playground-7-no-microphone")
 }

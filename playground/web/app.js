@@ -89,6 +89,8 @@ function renderMessages() {
 
 function onMessage(m) {
   PG.messages.set(m.id, m);
+  // A decision can arrive before its message: its row gets the turn now.
+  for (const row of document.querySelectorAll(`#decision-rows tr[data-turn="${m.id}"]`)) setTurn(row, turnText(m));
   PG.typing.delete(m.author_id);
   if (m.channel_id === channelID()) {
     const list = $('#messages');
@@ -136,17 +138,23 @@ async function send(ev) {
 function addMemberOption(id, name) {
   PG.members.set(id, name);
   const sel = $('#as');
-  if (![...sel.options].some((o) => o.value === name)) sel.append(el('option', { value: name, textContent: name }));
-  if (name === 'you') sel.value = 'you';
+  const you = name === PG.info.you_name;
+  if (![...sel.options].some((o) => o.value === name)) sel.append(el('option', { value: name, textContent: you ? name + ' (you)' : name }));
+  if (you) sel.value = name;
 }
 
 function selectTab(tab) {
   PG.tab = tab;
   for (const b of document.querySelectorAll('.tab')) b.classList.toggle('active', b.dataset.tab === tab);
-  const ch = PG.channels.get(channelID());
-  $('#text').placeholder = 'Message ' + (ch ? (ch.type === 'thread' ? 'thread ' : '#') + ch.name : '');
+  updatePlaceholder();
   cancelReply();
   renderMessages();
+}
+
+// updatePlaceholder names the open channel in the message box (once the stream has said its name).
+function updatePlaceholder() {
+  const ch = PG.channels.get(channelID());
+  $('#text').placeholder = ch ? 'Message ' + (ch.type === 'thread' ? 'thread ' + ch.name : '#' + ch.name) : 'Message';
 }
 
 function onDiscordEvent(e) {
@@ -155,6 +163,7 @@ function onDiscordEvent(e) {
     case 'channel':
       PG.channels.set(e.channel.id, { name: e.channel.name, type: e.channel.type, parent: e.channel.parent_id });
       if (e.channel.id === PG.info.thread_id) $('#thread-name').textContent = e.channel.name;
+      if (e.channel.id === channelID()) updatePlaceholder();
       break;
     case 'message': case 'message_update': onMessage(e.message); break;
     case 'message_delete': PG.messages.delete(e.id); renderMessages(); break;
@@ -170,41 +179,86 @@ const latencyEvents = new Set(['sent_message', 'sent_reply', 'reply_skipped', 's
 
 function fmtTime(t) { return new Date(t).toLocaleTimeString([], { hour12: false }); }
 
+function turnText(m) { return nameOf(m.author_id) + ': ' + plainMentions(m.content); }
+
+// setTurn shows a row's turn, cut at 160 characters with the whole of it on hover.
+function setTurn(row, said) {
+  const td = row.querySelector('.turn');
+  td.textContent = said.length > 160 ? said.slice(0, 159) + '…' : said;
+  td.title = said;
+}
+
 function decisionRow(e) {
   const a = e.attrs;
   const turn = a.turnId || '';
   const m = PG.messages.get(turn);
-  const said = m ? nameOf(m.author_id) + ': ' + plainMentions(m.content)
-    : (PG.turns.get(turn) || nameOf(a.userId || '') + (a.pipeline === 'voice' ? ' (voice; the transcript follows)' : ''));
-  const conf = typeof a.confidence === 'number' ? a.confidence.toFixed(2) : '';
+  const said = m ? turnText(m)
+    : (PG.turns.get(turn) || nameOf(a.userId || '') + (a.pipeline === 'voice' ? ' (voice; the transcript follows)' : ' (the message follows)'));
+  // A confidence is shown only where one was measured: Stage A's name matcher or classifier.
+  const conf = a.stage === 'A' && typeof a.confidence === 'number' && a.confidence > 0 ? a.confidence.toFixed(2) : '';
   const tr = el('tr', { dataset: { turn, pipeline: a.pipeline, stage: a.stage, outcome: a.outcome, reason: a.reason,
     signal: a.signal, force: String(!!a.force), eagerness: String(a.eagerness ?? ''), event: e.event, seq: String(e.seq) } });
   const stage = a.pipeline + ' ' + a.stage + (a.phase ? ' · ' + a.phase.replace('pre_generation', 'pre-gen') : '') + (a.pass ? ' · ' + a.pass : '');
-  const cells = [fmtTime(e.time), stage, a.outcome + ' · ' + a.reason, a.signal + (conf ? ' ' + conf : '') + (a.force ? ' · forced' : ''),
-    a.stage === 'A' ? String(a.eagerness ?? '') : '', said.slice(0, 120), ''];
+  const signal = a.signal && a.signal !== 'unknown' ? a.signal : '';
+  const cells = [fmtTime(e.time), stage, a.outcome + ' · ' + a.reason, [signal + (conf ? ' ' + conf : ''), a.force ? 'forced' : ''].filter(Boolean).join(' · '),
+    a.stage === 'A' ? String(a.eagerness ?? '') : '', '', ''];
   const classes = ['', 'stage', 'outcome reason', 'signal', '', 'turn', 'latency'];
   cells.forEach((c, i) => tr.append(el('td', { class: classes[i], textContent: c })));
+  setTurn(tr, said);
   if (a.classifierModel) tr.title = `classifier ${a.classifierModel} said ${JSON.stringify(a.classifierRaw)} in ${a.classifierLatency} ms`;
+  if (window.PGTry) window.PGTry.markRow(tr);
   return tr;
 }
 
-// latencyText lists a turn's latency phases: the text pipeline's phase durations in pipeline
-// order, or the voice turn's times since the end of speech, earliest first.
-function latencyText(a) {
-  const textOrder = ['context', 'model', 'followup', 'send', 'total'];
-  const parts = [];
+// Phase names as the page shows them.
+const phaseNames = { llm1: 'model', first_tts_byte: 'first TTS byte', first_packet: 'first audio', first_token: 'first token',
+  first_sentence: 'first sentence' };
+const textOrder = ['context', 'lookup', 'llm1', 'model', 'followup', 'send'];
+// The voice turn's phases (voice.Phase), each counted from the end of the member's speech.
+const voicePhases = new Set(['transcript', 'admission', 'first_token', 'first_sentence', 'first_tts_byte', 'first_packet']);
+
+// latencyParts sorts a turn's latency phases: a text reply's phases in pipeline order (zero
+// ones left out) and its total; a voice turn's times since the end of speech, earliest first.
+function latencyParts(a) {
+  const text = [], voice = [];
+  let total = null;
   for (const [k, v] of Object.entries(a)) {
-    if (typeof v !== 'number') continue;
-    if (k.startsWith('latency_') && k.endsWith('_ms')) parts.push([k.slice(8, -3), v, textOrder.indexOf(k.slice(8, -3))]);
-    else if (k.endsWith('_ms') && k !== 'speech_ms' && k !== 'played_ms') parts.push([k.slice(0, -3), v, v]);
+    if (typeof v !== 'number' || !k.endsWith('_ms')) continue;
+    if (k.startsWith('latency_')) {
+      const name = k.slice(8, -3);
+      if (name === 'total') total = v; else if (Math.round(v) > 0) text.push([name, v]);
+    } else if (voicePhases.has(k.slice(0, -3))) voice.push([k.slice(0, -3), v]);
   }
-  parts.sort((x, y) => x[2] - y[2]);
-  return parts.map(([name, v]) => name + ' ' + Math.round(v)).join(' · ');
+  text.sort((x, y) => textOrder.indexOf(x[0]) - textOrder.indexOf(y[0]));
+  voice.sort((x, y) => x[1] - y[1]);
+  return { text, voice, total };
+}
+
+// latencyCell fills a row's latency cell: a text reply's total, then its phases; a voice
+// turn's steps, where one done before the speech ended is "early", not a negative number.
+function latencyCell(td, a) {
+  const { text, voice, total } = latencyParts(a);
+  const label = (n) => phaseNames[n] || n.replaceAll('_', ' ');
+  const parts = [];
+  if (total !== null) {
+    td.append(el('b', { textContent: Math.round(total) + ' total' }));
+    parts.push(...text.map(([n, v]) => label(n) + ' ' + Math.round(v)));
+    if (parts.length) td.append(' (' + parts.join(' · ') + ')');
+  } else {
+    voice.forEach(([n, v], i) => {
+      if (i) td.append(' · ');
+      if (v < 0) td.append(el('span', { class: 'early', textContent: label(n) + ' early', title: Math.round(-v) + ' ms before the speech ended' }));
+      else td.append(label(n) + ' ' + Math.round(v));
+    });
+  }
+  td.title = td.textContent + (total !== null ? ' (ms: the reply\'s total, then its phases)' : ' (ms after the end of speech; early: before it ended)');
+  return td.textContent;
 }
 
 function onBotEvent(e) {
   const a = e.attrs || {};
   logEvent(e);
+  if (window.PGTry) window.PGTry.onBotEvent(e);
   if (a.stage && a.pipeline && a.reason !== undefined) {
     $('#decision-rows').prepend(decisionRow(e));
     const rows = $('#decision-rows').children;
@@ -215,13 +269,15 @@ function onBotEvent(e) {
   if (a.transcript && turn) {
     const said = nameOf(a.user_id || a.reply_target) + ' (voice): ' + a.transcript;
     PG.turns.set(turn, said);
-    for (const row of $('#decision-rows').querySelectorAll(`tr[data-turn="${turn}"]`)) row.querySelector('.turn').textContent = said.slice(0, 120);
+    for (const row of $('#decision-rows').querySelectorAll(`tr[data-turn="${turn}"]`)) setTurn(row, said);
   }
   if (turn && latencyEvents.has(e.event)) {
     const row = $('#decision-rows').querySelector(`tr[data-turn="${turn}"]`);
     if (row) {
-      const lt = latencyText(a);
-      if (lt) { row.querySelector('.latency').textContent = lt; row.dataset.latency = lt; }
+      const td = row.querySelector('.latency');
+      td.replaceChildren();
+      const lt = latencyCell(td, a);
+      if (lt) row.dataset.latency = lt;
       row.dataset.result = e.event;
     }
   }
@@ -281,12 +337,16 @@ function buildControls() {
 }
 
 function showConfig(v) {
-  $('#config-path').textContent = v.path;
+  PG.values = v.values;
+  const parts = v.path.split('/');
+  $('#config-path').textContent = parts.length > 2 ? '…/' + parts.slice(-2).join('/') : v.path;
+  $('#config-path').title = v.path;
   $('#effective').textContent = v.effective;
   for (const input of document.querySelectorAll('#controls input')) {
     const val = v.values[input.dataset.key];
     if (val === undefined || document.activeElement === input) continue;
     if (input.type === 'checkbox') input.checked = !!val; else input.value = val;
+    if (input.type === 'text') input.title = String(val);
   }
 }
 
@@ -321,8 +381,8 @@ function onConfigEvent(e) {
 function stream(path, onEvent, label) {
   const es = new EventSource(path);
   es.onmessage = (m) => onEvent(JSON.parse(m.data));
-  es.onopen = () => { PG.connected = (PG.connected || 0) + 1; $('#conn').textContent = 'live'; };
-  es.onerror = () => { $('#conn').textContent = label + ' reconnecting…'; };
+  es.onopen = () => { PG.connected = (PG.connected || 0) + 1; $('#conn').textContent = 'live'; $('#conn').dataset.state = 'live'; };
+  es.onerror = () => { $('#conn').textContent = label + ' reconnecting…'; $('#conn').dataset.state = 'reconnecting'; };
   return es;
 }
 
@@ -339,6 +399,7 @@ async function start() {
       'Set OPENAI_API_KEY and restart for real models.';
   }
   $('#mention').textContent = '@' + PG.info.bot_name;
+  $('#demo-voice-note').hidden = !PG.info.demo;
   $('#control-link').href = PG.info.control_url + '/state';
   buildControls();
   loadConfig();

@@ -18,22 +18,35 @@ function parseMetrics(text) {
   return out;
 }
 
+// drawBars draws one bar per entry, its label in full (the label column is as wide as the
+// longest label; a label that still does not fit is cut with "…" and the canvas's title lists
+// every entry in full).
 function drawBars(canvas, entries) {
   const g = canvas.getContext('2d');
   g.clearRect(0, 0, canvas.width, canvas.height);
   g.font = '11px system-ui, sans-serif';
+  canvas.title = entries.map(([label, v]) => label + ': ' + v).join('\n');
   if (!entries.length) { g.fillStyle = '#888'; g.fillText('no decisions yet', 8, 20); return; }
   const max = Math.max(...entries.map((e) => e[1]));
   const rowH = Math.min(18, (canvas.height - 4) / entries.length);
+  const labelW = Math.min(Math.max(...entries.map(([label]) => g.measureText(label).width)) + 8, canvas.width * 0.62);
+  const barW = canvas.width - labelW - 34;
   entries.forEach(([label, v], i) => {
     const y = 2 + i * rowH;
-    const w = (canvas.width - 190) * v / max;
+    const w = barW * v / max;
     g.fillStyle = label.includes('deny') || label.includes('skip') ? '#c0392b' : '#5865f2';
-    g.fillRect(150, y + 2, Math.max(w, 1), rowH - 4);
+    g.fillRect(labelW, y + 2, Math.max(w, 1), rowH - 4);
     g.fillStyle = '#333';
-    g.fillText(label.slice(0, 24), 2, y + rowH - 5);
-    g.fillText(String(v), 154 + w, y + rowH - 5);
+    g.fillText(fitText(g, label, labelW - 6), 2, y + rowH - 5);
+    g.fillText(String(v), labelW + 4 + w, y + rowH - 5);
   });
+}
+
+// fitText cuts s with "…" to fit width pixels.
+function fitText(g, s, width) {
+  if (g.measureText(s).width <= width) return s;
+  while (s.length > 1 && g.measureText(s + '…').width > width) s = s.slice(0, -1);
+  return s + '…';
 }
 
 function drawLine(canvas, points) {

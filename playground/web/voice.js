@@ -1,5 +1,5 @@
-// voice.js: the voice room. The browser joins as the simulated member
-// "you" through the Discord simulator's control API: POST /voice/join, then
+// voice.js: the voice room. The browser joins as the page's simulated
+// member (PG.info.you_name) through the Discord simulator's control API: POST /voice/join, then
 // the /voice/stream WebSocket carries the microphone (getUserMedia → 48 kHz
 // mono PCM → the member's Opus stream) to the room and what the member hears
 // (the bot's voice, decoded) back to the speakers.
@@ -173,9 +173,9 @@ async function join() {
   V.muted = vq('#join-muted').checked;
   try {
     await ensureAudio();
-    const r = await fetch('/discord/voice/join', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ as: 'you', channel: 'Voice' }) });
+    const r = await fetch('/discord/voice/join', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ as: PG.info.you_name, channel: 'Voice' }) });
     if (!r.ok && r.status !== 409) throw new Error((await r.json()).error);
-    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/discord/voice/stream?as=you&leave_on_close=1');
+    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/discord/voice/stream?as=' + encodeURIComponent(PG.info.you_name) + '&leave_on_close=1');
     ws.binaryType = 'arraybuffer';
     ws.onmessage = onStreamMessage;
     await new Promise((ok, bad) => { ws.onopen = ok; ws.onerror = () => bad(new Error('the voice stream did not open')); });

@@ -133,8 +133,8 @@ func TestDemoEagernessBands(t *testing.T) {
 	}
 }
 
-// TestDemoVoiceAndClassifier: spoken replies answer the last line without
-// quotes; the YES/NO classifier follows "Eagerness: N/100".
+// TestDemoVoiceAndClassifier: spoken replies answer the last line by name, without quotes;
+// the YES/NO classifier follows "Eagerness: N/100" and what kind of line it is asked about.
 func TestDemoVoiceAndClassifier(t *testing.T) {
 	s := serve(t, WithRules(DemoRules()...))
 	c := newClient(s)
@@ -144,24 +144,55 @@ func TestDemoVoiceAndClassifier(t *testing.T) {
 	if !strings.Contains(out, "frank") || !strings.Contains(out, "how is the weather up there") || strings.Contains(out, "\"") {
 		t.Errorf("spoken reply %q", out)
 	}
-	yes := 0
-	for i := range 20 {
-		classify := func(eager int) string {
-			prompt := fmt.Sprintf("Participants: frank\nEagerness: %d/100\nLatest utterance, from frank: \"thing %d\"\nShould banter respond? Answer YES or NO.", eager, i)
-			return demoGenerate(t, c, "You are the turn-taking judge for banter, a voice assistant.", prompt, false).OutputText()
-		}
-		if classify(0) != "NO" {
-			t.Errorf("eagerness 0 said %q", classify(0))
-		}
-		if classify(100) != "YES" {
-			t.Errorf("eagerness 100 said %q", classify(100))
-		}
-		if classify(50) == "YES" {
-			yes++
+	for _, tc := range []struct {
+		said  string
+		eager int
+		want  string
+	}{
+		{"anyone know a good pizza place?", 0, "NO"},
+		{"anyone know a good pizza place?", 30, "NO"},
+		{"anyone know a good pizza place?", 50, "YES"},
+		{"what's everyone doing this weekend?", 50, "NO"},
+		{"what's everyone doing this weekend?", 70, "YES"},
+		{"i just finished my first marathon", 50, "NO"},
+		{"i just finished my first marathon", 70, "YES"},
+		{"i'm back", 70, "NO"},
+		{"i'm back", 90, "YES"},
+		{"lol", 100, "NO"},
+		{"gina, can you hear me?", 100, "NO"},
+		{DemoPlaceholderPrefix + ", 1.2 s)", 50, "NO"},
+		{DemoPlaceholderPrefix + ", 1.2 s)", 90, "YES"},
+	} {
+		prompt := fmt.Sprintf("Participants: frank, gina\nEagerness: %d/100\nLatest utterance, from frank: \"%s\"\nShould banter respond? Answer YES or NO.", tc.eager, tc.said)
+		if got := demoGenerate(t, c, "You are the turn-taking judge for banter, a voice assistant.", prompt, false).OutputText(); got != tc.want {
+			t.Errorf("eagerness %d, %q: %s, want %s", tc.eager, tc.said, got, tc.want)
 		}
 	}
-	if yes == 0 || yes == 20 {
-		t.Errorf("eagerness 50 said YES to %d of 20 different utterances; want some", yes)
+}
+
+// TestDemoReplies: what the demo brain says to each kind of line, by name, in the member's
+// words turned round, never quoting a statement back.
+func TestDemoReplies(t *testing.T) {
+	for _, tc := range []struct{ said, want string }{
+		{"<@1> hi!", "Hey alice!"},
+		{"hey banter", "alice!"},
+		{"<@1> i'm back", "Welcome back, alice!"},
+		{"<@1> brb", "alice"},
+		{"thanks banter", "Any time, alice."},
+		{"banter, tell me a joke", "tell you a joke"},
+		{"<@1> can you sing us a song?", "sing you all a song"},
+		{"<@1> what should we cook tonight?", "\"what should we cook tonight?\""},
+		{"banter, are you a real person?", "yes, alice"},
+		{"hey banter, are you there?", "Yes, I think so, alice"},
+		{"banter, i just finished my first marathon", "alice"},
+	} {
+		got := demoAnswer("alice", tc.said, "banter", false)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%q: %q, want %q in it", tc.said, got, tc.want)
+		}
+		if strings.Contains(got, "first marathon") || strings.Contains(got, "you:") {
+			t.Errorf("%q: %q quotes a statement back", tc.said, got)
+		}
 	}
 }
 
