@@ -151,3 +151,73 @@ func TestShardsAgainstSimulator(t *testing.T) {
 		t.Errorf("%d voice state updates on the wrong shard, want 1", wrong)
 	}
 }
+
+// TestReidentifyWaitsForGate: discordgo identifies again on its own after op 9 Invalid Session
+// (and after a resume the gateway refuses); those identifies wait for the identify gate too.
+// Shards with one rate-limit key (max_concurrency 1) get op 9 at the same moment, against
+// a simulator that enforces the session start limit as Discord does (an Identify too soon for
+// its key is answered with op 9): both identify again, one after the other, and none is refused.
+func TestReidentifyWaitsForGate(t *testing.T) {
+	const spacing = 200 * time.Millisecond
+	cases := []struct {
+		name      string
+		shards    int
+		resumable bool
+	}{
+		{"two shards, op 9 not resumable", 2, false},
+		{"two shards, op 9 resumable", 2, true}, // discordgo identifies anyway
+		{"three shards, op 9 not resumable", 3, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sim := simtest.Serve(t, discordsim.WithShards(tc.shards, 1), discordsim.WithIdentifySpacing(spacing))
+			guildsOnShards(t, sim, tc.shards)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			sh, err := NewShards(ctx, ShardOptions{Session: SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()},
+				Gate: &LocalIdentifyGate{Spacing: spacing}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			readies := make(chan int, 16)
+			sh.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { readies <- s.ShardID })
+			if err := sh.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Close()
+			for range tc.shards {
+				<-readies
+			}
+			if err := sim.ForceInvalidSession(tc.resumable); err != nil {
+				t.Fatal(err)
+			}
+			again := map[int]bool{}
+			for len(again) < tc.shards {
+				select {
+				case id := <-readies:
+					again[id] = true
+				case <-ctx.Done():
+					t.Fatalf("shards READY again: %v; gateway events: %v", again, kinds(sim.GatewayEvents()))
+				}
+			}
+			refused := 0
+			for _, e := range sim.GatewayEvents() {
+				if e.Kind == discordsim.GatewayIdentifyRateLimited {
+					refused++
+				}
+			}
+			if refused != 0 {
+				t.Errorf("%d identifies refused by the session start limit (not spaced by the gate); events: %v", refused, kinds(sim.GatewayEvents()))
+			}
+		})
+	}
+}
+
+// kinds lists gateway events by kind and shard, for failure messages.
+func kinds(events []discordsim.GatewayEvent) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Kind.String()+"/"+strconv.Itoa(e.Shard))
+	}
+	return out
+}
