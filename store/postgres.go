@@ -135,6 +135,8 @@ func pgMigrations() []string {
 		CREATE INDEX prompt_ledger_channel_user_at ON prompt_ledger (channel_id, user_id, at);`,
 		// 5: the images each message shows (JSON), kept since Discord's signed URLs expire.
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
+		// 6: when each model provider's request budget has its next slot (llm.requestsPerMinute).
+		`CREATE TABLE request_budgets (provider TEXT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 	}
 }
 
