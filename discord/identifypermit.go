@@ -132,9 +132,8 @@ func (c *permitConn) Close() error {
 // carry an Identify. gorilla/websocket writes a frame's header with the start of its payload in
 // one Write; a payload is JSON, and discordgo's Identify (identifyOp) begins {"op":2,.
 type frameWatch struct {
-	inFrames bool   // past the upgrade request
-	tail     uint32 // last four bytes of the request, to find "\r\n\r\n"
-	skip     uint64 // bytes of the current frame still to come
+	head httpHead // the upgrade request, before the frames
+	skip uint64   // bytes of the current frame still to come
 }
 
 // identifyPrefix is how an Identify payload starts.
@@ -143,13 +142,7 @@ var identifyPrefix = []byte(`{"op":2,`)
 // identifyStarts reports whether b, the next bytes written, starts an Identify frame.
 func (w *frameWatch) identifyStarts(b []byte) bool {
 	found := false
-	for len(b) > 0 {
-		if !w.inFrames {
-			w.tail = w.tail<<8 | uint32(b[0])
-			b = b[1:]
-			w.inFrames = w.tail == 0x0d0a0d0a
-			continue
-		}
+	for b = w.head.skip(b); len(b) > 0; {
 		if w.skip > 0 {
 			n := min(uint64(len(b)), w.skip)
 			w.skip -= n

@@ -2,6 +2,8 @@ package discord
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/store/pgtest"
 )
 
 // guildsOnShards creates guilds until each of count shards owns one, and returns them by shard.
@@ -154,19 +158,28 @@ func TestShardsAgainstSimulator(t *testing.T) {
 
 // TestReidentifyWaitsForGate: discordgo identifies again on its own after op 9 Invalid Session
 // (and after a resume the gateway refuses); those identifies wait for the identify gate too.
-// Shards with one rate-limit key (max_concurrency 1) get op 9 at the same moment, against
-// a simulator that enforces the session start limit as Discord does (an Identify too soon for
-// its key is answered with op 9): both identify again, one after the other, and none is refused.
+// Shards with one rate-limit key (max_concurrency 1) get op 9 at the same moment, against a
+// simulator that enforces the session start limit as Discord does (an Identify too soon for its
+// key is answered with op 9): every shard identifies again, one after the other, and none is
+// refused — within one process (its own gate), and across two (the Postgres store's gate, each
+// process its own connection pool on one database).
 func TestReidentifyWaitsForGate(t *testing.T) {
 	const spacing = 200 * time.Millisecond
+	local := func(t *testing.T) func() IdentifyGate {
+		g := &LocalIdentifyGate{Spacing: spacing}
+		return func() IdentifyGate { return g }
+	}
 	cases := []struct {
 		name      string
 		shards    int
+		processes []string // the shards each process runs
 		resumable bool
+		gate      func(t *testing.T) func() IdentifyGate // a gate for each process
 	}{
-		{"two shards, op 9 not resumable", 2, false},
-		{"two shards, op 9 resumable", 2, true}, // discordgo identifies anyway
-		{"three shards, op 9 not resumable", 3, false},
+		{"one process, two shards, op 9 not resumable", 2, []string{"0-1"}, false, local},
+		{"one process, two shards, op 9 resumable", 2, []string{"0-1"}, true, local}, // discordgo identifies anyway
+		{"one process, three shards", 3, []string{"0-2"}, false, local},
+		{"two processes, Postgres gate", 2, []string{"0", "1"}, false, postgresGates(spacing)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,17 +187,20 @@ func TestReidentifyWaitsForGate(t *testing.T) {
 			guildsOnShards(t, sim, tc.shards)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			sh, err := NewShards(ctx, ShardOptions{Session: SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()},
-				Gate: &LocalIdentifyGate{Spacing: spacing}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			gate := tc.gate(t)
 			readies := make(chan int, 16)
-			sh.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { readies <- s.ShardID })
-			if err := sh.Open(ctx); err != nil {
-				t.Fatal(err)
+			for _, ids := range tc.processes {
+				sh, err := NewShards(ctx, ShardOptions{Session: SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()},
+					IDs: ids, Gate: gate()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sh.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { readies <- s.ShardID })
+				if err := sh.Open(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer sh.Close()
 			}
-			defer sh.Close()
 			for range tc.shards {
 				<-readies
 			}
@@ -210,6 +226,35 @@ func TestReidentifyWaitsForGate(t *testing.T) {
 				t.Errorf("%d identifies refused by the session start limit (not spaced by the gate); events: %v", refused, kinds(sim.GatewayEvents()))
 			}
 		})
+	}
+}
+
+// postgresGates returns, for a test, a maker of identify gates each on its own Postgres store
+// (a process's pool) on one fresh database of a throwaway server. Without the server binaries
+// the test is skipped, unless BANTER_REQUIRE_POSTGRES is set.
+func postgresGates(spacing time.Duration) func(t *testing.T) func() IdentifyGate {
+	return func(t *testing.T) func() IdentifyGate {
+		ctx := context.Background()
+		pg, err := pgtest.Start(ctx)
+		if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("BANTER_REQUIRE_POSTGRES") == "" {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Stop() })
+		dsn, err := pg.NewDatabase(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() IdentifyGate {
+			st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st.IdentifyGate(spacing)
+		}
 	}
 }
 

@@ -68,32 +68,14 @@ func (c *chaosTraffic) messages() []discordsim.Message {
 // `chaos: processes=3 kills=K addressed=A answered_once=B duplicates=D lost=L` and fails
 // unless D = 0 and L = 0.
 func TestChaos(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three banter processes")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	dsn := clusterDatabase(ctx, t)
-	bin := buildBanter(ctx, t)
+	ctx, dsn, bin := clusterTest(t)
 
 	const shardCount, perShard = 4, 2
 	dsim := simtest.Serve(t, discordsim.WithShards(shardCount, shardCount), discordsim.WithIdentifySpacing(time.Second))
 	osim := openaitest.Serve(t)
 	alice := dsim.CreateUser("alice")
 	guilds, channels := shardGuilds(dsim, alice, shardCount, perShard)
-	cfg := fmt.Sprintf(`discord:
-  apiUrl: %s
-  shards: "%d"
-store:
-  driver: postgres
-  dsn: %s
-metrics:
-  listen: ""
-activity:
-  replyCoalesceWindowSeconds: 0
-  maxPromptsPerHour: 10000
-  perUserPromptShare: 1
-`, dsim.APIBaseURL(), shardCount, dsn)
+	cfg := clusterConfig(dsim, shardCount, dsn, "", "  maxPromptsPerHour: 10000\n  perUserPromptShare: 1\n")
 	procs := []*banterProcess{{name: "a", shardIDs: "0-1"}, {name: "b", shardIDs: "2"}, {name: "c", shardIDs: "3"}}
 	c := newCluster(t, bin, cfg, dsim, osim.BaseURL(), procs)
 	for _, p := range procs {

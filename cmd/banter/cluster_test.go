@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -62,8 +63,20 @@ type cluster struct {
 	procs   []*banterProcess
 }
 
-// clusterDatabase starts a throwaway PostgreSQL and returns a fresh database's DSN; the test
-// is skipped without the server binaries unless BANTER_REQUIRE_POSTGRES is set.
+// clusterTest prepares a multi-process test: a context bounding it (4 minutes), a fresh
+// database of a throwaway PostgreSQL and the binary. It skips in -short mode, and without the
+// PostgreSQL server binaries unless BANTER_REQUIRE_POSTGRES is set.
+func clusterTest(t *testing.T) (ctx context.Context, dsn, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs several banter processes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	return ctx, clusterDatabase(ctx, t), buildBanter(ctx, t)
+}
+
+// clusterDatabase starts a throwaway PostgreSQL and returns a fresh database's DSN.
 func clusterDatabase(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	pg, err := pgtest.Start(ctx)
@@ -90,6 +103,23 @@ func buildBanter(ctx context.Context, t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// clusterConfig is the processes' config: the bot's shardCount shards on dsim, the Postgres
+// store at dsn, no metrics listener, replies not coalesced; discordExtra is added to the
+// discord section, extra (whole sections) after the activity section's keys.
+func clusterConfig(dsim *discordsim.Server, shardCount int, dsn, discordExtra, extra string) string {
+	return fmt.Sprintf(`discord:
+  apiUrl: %s
+  shards: "%d"
+%sstore:
+  driver: postgres
+  dsn: %s
+metrics:
+  listen: ""
+activity:
+  replyCoalesceWindowSeconds: 0
+%s`, dsim.APIBaseURL(), shardCount, discordExtra, dsn, extra)
 }
 
 // newCluster writes cfg and prepares procs to run the binary on it against dsim, with the

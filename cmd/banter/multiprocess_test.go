@@ -31,13 +31,7 @@ const voiceQuestion = "hey banter, what's the weather like today?"
 // channel and answers there again; the global slash commands are registered once, by the
 // process running shard 0; the processes together draw no 429 from Discord's REST limits.
 func TestMultiProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three banter processes")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	dsn := clusterDatabase(ctx, t)
-	bin := buildBanter(ctx, t)
+	ctx, dsn, bin := clusterTest(t)
 
 	// max_concurrency 4: each shard has its own identify key, so the processes start together.
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
@@ -69,21 +63,8 @@ func TestMultiProcess(t *testing.T) {
 		}
 	}
 
-	cfg := fmt.Sprintf(`discord:
-  apiUrl: %s
-  shards: "%d"
-  voiceCaFile: %s
-store:
-  driver: postgres
-  dsn: %s
-metrics:
-  listen: ""
-activity:
-  replyCoalesceWindowSeconds: 0
-voice:
-  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer to the question
-  autoJoin:
-%s`, dsim.APIBaseURL(), shardCount, vs.CAFile(), dsn, autoJoin.String())
+	cfg := clusterConfig(dsim, shardCount, dsn, "  voiceCaFile: "+vs.CAFile()+"\n",
+		"voice:\n  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer to the question\n  autoJoin:\n"+autoJoin.String())
 	c := newCluster(t, bin, cfg, dsim, osim.BaseURL(), procs)
 	logs := c.logs
 	for _, p := range procs {
