@@ -10,8 +10,12 @@ import (
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
+
+// modelLatency is how long the simulated model takes to answer in the chaos test.
+const modelLatency = 700 * time.Millisecond
 
 // chaosTraffic posts addressed messages across the chaos test's guilds at a steady pace, round
 // robin, and remembers them.
@@ -72,7 +76,8 @@ func TestChaos(t *testing.T) {
 
 	const shardCount, perShard = 4, 2
 	dsim := simtest.Serve(t, discordsim.WithShards(shardCount, shardCount), discordsim.WithIdentifySpacing(time.Second))
-	osim := openaitest.Serve(t)
+	// A model that takes its time, as a real one does: each process has turns in generation.
+	osim := openaitest.Serve(t, openaisim.WithLatency(openaisim.Latency{TimeToFirstToken: modelLatency}))
 	alice := dsim.CreateUser("alice")
 	guilds, channels := shardGuilds(dsim, alice, shardCount, perShard)
 	cfg := clusterConfig(dsim, shardCount, dsn, "", "  maxPromptsPerHour: 10000\n  perUserPromptShare: 1\n")
@@ -119,6 +124,23 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("process %s answered fewer than %d messages: %v\n%s", p.name, n, err, c.logs())
 		}
 	}
+	// inFlight waits until p has admitted a message of its guilds for generation
+	// (reply_admission phase=pre_generation) that is not answered yet: a kill then cuts a turn.
+	inFlight := func(p *banterProcess) {
+		t.Helper()
+		ok := p.log().wait(ctx, func() bool {
+			replies := botReplies(dsim)
+			for _, id := range admitted(p.log().since(0)) {
+				if replies[id] == 0 {
+					return true
+				}
+			}
+			return false
+		})
+		if !ok {
+			t.Fatalf("process %s never had a turn in generation\n%s", p.name, c.logs())
+		}
+	}
 	posted := func(n int) {
 		t.Helper()
 		if err := dsim.Await(ctx, func() bool { return len(traffic.messages()) >= n }); err != nil {
@@ -127,11 +149,20 @@ func TestChaos(t *testing.T) {
 	}
 
 	// Process b (shard 2), then process a (shards 0-1): each answers, dies without a
-	// goodbye while the traffic goes on (8 messages, one per guild), and comes back.
+	// goodbye while generating a reply, stays down while the traffic goes on (8 messages, one
+	// per guild), and comes back.
 	kills := 0
+	var cut []discordsim.MessageID // turns in generation at a kill
 	for _, victim := range []*banterProcess{procs[1], procs[0]} {
-		answeredSince(victim, len(traffic.messages()), 3)
+		answeredSince(victim, len(traffic.messages()), 2)
+		inFlight(victim)
 		c.kill(victim)
+		replies := botReplies(dsim)
+		for _, id := range admitted(victim.log().since(0)) {
+			if replies[id] == 0 {
+				cut = append(cut, id)
+			}
+		}
 		kills++
 		posted(len(traffic.messages()) + len(guilds))
 		restartedAt := len(traffic.messages())
@@ -163,7 +194,7 @@ func TestChaos(t *testing.T) {
 		}
 		return textOutcomes(botReplies(dsim), lines, ids)
 	}
-	settle, cancelSettle := context.WithTimeout(ctx, 60*time.Second)
+	settle, cancelSettle := context.WithTimeout(ctx, 45*time.Second)
 	procs[0].log().wait(settle, func() bool {
 		for _, o := range outcomes() {
 			if o == "" {
@@ -194,6 +225,18 @@ func TestChaos(t *testing.T) {
 	t.Log(line)
 	fmt.Println(line)
 	if dup != 0 || lost != 0 {
-		t.Errorf("want no duplicate and no lost message; lost: %v\n%s", lostIDs, c.logs())
+		t.Errorf("want no duplicate and no lost message; lost: %v (in generation at a kill: %v)\n%s", lostIDs, cut, c.logs())
 	}
+}
+
+// admitted are the messages a process's log shows admitted for generation (reply_admission
+// with phase pre_generation and allow), by message_id.
+func admitted(lines []logLine) []discordsim.MessageID {
+	var ids []discordsim.MessageID
+	for _, l := range lines {
+		if l.msg() == "reply_admission" && l.str("phase") == "pre_generation" && l["allow"] == true {
+			ids = append(ids, discordsim.MessageID(l.str("message_id")))
+		}
+	}
+	return ids
 }
