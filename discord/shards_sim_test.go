@@ -2,8 +2,6 @@ package discord
 
 import (
 	"context"
-	"errors"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -235,18 +233,7 @@ func TestReidentifyWaitsForGate(t *testing.T) {
 func postgresGates(spacing time.Duration) func(t *testing.T) func() IdentifyGate {
 	return func(t *testing.T) func() IdentifyGate {
 		ctx := context.Background()
-		pg, err := pgtest.Start(ctx)
-		if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("BANTER_REQUIRE_POSTGRES") == "" {
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { pg.Stop() })
-		dsn, err := pg.NewDatabase(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dsn := pgtest.Database(ctx, t)
 		return func() IdentifyGate {
 			st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{})
 			if err != nil {

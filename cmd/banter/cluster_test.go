@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,25 +72,7 @@ func clusterTest(t *testing.T) (ctx context.Context, dsn, bin string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	return ctx, clusterDatabase(ctx, t), buildBanter(ctx, t)
-}
-
-// clusterDatabase starts a throwaway PostgreSQL and returns a fresh database's DSN.
-func clusterDatabase(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	pg, err := pgtest.Start(ctx)
-	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("BANTER_REQUIRE_POSTGRES") == "" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Stop() })
-	dsn, err := pg.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
+	return ctx, pgtest.Database(ctx, t), buildBanter(ctx, t)
 }
 
 // buildBanter builds the binary under test.
