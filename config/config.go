@@ -189,6 +189,9 @@ type LLM struct {
 	TimeoutSeconds int `yaml:"timeoutSeconds"`
 	// MaxRetries for 429 and 5xx answers.
 	MaxRetries int `yaml:"maxRetries"`
+	// RequestsPerMinute is the built-in provider's request budget, shared by every process on
+	// one Postgres store (0: none, only the provider's own 429s).
+	RequestsPerMinute int `yaml:"requestsPerMinute"`
 	// DirectAddressClassifier is the optional cheap model asked whether an ambiguous message
 	// addresses the bot.
 	DirectAddressClassifier DirectAddressClassifier `yaml:"directAddressClassifier"`

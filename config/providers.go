@@ -51,7 +51,14 @@ type Provider struct {
 	TimeoutSeconds int `yaml:"timeoutSeconds"`
 	// MaxRetries for 429 and 5xx answers; 0 takes llm.maxRetries, -1 means a single attempt.
 	MaxRetries int `yaml:"maxRetries"`
+	// RequestsPerMinute is this provider's request budget, shared by every process on one
+	// Postgres store (0: none).
+	RequestsPerMinute int `yaml:"requestsPerMinute"`
 }
+
+// MaxRequestsPerMinute bounds a provider's request budget (llm.requestsPerMinute,
+// providers.NAME.requestsPerMinute): above OpenAI's highest tier limits.
+const MaxRequestsPerMinute = 1000000
 
 // ResolvedProvider is a provider with its key and inherited settings filled in.
 type ResolvedProvider struct {
@@ -63,6 +70,8 @@ type ResolvedProvider struct {
 	APIKeyEnv  string // where the key came from, for messages; empty when none is needed
 	Timeout    time.Duration
 	MaxRetries int
+	// RequestsPerMinute is the provider's request budget, 0 for none.
+	RequestsPerMinute int
 }
 
 // Slot is one model slot: where in the config it lives, the provider it names ("" for the
@@ -126,11 +135,12 @@ func (c *Config) Provider(slot string) (ResolvedProvider, error) {
 			Name: name, Kind: KindOpenAI, BaseURL: c.LLM.BaseURL, API: c.LLM.API,
 			APIKey: c.Secrets.OpenAIAPIKey, APIKeyEnv: EnvOpenAIAPIKey,
 			Timeout:    time.Duration(c.LLM.TimeoutSeconds) * time.Second,
-			MaxRetries: c.LLM.MaxRetries,
+			MaxRetries: c.LLM.MaxRetries, RequestsPerMinute: c.LLM.RequestsPerMinute,
 		}, nil
 	}
 	r := ResolvedProvider{Name: name, Kind: orDefault(p.Kind, KindOpenAI), BaseURL: p.BaseURL, API: p.API, APIKeyEnv: p.APIKeyEnv,
-		APIKey: c.Secrets.ProviderKeys[name], Timeout: time.Duration(p.TimeoutSeconds) * time.Second, MaxRetries: p.MaxRetries}
+		APIKey: c.Secrets.ProviderKeys[name], Timeout: time.Duration(p.TimeoutSeconds) * time.Second, MaxRetries: p.MaxRetries,
+		RequestsPerMinute: p.RequestsPerMinute}
 	if r.API == "" && r.Kind == KindOpenAI {
 		r.API = "responses"
 	}
@@ -239,6 +249,7 @@ func (v *validator) validateProviders(c *Config) {
 		}
 		v.intRange(path+".timeoutSeconds", p.TimeoutSeconds, 0, 600)
 		v.intRange(path+".maxRetries", p.MaxRetries, -1, 10)
+		v.intRange(path+".requestsPerMinute", p.RequestsPerMinute, 0, MaxRequestsPerMinute)
 	}
 	defined := c.ProviderNames()
 	for _, s := range c.Slots() {

@@ -132,6 +132,7 @@ func (v *validator) validateLLM(c *Config) {
 	v.url("llm.baseUrl", c.LLM.BaseURL)
 	v.intRange("llm.timeoutSeconds", c.LLM.TimeoutSeconds, 1, 600)
 	v.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10)
+	v.intRange("llm.requestsPerMinute", c.LLM.RequestsPerMinute, 0, MaxRequestsPerMinute)
 	if c.LLM.DirectAddressClassifier.Enabled {
 		v.nonEmpty("llm.directAddressClassifier.model", c.LLM.DirectAddressClassifier.Model)
 	}

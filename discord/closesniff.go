@@ -21,11 +21,10 @@ import "encoding/binary"
 type closeSniffer struct {
 	onClose func(code int)
 
-	inBody  bool   // past the HTTP answer's header
-	tail    uint32 // last four bytes of the HTTP header, to find "\r\n\r\n"
-	hdr     []byte // the frame header read so far
-	skip    uint64 // payload bytes of the current frame still to pass
-	closing bool   // the current frame is a Close: collect its first two bytes
+	head    httpHead // the HTTP answer's header, before the frames
+	hdr     []byte   // the frame header read so far
+	skip    uint64   // payload bytes of the current frame still to pass
+	closing bool     // the current frame is a Close: collect its first two bytes
 	code    []byte
 	mask    [4]byte
 	masked  bool
@@ -36,13 +35,7 @@ const opClose = 8
 
 // feed takes the next bytes received.
 func (c *closeSniffer) feed(p []byte) {
-	for len(p) > 0 && !c.broken {
-		if !c.inBody {
-			c.tail = c.tail<<8 | uint32(p[0])
-			p = p[1:]
-			c.inBody = c.tail == 0x0d0a0d0a
-			continue
-		}
+	for p = c.head.skip(p); len(p) > 0 && !c.broken; {
 		if c.skip > 0 {
 			n := uint64(len(p))
 			if n > c.skip {
@@ -69,6 +62,23 @@ func (c *closeSniffer) feed(p []byte) {
 		p = p[1:]
 		c.header()
 	}
+}
+
+// httpHead passes over the HTTP header that opens a WebSocket stream, up to its blank line.
+type httpHead struct {
+	done bool
+	tail uint32 // the last four bytes seen, to find "\r\n\r\n"
+}
+
+// skip returns what follows the header in p, the next bytes of the stream (nothing while the
+// header goes on).
+func (h *httpHead) skip(p []byte) []byte {
+	for len(p) > 0 && !h.done {
+		h.tail = h.tail<<8 | uint32(p[0])
+		p = p[1:]
+		h.done = h.tail == 0x0d0a0d0a
+	}
+	return p
 }
 
 // header decodes c.hdr once it is complete and starts the frame's payload.

@@ -1,12 +1,8 @@
 package discord
 
 import (
-	"context"
-	"crypto/tls"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,8 +57,7 @@ func NewGatewayMonitor(logger *slog.Logger, reg prometheus.Registerer) *GatewayM
 // left as it is and close codes are reported as 0. Log lines carry the session's shard.
 func (m *GatewayMonitor) Attach(s *discordgo.Session) (detach func()) {
 	w := &sessionWatch{m: m, log: m.logger.With("shard", s.ShardID)}
-	probe := &http.Request{URL: &url.URL{Scheme: "https", Host: "gateway.discord.gg"}}
-	if p, err := http.ProxyFromEnvironment(probe); err == nil && p == nil {
+	if !gatewayProxied() {
 		s.Dialer = w.dialer(s.Dialer)
 	}
 	removers := []func(){
@@ -161,55 +156,13 @@ func closeReason(code int) string {
 
 // dialer is the session's gateway dialer (discordgo's default when base is nil) with every
 // connection's reads passed through a closeSniffer. It dials through base's dial functions
-// when base has them (the shards' open guard).
+// when base has them (the shards' open guard and identify permits).
 func (w *sessionWatch) dialer(base *websocket.Dialer) *websocket.Dialer {
-	if base == nil {
-		base = websocket.DefaultDialer
-	}
-	d := *base
+	d := wrapDialer(base, func(c net.Conn) (net.Conn, error) {
+		return &sniffConn{Conn: c, s: closeSniffer{onClose: func(code int) { w.lastClose.Store(int64(code)) }}}, nil
+	})
 	d.Proxy = nil
-	dial := base.NetDialContext
-	if dial == nil {
-		var nd net.Dialer
-		dial = nd.DialContext
-	}
-	wrap := func(c net.Conn) net.Conn {
-		return &sniffConn{Conn: c, s: closeSniffer{onClose: func(code int) { w.lastClose.Store(int64(code)) }}}
-	}
-	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return wrap(c), nil
-	}
-	if tlsDial := base.NetDialTLSContext; tlsDial != nil {
-		d.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := tlsDial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return wrap(c), nil
-		}
-		return &d
-	}
-	d.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		raw, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		tc := tls.Client(raw, &tls.Config{ServerName: host, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
-		if err := tc.HandshakeContext(ctx); err != nil {
-			raw.Close()
-			return nil, err
-		}
-		return wrap(tc), nil
-	}
-	return &d
+	return d
 }
 
 // sniffConn passes what it reads to a closeSniffer. Reads come from one goroutine at a time

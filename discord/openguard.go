@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"context"
 	"net"
 	"sync"
 
@@ -21,22 +20,9 @@ type openGuard struct {
 }
 
 // dialer returns base (discordgo's default when nil) with its connections remembered while an
-// Open is under way. It dials through base's NetDialContext when base has one.
+// Open is under way. It dials through base's dial functions when base has them.
 func (g *openGuard) dialer(base *websocket.Dialer) *websocket.Dialer {
-	if base == nil {
-		base = websocket.DefaultDialer
-	}
-	d := *base
-	dial := base.NetDialContext
-	if dial == nil {
-		var nd net.Dialer
-		dial = nd.DialContext
-	}
-	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
+	return wrapDialer(base, func(c net.Conn) (net.Conn, error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		switch {
@@ -47,8 +33,7 @@ func (g *openGuard) dialer(base *websocket.Dialer) *websocket.Dialer {
 			g.conns = append(g.conns, c)
 		}
 		return c, nil
-	}
-	return &d
+	})
 }
 
 // begin starts remembering connections for an Open.

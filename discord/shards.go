@@ -171,6 +171,8 @@ type Shards struct {
 	gate     IdentifyGate
 	sessions map[int]*discordgo.Session // by shard id
 	guards   map[int]*openGuard         // by shard id: makes Open stoppable
+	permits  map[int]*identifyPermits   // by shard id: every Identify waits for the gate
+	stop     context.CancelFunc         // ends the permits' waits (Close)
 	ids      []int                      // sorted
 	timeout  time.Duration              // OpenTimeout
 }
@@ -226,8 +228,10 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 	if timeout <= 0 {
 		timeout = readyTimeout
 	}
+	life, stop := context.WithCancel(context.WithoutCancel(ctx))
 	sh := &Shards{count: count, maxConc: maxConc, gate: gate, sessions: map[int]*discordgo.Session{},
-		guards: map[int]*openGuard{}, ids: ids, timeout: timeout}
+		guards: map[int]*openGuard{}, permits: map[int]*identifyPermits{}, stop: stop, ids: ids, timeout: timeout}
+	proxied := gatewayProxied()
 	for _, id := range ids {
 		s := probe
 		if id != ids[0] {
@@ -239,10 +243,17 @@ func NewShards(ctx context.Context, opts ShardOptions) (*Shards, error) {
 			s.Client = probe.Client
 		}
 		s.ShardID, s.ShardCount = id, count
+		p := &identifyPermits{gate: gate, key: id % maxConc, life: life}
+		if !proxied {
+			// Through a proxy the frames are not visible: only Open's first Identify is gated.
+			s.Dialer = p.dialer(s.Dialer)
+		}
+		s.AddHandler(func(*discordgo.Session, *discordgo.Ready) { p.done() })
 		g := &openGuard{}
 		s.Dialer = g.dialer(s.Dialer)
 		sh.sessions[id] = s
 		sh.guards[id] = g
+		sh.permits[id] = p
 	}
 	return sh, nil
 }
@@ -277,7 +288,9 @@ const readyTimeout = 2 * time.Minute
 
 // Open identifies every shard, shards sharing a rate-limit key (id % max_concurrency) one at a
 // time, spaced by the gate, and returns once every shard is READY (its session's State holds the
-// bot user and its guilds). It stops at the first failure and closes what it opened.
+// bot user and its guilds). It stops at the first failure and closes what it opened. Every later
+// Identify of a shard (discordgo's own, after op 9 or a refused resume) waits for the gate too
+// (identifyPermits).
 func (sh *Shards) Open(ctx context.Context) error {
 	for _, id := range sh.ids {
 		release, err := sh.gate.Acquire(ctx, id%sh.maxConc)
@@ -285,9 +298,12 @@ func (sh *Shards) Open(ctx context.Context) error {
 			sh.Close()
 			return fmt.Errorf("discord: shard %d/%d: wait to identify: %w", id, sh.count, err)
 		}
+		// The permit is released at READY (or when the Identify fails).
+		p := sh.permits[id]
+		p.hold(release)
 		err = openReady(ctx, sh.sessions[id], sh.guards[id], sh.timeout)
-		release()
 		if err != nil {
+			p.done()
 			sh.Close()
 			return fmt.Errorf("discord: shard %d/%d: log in: %w", id, sh.count, err)
 		}
@@ -329,8 +345,9 @@ func openReady(ctx context.Context, s *discordgo.Session, g *openGuard, timeout 
 	}
 }
 
-// Close closes every session.
+// Close closes every session; an Identify waiting for the gate gives up.
 func (sh *Shards) Close() error {
+	sh.stop()
 	var errs []error
 	for _, id := range sh.ids {
 		if err := sh.sessions[id].Close(); err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {

@@ -11,6 +11,8 @@ import (
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/store/pgtest"
 )
 
 // guildsOnShards creates guilds until each of count shards owns one, and returns them by shard.
@@ -150,4 +152,104 @@ func TestShardsAgainstSimulator(t *testing.T) {
 	if wrong != 1 {
 		t.Errorf("%d voice state updates on the wrong shard, want 1", wrong)
 	}
+}
+
+// TestReidentifyWaitsForGate: discordgo identifies again on its own after op 9 Invalid Session
+// (and after a resume the gateway refuses); those identifies wait for the identify gate too.
+// Shards with one rate-limit key (max_concurrency 1) get op 9 at the same moment, against a
+// simulator that enforces the session start limit as Discord does (an Identify too soon for its
+// key is answered with op 9): every shard identifies again, one after the other, and none is
+// refused — within one process (its own gate), and across two (the Postgres store's gate, each
+// process its own connection pool on one database).
+func TestReidentifyWaitsForGate(t *testing.T) {
+	const spacing = 200 * time.Millisecond
+	local := func(t *testing.T) func() IdentifyGate {
+		g := &LocalIdentifyGate{Spacing: spacing}
+		return func() IdentifyGate { return g }
+	}
+	cases := []struct {
+		name      string
+		shards    int
+		processes []string // the shards each process runs
+		resumable bool
+		gate      func(t *testing.T) func() IdentifyGate // a gate for each process
+	}{
+		{"one process, two shards, op 9 not resumable", 2, []string{"0-1"}, false, local},
+		{"one process, two shards, op 9 resumable", 2, []string{"0-1"}, true, local}, // discordgo identifies anyway
+		{"one process, three shards", 3, []string{"0-2"}, false, local},
+		{"two processes, Postgres gate", 2, []string{"0", "1"}, false, postgresGates(spacing)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sim := simtest.Serve(t, discordsim.WithShards(tc.shards, 1), discordsim.WithIdentifySpacing(spacing))
+			guildsOnShards(t, sim, tc.shards)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			gate := tc.gate(t)
+			readies := make(chan int, 16)
+			for _, ids := range tc.processes {
+				sh, err := NewShards(ctx, ShardOptions{Session: SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()},
+					IDs: ids, Gate: gate()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sh.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) { readies <- s.ShardID })
+				if err := sh.Open(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer sh.Close()
+			}
+			for range tc.shards {
+				<-readies
+			}
+			if err := sim.ForceInvalidSession(tc.resumable); err != nil {
+				t.Fatal(err)
+			}
+			again := map[int]bool{}
+			for len(again) < tc.shards {
+				select {
+				case id := <-readies:
+					again[id] = true
+				case <-ctx.Done():
+					t.Fatalf("shards READY again: %v; gateway events: %v", again, kinds(sim.GatewayEvents()))
+				}
+			}
+			refused := 0
+			for _, e := range sim.GatewayEvents() {
+				if e.Kind == discordsim.GatewayIdentifyRateLimited {
+					refused++
+				}
+			}
+			if refused != 0 {
+				t.Errorf("%d identifies refused by the session start limit (not spaced by the gate); events: %v", refused, kinds(sim.GatewayEvents()))
+			}
+		})
+	}
+}
+
+// postgresGates returns, for a test, a maker of identify gates each on its own Postgres store
+// (a process's pool) on one fresh database of a throwaway server. Without the server binaries
+// the test is skipped, unless BANTER_REQUIRE_POSTGRES is set.
+func postgresGates(spacing time.Duration) func(t *testing.T) func() IdentifyGate {
+	return func(t *testing.T) func() IdentifyGate {
+		ctx := context.Background()
+		dsn := pgtest.Database(ctx, t)
+		return func() IdentifyGate {
+			st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st.IdentifyGate(spacing)
+		}
+	}
+}
+
+// kinds lists gateway events by kind and shard, for failure messages.
+func kinds(events []discordsim.GatewayEvent) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Kind.String()+"/"+strconv.Itoa(e.Shard))
+	}
+	return out
 }

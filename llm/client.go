@@ -130,8 +130,14 @@ type Options struct {
 	MaxRetryDelay time.Duration
 	// ClassifierMaxTokens is the output budget of Classify.
 	ClassifierMaxTokens int
-	Logger              *slog.Logger
-	Metrics             *Metrics
+	// Budget, when set, paces every HTTP attempt (the provider's requests-per-minute budget,
+	// shared by every process on one Postgres store); nil sends without one.
+	Budget Budget
+	// BudgetWait bounds the wait for a budget slot; a request that would wait longer fails
+	// with ErrorKindOverBudget. 0 means DefaultBudgetWait.
+	BudgetWait time.Duration
+	Logger     *slog.Logger
+	Metrics    *Metrics
 	// Now is the clock for latency measurements; nil means time.Now.
 	Now func() time.Time
 }
@@ -181,6 +187,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.ClassifierMaxTokens <= 0 {
 		opts.ClassifierMaxTokens = DefaultClassifierMaxTokens
+	}
+	if opts.BudgetWait <= 0 {
+		opts.BudgetWait = DefaultBudgetWait
 	}
 	c := &Client{opts: opts, log: opts.Logger, metrics: opts.Metrics, now: opts.Now}
 	if c.log == nil {
@@ -259,6 +268,10 @@ type attemptFunc func(ctx context.Context, a *attempt) error
 // attempts pass 0 and bound themselves. It returns the number of attempts.
 func (c *Client) call(ctx context.Context, op Op, model string, timeout time.Duration, run attemptFunc) (int, error) {
 	for n := 1; ; n++ {
+		if e := c.reserve(ctx, op, model); e != nil {
+			e.Attempts = n - 1
+			return n - 1, e
+		}
 		var a attempt
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if timeout > 0 {

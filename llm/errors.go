@@ -43,6 +43,10 @@ const (
 	// ErrorKindCanceled is the caller's context ending (canceled or its own
 	// deadline); errors.Is(err, context.Canceled) also holds then.
 	ErrorKindCanceled
+	// ErrorKindOverBudget is a request the provider's request budget
+	// (Options.Budget) could not admit within Options.BudgetWait: it was
+	// never sent.
+	ErrorKindOverBudget
 )
 
 var errorKindNames = [...]string{
@@ -56,6 +60,7 @@ var errorKindNames = [...]string{
 	ErrorKindAuth:        "auth",
 	ErrorKindNetwork:     "network",
 	ErrorKindCanceled:    "canceled",
+	ErrorKindOverBudget:  "over_budget",
 }
 
 // String returns the kind's metric/log label, e.g. "rate_limited".

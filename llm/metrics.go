@@ -14,6 +14,7 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec // op, model
 	firstToken *prometheus.HistogramVec // op, model
 	firstByte  *prometheus.HistogramVec // op, model
+	budgetWait *prometheus.HistogramVec // op, model
 }
 
 // latencyBuckets span 10 ms to ~40 s, the range of model calls.
@@ -27,6 +28,7 @@ var latencyBuckets = []float64{.01, .025, .05, .1, .2, .35, .5, .75, 1, 1.5, 2, 
 //	banter_llm_request_duration_seconds{op,model}        whole call incl. retries (streams: to the end)
 //	banter_llm_time_to_first_token_seconds{op,model}     streaming generation
 //	banter_llm_time_to_first_byte_seconds{op,model}      speech
+//	banter_llm_budget_wait_seconds{op,model}             wait for a slot of the provider's request budget
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -52,9 +54,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from request start to the first audio byte of speech.",
 			Buckets: latencyBuckets,
 		}, []string{"op", "model"}),
+		budgetWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "banter_llm_budget_wait_seconds",
+			Help:    "Wait of an OpenAI API attempt for a slot of its provider's request budget (llm.requestsPerMinute).",
+			Buckets: latencyBuckets,
+		}, []string{"op", "model"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.retries, m.duration, m.firstToken, m.firstByte)
+		reg.MustRegister(m.requests, m.retries, m.duration, m.firstToken, m.firstByte, m.budgetWait)
 	}
 	return m
 }
@@ -72,6 +79,13 @@ func (m *Metrics) observeRetry(op Op, model string, kind ErrorKind) {
 		return
 	}
 	m.retries.WithLabelValues(op.String(), model, kind.String()).Inc()
+}
+
+func (m *Metrics) observeBudgetWait(op Op, model string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.budgetWait.WithLabelValues(op.String(), model).Observe(d.Seconds())
 }
 
 func (m *Metrics) observeFirstToken(op Op, model string, d time.Duration) {

@@ -281,3 +281,53 @@ func TestPostgresPoolSizeFromDSN(t *testing.T) {
 		t.Errorf("pool size %d, want the DSN's pool_max_conns=3", got)
 	}
 }
+
+// TestRequestBudgetSharedAcrossProcesses: two stores on one database (two processes' worth,
+// each its own connection pool) reserve a provider's slots at once, 20 goroutines each. They
+// share the budget: together they are granted exactly the slots within the wait (0 h … 10 h
+// away at an hour apart: 11), each once. Separate budgets would grant 11 each.
+func TestRequestBudgetSharedAcrossProcesses(t *testing.T) {
+	a, dsn := openPostgres(t)
+	ctx := context.Background()
+	b, err := OpenPostgres(ctx, dsn, PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const interval, maxWait = time.Hour, 10*time.Hour + 30*time.Minute
+	var mu sync.Mutex
+	granted := map[time.Duration]int{} // by wait, to the nearest minute
+	var wg sync.WaitGroup
+	for _, st := range []*Postgres{a, b} {
+		budget := NewRequestBudget(st, "openai", interval)
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wait, ok, err := budget.Reserve(ctx, maxWait)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					granted[wait.Round(time.Minute)]++
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	total := 0
+	for h := range 11 {
+		if n := granted[time.Duration(h)*time.Hour]; n != 1 {
+			t.Errorf("slot %d h away granted %d times, want once", h, n)
+		}
+	}
+	for _, n := range granted {
+		total += n
+	}
+	if total != 11 {
+		t.Errorf("%d reservations granted by the two processes together (%v), want 11", total, granted)
+	}
+}

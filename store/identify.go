@@ -7,6 +7,23 @@ import (
 	"time"
 )
 
+// IdentifyGate is the database's identify gate with spacing between identifies of a key, as a
+// discord.IdentifyGate.
+func (s *Postgres) IdentifyGate(spacing time.Duration) IdentifyGate {
+	return IdentifyGate{pg: s, spacing: spacing}
+}
+
+// IdentifyGate spaces identifies through a Postgres database (AcquireIdentify).
+type IdentifyGate struct {
+	pg      *Postgres
+	spacing time.Duration
+}
+
+// Acquire implements discord.IdentifyGate.
+func (g IdentifyGate) Acquire(ctx context.Context, key int) (func(), error) {
+	return g.pg.AcquireIdentify(ctx, key, g.spacing)
+}
+
 // AcquireIdentify implements discord.IdentifyGate across every process sharing this database:
 // shards with the same rate-limit key (shard_id % max_concurrency) identify one at a time, each
 // spacing after the last, whichever process runs them. The key's row stays locked until release,

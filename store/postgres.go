@@ -137,6 +137,8 @@ func pgMigrations() []string {
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
 		// 6: durable turns (turns.go): admitted addressed turns, open until their outcome.
 		turnsMigration,
+		// 7: when each model provider's request budget has its next slot (llm.requestsPerMinute).
+		`CREATE TABLE request_budgets (provider TEXT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 	}
 }
 

@@ -301,3 +301,33 @@ func testMessageImages(t *testing.T, s Store) {
 		t.Errorf("after a re-save, images = %+v; want the fresh URL only", got.Images)
 	}
 }
+
+// TestRequestBudget: a provider's request budget books slots an interval apart and declines a
+// request whose slot is further away than it may wait; providers are independent. (An interval
+// of an hour: the slots do not depend on how fast the test runs.)
+func TestRequestBudget(t *testing.T) { forEachDriver(t, testRequestBudget) }
+
+func testRequestBudget(t *testing.T, s Store) {
+	ctx := context.Background()
+	const interval, maxWait = time.Hour, 90 * time.Minute
+	a := NewRequestBudget(s, "a", interval)
+	steps := []struct {
+		budget   Budget
+		ok       bool
+		waitNear time.Duration // the wait, to the nearest minute
+	}{
+		{a, true, 0},
+		{a, true, time.Hour},
+		{a, false, 0}, // its slot is two hours away
+		{NewRequestBudget(s, "b", interval), true, 0},
+	}
+	for i, st := range steps {
+		wait, ok, err := st.budget.Reserve(ctx, maxWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != st.ok || (ok && wait.Round(time.Minute) != st.waitNear) {
+			t.Errorf("reservation %d: ok=%v wait=%v, want ok=%v wait≈%v", i, ok, wait, st.ok, st.waitNear)
+		}
+	}
+}

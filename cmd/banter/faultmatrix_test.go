@@ -141,15 +141,7 @@ var textExplained = map[string][]string{
 }
 
 // replies counts the bot's replies per replied-to message.
-func (b *botProcess) replies() map[discordsim.MessageID]int {
-	replies := map[discordsim.MessageID]int{}
-	for _, m := range b.dsim.Sent() {
-		if m.Author == b.dsim.BotID() && m.ReplyTo() != "" {
-			replies[m.ReplyTo()]++
-		}
-	}
-	return replies
-}
+func (b *botProcess) replies() map[discordsim.MessageID]int { return botReplies(b.dsim) }
 
 // duplicates counts replies beyond the first per id.
 func (b *botProcess) duplicates(ids []discordsim.MessageID) int {
@@ -163,10 +155,15 @@ func (b *botProcess) duplicates(ids []discordsim.MessageID) int {
 // outcomes classifies each id: "answered" (the bot replied to it), "explained" (a log line
 // names it as declined or lost), a coalesced turn as its main turn, or "" (not yet / never).
 func (b *botProcess) outcomes(ids []discordsim.MessageID) map[discordsim.MessageID]string {
-	replies := b.replies()
+	return textOutcomes(b.replies(), b.logs.since(0), ids)
+}
+
+// textOutcomes classifies each id as outcomes does, from the bot's replies and its log lines
+// (of every process, for a bot run by several).
+func textOutcomes(replies map[discordsim.MessageID]int, lines []logLine, ids []discordsim.MessageID) map[discordsim.MessageID]string {
 	explained := map[discordsim.MessageID]bool{}
 	into := map[discordsim.MessageID]discordsim.MessageID{}
-	for _, line := range b.logs.since(0) {
+	for _, line := range lines {
 		if line.msg() == "turn_coalesced" {
 			into[discordsim.MessageID(line.str("message_id"))] = discordsim.MessageID(line.str("into"))
 			continue

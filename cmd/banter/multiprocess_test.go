@@ -2,36 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/banterbot/banter/audio/wav"
-	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
-	"github.com/banterbot/banter/store/pgtest"
 )
-
-// banterProcess is one `banter run` OS process of the multi-process test.
-type banterProcess struct {
-	name, shardIDs string
-	cmd            *exec.Cmd
-	log            *os.File
-	done           chan error
-}
 
 // voiceQuestion is what members say to the bot in the multi-process test's voice channels.
 const voiceQuestion = "hey banter, what's the weather like today?"
@@ -45,29 +31,7 @@ const voiceQuestion = "hey banter, what's the weather like today?"
 // channel and answers there again; the global slash commands are registered once, by the
 // process running shard 0; the processes together draw no 429 from Discord's REST limits.
 func TestMultiProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three banter processes")
-	}
-	pg, err := pgtest.Start(context.Background())
-	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("BANTER_REQUIRE_POSTGRES") == "" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	dsn, err := pg.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	bin := filepath.Join(t.TempDir(), "banter")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	ctx, dsn, bin := clusterTest(t)
 
 	// max_concurrency 4: each shard has its own identify key, so the processes start together.
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
@@ -80,22 +44,8 @@ func TestMultiProcess(t *testing.T) {
 	}
 	alice := dsim.CreateUser("alice")
 	const guildCount, shardCount = 8, 4
-	shardOf := func(g discordsim.GuildID) int { s, _ := discord.ShardOf(string(g), shardCount); return s }
-	// Two guilds on each shard: guilds created in a row fall on consecutive shards, but a
-	// millisecond skipped while creating them would leave a shard without one.
-	var guilds []discordsim.GuildID
-	perShard := map[int]int{}
-	channels := map[discordsim.GuildID]discordsim.ChannelID{}
-	for i := 0; len(guilds) < guildCount; i++ {
-		g := dsim.CreateGuild("guild" + strconv.Itoa(i))
-		if perShard[shardOf(g)] == guildCount/shardCount {
-			continue
-		}
-		perShard[shardOf(g)]++
-		dsim.AddMember(g, alice)
-		channels[g] = dsim.CreateTextChannel(g, "general")
-		guilds = append(guilds, g)
-	}
+	shardOf := func(g discordsim.GuildID) int { return shardOfGuild(g, shardCount) }
+	guilds, channels := shardGuilds(dsim, alice, shardCount, guildCount/shardCount)
 	procs := []*banterProcess{{name: "a", shardIDs: "0-1"}, {name: "b", shardIDs: "2"}, {name: "c", shardIDs: "3"}}
 	// A voice channel in a guild of each process, and a member there to talk to the bot.
 	voiceRooms := map[*banterProcess]*voiceRoom{}
@@ -113,62 +63,13 @@ func TestMultiProcess(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf(`discord:
-  apiUrl: %s
-  shards: "%d"
-  voiceCaFile: %s
-store:
-  driver: postgres
-  dsn: %s
-metrics:
-  listen: ""
-activity:
-  replyCoalesceWindowSeconds: 0
-voice:
-  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer to the question
-  autoJoin:
-%s`, dsim.APIBaseURL(), shardCount, vs.CAFile(), dsn, autoJoin.String())
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "DISCORD_TOKEN="+dsim.Token(), "OPENAI_BASE_URL="+osim.BaseURL(), "OPENAI_API_KEY=sk-test")
-	start := func(p *banterProcess) {
-		t.Helper()
-		f, err := os.OpenFile(filepath.Join(dir, p.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.log = f
-		p.cmd = exec.Command(bin, "run", "-config", cfgPath)
-		p.cmd.Env = append(env, "BANTER_SHARD_IDS="+p.shardIDs)
-		p.cmd.Stdout, p.cmd.Stderr = f, f
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		p.done = make(chan error, 1)
-		go func() { p.done <- p.cmd.Wait(); f.Close() }()
-	}
-	logs := func() string {
-		var b strings.Builder
-		for _, p := range procs {
-			data, _ := os.ReadFile(filepath.Join(dir, p.name+".log"))
-			fmt.Fprintf(&b, "--- process %s (shards %s)\n%s", p.name, p.shardIDs, data)
-		}
-		return b.String()
-	}
+	cfg := clusterConfig(dsim, shardCount, dsn, "  voiceCaFile: "+vs.CAFile()+"\n",
+		"voice:\n  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer to the question\n  autoJoin:\n"+autoJoin.String())
+	c := newCluster(t, bin, cfg, dsim, osim.BaseURL(), procs)
+	logs := c.logs
 	for _, p := range procs {
-		start(p)
+		c.start(p)
 	}
-	defer func() {
-		for _, p := range procs {
-			if p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-				<-p.done
-			}
-		}
-	}()
 	identified := 0
 	if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, shardCount); err != nil {
 		t.Fatalf("not every shard identified: %v\n%s", err, logs())
@@ -203,7 +104,8 @@ voice:
 	speech := voiceQuestionPCM(t)
 	for _, p := range procs {
 		r := voiceRooms[p]
-		r.waitSession(ctx, t, dsim, filepath.Join(dir, p.name+".log"), 1, logs)
+		r.waitSession(ctx, t, dsim, p, 1, logs)
+		var err error
 		if r.member, err = dsim.JoinVoiceMember(ctx, r.user, r.channel, voicesim.MemberOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -215,8 +117,7 @@ voice:
 
 	// Process b (shard 2) dies without a goodbye; its guilds keep talking meanwhile.
 	victim := procs[1]
-	victim.cmd.Process.Signal(syscall.SIGKILL)
-	<-victim.done
+	c.kill(victim)
 	var gap []discordsim.Message
 	for i, g := range guilds {
 		post(g, fmt.Sprintf("hey banter, round two question %d?", i))
@@ -231,37 +132,26 @@ voice:
 		}
 	}
 	answeredAll(others)
-	start(victim)
+	c.start(victim)
 	if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified+1); err != nil {
 		t.Fatalf("the restarted process did not identify: %v\n%s", err, logs())
 	}
 	answeredAll(victims) // by the catch-up after the restarted shard's READY
 	// The restarted process joins its voice channel again and answers there.
 	r := voiceRooms[victim]
-	r.waitSession(ctx, t, dsim, filepath.Join(dir, victim.name+".log"), 2, logs)
+	r.waitSession(ctx, t, dsim, victim, 2, logs)
 	r.ask(ctx, t, dsim, speech, logs)
 	for _, p := range procs {
-		if data, _ := os.ReadFile(filepath.Join(dir, p.name+".log")); strings.Contains(string(data), "voice_autojoin_failed") {
-			t.Errorf("process %s failed an autoJoin (a guild of another process's shard?)\n%s", p.name, logs())
+		for _, line := range p.lines() {
+			if line.msg() == "voice_autojoin_failed" {
+				t.Errorf("process %s failed an autoJoin (a guild of another process's shard?)\n%s", p.name, logs())
+			}
 		}
 	}
 
 	// Stop every process cleanly; after that no reply can still arrive.
-	for _, p := range procs {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			t.Fatalf("process %s did not stop on SIGTERM\n%s", p.name, logs())
-		}
-	}
-
-	replies := map[discordsim.MessageID]int{}
-	for _, m := range dsim.Sent() {
-		if m.Author == dsim.BotID() && m.ReplyTo() != "" {
-			replies[m.ReplyTo()]++
-		}
-	}
+	c.stop(ctx)
+	replies := botReplies(dsim)
 	once, dup, lost := 0, 0, 0
 	for _, m := range addressed {
 		switch n := replies[m.ID]; {
@@ -312,13 +202,12 @@ type voiceRoom struct {
 
 // waitSession waits until the bot is in the room's channel and the process's log shows its
 // n-th voice session in the guild (voice.autoJoin at start, then after a restart).
-func (r *voiceRoom) waitSession(ctx context.Context, t *testing.T, dsim *discordsim.Server, logPath string, n int, logs func() string) {
+func (r *voiceRoom) waitSession(ctx context.Context, t *testing.T, dsim *discordsim.Server, p *banterProcess, n int, logs func() string) {
 	t.Helper()
 	for {
-		data, _ := os.ReadFile(logPath)
 		started := 0
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.Contains(line, `"msg":"voice_session_start"`) && strings.Contains(line, string(r.guild)) {
+		for _, line := range p.lines() {
+			if line.msg() == "voice_session_start" && strings.Contains(fmt.Sprint(line), string(r.guild)) {
 				started++
 			}
 		}

@@ -7,19 +7,23 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/realtime"
+	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
 )
 
 // modelClients builds one llm.Client per provider (providers: in the config) on first use and
 // hands each model slot the client of the provider it names. Clients share one set of metrics.
+// A provider with a request budget (requestsPerMinute) gets it from the store: shared by every
+// process on a Postgres store, in-process with SQLite.
 type modelClients struct {
 	cfg     *config.Config
 	base    llm.Options // Logger and Metrics; the rest comes from the provider
+	st      store.Store // holds the request budgets; nil: none (replay)
 	clients map[string]*llm.Client
 }
 
-func newModelClients(cfg *config.Config, base llm.Options) *modelClients {
-	return &modelClients{cfg: cfg, base: base, clients: map[string]*llm.Client{}}
+func newModelClients(cfg *config.Config, base llm.Options, st store.Store) *modelClients {
+	return &modelClients{cfg: cfg, base: base, st: st, clients: map[string]*llm.Client{}}
 }
 
 // For returns the client of a slot's provider ("" follows llm.provider).
@@ -38,6 +42,9 @@ func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
 	opts := m.base
 	opts.BaseURL, opts.APIKey, opts.API = p.BaseURL, p.APIKey, api
 	opts.Timeout, opts.MaxRetries = p.Timeout, p.MaxRetries
+	if p.RequestsPerMinute > 0 && m.st != nil {
+		opts.Budget = store.NewRequestBudget(m.st, p.Name, llm.RequestInterval(p.RequestsPerMinute))
+	}
 	c, err := llm.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", p.Name, err)

@@ -50,7 +50,7 @@ func replayCommand(ctx context.Context, e env) error {
 		if missing := cfg.MissingKeys(); len(missing) > 0 {
 			return &usageError{missingKeysHelp(missing)}
 		}
-		models := newModelClients(cfg, llm.Options{Logger: slog.New(slog.DiscardHandler)})
+		models := newModelClients(cfg, llm.Options{Logger: slog.New(slog.DiscardHandler)}, nil)
 		classifier, err := models.For(cfg.LLM.DirectAddressClassifier.Provider)
 		if err != nil {
 			return err

@@ -31,20 +31,13 @@ func (a *app) newShards(ctx context.Context, st store.Store, rest *discord.RESTM
 		RESTShare: true,
 	}
 	if pg, ok := st.(*store.Postgres); ok {
-		opts.Gate = postgresGate{pg}
+		opts.Gate = pg.IdentifyGate(discord.IdentifySpacing)
 	}
 	sh, err := discord.NewShards(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
 	}
 	return sh, nil
-}
-
-// postgresGate spaces identifies through the shared database.
-type postgresGate struct{ pg *store.Postgres }
-
-func (g postgresGate) Acquire(ctx context.Context, key int) (func(), error) {
-	return g.pg.AcquireIdentify(ctx, key, discord.IdentifySpacing)
 }
 
 // shardReadiness tracks which of the process's shards are connected: /readyz is ready only

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -190,4 +191,24 @@ func freePort() (int, error) {
 	defer l.Close()
 	_, port, _ := strings.Cut(l.Addr().String(), ":")
 	return strconv.Atoi(port)
+}
+
+// Database starts a cluster for one test and returns the DSN of a fresh database in it; the
+// cluster stops at the test's cleanup. Without the server binaries the test is skipped, unless
+// BANTER_REQUIRE_POSTGRES is set (make test sets it): then it fails.
+func Database(ctx context.Context, t testing.TB) string {
+	t.Helper()
+	c, err := Start(ctx)
+	if errors.Is(err, ErrNoServer) && os.Getenv("BANTER_REQUIRE_POSTGRES") == "" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	dsn, err := c.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }
