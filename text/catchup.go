@@ -57,11 +57,13 @@ func (s *Service) CatchUp(reason string) {
 		chans = append(chans, cs)
 	}
 	s.mu.Unlock()
+	cfg := s.cfg()
 	for _, cs := range chans {
 		if _, guildID := cs.position(); guildID == "" {
 			continue // not a guild text channel the bot reads (a lookup's, a DM)
 		}
-		s.spawn(func() { s.catchUpChannel(cs, reason) })
+		start := s.startOf(cfg, cs)
+		s.spawn(func() { s.catchUpChannel(cs, reason, start) })
 	}
 }
 
@@ -75,11 +77,13 @@ func (s *Service) CatchUpGuild(g *discordgo.Guild) {
 	if g == nil || g.ID == "" {
 		return
 	}
-	for _, cs := range s.guildChannels(s.cfg(), g) {
+	cfg := s.cfg()
+	for _, cs := range s.guildChannels(cfg, g) {
 		if after, _ := cs.position(); after != "" {
 			continue // seen live in this process: the READY's or RESUMED's catch-up covers it
 		}
-		s.spawn(func() { s.catchUpChannel(cs, "guild_create") })
+		start := s.startOf(cfg, cs)
+		s.spawn(func() { s.catchUpChannel(cs, "guild_create", start) })
 	}
 	guildID := g.ID
 	s.spawn(func() { s.recoverTurns(guildID) })
@@ -147,29 +151,42 @@ type catchUpRun struct {
 	floor                 string // the oldest id still answerable (now − max age)
 }
 
-// catchUpChannel reads one channel back from its position (seen, stored, or the window) and
-// feeds what it missed through the pipeline, oldest first.
-func (s *Service) catchUpChannel(cs *channelState, reason string) {
+// catchUpStart is where a channel's catch-up reads from: after the message after, found as from
+// ("seen", "stored" or "window").
+type catchUpStart struct{ after, from string }
+
+// startOf is where a channel's catch-up starts: the newest message this process has seen there,
+// else the newest the store holds, else text.catchUpMaxAgeMinutes back. It is resolved when the
+// gap is noticed, on the gateway's event goroutine (handlers run in order, before any later
+// event's): resolved later, on the catch-up's own goroutine, a live message handled meanwhile,
+// or the history its turn backfills into the store, would move the start past what was missed.
+func (s *Service) startOf(cfg *config.Config, cs *channelState) catchUpStart {
+	if after, _ := cs.position(); after != "" {
+		return catchUpStart{after: after, from: "seen"}
+	}
+	recent, err := s.opts.Store.RecentMessages(s.ctx, cs.id, time.Time{}, 1)
+	if err != nil {
+		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", cs.id, "error", err.Error())
+	}
+	if len(recent) > 0 {
+		return catchUpStart{after: recent[0].ID, from: "stored"}
+	}
+	return catchUpStart{after: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge())), from: "window"}
+}
+
+// catchUpChannel reads one channel back from start and feeds what it missed through the
+// pipeline, oldest first.
+func (s *Service) catchUpChannel(cs *channelState, reason string, start catchUpStart) {
 	cs.catchUpMu.Lock()
 	defer cs.catchUpMu.Unlock()
 	ctx, cfg := s.ctx, s.cfg()
 	if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, s.channelInfo(ctx, cs.id)) {
 		return
 	}
-	after, guildID := cs.position()
-	r := &catchUpRun{cs: cs, reason: reason, from: "seen", guildID: guildID,
+	_, guildID := cs.position()
+	after := start.after
+	r := &catchUpRun{cs: cs, reason: reason, from: start.from, guildID: guildID,
 		floor: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge()))}
-	if after == "" {
-		recent, err := s.opts.Store.RecentMessages(ctx, cs.id, time.Time{}, 1)
-		if err != nil {
-			s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", cs.id, "error", err.Error())
-		}
-		if len(recent) > 0 {
-			after, r.from = recent[0].ID, "stored"
-		} else {
-			after, r.from = r.floor, "window"
-		}
-	}
 	for {
 		msgs, err := s.opts.Discord.ChannelMessages(cs.id, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
 		if err != nil {

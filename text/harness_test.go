@@ -93,6 +93,9 @@ type harness struct {
 
 	// wrapStore, when set, wraps the store the pipeline is given (counting reads).
 	wrapStore func(store.Store) store.Store
+	// onSession, when set, runs on each new session after the pipeline's handlers are added
+	// (a test's own handlers then run after the pipeline's).
+	onSession func(*discordgo.Session)
 
 	// the running bot
 	st   *store.SQLite
@@ -187,6 +190,9 @@ func (h *harness) start() {
 		t.Fatal(err)
 	}
 	detach := svc.Attach(sess)
+	if h.onSession != nil {
+		h.onSession(sess)
+	}
 	removeInteractions := sess.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		svc.HandleInteraction(h.ctx, s, ic.Interaction)
 	})

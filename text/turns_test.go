@@ -1,9 +1,13 @@
 package text_test
 
 import (
+	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/store"
@@ -117,4 +121,91 @@ func TestCatchUpPagesPastTheStaleRange(t *testing.T) {
 	}
 	h.waitLog(`"msg":"catch_up_skipped"`, `"reason":"older_than_max_age"`)
 	h.waitLog(`"msg":"catch_up"`, `"from":"stored"`, `"stale":500`, `"new":621`, `"skipped":true`, `"truncated":false`)
+}
+
+// orderStore records, for the catch-up race test, whether the live message was saved before
+// the catch-up's start had been read from the store.
+type orderStore struct {
+	store.Store
+	mu        sync.Mutex
+	onRecent  func() // run once, at the first RecentMessages of the watched channel
+	channel   string
+	live      string // the live message's content
+	startRead bool   // the watched channel's newest stored message has been read
+	handled   bool   // the GUILD_CREATE's handlers have all run
+	saved     chan struct{}
+	liveFirst bool // the live message was saved before that
+}
+
+func (o *orderStore) RecentMessages(ctx context.Context, channelID string, before time.Time, n int) ([]store.Message, error) {
+	o.mu.Lock()
+	first := channelID == o.channel && !o.startRead && o.onRecent != nil
+	hook := o.onRecent
+	o.mu.Unlock()
+	if first {
+		hook()
+	}
+	msgs, err := o.Store.RecentMessages(ctx, channelID, before, n)
+	o.mu.Lock()
+	if channelID == o.channel {
+		o.startRead = true
+	}
+	o.mu.Unlock()
+	return msgs, err
+}
+
+func (o *orderStore) SaveMessage(ctx context.Context, m store.Message) error {
+	o.mu.Lock()
+	if m.Content == o.live {
+		o.liveFirst = !o.startRead
+		close(o.saved)
+	}
+	o.mu.Unlock()
+	return o.Store.SaveMessage(ctx, m)
+}
+
+// TestCatchUpStartIsReadBeforeLiveMessages: after downtime, the catch-up of a channel starts
+// from the newest message stored when the guild came back (GUILD_CREATE), read before any
+// later event is handled: a member who speaks right after the restart does not move the start
+// past the message addressed to the bot while it was down, which is answered.
+func TestCatchUpStartIsReadBeforeLiveMessages(t *testing.T) {
+	h := newHarness(t, nil)
+	old := h.post(h.bob, "morning all")
+	h.waitStored(old.ID, "saved", func(store.Message) bool { return true })
+	h.shutdown()
+	missed := h.post(h.alice, mention(h.dsim.BotID())+" are you there?")
+	os := &orderStore{channel: string(h.general), live: "back again", saved: make(chan struct{})}
+	os.onRecent = func() {
+		// Right after the guild comes back, before its catch-up has read anything, bob speaks.
+		if _, err := h.dsim.Post(h.ctx, h.bob, h.general, os.live); err != nil {
+			t.Error(err)
+			return
+		}
+		os.mu.Lock()
+		late := os.handled
+		os.mu.Unlock()
+		if late {
+			// Read after the GUILD_CREATE was handled (on a goroutine of its own): the event
+			// goroutine is free, and handles bob's message first.
+			select {
+			case <-os.saved:
+			case <-h.ctx.Done():
+			}
+		}
+	}
+	h.onSession = func(sess *discordgo.Session) {
+		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.GuildCreate) {
+			os.mu.Lock()
+			os.handled = true
+			os.mu.Unlock()
+		})
+	}
+	h.wrapStore = func(st store.Store) store.Store { os.Store = st; return os }
+	h.start()
+	h.waitLog(`"msg":"sent_reply"`, string(missed.ID))
+	os.mu.Lock()
+	defer os.mu.Unlock()
+	if os.liveFirst {
+		t.Error("the live message was stored before the catch-up's start was read")
+	}
 }
