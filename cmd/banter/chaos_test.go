@@ -208,7 +208,7 @@ func TestChaos(t *testing.T) {
 
 	replies, final := botReplies(dsim), outcomes()
 	once, dup, lost := 0, 0, 0
-	var lostIDs []string
+	var lostIDs, explained []string
 	for _, id := range ids {
 		switch {
 		case replies[id] == 1:
@@ -218,12 +218,17 @@ func TestChaos(t *testing.T) {
 		case final[id] == "":
 			lost++
 			lostIDs = append(lostIDs, string(id))
+		default:
+			explained = append(explained, string(id)+": "+final[id])
 		}
 	}
 	line := fmt.Sprintf("chaos: processes=%d kills=%d addressed=%d answered_once=%d duplicates=%d lost=%d",
 		len(procs), kills, len(addressed), once, dup, lost)
 	t.Log(line)
 	fmt.Println(line)
+	if len(explained) > 0 {
+		t.Logf("without a reply of their own (coalesced into another's reply: \"answered\"; else the line that explains them): %s", strings.Join(explained, "; "))
+	}
 	if dup != 0 || lost != 0 {
 		t.Errorf("want no duplicate and no lost message; lost: %v (in generation at a kill: %v)\n%s", lostIDs, cut, c.logs())
 	}
