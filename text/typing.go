@@ -11,6 +11,10 @@ import (
 // typingInterval re-sends the typing indicator before Discord's 10 s expiry.
 const typingInterval = 8 * time.Second
 
+// typingRequestTimeout bounds one typing request, and so how long stopping the indicator can
+// hold the reply back.
+const typingRequestTimeout = 3 * time.Second
+
 // startTyping shows the typing indicator in the channel until stopTyping; it is started when
 // an addressed turn is queued, so people see the bot at work through the coalescing window.
 func (s *Service) startTyping(cs *channelState) {
@@ -38,17 +42,23 @@ func (s *Service) stopTyping(cs *channelState) {
 }
 
 // keepTyping shows the typing indicator until the returned function is called. A typing
-// request already under way is let finish (so even a fast reply shows it once); the goroutine
-// belongs to the service's wait group.
+// request already under way is let finish, and the function returns only once it has (at most
+// typingRequestTimeout): a reply sent after it is never followed by a typing request that
+// arrives late and shows the bot typing again for 10 s. So even a fast reply shows it once.
+// The goroutine belongs to the service's wait group.
 func (s *Service) keepTyping(ctx context.Context, channelID string) func() {
-	stop := make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(done)
 		t := time.NewTicker(typingInterval)
 		defer t.Stop()
 		for {
-			if err := s.opts.Discord.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, typingRequestTimeout)
+			err := s.opts.Discord.ChannelTyping(channelID, discordgo.WithContext(rctx))
+			cancel()
+			if err != nil && ctx.Err() == nil {
 				s.logger.Debug("typing_failed", "channel_id", channelID, "error", err.Error())
 			}
 			select {
@@ -61,5 +71,8 @@ func (s *Service) keepTyping(ctx context.Context, channelID string) func() {
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(stop) }) }
+	return func() {
+		once.Do(func() { close(stop) })
+		<-done
+	}
 }
