@@ -56,6 +56,7 @@ func Default() *Config {
 			ForcedReplyPlaceholder: DefaultForcedReplyPlaceholder,
 			TargetedReplies:        true,
 		},
+		Prices: DefaultPrices(),
 		LLM: LLM{
 			Model:          "gpt-5-mini",
 			API:            "responses",

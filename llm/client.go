@@ -132,6 +132,9 @@ type Options struct {
 	ClassifierMaxTokens int
 	Logger              *slog.Logger
 	Metrics             *Metrics
+	// Meter counts the usage and cost of every answer, charged to the Account of the call's
+	// context (WithAccount); nil counts nothing.
+	Meter *Meter
 	// Now is the clock for latency measurements; nil means time.Now.
 	Now func() time.Time
 }
