@@ -32,6 +32,9 @@ type Config struct {
 	Metrics          Metrics             `yaml:"metrics"`
 	Store            Store               `yaml:"store"`
 	Log              Log                 `yaml:"log"`
+	// Prices are what each model costs, by model name: the shipped table (DefaultPrices)
+	// with the file's models replacing or adding theirs. docs/cost.md.
+	Prices map[string]Price `yaml:"prices"`
 
 	// Secrets come from the environment only and are never printed.
 	Secrets Secrets `yaml:"-" json:"-"`

@@ -57,6 +57,7 @@ func Default() *Config {
 			TargetedReplies:        true,
 			CatchUpMaxAgeMinutes:   15,
 		},
+		Prices: DefaultPrices(),
 		LLM: LLM{
 			Model:          "gpt-5-mini",
 			API:            "responses",

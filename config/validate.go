@@ -241,7 +241,7 @@ func (v *validator) validateVoice(c *Config) {
 	v.enum("voice.sendClock", vo.SendClock, sendClocks)
 }
 
-// validateOperations checks safety.*, metrics.*, providers.*, store.* and log.*.
+// validateOperations checks safety.*, metrics.*, providers.*, prices.*, store.* and log.*.
 func (v *validator) validateOperations(c *Config) {
 	for i, w := range c.Safety.BanWords {
 		v.nonEmpty(fmt.Sprintf("safety.banWords[%d]", i), w)
@@ -253,6 +253,7 @@ func (v *validator) validateOperations(c *Config) {
 		}
 	}
 	v.validateProviders(c)
+	v.validatePrices(c)
 	v.enum("store.driver", c.Store.Driver, storeDrivers)
 	v.nonEmpty("store.dsn", c.Store.DSN)
 	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {

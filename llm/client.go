@@ -138,6 +138,9 @@ type Options struct {
 	BudgetWait time.Duration
 	Logger     *slog.Logger
 	Metrics    *Metrics
+	// Meter counts the usage and cost of every answer, charged to the Account of the call's
+	// context (WithAccount); nil counts nothing.
+	Meter *Meter
 	// Now is the clock for latency measurements; nil means time.Now.
 	Now func() time.Time
 }

@@ -74,12 +74,6 @@ type GenerateRequest struct {
 // hasTools reports whether the request offers any tool.
 func (r *GenerateRequest) hasTools() bool { return len(r.Tools) > 0 || len(r.Hosted) > 0 }
 
-// Usage is the token accounting reported by the server (0 when absent).
-type Usage struct {
-	InputTokens  int
-	OutputTokens int
-}
-
 // Result is the outcome of Generate.
 type Result struct {
 	// Text is the free text of the answer (it may accompany tool calls; possibly empty or
@@ -96,8 +90,10 @@ type Result struct {
 	ResponseID  string
 	Model       string
 	Usage       Usage
-	Latency     time.Duration
-	Attempts    int
+	// Cost is what the call cost in US dollars at the Meter's prices (0 without one).
+	Cost     float64
+	Latency  time.Duration
+	Attempts int
 }
 
 // Generate runs one non-streaming generation through the configured API. The
@@ -128,6 +124,7 @@ func (c *Client) Generate(ctx context.Context, req GenerateRequest) (*Result, er
 		return nil, err
 	}
 	res.Latency, res.Attempts = d, attempts
+	res.Cost = c.opts.Meter.Record(ctx, AccountFrom(ctx), req.Model, res.Usage)
 	return res, nil
 }
 
@@ -192,7 +189,7 @@ func (c *Client) generateResponses(ctx context.Context, req GenerateRequest, a *
 		return nil, err
 	}
 	res := &Result{ResponseID: resp.ID, Model: resp.Model,
-		Usage: Usage{InputTokens: int(resp.Usage.InputTokens), OutputTokens: int(resp.Usage.OutputTokens)}}
+		Usage: responsesUsage(resp.Usage)}
 	var text strings.Builder
 	for _, item := range resp.Output {
 		switch item.Type {
@@ -283,7 +280,7 @@ func (c *Client) generateChat(ctx context.Context, req GenerateRequest, a *attem
 	}
 	msg := resp.Choices[0].Message
 	res := &Result{ResponseID: resp.ID, Model: resp.Model, Text: strings.TrimSpace(msg.Content), Refusal: msg.Refusal,
-		Usage: Usage{InputTokens: int(resp.Usage.PromptTokens), OutputTokens: int(resp.Usage.CompletionTokens)}}
+		Usage: chatUsage(resp.Usage)}
 	for _, tc := range msg.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -321,6 +318,7 @@ func (c *Client) classify(ctx context.Context, model, system, user, effort strin
 		}
 		if err == nil {
 			raw = res.Text
+			c.opts.Meter.Record(ctx, AccountFrom(ctx), model, res.Usage)
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -44,11 +45,13 @@ type SpeechStream struct {
 	firstByte time.Duration
 	attempts  int
 	bytes     int64
+	chars     int
 
 	mu       sync.Mutex // guards following
 	done     bool
 	closed   bool
 	finalErr error
+	cost     float64
 }
 
 // Speak synthesises text with /v1/audio/speech (response_format pcm) and
@@ -70,7 +73,7 @@ func (c *Client) SpeakStream(ctx context.Context, model, voice, text string) (*S
 		return nil, &APIError{Op: OpSpeak, Model: model, Kind: ErrorKindBadRequest,
 			Err: errors.New("speak needs a model, a voice and text")}
 	}
-	s := &SpeechStream{c: c, model: model, start: c.now(), callCtx: ctx}
+	s := &SpeechStream{c: c, model: model, start: c.now(), callCtx: ctx, chars: utf8.RuneCountInString(text)}
 	attempts, err := c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, a *attempt) error {
 		return s.open(ctx, voice, text, a)
 	})
@@ -161,6 +164,14 @@ func (s *SpeechStream) Read(p []byte) (int, error) {
 // retries included.
 func (s *SpeechStream) FirstByte() time.Duration { return s.firstByte }
 
+// Cost returns what the speech cost in US dollars at the Meter's prices, once the stream
+// ended (EOF, error or Close); 0 before.
+func (s *SpeechStream) Cost() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cost
+}
+
 // Attempts returns how many HTTP attempts Speak made.
 func (s *SpeechStream) Attempts() int { return s.attempts }
 
@@ -197,6 +208,9 @@ func (s *SpeechStream) finish(err error) error {
 		s.finalErr = e
 	}
 	s.cancel(context.Canceled)
+	// The text was sent whole; the audio is what was received (a barge-in cuts it short).
+	s.cost = s.c.opts.Meter.Record(s.callCtx, AccountFrom(s.callCtx), s.model, Usage{Characters: s.chars,
+		AudioSecondsOut: float64(s.bytes) / (SpeechSampleRate * SpeechChannels * 2)})
 	// A Close before EOF (barge-in) is recorded as ok: nothing failed.
 	s.c.metrics.observeCall(OpSpeak, s.model, s.finalErr, s.c.now().Sub(s.start))
 	return s.finalErr

@@ -53,6 +53,7 @@ type TextStream struct {
 	done       bool
 	firstToken time.Duration
 	attempts   int
+	cost       float64
 
 	closeOnce  sync.Once
 	recordOnce sync.Once
@@ -63,6 +64,8 @@ type TextStream struct {
 type deltaSource interface {
 	next() (delta string, ok bool, err error)
 	close() error
+	// usage is what the terminal event reported (zero when the stream carries none).
+	usage() Usage
 }
 
 // Stream starts a streaming generation (no tools). Errors are *APIError.
@@ -233,12 +236,20 @@ func (s *TextStream) finish(err error) {
 	if s.cancel != nil {
 		s.cancel(context.Canceled)
 	}
+	if s.err == nil && s.src != nil {
+		s.cost = s.c.opts.Meter.Record(s.callCtx, AccountFrom(s.callCtx), s.model, s.src.usage())
+	}
 	s.record(s.err)
 }
 
+// Cost returns what the finished stream cost in US dollars (0 before its end or without a
+// Meter).
+func (s *TextStream) Cost() float64 { return s.cost }
+
 // responsesSource reads Responses API stream events.
 type responsesSource struct {
-	st *ssestream.Stream[responses.ResponseStreamEventUnion]
+	st   *ssestream.Stream[responses.ResponseStreamEventUnion]
+	used Usage
 }
 
 func (r *responsesSource) next() (string, bool, error) {
@@ -248,6 +259,7 @@ func (r *responsesSource) next() (string, bool, error) {
 		case "response.output_text.delta":
 			return ev.Delta, true, nil
 		case "response.completed", "response.incomplete":
+			r.used = responsesUsage(ev.Response.Usage)
 			return "", false, nil
 		case "response.failed":
 			return "", false, &openai.Error{StatusCode: http.StatusInternalServerError,
@@ -263,6 +275,8 @@ func (r *responsesSource) next() (string, bool, error) {
 }
 
 func (r *responsesSource) close() error { return r.st.Close() }
+
+func (r *responsesSource) usage() Usage { return r.used }
 
 // chatSource reads chat completion chunks. The end is [DONE] or EOF after a
 // chunk with finish_reason; EOF without finish_reason is a truncation.
@@ -295,3 +309,6 @@ func (c *chatSource) next() (string, bool, error) {
 }
 
 func (c *chatSource) close() error { return c.st.Close() }
+
+// usage is zero: the stream is requested without stream_options (see open).
+func (c *chatSource) usage() Usage { return Usage{} }

@@ -44,6 +44,10 @@ type Transcript struct {
 	// Duration is the audio length: the server's figure when it reports one,
 	// else computed from the WAV header.
 	Duration time.Duration
+	// Usage is what the server reported (tokens or seconds), else the audio's duration; Cost
+	// its price in US dollars at the Meter's prices.
+	Usage    Usage
+	Cost     float64
 	Latency  time.Duration
 	Attempts int
 }
@@ -94,6 +98,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 		if res.Duration > 0 {
 			out.Duration = time.Duration(res.Duration * float64(time.Second))
 		}
+		out.Usage = transcriptionUsage(res.Usage, out.Duration)
 		return nil
 	})
 	out.Latency = c.now().Sub(start)
@@ -102,6 +107,7 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 		return Transcript{}, err
 	}
 	out.Attempts = attempts
+	out.Cost = c.opts.Meter.Record(ctx, AccountFrom(ctx), model, out.Usage)
 	return out, nil
 }
 

@@ -24,9 +24,25 @@ func (c *Client) OpenTranscription(ctx context.Context, opts realtime.Transcript
 			d.TLSClientConfig = t.TLSClientConfig.Clone()
 		}
 	}
+	// Each completed span is metered, charged to the Account of ctx (the speaker's session).
+	acct, onUsage := AccountFrom(ctx), opts.OnUsage
+	opts.OnUsage = func(u realtime.TranscriptionUsage) {
+		c.opts.Meter.Record(ctx, acct, opts.Model, sessionTranscriptionUsage(u))
+		if onUsage != nil {
+			onUsage(u)
+		}
+	}
 	tr, err := realtime.OpenTranscriber(ctx, realtime.Config{URL: c.opts.BaseURL, APIKey: c.opts.APIKey, Dialer: d, Logger: c.log}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("llm: open transcription: %w", err)
 	}
 	return tr, nil
+}
+
+// sessionTranscriptionUsage reads the usage of a transcription session's completed span.
+func sessionTranscriptionUsage(u realtime.TranscriptionUsage) Usage {
+	if u.Type == "duration" {
+		return Usage{AudioSecondsIn: u.Seconds}
+	}
+	return Usage{InputTokens: u.InputTokens, AudioInputTokens: u.InputTokenDetails.AudioTokens, OutputTokens: u.OutputTokens}
 }

@@ -18,7 +18,8 @@ import (
 func (c *Client) transcribeStream(ctx context.Context, model string, params func() openai.AudioTranscriptionNewParams,
 	onDelta func(string), out Transcript, start time.Time) (Transcript, error) {
 	var text strings.Builder
-	var late error // a failure after the first delta: not retried
+	var late error                                        // a failure after the first delta: not retried
+	used := Usage{AudioSecondsIn: out.Duration.Seconds()} // when the done event reports none
 	attempts, err := c.call(ctx, OpTranscribe, model, 0, func(ctx context.Context, a *attempt) error {
 		text.Reset()
 		sctx, cancel := context.WithCancelCause(ctx)
@@ -45,6 +46,10 @@ func (c *Client) transcribeStream(ctx context.Context, model string, params func
 				if ev.JSON.Text.Valid() {
 					text.Reset()
 					text.WriteString(ev.Text)
+				}
+				if ev.JSON.Usage.Valid() {
+					used = Usage{InputTokens: int(ev.Usage.InputTokens), OutputTokens: int(ev.Usage.OutputTokens),
+						AudioInputTokens: int(ev.Usage.InputTokenDetails.AudioTokens)}
 				}
 				return nil
 			}
@@ -73,5 +78,7 @@ func (c *Client) transcribeStream(ctx context.Context, model string, params func
 		return Transcript{}, err
 	}
 	out.Text, out.Attempts = strings.TrimSpace(text.String()), attempts
+	out.Usage = used
+	out.Cost = c.opts.Meter.Record(ctx, AccountFrom(ctx), model, used)
 	return out, nil
 }

@@ -10,6 +10,15 @@ import (
 	"github.com/banterbot/banter/store"
 )
 
+// The model slots text charges its calls to (llm.Account), named by their config sections.
+const (
+	SlotReply       = "llm"
+	SlotClassifier  = "llm.directAddressClassifier"
+	SlotFollowup    = "replyFollowupLlm"
+	SlotWebSearch   = "lookups.webSearch"
+	SlotImageLookup = "lookups.image"
+)
+
 // generate is the two-stage reply. The reply model (llm1) answers through send_discord_message,
 // or asks for lookups (with replyFollowupLlm enabled); when it asks for none, its answer is
 // final. When it does, the lookups run (lookup.go) and the follow-up pass (replyFollowupLlm,
@@ -20,7 +29,7 @@ import (
 func (s *Service) generate(ctx context.Context, a *attempt) bool {
 	p := a.primary
 	s.recordPrompt(ctx, a.cs, p.msg.AuthorID, p.addressed(), s.now())
-	res, err := s.opts.Model.Generate(ctx, a.req)
+	res, err := s.opts.Model.Generate(llm.WithSlot(ctx, SlotReply), a.req)
 	a.tModel = s.now()
 	s.opts.Metrics.phase("llm1", a.tModel.Sub(a.tContext))
 	if err != nil {
@@ -85,7 +94,7 @@ func (s *Service) followup(ctx context.Context, a *attempt, results []lookupResu
 		Tools:        []llm.Tool{sendMessageTool},
 	}
 	tFollow := s.now()
-	res, err := s.model(s.opts.FollowupModel).Generate(ctx, req)
+	res, err := s.model(s.opts.FollowupModel).Generate(llm.WithSlot(ctx, SlotFollowup), req)
 	a.followupLatency = s.now().Sub(tFollow)
 	s.opts.Metrics.phase("followup", a.followupLatency)
 	if err != nil {
@@ -148,10 +157,11 @@ func (s *Service) declined(a *attempt, reason decision.Reason, pass, refusal str
 	return false
 }
 
-// latencies are the attempt's phases for its log line (llm1Ms, lookupMs, followupMs in the
+// latencies are the attempt's cost in US dollars (cost_usd: its model calls at the configured
+// prices) and its phases for its log line (llm1Ms, lookupMs, followupMs in the
 // design's words), up to done (zero: no send phase).
 func (a *attempt) latencies(done time.Time) []any {
-	out := []any{"latency_context_ms", ms(a.tContext.Sub(a.start)), "latency_llm1_ms", ms(a.tModel.Sub(a.tContext)),
+	out := []any{"cost_usd", a.cost.USD(), "latency_context_ms", ms(a.tContext.Sub(a.start)), "latency_llm1_ms", ms(a.tModel.Sub(a.tContext)),
 		"latency_lookup_ms", ms(a.lookupLatency), "latency_followup_ms", ms(a.followupLatency)}
 	if !done.IsZero() {
 		out = append(out, "latency_total_ms", ms(done.Sub(a.start)))

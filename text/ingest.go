@@ -10,6 +10,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
@@ -73,6 +74,7 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) {
 	tt := t.stageATurn(s.now(), cs)
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
+	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})
 	decide := func() {
 		d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
 		if d.Outcome != decision.OutcomeAllow {

@@ -309,7 +309,7 @@ func (s *Service) imageLookup(ctx context.Context, a *attempt, messageID string)
 		return "", fmt.Errorf("image of message %s: %w", messageID, err)
 	}
 	model := orDefault(cfg.Lookups.Image.Model, cfg.LLM.Model)
-	res, err := s.model(s.opts.VisionModel).Generate(ctx, llm.GenerateRequest{Model: model, Instructions: imageDescribeInstructions,
+	res, err := s.model(s.opts.VisionModel).Generate(llm.WithSlot(ctx, SlotImageLookup), llm.GenerateRequest{Model: model, Instructions: imageDescribeInstructions,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: fmt.Sprintf("%s's %s %s, in msg %s:", m.AuthorName,
 			sourceName(m.Images[0].Source), imageName(m.Images[0]), m.ID), Images: []llm.Image{input}}}})
 	if err != nil {
@@ -329,7 +329,7 @@ briefly, each with its source. Plain text only.`
 // call of its own, and returns the answer with its sources.
 func (s *Service) webSearch(ctx context.Context, a *attempt, query string) (string, error) {
 	cfg := a.cfg
-	res, err := s.model(s.opts.WebSearchModel).Generate(ctx, llm.GenerateRequest{
+	res, err := s.model(s.opts.WebSearchModel).Generate(llm.WithSlot(ctx, SlotWebSearch), llm.GenerateRequest{
 		Model:        orDefault(cfg.Lookups.WebSearch.Model, cfg.LLM.Model),
 		Instructions: webSearchInstructions,
 		Messages:     []llm.Message{{Role: llm.RoleUser, Content: query}},

@@ -48,6 +48,7 @@ type attempt struct {
 	// unknown: see closeTurns).
 	outcome string
 
+	cost                           *llm.Tally // what the attempt's model calls cost, for its log line
 	start, tContext, tModel        time.Time
 	lookupLatency, followupLatency time.Duration
 }
@@ -56,8 +57,10 @@ type attempt struct {
 func (s *Service) answer(cs *channelState, batch []*turn) {
 	ctx := s.ctx
 	defer s.stopTyping(cs) // the indicator may have started when a turn was queued
-	a := &attempt{cfg: s.cfg(), cs: cs, start: s.now()}
+	a := &attempt{cfg: s.cfg(), cs: cs, start: s.now(), cost: &llm.Tally{}}
 	defer s.closeAttempt(batch, a) // durable turns (turns.go)
+	// Every model call of the attempt is charged to the guild and adds to the turn's cost.
+	ctx = llm.WithAccount(ctx, llm.Account{Guild: guildOf(batch), Tally: a.cost})
 	if !s.readmit(ctx, a, batch) { // admit, again
 		return
 	}
@@ -67,6 +70,14 @@ func (s *Service) answer(cs *channelState, batch []*turn) {
 	}
 	s.stopTyping(cs)
 	s.dispatch(ctx, a) // dispatch
+}
+
+// guildOf returns the guild of a batch's turns ("" in a DM or for an empty batch).
+func guildOf(batch []*turn) string {
+	if len(batch) == 0 {
+		return ""
+	}
+	return batch[0].msg.GuildID
 }
 
 // readmit runs Stage A again on a batch (the room may have moved on while it waited), picks the
@@ -119,7 +130,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
 			d = t.decision // the classifier judged this message at enqueue: do not ask (and pay) again
 		} else {
-			d = s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
+			d = s.opts.Engine.Decide(llm.WithSlot(ctx, SlotClassifier), &tt, t.logAttrs()...)
 		}
 		if d.Outcome == decision.OutcomeAllow {
 			t.decision = d

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 )
 
 // The session loop's side of a turn (see pipeline.go): enter it into the conversation, schedule
@@ -101,12 +102,20 @@ func (s *session) startGreeting(attempt int) {
 	s.startReply(nil, decision.Decision{}, attempt)
 }
 
+// replyContext is the context of a reply: cancelled with the reply, its model calls charged
+// to the session's guild and added up in the returned tally (the reply's cost_usd).
+func (s *session) replyContext() (context.Context, context.CancelFunc, *llm.Tally) {
+	cost := &llm.Tally{}
+	ctx, cancel := context.WithCancel(llm.WithAccount(s.ctx, llm.Account{Guild: s.guildID, Tally: cost}))
+	return ctx, cancel, cost
+}
+
 // startReply opens the bot's turn: the reply runs on the turn's goroutine (t's admit returns
 // it), or on a goroutine of its own for the greeting (t nil).
 func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel, cost := s.replyContext()
 	s.replySeq++
-	rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel}, ctx: ctx, d: d, greeting: greeting, marks: &marks{}}
+	rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel}, ctx: ctx, d: d, greeting: greeting, marks: &marks{}, cost: cost}
 	if t != nil {
 		rp.turn, rp.owner, rp.spec, rp.marks, rp.ar.target, rp.ar.owner = &t.Turn, t, t.spec, t.marks, t.SpeakerID, t
 	}
@@ -209,7 +218,8 @@ func (s *session) replyAttrs(rp *replyRun, r replyDone) []any {
 	if rp.turn != nil {
 		target = rp.turn.SpeakerID
 	}
-	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", rp.ar.interrupted.Load(), "played_ms", ms(r.played)}
+	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", rp.ar.interrupted.Load(), "played_ms", ms(r.played),
+		"cost_usd", rp.cost.USD()}
 	if t := rp.turn; t != nil {
 		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
 		attrs = append(attrs, classifierAttrs(rp.d)...)

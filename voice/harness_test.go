@@ -158,7 +158,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	w.reg = prometheus.NewRegistry()
 	client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
 		Timeout: 5 * time.Second, FirstByteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
-		MaxRetries: cfg.LLM.MaxRetries, Logger: logger})
+		MaxRetries: cfg.LLM.MaxRetries, Logger: logger, Meter: llm.NewMeter(testPrices, logger, w.reg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -295,7 +295,7 @@ func (sp *speaker) finish(ev vad.Event) {
 func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
 	cfg := s.svc.cfg()
 	body := wav.Encode(f, samples)
-	tr, err := s.svc.opts.LLM.Transcribe(s.ctx, cfg.Voice.STTPipeline.TranscriptionModel, body,
+	tr, err := s.svc.opts.LLM.Transcribe(llm.WithSlot(s.ctx, SlotTranscription), cfg.Voice.STTPipeline.TranscriptionModel, body,
 		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name,
 			Stream: cfg.Voice.STTPipeline.StreamTranscription})
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/safety"
 )
 
@@ -175,7 +176,7 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		if st.speculative {
 			attrs = append(attrs, slog.Bool("speculative", true))
 		}
-		d := s.svc.opts.Engine.Decide(s.ctx, st.decide, attrs...)
+		d := s.svc.opts.Engine.Decide(llm.WithSlot(s.ctx, SlotReplyDecision), st.decide, attrs...)
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
 			return nil, false
 		}

@@ -142,7 +142,7 @@ func (p *STTResponder) Respond(ctx context.Context, r *Reply) (Result, error) {
 	if now == nil {
 		now = time.Now
 	}
-	stream, err := p.Gen.Stream(ctx, llm.GenerateRequest{Model: p.Model, Instructions: r.Instructions,
+	stream, err := p.Gen.Stream(llm.WithSlot(ctx, SlotGeneration), llm.GenerateRequest{Model: p.Model, Instructions: r.Instructions,
 		Messages: r.Messages, MaxOutputTokens: p.MaxTokens})
 	if err != nil {
 		if !awaitHold(ctx, r.Hold) {
@@ -294,10 +294,18 @@ func (p *STTResponder) result(g *generated, sp *spoken, force bool) (Result, err
 	return res, nil
 }
 
+// The model slots voice charges its calls to (llm.Account), named by their config sections.
+const (
+	SlotTranscription = "voice.sttPipeline.transcription"
+	SlotReplyDecision = "voice.replyDecisionLlm"
+	SlotGeneration    = "voice.generationLlm"
+	SlotTTS           = "voice.sttPipeline.tts"
+)
+
 // synthesize runs one TTS request and pumps its audio into sc.data.
 func (p *STTResponder) synthesize(ctx context.Context, sc *speechChunk, mark func(Phase, time.Time), now func() time.Time) {
 	defer close(sc.data)
-	s, err := p.TTS.SpeakStream(ctx, p.TTSModel, p.TTSVoice, sc.text)
+	s, err := p.TTS.SpeakStream(llm.WithSlot(ctx, SlotTTS), p.TTSModel, p.TTSVoice, sc.text)
 	if err != nil {
 		if ctx.Err() == nil {
 			sc.err = fmt.Errorf("voice: tts: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/gateway"
+	"github.com/banterbot/banter/llm"
 )
 
 // activeReply is the reply in progress (the bot's turn is open).
@@ -121,7 +122,8 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
-	s.ctx, s.cancel = context.WithCancel(svc.ctx)
+	// Every model call of the session is charged to its guild (slots set at each call).
+	s.ctx, s.cancel = context.WithCancel(llm.WithAccount(svc.ctx, llm.Account{Guild: guildID}))
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/realtime"
 )
 
@@ -127,7 +128,7 @@ func (sp *speaker) dialSpans() (*realtime.Transcriber, *resample.Resampler, erro
 		return nil, nil, fmt.Errorf("voice: span transcription: %w", err)
 	}
 	cfg := s.svc.cfg()
-	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(s.ctx, realtime.TranscriptionOptions{
+	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(llm.WithSlot(s.ctx, SlotTranscription), realtime.TranscriptionOptions{
 		Model: cfg.Voice.STTPipeline.TranscriptionModel, Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
 	if err != nil {
 		if s.ctx.Err() == nil {

@@ -1,7 +1,6 @@
 package voice
 
 import (
-	"context"
 	"time"
 
 	"github.com/banterbot/banter/decision"
@@ -84,10 +83,10 @@ func (s *session) onSpecDecided(dd decided) {
 	t.marks.mark(PhaseAdmission, sp.decidedAt)
 	_, holds := s.responder.(audioHolder)
 	if state, _, _ := sp.get(); state == specPending && dd.d.Allowed() && holds && s.cur.Load() == nil {
-		ctx, cancel := context.WithCancel(s.ctx)
+		ctx, cancel, cost := s.replyContext()
 		s.replySeq++
 		rp := &replyRun{ar: &activeReply{id: s.replySeq, cancel: cancel, target: t.SpeakerID, owner: t}, ctx: ctx,
-			turn: &t.Turn, owner: t, d: dd.d, marks: t.marks, spec: sp, hold: make(chan struct{})}
+			turn: &t.Turn, owner: t, d: dd.d, marks: t.marks, spec: sp, hold: make(chan struct{}), cost: cost}
 		// The prompt the reply will have once the turn enters the conversation.
 		rp.prompt = s.promptInput(&t.Turn, dd.d, false)
 		rp.prompt.lines = append(rp.prompt.lines, decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 )
 
 // Turn is one member's utterance, transcribed, as the session hands it to
@@ -142,6 +143,8 @@ type replyRun struct {
 	// Playback). Nil: the reply plays at once.
 	hold     chan struct{}
 	released atomic.Bool
+	// cost adds up what the reply's model calls cost (its log line's cost_usd).
+	cost *llm.Tally
 }
 
 // marks are the phase times of one turn. Safe for concurrent use; the first

@@ -62,6 +62,7 @@ func catalogue(t *testing.T) []string {
 	reg := &describing{Registerer: metrics.NewRegistry("test")}
 	decision.NewMetrics(reg)
 	llm.NewMetrics(reg)
+	llm.NewMeter(nil, nil, reg)
 	text.NewMetrics(reg)
 	voice.NewMetrics(reg)
 	dvoice.NewMetrics(reg)

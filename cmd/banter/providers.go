@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
@@ -51,6 +54,17 @@ func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
 	}
 	m.clients[p.Name] = c
 	return c, nil
+}
+
+// newMeter builds the usage and cost meter from the config's price table.
+func newMeter(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *llm.Meter {
+	prices := make(map[string]llm.Price, len(cfg.Prices))
+	for model, p := range cfg.Prices {
+		prices[model] = llm.Price{InputPerMTok: p.Input, CachedPerMTok: p.CachedInput, AudioInputPerMTok: p.AudioInput,
+			OutputPerMTok: p.Output, AudioOutputPerMTok: p.AudioOutput, AudioInPerMinute: p.AudioInPerMinute,
+			AudioOutPerMinute: p.AudioOutPerMinute, PerMCharacters: p.PerMillionCharacters}
+	}
+	return llm.NewMeter(prices, log, reg)
 }
 
 // voiceModels gives the STT pipeline's three slots (transcription, generation, speech) their

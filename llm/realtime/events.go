@@ -118,10 +118,36 @@ type ResponseInfo struct {
 			Code string `json:"code"`
 		} `json:"error"`
 	} `json:"status_details"`
-	Usage struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
+	Usage Usage `json:"usage"`
+}
+
+// Usage is the usage of response.done: input tokens include the cached and audio ones, output
+// tokens the audio ones.
+type Usage struct {
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	InputTokenDetails struct {
+		TextTokens   int `json:"text_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_token_details"`
+	OutputTokenDetails struct {
+		TextTokens  int `json:"text_tokens"`
+		AudioTokens int `json:"audio_tokens"`
+	} `json:"output_token_details"`
+}
+
+// TranscriptionUsage is the usage of an input transcription: tokens (Type "tokens") or
+// seconds of audio (Type "duration").
+type TranscriptionUsage struct {
+	Type              string  `json:"type"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	Seconds           float64 `json:"seconds"`
+	InputTokenDetails struct {
+		TextTokens  int `json:"text_tokens"`
+		AudioTokens int `json:"audio_tokens"`
+	} `json:"input_token_details"`
 }
 
 // ErrorInfo is the payload of an error event.
@@ -163,6 +189,8 @@ type Event struct {
 	ItemRole string
 	Response ResponseInfo
 	Error    ErrorInfo
+	// TranscriptionUsage is the usage of an input transcription's completion (zero without).
+	TranscriptionUsage TranscriptionUsage
 	// SessionID is set on session.created / session.updated.
 	SessionID string
 }
@@ -188,7 +216,7 @@ func (e *Event) Decode(data []byte) error {
 	*e = Event{Audio: audio, ResponseID: respID, ItemID: itemID}
 	var typ, delta []byte
 	var sawResp, sawItem bool
-	var nested struct{ response, err, item, session []byte }
+	var nested nestedRaw
 	err := forEachMember(data, func(key, val []byte) error {
 		switch string(key) {
 		case "type":
@@ -225,6 +253,8 @@ func (e *Event) Decode(data []byte) error {
 			nested.item = val
 		case "session":
 			nested.session = val
+		case "usage":
+			nested.usage = val
 		}
 		return nil
 	})
@@ -241,6 +271,14 @@ func (e *Event) Decode(data []byte) error {
 		return fmt.Errorf("%w: no type", errMalformed)
 	}
 	e.Type = eventTypeOf(typ)
+	return e.decodeBody(typ, delta, &nested)
+}
+
+// nestedRaw holds the raw nested objects of an event, decoded by its type.
+type nestedRaw struct{ response, err, item, session, usage []byte }
+
+// decodeBody fills in the fields an event of e.Type carries.
+func (e *Event) decodeBody(typ, delta []byte, nested *nestedRaw) error {
 	switch e.Type {
 	case EventOther:
 		e.Name = string(typ)
@@ -257,6 +295,12 @@ func (e *Event) Decode(data []byte) error {
 			return fmt.Errorf("%w: %s without a response object", errMalformed, e.Type)
 		}
 		e.ResponseID = e.Response.ID
+	case EventInputTranscriptionCompleted:
+		if nested.usage != nil && string(nested.usage) != "null" {
+			if err := unmarshalNested(nested.usage, &e.TranscriptionUsage); err != nil {
+				return fmt.Errorf("%w: %s with a usage that is not an object", errMalformed, e.Type)
+			}
+		}
 	case EventError:
 		if err := unmarshalNested(nested.err, &e.Error); err != nil || e.Error.Message == "" && e.Error.Code == "" {
 			return fmt.Errorf("%w: error event without an error object", errMalformed)

@@ -19,6 +19,9 @@ type TranscriptionOptions struct {
 	Language string
 	// Prompt biases recognition (the bot's name).
 	Prompt string
+	// OnUsage, when set, receives the usage of every completed transcription (on the
+	// session's reader goroutine; it must not block).
+	OnUsage func(TranscriptionUsage)
 }
 
 // TranscriptionSessionCommand is session.update for a transcription session: the model, no
@@ -71,6 +74,7 @@ type Transcriber struct {
 	queued  []*Span    // committed, waiting for input_audio_buffer.committed
 	byItem  map[string]*Span
 	readErr error
+	onUsage func(TranscriptionUsage)
 }
 
 // Span is one committed span's transcript to come.
@@ -122,7 +126,7 @@ func OpenTranscriber(ctx context.Context, cfg Config, opts TranscriptionOptions)
 		_ = c.Close()
 		return nil, fmt.Errorf("realtime: transcription: set up: %w", err)
 	}
-	t := &Transcriber{conn: c, done: make(chan struct{}), byItem: map[string]*Span{}}
+	t := &Transcriber{conn: c, done: make(chan struct{}), byItem: map[string]*Span{}, onUsage: opts.OnUsage}
 	go t.read()
 	return t, nil
 }
@@ -211,6 +215,9 @@ func (t *Transcriber) take(ev *Event) error {
 			sp.settle("", fmt.Errorf("realtime: transcription of %s failed: %s", ev.ItemID, ev.Error.Message))
 		} else {
 			sp.settle(ev.Transcript, nil)
+			if t.onUsage != nil {
+				t.onUsage(ev.TranscriptionUsage)
+			}
 		}
 	case EventError:
 		if ev.Error.Code == "input_audio_buffer_commit_empty" && len(t.queued) > 0 {

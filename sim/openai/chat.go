@@ -149,6 +149,12 @@ func chatUsageFor(promptText string, out int) *chatUsage {
 		PromptTokensDetails: map[string]int{"cached_tokens": 0}, CompletionTokensDetails: map[string]int{"reasoning_tokens": 0}}
 }
 
+// recorded is the usage as Recorded keeps it.
+func (u *chatUsage) recorded() Usage {
+	return Usage{InputTokens: u.PromptTokens, CachedTokens: u.PromptTokensDetails["cached_tokens"],
+		OutputTokens: u.CompletionTokens, ReasoningTokens: u.CompletionTokensDetails["reasoning_tokens"]}
+}
+
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	rec := s.newRecord(r, EndpointChatCompletions)
 	defer s.record(rec)
@@ -219,13 +225,15 @@ func (c *chatReply) body() {
 		c.rec.Status = 0
 		return
 	}
+	usage := chatUsageFor(c.p.flat, n)
+	c.rec.Usage = usage.recorded()
 	c.s.record(c.rec)
 	writeBody(c.w, map[string]any{
 		"id": c.id, "object": "chat.completion", "created": c.created, "model": c.p.model,
 		"choices": []any{map[string]any{
 			"index": 0, "message": msg, "logprobs": nil, "finish_reason": c.finish,
 		}},
-		"usage":              chatUsageFor(c.p.flat, n),
+		"usage":              usage,
 		"service_tier":       "default",
 		"system_fingerprint": "fp_openaisim",
 	}, c.o.fault)
@@ -281,12 +289,16 @@ func (c *chatReply) stream(includeUsage bool) {
 	if !paced(deltas, isDelta) {
 		return
 	}
+	usage := chatUsageFor(c.p.flat, pc.tokens)
+	if includeUsage {
+		c.rec.Usage = usage.recorded()
+	}
 	c.s.record(c.rec)
 	chunk(map[string]any{}, c.finish, false)
 	if includeUsage {
 		sw.event("", map[string]any{
 			"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.p.model,
-			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": chatUsageFor(c.p.flat, pc.tokens),
+			"system_fingerprint": "fp_openaisim", "choices": []any{}, "usage": usage,
 		}, false)
 	}
 	sw.done()

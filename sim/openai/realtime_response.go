@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -229,6 +230,7 @@ type rtRun struct {
 	resp           map[string]any
 	output         []any
 	outTokens      int
+	audioSent      int // bytes of output audio sent (24 kHz s16le)
 	pace           func() bool
 	audioOut       bool
 	inConversation bool
@@ -240,10 +242,15 @@ func (run *rtRun) finish(status string, details any) {
 	if run.output == nil {
 		run.resp["output"] = []any{}
 	}
-	in := countTokens(run.rec.Prompt)
-	run.resp["usage"] = map[string]any{"total_tokens": in + run.outTokens, "input_tokens": in, "output_tokens": run.outTokens,
-		"input_token_details":  map[string]any{"text_tokens": in, "audio_tokens": 0, "cached_tokens": 0},
-		"output_token_details": map[string]any{"text_tokens": run.outTokens, "audio_tokens": 0}}
+	// Text tokens from the text; audio tokens from the audio's duration: 10 a second of input,
+	// 20 a second of output (what was sent, when cut short), rounded up.
+	inText, inAudio := countTokens(run.rec.Prompt), int(math.Ceil(run.rec.AudioDuration.Seconds()*10))
+	outAudio := int(math.Ceil(float64(run.audioSent) / (24000 * 2) * 20))
+	in, out := inText+inAudio, run.outTokens+outAudio
+	run.resp["usage"] = map[string]any{"total_tokens": in + out, "input_tokens": in, "output_tokens": out,
+		"input_token_details":  map[string]any{"text_tokens": inText, "audio_tokens": inAudio, "cached_tokens": 0},
+		"output_token_details": map[string]any{"text_tokens": run.outTokens, "audio_tokens": outAudio}}
+	run.rec.Usage = Usage{InputTokens: in, AudioInputTokens: inAudio, OutputTokens: out, AudioOutputTokens: outAudio}
 	run.c.s.record(run.rec)
 	run.c.endResponse(run.r) // before response.done: the client may create the next one at once
 	run.c.send(map[string]any{"type": "response.done", "response": run.resp})
@@ -311,6 +318,7 @@ func (run *rtRun) message(text string) bool {
 	var spoken strings.Builder
 	for i, tok := range toks {
 		if !run.pace() {
+			run.audioSent += sentAudio
 			c.markPartial(it, sentAudio, spoken.String())
 			run.stop()
 			return false
@@ -328,6 +336,7 @@ func (run *rtRun) message(text string) bool {
 			sentAudio = end
 		}
 	}
+	run.audioSent += sentAudio
 	c.markPartial(it, sentAudio, text)
 	part := map[string]any{"type": "output_text", "text": text}
 	if run.audioOut {

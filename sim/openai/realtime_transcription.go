@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -137,9 +138,15 @@ func (c *rtSession) transcribe(it *rtItem, offset time.Duration) {
 	for _, tok := range tokens(text) {
 		c.send(map[string]any{"type": "conversation.item.input_audio_transcription.delta", "item_id": it.id, "content_index": 0, "delta": tok})
 	}
+	// Models billed by token report tokens; whisper-1, billed by the minute, reports seconds.
+	usage := map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}
+	rec.Usage = Usage{Seconds: math.Ceil(d.Seconds())}
+	if !strings.Contains(model, "whisper") {
+		usage, rec.Usage = transcriptionTokens(d.Seconds(), len(tokens(text)), "")
+	}
 	c.s.record(rec)
 	c.send(map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": it.id, "content_index": 0,
-		"transcript": text, "usage": map[string]any{"type": "duration", "seconds": math.Ceil(d.Seconds())}})
+		"transcript": text, "usage": usage})
 }
 
 // SaidRules answer every transcription of a member's speech with text, whichever way the client

@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// Usage is what a simulated answer reported it consumed, in the API's terms: InputTokens
+// includes CachedTokens and AudioInputTokens, OutputTokens includes ReasoningTokens and
+// AudioOutputTokens; Seconds is audio billed by duration (whisper transcription).
+type Usage struct {
+	InputTokens, CachedTokens, AudioInputTokens      int
+	OutputTokens, ReasoningTokens, AudioOutputTokens int
+	Seconds                                          float64
+}
+
 // Recorded is one request as the simulator saw it.
 type Recorded struct {
 	// Seq numbers requests in the order they were recorded (when handling
@@ -60,6 +69,8 @@ type Recorded struct {
 	Fault Fault
 	// Injected is the latency the simulator deliberately added.
 	Injected Injected
+	// Usage is the usage the answer reported (zero when it reported none).
+	Usage Usage
 	// Body is the raw request body (JSON endpoints only); a body that is
 	// not valid JSON is kept as a JSON string.
 	Body json.RawMessage

@@ -122,6 +122,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		resp.Status = "completed"
 		resp.Output = items
 		resp.Usage = usageFor(p.flat, n)
+		rec.Usage = resp.Usage.recorded()
 		s.record(rec)
 		writeBody(w, resp, o.fault)
 		return
@@ -162,6 +163,12 @@ func usageFor(promptText string, out int) *responseUsage {
 		OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": 0},
 		TotalTokens: in + out,
 	}
+}
+
+// recorded is the usage as Recorded keeps it.
+func (u *responseUsage) recorded() Usage {
+	return Usage{InputTokens: u.InputTokens, CachedTokens: u.InputTokensDetails["cached_tokens"],
+		OutputTokens: u.OutputTokens, ReasoningTokens: u.OutputTokensDetails["reasoning_tokens"]}
 }
 
 func (s *Server) newResponseObject(req *responsesRequest, p *prompt) *responseObject {
@@ -267,6 +274,7 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, rec *Rec
 	resp.Status = "completed"
 	resp.Output = items
 	resp.Usage = usageFor(p.flat, pc.tokens)
+	rec.Usage = resp.Usage.recorded()
 	s.record(rec)
 	st.emit("response.completed", map[string]any{"response": resp}, false)
 }

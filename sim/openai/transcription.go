@@ -184,19 +184,25 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 			}
 			sw.event("transcript.text.delta", map[string]any{"type": "transcript.text.delta", "delta": tok}, true)
 		}
-		in := int(math.Ceil(secs * 10))
+		usage, u := transcriptionTokens(secs, len(toks), f.Prompt)
+		rec.Usage = u
 		s.record(rec)
-		sw.event("transcript.text.done", map[string]any{"type": "transcript.text.done", "text": text,
-			"usage": map[string]any{"type": "tokens", "input_tokens": in, "output_tokens": len(toks), "total_tokens": in + len(toks),
-				"input_token_details": map[string]int{"text_tokens": 0, "audio_tokens": in}}}, false)
+		sw.event("transcript.text.done", map[string]any{"type": "transcript.text.done", "text": text, "usage": usage}, false)
 		return
 	}
 	if s.wait(ctx, o.latency.TimeToFirstToken, &rec.Injected.FirstToken) != nil {
 		rec.Status = 0
 		return
 	}
+	// Models billed by token report tokens; whisper-1, billed by the minute, reports seconds.
+	var usage map[string]any
+	if strings.Contains(f.Model, "whisper") {
+		usage = map[string]any{"type": "duration", "seconds": int(math.Ceil(secs))}
+		rec.Usage = Usage{Seconds: math.Ceil(secs)}
+	} else {
+		usage, rec.Usage = transcriptionTokens(secs, len(tokens(text)), f.Prompt)
+	}
 	s.record(rec)
-	usage := map[string]any{"type": "duration", "seconds": int(math.Ceil(secs))}
 	lang := o.reply.Language
 	if lang == "" {
 		lang = "english"
@@ -268,4 +274,15 @@ func writePlain(w http.ResponseWriter, text string, f Fault) {
 		panic(http.ErrAbortHandler)
 	}
 	_, _ = w.Write(b)
+}
+
+// transcriptionTokens is the token usage of a transcription of secs of audio with out output
+// tokens: 10 audio tokens a second (rounded up), the prompt's text tokens, as the wire object
+// and as Recorded keeps it.
+func transcriptionTokens(secs float64, out int, prompt string) (map[string]any, Usage) {
+	audio, text := int(math.Ceil(secs*10)), countTokens(prompt)
+	in := audio + text
+	return map[string]any{"type": "tokens", "input_tokens": in, "output_tokens": out, "total_tokens": in + out,
+			"input_token_details": map[string]int{"text_tokens": text, "audio_tokens": audio}},
+		Usage{InputTokens: in, AudioInputTokens: audio, OutputTokens: out}
 }

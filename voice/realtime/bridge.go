@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 )
@@ -31,6 +32,9 @@ type Config struct {
 	// Model, Dialer (a test CA), Logger and the client's Metrics (which
 	// count malformed server events).
 	Realtime llmrt.Config
+	// Meter counts the usage and cost of every response.done (nil: none), charged to the guild
+	// of Start's context and the tally of the reply's.
+	Meter *llm.Meter
 	// Strategy is voice.realtimeReplyStrategy (required).
 	Strategy Strategy
 	// Instructions are the persona's instructions for the realtime model.
@@ -170,12 +174,13 @@ func (c *Config) setDefaults() error {
 // server events). Close stops and waits for it. Replies are served one at a
 // time.
 type Bridge struct {
-	cfg  Config
-	log  *slog.Logger
-	m    *Metrics
-	now  func() time.Time
-	hist history
-	free chan []byte // audio delta buffers to reuse (getBuf, putBuf)
+	cfg   Config
+	guild string // the voice session's, from Start's context: what its responses are charged to
+	log   *slog.Logger
+	m     *Metrics
+	now   func() time.Time
+	hist  history
+	free  chan []byte // audio delta buffers to reuse (getBuf, putBuf)
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the bridge stops
@@ -207,6 +212,9 @@ type response struct {
 	interrupted bool            // for the history
 	played      uint64          // frames played when interrupted
 	done        chan struct{}
+	// account is what the response is charged to: the session's guild, the realtime slot and
+	// the reply's tally (its turn's cost_usd).
+	account llm.Account
 }
 
 // itemRef is the assistant audio item of a reply, for a truncation (also
@@ -225,7 +233,7 @@ func Start(ctx context.Context, cfg Config) (*Bridge, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	b := &Bridge{cfg: cfg, log: cfg.Logger, m: cfg.Metrics, now: cfg.Now,
+	b := &Bridge{cfg: cfg, log: cfg.Logger, m: cfg.Metrics, now: cfg.Now, guild: llm.AccountFrom(ctx).Guild,
 		hist: history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars},
 		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, appendChunk*2),
 		free: make(chan []byte, 64)}

@@ -185,7 +185,8 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.vs = voicetest.Serve(t)
 	h.oa = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(o.rules...)}, o.sim...)...)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// The session's context charges its model calls to its guild, as the voice session's does.
+	ctx, cancel := context.WithCancel(llm.WithAccount(context.Background(), llm.Account{Guild: testGuild}))
 	h.cancel = cancel
 	t.Cleanup(h.close)
 
@@ -456,9 +457,15 @@ func (h *harness) clientEvents(typ string) []openaisim.RealtimeEvent {
 // metric sums the samples of a metric family in the harness registry.
 func (h *harness) metric(name string) float64 {
 	h.t.Helper()
-	mfs, err := h.reg.Gather()
+	return gatherSum(h.t, h.reg, name)
+}
+
+// gatherSum sums the samples of a metric family in reg.
+func gatherSum(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var sum float64
 	for _, mf := range mfs {

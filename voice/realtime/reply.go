@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 )
 
@@ -178,6 +179,7 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 		}
 	}
 	r := b.newResponse(t, gen)
+	r.account = llm.Account{Guild: b.guild, Slot: SlotRealtime, Tally: llm.AccountFrom(ctx).Tally}
 	r.out = make(chan []byte, 1024)
 	if err := b.send(ctx, conn, r, t, cmd); err != nil {
 		return nil, lost(err)

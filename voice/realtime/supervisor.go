@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 )
 
@@ -208,6 +209,16 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 	}
 }
 
+// SlotRealtime is the model slot realtime responses are charged to (llm.Account).
+const SlotRealtime = "voice.openaiRealtime"
+
+// usage is response.done's usage as the llm Meter counts it.
+func usage(u llmrt.Usage) llm.Usage {
+	return llm.Usage{InputTokens: u.InputTokens, CachedTokens: u.InputTokenDetails.CachedTokens,
+		AudioInputTokens: u.InputTokenDetails.AudioTokens, OutputTokens: u.OutputTokens,
+		AudioOutputTokens: u.OutputTokenDetails.AudioTokens}
+}
+
 // finish ends the response in progress on response.done.
 func (b *Bridge) finish(ev *llmrt.Event) {
 	b.mu.Lock()
@@ -223,6 +234,7 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	if r == nil {
 		return
 	}
+	b.cfg.Meter.Record(context.Background(), r.account, b.cfg.Realtime.Model, usage(ev.Response.Usage))
 	switch st := ev.Response.Status; st {
 	case "completed", "cancelled":
 	default:
