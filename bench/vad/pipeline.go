@@ -221,24 +221,34 @@ type row struct {
 }
 
 func rows(jobs []*job) []*row {
-	var out []*row
-	byKey := map[string]*row{}
+	return groupRows(jobs, func(j *job) string { return fmt.Sprintf("%s/%g", j.clip.Noise, j.clip.SNR) },
+		func(j *job) *row { return &row{noise: j.clip.Noise, snr: j.clip.SNR} },
+		func(r *row, j *job) {
+			for d := range 2 {
+				if len(j.clip.Items) > 0 {
+					r.sp[d].merge(j.res[d])
+				} else {
+					r.hasOnly = true
+					r.only[d].merge(j.res[d])
+				}
+			}
+		})
+}
+
+// groupRows pools jobs into rows by key (a type at one SNR), the rows in the order their first
+// job comes: newRow starts a row, add pools a job into it.
+func groupRows[J, R any](jobs []J, key func(J) string, newRow func(J) *R, add func(*R, J)) []*R {
+	var out []*R
+	byKey := map[string]*R{}
 	for _, j := range jobs {
-		k := fmt.Sprintf("%s/%g", j.clip.Noise, j.clip.SNR)
+		k := key(j)
 		r := byKey[k]
 		if r == nil {
-			r = &row{noise: j.clip.Noise, snr: j.clip.SNR}
+			r = newRow(j)
 			byKey[k] = r
 			out = append(out, r)
 		}
-		for d := range 2 {
-			if len(j.clip.Items) > 0 {
-				r.sp[d].merge(j.res[d])
-			} else {
-				r.hasOnly = true
-				r.only[d].merge(j.res[d])
-			}
-		}
+		add(r, j)
 	}
 	return out
 }

@@ -315,26 +315,18 @@ type realRow struct {
 }
 
 func realRows(jobs []*realJob) []*realRow {
-	var out []*realRow
-	byKey := map[string]*realRow{}
-	for _, j := range jobs {
-		k := fmt.Sprintf("%s/%g", j.clip.Type, j.clip.SNR)
-		r := byKey[k]
-		if r == nil {
-			r = &realRow{typ: j.clip.Type, snr: j.clip.SNR}
-			byKey[k] = r
-			out = append(out, r)
-		}
-		for d := range 2 {
-			if len(j.clip.Items) > 0 {
-				r.sp[d].merge(j.res[d])
-			} else {
-				r.hasOnly = true
-				r.only[d].merge(j.res[d])
+	return groupRows(jobs, func(j *realJob) string { return fmt.Sprintf("%s/%g", j.clip.Type, j.clip.SNR) },
+		func(j *realJob) *realRow { return &realRow{typ: j.clip.Type, snr: j.clip.SNR} },
+		func(r *realRow, j *realJob) {
+			for d := range 2 {
+				if len(j.clip.Items) > 0 {
+					r.sp[d].merge(j.res[d])
+				} else {
+					r.hasOnly = true
+					r.only[d].merge(j.res[d])
+				}
 			}
-		}
-	}
-	return out
+		})
 }
 
 func printSetSummary(w io.Writer, set *realset.Set) {
