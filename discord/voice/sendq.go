@@ -184,7 +184,11 @@ func (q *outQueue) leaveIfEmpty() bool {
 func (q *outQueue) discard() int {
 	q.mu.Lock()
 	n := q.n
-	q.head, q.n = (q.head+q.n)%len(q.frames), 0
+	// The head stays: the frame the clock may be sealing is the one just
+	// behind it, and push never writes there while it is popped (its room
+	// counts one slot fewer). Moving the head past the dropped frames would
+	// put that slot in the producer's way.
+	q.n = 0
 	q.dropped += n
 	q.mu.Unlock()
 	select {
