@@ -159,10 +159,11 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 		}
 	}
 	typeLine("hey banter, are you there?\n")
-	// The demo brain answers the yes/no question with a yes.
+	// The demo brain answers the yes/no question with a yes, by the member's name (the
+	// terminal speaks as "sam", not as "you").
 	replied := func() bool {
 		for _, l := range strings.Split(out.String(), "\n") {
-			if r, ok := strings.CutPrefix(l, "banter: "); ok && strings.Contains(strings.ToLower(r), "yes") {
+			if r, ok := strings.CutPrefix(l, "banter: "); ok && strings.Contains(strings.ToLower(r), "yes") && strings.Contains(r, "sam") {
 				return true
 			}
 		}

@@ -25,7 +25,7 @@ import (
 // Discord simulator, with a terminal chat in #general. The model is the real one when
 // OPENAI_API_KEY or OPENAI_BASE_URL is set, else the OpenAI simulator's demo brain.
 //
-// Type a line to post it as "you"; "/as NAME text" posts as someone else; "/quit" ends.
+// Type a line to post it as "sam" (sandboxMember); "/as NAME text" posts as someone else; "/quit" ends.
 func sandboxCommand(ctx context.Context, e env) error {
 	fs := flag.NewFlagSet("banter sandbox", flag.ContinueOnError)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
@@ -78,7 +78,7 @@ func sandboxCommand(ctx context.Context, e env) error {
 		cancel()
 		return fmt.Errorf("sandbox: the bot did not log in: %v (logs: %s): %w", <-botDone, *logPath, err)
 	}
-	fmt.Fprintf(e.stdout, "banter sandbox: you are in #general with %s; model: %s\n", cfg.Bot.Name, model)
+	fmt.Fprintf(e.stdout, "banter sandbox: you are %s in #general with %s; model: %s\n", sandboxMember, cfg.Bot.Name, model)
 	fmt.Fprintf(e.stdout, "type to talk, \"/as NAME text\" to speak as someone else, /quit to leave (logs: %s)\n", *logPath)
 	fmt.Fprintf(e.stdout, "control API: http://%s (docs/simulator.md)\n", w.ctlLn.Addr())
 
@@ -92,6 +92,10 @@ func sandboxCommand(ctx context.Context, e env) error {
 	return <-botDone
 }
 
+// sandboxMember is the member the terminal speaks as: a name, as the playground's "sam", so
+// the bot's replies read naturally ("Good question, sam") instead of naming "you".
+const sandboxMember = "sam"
+
 // sandboxWorld is the sandbox's simulated Discord (with voice), its control API and people.
 type sandboxWorld struct {
 	vs      *voicesim.Server
@@ -104,7 +108,7 @@ type sandboxWorld struct {
 	users   map[string]discordsim.UserID
 }
 
-// newSandboxWorld starts the simulators, a guild with #general and "you", and the control API
+// newSandboxWorld starts the simulators, a guild with #general and sandboxMember, and the control API
 // on ctlAddr, and points cfg's Discord at them.
 func newSandboxWorld(cfg *config.Config, ctlAddr string) (*sandboxWorld, error) {
 	vs, err := voicesim.New(voicesim.Options{DAVE: true})
@@ -120,7 +124,7 @@ func newSandboxWorld(cfg *config.Config, ctlAddr string) (*sandboxWorld, error) 
 	w.guild = dsim.CreateGuild("Sandbox")
 	w.general = dsim.CreateTextChannel(w.guild, "general")
 	w.ctl = control.New(dsim, w.guild)
-	w.user("you")
+	w.user(sandboxMember)
 	w.ctlLn, err = control.Listen(ctlAddr)
 	if err != nil {
 		w.ctl.Close()
@@ -207,7 +211,7 @@ func (w *sandboxWorld) chat(ctx context.Context, cancel context.CancelFunc, e en
 				fmt.Fprintln(e.stderr, "sandbox:", err)
 			}
 		default:
-			if _, err := w.dsim.Post(ctx, w.user("you"), w.general, line); err != nil {
+			if _, err := w.dsim.Post(ctx, w.user(sandboxMember), w.general, line); err != nil {
 				fmt.Fprintln(e.stderr, "sandbox:", err)
 			}
 		}
