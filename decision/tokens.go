@@ -177,7 +177,7 @@ func (t *tokenizer) skipSeparators(pos int, class sepClass) (int, sepClass, bool
 			switch r {
 			case '“', '”':
 				quote = !quote
-			case '–', '—', '，':
+			case '–', '—', '，', '、':
 				class = max(class, sepComma)
 			case '…', '。', '！', '？':
 				class = sepSentence
