@@ -79,7 +79,8 @@ const (
 	confLead       = 0.8  // "banter night was fun": a bare name, then a content word
 	confVocative   = 0.9
 	confMerged     = 0.9
-	confMention    = 0.3
+	confMention    = 0.3 // talked about, or maybe addressed: the classifier may tell
+	confTopic      = 0.1 // plainly a topic ("banter is slow", "the banter", code): no classifier needed
 )
 
 // nameForm is one compiled name or alias.

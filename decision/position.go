@@ -200,18 +200,18 @@ func readFollowing(s string, tz tokenizer) (n following) {
 func (st *sentence) position(s string, tok token, tz tokenizer, end int, possessive, lookalike bool) (Position, float64) {
 	switch {
 	case possessive, st.quoted(s, end), strings.HasPrefix(s[end:], "]("):
-		return PositionMention, confMention // "banter's jokes", "he said 'banter, stop'", "[banter](https://…)"
+		return PositionMention, confTopic // "banter's jokes", "he said 'banter, stop'", "[banter](https://…)"
 	case tok.at:
 		return PositionAt, confAt
 	case tok.start > 0 && (s[tok.start-1] == '/' || s[tok.start-1] == '~' || s[tok.start-1] == '$'):
-		return PositionMention, confMention // "./banter run", "~/banter": a path
+		return PositionMention, confTopic // "./banter run", "~/banter": a path
 	}
 	n := readFollowing(s, tz)
 	switch {
 	case st.lead && optionFollows(s, end):
-		return PositionMention, confMention // "banter replay -labels x": a command line
+		return PositionMention, confTopic // "banter replay -labels x": a command line
 	case st.lead && st.weakGreet && !n.boundary && !n.opener && !n.second:
-		return PositionMention, confMention // "a banter session"
+		return PositionMention, confTopic // "a banter session"
 	case st.lead && st.greeted:
 		return PositionGreeting, confGreeting
 	case st.lead:
@@ -223,7 +223,7 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 		case n.boundary:
 			return pos, confLeadPunct // also "banter, and you?"
 		case n.about:
-			return PositionMention, confMention
+			return PositionMention, confTopic // "banter is slow today", "banter 很慢"
 		case n.opener:
 			return pos, confLeadClause
 		}
@@ -236,6 +236,9 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 	}
 	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike, n.second) {
 		return PositionVocative, confVocative
+	}
+	if lookupWord(st.prev)&(flagDet|flagAdj|flagPrep) != 0 || (st.words == 1 && lookupWord(st.prev) == 0) {
+		return PositionMention, confTopic // "the banter", "peak banter", "bit of banter", "pub banter"
 	}
 	return PositionMention, confMention
 }

@@ -56,8 +56,7 @@ var (
 	// indefiniteWords open a sentence that asks the room, not the bot: a
 	// name later in it is an object ("anyone know why banter stopped",
 	// "кто-то сломал banter?").
-	indefiniteWords = []string{"anyone", "anybody", "someone", "somebody", "nobody", "кто-то",
-		"кто-нибудь", "alguien", "jemand", "quelqu'un", "alguém", "koi", "qualcuno"}
+	indefiniteWords = []string{"anyone", "anybody", "someone", "somebody", "nobody", "кто", "alguien", "jemand", "quelqu'un", "alguém", "koi", "qualcuno"}
 )
 
 // cjkStatement reports whether a Chinese or Japanese word right after a
