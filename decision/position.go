@@ -237,7 +237,8 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike, n.second) {
 		return PositionVocative, confVocative
 	}
-	if lookupWord(st.prev)&(flagDet|flagAdj|flagPrep) != 0 || (st.words == 1 && lookupWord(st.prev) == 0) {
+	f, f2 := lookupWord(st.prev), lookupWord(st.prev2)
+	if f&(flagDet|flagPrep) != 0 || (f&flagAdj != 0 && f2&flagCopula == 0) || (st.words == 1 && f == 0) {
 		return PositionMention, confTopic // "the banter", "peak banter", "bit of banter", "pub banter"
 	}
 	return PositionMention, confMention
