@@ -16,6 +16,9 @@ import "strings"
 // mention is taken at its word. conf is the position's confidence (a
 // plain topic or a maybe). It does not allocate.
 func MentionAddresses(s string) (addressed bool, conf float64) {
+	if !strings.Contains(s, "<@") {
+		return true, 1
+	}
 	tz := tokenizer{s: s, mentions: true}
 	var st sentence
 	st.newSentence()

@@ -49,10 +49,11 @@ func collapse[T string | []byte](w T, buf *[keyMax]byte) int {
 // typoSimilarity returns the similarity of word to the single-word name
 // form f when word is the name typed with held letters (elongSim) or one
 // edit away (typoSim: a letter added, dropped, changed or two letters
-// swapped, after held letters collapse); 0 otherwise. The first letter
+// swapped, after held letters collapse); 0 otherwise. With elongOnly only
+// held letters count. The first letter
 // must agree, the name have at least minTypoName letters, and word must be
 // neither a guarded real word nor the name with an ending ("banters").
-func typoSimilarity(word string, f *nameForm) float64 {
+func typoSimilarity(word string, f *nameForm, elongOnly bool) float64 {
 	name := f.compact
 	if len(f.words) != 1 || len(name) < minTypoName || len(word) < minTypoName-1 || lower(word[0]) != lower(name[0]) {
 		return 0
@@ -67,6 +68,9 @@ func typoSimilarity(word string, f *nameForm) float64 {
 			return 0 // the name itself (matched exactly elsewhere)
 		}
 		return elongSim
+	}
+	if elongOnly {
+		return 0
 	}
 	if wn > nn && string(wb[:nn]) == string(nb[:nn]) {
 		return 0 // "banters": the name with an ending
@@ -139,10 +143,7 @@ func cutName(word string, f *nameForm) bool {
 // sim. A speech recognizer makes no keyboard typos: in voice only held
 // letters count (its own look-alikes are read in phonetic.go).
 func typoOf(word string, f *nameForm, voice bool, sim *float64) bool {
-	v := typoSimilarity(word, f)
-	if voice && v != elongSim {
-		return false
-	}
+	v := typoSimilarity(word, f, voice)
 	if v > 0 {
 		*sim = v
 	}
@@ -167,4 +168,31 @@ func botAfter(s string, tz *tokenizer, end int, possessive bool) (int, bool) {
 	}
 	*tz = t2
 	return nt.end, pos
+}
+
+// typoCandidate is the cheap pre-check for typos in a text without the
+// name: a word that starts with the first letter of a single-word name of
+// at least minTypoName letters and is long enough to be a typo of it.
+func typoCandidate(s string, forms []nameForm) bool {
+	for i := range forms {
+		f := &forms[i]
+		if len(f.words) != 1 || len(f.compact) < minTypoName {
+			continue
+		}
+		lo := lower(f.compact[0])
+		for j := 0; j < len(s); j++ {
+			if lower(s[j]) != lo || (j > 0 && isAlnum(s[j-1])) {
+				continue
+			}
+			k := j + 1
+			for k < len(s) && isAlnum(s[k]) {
+				k++
+			}
+			if k-j >= len(f.compact)-1 {
+				return true
+			}
+			j = k
+		}
+	}
+	return false
 }

@@ -199,6 +199,9 @@ func firstWord(s string) string {
 func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 	var best NameMatch
 	if !containsAnyForm(s, forms) {
+		if !voice && !typoCandidate(s, forms) {
+			return best // no exact word, no compound, no word that could be a typo: nothing to find
+		}
 		// Only look-alikes, typos and cut names remain, and they only count
 		// when addressing.
 		addressOnly = true

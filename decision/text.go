@@ -220,9 +220,12 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 	case t.Command:
 		return force(ReasonCommand, SignalDirect, 1), NameMatch{}
 	}
-	mentionAddresses, mentionConf := MentionAddresses(t.Content)
-	if t.MentionsBot && mentionAddresses {
-		return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
+	var mentionConf float64
+	if t.MentionsBot {
+		var addressed bool
+		if addressed, mentionConf = MentionAddresses(t.Content); addressed {
+			return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
+		}
 	}
 	m := c.names.MatchText(t.Content)
 	if m.Kind == MatchAddress && memberNamed(t.Content, m, t.Recent) {

@@ -107,13 +107,11 @@ func lookupWord(w string) wordFlag {
 	if f := lookupFolded(buf[:n]); f != 0 {
 		return f
 	}
-	// Held letters: runs of three or more to one, then doubles to one.
-	held := false
-	for i := 1; i < n; i++ {
-		if buf[i] == buf[i-1] && buf[i] < utf8.RuneSelf {
-			held = true
-			break
-		}
+	// Held letters (a run of three, or a doubled last letter: "hiii",
+	// "heyy"): runs of three or more to one, then doubles to one.
+	held := n > 2 && buf[n-1] == buf[n-2] && buf[n-1] < utf8.RuneSelf
+	for i := 2; i < n && !held; i++ {
+		held = buf[i] == buf[i-1] && buf[i] == buf[i-2] && buf[i] < utf8.RuneSelf
 	}
 	if !held {
 		return 0
