@@ -85,4 +85,3 @@ func TestPeopleCorpus(t *testing.T) {
 		})
 	}
 }
-
