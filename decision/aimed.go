@@ -41,13 +41,22 @@ func MentionAddresses(s string) (addressed bool, conf float64) {
 			found = true
 			var pos Position
 			pos, conf = st.position(s, tok, tz, tok.end, false, false)
-			addressed = pos != PositionMention
+			addressed = pos != PositionMention || (st.lead && continuesRequest(s, tz))
 		} else if tok.quote {
 			st.inDouble = !st.inDouble
 		}
 		st.advance(s, tz, trimQuotes(raw))
 	}
 	return !found || addressed, conf
+}
+
+// continuesRequest reports whether the word after a mention that opens a
+// sentence (tz is positioned after it) goes on with a request rather than
+// a statement about the bot: a conjunction or preposition ("@banter and
+// now?", "@banter about that plan…").
+func continuesRequest(s string, tz tokenizer) bool {
+	nt, ok := tz.next()
+	return ok && lookupWord(trimQuotes(s[nt.start:nt.end]))&(flagConj|flagPrep) != 0
 }
 
 // ReplyAimedElsewhere reports whether a reply to one of the bot's

@@ -99,6 +99,7 @@ func TestMentionAddresses(t *testing.T) {
 		"anyone know why " + bot + " stopped":  false,
 		bot + " 今天好慢":                          false,
 		bot + " what's the weather":            true,
+		bot + " and now?":                      true,
 		"thanks " + bot:                        true,
 		bot:                                    true,
 		"what do you think " + bot + "?":       true,
