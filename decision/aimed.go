@@ -174,3 +174,16 @@ func memberNamed[L ContextLine | Participant](s string, m NameMatch, people []L)
 	}
 	return false
 }
+
+// speakerNamed reports whether word is the first name of one of the recent
+// speakers: a typo of the bot's name that is someone's name ("hey baxter"
+// with Baxter in the channel) is theirs. It does not allocate.
+func speakerNamed(recent []ContextLine, word string) bool {
+	word, _ = trimWord(word)
+	for i := range recent {
+		if !recent[i].Bot && strings.EqualFold(firstWord(recent[i].Speaker), word) {
+			return true
+		}
+	}
+	return false
+}

@@ -171,6 +171,14 @@ func TestTextAddressingSignals(t *testing.T) {
 	if d := e.Admit(&member); !d.DirectAddressed {
 		t.Errorf("without that member the name addresses the bot: %+v", d)
 	}
+	typo := textTurn("c1", "hey baxter, you coming?")
+	if d := e.Admit(&typo); !d.DirectAddressed {
+		t.Errorf("a typo of the name addresses the bot: %+v", d)
+	}
+	typo.Recent = []ContextLine{{Speaker: "Baxter (he/him)", Text: "back in 5"}}
+	if d := e.Admit(&typo); d.DirectAddressed {
+		t.Errorf("Baxter is in the channel: %+v", d)
+	}
 }
 
 func TestVoiceMemberContainingName(t *testing.T) {
@@ -226,7 +234,9 @@ func TestTextAdmitSignalsAllocs(t *testing.T) {
 	reply.ReplyToBot = true
 	member := textTurn("c1", "banter bob are you on tonight?")
 	member.Recent = []ContextLine{{Speaker: "Banter Bob", Text: "hey all"}}
-	for _, turn := range []TextTurn{mention, reply, member} {
+	typo := textTurn("c1", "hey baxter, you coming?")
+	typo.Recent = []ContextLine{{Speaker: "Baxter", Text: "back in 5"}}
+	for _, turn := range []TextTurn{mention, reply, member, typo} {
 		if n := testing.AllocsPerRun(200, func() { e.Admit(&turn) }); n != 0 {
 			t.Errorf("Admit(%q): %v allocs, want 0", turn.Content, n)
 		}

@@ -228,8 +228,8 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 		}
 	}
 	m := c.names.MatchText(t.Content)
-	if m.Kind == MatchAddress && memberNamed(t.Content, m, t.Recent) {
-		m = NameMatch{} // "banter bob, gg" with Banter Bob in the channel: theirs
+	if m.Kind == MatchAddress && (memberNamed(t.Content, m, t.Recent) || (m.Variant && speakerNamed(t.Recent, t.Content[m.Start:m.End]))) {
+		m = NameMatch{} // "banter bob, gg" with Banter Bob around, "hey baxter" with Baxter: theirs
 	}
 	switch {
 	case t.MentionsBot:
