@@ -79,7 +79,8 @@ const (
 	confLead       = 0.8  // "banter night was fun": a bare name, then a content word
 	confVocative   = 0.9
 	confMerged     = 0.9
-	confMention    = 0.3
+	confMention    = 0.3 // talked about, or maybe addressed: the classifier may tell
+	confTopic      = 0.1 // plainly a topic ("banter is slow", "the banter", code): no classifier needed
 )
 
 // nameForm is one compiled name or alias.
@@ -198,13 +199,17 @@ func firstWord(s string) string {
 func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 	var best NameMatch
 	if !containsAnyForm(s, forms) {
-		if !voice {
-			return best // no exact word, no merged form: nothing to find
+		if !voice && !typoCandidate(s, forms) {
+			return best // no exact word, no compound, no word that could be a typo: nothing to find
 		}
-		addressOnly = true // only look-alikes remain, and they only count when addressing
+		// Only look-alikes, typos and cut names remain, and they only count
+		// when addressing.
+		addressOnly = true
 	}
+	first := voice // the first word of a transcript may be a cut name
 	tz := tokenizer{s: s}
 	var st sentence
+	st.voice = voice
 	st.newSentence()
 	for {
 		tok, ok := tz.next()
@@ -221,10 +226,10 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 		st.openSingle(raw)
 		word, possessive := trimWord(raw)
 		for i := range forms {
-			if !mayMatch(word, &forms[i], st.lead, voice) {
+			if !mayMatch(word, &forms[i], st.lead, voice, first) {
 				continue
 			}
-			nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], &st, voice)
+			nm := matchFormAt(s, tz, tok, word, possessive, &forms[i], &st, voice, first)
 			if nm.Kind > best.Kind || (nm.Kind == best.Kind && nm.Kind != MatchNone && nm.Confidence > best.Confidence) {
 				best = nm
 			}
@@ -234,6 +239,7 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 		}
 		st.advance(s, tz, trimQuotes(raw))
 		st.closeSingle(raw)
+		first = false
 	}
 	if addressOnly && best.Kind != MatchAddress {
 		return NameMatch{}
@@ -243,11 +249,15 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 
 // mayMatch is the cheap pre-check of matchFormAt: could word be form f,
 // a greeting glued to it, or (voice) a variant or the first half of it?
-func mayMatch(word string, f *nameForm, lead, voice bool) bool {
+func mayMatch(word string, f *nameForm, lead, voice, first bool) bool {
 	d := len(word) - len(f.compact)
 	switch {
 	case len(word) == len(f.words[0]), lead && d > 0:
 		return true
+	case len(f.words) == 1 && len(word) >= minTypoName-1 && d >= -1 && lower(word[0]) == lower(f.compact[0]):
+		return true // a typo, an elongation or a compound
+	case first && d < 0 && len(word) >= minCutLen && hasSuffixFold(f.compact, word):
+		return true // a cut name
 	case !voice || len(f.words) != 1 || len(word) < 2:
 		return false
 	case d >= -1 && d <= 2:
@@ -260,13 +270,16 @@ func mayMatch(word string, f *nameForm, lead, voice bool) bool {
 // name itself (all its words), a greeting glued to it, and in voice a
 // speech-recognition variant or the name split in two ("ban ter"). tz is
 // positioned right after tok; st describes the sentence up to tok.
-func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool, f *nameForm, st *sentence, voice bool) NameMatch {
+func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool, f *nameForm, st *sentence, voice, firstWord bool) NameMatch {
 	sim := 1.0 // similarity of a variant to the name
-	variant := false
+	variant, cut := false, false
 	end := tok.end
 	first := f.words[0]
 	switch {
 	case len(word) == len(first) && strings.EqualFold(word, first):
+		if len(f.words) == 1 {
+			end, possessive = botAfter(s, &tz, end, possessive) // "banter bot"
+		}
 		// Multi-word names: the following words must match, spaces only.
 		for _, w := range f.words[1:] {
 			nt, ok := tz.next()
@@ -280,11 +293,17 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 			possessive = pos
 			end = nt.end
 		}
+	case compoundOf(word, f):
+		// "banterbot", "banter-bot": the name itself.
 	case possessive || len(word) < 2:
 		return NameMatch{}
 	case st.lead && len(word) > len(f.compact) && mergedGreeting(word, f.compact):
 		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias,
 			Confidence: confMerged, Start: tok.start, End: tok.end}
+	case voice && firstWord && cutName(word, f):
+		sim, variant, cut = cutSim, true, true
+	case typoOf(word, f, voice, &sim):
+		variant = true
 	case !voice || len(f.words) != 1:
 		return NameMatch{}
 	case st.lead && len(word) > len(f.compact)-2 && hasMergedGreeting(word):
@@ -304,6 +323,9 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 	pos, conf := st.position(s, tok, tz, end, possessive, variant)
 	if variant && pos == PositionMention {
 		return NameMatch{} // a look-alike word that addresses no one is just a word
+	}
+	if cut && (pos != PositionLeading || conf < confLeadClause) {
+		return NameMatch{} // "ter that we went home": the end of another word
 	}
 	if sim < 0 {
 		if sim = variantSimilarity(word, f); sim == 0 {

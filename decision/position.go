@@ -44,12 +44,17 @@ type sentence struct {
 	// inDouble and inSingle: inside "double" or 'single' quotes (kept
 	// across sentences; checked for a closing quote before they count).
 	inDouble, inSingle bool
+	// voice: a speech transcript; weakGreet: it opened with "a", which a
+	// recognizer writes for "hey" ("a banter what time is it") but which
+	// is also an article ("a banter session").
+	voice, weakGreet bool
 }
 
 func (st *sentence) newSentence() {
 	st.lead, st.greeted, st.discourse, st.addressing, st.prevThank = true, false, false, false, false
 	st.other, st.whObject, st.whLike, st.words = false, false, false, 0
 	st.prev, st.prev2 = "", ""
+	st.weakGreet = false
 }
 
 // openSingle notes a single quote that opens before the word raw.
@@ -74,6 +79,8 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 	if st.lead {
 		f := lookupWord(word)
 		switch {
+		case st.voice && st.words == 0 && len(word) == 1 && isWord(word, "a"):
+			st.greeted, st.addressing, st.weakGreet = true, true, true
 		case f&flagGreeting != 0 || (st.prevThank && isWord(word, "you", "u", "ya")) ||
 			(len(word) == 4 && isWord(word, "good") && nextIsDaytime(s, tz)):
 			st.greeted, st.addressing = true, true
@@ -86,7 +93,7 @@ func (st *sentence) advance(s string, tz tokenizer, word string) {
 			if f&(flagQuestion|flagWh|flagImperative|flagAddrStart|flagSecond) != 0 {
 				st.addressing = true
 			}
-			st.other = f == 0 && callsSomeone(s, tz)
+			st.other = (f == 0 && callsSomeone(s, tz)) || f&flagIndefinite != 0
 			st.whLike = isWord(word, "what", "what's", "whats", "how", "how's", "hows")
 		}
 		st.prevThank = len(word) == 5 && isWord(word, "thank")
@@ -181,7 +188,7 @@ func readFollowing(s string, tz tokenizer) (n following) {
 	n.second = f&flagSecond != 0
 	n.boundary = f&flagTail != 0
 	opening := f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail|flagQuestion) != 0
-	n.about = (f&flagAbout != 0 || (!opening && statementForm(w))) && !inversion
+	n.about = (f&flagAbout != 0 || (!opening && (statementForm(w) || cjkStatement(w)))) && !inversion
 	n.opener = inversion || clause || f&(flagWh|flagOpener|flagGreeting|flagImperative|flagTail) != 0
 	return n
 }
@@ -193,12 +200,18 @@ func readFollowing(s string, tz tokenizer) (n following) {
 func (st *sentence) position(s string, tok token, tz tokenizer, end int, possessive, lookalike bool) (Position, float64) {
 	switch {
 	case possessive, st.quoted(s, end), strings.HasPrefix(s[end:], "]("):
-		return PositionMention, confMention // "banter's jokes", "he said 'banter, stop'", "[banter](https://…)"
+		return PositionMention, confTopic // "banter's jokes", "he said 'banter, stop'", "[banter](https://…)"
 	case tok.at:
 		return PositionAt, confAt
+	case tok.start > 0 && (s[tok.start-1] == '/' || s[tok.start-1] == '~' || s[tok.start-1] == '$'):
+		return PositionMention, confTopic // "./banter run", "~/banter": a path
 	}
 	n := readFollowing(s, tz)
 	switch {
+	case st.lead && optionFollows(s, end):
+		return PositionMention, confTopic // "banter replay -labels x": a command line
+	case st.lead && st.weakGreet && !n.boundary && !n.opener && !n.second:
+		return PositionMention, confTopic // "a banter session"
 	case st.lead && st.greeted:
 		return PositionGreeting, confGreeting
 	case st.lead:
@@ -210,7 +223,7 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 		case n.boundary:
 			return pos, confLeadPunct // also "banter, and you?"
 		case n.about:
-			return PositionMention, confMention
+			return PositionMention, confTopic // "banter is slow today", "banter 很慢"
 		case n.opener:
 			return pos, confLeadClause
 		}
@@ -224,6 +237,10 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 	if (n.boundary || n.opener) && !n.list && st.vocativeAfter(tok.question, lookalike, n.second) {
 		return PositionVocative, confVocative
 	}
+	f, f2 := lookupWord(st.prev), lookupWord(st.prev2)
+	if f&(flagDet|flagPrep) != 0 || (f&flagAdj != 0 && f2&flagCopula == 0) || (st.words == 1 && f == 0) {
+		return PositionMention, confTopic // "the banter", "peak banter", "bit of banter", "pub banter"
+	}
 	return PositionMention, confMention
 }
 
@@ -234,6 +251,8 @@ func (st *sentence) position(s string, tok token, tz tokenizer, end int, possess
 func (st *sentence) vocativeAfter(question, lookalike, toYou bool) bool {
 	f, f2 := lookupWord(st.prev), lookupWord(st.prev2)
 	switch {
+	case closingPhrase(st.prev2, st.prev):
+		return true // "fair enough banter", "spot on banter", "tell me more banter"
 	case f&flagGreeting != 0:
 		return f2&flagReport == 0 // "then he goes thanks banter": quoted speech
 	case st.other:
@@ -273,6 +292,8 @@ func (st *sentence) vocativeAfter(question, lookalike, toYou bool) bool {
 		return false // "I broke zorvik": the verb's object (but "I swear banter you're …")
 	case f&(flagEnder|flagDiscourse|flagWh|flagTail) != 0:
 		return true
+	case f == 0 && st.words == 1 && !st.addressing && !question:
+		return false // "pub banter", "peak banter": a noun with its modifier
 	case st.addressing || question:
 		return true
 	case f == 0 && f2&flagCopula == 0 && adjectiveForm(st.prev):
@@ -289,7 +310,47 @@ func (st *sentence) vocativeAfter(question, lookalike, toYou bool) bool {
 	case isWord(st.prev2, "a", "an"):
 		return true // "I have a question banter": a complete noun phrase
 	}
-	return f2&(flagDet|flagAdj|flagPrep|flagConj) == 0
+	return f2&(flagDet|flagAdj|flagPrep|flagConj|flagVerb) == 0 // "nothing beats friday banter"
+}
+
+// closingPhrases are two-word phrases that close a clause, so that a name
+// after them is a vocative even though their last word would take it as
+// an argument on its own ("enough banter", "more banter").
+var closingPhrases = [...][2]string{
+	{"fair", "enough"}, {"good", "enough"}, {"true", "enough"}, {"spot", "on"}, {"to", "know"}, {"me", "more"},
+	{"us", "more"}, {"once", "more"}, {"all", "good"}, {"sounds", "good"}, {"looks", "good"}, {"sounds", "great"},
+	{"looks", "great"}, {"so", "true"}, {"well", "played"}, {"well", "done"}, {"no", "worries"}, {"not", "now"},
+	{"too", "slow"}, {"too", "good"}, {"got", "it"}, {"my", "point"}, {"same", "here"}, {"makes", "sense"},
+}
+
+func closingPhrase(prev2, prev string) bool {
+	if len(prev2) == 0 || len(prev) < 2 {
+		return false
+	}
+	for _, p := range closingPhrases {
+		if len(p[1]) == len(prev) && isWord(prev, p[1]) && isWord(prev2, p[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// optionFollows reports whether a command-line option ("-labels",
+// "--version") follows the name that ends at end, within its line: the
+// name is a command, not an addressee.
+func optionFollows(s string, end int) bool {
+	for i := end; i+1 < len(s) && s[i] != '\n' && i < end+80; i++ {
+		if s[i] == ' ' && s[i+1] == '-' {
+			j := i + 2
+			if j < len(s) && s[j] == '-' {
+				j++
+			}
+			if j < len(s) && ('a' <= s[j] && s[j] <= 'z') {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // adjectiveForm reports whether an open-class word has an adjective's

@@ -219,12 +219,24 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 		return deny(ReasonBotAuthor), NameMatch{}
 	case t.Command:
 		return force(ReasonCommand, SignalDirect, 1), NameMatch{}
-	case t.MentionsBot:
-		return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
-	case t.ReplyToBot:
-		return force(ReasonReplyToBot, SignalDirect, 1), NameMatch{}
+	}
+	var mentionConf float64
+	if t.MentionsBot {
+		var addressed bool
+		if addressed, mentionConf = MentionAddresses(t.Content); addressed {
+			return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
+		}
 	}
 	m := c.names.MatchText(t.Content)
+	if m.Kind == MatchAddress && (memberNamed(t.Content, m, t.Recent) || (m.Variant && speakerNamed(t.Recent, t.Content[m.Start:m.End]))) {
+		m = NameMatch{} // "banter bob, gg" with Banter Bob around, "hey baxter" with Baxter: theirs
+	}
+	switch {
+	case t.MentionsBot:
+		m = NameMatch{Kind: MatchMention, Confidence: mentionConf} // "why is @banter so slow": about it
+	case t.ReplyToBot && !ReplyAimedElsewhere(t.Content, m):
+		return force(ReasonReplyToBot, SignalDirect, 1), NameMatch{}
+	}
 	if m.Kind == MatchAddress {
 		if m.Alias {
 			return force(ReasonAliasAddress, SignalNameAlias, m.Confidence), m
@@ -257,7 +269,7 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 		d.Reason = ReasonNotAddressed
 	}
 	d.Outcome = OutcomeDeny
-	if m.Kind == MatchMention && c.p.DirectAddress.Enabled {
+	if m.Kind == MatchMention && c.p.DirectAddress.Enabled && m.Confidence >= confMention {
 		d.Outcome, d.Reason = OutcomePending, ReasonNeedsClassifier
 	}
 	return d, m

@@ -24,6 +24,7 @@ type token struct {
 	at         bool     // an '@' sits right before the word
 	quote      bool     // an odd number of double quotes sits before the word
 	question   bool     // a '?' sits after the word, before the next one
+	mention    bool     // a user mention (<@123>), read as a word (tokenizer.mentions)
 }
 
 // tokenizer walks the words of a string without allocating. Copying a
@@ -31,6 +32,8 @@ type token struct {
 type tokenizer struct {
 	s   string
 	pos int
+	// mentions: user mentions (<@123>, <@!123>) are words, not skipped.
+	mentions bool
 }
 
 func isWordRune(r rune) bool {
@@ -73,6 +76,23 @@ func markupLen(s string) int {
 	return 0
 }
 
+// userMention reports whether markup is a user mention: <@123> or <@!123>.
+func userMention(markup string) bool {
+	if len(markup) < 4 || markup[1] != '@' {
+		return false
+	}
+	digits := markup[2 : len(markup)-1]
+	if digits[0] == '!' {
+		digits = digits[1:]
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return len(digits) > 0
+}
+
 // byteClasses classifies every byte value; it is built once and only read.
 var byteClasses = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
@@ -112,6 +132,12 @@ func (t *tokenizer) next() (tok token, ok bool) {
 			return token{}, false
 		}
 		tok.start, tok.pre, tok.at, tok.quote = pos, class, at, quote
+		if s[pos] == '<' { // a user mention, in mentions mode
+			tok.end, tok.mention = pos+markupLen(s[pos:]), true
+			t.pos = tok.end
+			tok.question = questionAfter(s, tok.end)
+			return tok, true
+		}
 		pos = wordEnd(s, pos)
 		if strings.HasPrefix(s[pos:], "://") {
 			// A URL is not words: skip it up to the next whitespace.
@@ -155,6 +181,9 @@ func (t *tokenizer) skipSeparators(pos int, class sepClass) (int, sepClass, bool
 			// is not words: skip it whole.
 			at = false
 			if n := markupLen(s[pos:]); n > 0 {
+				if t.mentions && userMention(s[pos:pos+n]) {
+					return pos, class, at, quote
+				}
 				pos += n
 				continue
 			}
@@ -177,7 +206,7 @@ func (t *tokenizer) skipSeparators(pos int, class sepClass) (int, sepClass, bool
 			switch r {
 			case '“', '”':
 				quote = !quote
-			case '–', '—', '，':
+			case '–', '—', '，', '、':
 				class = max(class, sepComma)
 			case '…', '。', '！', '？':
 				class = sepSentence

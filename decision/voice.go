@@ -277,6 +277,9 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 	if m.Variant && participantNamed(t, t.Transcript[m.Start:m.End]) {
 		m = NameMatch{} // "hey Bender" with Bender in the channel: their name, not a look-alike of ours
 	}
+	if m.Kind == MatchAddress && memberNamed(t.Transcript, m, t.Participants) {
+		m = NameMatch{} // "hey banter bob" with Banter Bob in the channel: theirs
+	}
 	addressed := m.Kind == MatchAddress && m.Confidence >= p.DirectAddressConfidence
 	if m.Kind != MatchNone {
 		d.Confidence = m.Confidence

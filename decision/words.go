@@ -35,6 +35,7 @@ const (
 	flagReport                              // introduces quoted speech: "said", "goes"
 	flagCopula                              // a copula: "is", "that's", "I'm"
 	flagGroup                               // addresses a group, not a person: "guys", "everyone"
+	flagIndefinite                          // an indefinite subject asking the room: "anyone", "someone"
 )
 
 // flagTaker marks words after which the name is an argument, never a
@@ -64,6 +65,9 @@ var wordTable = func() (t [27][maxListWord + 1][]wordEntry) {
 		{adjWords, flagAdj}, {prepWords, flagPrep}, {verbWords, flagVerb}, {conjWords, flagConj},
 		{enderWords, flagEnder}, {tailWords, flagTail}, {reportWords, flagReport | flagVerb},
 		{copulaWords, flagCopula | flagAux}, {groupWords, flagGroup},
+		{intlGreetingWords, flagGreeting}, {intlDiscourseWords, flagDiscourse}, {intlAboutWords, flagAbout},
+		{intlTailWords, flagTail}, {intlEnderWords, flagEnder}, {intlAdjWords, flagAdj}, {commandWords, flagVerb},
+		{indefiniteWords, flagIndefinite},
 	} {
 		for _, w := range l.words {
 			b := &t[bucket(w[0])][len(w)]
@@ -89,15 +93,69 @@ func bucket(c byte) int {
 	return 26
 }
 
-const maxListWord = 16 // longer words (in bytes) are in no list
+const maxListWord = 24 // longer words (in bytes) are in no list
 
 // lookupWord returns the list flags of w (ASCII case-insensitive; ’ counts
-// as '). It does not allocate.
+// as '; Cyrillic capitals fold). A word not in the lists is tried again with
+// held letters let go ("heyyy", "hiii", "thanksss"). It does not allocate.
 func lookupWord(w string) wordFlag {
+	var buf [maxListWord]byte
+	n := foldWord(w, &buf)
+	if n == 0 {
+		return 0
+	}
+	if f := lookupFolded(buf[:n]); f != 0 {
+		return f
+	}
+	// Held letters (a run of three, or a doubled last letter: "hiii",
+	// "heyy"): runs of three or more to one, then doubles to one.
+	held := n > 2 && buf[n-1] == buf[n-2] && buf[n-1] < utf8.RuneSelf
+	for i := 2; i < n && !held; i++ {
+		held = buf[i] == buf[i-1] && buf[i] == buf[i-2] && buf[i] < utf8.RuneSelf
+	}
+	if !held {
+		return 0
+	}
+	var short [maxListWord]byte
+	m := 0
+	for i := 0; i < n; i++ {
+		if m > 0 && short[m-1] == buf[i] && buf[i] < utf8.RuneSelf && (i+1 < n && buf[i+1] == buf[i] || m > 1 && short[m-2] == buf[i]) {
+			continue
+		}
+		short[m] = buf[i]
+		m++
+	}
+	if f := lookupFolded(short[:m]); f != 0 {
+		return f
+	}
+	m = 0
+	for i := 0; i < n; i++ {
+		if m > 0 && short[m-1] == buf[i] && buf[i] < utf8.RuneSelf {
+			continue
+		}
+		short[m] = buf[i]
+		m++
+	}
+	return lookupFolded(short[:m])
+}
+
+// lookupFolded returns the list flags of a lower-cased word.
+func lookupFolded(w []byte) wordFlag {
+	for _, e := range wordTable[bucket(w[0])][len(w)] {
+		if e.word == string(w) {
+			return e.flag
+		}
+	}
+	return 0
+}
+
+// foldWord writes w lower-cased into buf (’ as ', Cyrillic capitals
+// folded) and returns its length, 0 when it is empty or too long for the
+// lists.
+func foldWord(w string, buf *[maxListWord]byte) int {
 	if len(w) == 0 || len(w) > maxListWord*3 {
 		return 0
 	}
-	var buf [maxListWord]byte
 	n := 0
 	for i := 0; i < len(w); i++ {
 		if n == len(buf) {
@@ -108,18 +166,22 @@ func lookupWord(w string) wordFlag {
 		case c >= utf8.RuneSelf && strings.HasPrefix(w[i:], "’"):
 			c = '\''
 			i += len("’") - 1
+		case c == 0xD0 && i+1 < len(w) && w[i+1] >= 0x90 && w[i+1] <= 0xAF && n+1 < len(buf):
+			// A Cyrillic capital (А-Я, U+0410-042F) folds to its small letter.
+			buf[n], buf[n+1] = 0xD0, w[i+1]+0x20
+			if w[i+1] >= 0xA0 {
+				buf[n], buf[n+1] = 0xD1, w[i+1]-0x20
+			}
+			n += 2
+			i++
+			continue
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
 		buf[n] = c
 		n++
 	}
-	for _, e := range wordTable[bucket(buf[0])][n] {
-		if e.word == string(buf[:n]) {
-			return e.flag
-		}
-	}
-	return 0
+	return n
 }
 
 // isWord reports whether w is one of words (ASCII case-insensitive).
@@ -144,7 +206,7 @@ var (
 		"buonasera", "please", "pls", "plz", "thanks", "thank", "thx", "ty", "tysm", "cheers", "appreciated",
 		"gracias", "merci", "danke", "grazie", "obrigado", "obrigada", "tak", "kiitos", "morning", "evening",
 		"afternoon", "night", "nite", "gm", "gn", "bye", "goodbye", "cya", "welcome", "dear", "congrats",
-		"c'mon", "cmon",
+		"c'mon", "cmon", "goodnight", "goodmorning", "aloha", "g'day", "gday", "greetings", "hai",
 	}
 	// discourseWords open a sentence without content; the name after them
 	// is read as if it started the sentence ("ok so banter aside" is not

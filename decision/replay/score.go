@@ -22,7 +22,9 @@ import (
 // (a borderline turn, confidence > 0) are also counted apart, so the
 // classifier's share of the work is visible.
 type Score struct {
+	all       Confusion
 	pipelines map[string]*Confusion
+	kinds     map[string]*Confusion
 	signals   map[signalKey]*Confusion
 	whys      map[string]*Confusion
 	misses    []Miss
@@ -52,6 +54,15 @@ func (c Confusion) Precision() float64 {
 		return 1
 	}
 	return float64(c.TP) / float64(c.TP+c.FP)
+}
+
+// ClassifierShare is the share of the turns Stage A left to a classifier
+// (Pending/Turns), 0 when there are none.
+func (c Confusion) ClassifierShare() float64 {
+	if c.Turns() == 0 {
+		return 0
+	}
+	return float64(c.Pending) / float64(c.Turns())
 }
 
 // Recall is TP/(TP+FN), or 1 when nothing was labelled addressed.
@@ -97,7 +108,7 @@ type Miss struct {
 
 // NewScore returns an empty score.
 func NewScore() *Score {
-	return &Score{pipelines: map[string]*Confusion{}, signals: map[signalKey]*Confusion{}, whys: map[string]*Confusion{}}
+	return &Score{pipelines: map[string]*Confusion{}, kinds: map[string]*Confusion{}, signals: map[signalKey]*Confusion{}, whys: map[string]*Confusion{}}
 }
 
 // PredictedAddressed reports whether a Stage A decision counts as
@@ -123,7 +134,9 @@ func (s *Score) Add(ev Event, bot string, d decision.Decision) {
 	}
 	label, pred := *ev.Addressed, PredictedAddressed(d)
 	p := d.Pipeline.String()
+	s.all.add(label, pred, d)
 	tallyOf(s.pipelines, p).add(label, pred, d)
+	tallyOf(s.kinds, ev.Why).add(label, pred, d)
 	tallyOf(s.signals, signalKey{p, d.Signal}).add(label, pred, d)
 	tallyOf(s.whys, p+"/"+ev.Why).add(label, pred, d)
 	if label != pred {
@@ -138,6 +151,18 @@ func (s *Score) Add(ev Event, bot string, d decision.Decision) {
 // Pipeline returns the confusion table of "text" or "voice".
 func (s *Score) Pipeline(name string) Confusion {
 	if c := s.pipelines[name]; c != nil {
+		return *c
+	}
+	return Confusion{}
+}
+
+// All returns the confusion table of every scored turn, both pipelines.
+func (s *Score) All() Confusion { return s.all }
+
+// Kind returns the confusion table of one label category ("why"), both
+// pipelines.
+func (s *Score) Kind(why string) Confusion {
+	if c := s.kinds[why]; c != nil {
 		return *c
 	}
 	return Confusion{}
@@ -160,12 +185,15 @@ func sortedKeys[K comparable](m map[K]*Confusion, less func(a, b K) bool) []K {
 // every misclassified turn with its decision.
 func (s *Score) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PIPELINE\tTURNS\tPRECISION\tRECALL\tTP\tFP\tFN\tTN\tNEEDS_CLASSIFIER\tBORDERLINE (NAME SEEN)\tBORDERLINE ADDRESSED")
-	for _, p := range sortedKeys(s.pipelines, func(a, b string) bool { return a < b }) {
-		c := s.pipelines[p]
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p, c.Turns(), c.Precision(), c.Recall(),
-			c.TP, c.FP, c.FN, c.TN, c.Pending, c.Borderline, c.BorderlineAddressed)
+	fmt.Fprintln(tw, "PIPELINE\tTURNS\tPRECISION\tRECALL\tTP\tFP\tFN\tTN\tNEEDS_CLASSIFIER\tCLASSIFIER_SHARE\tBORDERLINE (NAME SEEN)\tBORDERLINE ADDRESSED")
+	row := func(name string, c *Confusion) {
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d\n", name, c.Turns(), c.Precision(), c.Recall(),
+			c.TP, c.FP, c.FN, c.TN, c.Pending, c.ClassifierShare(), c.Borderline, c.BorderlineAddressed)
 	}
+	for _, p := range sortedKeys(s.pipelines, func(a, b string) bool { return a < b }) {
+		row(p, s.pipelines[p])
+	}
+	row("all", &s.all)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -193,10 +221,14 @@ func (s *Score) Write(w io.Writer) error {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PIPELINE/WHY\tTURNS\tADDRESSED\tERRORS")
-	for _, k := range sortedKeys(s.whys, func(a, b string) bool { return a < b }) {
-		c := s.whys[k]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", k, c.Turns(), c.TP+c.FN, c.FP+c.FN)
+	fmt.Fprintln(tw, "WHY\tTURNS\tADDRESSED\tPRECISION\tRECALL\tTP\tFP\tFN\tTN\tNEEDS_CLASSIFIER\tERRORS")
+	for _, m := range []map[string]*Confusion{s.kinds, s.whys} {
+		for _, k := range sortedKeys(m, func(a, b string) bool { return a < b }) {
+			c := m[k]
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\t%d\n", k, c.Turns(), c.TP+c.FN, c.Precision(), c.Recall(),
+				c.TP, c.FP, c.FN, c.TN, c.Pending, c.FP+c.FN)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

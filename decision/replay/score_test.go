@@ -100,6 +100,20 @@ func TestScoreCounts(t *testing.T) {
 	if err := opts.Score.Write(&report); err != nil {
 		t.Fatal(err)
 	}
+	if got, want := opts.Score.All(), (Confusion{TP: 2, FN: 2, TN: 1, Pending: 2, Borderline: 2, BorderlineAddressed: 2}); got != want {
+		t.Errorf("all %+v, want %+v", got, want)
+	}
+	if got := opts.Score.All().ClassifierShare(); got != 0.4 {
+		t.Errorf("classifier share %v, want 0.4 (2 of 5 turns)", got)
+	}
+	if got, want := opts.Score.Kind("asr_borderline"), (Confusion{FN: 1, Pending: 1, Borderline: 1, BorderlineAddressed: 1}); got != want {
+		t.Errorf("kind asr_borderline %+v, want %+v", got, want)
+	}
+	for _, line := range []string{"CLASSIFIER_SHARE", "all       5", "WHY", "mislabelled     1      1          1.000      0.000"} {
+		if !strings.Contains(report.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, report.String())
+		}
+	}
 	if !strings.Contains(report.String(), `text 3 [Zorvik] labelled addressed (mislabelled), got pending needs_classifier llm_decides 0.30: "I asked zorvik yesterday"`) {
 		t.Errorf("report:\n%s", report.String())
 	}
