@@ -13,15 +13,16 @@ import (
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
-// labelledLine is one line of testdata/demo_chatter.tsv.
+// labelledLine is one line of a labelled chatter set (testdata/demo_chatter*.tsv).
 type labelledLine struct {
 	label, author, text string
 }
 
-// readLabelled reads the labelled chatter set.
-func readLabelled(t *testing.T) []labelledLine {
+// readLabelled reads a labelled chatter set: label, author, line, tab-separated (a set
+// taken from elsewhere may lead with an id column, which is skipped).
+func readLabelled(t *testing.T, path string) []labelledLine {
 	t.Helper()
-	f, err := os.Open("testdata/demo_chatter.tsv")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +34,11 @@ func readLabelled(t *testing.T) []labelledLine {
 			continue
 		}
 		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) == 4 {
+			cols = cols[1:]
+		}
 		if len(cols) != 3 {
-			t.Fatalf("demo_chatter.tsv: %q: want label, author, line", sc.Text())
+			t.Fatalf("%s: %q: want [id,] label, author, line", path, sc.Text())
 		}
 		out = append(out, labelledLine{cols[0], cols[1], cols[2]})
 	}
@@ -44,49 +48,57 @@ func readLabelled(t *testing.T) []labelledLine {
 	return out
 }
 
-// TestDemoBrainEagerness plays the labelled chatter set (testdata/demo_chatter.tsv, 122 lines)
-// through banter's text pipeline in an initiative channel, as the playground runs it, against
-// the Discord simulator and the OpenAI simulator's demo brain, one line at a time, and counts
-// which lines the bot answered: at the default eagerness it stays out of at least 90 % of the
-// chatter and answers every addressed line and direct question; at 90 it joins at least half
-// of the open questions to the room; at 0 it answers only what is addressed.
+// eagernessCase is one eagerness level and the share of each label the bot must answer.
+type eagernessCase struct {
+	level int
+	// min and max share answered, by label
+	min, max map[string]float64
+}
+
+// demoTargets are the playground's targets for the demo brain: at the default eagerness it
+// stays out of at least 90 % of the chatter and answers every addressed line and direct
+// question; at 90 it joins at least half of the open questions to the room; at 0 it answers
+// only what is addressed.
+var demoTargets = []eagernessCase{
+	{level: 50, min: map[string]float64{"addressed": 1, "direct_question": 1}, max: map[string]float64{"chatter": 0.1}},
+	{level: 90, min: map[string]float64{"addressed": 1, "direct_question": 1, "room_question": 0.5}},
+	{level: 0, min: map[string]float64{"addressed": 1, "direct_question": 1}, max: map[string]float64{"chatter": 0, "room_question": 0}},
+}
+
+// TestDemoBrainEagerness plays the labelled chatter set (testdata/demo_chatter.tsv, 122 lines
+// written for the playground) through banter's text pipeline in an initiative channel, as
+// the playground runs it, against the Discord simulator and the OpenAI simulator's demo
+// brain, one line at a time, and counts which lines the bot answered (demoTargets).
 func TestDemoBrainEagerness(t *testing.T) {
-	set := readLabelled(t)
-	for _, tc := range []struct {
-		level int
-		// min and max share answered, by label
-		min, max map[string]float64
-	}{
-		{level: 50, min: map[string]float64{"addressed": 1, "direct_question": 1}, max: map[string]float64{"chatter": 0.1}},
-		{level: 90, min: map[string]float64{"addressed": 1, "direct_question": 1, "room_question": 0.5}},
-		{level: 0, min: map[string]float64{"addressed": 1, "direct_question": 1}, max: map[string]float64{"chatter": 0, "room_question": 0}},
-	} {
+	playLabelled(t, readLabelled(t, "testdata/demo_chatter.tsv"), nil)
+}
+
+// TestDemoBrainEagernessRealChat is TestDemoBrainEagerness on real chat the project did not
+// write: 764 lines of IRC from Debian's fortunes package (testdata/demo_chatter_irc.tsv,
+// its header names the source and licence), labelled before the demo brain was run on them.
+// The bot takes the name of the channel member the lines address most ("knghtbrd", alias
+// "kb"), so the addressed lines are real addresses as people typed them.
+func TestDemoBrainEagernessRealChat(t *testing.T) {
+	playLabelled(t, readLabelled(t, "testdata/demo_chatter_irc.tsv"), func(c *config.Config) {
+		c.Bot.Name, c.Bot.Aliases = "knghtbrd", []string{"kb"}
+	})
+}
+
+// playLabelled plays set at each of demoTargets' levels and checks the shares answered.
+// A long set is played in parts of playPart lines, each on its own bot (a harness's
+// deadline bounds one part, not the set).
+const playPart = 150
+
+func playLabelled(t *testing.T, set []labelledLine, mutate func(*config.Config)) {
+	for _, tc := range demoTargets {
 		t.Run(fmt.Sprintf("eagerness_%d", tc.level), func(t *testing.T) {
-			h := newHarness(t, func(c *config.Config) {
-				c.Permissions.AllowInitiativeReplies = true
-				c.Activity.ReplyLevelInitiative = tc.level
-			}, openaisim.DemoRules()...)
-			h.reconfigure(func(c *config.Config) { c.Permissions.InitiativeChannelIDs = []string{string(h.general)} })
-			people := map[string]discordsim.UserID{"alice": h.alice, "bob": h.bob}
-			for _, name := range []string{"carol", "dave"} {
-				people[name] = h.dsim.CreateUser(name)
-				if err := h.dsim.AddMember(h.guild, people[name]); err != nil {
-					t.Fatal(err)
-				}
-			}
+			t.Parallel()
 			answered, total := map[string]int{}, map[string]int{}
 			var quietOn, answeredOn []string
-			for _, l := range set {
-				// People take turns a few minutes apart (the prompt budget counts an hour).
-				h.clock.Advance(3 * time.Minute)
-				m := h.post(people[l.author], strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
-				total[l.label]++
-				if h.answered(m.ID) {
-					answered[l.label]++
-					answeredOn = append(answeredOn, l.label+": "+l.text)
-				} else {
-					quietOn = append(quietOn, l.label+": "+l.text)
-				}
+			for start := 0; start < len(set); start += playPart {
+				part := set[start:min(start+playPart, len(set))]
+				// The parts of one level run one after another (the levels run side by side).
+				playPartOf(sequentialT{t}, tc.level, part, mutate, answered, total, &quietOn, &answeredOn)
 			}
 			for label, n := range total {
 				share := float64(answered[label]) / float64(n)
@@ -99,6 +111,43 @@ func TestDemoBrainEagerness(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sequentialT is a test's T that newHarness does not mark parallel: the harnesses of one
+// level's parts start one after another in the same test.
+type sequentialT struct{ *testing.T }
+
+// playPartOf plays part on a new bot at eagerness level and counts what it answered by label.
+func playPartOf(t sequentialT, level int, part []labelledLine, mutate func(*config.Config), answered, total map[string]int, quietOn, answeredOn *[]string) {
+	h := newHarnessWith(t, false, nil, func(c *config.Config) {
+		c.Permissions.AllowInitiativeReplies = true
+		c.Activity.ReplyLevelInitiative = level
+		if mutate != nil {
+			mutate(c)
+		}
+	}, openaisim.DemoRules()...)
+	h.reconfigure(func(c *config.Config) { c.Permissions.InitiativeChannelIDs = []string{string(h.general)} })
+	people := map[string]discordsim.UserID{"alice": h.alice, "bob": h.bob}
+	for _, l := range part {
+		who, ok := people[l.author]
+		if !ok {
+			who = h.dsim.CreateUser(l.author)
+			if err := h.dsim.AddMember(h.guild, who); err != nil {
+				t.Fatal(err)
+			}
+			people[l.author] = who
+		}
+		// People take turns a few minutes apart (the prompt budget counts an hour).
+		h.clock.Advance(3 * time.Minute)
+		m := h.post(who, strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
+		total[l.label]++
+		if h.answered(m.ID) {
+			answered[l.label]++
+			*answeredOn = append(*answeredOn, l.label+": "+l.text)
+		} else {
+			*quietOn = append(*quietOn, l.label+": "+l.text)
+		}
 	}
 }
 
