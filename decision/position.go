@@ -337,8 +337,12 @@ func closingPhrase(prev2, prev string) bool {
 
 // optionFollows reports whether a command-line option ("-labels",
 // "--version") follows the name that ends at end, within its line: the
-// name is a command, not an addressee.
+// name is a command, not an addressee. A name set off by a colon or a comma
+// ("banter: -O2 or -Os?") is spoken to, whatever options the line names.
 func optionFollows(s string, end int) bool {
+	if end < len(s) && (s[end] == ':' || s[end] == ',') {
+		return false
+	}
 	for i := end; i+1 < len(s) && s[i] != '\n' && i < end+80; i++ {
 		if s[i] == ' ' && s[i+1] == '-' {
 			j := i + 2
