@@ -57,7 +57,7 @@ func TestMatchPeople(t *testing.T) {
 		{"peak", "peak banter", true, MatchMention},
 		{"verb object", "nothing beats friday banter", false, MatchMention},
 		{"command line", "banter replay -labels dev.jsonl gives 0.9", false, MatchMention},
-		{"options after a vocative", "banter: should I build with -O2 or -Os?", false, MatchAddress},
+		{"options after a vocative", "banter: should I link with -static or -shared?", false, MatchAddress},
 		{"options after a comma", "banter, is it -v or --verbose?", false, MatchAddress},
 		{"path", "the binary is ./banter", false, MatchMention},
 		{"shell command", "systemctl restart banter", false, MatchMention},
