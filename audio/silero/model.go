@@ -49,6 +49,11 @@ type Model struct {
 
 	window  [fftN]float32 // periodic Hann
 	twiddle [fftN / 2]complex64
+
+	// silent is the encoder's output for digital silence (a chunk and its context all zeros):
+	// the STFT of zeros is zeros, so the encoder gives the same vector every time, and only the
+	// LSTM (whose state it feeds) has to run. Computed once by the encoder itself.
+	silent [hidden]float32
 }
 
 // conv is one encoder layer: a 1-D convolution with kernel 3 and padding 1, then ReLU.
@@ -153,6 +158,9 @@ func load(b []byte) (*Model, error) {
 		s, c := math.Sincos(-2 * math.Pi * float64(i) / fftN)
 		m.twiddle[i] = complex(float32(c), float32(s))
 	}
+	st := m.NewStream()
+	st.encode()
+	m.silent = st.features()
 	return m, nil
 }
 
