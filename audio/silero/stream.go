@@ -87,23 +87,26 @@ func (s *Stream) ProcessChunk(chunk []float32) float32 {
 
 // run computes one step of the network on x and keeps the context for the next. On digital
 // silence (the chunk and its context all zeros: what a Listener feeds while a member sends
-// nothing) the encoder's output is the model's precomputed one and only the LSTM runs: the
-// same result for about half the work.
+// nothing) the encoder and the LSTM's input half are the model's precomputed ones and only the
+// recurrent half runs: the same result to float32 rounding for a sixth of the work.
 func (s *Stream) run() {
 	m := s.m
 	in := s.x[:contextN+ChunkSamples]
 	if allZero(in) {
-		copy(s.xh[:hidden], m.silent[:])
+		gemv(m.lstmHH, s.h[:], s.gates[:])
+		for r := range s.gates {
+			s.gates[r] += m.silentGates[r]
+		}
 		s.silentRuns++
 	} else {
 		s.encode()
 		f := s.features()
 		copy(s.xh[:hidden], f[:])
-	}
-	copy(s.xh[hidden:], s.h[:])
-	gemv(m.lstm, s.xh[:], s.gates[:])
-	for r := range s.gates {
-		s.gates[r] += m.lstmB[r]
+		copy(s.xh[hidden:], s.h[:])
+		gemv(m.lstm, s.xh[:], s.gates[:])
+		for r := range s.gates {
+			s.gates[r] += m.lstmB[r]
+		}
 	}
 	var out float32 = m.decB
 	for k := range hidden {
