@@ -82,5 +82,5 @@ func ExampleListener() {
 	// start 300ms 0
 	// speaking 300ms 0
 	// end 300ms 0
-	// 16000Hz/1ch, 2.7 s
+	// 16000Hz/1ch, 2.8 s
 }

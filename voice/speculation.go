@@ -30,7 +30,8 @@ import (
 //	                                             reply is released and plays at once
 //
 // "The same audio": the utterance ended with no speech frame after the pause (the EventEnd has
-// the partial's utterance, chunk and speech end, so it carries the same samples). Then the
+// the partial's utterance, chunk and speech end, so it carries the same samples, or those and
+// more of the network's hold after the last word). Then the
 // speculative transcript is the transcript of the turn, and what was built on it stands. Any
 // speech after the pause, a chunk cut or a discard cancels it; a speculation is never spoken
 // before its end is confirmed and never enters the conversation unless it is.
@@ -147,10 +148,12 @@ func (sp *speculation) cancel(reason string) bool {
 }
 
 // covers reports whether the utterance's end ev carries the speculation's audio: no speech
-// came after the pause.
+// came after the pause. The end's audio starts with the partial's and may run on with the
+// network's hold after the member's last word (vad.Partial): what the network still heard
+// after the pause, never a frame of the member's speech.
 func (sp *speculation) covers(ev vad.Event) bool {
 	return ev.Final && ev.Utterance == sp.utt && ev.Chunk == sp.chunk && ev.SpeechEnd == sp.speechEnd &&
-		len(ev.Audio) == sp.samples
+		len(ev.Audio) >= sp.samples
 }
 
 // pauseTranscription reports whether a pause is transcribed at all: for speculative replies,

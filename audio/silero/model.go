@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -49,6 +50,14 @@ type Model struct {
 
 	window  [fftN]float32 // periodic Hann
 	twiddle [fftN / 2]complex64
+
+	// Digital silence (a chunk and its context all zeros): the STFT of zeros is zeros, so the
+	// encoder gives the same vector every time and the LSTM's input half of its gates is the
+	// same too. silentGates is W_ih times that vector plus lstmB (computed once, by the encoder
+	// itself), and lstmHH is W_hh alone (4·hidden rows of hidden): a silent chunk costs the
+	// recurrent half of the LSTM only.
+	silentGates []float32
+	lstmHH      []float32
 }
 
 // conv is one encoder layer: a 1-D convolution with kernel 3 and padding 1, then ReLU.
@@ -152,6 +161,15 @@ func load(b []byte) (*Model, error) {
 	for i := range m.twiddle {
 		s, c := math.Sincos(-2 * math.Pi * float64(i) / fftN)
 		m.twiddle[i] = complex(float32(c), float32(s))
+	}
+	m.lstmHH = slices.Clone(whh)
+	st := m.NewStream()
+	st.encode()
+	silent := st.features()
+	m.silentGates = make([]float32, 4*hidden)
+	gemv(wih, silent[:], m.silentGates)
+	for r := range m.silentGates {
+		m.silentGates[r] += m.lstmB[r]
 	}
 	return m, nil
 }

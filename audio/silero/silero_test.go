@@ -14,7 +14,7 @@ import (
 	"github.com/banterbot/banter/audio/internal/testaudio"
 )
 
-// referenceInput is the test signal: silence, speech items, speech under noise, a held
+// referenceInput is the test signal: silence, speech items, digital silence, speech under noise, a held
 // tone, white noise and clipping-level noise, as float32 samples (a multiple of 512).
 func referenceInput(t testing.TB) []float32 {
 	t.Helper()
@@ -27,6 +27,7 @@ func referenceInput(t testing.TB) []float32 {
 	}
 	add(make([]int16, 8000), 0)
 	add(testaudio.Speech16k(t, "hey-banter-weather.wav"), 0)
+	add(make([]int16, 16000), 0) // digital silence after speech: the encoder is skipped
 	add(make([]int16, 4000), 0.001)
 	add(testaudio.Speech16k(t, "two-questions.wav"), 0.05)
 	for i := range 16000 { // a 220 Hz tone: Silero hears some of it as voice
@@ -124,7 +125,8 @@ func TestMatchesReference(t *testing.T) {
 
 // TestInteropOnnxruntime runs the unmodified ONNX model with onnxruntime-node (interop/,
 // installed by make test) on fresh random input — speech items mixed with noise at random
-// levels, cut at random points — and compares every probability with the Go model's.
+// levels, cut at random points, digital silence between them — and compares every
+// probability with the Go model's.
 func TestInteropOnnxruntime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
 	t.Logf("seed %d", os.Getpid())
@@ -139,6 +141,9 @@ func TestInteropOnnxruntime(t *testing.T) {
 		for range rng.IntN(16000) {
 			x = append(x, float32(n*rng.NormFloat64()))
 		}
+		// digital silence, as a Listener feeds while a member sends nothing (Stream skips the
+		// encoder for it)
+		x = append(x, make([]float32, rng.IntN(24000))...)
 	}
 	x = quantize(x[:len(x)/ChunkSamples*ChunkSamples])
 	compare(t, goProbs(t, x), onnxruntime(t, x))
@@ -230,4 +235,54 @@ func onnxruntime(t *testing.T, x []float32) []float32 {
 		t.Fatalf("silero.js wrote %d bytes for %d chunks", len(out), len(x)/ChunkSamples)
 	}
 	return floats(out[4:])
+}
+
+// TestSilenceSkipsTheEncoder: chunks of digital silence whose context is silent too take the
+// shortcut (TestMatchesReference and TestInteropOnnxruntime check its probabilities against
+// onnxruntime); a chunk with one sample of sound, or sound in its context, does not.
+func TestSilenceSkipsTheEncoder(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewStream()
+	s.Write(testaudio.Speech16k(t, "banter-joke.wav")[:10*ChunkSamples])
+	s.Write(make([]int16, 5*ChunkSamples))
+	if got := s.SilentChunks(); got != 4 {
+		t.Fatalf("%d silent chunks after speech and 5 chunks of zeros, want 4 (the first has speech in its context)", got)
+	}
+	one := make([]int16, ChunkSamples)
+	one[ChunkSamples-1] = 1 // in the next chunk's context too
+	s.Write(one)
+	s.Write(make([]int16, ChunkSamples))
+	if got := s.SilentChunks(); got != 4 {
+		t.Fatalf("%d silent chunks, want still 4: a sample of 1 is sound", got)
+	}
+}
+
+// BenchmarkChunk is one step of the network (32 ms of audio): on speech, and on digital
+// silence (the zeros a Listener feeds while a member sends nothing).
+func BenchmarkChunk(b *testing.B) {
+	m, err := Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	speech := testaudio.Speech16k(b, "long-story.wav")
+	for _, tc := range []struct {
+		name string
+		in   []int16
+	}{{"speech", speech[:len(speech)/ChunkSamples*ChunkSamples]}, {"silence", make([]int16, 8*ChunkSamples)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := m.NewStream()
+			off := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if off == len(tc.in) {
+					off = 0
+				}
+				s.Write(tc.in[off : off+ChunkSamples])
+				off += ChunkSamples
+			}
+		})
+	}
 }

@@ -380,11 +380,27 @@ func (e *Endpointer) finish() Event {
 		return ev
 	}
 	if e.lastSpeech >= 0 {
-		end := min(e.lastSpeech+1+e.postN, e.bufN)
+		end := min(e.heardTo(e.lastSpeech)+1+e.postN, e.bufN)
 		ev.Audio = e.buf[:end*e.fl]
 	}
 	e.shift = e.bufN
 	return ev
+}
+
+// heardTo returns the buffered frame where the speech that ends at frame last stops being
+// heard. AlgorithmNeural: the network's hold runs on past the last frame that was the member's
+// (a word's end under music or a room's chatter, too quiet to stand out of the room); the audio
+// keeps it, as Silero's own segments do (they end where the probability falls under the hold).
+// When the utterance ends does not change.
+func (e *Endpointer) heardTo(last int) int {
+	if e.meas.pr == nil {
+		return last
+	}
+	hold := float32(e.cfg.HoldProb)
+	for last+1 < e.bufN && e.meas.pr[last+1] >= hold {
+		last++
+	}
+	return last
 }
 
 // discard ends the utterance with EventDiscard (a full first chunk that

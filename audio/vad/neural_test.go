@@ -123,3 +123,35 @@ func TestNeuralFirstWordsKept(t *testing.T) {
 		t.Errorf("events %q, want the first words kept and confirmed", got)
 	}
 }
+
+// TestNeuralKeepsQuietWordEnds: a sentence whose last word trails off under steady noise
+// (its last 500 ms 20 dB quieter, under the noise's level) keeps that word in its audio: the
+// network still hears it, so the audio runs on until the network stops hearing speech, though
+// the frames no longer stand out of the room (the end of the turn is still decided by the
+// member's speech).
+func TestNeuralKeepsQuietWordEnds(t *testing.T) {
+	for _, name := range []string{"hey-banter-weather.wav", "long-story.wav", "banter-joke.wav"} {
+		item := slices.Clone(testaudio.Voiced(t, name))
+		soft := pcm.Speech16k().Len(500 * ms)
+		for i := len(item) - soft; i < len(item); i++ {
+			item[i] = int16(float64(item[i]) * 0.1) // -20 dB
+		}
+		lead := 3 * time.Second
+		s := addNoise(slices.Concat(silenceOf(lead), item, silenceOf(2*time.Second)), -40)
+		e, _ := New(Config{EndSilence: 900 * ms})
+		var end *collected
+		evs := feed(t, e, s, 0)
+		for i := range evs {
+			if evs[i].Kind == EventEnd && evs[i].Final {
+				end = &evs[i]
+			}
+		}
+		if end == nil {
+			t.Fatalf("%s: no utterance (%s)", name, summary(evs))
+		}
+		stop := lead + pcm.Speech16k().Duration(len(item))
+		if to := end.AudioStart + pcm.Speech16k().Duration(len(end.audio)); to < stop {
+			t.Errorf("%s: audio ends %v before the sentence does", name, stop-to)
+		}
+	}
+}

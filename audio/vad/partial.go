@@ -11,14 +11,17 @@ import (
 // start work early, and move the end of this utterance (SetEndSilence) once it knows more,
 // e.g. from a transcript of the words so far.
 
-// Partial is the chunk in progress as it would end now: the same audio an EventEnd would
-// carry if the silence ran on to EndSilence with no more speech.
+// Partial is the chunk in progress as it would end now: the audio an EventEnd would carry if
+// the silence ran on to EndSilence with no more speech, and nothing more the network hears
+// (AlgorithmNeural keeps the network's hold after the member's last word: see heardTo).
 type Partial struct {
 	// Utterance and Chunk number it as the EventEnd that closes it will be numbered.
 	Utterance uint64
 	Chunk     int
 	// SpeechEnd is the end of the last speech frame so far: an EventEnd with the same
-	// Utterance, Chunk and SpeechEnd carries the same Audio (no speech came after).
+	// Utterance, Chunk and SpeechEnd carries the same Audio (no speech came after), or
+	// AlgorithmNeural, that Audio followed by more of the network's hold (a quiet word end
+	// under noise or chatter, heard on after the partial was taken).
 	SpeechEnd time.Duration
 	// Audio is the chunk's audio, pre-roll and post-roll included. Owned by the
 	// Endpointer and valid until the next Push (copy it to keep it).
@@ -43,7 +46,7 @@ func (e *Endpointer) Partial() (Partial, bool) {
 	if !e.active || e.lastSpeech < 0 || (e.chunk == 0 && e.noise()) {
 		return Partial{}, false
 	}
-	end := min(e.lastSpeech+1+e.postN, e.bufN)
+	end := min(e.heardTo(e.lastSpeech)+1+e.postN, e.bufN)
 	return Partial{Utterance: e.utt, Chunk: e.chunk, SpeechEnd: dur(e.lastPos), Audio: e.buf[:end*e.fl]}, true
 }
 

@@ -343,6 +343,24 @@ func BenchmarkPush(b *testing.B) {
 	}
 }
 
+// BenchmarkPushSpurt is a talking member's stream as a Listener pushes it: a talk spurt (the
+// clip bench/voice's members say) and then the 900 ms of zeros (the default end silence) it
+// feeds after the member stops sending, until the utterance ends.
+func BenchmarkPushSpurt(b *testing.B) {
+	s := slices.Concat(testaudio.Speech16k(b, "hey-banter-weather.wav"), make([]int16, 16000*9/10))
+	e, _ := New(Config{Algorithm: AlgorithmNeural})
+	fl := e.FrameLen()
+	off := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if off+fl > len(s) {
+			off = 0
+		}
+		_, _ = e.Push(s[off : off+fl])
+		off += fl
+	}
+}
+
 // BenchmarkEnergy is the same-run baseline: the frame energy alone.
 func BenchmarkEnergy(b *testing.B) {
 	s := testaudio.Speech16k(b, "long-story.wav")[:320]
@@ -460,7 +478,8 @@ func TestEndpoints24k(t *testing.T) {
 	if d := evs[2].SpeechEnd - 3670*ms; d < -120*ms || d > 80*ms {
 		t.Errorf("speech end %v, want 3.67 s", evs[2].SpeechEnd)
 	}
-	if got := pcm.Mono24k().Duration(len(evs[2].Audio)); got < 3600*ms || got > 3800*ms {
+	// speech, pre-roll, post-roll and the network's hold after the last word
+	if got := pcm.Mono24k().Duration(len(evs[2].Audio)); got < 3600*ms || got > 3900*ms {
 		t.Errorf("audio %v", got)
 	}
 }
