@@ -270,3 +270,56 @@ func TestGeminiConversationOutlivesConnectionLimits(t *testing.T) {
 		t.Errorf("%d replies lost to a connection limit", n)
 	}
 }
+
+// TestGeminiSessionOutlivesSessionLimit: twenty minutes pass on the simulator's clock after the
+// first answer, past a connection limit (10 min) and the 15-minute limit of a session without
+// context window compression. With compression (banter's setup) the session has no limit: the
+// bridge resumes it after goAway and the answer comes from the server's own history. Without it
+// the session is gone: the resumption is refused (1008 session not found) and the bridge starts
+// a new session from banter's summary, which still carries the first answer.
+func TestGeminiSessionOutlivesSessionLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		compression int
+		resumed     bool
+		pattern     string // what the later answer needs in the model's context
+	}{
+		{name: "compression", compression: 0, resumed: true, pattern: `(?s)model: Oslo has rain today\..*user:`},
+		{name: "no compression", compression: -1, resumed: false, pattern: `(?s)You: Oslo has rain today\.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true,
+				bridge: func(c *Config) { c.Gemini.CompressionTriggerTokens = tc.compression },
+				rules: []openaisim.Rule{
+					{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Oslo has rain today."}, Times: 1},
+					{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, PromptPattern: tc.pattern},
+						Reply: openaisim.Reply{Text: "Earlier I said Oslo has rain."}},
+				}})
+			h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+			if o := h.reply(); o.err != nil || o.res.Spoken != "Oslo has rain today." {
+				t.Fatalf("turn 1: Respond = %+v, %v", o.res, o.err)
+			}
+			if err := h.oa.GeminiAdvance(20 * time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			waitLogged(t, h, "realtime_reconnected", 1)
+			h.say("hey-banter-weather.wav", "hey banter, what did you say?")
+			if o := h.reply(); o.err != nil || o.res.Spoken != "Earlier I said Oslo has rain." {
+				t.Fatalf("after 20 minutes: Respond = %+v, %v", o.res, o.err)
+			}
+			ev := h.logs.events("realtime_reconnected")
+			if len(ev) != 1 || ev[0]["cause"] != "go_away" || ev[0]["resumed"] != tc.resumed {
+				t.Errorf("reconnects %v: want one after goAway, resumed %v", ev, tc.resumed)
+			}
+			var setups []string
+			for _, m := range h.geminiMessages("setup") {
+				setups = append(setups, string(m.Raw))
+			}
+			if want := tc.compression == 0; strings.Contains(setups[0], "contextWindowCompression") != want {
+				t.Errorf("setup %s: want contextWindowCompression %v", setups[0], want)
+			}
+		})
+	}
+}
