@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
@@ -86,6 +87,16 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 			}
 		}()
 	}
+	var hear *gemini.Transcriber // Gemini's hearing (voice.realtime.provider gemini)
+	defer func() {
+		switch {
+		case hear == nil:
+		case err != nil:
+			_ = hear.Close()
+		default:
+			a.closers = append(a.closers, func() { _ = hear.Close() })
+		}
+	}()
 	if cfg.Voice.Mode == "realtime" {
 		rc, err := realtime.FromConfig(cfg)
 		if err != nil {
@@ -101,6 +112,11 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		}
 		vo.NewResponder = sessions
 		vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
+		if rc.Provider == realtime.ProviderGemini {
+			// Stage A and the brain decide on the words Gemini itself heard (docs/realtime.md).
+			hear = gemini.NewTranscriber(rc.Gemini)
+			vo.LLM = realtime.GeminiHearing{Model: slots, Transcriber: hear}
+		}
 	}
 	if svc, err = voice.New(vo); err != nil {
 		return nil, err

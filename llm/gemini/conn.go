@@ -37,6 +37,8 @@ type Config struct {
 	CompressionTriggerTokens int
 	// Tools are function declarations offered to the model.
 	Tools []*genai.Tool
+	// MaxOutputTokens bounds each model turn (0: the model's own bound).
+	MaxOutputTokens int
 }
 
 // Conn is one Live WebSocket connection through google.golang.org/genai. Sends are safe for
@@ -105,6 +107,7 @@ func (cfg Config) connectConfig() *genai.LiveConnectConfig {
 		OutputAudioTranscription: &genai.AudioTranscriptionConfig{},
 		SessionResumption:        &genai.SessionResumptionConfig{Handle: cfg.Handle},
 		Tools:                    cfg.Tools,
+		MaxOutputTokens:          int32(min(cfg.MaxOutputTokens, 1<<30)),
 	}
 	if cfg.Instructions != "" {
 		c.SystemInstruction = genai.NewContentFromText(cfg.Instructions, genai.RoleUser)
