@@ -166,6 +166,15 @@ func (c *Conn) SendText(text string) error {
 	}, "clientContent")
 }
 
+// SendContext adds a user text turn without asking for an answer (clientContent,
+// turnComplete false): it joins the conversation the model answers next. The Live API has no
+// per-response instructions; this is how a turn's own context reaches the model.
+func (c *Conn) SendContext(text string) error {
+	return c.write(func() error {
+		return c.sess.SendClientContent(genai.LiveClientContentInput{Turns: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}, TurnComplete: genai.Ptr(false)})
+	}, "clientContent")
+}
+
 // ToolResult answers one function call.
 type ToolResult struct {
 	ID, Name string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,5 +322,38 @@ func TestGeminiSessionOutlivesSessionLimit(t *testing.T) {
 				t.Errorf("setup %s: want contextWindowCompression %v", setups[0], want)
 			}
 		})
+	}
+}
+
+// TestGeminiNativeTurnContext: a native turn's own instructions reach Gemini as a text turn
+// without turnComplete just before the turn's audio (the Live API has no per-response
+// instructions), without the [SKIP] instruction; the same context is not sent again on the
+// next turn, and the model's context holds it for both answers.
+func TestGeminiNativeTurnContext(t *testing.T) {
+	t.Parallel()
+	const turnContext = "You are banter in a voice call."
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true})
+	for range 2 {
+		h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+		if o := h.reply(); o.err != nil || o.res.Spoken == "" {
+			t.Fatalf("Respond = %+v, %v", o.res, o.err)
+		}
+	}
+	var order []string
+	for _, m := range h.oa.GeminiMessages() {
+		order = append(order, m.Type)
+	}
+	cc := h.geminiMessages("clientContent")
+	if len(cc) != 1 || !strings.Contains(string(cc[0].Raw), turnContext) || strings.Contains(string(cc[0].Raw), "[SKIP]") ||
+		strings.Contains(string(cc[0].Raw), `"turnComplete":true`) {
+		t.Fatalf("clientContent messages %v: want the turn's context once, without [SKIP] or turnComplete", cc)
+	}
+	if i := slices.Index(order, "clientContent"); i < 0 || i+1 >= len(order) || order[i+1] != "realtimeInput.activityStart" {
+		t.Errorf("messages %v: want the context just before the turn's activity", order)
+	}
+	for _, r := range h.oa.RequestsFor(openaisim.EndpointGeminiResponse) {
+		if !strings.Contains(r.Prompt, turnContext) {
+			t.Errorf("Gemini turn prompt %q: want the turn's context", r.Prompt)
+		}
 	}
 }
