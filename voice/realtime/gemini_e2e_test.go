@@ -196,9 +196,8 @@ func TestGeminiServerTurnDetectionAndToolCall(t *testing.T) {
 	}
 }
 
-// TestGeminiCloses: how the bridge answers the server's closes mid-turn. The reply in progress
-// is lost either way; after 1011 the bridge resumes the conversation with its handle, after 1007
-// it gives up and the next reply starts a new connection from banter's summary.
+// TestGeminiCloses: how the bridge answers a server's close mid-turn that it retries. The reply
+// in progress is lost; after 1011 the bridge resumes the conversation with its handle.
 func TestGeminiCloses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -207,7 +206,7 @@ func TestGeminiCloses(t *testing.T) {
 		resumed bool
 	}{
 		{code: 1011, logged: "realtime_reconnected", resumed: true},
-		{code: 1007, logged: "realtime_gemini_gave_up"},
+		// 1007 gives up: TestGeminiGiveUpBackoff.
 	} {
 		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
 			t.Parallel()
