@@ -105,7 +105,13 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
 		rc.Logger, rc.Metrics = a.logger, realtime.NewMetricsFor(reg, rc.Provider)
 		rc.Meter = models.base.Meter
-		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
+		provider := rc.Provider
+		if provider == "" {
+			provider = realtime.ProviderOpenAI
+		}
+		// The banter_realtime_* families, labelled provider like the voice-level ones.
+		rtm := llmrt.NewMetricsFor(reg, string(provider))
+		rc.Realtime.Logger, rc.Realtime.Metrics, rc.Gemini.Metrics = a.logger, rtm, rtm
 		sessions, err := realtime.Sessions(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
 		if err != nil {
 			return nil, err
