@@ -444,7 +444,7 @@ voice:
 func checkGeminiAnswered(t *testing.T, v *voiceBanter, strategy string, openaiRealtime, tts int) {
 	t.Helper()
 	count, heard := map[string]int{}, map[string]int{} // the conversation's messages, the hearing's
-	listening := map[string]bool{}                      // Gemini transcription connections
+	listening := map[string]bool{}                     // Gemini transcription connections
 	for _, m := range v.osim.GeminiMessages() {
 		if m.Type == "setup" && strings.Contains(string(m.Raw), "You only listen") {
 			listening[m.Session] = true

@@ -43,7 +43,7 @@ func TestGeminiGiveUpBackoff(t *testing.T) {
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true,
 		bridge: func(c *Config) { c.Now, c.GiveUpBackoff, c.MaxGiveUpBackoff = now, time.Minute, time.Hour },
-		rules: []openaisim.Rule{{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Fault: openaisim.Fault{CloseCode: 1007}}}})
+		rules:  []openaisim.Rule{{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Fault: openaisim.Fault{CloseCode: 1007}}}})
 	connections := func() int { return len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)) }
 	turn := func(wantBackoff bool) {
 		t.Helper()
