@@ -407,7 +407,7 @@ func (s *Server) pick(in *matchInput) outcome {
 		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t, session: in.session}
 		return outcome{rule: "queued transcript", reply: Reply{Transcript: t}, latency: s.latency}
 	}
-	if in.endpoint == EndpointTranscriptions && s.heard.continuedBy(in.pcm) {
+	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointGeminiTranscription) && s.heard.continuedBy(in.pcm) {
 		// The same speech, longer (a client transcribed the words so far at a pause, then the
 		// whole utterance): heard the same way, as the real model would.
 		s.heard.pcm = bytes.Clone(in.pcm)
