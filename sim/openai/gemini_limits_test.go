@@ -194,3 +194,30 @@ func TestGeminiAdvanceControl(t *testing.T) {
 		t.Errorf("advance 15m: %d, closed %d %q; want 200 and the session's end", resp.StatusCode, ce.Code, ce.Text)
 	}
 }
+
+// TestGeminiTranscriptionOfSpeechContinued: a queued transcript taken by an activity's audio is
+// also what the same speech, longer, is heard as (a client transcribed the words at a pause,
+// then the whole utterance), as for uploads.
+func TestGeminiTranscriptionOfSpeechContinued(t *testing.T) {
+	t.Parallel()
+	s := serve(t)
+	c := gmOpen(t, s, `{"setup":{"model":"models/gemini-3.8-live","inputAudioTranscription":{},`+
+		`"realtimeInputConfig":{"automaticActivityDetection":{"disabled":true}}}}`)
+	s.QueueTranscripts("hey banter, how are you?")
+	speech := tone16k(600)
+	for _, pcm := range [][]byte{speech[:len(speech)/2], speech} {
+		gmSend(t, c, websocket.TextMessage, `{"realtimeInput":{"activityStart":{}}}`)
+		gmSend(t, c, websocket.TextMessage, gmAudioMsg(pcm))
+		gmSend(t, c, websocket.TextMessage, `{"realtimeInput":{"activityEnd":{}}}`)
+		sc := gmReadUntil(t, c, "serverContent")["serverContent"].(map[string]any)
+		for sc["inputTranscription"] == nil {
+			sc = gmReadUntil(t, c, "serverContent")["serverContent"].(map[string]any)
+		}
+		if got := sc["inputTranscription"].(map[string]any)["text"]; got != "hey banter, how are you?" {
+			t.Fatalf("heard %v after %d bytes, want the queued transcript", got, len(pcm))
+		}
+		for sc["turnComplete"] != true {
+			sc = gmReadUntil(t, c, "serverContent")["serverContent"].(map[string]any)
+		}
+	}
+}
