@@ -11,6 +11,8 @@
 //     the same model call and post;
 //   - voice time-to-first-audio overhead (voice: BenchmarkTimeToFirstAudio) vs the bare
 //     provider calls made back to back;
+//   - realtime voice time to first audio on Gemini Live vs OpenAI Realtime, the same latency
+//     injected on both (voice/realtime: BenchmarkTimeToFirstAudio/gemini, /openai);
 //   - capacity: late reply frames at N sessions (bench/voice) vs a bare pacer in the same
 //     process;
 //   - DAVE encrypt+decrypt per frame (discord/dave: BenchmarkOpusFrameVsDavey) vs davey;
@@ -52,6 +54,7 @@ func main() {
 	rows = append(rows, r.stageA(ctx)...)
 	rows = append(rows, r.textOverhead(ctx))
 	rows = append(rows, r.voiceTTFA(ctx))
+	rows = append(rows, r.realtimeTTFA(ctx))
 	rows = append(rows, r.capacity(ctx, *sessions, *duration))
 	rows = append(rows, r.dave(ctx))
 	rows = append(rows, r.opus(ctx)...)
@@ -181,6 +184,29 @@ func (r *runner) voiceTTFA(ctx context.Context) row {
 		banter:   fmt.Sprintf("%.1f ms (TTFA %.1f ms)", v["overhead-ms-median"], v["ttfa-ms-median"]),
 		baseline: fmt.Sprintf("bare provider calls: %.1f ms", v["bare-calls-overhead-ms-median"]),
 		ratio:    ratio(v["overhead-ms-median"], v["bare-calls-overhead-ms-median"]),
+		source:   src}
+}
+
+// realtimeTTFA compares the realtime providers' time to first audio in one run: a native reply
+// from Respond to its first Opus frame, the model's first output injected 200 ms after the turn
+// on both; each provider's overhead is its Responder minus its bare provider calls.
+func (r *runner) realtimeTTFA(ctx context.Context) row {
+	src := "voice/realtime: BenchmarkTimeToFirstAudio/gemini, /openai (first output injected at 200 ms on both)"
+	what := "realtime time to first audio, Gemini Live vs OpenAI Realtime"
+	res, err := r.goBench(ctx, "./voice/realtime", "^BenchmarkTimeToFirstAudio$", r.pick("10x", "3x"))
+	if err != nil {
+		return failed(what, src, err)
+	}
+	return realtimeRow(res, what, src)
+}
+
+// realtimeRow renders the providers' figures: Gemini's beside OpenAI's, their ratio.
+func realtimeRow(res benchResult, what, src string) row {
+	g, o := res["BenchmarkTimeToFirstAudio/gemini"], res["BenchmarkTimeToFirstAudio/openai"]
+	return row{what: what,
+		banter:   fmt.Sprintf("Gemini %.1f ms (own overhead %.2f ms)", g["ttfa-ms-median"], g["overhead-ms-median"]),
+		baseline: fmt.Sprintf("OpenAI %.1f ms (own overhead %.2f ms)", o["ttfa-ms-median"], o["overhead-ms-median"]),
+		ratio:    ratio(g["ttfa-ms-median"], o["ttfa-ms-median"]),
 		source:   src}
 }
 

@@ -65,3 +65,15 @@ func TestParseCapacityReadsBenchVoice(t *testing.T) {
 		t.Error("a line without the figures was read")
 	}
 }
+
+// TestRealtimeRow: the realtime row reads both providers' sub-benchmarks of one run and gives
+// Gemini's time to first audio as a ratio of OpenAI's.
+func TestRealtimeRow(t *testing.T) {
+	res := parseBench([]byte(`BenchmarkTimeToFirstAudio/openai-2         	      10	         0 ns/op	       206.0 bare-ms-median	         1.500 overhead-ms-median	       208.0 ttfa-ms-median
+BenchmarkTimeToFirstAudio/gemini-2         	      10	         0 ns/op	       209.0 bare-ms-median	         0.8000 overhead-ms-median	       210.0 ttfa-ms-median
+`))
+	r := realtimeRow(res, "what", "src")
+	if r.banter != "Gemini 210.0 ms (own overhead 0.80 ms)" || r.baseline != "OpenAI 208.0 ms (own overhead 1.50 ms)" || r.ratio != "1.01×" {
+		t.Errorf("row %+v", r)
+	}
+}

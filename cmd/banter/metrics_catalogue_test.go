@@ -53,7 +53,10 @@ func (d *describing) MustRegister(cs ...prometheus.Collector) {
 	}
 }
 
-var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)",(?: unit: "[^"]*",)? constLabels: \{[^}]*\}, variableLabels: \{([^}]*)\}`)
+var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)",(?: unit: "[^"]*",)? constLabels: \{([^}]*)\}, variableLabels: \{([^}]*)\}`)
+
+// constLabelRE reads the names of a description's constant labels (provider="gemini").
+var constLabelRE = regexp.MustCompile(`(\w+)="`)
 
 // catalogue builds the registry banter run builds (every package's metrics)
 // and renders one Markdown table row per banter_* metric.
@@ -68,8 +71,11 @@ func catalogue(t *testing.T) []string {
 	dvoice.NewMetrics(reg)
 	audio.NewMetrics(reg)
 	dave.NewMetrics(reg)
-	realtime.NewMetrics(reg)
-	llmrt.NewMetrics(reg)
+	// The realtime families are registered per provider (banter run registers one of them).
+	realtime.NewMetricsFor(reg, realtime.ProviderOpenAI)
+	realtime.NewMetricsFor(reg, realtime.ProviderGemini)
+	llmrt.NewMetricsFor(reg, "openai")
+	llmrt.NewMetricsFor(reg, "gemini")
 	post.NewMetrics(reg)
 	discord.NewGatewayMonitor(nil, reg)
 	discord.NewRESTMetrics(reg)
@@ -85,14 +91,22 @@ func catalogue(t *testing.T) []string {
 		if !strings.HasPrefix(m[1], "banter_") {
 			continue
 		}
+		var names []string
+		for _, c := range constLabelRE.FindAllStringSubmatch(m[3], -1) {
+			names = append(names, c[1])
+		}
+		if m[4] != "" {
+			names = append(names, strings.Split(m[4], ",")...)
+		}
 		labels := "—"
-		if m[3] != "" {
-			labels = "`" + strings.ReplaceAll(m[3], ",", "`, `") + "`"
+		if len(names) > 0 {
+			labels = "`" + strings.Join(names, "`, `") + "`"
 		}
 		help := strings.ReplaceAll(strings.ReplaceAll(m[2], `\"`, `"`), "|", `\|`)
 		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", m[1], labels, help))
 	}
 	slices.Sort(rows)
+	rows = slices.Compact(rows) // one row per family, whichever provider registered it
 	if len(rows) < 40 {
 		t.Fatalf("only %d banter metrics found", len(rows))
 	}

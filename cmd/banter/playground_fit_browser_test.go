@@ -105,13 +105,24 @@ func tryConversation(t *testing.T, ctx context.Context, want int) {
 // a caption addressed to the bot gets a voice Stage A admission, the bot speaking, and its
 // voice decoded into the page and at the audio output; nothing in the browser's console.
 func TestPlaygroundRealtimeVoice(t *testing.T) {
+	for _, tc := range []struct{ provider, config, shot string }{
+		{"openai", "voice:\n  mode: realtime\n", "playground-8-realtime-voice"},
+		// With no Gemini key the playground points voice.geminiRealtime at the demo brain's
+		// Gemini face: the member is heard through Gemini's transcription and answered by it.
+		{"gemini", "voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n", "playground-8b-realtime-voice-gemini"},
+	} {
+		t.Run(tc.provider, func(t *testing.T) { playgroundRealtimeVoice(t, tc.provider, tc.config, tc.shot) })
+	}
+}
+
+func playgroundRealtimeVoice(t *testing.T, provider, config, shotName string) {
 	ctx := browser(t,
 		chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.Flag("use-fake-device-for-media-stream", true),
 		chromedp.Flag("use-file-for-fake-audio-capture", fakeMicrophone(t)))
 	problems := watchPage(t, ctx)
 	cfg := filepath.Join(t.TempDir(), "banter.yaml")
-	if err := os.WriteFile(cfg, []byte("voice:\n  mode: realtime\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	url := startPlayground(t, nil, "-config", cfg)
@@ -121,7 +132,11 @@ func TestPlaygroundRealtimeVoice(t *testing.T) {
 	bot := sayToTheBot(t, ctx, "hey banter, what's the weather like today?")
 	waitJS(t, ctx, "the bot silent again", fmt.Sprintf(`document.querySelector('#participants li[data-user="%s"][data-speaking="0"]')`, bot))
 	waitJS(t, ctx, "the bot's realtime session", `document.querySelector('#log li[data-event="realtime_session_started"]')`)
+	if provider == "gemini" {
+		waitJS(t, ctx, "the realtime session on Gemini", `document.querySelector('#log li[data-event="realtime_session_started"]').textContent.includes('provider=gemini')`)
+		waitJS(t, ctx, "the answer voiced by Gemini", `[...document.querySelectorAll('#log li[data-event="realtime_reply_requested"]')].some((li) => li.textContent.includes('provider=gemini'))`)
+	}
 	checkFits(t, ctx, "1600x1000")
-	shot(t, ctx, "playground-8-realtime-voice")
+	shot(t, ctx, shotName)
 	problems.check(t)
 }

@@ -443,9 +443,27 @@ voice:
 // API nor the TTS was used.
 func checkGeminiAnswered(t *testing.T, v *voiceBanter, strategy string, openaiRealtime, tts int) {
 	t.Helper()
-	count := map[string]int{}
+	count, heard := map[string]int{}, map[string]int{} // the conversation's messages, the hearing's
+	listening := map[string]bool{}                     // Gemini transcription connections
 	for _, m := range v.osim.GeminiMessages() {
-		count[m.Type]++
+		if m.Type == "setup" && strings.Contains(string(m.Raw), "You only listen") {
+			listening[m.Session] = true
+		}
+		if listening[m.Session] {
+			heard[m.Type]++
+		} else {
+			count[m.Type]++
+		}
+	}
+	// Stage A decided on Gemini's own transcription: OpenAI's was never asked.
+	openaiHeard := len(v.osim.RequestsFor(openaisim.EndpointTranscriptions))
+	for _, e := range v.osim.RealtimeEvents() {
+		if e.Transcription {
+			openaiHeard++
+		}
+	}
+	if heard["realtimeInput.activityEnd"] == 0 || openaiHeard != 0 {
+		t.Errorf("hearing: %v on Gemini transcription connections, %d OpenAI transcriptions; want Gemini's only", heard, openaiHeard)
 	}
 	requested := slices.ContainsFunc(strings.Split(v.logs.String(), "\n"), func(l string) bool {
 		return strings.Contains(l, `"msg":"realtime_reply_requested"`) && strings.Contains(l, `"provider":"gemini"`) &&

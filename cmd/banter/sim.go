@@ -16,6 +16,7 @@ import (
 func simCommand(ctx context.Context, e env) error {
 	const synopsis = "banter sim discord|openai|gemini [-addr 127.0.0.1:PORT] [-script FILE (openai, gemini)]\n" +
 		"  gemini also: [-connection-limit D] [-go-away-lead D] (the Live API's connection limit, default 10m and 10s)\n" +
+		"               [-session-limit D] [-video-session-limit D] (a session without compression, default 15m and 2m)\n" +
 		"  discord also: [-control-addr 127.0.0.1:PORT] [-voice-port PORT] [-bot-token T] [-id-time RFC3339] [-write-config FILE] [-openai-url URL]\n" +
 		"  banter sim discord -h, banter sim openai -h: the flags"
 	if len(e.args) == 0 {
@@ -37,6 +38,8 @@ func simCommand(ctx context.Context, e env) error {
 	openaiURL := fs.String("openai-url", "", "discord only: llm.baseUrl for the written config (e.g. a banter sim openai)")
 	connLimit := fs.Duration("connection-limit", 10*time.Minute, "gemini only: how long a Live connection lives (goAway first); 0: no limit")
 	goAwayLead := fs.Duration("go-away-lead", 10*time.Second, "gemini only: goAway this long before the connection limit")
+	sessLimit := fs.Duration("session-limit", openaisim.DefaultGeminiSessionLimit, "gemini only: how long a session without context window compression lasts on audio only; 0: no limit")
+	videoLimit := fs.Duration("video-session-limit", openaisim.DefaultGeminiVideoSessionLimit, "gemini only: … once video was sent; 0: no limit")
 	if err := parseFlags(fs, e.args[1:], e, "banter sim "+which+" [flags]"); err != nil {
 		return err
 	}
@@ -74,7 +77,11 @@ func simCommand(ctx context.Context, e env) error {
 		if *connLimit < 0 || *goAwayLead < 0 || (*connLimit > 0 && *goAwayLead > *connLimit) {
 			return &usageError{fmt.Sprintf("banter sim gemini: -connection-limit %v, -go-away-lead %v: want 0 <= lead <= limit", *connLimit, *goAwayLead)}
 		}
-		opts = append(opts, openaisim.WithGeminiConnectionLimit(*connLimit, *goAwayLead))
+		if *sessLimit < 0 || *videoLimit < 0 {
+			return &usageError{fmt.Sprintf("banter sim gemini: -session-limit %v, -video-session-limit %v: want 0 or more", *sessLimit, *videoLimit)}
+		}
+		opts = append(opts, openaisim.WithGeminiConnectionLimit(*connLimit, *goAwayLead),
+			openaisim.WithGeminiSessionLimit(*sessLimit, *videoLimit))
 		return openaisim.RunGeminiStandalone(ctx, *addr, e.stdout, opts...)
 	}
 	return &usageError{fmt.Sprintf("banter sim: unknown simulator %q (allowed: discord, openai, gemini)", which)}

@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
 	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
@@ -86,21 +87,20 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 			}
 		}()
 	}
+	var hear *gemini.Transcriber // Gemini's hearing (voice.realtime.provider gemini)
+	defer func() {
+		switch {
+		case hear == nil:
+		case err != nil:
+			_ = hear.Close()
+		default:
+			a.closers = append(a.closers, func() { _ = hear.Close() })
+		}
+	}()
 	if cfg.Voice.Mode == "realtime" {
-		rc, err := realtime.FromConfig(cfg)
-		if err != nil {
+		if hear, err = a.realtimeVoice(cfg, &vo, slots, models, reg); err != nil {
 			return nil, err
 		}
-		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
-		rc.Logger, rc.Metrics = a.logger, realtime.NewMetricsFor(reg, rc.Provider)
-		rc.Meter = models.base.Meter
-		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
-		sessions, err := realtime.Sessions(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
-		if err != nil {
-			return nil, err
-		}
-		vo.NewResponder = sessions
-		vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
 	}
 	if svc, err = voice.New(vo); err != nil {
 		return nil, err
@@ -152,4 +152,37 @@ func sendSpin(ms int) time.Duration {
 		return -1
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// realtimeVoice sets voice.mode realtime up on vo: a realtime Responder per voice session on the
+// configured provider and, on Gemini, the session's hearing through Gemini's own input
+// transcription (returned, for the caller to close; nil on OpenAI).
+func (a *app) realtimeVoice(cfg *config.Config, vo *voice.Options, slots voiceModels, models *modelClients, reg prometheus.Registerer) (*gemini.Transcriber, error) {
+	rc, err := realtime.FromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
+	rc.Logger, rc.Metrics = a.logger, realtime.NewMetricsFor(reg, rc.Provider)
+	rc.Meter = models.base.Meter
+	provider := rc.Provider
+	if provider == "" {
+		provider = realtime.ProviderOpenAI
+	}
+	// The banter_realtime_* families, labelled provider like the voice-level ones.
+	rtm := llmrt.NewMetricsFor(reg, string(provider))
+	rc.Realtime.Logger, rc.Realtime.Metrics, rc.Gemini.Metrics = a.logger, rtm, rtm
+	sessions, err := realtime.Sessions(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
+	if err != nil {
+		return nil, err
+	}
+	vo.NewResponder = sessions
+	vo.ListenFormat, vo.SpeakFormat = pcm.Mono24k(), pcm.Mono24k()
+	if rc.Provider != realtime.ProviderGemini {
+		return nil, nil
+	}
+	// Stage A and the brain decide on the words Gemini itself heard (docs/realtime.md).
+	hear := gemini.NewTranscriber(rc.Gemini)
+	vo.LLM = realtime.GeminiHearing{Model: slots, Transcriber: hear}
+	return hear, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"google.golang.org/genai"
+
+	llmrt "github.com/banterbot/banter/llm/realtime"
 )
 
 // DefaultBaseURL is the Gemini Developer API's root.
@@ -37,6 +39,11 @@ type Config struct {
 	CompressionTriggerTokens int
 	// Tools are function declarations offered to the model.
 	Tools []*genai.Tool
+	// MaxOutputTokens bounds each model turn (0: the model's own bound).
+	MaxOutputTokens int
+	// Metrics counts connects, server messages, malformed ones and audio bytes in the
+	// banter_realtime_* families (llmrt.NewMetricsFor(reg, "gemini")); nil counts nothing.
+	Metrics *llmrt.Metrics
 }
 
 // Conn is one Live WebSocket connection through google.golang.org/genai. Sends are safe for
@@ -44,6 +51,7 @@ type Config struct {
 // goroutine (the read loop). Conn starts no goroutines of its own after Open returns.
 type Conn struct {
 	sess *genai.Session
+	m    *llmrt.Metrics
 
 	writeMu sync.Mutex // serialises the SDK's writes
 }
@@ -71,9 +79,17 @@ func Open(ctx context.Context, cfg Config) (*Conn, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return nil, fmt.Errorf("gemini: open: %w", asCloseError(r.err))
+			err := asCloseError(r.err)
+			var ce *CloseError
+			if errors.As(err, &ce) {
+				cfg.Metrics.Connect("refused")
+			} else {
+				cfg.Metrics.Connect("error")
+			}
+			return nil, fmt.Errorf("gemini: open: %w", err)
 		}
-		return &Conn{sess: r.s}, nil
+		cfg.Metrics.Connect("ok")
+		return &Conn{sess: r.s, m: cfg.Metrics}, nil
 	case <-ctx.Done():
 		go func() {
 			if r := <-done; r.s != nil {
@@ -105,6 +121,7 @@ func (cfg Config) connectConfig() *genai.LiveConnectConfig {
 		OutputAudioTranscription: &genai.AudioTranscriptionConfig{},
 		SessionResumption:        &genai.SessionResumptionConfig{Handle: cfg.Handle},
 		Tools:                    cfg.Tools,
+		MaxOutputTokens:          int32(min(cfg.MaxOutputTokens, 1<<30)),
 	}
 	if cfg.Instructions != "" {
 		c.SystemInstruction = genai.NewContentFromText(cfg.Instructions, genai.RoleUser)
@@ -130,6 +147,7 @@ func (cfg Config) connectConfig() *genai.LiveConnectConfig {
 // SendAudio sends pcm16 mono audio at rate (16000 is the API's own) as realtimeInput.audio.
 // It does not keep pcm.
 func (c *Conn) SendAudio(pcm []byte, rate int) error {
+	c.m.AudioSent(len(pcm))
 	return c.write(func() error {
 		return c.sess.SendRealtimeInput(genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: fmt.Sprintf("audio/pcm;rate=%d", rate), Data: pcm}})
 	}, "audio")
@@ -160,6 +178,15 @@ func (c *Conn) AudioStreamEnd() error {
 func (c *Conn) SendText(text string) error {
 	return c.write(func() error {
 		return c.sess.SendClientContent(genai.LiveClientContentInput{Turns: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}, TurnComplete: genai.Ptr(true)})
+	}, "clientContent")
+}
+
+// SendContext adds a user text turn without asking for an answer (clientContent,
+// turnComplete false): it joins the conversation the model answers next. The Live API has no
+// per-response instructions; this is how a turn's own context reaches the model.
+func (c *Conn) SendContext(text string) error {
+	return c.write(func() error {
+		return c.sess.SendClientContent(genai.LiveClientContentInput{Turns: []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}, TurnComplete: genai.Ptr(false)})
 	}, "clientContent")
 }
 
@@ -200,13 +227,21 @@ func (c *Conn) Next() (Event, error) {
 	m, err := c.sess.Receive()
 	if err != nil {
 		if msg := err.Error(); strings.HasPrefix(msg, "invalid message format") || strings.HasPrefix(msg, "received error in response") {
+			c.m.Malformed()
 			return Event{}, fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return Event{}, fmt.Errorf("gemini: read: %w", asCloseError(err))
 	}
 	ev, err := FromMessage(m)
 	if err != nil {
+		c.m.Malformed()
 		return Event{}, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	if c.m != nil {
+		c.m.Event(ev.Kind.String())
+		for _, a := range ev.Audio {
+			c.m.AudioReceived(len(a))
+		}
 	}
 	return ev, nil
 }

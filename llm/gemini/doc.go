@@ -6,6 +6,9 @@
 // into an Event (FromMessage, no I/O: audio parts, transcriptions, turn state, tool calls,
 // goAway, resumption handles). A close is a *CloseError whose Action says whether to resume
 // with the last handle, restart without one, or give up (close.go: 1007, 1008, 1011).
+// Transcriber hears speech through the API's input transcription, one activity per utterance
+// on connections of its own (transcriber.go). Config.Metrics counts connects, messages and audio
+// in the banter_realtime_* families (llm/realtime.NewMetricsFor with provider "gemini").
 //
 // Why the SDK and not our own socket: it is Google's reference for the wire format (camelCase
 // setup, where each field goes, the JSON it reads from text and binary frames), and its cost

@@ -62,6 +62,9 @@ type Event struct {
 	// InputTranscript and OutputTranscript are transcription pieces of the member's and the
 	// model's speech.
 	InputTranscript, OutputTranscript string
+	// InputFinished marks the last piece of the input transcription of a turn (when the server
+	// says so).
+	InputFinished bool
 	// GenerationComplete, TurnComplete and Interrupted are the turn's state.
 	GenerationComplete, TurnComplete, Interrupted bool
 	// Calls are the function calls of a toolCall; Cancelled the ids of a cancellation.
@@ -158,7 +161,7 @@ func readContent(ev *Event, sc *genai.LiveServerContent) {
 		}
 	}
 	if t := sc.InputTranscription; t != nil {
-		ev.InputTranscript = t.Text
+		ev.InputTranscript, ev.InputFinished = t.Text, t.Finished
 	}
 	if t := sc.OutputTranscription; t != nil {
 		ev.OutputTranscript = t.Text

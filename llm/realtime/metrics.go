@@ -6,10 +6,21 @@ import "github.com/prometheus/client_golang/prometheus"
 // valid no-op. Counting an event does not allocate.
 type Metrics struct {
 	connects      *prometheus.CounterVec
+	eventsVec     *prometheus.CounterVec
 	events        [numEventTypes]prometheus.Counter
 	malformed     prometheus.Counter
 	audioSent     prometheus.Counter
 	audioReceived prometheus.Counter
+}
+
+// NewMetricsFor is NewMetrics with every series labelled provider ("openai", "gemini"). The
+// banter_realtime_* families are every realtime provider's client's: llm/gemini counts on them
+// too (Connect, Event, Malformed, AudioSent, AudioReceived), so a dashboard reads both alike.
+func NewMetricsFor(reg prometheus.Registerer, provider string) *Metrics {
+	if reg != nil {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"provider": provider}, reg)
+	}
+	return NewMetrics(reg)
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not
@@ -18,14 +29,15 @@ type Metrics struct {
 //	banter_realtime_connects_total{outcome}        ok, refused, error, bad_config
 //	banter_realtime_events_total{type}             well-formed server events by type
 //	banter_realtime_malformed_events_total         server events dropped as malformed
-//	banter_realtime_audio_sent_bytes_total         PCM bytes appended
-//	banter_realtime_audio_received_bytes_total     PCM bytes of output audio deltas
+//	banter_realtime_audio_sent_bytes_total         PCM bytes of member audio sent
+//	banter_realtime_audio_received_bytes_total     PCM bytes of model audio received
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	events := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "banter_realtime_events_total",
 		Help: "Realtime server events received, by type.",
 	}, []string{"type"})
 	m := &Metrics{
+		eventsVec: events,
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_realtime_connects_total",
 			Help: "Realtime WebSocket connection attempts by outcome.",
@@ -36,11 +48,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		audioSent: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_realtime_audio_sent_bytes_total",
-			Help: "PCM bytes sent with input_audio_buffer.append.",
+			Help: "PCM bytes of member audio sent (OpenAI input_audio_buffer.append, Gemini realtimeInput.audio).",
 		}),
 		audioReceived: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_realtime_audio_received_bytes_total",
-			Help: "PCM bytes received in response.output_audio.delta events.",
+			Help: "PCM bytes of model audio received (OpenAI response.output_audio.delta, Gemini serverContent inlineData).",
 		}),
 	}
 	for t := EventType(0); t < numEventTypes; t++ {
@@ -77,5 +89,29 @@ func (m *Metrics) observeMalformed() {
 func (m *Metrics) observeAudioSent(n int) {
 	if m != nil {
 		m.audioSent.Add(float64(n))
+	}
+}
+
+// Connect counts a connection attempt of another provider's client by outcome (ok, refused,
+// error).
+func (m *Metrics) Connect(outcome string) { m.observeConnect(outcome) }
+
+// Event counts a well-formed server message of another provider's client by its type.
+func (m *Metrics) Event(typ string) {
+	if m != nil {
+		m.eventsVec.WithLabelValues(typ).Inc()
+	}
+}
+
+// Malformed counts a server message that did not decode.
+func (m *Metrics) Malformed() { m.observeMalformed() }
+
+// AudioSent counts PCM bytes of member audio sent.
+func (m *Metrics) AudioSent(n int) { m.observeAudioSent(n) }
+
+// AudioReceived counts PCM bytes of model audio received.
+func (m *Metrics) AudioReceived(n int) {
+	if m != nil {
+		m.audioReceived.Add(float64(n))
 	}
 }

@@ -287,7 +287,7 @@ function onBotEvent(e) {
 
 function logEvent(e) {
   const a = e.attrs || {};
-  const keys = ['reason', 'outcome', 'turnId', 'turn_id', 'message_id', 'error', 'transcript', 'spoken', 'path'];
+  const keys = ['provider', 'reason', 'outcome', 'turnId', 'turn_id', 'message_id', 'error', 'transcript', 'spoken', 'path'];
   const detail = keys.filter((k) => a[k] !== undefined && a[k] !== '').map((k) => k + '=' + String(a[k]).slice(0, 60)).join(' ');
   const li = el('li', { textContent: fmtTime(e.time) + ' ' + e.event + ' ' + detail, dataset: { event: e.event } });
   $('#log').prepend(li);

@@ -52,21 +52,23 @@ type gmConn struct {
 	malformedNext bool       // corrupt the next message
 	closed        bool
 
-	mu       sync.Mutex // guards following
-	state    gmState
-	setup    *gmSetup
-	model    string
-	history  []string // the conversation: "user: …", "model: …", function lines
-	aad      bool     // automatic activity detection (the server's VAD) on
-	vadCfg   vadConfig
-	vad      vadState
-	inRate   int    // sample rate of the input audio
-	inAct    bool   // a user activity is open (activityStart, or VAD heard speech)
-	audio    []byte // the open activity's audio
-	active   *gmTurn
-	pending  map[string]bool      // tool call ids awaiting a toolResponse → blocking
-	answered []gmFunctionResponse // responses to blocking calls, until the last one
-	toolRes  chan []gmFunctionResponse
+	mu           sync.Mutex // guards following
+	state        gmState
+	setup        *gmSetup
+	model        string
+	history      []string // the conversation: "user: …", "model: …", function lines
+	aad          bool     // automatic activity detection (the server's VAD) on
+	vadCfg       vadConfig
+	vad          vadState
+	inRate       int    // sample rate of the input audio
+	inAct        bool   // a user activity is open (activityStart, or VAD heard speech)
+	audio        []byte // the open activity's audio
+	active       *gmTurn
+	sess         *gmSession           // set by the setup
+	compressions int                  // sliding-window compressions applied
+	pending      map[string]bool      // tool call ids awaiting a toolResponse → blocking
+	answered     []gmFunctionResponse // responses to blocking calls, until the last one
+	toolRes      chan []gmFunctionResponse
 }
 
 // GeminiSession is the state of one live Gemini connection, for tests and the control API.
@@ -74,6 +76,9 @@ type GeminiSession struct {
 	ID      string   `json:"id"`
 	Model   string   `json:"model"`
 	History []string `json:"history"`
+	// Compressions counts the sliding-window compressions applied to History (the oldest turns
+	// dropped).
+	Compressions int `json:"compressions"`
 }
 
 func (s *Server) handleGeminiLive(w http.ResponseWriter, r *http.Request) {
@@ -209,33 +214,6 @@ func (c *gmConn) blockedLocked() bool {
 	return false
 }
 
-// lifetime ends the connection at the server's connection limit: goAway first, with the time
-// left, then the close. GeminiGoAway sends the goAway at once.
-func (c *gmConn) lifetime() {
-	limit, lead := c.s.gmLimit, c.s.gmGoAwayLead
-	var at <-chan time.Time
-	if limit > 0 {
-		t := time.NewTimer(max(limit-lead, 0))
-		defer t.Stop()
-		at = t.C
-	}
-	left := lead
-	select {
-	case <-c.ctx.Done():
-		return
-	case <-at:
-	case left = <-c.goAway:
-	}
-	c.send(&gmServerMessage{GoAway: &gmGoAway{TimeLeft: durationJSON(left)}})
-	t := time.NewTimer(left)
-	defer t.Stop()
-	select {
-	case <-c.ctx.Done():
-	case <-t.C:
-		c.closeWith(websocket.CloseNormalClosure, "connection limit reached")
-	}
-}
-
 // durationJSON is a google.protobuf.Duration in JSON: seconds with an "s" ("1.5s").
 func durationJSON(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
@@ -321,7 +299,7 @@ func (s *Server) GeminiSessions() []GeminiSession {
 	var out []GeminiSession
 	for _, c := range s.geminiConns() {
 		c.mu.Lock()
-		out = append(out, GeminiSession{ID: c.id, Model: c.model, History: append([]string(nil), c.history...)})
+		out = append(out, GeminiSession{ID: c.id, Model: c.model, History: append([]string(nil), c.history...), Compressions: c.compressions})
 		c.mu.Unlock()
 	}
 	return out

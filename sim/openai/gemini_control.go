@@ -46,23 +46,6 @@ func WithGeminiTextFrames() Option {
 	return func(s *Server) error { s.gmTextFrames = true; return nil }
 }
 
-// storeHandle keeps a conversation under a new session resumption handle.
-func (s *Server) storeHandle(history []string) string {
-	h := s.newID("gsession")
-	s.mu.Lock()
-	s.gmHandles[h] = history
-	s.mu.Unlock()
-	return h
-}
-
-// resumeHandle returns the conversation a handle was issued for.
-func (s *Server) resumeHandle(h string) ([]string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	history, ok := s.gmHandles[h]
-	return append([]string(nil), history...), ok
-}
-
 // GeminiURL is the base URL of the Gemini face for a Live client, e.g. "ws://127.0.0.1:PORT"
 // (google.golang.org/genai's HTTPOptions.BaseURL, which must name the ws scheme or it dials
 // wss; the socket is GeminiURL()+GeminiLivePath). Empty if the server is not listening.
@@ -74,7 +57,7 @@ func (s *Server) GeminiURL() string {
 }
 
 // geminiControlRoutes adds the Gemini control endpoints: the live connections, their client
-// messages, and goAway on demand.
+// messages, goAway on demand, and the face's clock moved forward.
 func (s *Server) geminiControlRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /_sim/gemini/sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONIndent(w, s.GeminiSessions())
@@ -93,5 +76,16 @@ func (s *Server) geminiControlRoutes(m *http.ServeMux) {
 			left = d
 		}
 		writeJSONIndent(w, map[string]int{"told": s.GeminiGoAway(left)})
+	})
+	m.HandleFunc("POST /_sim/gemini/advance", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("by"))
+		if err == nil {
+			err = s.GeminiAdvance(d)
+		}
+		if err != nil {
+			badRequest(w, "by", "openaisim: by must be a duration of 0 or more, such as 16m")
+			return
+		}
+		writeJSONIndent(w, map[string]string{"advanced": d.String()})
 	})
 }

@@ -107,15 +107,18 @@ func (c *gmConn) onSetup(st *gmSetup, handshake *outcome) *gmCloseError {
 		return invalidArgument("Request contains an invalid argument: transparent session resumption is not supported on the Gemini API.")
 	}
 	var history []string
+	var sess *gmSession
 	if st.SessionResumption != nil && st.SessionResumption.Handle != "" {
-		h, ok := c.s.resumeHandle(st.SessionResumption.Handle)
+		h, resumed, ok := c.s.resumeHandle(st.SessionResumption.Handle, st.ContextWindowCompression != nil)
 		if !ok {
 			return &gmCloseError{Code: 1008, Reason: "BidiGenerateContent session not found"}
 		}
-		history = h
+		history, sess = h, resumed
+	} else {
+		sess = c.s.newGeminiSession()
 	}
 	c.mu.Lock()
-	c.state, c.setup, c.model, c.history = gmSettingUp, st, model, history
+	c.state, c.setup, c.model, c.history, c.sess = gmSettingUp, st, model, history, sess
 	c.inRate = 16000
 	c.aad = true
 	c.vadCfg = vadConfig{enabled: true, threshold: 0.5, prefixMs: 20, silenceMs: 500}
@@ -149,6 +152,9 @@ func (c *gmConn) onSetup(st *gmSetup, handshake *outcome) *gmCloseError {
 		c.mu.Unlock()
 		c.send(&gmServerMessage{SetupComplete: &struct{}{}})
 		c.offerHandle()
+		c.s.mu.Lock()
+		c.s.gmWakeLocked() // the lifetime learns the session's limit
+		c.s.mu.Unlock()
 	}()
 	return nil
 }
@@ -174,12 +180,12 @@ func closeReason(f Fault) string {
 func (c *gmConn) offerHandle() {
 	c.mu.Lock()
 	on := c.setup != nil && c.setup.SessionResumption != nil
-	history := append([]string(nil), c.history...)
+	history, sess := append([]string(nil), c.history...), c.sess
 	c.mu.Unlock()
 	if !on {
 		return
 	}
-	c.send(&gmServerMessage{SessionResumptionUpdate: &gmResumptionUpdate{NewHandle: c.s.storeHandle(history), Resumable: true}})
+	c.send(&gmServerMessage{SessionResumptionUpdate: &gmResumptionUpdate{NewHandle: c.s.storeHandle(sess, history), Resumable: true}})
 }
 
 // onClientContent appends turns to the conversation; turnComplete asks for a model turn and,
@@ -215,6 +221,12 @@ func (c *gmConn) onRealtimeInput(ri *gmRealtimeInput) *gmCloseError {
 	c.mu.Unlock()
 	if (ri.ActivityStart != nil || ri.ActivityEnd != nil) && aad {
 		return invalidArgument("Invalid argument: activityStart and activityEnd need automaticActivityDetection.disabled.")
+	}
+	if ri.Video != nil {
+		c.mu.Lock()
+		sess := c.sess
+		c.mu.Unlock()
+		c.s.markVideo(sess)
 	}
 	if ri.ActivityStart != nil {
 		c.activityStart()

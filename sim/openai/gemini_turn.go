@@ -176,6 +176,7 @@ func (c *gmConn) turnFaults(t *gmTurn, o *outcome, rec *Recorded) bool {
 func (c *gmConn) turnInput(audio time.Duration) (*matchInput, *Recorded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.compressLocked()
 	st := c.setup
 	in := &matchInput{endpoint: EndpointGeminiResponse, model: c.model, audio: audio, hasAudio: audio > 0, streaming: true}
 	for _, l := range c.history {

@@ -31,11 +31,13 @@ type Server struct {
 	report      func(error) // gets check's errors
 
 	// The Gemini Live face (gemini*.go).
-	geminiKey    string        // WithGeminiAPIKey; "": any non-empty key
-	gmModels     []string      // models setup may name (without "models/")
-	gmLimit      time.Duration // connection limit (0: none)
-	gmGoAwayLead time.Duration // goAway this long before the limit
-	gmTextFrames bool          // server messages in text frames (default binary)
+	geminiKey           string        // WithGeminiAPIKey; "": any non-empty key
+	gmModels            []string      // models setup may name (without "models/")
+	gmLimit             time.Duration // connection limit (0: none)
+	gmGoAwayLead        time.Duration // goAway this long before the limit
+	gmTextFrames        bool          // server messages in text frames (default binary)
+	gmSessionLimit      time.Duration // a session without compression, audio only (0: none)
+	gmVideoSessionLimit time.Duration // … once video was sent
 
 	mux *http.ServeMux
 
@@ -58,7 +60,9 @@ type Server struct {
 	rtConns     map[*rtSession]struct{}
 	gmConns     map[*gmConn]struct{}
 	gmEvents    []RealtimeEvent
-	gmHandles   map[string][]string // session resumption handle → the conversation
+	gmHandles   map[string]gmHandle // session resumption handle → the conversation and its session
+	gmSkew      time.Duration       // GeminiAdvance: the Gemini face's clock ahead of now
+	gmTick      chan struct{}       // closed (and replaced) when gmSkew or a session's limit changes
 	truncations []Truncation
 	stored      map[string]*storedResponse // by response id, for previous_response_id
 	ids         map[string]int
@@ -198,20 +202,23 @@ func DefaultModels() []string {
 // (mount it under any server) until Start is called.
 func NewServer(opts ...Option) (*Server, error) {
 	s := &Server{
-		log:          slog.New(slog.DiscardHandler),
-		models:       DefaultModels(),
-		sleep:        sleepCtx,
-		realSleep:    true,
-		now:          time.Now,
-		maxUpload:    25 << 20,
-		rtConns:      make(map[*rtSession]struct{}),
-		gmConns:      make(map[*gmConn]struct{}),
-		gmHandles:    make(map[string][]string),
-		gmModels:     DefaultGeminiModels(),
-		gmLimit:      10 * time.Minute,
-		gmGoAwayLead: 10 * time.Second,
-		ids:          make(map[string]int),
-		stored:       make(map[string]*storedResponse),
+		log:                 slog.New(slog.DiscardHandler),
+		models:              DefaultModels(),
+		sleep:               sleepCtx,
+		realSleep:           true,
+		now:                 time.Now,
+		maxUpload:           25 << 20,
+		rtConns:             make(map[*rtSession]struct{}),
+		gmConns:             make(map[*gmConn]struct{}),
+		gmHandles:           make(map[string]gmHandle),
+		gmTick:              make(chan struct{}),
+		gmSessionLimit:      DefaultGeminiSessionLimit,
+		gmVideoSessionLimit: DefaultGeminiVideoSessionLimit,
+		gmModels:            DefaultGeminiModels(),
+		gmLimit:             10 * time.Minute,
+		gmGoAwayLead:        10 * time.Second,
+		ids:                 make(map[string]int),
+		stored:              make(map[string]*storedResponse),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, o := range opts {
@@ -400,7 +407,7 @@ func (s *Server) pick(in *matchInput) outcome {
 		s.heard = heardSpeech{pcm: bytes.Clone(in.pcm), text: t, session: in.session}
 		return outcome{rule: "queued transcript", reply: Reply{Transcript: t}, latency: s.latency}
 	}
-	if in.endpoint == EndpointTranscriptions && s.heard.continuedBy(in.pcm) {
+	if (in.endpoint == EndpointTranscriptions || in.endpoint == EndpointGeminiTranscription) && s.heard.continuedBy(in.pcm) {
 		// The same speech, longer (a client transcribed the words so far at a pause, then the
 		// whole utterance): heard the same way, as the real model would.
 		s.heard.pcm = bytes.Clone(in.pcm)

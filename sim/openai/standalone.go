@@ -40,8 +40,8 @@ func RunGeminiStandalone(ctx context.Context, addr string, out io.Writer, opts .
 		"  base URL:    %s   (providers.NAME.baseUrl with kind: gemini)\n"+
 		"  Live socket: %s%s?key=KEY\n"+
 		"  control:     GET %s/_sim/gemini/sessions, GET %s/_sim/gemini/messages, POST %s/_sim/gemini/goaway?time_left=2s,\n"+
-		"               POST %s/_sim/script, GET %s/_sim/requests\n",
-		base, s.GeminiURL(), GeminiLivePath, base, base, base, base, base)
+		"               POST %s/_sim/gemini/advance?by=15m, POST %s/_sim/script, GET %s/_sim/requests\n",
+		base, s.GeminiURL(), GeminiLivePath, base, base, base, base, base, base)
 	if err != nil {
 		_ = s.Close()
 		return fmt.Errorf("openaisim: standalone: write banner: %w", err)

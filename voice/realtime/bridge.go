@@ -63,6 +63,12 @@ type Config struct {
 	// ReconnectBackoff is the pause between failed reconnects; it doubles
 	// up to MaxReconnectBackoff. Defaults 500 ms and 30 s.
 	ReconnectBackoff, MaxReconnectBackoff time.Duration
+	// GiveUpBackoff is how long a voice session's Responder waits before it starts a new
+	// provider after one gave up (a close not worth retrying: 1007, an unknown model) or failed
+	// to start; it doubles with each give-up in a row, up to MaxGiveUpBackoff, with jitter (a
+	// random half of it off), and the count resets when a reply is answered. Replies in the
+	// meantime fail at once (ErrBackingOff) without dialling. Defaults 2 s and 5 min.
+	GiveUpBackoff, MaxGiveUpBackoff time.Duration
 	// CancelTimeout bounds how long Interrupt waits for the cancelled
 	// response's response.done before truncating. Default 2 s.
 	CancelTimeout time.Duration
@@ -143,6 +149,7 @@ func (c *Config) setDefaults() error {
 	if c.MaxReconnectBackoff <= 0 {
 		c.MaxReconnectBackoff = 30 * time.Second
 	}
+	c.giveUpDefaults()
 	if c.CancelTimeout <= 0 {
 		c.CancelTimeout = 2 * time.Second
 	}
@@ -159,6 +166,16 @@ func (c *Config) setDefaults() error {
 		c.Now = time.Now
 	}
 	return nil
+}
+
+// giveUpDefaults sets the give-up back-off's defaults.
+func (c *Config) giveUpDefaults() {
+	if c.GiveUpBackoff <= 0 {
+		c.GiveUpBackoff = 2 * time.Second
+	}
+	if c.MaxGiveUpBackoff <= 0 {
+		c.MaxGiveUpBackoff = 5 * time.Minute
+	}
 }
 
 // Bridge owns the realtime socket of one voice session: it connects and

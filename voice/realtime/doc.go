@@ -45,6 +45,11 @@
 // Responder adapts the Bridge to the voice session (voice.Responder), one
 // per voice session (Sessions is voice.Options.NewResponder): its Bridge is
 // dialled on the session's first reply and closed when the session ends.
+// A provider that gives up (a close not worth retrying) or fails to start is
+// not redialled before a jittered back-off doubling from GiveUpBackoff
+// (backoff.go). The Gemini Live API is the other provider (gemini.go), and
+// GeminiHearing makes the voice session hear through Gemini's own input
+// transcription on it (hearing.go). docs/realtime.md covers both.
 //
 // Logs (with the session's guild_id and channel_id): realtime_reply_requested
 // and realtime_reply_skipped (strategy, turn, speaker, Stage A reason and

@@ -40,11 +40,12 @@ type geminiBridge struct {
 	turnMu sync.Mutex // serialises replies, and replies with a resumption
 	pcmBuf []byte     // guarded by turnMu: one audio chunk
 
-	mu     sync.Mutex // guards following
-	conn   *gemini.Conn
-	connCh chan struct{} // closed while conn != nil
-	handle string        // the last resumption handle
-	resp   *gReply       // the reply in progress
+	mu      sync.Mutex // guards following
+	conn    *gemini.Conn
+	connCh  chan struct{} // closed while conn != nil
+	handle  string        // the last resumption handle
+	context string        // the last turn context sent in this session (sendContext)
+	resp    *gReply       // the reply in progress
 }
 
 // gReply is one reply, from its request to turnComplete.
@@ -100,6 +101,9 @@ func (g *geminiBridge) open(ctx context.Context) (*gemini.Conn, error) {
 	c := g.cfg.Gemini
 	g.mu.Lock()
 	c.Handle = g.handle
+	if c.Handle == "" {
+		g.context = "" // a new session holds no turn context yet
+	}
 	g.mu.Unlock()
 	c.Instructions = g.cfg.Instructions
 	if sum := g.hist.summary(); sum != "" && c.Handle == "" {

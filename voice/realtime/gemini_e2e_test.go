@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,9 +196,8 @@ func TestGeminiServerTurnDetectionAndToolCall(t *testing.T) {
 	}
 }
 
-// TestGeminiCloses: how the bridge answers the server's closes mid-turn. The reply in progress
-// is lost either way; after 1011 the bridge resumes the conversation with its handle, after 1007
-// it gives up and the next reply starts a new connection from banter's summary.
+// TestGeminiCloses: how the bridge answers a server's close mid-turn that it retries. The reply
+// in progress is lost; after 1011 the bridge resumes the conversation with its handle.
 func TestGeminiCloses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -206,7 +206,7 @@ func TestGeminiCloses(t *testing.T) {
 		resumed bool
 	}{
 		{code: 1011, logged: "realtime_reconnected", resumed: true},
-		{code: 1007, logged: "realtime_gemini_gave_up"},
+		// 1007 gives up: TestGeminiGiveUpBackoff.
 	} {
 		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
 			t.Parallel()
@@ -268,5 +268,91 @@ func TestGeminiConversationOutlivesConnectionLimits(t *testing.T) {
 	}
 	if n := len(h.logs.events("realtime_reply_lost")); n != 0 {
 		t.Errorf("%d replies lost to a connection limit", n)
+	}
+}
+
+// TestGeminiSessionOutlivesSessionLimit: twenty minutes pass on the simulator's clock after the
+// first answer, past a connection limit (10 min) and the 15-minute limit of a session without
+// context window compression. With compression (banter's setup) the session has no limit: the
+// bridge resumes it after goAway and the answer comes from the server's own history. Without it
+// the session is gone: the resumption is refused (1008 session not found) and the bridge starts
+// a new session from banter's summary, which still carries the first answer.
+func TestGeminiSessionOutlivesSessionLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		compression int
+		resumed     bool
+		pattern     string // what the later answer needs in the model's context
+	}{
+		{name: "compression", compression: 0, resumed: true, pattern: `(?s)model: Oslo has rain today\..*user:`},
+		{name: "no compression", compression: -1, resumed: false, pattern: `(?s)You: Oslo has rain today\.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true,
+				bridge: func(c *Config) { c.Gemini.CompressionTriggerTokens = tc.compression },
+				rules: []openaisim.Rule{
+					{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Oslo has rain today."}, Times: 1},
+					{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse, PromptPattern: tc.pattern},
+						Reply: openaisim.Reply{Text: "Earlier I said Oslo has rain."}},
+				}})
+			h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+			if o := h.reply(); o.err != nil || o.res.Spoken != "Oslo has rain today." {
+				t.Fatalf("turn 1: Respond = %+v, %v", o.res, o.err)
+			}
+			if err := h.oa.GeminiAdvance(20 * time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			waitLogged(t, h, "realtime_reconnected", 1)
+			h.say("hey-banter-weather.wav", "hey banter, what did you say?")
+			if o := h.reply(); o.err != nil || o.res.Spoken != "Earlier I said Oslo has rain." {
+				t.Fatalf("after 20 minutes: Respond = %+v, %v", o.res, o.err)
+			}
+			ev := h.logs.events("realtime_reconnected")
+			if len(ev) != 1 || ev[0]["cause"] != "go_away" || ev[0]["resumed"] != tc.resumed {
+				t.Errorf("reconnects %v: want one after goAway, resumed %v", ev, tc.resumed)
+			}
+			var setups []string
+			for _, m := range h.geminiMessages("setup") {
+				setups = append(setups, string(m.Raw))
+			}
+			if want := tc.compression == 0; strings.Contains(setups[0], "contextWindowCompression") != want {
+				t.Errorf("setup %s: want contextWindowCompression %v", setups[0], want)
+			}
+		})
+	}
+}
+
+// TestGeminiNativeTurnContext: a native turn's own instructions reach Gemini as a text turn
+// without turnComplete just before the turn's audio (the Live API has no per-response
+// instructions), without the [SKIP] instruction; the same context is not sent again on the
+// next turn, and the model's context holds it for both answers.
+func TestGeminiNativeTurnContext(t *testing.T) {
+	t.Parallel()
+	const turnContext = "You are banter in a voice call."
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true})
+	for range 2 {
+		h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+		if o := h.reply(); o.err != nil || o.res.Spoken == "" {
+			t.Fatalf("Respond = %+v, %v", o.res, o.err)
+		}
+	}
+	var order []string
+	for _, m := range h.oa.GeminiMessages() {
+		order = append(order, m.Type)
+	}
+	cc := h.geminiMessages("clientContent")
+	if len(cc) != 1 || !strings.Contains(string(cc[0].Raw), turnContext) || strings.Contains(string(cc[0].Raw), "[SKIP]") ||
+		strings.Contains(string(cc[0].Raw), `"turnComplete":true`) {
+		t.Fatalf("clientContent messages %v: want the turn's context once, without [SKIP] or turnComplete", cc)
+	}
+	if i := slices.Index(order, "clientContent"); i < 0 || i+1 >= len(order) || order[i+1] != "realtimeInput.activityStart" {
+		t.Errorf("messages %v: want the context just before the turn's activity", order)
+	}
+	for _, r := range h.oa.RequestsFor(openaisim.EndpointGeminiResponse) {
+		if !strings.Contains(r.Prompt, turnContext) {
+			t.Errorf("Gemini turn prompt %q: want the turn's context", r.Prompt)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
@@ -146,7 +147,9 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 	case say != "":
 		err = conn.SendText(speakPrompt + say)
 	case len(audio) > 0:
-		err = g.forward(conn, audio)
+		if err = g.sendContext(conn, instructions); err == nil {
+			err = g.forward(conn, audio)
+		}
 	default: // the native greeting: no turn, the reply's instructions say what to do
 		if instructions == "" {
 			instructions = greetPrompt // an empty text turn is not a valid request
@@ -166,6 +169,36 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 	}
 	logRequested(ctx, g.log, g.m, g.cfg.Strategy, t, r.requestedAt)
 	return r, nil
+}
+
+// contextPrefix introduces a native turn's own instructions in the conversation.
+const contextPrefix = "[Context for your next reply, from the system, not said by anyone in the call]\n"
+
+// sendContext puts a native turn's instructions (participants, the decision's context; the
+// persona, which the setup's system instruction already holds, removed) into the conversation
+// as a text turn without turnComplete, before the turn's audio: the Live API has neither
+// per-response instructions nor a way to change the system instruction on an open connection
+// (only a reconnection with a new setup, a handshake per turn). It is sent only when it
+// differs from the last one this session holds, so an unchanged context costs nothing; each
+// one sent stays in the history (until the sliding window drops it). Call with turnMu.
+func (g *geminiBridge) sendContext(conn *gemini.Conn, instructions string) error {
+	if p := strings.TrimSpace(g.cfg.Instructions); p != "" {
+		instructions = strings.ReplaceAll(instructions, p, "")
+	}
+	instructions = strings.TrimSpace(instructions)
+	g.mu.Lock()
+	same := instructions == g.context
+	g.mu.Unlock()
+	if instructions == "" || same {
+		return nil
+	}
+	if err := conn.SendContext(contextPrefix + instructions); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.context = instructions
+	g.mu.Unlock()
+	return nil
 }
 
 // forward sends a turn's audio (16 kHz mono) in 100 ms chunks, between activityStart and

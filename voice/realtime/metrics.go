@@ -18,6 +18,8 @@ type Metrics struct {
 	firstAudio  prometheus.Histogram
 	firstFrame  prometheus.Histogram
 	serverError prometheus.Counter
+	gaveUps     *prometheus.CounterVec
+	refused     prometheus.Counter
 }
 
 // NewMetricsFor is NewMetrics with every series labelled provider (openai, gemini): a process
@@ -47,6 +49,8 @@ func NewMetricsFor(reg prometheus.Registerer, p Provider) *Metrics {
 //	banter_voice_realtime_request_latency_seconds            end of the turn's speech → response.create sent
 //	banter_voice_realtime_first_audio_seconds                response.create → first Opus frame out
 //	banter_voice_realtime_first_frame_seconds                first audio delta → first Opus frame out
+//	banter_voice_realtime_gave_up_total{cause}               providers that stopped (stopped) or did not start (start_failed)
+//	banter_voice_realtime_backoff_refused_total              replies refused without dialling during the back-off after a give-up
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	req := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "banter_voice_realtime_replies_requested_total",
@@ -95,6 +99,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "response.create sent to the first Opus frame handed to the voice connection.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 		}),
+		gaveUps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_realtime_gave_up_total",
+			Help: "Realtime providers of a voice session that gave up (stopped: a close not worth retrying) or did not start (start_failed); each starts a back-off.",
+		}, []string{"cause"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "banter_voice_realtime_backoff_refused_total",
+			Help: "Realtime replies refused without dialling, during the back-off after a give-up.",
+		}),
 		firstFrame: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "banter_voice_realtime_first_frame_seconds",
 			Help:    "First audio delta of an item received to its first Opus frame handed out.",
@@ -109,7 +121,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.skipped[StrategyUnknown] = skip.WithLabelValues(StrategyUnknown.String())
 	if reg != nil {
 		reg.MustRegister(req, skip, m.reconnects, m.interrupts, m.truncates, m.failed, m.serverError,
-			m.frames, m.dropped, m.requestLat, m.firstAudio, m.firstFrame)
+			m.frames, m.dropped, m.requestLat, m.firstAudio, m.firstFrame, m.gaveUps, m.refused)
 	}
 	return m
 }
@@ -183,5 +195,17 @@ func (m *Metrics) firstAudioLatency(s float64) {
 func (m *Metrics) firstFrameLatency(s float64) {
 	if m != nil {
 		m.firstFrame.Observe(s)
+	}
+}
+
+func (m *Metrics) gaveUp(cause string) {
+	if m != nil {
+		m.gaveUps.WithLabelValues(cause).Inc()
+	}
+}
+
+func (m *Metrics) backoffRefused() {
+	if m != nil {
+		m.refused.Inc()
 	}
 }

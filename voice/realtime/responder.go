@@ -75,9 +75,11 @@ type Responder struct {
 	cfg  Config          // opts.Config, logging with the session's ids
 	ctx  context.Context // the voice session's: the Bridge lives on it
 
-	mu     sync.Mutex // guards following; held while a Bridge starts
-	b      provider
-	closed bool
+	mu       sync.Mutex // guards following; held while a Bridge starts
+	b        provider
+	closed   bool
+	failures int       // providers in a row that gave up or did not start (backoff.go)
+	retryAt  time.Time // no provider starts before this
 }
 
 // NewResponder returns the Responder of the voice session s; ctx is the
@@ -88,6 +90,7 @@ func NewResponder(ctx context.Context, o ResponderOptions, s voice.SessionInfo) 
 		return nil, err
 	}
 	cfg := o.Config
+	cfg.giveUpDefaults()
 	if cfg.Logger != nil && s.GuildID != "" {
 		cfg.Logger = cfg.Logger.With("guild_id", s.GuildID, "channel_id", s.ChannelID)
 	}
@@ -118,12 +121,16 @@ func (p *Responder) bridge(ctx context.Context) (provider, error) {
 	}
 	if p.b != nil {
 		select {
-		case <-p.b.stopped():
+		case <-p.b.stopped(): // on its own: a close it does not retry
 			p.b.Close()
 			p.b = nil
+			p.gaveUp("stopped", nil)
 		default:
 			return p.b, nil
 		}
+	}
+	if err := p.backingOff(); err != nil {
+		return nil, err
 	}
 	sctx, stop := context.WithCancel(p.ctx)
 	defer context.AfterFunc(ctx, stop)()
@@ -136,6 +143,9 @@ func (p *Responder) bridge(ctx context.Context) (provider, error) {
 	}
 	if err != nil {
 		stop()
+		if ctx.Err() == nil {
+			p.gaveUp("start_failed", err)
+		}
 		return nil, err
 	}
 	p.b = b
@@ -173,6 +183,9 @@ func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, 
 	// Native has no Stage B: the model must not be told to answer [SKIP].
 	instructions := strings.TrimSpace(strings.ReplaceAll(r.Instructions, decision.SkipInstruction, ""))
 	res, err := b.answer(ctx, t, audio, "", instructions, out)
+	if err == nil {
+		p.answered()
+	}
 	return voice.Result{Spoken: res.spoken, Text: res.transcript, Skipped: res.transcript == "" && err == nil}, err
 }
 
@@ -204,6 +217,9 @@ func (p *Responder) brain(ctx context.Context, b provider, r *voice.Reply, t *Tu
 		b.remember(speakerName(t), t.Transcript)
 	}
 	res, err := b.answer(ctx, t, nil, text, "", out)
+	if err == nil {
+		p.answered()
+	}
 	spoken := text
 	if res.interrupted {
 		spoken = res.spoken

@@ -17,6 +17,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
@@ -45,6 +46,14 @@ type serviceWorld struct {
 }
 
 func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...openaisim.Rule) *serviceWorld {
+	t.Helper()
+	return newServiceWorldOn(t, ProviderOpenAI, strategy, eagerness, rules...)
+}
+
+// newServiceWorldOn is newServiceWorld on the given realtime provider: with Gemini, the
+// Responder speaks on the simulator's Gemini face and the session hears through GeminiHearing,
+// as cmd/banter wires it.
+func newServiceWorldOn(t *testing.T, p Provider, strategy string, eagerness int, rules ...openaisim.Rule) *serviceWorld {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
 	t.Cleanup(cancel)
@@ -83,6 +92,15 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 	rc.Instructions = "You are banter, a friendly voice in a Discord call."
 	rc.Logger, rc.Metrics = logger, NewMetrics(reg)
 	rc.Realtime.Logger, rc.Realtime.Metrics = logger, llmrt.NewMetrics(reg)
+	var model voice.Model = client
+	if p == ProviderGemini {
+		rc.Provider = ProviderGemini
+		rc.Gemini = gemini.Config{BaseURL: "http" + strings.TrimPrefix(w.osim.GeminiURL(), "ws"), APIKey: "gk-test",
+			Model: "gemini-3.8-live", Voice: "Kore", ManualActivity: true}
+		hear := gemini.NewTranscriber(rc.Gemini)
+		t.Cleanup(func() { _ = hear.Close() })
+		model = GeminiHearing{Model: client, Transcriber: hear}
+	}
 	sessions, err := Sessions(ResponderOptions{Config: rc, Gen: client, Model: cfg.Voice.GenerationLLM.Model})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +131,7 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.vsim.CACertPEM())
 	w.svc, err = voice.New(voice.Options{
-		Config: func() *config.Config { return cfg }, Discord: sess, LLM: client, Engine: engine,
+		Config: func() *config.Config { return cfg }, Discord: sess, LLM: model, Engine: engine,
 		NewResponder: sessions, ListenFormat: pcm.Mono24k(), SpeakFormat: pcm.Mono24k(),
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger,
 	})

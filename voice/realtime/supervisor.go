@@ -100,9 +100,9 @@ func (b *Bridge) reconnect(ctx context.Context) *llmrt.Conn {
 	}
 }
 
-// backoff waits *delay (false when ctx ends first) and doubles it up to max.
+// backoff waits *delay with jitter (false when ctx ends first) and doubles it up to max.
 func backoff(ctx context.Context, delay *time.Duration, max time.Duration) bool {
-	t := time.NewTimer(*delay)
+	t := time.NewTimer(withJitter(*delay))
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -1,0 +1,45 @@
+package realtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/llm/gemini"
+	"github.com/banterbot/banter/voice"
+)
+
+// GeminiHearing is the voice session's model (voice.Options.LLM) when the Gemini Live API
+// speaks for it: speech to text is Gemini's own input transcription (gemini.Transcriber), so
+// Stage A (addressing, in both strategies) and the brain decide on the words Gemini heard, as
+// they decide on OpenAI's transcription events on the other provider. Generation and speech
+// stay Model's. It offers no transcription session (voice.SessionTranscriber): the session
+// sends each chunk it transcribes (at a pause, at the end of speech) as one activity.
+type GeminiHearing struct {
+	voice.Model
+	Transcriber *gemini.Transcriber
+}
+
+var _ voice.Model = GeminiHearing{}
+
+// Transcribe implements voice.Model: the WAV's audio, as 16 kHz mono, goes to Gemini as one
+// activity and its inputTranscription comes back. model and opts are not used: the Live
+// model transcribes, in the language it hears.
+func (h GeminiHearing) Transcribe(ctx context.Context, _ string, body []byte, _ llm.TranscribeOptions) (llm.Transcript, error) {
+	samples, f, err := wav.Decode(nil, body)
+	if err != nil {
+		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)
+	}
+	mono, err := toFormat(samples, f, gemini16k)
+	if err != nil {
+		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)
+	}
+	text, err := h.Transcriber.Transcribe(ctx, pcm.AppendBytes(nil, mono), gemini16k.Rate)
+	if err != nil {
+		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)
+	}
+	return llm.Transcript{Text: text, Duration: time.Duration(len(mono)) * time.Second / time.Duration(gemini16k.Rate)}, nil
+}
