@@ -62,6 +62,8 @@ type FactQuery struct {
 type ForgetReport struct {
 	Facts    int
 	Messages int
+	// Replies are the bot's own messages that replied to theirs (derived from them).
+	Replies int
 }
 
 // Memory is the facts part of the Store.
@@ -81,8 +83,8 @@ type Memory interface {
 	// sources of the others; it reports how many facts went.
 	ForgetMessage(ctx context.Context, messageID string) (int, error)
 	// ForgetMember deletes, in one guild, every fact about the member, every fact one of their
-	// messages is a source of, every stored message of theirs, their turns and prompt-ledger
-	// rows, and the reply links of other messages to theirs.
+	// messages is a source of, every stored message of theirs and the bot's replies to them,
+	// their turns and prompt-ledger rows, and the reply links of other messages to theirs.
 	ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error)
 	// SetMemoryPaused pauses (or resumes) memory capture of a member in a guild.
 	SetMemoryPaused(ctx context.Context, guildID, userID string, paused bool, at time.Time) error
@@ -399,6 +401,11 @@ func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string) (For
 			return err
 		}
 		r.Facts = int(n)
+		n, err = db.exec(ctx, `DELETE FROM messages WHERE guild_id=? AND is_self = TRUE AND reply_to_id IN (`+theirs+`)`, guildID, guildID, userID)
+		if err != nil {
+			return err
+		}
+		r.Replies = int(n)
 		steps := []string{
 			`DELETE FROM fact_sources WHERE message_id IN (` + theirs + `)`,
 			`DELETE FROM turns WHERE message_id IN (` + theirs + `)`,

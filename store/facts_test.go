@@ -182,6 +182,10 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	save("m1", "g1", who, "I love "+secret, "")
 	save("m2", "g1", "bob", "nice", "m1")
 	save("m3", "g2", who, "other guild", "")
+	if err := s.SaveMessage(ctx, Message{ID: "m4", ChannelID: "c-g1", GuildID: "g1", AuthorID: "bot", IsSelf: true,
+		Content: "so you love " + secret + "?", CreatedAt: base, ReplyToID: "m1"}); err != nil {
+		t.Fatal(err)
+	}
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: who, SubjectName: "name-" + who, Statement: "loves " + secret, SourceIDs: []string{"m1"}})
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: FactServer, Statement: "server likes " + secret, SourceIDs: []string{"m1"}})
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: "bob", Statement: "bob says nice", SourceIDs: []string{"m2"}})
@@ -190,8 +194,8 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	s.OpenTurn(ctx, Turn{MessageID: "m1", ChannelID: "c-g1", GuildID: "g1", AdmittedAt: base})
 
 	r, err := s.ForgetMember(ctx, "g1", who)
-	if err != nil || r.Facts != 2 || r.Messages != 1 {
-		t.Fatalf("forget = %+v, %v; want 2 facts, 1 message", r, err)
+	if err != nil || r.Facts != 2 || r.Messages != 1 || r.Replies != 1 {
+		t.Fatalf("forget = %+v, %v; want 2 facts, 1 message, 1 reply", r, err)
 	}
 	hits, err := storetest.Scan(ctx, driver, dsn, []string{secret, "marmalade"})
 	if err != nil {
