@@ -18,6 +18,7 @@ import (
 	"github.com/banterbot/banter/discord/post"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
@@ -64,6 +65,7 @@ func catalogue(t *testing.T) []string {
 	llm.NewMetrics(reg)
 	llm.NewMeter(nil, nil, reg)
 	text.NewMetrics(reg)
+	memory.NewMetrics(reg)
 	voice.NewMetrics(reg)
 	dvoice.NewMetrics(reg)
 	audio.NewMetrics(reg)
