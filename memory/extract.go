@@ -223,6 +223,11 @@ func (e *Extractor) extract(ctx context.Context, batch []store.Message) {
 	}
 	e.opts.Metrics.extraction("ok", len(batch))
 	e.apply(ctx, cfg, guild, batch, known, ops)
+	ids := make([]string, len(batch))
+	for i, m := range batch {
+		ids[i] = m.ID
+	}
+	e.opts.Logger.Info("memory_extracted", "guild_id", guild, "channel_id", batch[0].ChannelID, "message_ids", ids, "facts", len(ops))
 }
 
 // allowed keeps the messages memory may still take: memory on for the guild, the author not
