@@ -1,12 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Long-term memory (docs/memory.md): facts about the members of a guild, or the guild itself,
@@ -113,32 +116,41 @@ func factSearchText(f Fact) string {
 	return foldText(f.SubjectName + " " + f.Statement)
 }
 
-// rankFacts keeps the facts sharing a word with terms, the most shared first (newest first on
-// ties), at most limit.
+// rankFacts keeps the facts sharing a word with terms, best first (newest first on ties), at
+// most limit. A shared word weighs more the fewer facts have it (inverse document frequency
+// over fs): a name outweighs "is". One-letter words (the s of "alice's") count for nothing.
 func rankFacts(fs []Fact, terms []string, limit int) []Fact {
-	type scored struct {
-		f Fact
-		n int
-	}
-	var out []scored
-	for _, f := range fs {
-		words := map[string]bool{}
-		for _, w := range searchTerms(factSearchText(f)) {
-			words[w] = true
-		}
-		n := 0
-		for _, t := range terms {
-			if words[t] {
-				n++
+	has := make([][]bool, len(fs)) // has[i][j]: fact i has term j
+	df := make([]int, len(terms))
+	for i, f := range fs {
+		words := searchTerms(factSearchText(f))
+		has[i] = make([]bool, len(terms))
+		for j, t := range terms {
+			if slices.ContainsFunc(words, func(w string) bool { return sameWord(t, w) }) {
+				has[i][j] = true
+				df[j]++
 			}
 		}
-		if n > 0 {
-			out = append(out, scored{f, n})
+	}
+	type scored struct {
+		f     Fact
+		score float64
+	}
+	var out []scored
+	for i, f := range fs {
+		score := 0.0
+		for j := range terms {
+			if has[i][j] {
+				score += math.Log(1 + float64(len(fs))/float64(df[j]))
+			}
+		}
+		if score > 0 {
+			out = append(out, scored{f, score})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b scored) int {
-		if a.n != b.n {
-			return b.n - a.n
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
 		}
 		return b.f.CreatedAt.Compare(a.f.CreatedAt)
 	})
@@ -147,6 +159,51 @@ func rankFacts(fs []Fact, terms []string, limit int) []Fact {
 		res = append(res, s.f)
 	}
 	return res
+}
+
+// factTerms are the words of a fact query that can tell facts apart: its search terms without
+// one-letter words (the s of "alice's") and the commonest English function words, which
+// nearly every statement has.
+func factTerms(text string) []string {
+	return slices.DeleteFunc(searchTerms(text), func(t string) bool {
+		return utf8.RuneCountInString(t) < 2 || isStopWord(t)
+	})
+}
+
+// isStopWord reports whether w is an English function word (questions' and statements' glue).
+func isStopWord(w string) bool {
+	switch w {
+	case "a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "doing", "have", "has",
+		"had", "of", "to", "in", "on", "at", "by", "for", "from", "with", "about", "as", "into", "and", "or", "but", "if",
+		"so", "not", "no", "what", "who", "whom", "whose", "which", "where", "when", "why", "how", "this", "that", "these",
+		"those", "it", "its", "my", "your", "our", "their", "his", "her", "me", "you", "we", "they", "he", "she", "him",
+		"them", "i", "now", "then", "there", "here", "any", "some", "all", "can", "could", "would", "should", "will",
+		"just", "very", "too", "also":
+		return true
+	}
+	return false
+}
+
+// sameWord reports whether a query word and a fact's word are one word in another form: equal,
+// or, for words of four letters or more, sharing their stem ("live", "lives", "lived"). The
+// stem is the word without its last letters, up to three, keeping four ("works" → "work").
+func sameWord(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if utf8.RuneCountInString(a) < 4 || utf8.RuneCountInString(b) < 4 {
+		return false
+	}
+	return strings.HasPrefix(b, stem(a)) && strings.HasPrefix(a, stem(b))
+}
+
+// stem is a word without up to three of its last letters, keeping at least four.
+func stem(w string) string {
+	r := []rune(w)
+	if len(r) <= 4 {
+		return w
+	}
+	return string(r[:len(r)-min(3, len(r)-4)])
 }
 
 // validFact refuses a fact that cannot be stored.
@@ -284,14 +341,14 @@ func (m factsSQL) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
 			args = append(args, id)
 		}
 	}
-	terms := searchTerms(q.Text)
+	terms := factTerms(q.Text)
 	if q.Text != "" && len(terms) == 0 {
 		return nil, nil
 	}
 	var like []string
 	for _, t := range terms {
 		like = append(like, "search_text LIKE ?")
-		args = append(args, "%"+t+"%")
+		args = append(args, "%"+stem(t)+"%") // "lives" finds "live" too; rankFacts decides
 	}
 	if len(like) > 0 {
 		where = append(where, "("+strings.Join(like, " OR ")+")")

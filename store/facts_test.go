@@ -230,3 +230,26 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 		t.Error("forget without a guild")
 	}
 }
+
+// TestRankFacts: a fact is found by its words in other forms ("live" finds "lives"); the
+// glue of a question ("what", "is", the s of "alice's") finds nothing; a rarer shared word
+// outweighs a common one; ties go to the newest.
+func TestRankFacts(t *testing.T) {
+	base := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	fs := []Fact{
+		{ID: 1, SubjectName: "alice", Statement: "alice lives in Berlin", CreatedAt: base},
+		{ID: 2, SubjectName: "bob", Statement: "bob's favourite food is ramen", CreatedAt: base.Add(time.Hour)},
+		{ID: 3, SubjectName: "carol", Statement: "carol's favourite food is tacos", CreatedAt: base.Add(2 * time.Hour)},
+		{ID: 4, SubjectName: "alice", Statement: "alice works as a nurse", CreatedAt: base.Add(3 * time.Hour)},
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"where does alice live?", "alice lives in Berlin; alice works as a nurse"},
+		{"what is bob's favourite food?", "bob's favourite food is ramen; carol's favourite food is tacos"},
+		{"what is it?", ""},
+		{"who is working?", "alice works as a nurse"},
+	} {
+		if got := statements(rankFacts(fs, factTerms(tc.q), 5)); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,8 @@ import (
 	"github.com/banterbot/banter/store"
 )
 
+var showMisses = flag.Bool("misses", false, "print each question missed and what was recalled")
+
 func main() {
 	seed := flag.Uint64("seed", 33, "corpus seed")
 	guilds := flag.Int("guilds", 4, "guilds")
@@ -166,6 +168,9 @@ func report(ctx context.Context, st store.Store, cfg *config.Config, lines []lin
 			return err
 		}
 		s := judge(q, got, noted)
+		if *showMisses && (len(q.want) > 0 && !s.found || s.leaked) {
+			fmt.Printf("miss (%s) %q: want %q, not %q; recalled %q\n", q.kind, q.text, q.want, q.gone, statements(got))
+		}
 		k := byKind[q.kind]
 		k[1]++
 		switch q.kind {
@@ -258,4 +263,12 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+func statements(fs []store.Fact) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Statement)
+	}
+	return out
 }
