@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,9 +70,18 @@ func testMemoryEndToEnd(t *testing.T, driver string) {
 		}
 		return m
 	}
+	// extracted waits for the extraction of the batch holding message id (the gateway's events
+	// are handled concurrently: a batch's order is not the posting order).
 	extracted := func(id discordsim.MessageID) {
 		t.Helper()
-		if !b.logs.wait(ctx, func() bool { return strings.Contains(b.logs.String(), string(id)+`"],"facts"`) }) {
+		if !b.logs.wait(ctx, func() bool {
+			for _, l := range b.logs.since(0) {
+				if ids, _ := l["message_ids"].([]any); l.msg() == "memory_extracted" && slices.Contains(ids, any(string(id))) {
+					return true
+				}
+			}
+			return false
+		}) {
 			t.Fatalf("message %s never extracted\n%s", id, b.logs.String())
 		}
 	}
