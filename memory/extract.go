@@ -42,6 +42,7 @@ type Options struct {
 // new one. One extraction of a channel runs at a time, in order.
 type Extractor struct {
 	opts   Options
+	cache  *Cache
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -66,10 +67,21 @@ func New(opts Options) (*Extractor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Extractor{opts: opts, chans: map[string]*channelBatch{}}
+	e := &Extractor{opts: opts, cache: NewCache(opts.Store, cacheTTL), chans: map[string]*channelBatch{}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e, nil
 }
+
+// cacheTTL bounds how long recall may show facts changed by another process.
+const cacheTTL = 5 * time.Second
+
+// Recall is Recall on the extractor's cache of the guilds' facts.
+func (e *Extractor) Recall(ctx context.Context, guildID string, participants []string, text string, tokens int) ([]store.Fact, error) {
+	return Recall(ctx, e.cache, guildID, participants, text, tokens)
+}
+
+// Invalidate tells recall that a guild's facts changed ("" for every guild).
+func (e *Extractor) Invalidate(guildID string) { e.cache.Invalidate(guildID) }
 
 // Observe queues a stored message for extraction when memory is on for its guild and its
 // author has not paused it. Bots, the bot itself and empty messages are never extracted; the
@@ -223,6 +235,7 @@ func (e *Extractor) extract(ctx context.Context, batch []store.Message) {
 	}
 	e.opts.Metrics.extraction("ok", len(batch))
 	e.apply(ctx, cfg, guild, batch, known, ops)
+	e.cache.Invalidate(guild)
 	ids := make([]string, len(batch))
 	for i, m := range batch {
 		ids[i] = m.ID

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,24 +14,19 @@ import (
 // the turn's text (about anyone of the guild, or the server: a question about someone not in
 // the conversation finds them), then the participants' own facts, newest first; as many as fit
 // in tokens (about four characters a token). Nothing of another guild is read.
-func Recall(ctx context.Context, st store.Memory, guildID string, participants []string, text string, tokens int) ([]store.Fact, error) {
+func Recall(ctx context.Context, c *Cache, guildID string, participants []string, text string, tokens int) ([]store.Fact, error) {
 	if guildID == "" || tokens <= 0 {
 		return nil, nil
 	}
-	var candidates []store.Fact
-	if strings.TrimSpace(text) != "" {
-		found, err := st.Facts(ctx, store.FactQuery{GuildID: guildID, Text: text, Limit: 20})
-		if err != nil {
-			return nil, fmt.Errorf("memory: recall: %w", err)
-		}
-		candidates = append(candidates, found...)
+	current, err := c.Current(ctx, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("memory: recall: %w", err)
 	}
-	if len(participants) > 0 {
-		own, err := st.Facts(ctx, store.FactQuery{GuildID: guildID, SubjectIDs: participants, Limit: 40})
-		if err != nil {
-			return nil, fmt.Errorf("memory: recall: %w", err)
+	candidates := store.RankFacts(current, text, maxWordMatches)
+	for _, f := range current {
+		if slices.Contains(participants, f.SubjectID) {
+			candidates = append(candidates, f)
 		}
-		candidates = append(candidates, own...)
 	}
 	var out []store.Fact
 	seen := map[int64]bool{}
@@ -49,6 +45,9 @@ func Recall(ctx context.Context, st store.Memory, guildID string, participants [
 	}
 	return out, nil
 }
+
+// maxWordMatches bounds the facts found by words that recall considers.
+const maxWordMatches = 20
 
 // factTokens estimates a rendered fact line's tokens.
 func factTokens(f store.Fact) int {

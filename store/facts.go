@@ -1,15 +1,11 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Long-term memory (docs/memory.md): facts about the members of a guild, or the guild itself,
@@ -41,6 +37,9 @@ type Fact struct {
 	RetiredAt    time.Time
 	// Locked facts are never superseded by extraction.
 	Locked bool
+
+	searchText string   // as stored (factSearchText), read by the word search
+	words      []string // searchText's words, split once when read
 }
 
 // Current reports whether the fact is current (not retired).
@@ -97,8 +96,12 @@ type Memory interface {
 	PruneFacts(ctx context.Context, cutoff time.Time) (int, error)
 }
 
-// maxFactResults bounds FactQuery.Limit.
-const maxFactResults = 500
+// maxFactResults bounds FactQuery.Limit; maxFactCandidates bounds the newest facts sharing a
+// word with a query that are ranked.
+const (
+	maxFactResults    = 5000
+	maxFactCandidates = 200
+)
 
 func (q FactQuery) limit() int {
 	switch {
@@ -114,96 +117,6 @@ func (q FactQuery) limit() int {
 // statement, folded like message search.
 func factSearchText(f Fact) string {
 	return foldText(f.SubjectName + " " + f.Statement)
-}
-
-// rankFacts keeps the facts sharing a word with terms, best first (newest first on ties), at
-// most limit. A shared word weighs more the fewer facts have it (inverse document frequency
-// over fs): a name outweighs "is". One-letter words (the s of "alice's") count for nothing.
-func rankFacts(fs []Fact, terms []string, limit int) []Fact {
-	has := make([][]bool, len(fs)) // has[i][j]: fact i has term j
-	df := make([]int, len(terms))
-	for i, f := range fs {
-		words := searchTerms(factSearchText(f))
-		has[i] = make([]bool, len(terms))
-		for j, t := range terms {
-			if slices.ContainsFunc(words, func(w string) bool { return sameWord(t, w) }) {
-				has[i][j] = true
-				df[j]++
-			}
-		}
-	}
-	type scored struct {
-		f     Fact
-		score float64
-	}
-	var out []scored
-	for i, f := range fs {
-		score := 0.0
-		for j := range terms {
-			if has[i][j] {
-				score += math.Log(1 + float64(len(fs))/float64(df[j]))
-			}
-		}
-		if score > 0 {
-			out = append(out, scored{f, score})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b scored) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return b.f.CreatedAt.Compare(a.f.CreatedAt)
-	})
-	res := make([]Fact, 0, min(len(out), limit))
-	for _, s := range out[:min(len(out), limit)] {
-		res = append(res, s.f)
-	}
-	return res
-}
-
-// factTerms are the words of a fact query that can tell facts apart: its search terms without
-// one-letter words (the s of "alice's") and the commonest English function words, which
-// nearly every statement has.
-func factTerms(text string) []string {
-	return slices.DeleteFunc(searchTerms(text), func(t string) bool {
-		return utf8.RuneCountInString(t) < 2 || isStopWord(t)
-	})
-}
-
-// isStopWord reports whether w is an English function word (questions' and statements' glue).
-func isStopWord(w string) bool {
-	switch w {
-	case "a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "doing", "have", "has",
-		"had", "of", "to", "in", "on", "at", "by", "for", "from", "with", "about", "as", "into", "and", "or", "but", "if",
-		"so", "not", "no", "what", "who", "whom", "whose", "which", "where", "when", "why", "how", "this", "that", "these",
-		"those", "it", "its", "my", "your", "our", "their", "his", "her", "me", "you", "we", "they", "he", "she", "him",
-		"them", "i", "now", "then", "there", "here", "any", "some", "all", "can", "could", "would", "should", "will",
-		"just", "very", "too", "also":
-		return true
-	}
-	return false
-}
-
-// sameWord reports whether a query word and a fact's word are one word in another form: equal,
-// or, for words of four letters or more, sharing their stem ("live", "lives", "lived"). The
-// stem is the word without its last letters, up to three, keeping four ("works" → "work").
-func sameWord(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if utf8.RuneCountInString(a) < 4 || utf8.RuneCountInString(b) < 4 {
-		return false
-	}
-	return strings.HasPrefix(b, stem(a)) && strings.HasPrefix(a, stem(b))
-}
-
-// stem is a word without up to three of its last letters, keeping at least four.
-func stem(w string) string {
-	r := []rune(w)
-	if len(r) <= 4 {
-		return w
-	}
-	return string(r[:len(r)-min(3, len(r)-4)])
 }
 
 // validFact refuses a fact that cannot be stored.
@@ -324,7 +237,7 @@ func (m factsSQL) AddFactSources(ctx context.Context, guildID string, id int64, 
 	return nil
 }
 
-const factColumns = `id, guild_id, subject_id, subject_name, statement, created_at, superseded_by, retired_at, locked`
+const factColumns = `id, guild_id, subject_id, subject_name, statement, created_at, superseded_by, retired_at, locked, search_text`
 
 func (m factsSQL) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
 	if q.GuildID == "" {
@@ -355,65 +268,69 @@ func (m factsSQL) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
 	}
 	limit := q.limit()
 	if len(terms) > 0 {
-		limit = maxFactResults // ranked below, in Go
+		limit = maxFactCandidates // ranked below, in Go
 	}
 	args = append(args, limit)
 	fs, err := m.scanFacts(ctx, `SELECT `+factColumns+` FROM facts WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	if err == nil && len(terms) > 0 {
+		fs = rankFacts(fs, terms, q.limit())
+	}
+	if err == nil {
+		err = m.fillSources(ctx, fs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: facts of %s: %w", q.GuildID, err)
-	}
-	if len(terms) > 0 {
-		fs = rankFacts(fs, terms, q.limit())
 	}
 	return fs, nil
 }
 
-// scanFacts runs a facts query and reads each fact's sources.
+// scanFacts runs a facts query (without the sources: fillSources).
 func (m factsSQL) scanFacts(ctx context.Context, q string, args ...any) ([]Fact, error) {
 	rows, err := m.db.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	var out []Fact
 	for rows.Next() {
 		var f Fact
 		var created, retired, locked int64
-		if err := rows.Scan(&f.ID, &f.GuildID, &f.SubjectID, &f.SubjectName, &f.Statement, &created, &f.SupersededBy, &retired, &locked); err != nil {
-			rows.Close()
+		if err := rows.Scan(&f.ID, &f.GuildID, &f.SubjectID, &f.SubjectName, &f.Statement, &created, &f.SupersededBy, &retired, &locked, &f.searchText); err != nil {
 			return nil, err
 		}
 		f.CreatedAt, f.RetiredAt, f.Locked = fromMS(created), fromMS(retired), locked != 0
+		f.words = wordsOf(f.searchText)
 		out = append(out, f)
 	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		if out[i].SourceIDs, err = m.sources(ctx, out[i].ID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
-func (m factsSQL) sources(ctx context.Context, id int64) ([]string, error) {
-	rows, err := m.db.query(ctx, `SELECT message_id FROM fact_sources WHERE fact_id=? ORDER BY message_id`, id)
+// fillSources reads the sources of fs in one query.
+func (m factsSQL) fillSources(ctx context.Context, fs []Fact) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	at := make(map[int64]int, len(fs))
+	args := make([]any, len(fs))
+	for i, f := range fs {
+		at[f.ID], args[i] = i, f.ID
+	}
+	rows, err := m.db.query(ctx, `SELECT fact_id, message_id FROM fact_sources WHERE fact_id IN (?`+strings.Repeat(",?", len(fs)-1)+
+		`) ORDER BY fact_id, message_id`, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []string
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
+		var id int64
+		var src string
+		if err := rows.Scan(&id, &src); err != nil {
+			return err
 		}
-		out = append(out, s)
+		fs[at[id]].SourceIDs = append(fs[at[id]].SourceIDs, src)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 func (m factsSQL) DeleteFact(ctx context.Context, guildID string, id int64) error {

@@ -186,7 +186,7 @@ func (s *Service) HandleMessageDelete(m *discordgo.Message) {
 	if err := s.opts.Store.DeleteMessage(s.ctx, m.ID); err != nil && !isNotFound(err) {
 		s.logger.Error("store_failed", "op", "delete_message", "message_id", m.ID, "error", err.Error())
 	}
-	s.forgetMessage(m.ID)
+	s.forgetMessage(m.ID, m.GuildID)
 }
 
 // storedFromDiscord converts a gateway or REST message into its stored form.

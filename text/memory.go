@@ -32,15 +32,17 @@ func (s *Service) rememberEdit(id string) {
 	if err != nil || m.Deleted || m.IsSelf || !s.cfg().Memory.EnabledFor(m.GuildID) {
 		return
 	}
-	s.forgetMessage(id)
+	s.forgetMessage(id, m.GuildID)
 	s.remember(m)
 }
 
 // forgetMessage deletes the facts whose only source was the message (deleted or edited) and
-// drops it from a pending batch.
-func (s *Service) forgetMessage(id string) {
+// drops it from a pending batch; guild is the message's ("" when unknown: every guild's
+// recall is refreshed).
+func (s *Service) forgetMessage(id, guild string) {
 	if s.opts.Memory != nil {
 		s.opts.Memory.DropMessage(id)
+		defer s.opts.Memory.Invalidate(guild)
 	}
 	n, err := s.opts.Store.ForgetMessage(s.ctx, id)
 	if err != nil {
@@ -54,7 +56,7 @@ func (s *Service) forgetMessage(id string) {
 // what the turn's messages talk about, within memory.promptTokens.
 func (s *Service) addMemories(ctx context.Context, a *attempt) {
 	cfg, guild := a.cfg, a.primary.msg.GuildID
-	if !cfg.Memory.EnabledFor(guild) || len(a.req.Messages) == 0 {
+	if s.opts.Memory == nil || !cfg.Memory.EnabledFor(guild) || len(a.req.Messages) == 0 {
 		return
 	}
 	ids := make([]string, 0, len(a.c.people))
@@ -65,7 +67,7 @@ func (s *Service) addMemories(ctx context.Context, a *attempt) {
 	for _, t := range a.c.triggers {
 		words = append(words, t.Content)
 	}
-	facts, err := memory.Recall(ctx, s.opts.Store, guild, ids, strings.Join(words, " "), cfg.Memory.PromptTokens)
+	facts, err := s.opts.Memory.Recall(ctx, guild, ids, strings.Join(words, " "), cfg.Memory.PromptTokens)
 	if err != nil {
 		s.logger.Warn("store_failed", append(a.attrs, "op", "memory_recall", "error", err.Error())...)
 		return

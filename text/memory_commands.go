@@ -97,6 +97,9 @@ func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, u
 	if guild == "" {
 		return "Memory works in servers only."
 	}
+	if s.opts.Memory != nil {
+		defer s.opts.Memory.Invalidate(guild)
+	}
 	switch action {
 	case memShow:
 		if public {

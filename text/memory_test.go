@@ -111,7 +111,8 @@ func TestMemoryCommands(t *testing.T) {
 // BenchmarkMessageToSendMemory is BenchmarkMessageToSend with memory off and on, in one run:
 // on, every message is also extracted (batches of 8 on the same simulated model latency) and
 // every turn's prompt reads the facts of a guild holding 500 (recall by participants and
-// words). x-memory-off is the ratio of the medians.
+// words: the asker's facts, and those sharing a word with the message). x-memory-off is the
+// ratio of the medians.
 //
 //	go test -run '^$' -bench MessageToSendMemory -benchtime 500x ./text
 func BenchmarkMessageToSendMemory(b *testing.B) {
@@ -138,13 +139,16 @@ func memoryLoad(b *testing.B, n int, on bool) loadResult {
 	}, memRule, benchRule)
 	g, chans, alice := benchGuild(h.dsim)
 	if on {
+		// 500 facts of 40 members, a tenth of them alice's (the asker: her facts are read every
+		// turn), in the forms people state them.
+		kinds, names := []string{"cat", "dog", "parrot", "rabbit", "turtle"}, []string{"Miso", "Rex", "Kiwi", "Luna", "Tofu", "Mango"}
 		for i := range 500 {
-			subject := fmt.Sprintf("9%017d", i%40)
+			subject, name := fmt.Sprintf("9%017d", i%40), fmt.Sprintf("member%d", i%40)
 			if i%10 == 0 {
-				subject = string(alice)
+				subject, name = string(alice), "alice"
 			}
-			if _, err := h.st.AddFact(context.Background(), store.Fact{GuildID: string(g), SubjectID: subject, SubjectName: fmt.Sprintf("member%d", i%40),
-				Statement: fmt.Sprintf("member%d answered question number %d about topic %d", i%40, i, i%17)}); err != nil {
+			if _, err := h.st.AddFact(context.Background(), store.Fact{GuildID: string(g), SubjectID: subject, SubjectName: name,
+				Statement: fmt.Sprintf("%s has a %s named %s%d", name, kinds[i%len(kinds)], names[i%len(names)], i), SourceIDs: []string{fmt.Sprint(i)}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -160,10 +160,11 @@ func report(ctx context.Context, st store.Store, cfg *config.Config, lines []lin
 			noted[l.guild+"\x00"+l.fact] = l.at
 		}
 	}
+	cache := memory.NewCache(st, 0) // read fresh for every question
 	byKind := map[string][2]int{}
 	var answerable, found, updated, current, forgotten, cross int
 	for _, q := range qs {
-		got, err := memory.Recall(ctx, st, q.guild, []string{q.asker.id}, q.text, cfg.Memory.PromptTokens)
+		got, err := memory.Recall(ctx, cache, q.guild, []string{q.asker.id}, q.text, cfg.Memory.PromptTokens)
 		if err != nil {
 			return err
 		}
