@@ -117,7 +117,6 @@ func stem(w string) string {
 	return string(r[:len(r)-min(3, len(r)-4)])
 }
 
-
 // wordsOf splits folded text (foldText) into its words of letters and digits.
 func wordsOf(folded string) []string {
 	return strings.FieldsFunc(folded, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
