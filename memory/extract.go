@@ -50,7 +50,17 @@ type Extractor struct {
 	mu     sync.Mutex // guards following
 	closed bool
 	chans  map[string]*channelBatch
+	pauses map[string]pauseState // by guild and member: what the store said, or a command set
 }
+
+// pauseState is a member's pause as last read (or set by /memory pause or resume).
+type pauseState struct {
+	paused bool
+	at     time.Time
+}
+
+// maxPauseStates bounds the pauses remembered; past it they are read again.
+const maxPauseStates = 100000
 
 // channelBatch is one channel's messages waiting for extraction.
 type channelBatch struct {
@@ -67,7 +77,7 @@ func New(opts Options) (*Extractor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Extractor{opts: opts, cache: NewCache(opts.Store, cacheTTL), chans: map[string]*channelBatch{}}
+	e := &Extractor{opts: opts, cache: NewCache(opts.Store, cacheTTL), chans: map[string]*channelBatch{}, pauses: map[string]pauseState{}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -91,11 +101,8 @@ func (e *Extractor) Observe(ctx context.Context, m store.Message) {
 	if !cfg.Memory.EnabledFor(m.GuildID) || m.IsBot || m.IsSelf || m.Deleted || strings.TrimSpace(m.Content) == "" {
 		return
 	}
-	if paused, err := e.opts.Store.MemoryPaused(ctx, m.GuildID, m.AuthorID); err != nil || paused {
-		if err != nil {
-			e.opts.Logger.Warn("store_failed", "op", "memory_paused", "error", err.Error())
-		}
-		return // a pause that cannot be read is a pause
+	if e.paused(ctx, m.GuildID, m.AuthorID) {
+		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -131,6 +138,40 @@ func (e *Extractor) Observe(ctx context.Context, m store.Message) {
 			e.startLocked(ch, cb)
 		}
 	})
+}
+
+// paused reports whether a member paused memory in a guild: from what the store said within
+// cacheTTL (or a command set), else the store; a pause that cannot be read is a pause. The
+// extraction asks the store again before anything reaches the model.
+func (e *Extractor) paused(ctx context.Context, guild, user string) bool {
+	key, now := guild+"\x00"+user, time.Now()
+	e.mu.Lock()
+	p, ok := e.pauses[key]
+	e.mu.Unlock()
+	if ok && now.Sub(p.at) < cacheTTL {
+		return p.paused
+	}
+	paused, err := e.opts.Store.MemoryPaused(ctx, guild, user)
+	if err != nil {
+		e.opts.Logger.Warn("store_failed", "op", "memory_paused", "error", err.Error())
+		return true
+	}
+	e.NotePause(guild, user, paused)
+	return paused
+}
+
+// NotePause records a member's pause (after /memory pause or resume stored it); a pause also
+// drops their pending messages of the guild.
+func (e *Extractor) NotePause(guild, user string, paused bool) {
+	e.mu.Lock()
+	if len(e.pauses) >= maxPauseStates {
+		clear(e.pauses)
+	}
+	e.pauses[guild+"\x00"+user] = pauseState{paused: paused, at: time.Now()}
+	e.mu.Unlock()
+	if paused {
+		e.Drop(guild, user)
+	}
 }
 
 // startLocked takes a channel's pending batch and extracts it on a goroutine. e.mu is held.

@@ -126,10 +126,10 @@ func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, u
 			s.logger.Error("store_failed", "op", "set_memory_paused", "guild_id", guild, "error", err.Error())
 			return "Sorry, I couldn't change that just now. Please try again."
 		}
+		if s.opts.Memory != nil {
+			s.opts.Memory.NotePause(guild, userID, paused)
+		}
 		if paused {
-			if s.opts.Memory != nil {
-				s.opts.Memory.Drop(guild, userID)
-			}
 			return "Paused: I won't remember anything you say in this server until you run `/memory resume`."
 		}
 		return "Resumed: I'll remember what you tell me in this server again."
