@@ -26,6 +26,8 @@ type Config struct {
 	LLM              LLM                 `yaml:"llm"`
 	ReplyFollowupLLM ReplyFollowupLLM    `yaml:"replyFollowupLlm"`
 	Lookups          Lookups             `yaml:"lookups"`
+	MemoryLLM        MemoryLLM           `yaml:"memoryLlm"`
+	Memory           Memory              `yaml:"memory"`
 	Images           Images              `yaml:"images"`
 	Voice            Voice               `yaml:"voice"`
 	Safety           Safety              `yaml:"safety"`

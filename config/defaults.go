@@ -78,6 +78,8 @@ func Default() *Config {
 			Memory:         MemoryLookup{Enabled: true, Scope: "channel", MaxResults: 5},
 			Image:          ImageLookup{Enabled: true},
 		},
+		MemoryLLM: MemoryLLM{Model: "gpt-5-nano"},
+		Memory:    defaultMemory(),
 		Images: Images{
 			Enabled:             true,
 			Mode:                "inline",

@@ -96,6 +96,7 @@ func (c *Config) Slots() []Slot {
 		{"voice.geminiRealtime", orDefault(c.Voice.GeminiRealtime.Provider, GeminiProvider), c.Voice.GeminiRealtime.Model},
 		{"lookups.webSearch", c.Lookups.WebSearch.Provider, orDefault(c.Lookups.WebSearch.Model, c.LLM.Model)},
 		{"lookups.image", c.Lookups.Image.Provider, orDefault(c.Lookups.Image.Model, c.LLM.Model)},
+		{"memoryLlm", c.MemoryLLM.Provider, c.MemoryLLM.Model},
 	}
 }
 

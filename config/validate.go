@@ -142,6 +142,7 @@ func (v *validator) validateLLM(c *Config) {
 		v.nonEmpty("replyFollowupLlm.model", c.ReplyFollowupLLM.Model)
 	}
 	v.validateLookups(c)
+	v.validateMemory(c)
 }
 
 // validateLookups checks the lookups and images sections.

@@ -18,8 +18,9 @@ import (
 //
 // Times are stored as Unix milliseconds (BIGINT), as in SQLite, so both drivers round alike.
 type Postgres struct {
-	pool *pgxpool.Pool
-	name string // the DSN with its password removed, for error messages
+	factsSQL // the Memory methods (facts.go)
+	pool     *pgxpool.Pool
+	name     string // the DSN with its password removed, for error messages
 }
 
 var _ Store = (*Postgres)(nil)
@@ -53,7 +54,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*Postg
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres %s: %w", name, err)
 	}
-	s := &Postgres{pool: pool, name: name}
+	s := &Postgres{pool: pool, name: name, factsSQL: factsSQL{pgFacts{pool: pool}}}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to postgres %s (is the server running and the DSN right?): %w", name, err)
@@ -139,6 +140,8 @@ func pgMigrations() []string {
 		turnsMigration,
 		// 7: when each model provider's request budget has its next slot (llm.requestsPerMinute).
 		`CREATE TABLE request_budgets (provider TEXT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
+		// 8: long-term memory (facts.go): facts, their source messages, members who paused it.
+		pgFactsMigration,
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 
 // SQLite is the embedded Store: one file, WAL journal, migrations applied at Open.
 type SQLite struct {
-	db   *sql.DB
-	path string
+	factsSQL // the Memory methods (facts.go)
+	db       *sql.DB
+	path     string
 }
 
 var _ Store = (*SQLite)(nil)
@@ -37,7 +38,7 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 	// The path goes into a file: URI, where '%', '?' and '#' are special: escape them so the
 	// database is the file named, not a prefix of it.
 	uriPath := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	dsn := "file:" + uriPath + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	dsn := "file:" + uriPath + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=secure_delete(FAST)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -45,7 +46,7 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 	// One connection: SQLite serializes writers anyway, and this keeps WAL mode and pragmas on
 	// the connection every query uses.
 	db.SetMaxOpenConns(1)
-	s := &SQLite{db: db, path: path}
+	s := &SQLite{db: db, path: path, factsSQL: factsSQL{sqliteFacts{db: db, x: db}}}
 	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s (is the file and its folder writable?): %w", path, err)
@@ -116,6 +117,8 @@ func migrations() []string {
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
 		// 5: durable turns (turns.go): admitted addressed turns, open until their outcome.
 		turnsMigration,
+		// 6: long-term memory (facts.go): facts, their source messages, members who paused it.
+		sqliteFactsMigration,
 	}
 }
 
@@ -452,4 +455,17 @@ func (s *SQLite) Close() error {
 		return fmt.Errorf("store: checkpoint %s: %w", s.path, cpErr)
 	}
 	return nil
+}
+
+// ForgetMember implements Memory, then merges the full-text index's segments so that the
+// words of the deleted messages leave the index too, not only its live view.
+func (s *SQLite) ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error) {
+	r, err := s.factsSQL.ForgetMember(ctx, guildID, userID)
+	if err != nil {
+		return r, err
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO messages_fts(messages_fts) VALUES ('optimize')`); err != nil {
+		return r, fmt.Errorf("store: forget member %s in %s: merge the search index: %w", userID, guildID, err)
+	}
+	return r, nil
 }

@@ -177,6 +177,9 @@ type Store interface {
 	// OpenTurns returns a guild's open turns, oldest first.
 	OpenTurns(ctx context.Context, guildID string) ([]Turn, error)
 
+	// Memory holds the facts banter remembers about people (facts.go).
+	Memory
+
 	// Prune deletes messages and turns created before cutoff and ledger rows older than an
 	// hour before now, and reports how many messages went.
 	Prune(ctx context.Context, cutoff, now time.Time) (int, error)

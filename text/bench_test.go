@@ -105,6 +105,12 @@ func runLoad(b testing.TB, dsim *discordsim.Server, osim *openaisim.Server, chan
 }
 
 func benchWorld(b testing.TB, dsim *discordsim.Server) ([]discordsim.ChannelID, discordsim.UserID) {
+	_, chans, alice := benchGuild(dsim)
+	return chans, alice
+}
+
+// benchGuild is benchWorld with the guild's id.
+func benchGuild(dsim *discordsim.Server) (discordsim.GuildID, []discordsim.ChannelID, discordsim.UserID) {
 	g := dsim.CreateGuild("bench")
 	var chans []discordsim.ChannelID
 	for i := range benchChannels {
@@ -112,7 +118,7 @@ func benchWorld(b testing.TB, dsim *discordsim.Server) ([]discordsim.ChannelID, 
 	}
 	alice := dsim.CreateUser("alice")
 	dsim.AddMember(g, alice)
-	return chans, alice
+	return g, chans, alice
 }
 
 // benchLimits raise the simulator's global REST limit from Discord's default 50 requests/s

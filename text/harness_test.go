@@ -181,8 +181,9 @@ func (h *harness) start() {
 	if h.wrapStore != nil {
 		pipelineStore = h.wrapStore(st)
 	}
+	extractor := h.newExtractor(cfg, pipelineStore, client, logger)
 	svc, err := text.New(text.Options{
-		Config: h.cfg.Load, Discord: sess, Store: pipelineStore, Model: client, Engine: engine,
+		Config: h.cfg.Load, Discord: sess, Store: pipelineStore, Model: client, Engine: engine, Memory: extractor,
 		Decisions: &decision.Recorder{Logger: logger, Metrics: dm},
 		Logger:    logger, Metrics: text.NewMetrics(h.reg), Now: h.clock.Now,
 	})
@@ -213,6 +214,9 @@ func (h *harness) start() {
 		defer cancel()
 		if err := svc.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
+		}
+		if extractor != nil {
+			extractor.Close(ctx)
 		}
 		sess.Close()
 		st.Close()

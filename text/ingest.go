@@ -52,6 +52,9 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return
 	}
 
+	if !isSelf && s.handleMemoryPrefix(cfg, m) {
+		return // "!banter memory …": answered, not stored
+	}
 	rec := storedFromDiscord(m, ch, isSelf)
 	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
@@ -63,6 +66,7 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return
 	}
 	s.opts.Metrics.ingested("stored")
+	s.remember(rec)
 
 	s.admit(ctx, cfg, cs, s.newTurn(ctx, cfg, m, rec))
 }
@@ -136,6 +140,8 @@ func (s *Service) HandleMessageUpdate(m *discordgo.Message) {
 		}
 		if err := s.opts.Store.EditMessage(s.ctx, m.ID, m.Content, edited); err != nil && !isNotFound(err) {
 			s.logger.Error("store_failed", "op", "edit_message", "message_id", m.ID, "error", err.Error())
+		} else if err == nil {
+			s.rememberEdit(m.ID)
 		}
 	}
 	if len(m.Embeds) > 0 || len(m.Attachments) > 0 {
@@ -180,6 +186,7 @@ func (s *Service) HandleMessageDelete(m *discordgo.Message) {
 	if err := s.opts.Store.DeleteMessage(s.ctx, m.ID); err != nil && !isNotFound(err) {
 		s.logger.Error("store_failed", "op", "delete_message", "message_id", m.ID, "error", err.Error())
 	}
+	s.forgetMessage(m.ID, m.GuildID)
 }
 
 // storedFromDiscord converts a gateway or REST message into its stored form.

@@ -249,6 +249,7 @@ func (s *Service) memoryLookup(ctx context.Context, a *attempt, query string) (s
 		return "", err
 	}
 	var b strings.Builder
+	b.WriteString(s.factsFound(ctx, cfg, p.GuildID, query)) // facts first, then messages
 	n := 0
 	for _, m := range found {
 		if n == cfg.Lookups.Memory.MaxResults {

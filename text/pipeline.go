@@ -161,6 +161,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 func (s *Service) buildContext(ctx context.Context, a *attempt) {
 	a.c = s.buildConvo(ctx, a.cfg, a.cs, a.primary, a.admitted)
 	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), a.cfg.Bot.Name)
+	s.addMemories(ctx, a)
 	if lookups := lookupsOffered(a.cfg); len(lookups) > 0 {
 		a.req.Tools = append(a.req.Tools, lookups...)
 		a.req.ParallelToolCalls = true // several lookups at once

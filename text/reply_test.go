@@ -213,7 +213,7 @@ func TestSlashCommandsWithLongBotName(t *testing.T) {
 	long := strings.Repeat("Bartholomew ", 6) + "the Magnificent" // 87 characters
 	h := newHarness(t, func(c *config.Config) { c.Bot.Name = long })
 	cmds := h.dsim.Commands("")
-	if len(cmds) != 1 || cmds[0].Name != "persona" {
+	if len(cmds) != 2 || cmds[0].Name != "persona" || cmds[1].Name != "memory" {
 		t.Fatalf("registered commands = %+v", cmds)
 	}
 	for _, name := range []string{"b", "banter", strings.Repeat("x", 35), strings.Repeat("é", 60), long} {

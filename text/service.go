@@ -16,6 +16,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	FollowupModel  Generator
 	WebSearchModel Generator
 	VisionModel    Generator
+	// Memory extracts facts from stored messages (nil: no extraction; memory.enabled decides
+	// per guild).
+	Memory *memory.Extractor
 	// Engine is text Stage A. Its policy is kept in step with Config by the Service.
 	Engine *decision.TextEngine
 	// Decisions logs and counts Stage B decisions (Stage A records its own through Engine).

@@ -39,7 +39,7 @@ func (s *Service) Commands() []*discordgo.ApplicationCommand {
 			opt("pronouns", "Your pronouns", 32),
 			opt("about", "A line about you", 200),
 		},
-	}}
+	}, memoryCommand()}
 }
 
 // personaDescription describes /persona with the bot's name when it fits Discord's 100
@@ -59,7 +59,7 @@ func (s *Service) HandleInteraction(ctx context.Context, api Interactions, i *di
 		return false
 	}
 	data := i.ApplicationCommandData()
-	if data.Name != "persona" {
+	if data.Name != "persona" && data.Name != memoryCommandName {
 		return false
 	}
 	user := i.User
@@ -69,7 +69,13 @@ func (s *Service) HandleInteraction(ctx context.Context, api Interactions, i *di
 	if user == nil {
 		return false
 	}
-	reply := s.personaCommand(ctx, user, data.Options)
+	var reply string
+	if data.Name == memoryCommandName {
+		action, n := memoryInteraction(data)
+		reply = s.memoryAction(ctx, s.cfg(), i.GuildID, user.ID, action, n, false)
+	} else {
+		reply = s.personaCommand(ctx, user, data.Options)
+	}
 	err := api.InteractionRespond(i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{

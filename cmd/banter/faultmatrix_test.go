@@ -42,6 +42,9 @@ type botProcess struct {
 	stop  func() error
 	// cfgPath is the bot's config file (a test may rewrite it: banter reloads it live).
 	cfgPath string
+	// storeDriver and storeDSN are the bot's store: a setup may set them (default: a SQLite file
+	// in the test's folder, set by startBot).
+	storeDriver, storeDSN string
 }
 
 // startBot runs banter against fresh simulators; discordExtra is added to the config's discord
@@ -65,8 +68,11 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
-		b.dsim.APIBaseURL(), discordExtra, filepath.Join(dir, "banter.db"), extra)
+	if b.storeDriver == "" {
+		b.storeDriver, b.storeDSN = "sqlite", filepath.Join(dir, "banter.db")
+	}
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: 127.0.0.1:0\nstore:\n  driver: %s\n  dsn: %q\nllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
+		b.dsim.APIBaseURL(), discordExtra, b.storeDriver, b.storeDSN, extra)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

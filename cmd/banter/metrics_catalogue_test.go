@@ -19,6 +19,7 @@ import (
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
+	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/text"
@@ -67,6 +68,7 @@ func catalogue(t *testing.T) []string {
 	llm.NewMetrics(reg)
 	llm.NewMeter(nil, nil, reg)
 	text.NewMetrics(reg)
+	memory.NewMetrics(reg)
 	voice.NewMetrics(reg)
 	dvoice.NewMetrics(reg)
 	audio.NewMetrics(reg)

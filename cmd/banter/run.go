@@ -267,7 +267,7 @@ func (a *app) startFailed(ctx context.Context, err error) error {
 // startBackground starts what runs beside the pipelines until ctx ends: store pruning, the
 // metrics server, the config watcher and SIGHUP reloads. It returns the config watcher.
 func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, st store.Store) (*config.Watcher, error) {
-	if a.cfg.Store.RetentionDays > 0 {
+	if a.cfg.Store.RetentionDays > 0 || a.cfg.Memory.RetentionDays > 0 {
 		wg.Go(func() { a.pruneLoop(ctx, st) })
 	}
 	if a.cfg.Metrics.Listen != "" {
@@ -472,6 +472,10 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	if err != nil {
 		return nil, fmt.Errorf("lookups.image.provider: %w", err)
 	}
+	extractor, err := a.newMemory(w, st, models, reg)
+	if err != nil {
+		return nil, err
+	}
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions,
@@ -486,6 +490,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		FollowupModel:  followup,
 		WebSearchModel: search,
 		VisionModel:    vision,
+		Memory:         extractor,
 		Engine:         decision.NewTextEngine(text.Policy(cfg), opts),
 		Decisions:      &decision.Recorder{Logger: a.logger, Metrics: decisions},
 		Logger:         a.logger,
@@ -508,12 +513,15 @@ func (a *app) pruneLoop(ctx context.Context, st store.Store) {
 	defer t.Stop()
 	for {
 		now := time.Now()
-		cutoff := now.AddDate(0, 0, -a.cfg.Store.RetentionDays)
-		if n, err := st.Prune(ctx, cutoff, now); err != nil {
-			a.logger.Warn("store_prune_failed", "error", err.Error())
-		} else if n > 0 {
-			a.logger.Info("store_pruned", "messages", n)
+		if a.cfg.Store.RetentionDays > 0 {
+			cutoff := now.AddDate(0, 0, -a.cfg.Store.RetentionDays)
+			if n, err := st.Prune(ctx, cutoff, now); err != nil {
+				a.logger.Warn("store_prune_failed", "error", err.Error())
+			} else if n > 0 {
+				a.logger.Info("store_pruned", "messages", n)
+			}
 		}
+		a.pruneFacts(ctx, st, now)
 		select {
 		case <-ctx.Done():
 			return

@@ -47,9 +47,11 @@ func (t InteractionCallbackType) String() string {
 
 // CommandOption is one option value of an invoked slash command.
 type CommandOption struct {
-	Name  string `json:"name"`
-	Type  int    `json:"type"` // 3 string, 4 integer, 5 boolean, 6 user, 7 channel, 10 number
-	Value any    `json:"value"`
+	Name string `json:"name"`
+	Type int    `json:"type"` // 1 subcommand, 3 string, 4 integer, 5 boolean, 6 user, 7 channel, 10 number
+	// Value is the option's value; a subcommand has none, and its Options instead.
+	Value   any             `json:"value,omitempty"`
+	Options []CommandOption `json:"options,omitempty"`
 }
 
 // Interaction is a slash command invoked by a simulated user, with the

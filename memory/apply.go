@@ -1,0 +1,99 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/safety"
+	"github.com/banterbot/banter/store"
+)
+
+// apply stores the facts of a valid answer: a repeat merges its sources into the fact it
+// repeats, a correction retires the fact it corrects, anything else is a new fact. A fact
+// whose sources were all deleted meanwhile (a deleted message, /memory forget-me), or whose
+// statement holds a ban word, is dropped.
+func (e *Extractor) apply(ctx context.Context, cfg *config.Config, guild string, batch []store.Message, known []store.Fact, ops []Op) {
+	byID := make(map[string]store.Message, len(batch))
+	for _, m := range batch {
+		byID[m.ID] = m
+	}
+	filter := safety.ForConfig(cfg)
+	for _, op := range ops {
+		sources := e.liveSources(ctx, guild, op.Sources)
+		if len(sources) == 0 {
+			e.opts.Metrics.fact("source_gone")
+			continue
+		}
+		if filter.Exclude("", op.Statement, false) != safety.Allowed {
+			e.opts.Metrics.fact("ban_word")
+			continue
+		}
+		f := store.Fact{GuildID: guild, SubjectID: op.Subject, Statement: op.Statement, SourceIDs: sources, CreatedAt: byID[sources[0]].CreatedAt}
+		if op.Subject != store.FactServer {
+			for _, src := range sources {
+				if m := byID[src]; m.AuthorID == op.Subject {
+					f.SubjectName = m.AuthorName
+				}
+			}
+		}
+		if op.SameAs == 0 && op.Supersedes == 0 {
+			op.SameAs = sameStatement(known, op)
+		}
+		e.store1(ctx, guild, known, op, f)
+	}
+}
+
+// store1 writes one fact (see apply).
+func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact, op Op, f store.Fact) {
+	var err error
+	outcome := "added"
+	switch {
+	case op.SameAs > 0:
+		outcome = "merged"
+		err = e.opts.Store.AddFactSources(ctx, guild, known[op.SameAs-1].ID, f.SourceIDs)
+	case op.Supersedes > 0:
+		outcome = "superseded"
+		_, err = e.opts.Store.ReplaceFact(ctx, known[op.Supersedes-1].ID, f)
+		if errors.Is(err, store.ErrNotFound) { // deleted or retired meanwhile: the fact stands alone
+			outcome = "added"
+			_, err = e.opts.Store.AddFact(ctx, f)
+		}
+	default:
+		_, err = e.opts.Store.AddFact(ctx, f)
+	}
+	switch {
+	case errors.Is(err, store.ErrFactLocked):
+		outcome = "locked"
+	case errors.Is(err, store.ErrNotFound):
+		outcome = "target_gone"
+	case err != nil:
+		outcome = "failed"
+		e.opts.Logger.Warn("store_failed", "op", "memory_apply", "guild_id", guild, "error", err.Error())
+	}
+	e.opts.Metrics.fact(outcome)
+}
+
+// liveSources keeps the sources still stored, not deleted, in the guild.
+func (e *Extractor) liveSources(ctx context.Context, guild string, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		m, err := e.opts.Store.Message(ctx, id)
+		if err == nil && !m.Deleted && m.GuildID == guild {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// sameStatement is the number of a known fact of op's subject saying the same words (a
+// duplicate the model did not mark), else 0.
+func sameStatement(known []store.Fact, op Op) int {
+	for i, f := range known {
+		if f.SubjectID == op.Subject && strings.EqualFold(f.Statement, op.Statement) {
+			return i + 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,42 @@
+package memory
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the memory metrics. A nil *Metrics is a no-op.
+type Metrics struct {
+	extractions *prometheus.CounterVec
+	messages    *prometheus.CounterVec
+	facts       *prometheus.CounterVec
+}
+
+// NewMetrics registers the memory metrics with reg (nil: not registered):
+//
+//	banter_memory_extractions_total{outcome}          extraction calls: ok, invalid (answer refused), failed
+//	banter_memory_extracted_messages_total{outcome}   the messages of those calls
+//	banter_memory_facts_total{outcome}                facts of valid answers: added, merged, superseded, locked, source_gone, ban_word, target_gone, failed
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		extractions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extractions_total", Help: "Memory extraction calls by outcome (ok, invalid, failed)."}, []string{"outcome"}),
+		messages:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extracted_messages_total", Help: "Messages sent to memory extraction, by the call's outcome."}, []string{"outcome"}),
+		facts:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_facts_total", Help: "Facts of valid extraction answers, by what became of them."}, []string{"outcome"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.extractions, m.messages, m.facts)
+	}
+	return m
+}
+
+func (m *Metrics) extraction(outcome string, messages int) {
+	if m == nil {
+		return
+	}
+	m.extractions.WithLabelValues(outcome).Inc()
+	m.messages.WithLabelValues(outcome).Add(float64(messages))
+}
+
+func (m *Metrics) fact(outcome string) {
+	if m == nil {
+		return
+	}
+	m.facts.WithLabelValues(outcome).Inc()
+}

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// The Memory methods of the instrumented store (metrics.go).
+
+func (i *instrumented) AddFact(ctx context.Context, f Fact) (Fact, error) {
+	f, err := i.s.AddFact(ctx, f)
+	return f, i.count("add_fact", err)
+}
+
+func (i *instrumented) ReplaceFact(ctx context.Context, oldID int64, f Fact) (Fact, error) {
+	f, err := i.s.ReplaceFact(ctx, oldID, f)
+	return f, i.count("replace_fact", err)
+}
+
+func (i *instrumented) AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string) error {
+	return i.count("add_fact_sources", i.s.AddFactSources(ctx, guildID, id, sourceIDs))
+}
+
+func (i *instrumented) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
+	fs, err := i.s.Facts(ctx, q)
+	return fs, i.count("facts", err)
+}
+
+func (i *instrumented) DeleteFact(ctx context.Context, guildID string, id int64) error {
+	return i.count("delete_fact", i.s.DeleteFact(ctx, guildID, id))
+}
+
+func (i *instrumented) ForgetMessage(ctx context.Context, messageID string) (int, error) {
+	n, err := i.s.ForgetMessage(ctx, messageID)
+	return n, i.count("forget_message", err)
+}
+
+func (i *instrumented) ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error) {
+	r, err := i.s.ForgetMember(ctx, guildID, userID)
+	return r, i.count("forget_member", err)
+}
+
+func (i *instrumented) SetMemoryPaused(ctx context.Context, guildID, userID string, paused bool, at time.Time) error {
+	return i.count("set_memory_paused", i.s.SetMemoryPaused(ctx, guildID, userID, paused, at))
+}
+
+func (i *instrumented) MemoryPaused(ctx context.Context, guildID, userID string) (bool, error) {
+	p, err := i.s.MemoryPaused(ctx, guildID, userID)
+	return p, i.count("memory_paused", err)
+}
+
+func (i *instrumented) PruneFacts(ctx context.Context, cutoff time.Time) (int, error) {
+	n, err := i.s.PruneFacts(ctx, cutoff)
+	return n, i.count("prune_facts", err)
+}

@@ -1,0 +1,98 @@
+package text
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/memory"
+	"github.com/banterbot/banter/store"
+)
+
+// Long-term memory in the text pipeline (docs/memory.md): stored messages are offered to the
+// memory extractor (Options.Memory), the facts of a turn's participants and of what it asks
+// about go into its prompt, memory_lookup searches the facts before the messages, and a
+// deleted message takes the facts it was the only source of with it.
+
+// remember offers a stored message to memory extraction.
+func (s *Service) remember(m store.Message) {
+	if s.opts.Memory != nil && !m.IsSelf {
+		s.opts.Memory.Observe(s.ctx, m)
+	}
+}
+
+// rememberEdit re-extracts an edited message: the facts it alone was the source of go, and its
+// new words are offered again.
+func (s *Service) rememberEdit(id string) {
+	if s.opts.Memory == nil {
+		return
+	}
+	m, err := s.opts.Store.Message(s.ctx, id)
+	if err != nil || m.Deleted || m.IsSelf || !s.cfg().Memory.EnabledFor(m.GuildID) {
+		return
+	}
+	s.forgetMessage(id, m.GuildID)
+	s.remember(m)
+}
+
+// forgetMessage deletes the facts whose only source was the message (deleted or edited) and
+// drops it from a pending batch; guild is the message's ("" when unknown: every guild's
+// recall is refreshed).
+func (s *Service) forgetMessage(id, guild string) {
+	if s.opts.Memory != nil {
+		s.opts.Memory.DropMessage(id)
+		defer s.opts.Memory.Invalidate(guild)
+	}
+	n, err := s.opts.Store.ForgetMessage(s.ctx, id)
+	if err != nil {
+		s.logger.Error("store_failed", "op", "forget_message", "message_id", id, "error", err.Error())
+	} else if n > 0 {
+		s.logger.Info("memory_facts_forgotten", "message_id", id, "facts", n, "reason", "message_deleted_or_edited")
+	}
+}
+
+// addMemories appends to the turn's prompt what banter remembers of its participants and of
+// what the turn's messages talk about, within memory.promptTokens.
+func (s *Service) addMemories(ctx context.Context, a *attempt) {
+	cfg, guild := a.cfg, a.primary.msg.GuildID
+	if s.opts.Memory == nil || !cfg.Memory.EnabledFor(guild) || len(a.req.Messages) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(a.c.people))
+	for _, p := range a.c.people {
+		ids = append(ids, p.id)
+	}
+	var words []string
+	for _, t := range a.c.triggers {
+		words = append(words, t.Content)
+	}
+	facts, err := s.opts.Memory.Recall(ctx, guild, ids, strings.Join(words, " "), cfg.Memory.PromptTokens)
+	if err != nil {
+		s.logger.Warn("store_failed", append(a.attrs, "op", "memory_recall", "error", err.Error())...)
+		return
+	}
+	if block := memory.Render(facts, s.now()); block != "" {
+		last := &a.req.Messages[len(a.req.Messages)-1]
+		last.Content += "\n" + block
+	}
+}
+
+// factsFound renders the guild's facts matching a memory_lookup query, for the top of its
+// result ("" when memory is off or none match).
+func (s *Service) factsFound(ctx context.Context, cfg *config.Config, guild, query string) string {
+	if !cfg.Memory.EnabledFor(guild) {
+		return ""
+	}
+	fs, err := s.opts.Store.Facts(ctx, store.FactQuery{GuildID: guild, Text: query, Limit: cfg.Lookups.Memory.MaxResults})
+	if err != nil || len(fs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Facts remembered:\n")
+	for _, f := range fs {
+		fmt.Fprintf(&b, "- %s\n", f.Statement)
+	}
+	b.WriteString("Messages:\n")
+	return b.String()
+}

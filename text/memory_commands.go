@@ -1,0 +1,208 @@
+package text
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/discord/post"
+	"github.com/banterbot/banter/store"
+)
+
+// /memory: what people may ask of banter's memory of them, in the server they run it in
+// (docs/memory.md). The prefix form ("!banter memory forget-me") does the same, except show,
+// whose answer would be public: it points to the slash command, which answers privately.
+
+// memoryCommandName is the slash command; its subcommands are the memory actions.
+const memoryCommandName = "memory"
+
+// Memory actions.
+const (
+	memShow     = "show"
+	memForget   = "forget"
+	memForgetMe = "forget-me"
+	memPause    = "pause"
+	memResume   = "resume"
+)
+
+// maxShownFacts bounds /memory show's list.
+const maxShownFacts = 25
+
+// memoryCommand is the /memory registration.
+func memoryCommand() *discordgo.ApplicationCommand {
+	sub := func(name, desc string, opts ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommandOption {
+		return &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand, Name: name, Description: desc, Options: opts}
+	}
+	one := 1.0
+	return &discordgo.ApplicationCommand{
+		Name:        memoryCommandName,
+		Description: "What the bot remembers about you in this server",
+		Options: []*discordgo.ApplicationCommandOption{
+			sub(memShow, "Show what the bot remembers about you here"),
+			sub(memForget, "Forget one fact (its number in /memory show)", &discordgo.ApplicationCommandOption{
+				Type: discordgo.ApplicationCommandOptionInteger, Name: "number", Description: "The fact's number in /memory show",
+				Required: true, MinValue: &one, MaxValue: maxShownFacts}),
+			sub(memForgetMe, "Forget every fact about you and every message of yours in this server"),
+			sub(memPause, "Stop remembering what you say here"),
+			sub(memResume, "Remember what you say here again"),
+		},
+	}
+}
+
+// memoryInteraction reads a /memory interaction: the action and its fact number (0: none).
+func memoryInteraction(data discordgo.ApplicationCommandInteractionData) (action string, n int) {
+	if len(data.Options) != 1 || data.Options[0] == nil || data.Options[0].Type != discordgo.ApplicationCommandOptionSubCommand {
+		return "", 0
+	}
+	sub := data.Options[0]
+	for _, o := range sub.Options {
+		// Untrusted: a value of another type than registered is ignored (discordgo's IntValue
+		// would panic on it).
+		if o != nil && o.Name == "number" && o.Type == discordgo.ApplicationCommandOptionInteger {
+			if f, ok := o.Value.(float64); ok && f >= 1 && f <= maxShownFacts && f == float64(int(f)) {
+				n = int(f)
+			}
+		}
+	}
+	return sub.Name, n
+}
+
+// parseMemoryPrefix reads "memory ACTION [N]" from a prefix command's topic; ok is false when
+// the topic is not a memory command.
+func parseMemoryPrefix(topic string) (action string, n int, ok bool) {
+	f := strings.Fields(topic)
+	if len(f) == 0 || !strings.EqualFold(f[0], memoryCommandName) {
+		return "", 0, false
+	}
+	if len(f) < 2 || len(f) > 3 {
+		return "", 0, true
+	}
+	action = strings.ToLower(f[1])
+	if len(f) == 3 {
+		v, err := strconv.Atoi(f[2])
+		if err != nil || v < 1 || v > maxShownFacts {
+			return action, -1, true
+		}
+		n = v
+	}
+	return action, n, true
+}
+
+// memoryAction runs one action for a member of a guild and says what was done.
+func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, userID, action string, n int, public bool) string {
+	if guild == "" {
+		return "Memory works in servers only."
+	}
+	if s.opts.Memory != nil {
+		defer s.opts.Memory.Invalidate(guild)
+	}
+	switch action {
+	case memShow:
+		if public {
+			return "Use `/memory show`: I answer it where only you can see it."
+		}
+		return s.memoryShow(ctx, cfg, guild, userID)
+	case memForget:
+		return s.memoryForget(ctx, guild, userID, n)
+	case memForgetMe:
+		if s.opts.Memory != nil {
+			s.opts.Memory.Drop(guild, userID)
+		}
+		r, err := s.opts.Store.ForgetMember(ctx, guild, userID)
+		if err != nil {
+			s.logger.Error("store_failed", "op", "forget_member", "guild_id", guild, "error", err.Error())
+			return "Sorry, I couldn't forget that just now. Please try again."
+		}
+		s.logger.Info("memory_member_forgotten", "guild_id", guild, "facts", r.Facts, "messages", r.Messages, "replies", r.Replies)
+		return fmt.Sprintf("Done. I forgot %d facts about you and %d messages of yours (and %d of my replies to them) in this server.",
+			r.Facts, r.Messages, r.Replies)
+	case memPause, memResume:
+		paused := action == memPause
+		if err := s.opts.Store.SetMemoryPaused(ctx, guild, userID, paused, s.now()); err != nil {
+			s.logger.Error("store_failed", "op", "set_memory_paused", "guild_id", guild, "error", err.Error())
+			return "Sorry, I couldn't change that just now. Please try again."
+		}
+		if s.opts.Memory != nil {
+			s.opts.Memory.NotePause(guild, userID, paused)
+		}
+		if paused {
+			return "Paused: I won't remember anything you say in this server until you run `/memory resume`."
+		}
+		return "Resumed: I'll remember what you tell me in this server again."
+	}
+	return "Memory commands: show, forget <number>, forget-me, pause, resume."
+}
+
+// memoryFacts are the member's current facts as /memory show numbers them.
+func (s *Service) memoryFacts(ctx context.Context, guild, userID string) ([]store.Fact, error) {
+	return s.opts.Store.Facts(ctx, store.FactQuery{GuildID: guild, SubjectIDs: []string{userID}, Limit: maxShownFacts})
+}
+
+func (s *Service) memoryShow(ctx context.Context, cfg *config.Config, guild, userID string) string {
+	fs, err := s.memoryFacts(ctx, guild, userID)
+	if err != nil {
+		s.logger.Error("store_failed", "op", "facts", "guild_id", guild, "error", err.Error())
+		return "Sorry, I couldn't read my notes just now."
+	}
+	var b strings.Builder
+	if !cfg.Memory.EnabledFor(guild) {
+		b.WriteString("Memory is off in this server.\n")
+	}
+	if paused, err := s.opts.Store.MemoryPaused(ctx, guild, userID); err == nil && paused {
+		b.WriteString("Memory is paused for you here (`/memory resume` to resume).\n")
+	}
+	if len(fs) == 0 {
+		b.WriteString("I don't remember anything about you in this server.")
+		return b.String()
+	}
+	b.WriteString("What I remember about you in this server:\n")
+	for i, f := range fs {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, f.Statement)
+	}
+	b.WriteString("`/memory forget number:N` forgets one; `/memory forget-me` forgets everything.")
+	return b.String()
+}
+
+func (s *Service) memoryForget(ctx context.Context, guild, userID string, n int) string {
+	if n < 1 {
+		return "Which one? Give its number in `/memory show`."
+	}
+	fs, err := s.memoryFacts(ctx, guild, userID)
+	if err != nil {
+		s.logger.Error("store_failed", "op", "facts", "guild_id", guild, "error", err.Error())
+		return "Sorry, I couldn't read my notes just now."
+	}
+	if n > len(fs) {
+		return fmt.Sprintf("I have no fact number %d about you (see `/memory show`).", n)
+	}
+	if err := s.opts.Store.DeleteFact(ctx, guild, fs[n-1].ID); err != nil {
+		s.logger.Error("store_failed", "op", "delete_fact", "guild_id", guild, "error", err.Error())
+		return "Sorry, I couldn't forget that just now."
+	}
+	s.logger.Info("memory_fact_forgotten", "guild_id", guild, "fact_id", fs[n-1].ID)
+	return fmt.Sprintf("Forgotten: fact %d.", n)
+}
+
+// handleMemoryPrefix answers a prefix memory command ("!banter memory forget-me") with a reply
+// and reports whether content was one. The command message is not stored (nothing to remember).
+func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) bool {
+	cmd := parsePrefixCommand(cfg, m.Content)
+	if cmd == nil || cmd.persona != "" {
+		return false
+	}
+	action, n, ok := parseMemoryPrefix(cmd.topic)
+	if !ok {
+		return false
+	}
+	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, action, n, true)
+	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
+		Content: reply, ReplyTo: m.ID, TurnID: m.ID}); err != nil {
+		s.logger.Warn("memory_command_reply_failed", "message_id", m.ID, "error", err.Error())
+	}
+	s.opts.Metrics.ingested("memory_command")
+	return true
+}

@@ -1,0 +1,157 @@
+package text_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
+)
+
+// newExtractor is the harness's memory extractor on the same model client (nil with memory off).
+func (h *harness) newExtractor(cfg *config.Config, st store.Store, client *llm.Client, logger *slog.Logger) *memory.Extractor {
+	if !cfg.Memory.Enabled {
+		return nil
+	}
+	ex, err := memory.New(memory.Options{Config: h.cfg.Load, Store: st, Model: client, Logger: logger})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ex
+}
+
+// memoryOn turns memory on with batches of one message and the memory model answered by rule.
+func memoryOn(c *config.Config) {
+	c.Memory.Enabled, c.Memory.BatchMessages, c.MemoryLLM.Model = true, 1, "memory-model"
+}
+
+// slashMemory runs /memory SUB as u in #general and returns the answer's text and flags.
+func (h *harness) slashMemory(u discordsim.UserID, sub string, opts ...discordsim.CommandOption) (string, int) {
+	h.t.Helper()
+	ix, err := h.dsim.InvokeCommand(u, h.general, "memory", discordsim.CommandOption{Name: sub, Type: 1, Options: opts})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp, err := simtest.WaitInteractionResponse(h.ctx, h.dsim, ix.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var data struct {
+		Content string `json:"content"`
+		Flags   int    `json:"flags"`
+	}
+	json.Unmarshal(resp.Data, &data)
+	return data.Content, data.Flags
+}
+
+// TestMemoryCommands: /memory show lists a member's facts of this guild only, privately;
+// forget removes one by its number; pause stops extraction until resume; the prefix form
+// answers in the channel and its command message is never stored.
+func TestMemoryCommands(t *testing.T) {
+	h := newHarness(t, memoryOn, openaisim.Rule{Match: openaisim.Match{Model: "memory-model"}, Respond: func(r openaisim.Request) openaisim.Reply {
+		return openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "record_facts", Arguments: `{"facts":[]}`}}}
+	}})
+	ctx := context.Background()
+	guild := string(h.guild)
+	for i, st := range []string{"alice plays chess", "alice has a cat named Miso"} {
+		h.st.AddFact(ctx, store.Fact{GuildID: guild, SubjectID: string(h.alice), Statement: st, CreatedAt: time.Date(2026, 11, 1, i, 0, 0, 0, time.UTC)})
+	}
+	h.st.AddFact(ctx, store.Fact{GuildID: "another-guild", SubjectID: string(h.alice), Statement: "alice lives elsewhere"})
+
+	text, flags := h.slashMemory(h.alice, "show")
+	if flags&64 == 0 || !strings.Contains(text, "1. alice has a cat named Miso") || !strings.Contains(text, "2. alice plays chess") || strings.Contains(text, "elsewhere") {
+		t.Errorf("show = %q (flags %d)", text, flags)
+	}
+	text, _ = h.slashMemory(h.alice, "forget", discordsim.CommandOption{Name: "number", Type: 4, Value: 1})
+	if !strings.Contains(text, "Forgotten") {
+		t.Errorf("forget = %q", text)
+	}
+	if text, _ = h.slashMemory(h.alice, "show"); strings.Contains(text, "Miso") || !strings.Contains(text, "1. alice plays chess") {
+		t.Errorf("show after forget = %q", text)
+	}
+	if text, _ = h.slashMemory(h.bob, "forget", discordsim.CommandOption{Name: "number", Type: 4, Value: 1}); !strings.Contains(text, "no fact number 1") {
+		t.Errorf("bob forgetting alice's fact: %q", text)
+	}
+
+	h.slashMemory(h.bob, "pause")
+	paused := h.post(h.bob, "my secret word is plutonium")
+	h.waitStored(paused.ID, "stored", func(store.Message) bool { return true })
+	h.slashMemory(h.bob, "resume")
+	resumed := h.post(h.bob, "I like trains")
+	h.waitLog(`"msg":"memory_extracted"`, string(resumed.ID))
+	for _, r := range h.requestsOf("memory-model") {
+		if strings.Contains(r.LastUserText, "plutonium") {
+			t.Errorf("a paused member's words reached the memory model: %s", r.LastUserText)
+		}
+	}
+
+	cmd := h.post(h.alice, "!banter memory forget-me")
+	reply := h.waitBot(1)
+	if reply.ReplyTo() != cmd.ID || !strings.Contains(reply.Content, "I forgot 1 facts") {
+		t.Errorf("prefix forget-me answered %q (to %s)", reply.Content, reply.ReplyTo())
+	}
+	if _, err := h.st.Message(ctx, string(cmd.ID)); err == nil {
+		t.Error("the command message was stored")
+	}
+	if fs, _ := h.st.Facts(ctx, store.FactQuery{GuildID: "another-guild"}); len(fs) != 1 {
+		t.Errorf("forget-me reached another guild: %+v", fs)
+	}
+}
+
+// BenchmarkMessageToSendMemory is BenchmarkMessageToSend with memory off and on, in one run:
+// on, every message is also extracted (batches of 8 on the same simulated model latency) and
+// every turn's prompt reads the facts of a guild holding 500 (recall by participants and
+// words: the asker's facts, and those sharing a word with the message). x-memory-off is the
+// ratio of the medians.
+//
+//	go test -run '^$' -bench MessageToSendMemory -benchtime 500x ./text
+func BenchmarkMessageToSendMemory(b *testing.B) {
+	n := max(b.N, 50)
+	off := memoryLoad(b, n, false)
+	on := memoryLoad(b, n, true)
+	b.StopTimer()
+	moff, mon := off.quantile(0.5), on.quantile(0.5)
+	b.ReportMetric(float64(moff.Microseconds())/1000, "off-median-ms")
+	b.ReportMetric(float64(mon.Microseconds())/1000, "on-median-ms")
+	b.ReportMetric(float64(mon)/float64(max(moff, time.Microsecond)), "x-memory-off")
+}
+
+func memoryLoad(b *testing.B, n int, on bool) loadResult {
+	memRule := openaisim.Rule{Match: openaisim.Match{Model: "memory-model"}, Latency: openaisim.Latency{TimeToFirstToken: benchModel},
+		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "record_facts", Arguments: `{"facts":[]}`}}}}
+	h := newHarnessWith(b, true, benchLimits, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 0
+		c.Activity.MaxPromptsPerHour = 100000
+		c.Activity.ExplicitReservePromptsPerHour = 0
+		if on {
+			c.Memory.Enabled, c.MemoryLLM.Model = true, "memory-model"
+		}
+	}, memRule, benchRule)
+	g, chans, alice := benchGuild(h.dsim)
+	if on {
+		// 500 facts of 40 members, a tenth of them alice's (the asker: her facts are read every
+		// turn), in the forms people state them.
+		kinds, names := []string{"cat", "dog", "parrot", "rabbit", "turtle"}, []string{"Miso", "Rex", "Kiwi", "Luna", "Tofu", "Mango"}
+		for i := range 500 {
+			subject, name := fmt.Sprintf("9%017d", i%40), fmt.Sprintf("member%d", i%40)
+			if i%10 == 0 {
+				subject, name = string(alice), "alice"
+			}
+			if _, err := h.st.AddFact(context.Background(), store.Fact{GuildID: string(g), SubjectID: subject, SubjectName: name,
+				Statement: fmt.Sprintf("%s has a %s named %s%d", name, kinds[i%len(kinds)], names[i%len(names)], i), SourceIDs: []string{fmt.Sprint(i)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return runLoad(b, h.dsim, h.osim, chans, alice, n)
+}
