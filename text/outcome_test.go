@@ -1,0 +1,121 @@
+package text_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// outcomeEvents are the log events that say how a turn ended, one per turn: the logs are
+// the source of truth for counting over- and under-replying.
+var outcomeEvents = []string{"reply_skipped", "sent_reply", "sent_message"}
+
+// logLines returns the bot's log lines, parsed, whose msg is one of events.
+func (h *harness) logLines(events ...string) []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			h.t.Fatalf("log line is not JSON: %v: %s", err, line)
+		}
+		for _, e := range events {
+			if m["msg"] == e {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// outcomesByTurn counts, for each turn id, the outcome lines that name it (in trigger_ids:
+// the turns of the attempt), and returns the event of each.
+func (h *harness) outcomesByTurn() map[string][]string {
+	h.t.Helper()
+	out := map[string][]string{}
+	for _, l := range h.logLines(outcomeEvents...) {
+		ids, _ := l["trigger_ids"].([]any)
+		if len(ids) == 0 {
+			h.t.Errorf("%s line names no trigger_ids: %v", l["msg"], l)
+		}
+		for _, id := range ids {
+			out[id.(string)] = append(out[id.(string)], l["msg"].(string))
+		}
+	}
+	return out
+}
+
+// nextAnswer makes the model's next answers rule r (and nothing older).
+func (h *harness) nextAnswer(r openaisim.Rule) {
+	h.osim.ResetRules()
+	h.osim.AddRule(r)
+}
+
+// TestOneOutcomeLinePerTurn: every admitted turn ends in exactly one of reply_skipped,
+// sent_reply, sent_message: an unforced skip is not logged twice (the Stage B decision and the
+// skip with its latencies), and a forced turn answered with the placeholder is not logged as
+// skipped before it is answered. The metrics say the same by value.
+func TestOneOutcomeLinePerTurn(t *testing.T) {
+	h := newHarness(t, nil)
+	h.initiativeIn(h.general)
+	type step struct {
+		who     discordsim.UserID
+		content string
+		answer  openaisim.Reply
+		want    string
+	}
+	steps := []step{
+		{h.bob, "anyone like rainy days?", openaisim.Reply{Skip: true}, "reply_skipped"},
+		{h.alice, mention(h.dsim.BotID()) + " favourite colour?", openaisim.Reply{Skip: true}, "sent_reply"},
+		{h.alice, "banter, what's 2+2?", toolCall("broadcast", "", "Four."), "sent_reply"},
+		{h.bob, "nice weather though", toolCall("broadcast", "", "It is!"), "sent_message"},
+		{h.alice, "banter, are you there?", toolCall("reply", "", "Here."), "sent_reply"},
+	}
+	h.reconfigure(func(c *config.Config) { c.Activity.InitiativeReplyShare = 1 }) // addressed turns reply
+	var ids []string
+	for _, s := range steps {
+		h.nextAnswer(openaisim.Rule{Reply: s.answer})
+		m := h.post(s.who, s.content)
+		ids = append(ids, string(m.ID))
+		h.waitLog(`"msg":"`+s.want+`"`, string(m.ID))
+	}
+	// The last turn's outcome is logged after every earlier one (one queue per channel): a
+	// second line for an earlier turn would be there by now.
+	got := h.outcomesByTurn()
+	total := 0
+	for i, id := range ids {
+		if len(got[id]) != 1 || got[id][0] != steps[i].want {
+			t.Errorf("turn %d (%q): outcome lines %v, want exactly [%s]", i, steps[i].content, got[id], steps[i].want)
+		}
+		total += len(got[id])
+	}
+	if n := len(h.logLines(outcomeEvents...)); n != len(steps) || total != len(steps) {
+		t.Errorf("%d outcome lines naming %d turn outcomes, want %d: one per turn", n, total, len(steps))
+	}
+	for outcome, want := range map[string]float64{"skipped": 1, "placeholder": 1, "sent": 3} {
+		if got := h.metric("banter_text_replies_total", map[string]string{"outcome": outcome}); got != want {
+			t.Errorf("banter_text_replies_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
+	skips := h.metric("banter_decisions_total", map[string]string{"pipeline": "text", "stage": "B", "outcome": "deny", "reason": "llm_skip"})
+	if skips != 2 {
+		t.Errorf("banter_decisions_total{text, B, deny, llm_skip} = %v, want 2 (the unforced skip and the placeholder's)", skips)
+	}
+}
+
+// toolCall is a send_discord_message answer.
+func toolCall(mode, target, text string) openaisim.Reply {
+	t := "null"
+	if target != "" {
+		t = `"` + target + `"`
+	}
+	return openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "send_discord_message",
+		Arguments: `{"mode":"` + mode + `","target_message_id":` + t + `,"text":` + quote(text) + `}`}}}
+}
