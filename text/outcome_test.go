@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -118,4 +119,93 @@ func toolCall(mode, target, text string) openaisim.Reply {
 	}
 	return openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "send_discord_message",
 		Arguments: `{"mode":"` + mode + `","target_message_id":` + t + `,"text":` + quote(text) + `}`}}}
+}
+
+// TestRoutingTable: replies go where the reply-decision table says (docs/text.md "Routing").
+// Unaddressed turns post to the channel unless text.targetedReplies is on and the model chose
+// a target (then they reply to it, whatever activity.initiativeReplyShare is); addressed turns
+// reply outside initiative channels, and inside them only initiativeReplyShare of the time;
+// text.targetedReplies off means no model-chosen target anywhere; a target older than
+// text.targetMaxAgeMinutes falls back to a broadcast. Each turn logs one reply_decision, and
+// banter_reply_target_total and banter_text_fallbacks_total count the modes by value.
+func TestRoutingTable(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Text.TargetMaxAgeMinutes = 30 })
+	other := h.dsim.CreateTextChannel(h.guild, "elsewhere")
+	old := h.post(h.bob, "I baked bread last night")
+	h.waitLog(`"msg":"reply_admission"`, string(old.ID), `"allow":false`)
+	target := h.post(h.bob, "what's the best pizza topping?")
+	h.waitLog(`"msg":"reply_admission"`, string(target.ID), `"allow":false`)
+	h.initiativeIn(h.general)
+	h.reconfigure(func(c *config.Config) { c.Activity.InitiativeReplyShare = 0 })
+	type step struct {
+		name    string
+		mutate  func(*config.Config)
+		channel discordsim.ChannelID
+		content string
+		answer  openaisim.Reply
+		replyTo func(trigger discordsim.Message) discordsim.MessageID // "" for a channel message
+		why     string
+	}
+	steps := []step{
+		{name: "unaddressed, model target, share 0: a reply to the target", content: "mushrooms or olives?",
+			answer:  toolCall("reply", string(target.ID), "Mushrooms."),
+			replyTo: func(discordsim.Message) discordsim.MessageID { return target.ID }, why: "model_target"},
+		{name: "addressed in an initiative channel, share 0: a channel message", content: "banter, pineapple?",
+			answer:  toolCall("reply", "", "Never."),
+			replyTo: func(discordsim.Message) discordsim.MessageID { return "" }, why: "initiative_share"},
+		{name: "addressed elsewhere, share 0: a reply", channel: other, content: "banter, hello over here",
+			answer:  toolCall("broadcast", "", "Hi!"),
+			replyTo: func(m discordsim.Message) discordsim.MessageID { return m.ID }, why: "addressed"},
+		{name: "addressed in an initiative channel, share 1: a reply", mutate: func(c *config.Config) { c.Activity.InitiativeReplyShare = 1 },
+			content: "banter, anchovies?", answer: toolCall("broadcast", "", "Sure."),
+			replyTo: func(m discordsim.Message) discordsim.MessageID { return m.ID }, why: "addressed"},
+		{name: "targeted replies off: no model target for an unaddressed turn", mutate: func(c *config.Config) { c.Text.TargetedReplies = false },
+			content: "ham then?", answer: toolCall("reply", string(target.ID), "Ham is fine."),
+			replyTo: func(discordsim.Message) discordsim.MessageID { return "" }, why: "targeted_replies_off"},
+		{name: "a target older than targetMaxAgeMinutes: fallback broadcast", mutate: func(c *config.Config) { c.Text.TargetedReplies = true },
+			content: "bread is better than pizza", answer: toolCall("reply", string(old.ID), "Bread!"),
+			replyTo: func(discordsim.Message) discordsim.MessageID { return "" }, why: "target_too_old"},
+	}
+	for i, s := range steps {
+		if s.mutate != nil {
+			h.reconfigure(s.mutate)
+		}
+		if s.why == "target_too_old" {
+			h.clock.Advance(31 * time.Minute) // the baked bread is now older than 30 minutes
+		}
+		ch := s.channel
+		if ch == "" {
+			ch = h.general
+		}
+		h.nextAnswer(openaisim.Rule{Reply: s.answer})
+		m, err := h.dsim.Post(h.ctx, h.alice, ch, s.content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := h.waitBot(i + 1)
+		if want := s.replyTo(m); r.ReplyTo() != want {
+			t.Errorf("%s: sent replying to %q, want %q", s.name, r.ReplyTo(), want)
+		}
+		h.waitLog(`"msg":"reply_decision"`, string(m.ID), `"why":"`+s.why+`"`)
+	}
+	decisions := map[string]int{}
+	for _, l := range h.logLines("reply_decision") {
+		decisions[l["message_id"].(string)]++
+	}
+	for id, n := range decisions {
+		if n != 1 {
+			t.Errorf("turn %s: %d reply_decision lines, want 1", id, n)
+		}
+	}
+	if len(decisions) != len(steps) {
+		t.Errorf("reply_decision for %d turns, want %d", len(decisions), len(steps))
+	}
+	for mode, want := range map[string]float64{"target_reply": 1, "trigger_reply": 2, "broadcast": 2, "fallback_broadcast": 1} {
+		if got := h.metric("banter_reply_target_total", map[string]string{"mode": mode}); got != want {
+			t.Errorf("banter_reply_target_total{mode=%q} = %v, want %v", mode, got, want)
+		}
+	}
+	if got := h.metric("banter_text_fallbacks_total", map[string]string{"reason": "target_too_old"}); got != 1 {
+		t.Errorf("banter_text_fallbacks_total{reason=target_too_old} = %v, want 1", got)
+	}
 }
