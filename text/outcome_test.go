@@ -209,3 +209,41 @@ func TestRoutingTable(t *testing.T) {
 		t.Errorf("banter_text_fallbacks_total{reason=target_too_old} = %v, want 1", got)
 	}
 }
+
+// TestQuietHoursAnswerOnlyDirectAddresses: during a guild's quiet hours (text.quietHours, its
+// own time zone) an unaddressed turn is denied at Stage A (quiet_hours) even in an initiative
+// channel, a direct address is answered and its model is told it is quiet hours; a reload that
+// ends the window takes effect on the next message.
+func TestQuietHoursAnswerOnlyDirectAddresses(t *testing.T) {
+	h := newHarness(t, nil) // the clock reads 10:00 UTC, 11:00 in Berlin
+	h.initiativeIn(h.general)
+	h.reconfigure(func(c *config.Config) {
+		c.Text.QuietHours = []config.QuietHours{{GuildID: string(h.guild), TimeZone: "Europe/Berlin", Start: "10:30", End: "12:00"}}
+	})
+	ambient := h.post(h.bob, "anyone up for a movie?")
+	h.waitLog(`"msg":"reply_admission"`, string(ambient.ID), `"allow":false`, `"reason":"quiet_hours"`)
+	asked := h.post(h.alice, "banter, are you awake?")
+	if r := h.waitBot(1); r.ReplyTo() != asked.ID {
+		t.Fatalf("reply references %q, want the direct address %q", r.ReplyTo(), asked.ID)
+	}
+	if ins := h.lastInstructions(); !strings.Contains(ins, "it is quiet hours in this server now (10:30-12:00 Europe/Berlin)") {
+		t.Errorf("instructions do not say it is quiet hours:\n%s", ins)
+	}
+	if n := len(h.generations()); n != 1 {
+		t.Errorf("%d model calls, want 1 (the unaddressed turn never reaches the model)", n)
+	}
+	if got := h.metric("banter_decisions_total", map[string]string{"pipeline": "text", "stage": "A", "outcome": "deny", "reason": "quiet_hours"}); got != 1 {
+		t.Errorf("banter_decisions_total{text, A, deny, quiet_hours} = %v, want 1", got)
+	}
+
+	// Another guild's window, or none: the initiative turn is answered again.
+	h.reconfigure(func(c *config.Config) {
+		c.Text.QuietHours = []config.QuietHours{{GuildID: "123456789012345678", TimeZone: "UTC", Start: "00:00", End: "23:59"}}
+	})
+	later := h.post(h.bob, "a movie, anyone?")
+	h.waitLog(`"msg":"reply_admission"`, string(later.ID), `"allow":true`)
+	h.waitBot(2)
+	if ins := h.lastInstructions(); strings.Contains(ins, "it is quiet hours in this server now") {
+		t.Errorf("instructions say quiet hours outside them:\n%s", ins)
+	}
+}
