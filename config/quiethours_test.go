@@ -18,7 +18,7 @@ func TestQuietNow(t *testing.T) {
 	}{
 		{"overnight, before midnight local", "1", time.Date(2026, 11, 21, 4, 30, 0, 0, time.UTC), true}, // 23:30 EST
 		{"overnight, after midnight local", "1", time.Date(2026, 11, 21, 11, 59, 0, 0, time.UTC), true}, // 06:59 EST
-		{"overnight ends at end", "1", time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), false},          // 07:00 EST
+		{"overnight ends at end", "1", time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), false},           // 07:00 EST
 		{"overnight, afternoon", "1", time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC), false},
 		{"daytime starts at start", "2", time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC), true},
 		{"daytime, evening", "2", time.Date(2026, 11, 21, 17, 30, 0, 0, time.UTC), false},
