@@ -6,17 +6,24 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/store"
 )
 
-// lastInstructions are the reply model's instructions of the latest generation.
-func (h *harness) lastInstructions() string {
+// lastGeneration is the latest reply-model request.
+func (h *harness) lastGeneration() openaisim.Recorded {
 	h.t.Helper()
 	g := h.generations()
 	if len(g) == 0 {
 		h.t.Fatalf("no reply-model request; logs:\n%s", h.tail())
 	}
-	return g[len(g)-1].Instructions
+	return g[len(g)-1]
+}
+
+// lastInstructions are the reply model's instructions of the latest generation.
+func (h *harness) lastInstructions() string {
+	h.t.Helper()
+	return h.lastGeneration().Instructions
 }
 
 // TestDirectReplyBuildsOnItsEarlierLine: a reply to the bot tells the model that someone is
