@@ -150,7 +150,10 @@ func (s *Service) declined(a *attempt, reason decision.Reason, pass, refusal str
 	}
 	s.opts.Metrics.reply("skipped")
 	a.outcome = store.TurnSkipped
+	// The Stage B decision's fields (as decision.Decision.Log names them) make this line the
+	// decision feed's row too (the playground), in place of a second Stage B event.
 	attrs := append(a.attrs, "pipeline", decision.PipelineText.String(), "stage", decision.StageB.String(),
+		"outcome", decision.OutcomeDeny.String(), "turnId", p.msg.ID, "userId", p.msg.AuthorID,
 		"reason", reason.String(), "pass", pass, "force", p.decision.Force, "safety", safetySkip, "persona", a.c.persona)
 	attrs = append(attrs, a.latencies(time.Time{})...)
 	if safetySkip {
