@@ -187,6 +187,7 @@ func TestRoutingTable(t *testing.T) {
 			t.Errorf("%s: sent replying to %q, want %q", s.name, r.ReplyTo(), want)
 		}
 		h.waitLog(`"msg":"reply_decision"`, string(m.ID), `"why":"`+s.why+`"`)
+		h.waitLog(`"msg":"sent_`, `"message_id":"`+string(m.ID)+`"`) // logged after the metrics count it
 	}
 	decisions := map[string]int{}
 	for _, l := range h.logLines("reply_decision") {
