@@ -32,7 +32,7 @@ type RouteInput struct {
 	TriggerID string
 	// Target is the message the model chose (send_discord_message mode reply), "" for none.
 	Target string
-	// TargetRefused says why Target may not be answered ("" when it may): not_shown,
+	// TargetRefused says why Target may not be answered ("" when it may): unknown_target (not shown),
 	// not_in_burst, too_old.
 	TargetRefused string
 	// Fallback says why the model's answer was no usable tool call (free_text,
