@@ -33,7 +33,7 @@ type RouteInput struct {
 	// Target is the message the model chose (send_discord_message mode reply), "" for none.
 	Target string
 	// TargetRefused says why Target may not be answered ("" when it may): unknown_target (not shown),
-	// not_in_burst, too_old.
+	// not_in_burst, target_too_old.
 	TargetRefused string
 	// Fallback says why the model's answer was no usable tool call (free_text,
 	// invalid_tool_call), "" when it was one.
