@@ -171,6 +171,11 @@ type Text struct {
 	// recovery of open turns answer: a missed message older than this is stored and declined
 	// (logged), and a channel with no known position is read back this far.
 	CatchUpMaxAgeMinutes int `yaml:"catchUpMaxAgeMinutes"`
+	// TargetMaxAgeMinutes: a message older than this is never a model-chosen reply target
+	// (stated in the reply model's instructions and checked on its answer).
+	TargetMaxAgeMinutes int `yaml:"targetMaxAgeMinutes"`
+	// QuietHours are per-guild windows in which only direct addresses are answered.
+	QuietHours []QuietHours `yaml:"quietHours"`
 }
 
 // CatchUpMaxAge is text.catchUpMaxAgeMinutes as a duration.
@@ -515,6 +520,9 @@ type Safety struct {
 	// BanWords: messages containing one are kept out of every model context (and not stored);
 	// model output has them scrubbed.
 	BanWords []string `yaml:"banWords"`
+	// FilteredReplyText is sent instead of a model reply that holds a ban word: the reply is
+	// never sent with the word starred.
+	FilteredReplyText string `yaml:"filteredReplyText"`
 }
 
 // Metrics configures the Prometheus endpoint.

@@ -9,6 +9,9 @@ const DefaultPersonaPrompt = `You are banter, a witty, warm regular in this Disc
 // DefaultForcedReplyPlaceholder is text.forcedReplyPlaceholder's default.
 const DefaultForcedReplyPlaceholder = "Hmm, I don't have a good answer to that one."
 
+// DefaultFilteredReplyText is safety.filteredReplyText's default.
+const DefaultFilteredReplyText = "Sorry, I can't say that here."
+
 // Default returns the built-in configuration: what banter runs with when no file is given.
 func Default() *Config {
 	return &Config{
@@ -56,7 +59,9 @@ func Default() *Config {
 			ForcedReplyPlaceholder: DefaultForcedReplyPlaceholder,
 			TargetedReplies:        true,
 			CatchUpMaxAgeMinutes:   15,
+			TargetMaxAgeMinutes:    30,
 		},
+		Safety: Safety{FilteredReplyText: DefaultFilteredReplyText},
 		Prices: DefaultPrices(),
 		LLM: LLM{
 			Model:          "gpt-5-mini",

@@ -123,6 +123,12 @@ func (v *validator) validateText(c *Config) {
 		v.addf("text.forcedReplyPlaceholder: %d characters is too long (allowed up to 2000, one Discord message)", n)
 	}
 	v.intRange("text.catchUpMaxAgeMinutes", c.Text.CatchUpMaxAgeMinutes, 1, 10080)
+	v.intRange("text.targetMaxAgeMinutes", c.Text.TargetMaxAgeMinutes, 1, 10080)
+	v.validateQuietHours(c.Text.QuietHours)
+	v.nonEmpty("safety.filteredReplyText", c.Safety.FilteredReplyText)
+	if n := utf8.RuneCountInString(c.Safety.FilteredReplyText); n > 2000 {
+		v.addf("safety.filteredReplyText: %d characters is too long (allowed up to 2000, one Discord message)", n)
+	}
 }
 
 // validateLLM checks llm.* and replyFollowupLlm.*.

@@ -175,6 +175,15 @@ type Recorder struct {
 	Metrics *Metrics
 }
 
+// Count counts the decision without logging it: for a pipeline that writes the turn's outcome
+// itself, in one line (text's reply_skipped carries Stage B's skip).
+func (r *Recorder) Count(d Decision) {
+	if r == nil {
+		return
+	}
+	r.Metrics.Observe(d)
+}
+
 // Record logs the decision (with extra context attributes) and counts it.
 func (r *Recorder) Record(ctx context.Context, d Decision, extra ...slog.Attr) {
 	if r == nil {

@@ -98,6 +98,10 @@ func textCases() []textCase {
 		{name: "fresh at pre-generation", turn: mod(textTurn("init", "anyone watching the game?"), func(t *TextTurn) {
 			t.Phase, t.NewerMessages, t.Now = PhasePreGeneration, 9, t0.Add(10*time.Second)
 		}), want: ReasonInitiativeChannel, outcome: OutcomeAllow, signal: SignalLLMDecides},
+		{name: "quiet hours deny an initiative turn", turn: mod(textTurn("init", "anyone watching the game?"), func(t *TextTurn) { t.QuietHours = true }),
+			want: ReasonQuietHours, outcome: OutcomeDeny, signal: SignalLLMDecides},
+		{name: "quiet hours keep a name address", turn: mod(textTurn("init", "banter, you up?"), func(t *TextTurn) { t.QuietHours = true }),
+			want: ReasonNameAddress, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "initiative disabled", policy: func(p *TextPolicy) { p.AllowInitiativeReplies = false },
 			turn: textTurn("init", "anyone watching the game?"), want: ReasonInitiativeDisabled, outcome: OutcomeDeny, signal: SignalLLMDecides},
 		{name: "initiative channel", turn: textTurn("init", "anyone watching the game?"),

@@ -42,7 +42,8 @@ const (
 	ReasonAddressedToOther
 	ReasonFocusedSpeaker
 	ReasonRecentReplyFollowup
-	ReasonEagerTurn // allow: classifier disabled, generation decides ([SKIP])
+	ReasonEagerTurn  // allow: classifier disabled, generation decides ([SKIP])
+	ReasonQuietHours // deny (text): the guild's quiet hours, and the turn does not address the bot
 
 	// Stage B.
 	ReasonModelReplied
@@ -83,6 +84,7 @@ var reasonNames = [reasonCount]string{
 	ReasonFocusedSpeaker:        "focused_speaker_followup",
 	ReasonRecentReplyFollowup:   "bot_recent_reply_followup",
 	ReasonEagerTurn:             "eager_turn_llm_decides",
+	ReasonQuietHours:            "quiet_hours",
 	ReasonModelReplied:          "model_replied",
 	ReasonLLMSkip:               "llm_skip",
 	ReasonEmptyReply:            "empty_reply",

@@ -102,6 +102,9 @@ type TextTurn struct {
 	// NewerMessages counts messages posted in the channel after this one
 	// (used at the pre-generation re-check).
 	NewerMessages int
+	// QuietHours: the guild's quiet hours (text.quietHours) are in force; only turns that
+	// address the bot are admitted.
+	QuietHours bool
 	// Recent is optional context for the direct-address classifier,
 	// oldest first.
 	Recent []ContextLine
@@ -186,7 +189,8 @@ func clampLevel(v int) int { return min(max(v, 0), 100) }
 //
 //	own_message, bot_author (deny); command, direct_mention, reply_to_bot,
 //	name_address, alias_address (allow, force); room_moved_on (deny,
-//	pre-generation only); then the initiative rules: initiative_disabled,
+//	pre-generation only); then the initiative rules: quiet_hours,
+//	initiative_disabled,
 //	eagerness_disabled_without_direct_address, initiative_channel,
 //	recent_bot_activity, not_addressed. An ambiguous turn (the name is
 //	mentioned, not used to address) that the initiative rules would deny
@@ -255,6 +259,8 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 	}
 	recent := !t.BotLastSpokeAt.IsZero() && c.p.RecentWindow > 0 && now.Sub(t.BotLastSpokeAt) <= c.p.RecentWindow
 	switch {
+	case t.QuietHours:
+		d.Reason = ReasonQuietHours
 	case !c.p.AllowInitiativeReplies:
 		d.Reason = ReasonInitiativeDisabled
 	case (initiative || recent) && level == 0:

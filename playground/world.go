@@ -147,15 +147,18 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		"discord.processCount":             1,
 		"discord.processIndex":             0,
 		"permissions.initiativeChannelIds": []string{string(w.general), string(w.thread)},
-		"permissions.allowedChannelIds":    []string{},
-		"voice.enabled":                    true,
-		"voice.autoJoin":                   []map[string]string{{"guildId": string(w.guild), "channelId": string(w.voice)}},
-		"voice.inactivityLeaveSeconds":     86400,
-		"voice.logChannelId":               "",
-		"metrics.listen":                   "127.0.0.1:0",
-		"store.driver":                     "sqlite",
-		"store.dsn":                        dir + "/banter.db",
-		"permissions.blockedUserIds":       []string{},
+		// Addressed turns in the initiative channels are answered as replies every time (the
+		// default answers 35 % of them with a channel message), so the page threads them.
+		"activity.initiativeReplyShare": 1,
+		"permissions.allowedChannelIds": []string{},
+		"voice.enabled":                 true,
+		"voice.autoJoin":                []map[string]string{{"guildId": string(w.guild), "channelId": string(w.voice)}},
+		"voice.inactivityLeaveSeconds":  86400,
+		"voice.logChannelId":            "",
+		"metrics.listen":                "127.0.0.1:0",
+		"store.driver":                  "sqlite",
+		"store.dsn":                     dir + "/banter.db",
+		"permissions.blockedUserIds":    []string{},
 	}
 	if fresh {
 		// Let the eagerness sliders matter in #general from the start.

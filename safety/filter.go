@@ -70,3 +70,6 @@ func BlockedIn(c *config.Config, authorID string) bool {
 
 // Scrub replaces every ban word in s with asterisks (for what the bot says).
 func (f *Filter) Scrub(s string) string { return f.banned.Scrub(s) }
+
+// Trips reports whether s holds a ban word (output the bot must not send).
+func (f *Filter) Trips(s string) bool { return f.banned.Contains(s) }

@@ -42,6 +42,7 @@ type convo struct {
 	triggers []store.Message // the batch's messages to answer, oldest first
 	primary  store.Message   // the message the reply is for
 	persona  string          // the persona to answer in
+	topic    string          // the topic of a prefix command ("!banter(Persona) topic"), shown above the history
 	people   []participant
 	shown    map[string]bool // ids of messages the model was shown (valid targets)
 	images   imageSet        // the images of the messages shown
@@ -92,6 +93,7 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channe
 		if p, ok := resolvePersona(cfg, cmd.persona); ok {
 			c.persona = p
 		}
+		c.topic = cmd.topic
 	}
 	c.cluster = s.cluster(cfg, primary.msg, history)
 	s.fitBudget(cfg, &c)

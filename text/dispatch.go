@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"log/slog"
 	"net/http"
 	"slices"
+	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/store"
 )
@@ -27,6 +30,8 @@ type sendPlan struct {
 	// notice: a fixed text (apology, swamped, unknown persona), not the model's reply; its
 	// nonce differs from the reply's.
 	notice bool
+	// filtered: the model's text held a ban word and safety.filteredReplyText went instead.
+	filtered bool
 }
 
 // dispatch routes and sends the attempt's text, and logs the result.
@@ -34,7 +39,7 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 	p := a.primary
 	plan := sendPlan{replyTo: p.msg.ID, mode: "trigger_reply"}
 	if !a.placeholder {
-		plan = s.plan(a.cfg, &a.c, p, a.ans.send, a.fallback)
+		plan = s.plan(ctx, a.cfg, &a.c, p, a.ans.send, a.fallback)
 	}
 	plan.text = a.text
 	plan.coalesced = a.coalescedIDs()
@@ -63,7 +68,7 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 		event = "sent_reply"
 	}
 	s.logger.Info(event, append(append(a.attrs, a.latencies(done)...), "sent_ids", sent, "mode", plan.mode, "target_message_id", plan.replyTo,
-		"fallback", plan.fallback, "placeholder", a.placeholder, "persona", a.c.persona, "context", a.c.kind.String(),
+		"fallback", plan.fallback, "placeholder", a.placeholder, "filtered", plan.filtered, "persona", a.c.persona, "context", a.c.kind.String(),
 		"model", a.res.Model, "latency_send_ms", ms(done.Sub(tSend)))...)
 }
 
@@ -110,65 +115,58 @@ func (s *Service) sendNotice(ctx context.Context, t *turn, text string) error {
 	return err
 }
 
-// plan routes a reply. Addressed turns (mention, DirectReply, name, alias, command) reply to the
-// trigger, or with text.targetedReplies to the message the model chose among the burst's
-// messages and the anchor (planAddressed). Unaddressed turns post to the channel, except that
-// in initiative channels a share (activity.initiativeReplyShare) of the model's threaded
-// candidates — valid reply targets among the messages it was shown — reply to that target. A
-// target that was not shown, free text instead of a tool call, or invalid tool arguments fall
-// back to a broadcast.
-func (s *Service) plan(cfg *config.Config, c *convo, primary *turn, send sendArgs, fallback string) sendPlan {
-	if primary.addressed() {
-		return s.planAddressed(cfg, c, primary, send, fallback)
+// plan routes a reply by the reply-routing table (decision.Route; docs/text.md "Routing"):
+// unaddressed turns post to the channel unless text.targetedReplies is on and the model chose
+// a target it may answer; addressed turns reply (to the trigger, or to the model's valid
+// target), in initiative channels activity.initiativeReplyShare of the time. The model's
+// target is checked here (targetRefused) and the verdict logged (reply_decision).
+func (s *Service) plan(ctx context.Context, cfg *config.Config, c *convo, primary *turn, send sendArgs, fallback string) sendPlan {
+	in := decision.RouteInput{
+		Addressed:         primary.addressed(),
+		InitiativeChannel: slices.Contains(cfg.Permissions.InitiativeChannelIDs, primary.msg.ChannelID),
+		TargetedReplies:   cfg.Text.TargetedReplies,
+		ReplyShare:        cfg.Activity.InitiativeReplyShare,
+		TriggerID:         primary.msg.ID,
+		Fallback:          fallback,
 	}
-	if fallback != "" {
-		s.opts.Metrics.fallback(fallback)
-		return sendPlan{mode: "fallback_broadcast", fallback: fallback}
+	if fallback == "" && send.Mode == sendModeReply {
+		in.Target = send.TargetMessageID
+		in.TargetRefused = s.targetRefused(cfg, c, in.Addressed, in.Target)
 	}
-	if send.Mode != sendModeReply {
-		return sendPlan{mode: "broadcast"}
+	r := decision.Route(in)
+	if r.Fallback != "" {
+		s.opts.Metrics.fallback(r.Fallback)
 	}
-	target := send.TargetMessageID
-	if !c.shown[target] {
-		s.opts.Metrics.fallback("unknown_target")
-		s.logger.Warn("reply_target_rejected", "target_message_id", target, "channel_id", primary.msg.ChannelID, "reason", "not_shown")
-		return sendPlan{mode: "fallback_broadcast", fallback: "unknown_target"}
-	}
-	if slices.Contains(cfg.Permissions.InitiativeChannelIDs, primary.msg.ChannelID) &&
-		shareOf(target) < cfg.Activity.InitiativeReplyShare {
-		return sendPlan{replyTo: target, mode: "target_reply"}
-	}
-	return sendPlan{mode: "broadcast"}
+	r.Log(ctx, s.logger, in, slog.String("message_id", primary.msg.ID), slog.String("channel_id", primary.msg.ChannelID),
+		slog.Any("trigger_ids", storedIDs(c.triggers)))
+	return sendPlan{replyTo: r.ReplyTo, mode: r.Mode, fallback: r.Fallback}
 }
 
-// planAddressed routes the reply to an addressed turn: to the trigger, unless targeted replies
-// are on and the model chose (send_discord_message mode reply) another message it may answer:
-// one of the coalesced burst's messages, or the anchor (the message the trigger replies to).
-// Any other target is refused and the reply goes to the trigger. The check is logged
-// (reply_target_checked).
-func (s *Service) planAddressed(cfg *config.Config, c *convo, primary *turn, send sendArgs, fallback string) sendPlan {
-	p := sendPlan{replyTo: primary.msg.ID, mode: "trigger_reply"}
-	if fallback != "" || send.Mode != sendModeReply {
-		return p
+// targetRefused says why the model may not reply to target ("" when it may). An addressed
+// turn's reply may answer one of the coalesced burst's messages or the anchor (the message the
+// trigger replies to); an unaddressed one any message it was shown. No target may be older
+// than text.targetMaxAgeMinutes.
+func (s *Service) targetRefused(cfg *config.Config, c *convo, addressed bool, target string) string {
+	if target == "" || target == c.primary.ID {
+		return ""
 	}
-	target := send.TargetMessageID
-	if target == "" || target == primary.msg.ID {
-		return p
+	var m *store.Message
+	for _, shown := range c.all() {
+		if shown.ID == target {
+			m = &shown
+			break
+		}
 	}
-	accepted, why := false, "not_in_burst"
+	inBurst := slices.ContainsFunc(c.triggers, func(m store.Message) bool { return m.ID == target })
 	switch {
-	case !cfg.Text.TargetedReplies:
-		why = "targeted_replies_off"
-	case slices.ContainsFunc(c.triggers, func(m store.Message) bool { return m.ID == target }):
-		accepted, why = true, "burst_message"
-		p.replyTo = target
-	case c.anchor != nil && c.anchor.ID == target:
-		accepted, why = true, "anchor"
-		p.replyTo, p.mode = target, "target_reply"
+	case m == nil:
+		return "unknown_target"
+	case addressed && !inBurst && (c.anchor == nil || c.anchor.ID != target):
+		return "not_in_burst"
+	case s.now().Sub(m.CreatedAt) > time.Duration(cfg.Text.TargetMaxAgeMinutes)*time.Minute:
+		return "target_too_old"
 	}
-	s.logger.Info("reply_target_checked", "message_id", primary.msg.ID, "channel_id", primary.msg.ChannelID,
-		"target_message_id", target, "accepted", accepted, "reason", why, "trigger_ids", storedIDs(c.triggers))
-	return p
+	return ""
 }
 
 func storedIDs(ms []store.Message) []string {
@@ -179,23 +177,22 @@ func storedIDs(ms []store.Message) []string {
 	return ids
 }
 
-// shareOf maps an id to a stable number in [0, 1): the same candidate always gets the same
-// routing, and over many candidates the reply share is as configured.
-func shareOf(id string) float64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return float64(h.Sum64()>>11) / float64(1<<53)
-}
-
 // send posts the plan's text through the Sender (post): ban words scrubbed, mass mentions
 // defused, split into messages of at most 2000 characters at sentence or line boundaries,
 // server errors retried with the same nonce. The first part carries the reply reference;
 // allowed_mentions never lets anything ping except, per config, the replied-to user. A reply
-// whose target was deleted meanwhile is sent as a plain message. Sent messages are stored with
+// whose target was deleted meanwhile is sent as a plain message opened by an apology
+// (targetDeletedNote). A model reply that holds a ban word is replaced by
+// safety.filteredReplyText, never sent starred. Sent messages are stored with
 // the persona that wrote them. It returns the ids sent and updates plan when the reply had to
 // fall back.
 func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *convo, plan *sendPlan) ([]string, error) {
-	text := s.filter(cfg).Scrub(plan.text)
+	text := plan.text
+	if !plan.notice && s.filter(cfg).Trips(text) {
+		s.logger.Warn("reply_filtered", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "reason", "ban_word")
+		text, plan.filtered = cfg.Safety.FilteredReplyText, true
+	}
+	text = s.filter(cfg).Scrub(text) // a notice or the canned text itself: never a ban word out
 	parts := post.Split(text, post.MaxLen)
 	persona := cfg.Bot.Persona
 	if c != nil {
@@ -219,6 +216,9 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 			s.logger.Warn("reply_target_deleted", "target_message_id", msg.ReplyTo, "channel_id", t.msg.ChannelID)
 			plan.mode, plan.fallback, plan.replyTo = "fallback_broadcast", "target_deleted", ""
 			msg.ReplyTo, msg.PingRepliedUser = "", false
+			if withNote := targetDeletedNote + "\n" + part; utf8.RuneCountInString(withNote) <= post.MaxLen {
+				msg.Content = withNote // downgraded to a broadcast, with an apology
+			}
 			sent, err = s.sender.Create(ctx, msg)
 		}
 		if err != nil {
@@ -239,6 +239,10 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	}
 	return ids, nil
 }
+
+// targetDeletedNote opens a reply whose target was deleted before it could be sent: it goes to
+// the channel instead, with this apology.
+const targetDeletedNote = "_(The message I was answering was deleted, sorry — here is my reply anyway.)_"
 
 // targetGone reports whether a failed reply failed because its target no longer exists.
 func (s *Service) targetGone(ctx context.Context, channelID, id string, sendErr error) bool {

@@ -27,11 +27,7 @@ func (h *harness) notStored(id discordsim.MessageID, why string) {
 // lastPrompt is the prompt of the latest reply-model request.
 func (h *harness) lastPrompt() string {
 	h.t.Helper()
-	g := h.generations()
-	if len(g) == 0 {
-		h.t.Fatalf("no reply-model request; logs:\n%s", h.tail())
-	}
-	return g[len(g)-1].Prompt
+	return h.lastGeneration().Prompt
 }
 
 // TestFilteredMessageNeverBecomesAnAnchor: a reply (addressing the bot) to a message ingest

@@ -126,10 +126,13 @@ func (s *Service) review(ctx context.Context, a *attempt, pass string) bool {
 	text, stageB := decision.ReplyDecision(decision.PipelineText, text, p.decision.Force)
 	stageB.TurnID, stageB.ChannelID, stageB.UserID = p.msg.ID, p.msg.ChannelID, p.msg.AuthorID
 	stageB.Signal, stageB.DirectAddressed = p.decision.Signal, p.decision.DirectAddressed
-	s.opts.Decisions.Record(ctx, stageB, append(p.logAttrs(), slog.String("pass", pass))...)
 	if stageB.Outcome != decision.OutcomeAllow {
+		// A skip is the turn's outcome: logged once, by declined (reply_skipped, or the
+		// placeholder's sent_reply), not as a Stage B event of its own as well.
+		s.opts.Decisions.Count(stageB)
 		return s.declined(a, stageB.Reason, pass, a.res.Refusal)
 	}
+	s.opts.Decisions.Record(ctx, stageB, append(p.logAttrs(), slog.String("pass", pass))...)
 	a.text = text
 	return true
 }
@@ -147,8 +150,11 @@ func (s *Service) declined(a *attempt, reason decision.Reason, pass, refusal str
 	}
 	s.opts.Metrics.reply("skipped")
 	a.outcome = store.TurnSkipped
-	attrs := append(a.attrs, "reason", reason.String(), "pass", pass, "force", p.decision.Force, "safety", safetySkip,
-		"persona", a.c.persona)
+	// The Stage B decision's fields (as decision.Decision.Log names them) make this line the
+	// decision feed's row too (the playground), in place of a second Stage B event.
+	attrs := append(a.attrs, "pipeline", decision.PipelineText.String(), "stage", decision.StageB.String(),
+		"outcome", decision.OutcomeDeny.String(), "turnId", p.msg.ID, "userId", p.msg.AuthorID,
+		"reason", reason.String(), "pass", pass, "force", p.decision.Force, "safety", safetySkip, "persona", a.c.persona)
 	attrs = append(attrs, a.latencies(time.Time{})...)
 	if safetySkip {
 		attrs = append(attrs, "refusal", refusal)

@@ -76,7 +76,7 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 // goroutine, which must not stall (handlers run one at a time), with the conversation as
 // context.
 func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) {
-	tt := t.stageATurn(s.now(), cs)
+	tt := t.stageATurn(cfg, s.now(), cs)
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})
 	decide := func() {

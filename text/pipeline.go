@@ -125,7 +125,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 			s.logger.Info("message_ignored", "reason", string(why), "source", "queue", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID)
 			continue
 		}
-		tt := t.stageATurn(s.now(), cs)
+		tt := t.stageATurn(cfg, s.now(), cs)
 		var d decision.Decision
 		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
 			d = t.decision // the classifier judged this message at enqueue: do not ask (and pay) again

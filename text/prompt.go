@@ -35,7 +35,13 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 	sys.WriteString(".\n\n")
 	sys.WriteString(toolInstructions)
 	sys.WriteString("\n\n")
-	sys.WriteString(decision.Guidance(d, c.primary.AuthorName))
+	sys.WriteString(constraints(cfg, c, now))
+	sys.WriteString("\n\n")
+	sys.WriteString(decision.Guidance(d, c.nameOf(c.primary)))
+	for _, note := range situationNotes(c) {
+		sys.WriteString("\n\n")
+		sys.WriteString(note)
+	}
 
 	msg := llm.Message{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}
 	for _, si := range c.images.inputs {
@@ -47,6 +53,37 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 		Messages:     []llm.Message{msg},
 		Tools:        []llm.Tool{sendMessageTool},
 	}
+}
+
+// constraints are the rules on where a reply may go, stated as the design states them: a
+// supplied id or a broadcast, no target older than text.targetMaxAgeMinutes, quiet hours.
+func constraints(cfg *config.Config, c *convo, now time.Time) string {
+	return "Constraints:\n" +
+		"- Reply only to a message id shown in the conversation, or broadcast.\n" +
+		fmt.Sprintf("- Avoid targets older than %d minutes: to answer an older message, broadcast instead.\n", cfg.Text.TargetMaxAgeMinutes) +
+		quietHoursLine(cfg, c.primary.GuildID, now)
+}
+
+// situationNotes are what the instructions say about where the conversation stands: a reply to
+// the bot's own line (DirectReply), a Discord thread, several people's questions answered at
+// once.
+func situationNotes(c *convo) []string {
+	var notes []string
+	if c.kind == kindDirectReply {
+		notes = append(notes, c.nameOf(c.primary)+" is replying directly to something you said (your line just before "+
+			"theirs in the reply chain). Build on your earlier line: double down on it, contradict yourself if you "+
+			"have changed your mind, escalate the joke or the argument, or refer back to it, rather than starting afresh.")
+	}
+	if c.channel.isThread {
+		notes = append(notes, fmt.Sprintf("This conversation is in a Discord thread (%q, off #%s): keep to the thread's subject; "+
+			"the people here chose to talk about it apart from the main channel.", nonEmpty(c.channel.name, c.channel.id),
+			nonEmpty(c.channel.parent, c.channel.parentID)))
+	}
+	if asks := c.askers(); len(asks) > 1 {
+		notes = append(notes, "Several people wrote to you at once (listed at the end of the conversation): answer each of "+
+			"them, by name, in your one message.")
+	}
+	return notes
 }
 
 // renderConvo writes the context block the model reads.
@@ -64,6 +101,10 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
 	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
+	if c.topic != "" {
+		// The design's priority: the topic over the history.
+		fmt.Fprintf(&b, "Topic %s asked you about (it matters more than the history below): %s\n\n", c.nameOf(c.primary), c.topic)
+	}
 
 	// Each message is shown once: the anchor, or a reply chain's lines, are not repeated in the
 	// recent conversation that follows them.
@@ -81,7 +122,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 		}
 		b.WriteString(header)
 		for _, m := range todo {
-			who := m.AuthorName
+			who := c.nameOf(m)
 			if m.IsSelf {
 				who = selfName + " (you)"
 			}
@@ -93,7 +134,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 		lines("The conversation you are continuing (a reply chain, oldest first):\n", c.chain)
 		lines("\nWhat else was said in the channel around it (oldest first):\n", c.cluster)
 	case kindAnchor:
-		lines(fmt.Sprintf("%s is replying to this message:\n", c.primary.AuthorName), []store.Message{*c.anchor})
+		lines(fmt.Sprintf("%s is replying to this message:\n", c.nameOf(c.primary)), []store.Message{*c.anchor})
 		lines("\nRecent conversation in the channel (oldest first):\n", c.cluster)
 	default:
 		lines("Recent conversation in the channel (oldest first):\n", c.cluster)
@@ -104,15 +145,21 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 	for _, t := range c.triggers {
 		ids = append(ids, t.ID)
 	}
-	fmt.Fprintf(&b, "\nMessage to answer: msg %s from %s", c.primary.ID, c.primary.AuthorName)
+	fmt.Fprintf(&b, "\nMessage to answer: msg %s from %s", c.primary.ID, c.nameOf(c.primary))
 	if len(ids) > 1 {
 		fmt.Fprintf(&b, " (the burst of messages %s arrived together)", strings.Join(ids, ", "))
 	}
 	b.WriteString(".\n")
+	if asks := c.askers(); len(asks) > 1 {
+		b.WriteString("Each person's message in the burst, all to be answered:\n")
+		for _, m := range asks {
+			fmt.Fprintf(&b, "- %s (msg %s): %s\n", c.nameOf(m), m.ID, m.Content)
+		}
+	}
 	if len(c.images.inputs) > 0 {
 		b.WriteString("\nThe images, attached after this text in this order:\n")
 		for _, si := range c.images.inputs {
-			who := si.msg.AuthorName
+			who := c.nameOf(si.msg)
 			if si.msg.IsSelf {
 				who = selfName + " (you)"
 			}
@@ -147,4 +194,28 @@ func nonEmpty(s, fallback string) string {
 		return fallback
 	}
 	return s
+}
+
+// nameOf is how the conversation names a message's author: the preferred name of their persona
+// when they gave one, else the name Discord shows.
+func (c *convo) nameOf(m store.Message) string {
+	for _, p := range c.people {
+		if p.id == m.AuthorID && p.persona != nil && p.persona.PreferredName != "" {
+			return p.persona.PreferredName
+		}
+	}
+	return m.AuthorName
+}
+
+// askers are the burst's messages when several people wrote them (a coalesced burst of more
+// than one author), oldest first; nil when one person wrote them all.
+func (c *convo) askers() []store.Message {
+	authors := map[string]bool{}
+	for _, m := range c.triggers {
+		authors[m.AuthorID] = true
+	}
+	if len(authors) < 2 {
+		return nil
+	}
+	return c.triggers
 }

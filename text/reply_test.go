@@ -91,7 +91,7 @@ func TestTargetedRepliesForAddressedTurns(t *testing.T) {
 	if r.ReplyTo() != a.ID {
 		t.Errorf("reply references %q, want the model's choice %q (the trigger was %q)", r.ReplyTo(), a.ID, b.ID)
 	}
-	h.waitLog(`"msg":"reply_target_checked"`, `"target_message_id":"`+string(a.ID)+`"`, `"accepted":true`, `"reason":"burst_message"`)
+	h.waitLog(`"msg":"reply_decision"`, `"model_target_id":"`+string(a.ID)+`"`, `"mode":"target_reply"`, `"why":"model_target"`)
 	if p := h.lastPrompt(); !strings.Contains(p, "the burst of messages "+string(a.ID)+", "+string(b.ID)) {
 		t.Errorf("prompt does not name the burst:\n%s", p)
 	}
@@ -101,7 +101,7 @@ func TestTargetedRepliesForAddressedTurns(t *testing.T) {
 	if r := h.waitBot(2); r.ReplyTo() != b.ID {
 		t.Errorf("reply references %q, want the trigger %q (the model's target was not in the burst)", r.ReplyTo(), b.ID)
 	}
-	h.waitLog(`"msg":"reply_target_checked"`, `"target_message_id":"`+string(older.ID)+`"`, `"accepted":false`, `"reason":"not_in_burst"`)
+	h.waitLog(`"msg":"reply_decision"`, `"model_target_id":"`+string(older.ID)+`"`, `"mode":"trigger_reply"`, `"why":"not_in_burst"`)
 
 	// Off: the trigger, whatever the model chose.
 	h.reconfigure(func(c *config.Config) { c.Text.TargetedReplies = false })
@@ -109,7 +109,7 @@ func TestTargetedRepliesForAddressedTurns(t *testing.T) {
 	if r := h.waitBot(3); r.ReplyTo() != b.ID {
 		t.Errorf("targetedReplies off: reply references %q, want the trigger %q", r.ReplyTo(), b.ID)
 	}
-	h.waitLog(`"msg":"reply_target_checked"`, `"target_message_id":"`+string(a.ID)+`"`, `"accepted":false`, `"reason":"targeted_replies_off"`)
+	h.waitLog(`"msg":"reply_decision"`, `"model_target_id":"`+string(a.ID)+`"`, `"mode":"trigger_reply"`, `"why":"targeted_replies_off"`)
 }
 
 // TestTargetedReplyToAnchor: the model may answer the message the trigger replies to.

@@ -87,8 +87,8 @@ func (s *Service) resolveReference(ctx context.Context, m *discordgo.Message, t 
 	}
 }
 
-// stageATurn renders the turn for Stage A at time now.
-func (t *turn) stageATurn(now time.Time, cs *channelState) decision.TextTurn {
+// stageATurn renders the turn for Stage A at time now (the guild's quiet hours from cfg).
+func (t *turn) stageATurn(cfg *config.Config, now time.Time, cs *channelState) decision.TextTurn {
 	lastBot, seq := cs.snapshot()
 	tt := decision.TextTurn{
 		MessageID:      t.msg.ID,
@@ -103,6 +103,7 @@ func (t *turn) stageATurn(now time.Time, cs *channelState) decision.TextTurn {
 		Now:            now,
 		BotLastSpokeAt: lastBot,
 		Phase:          decision.PhaseEnqueue,
+		QuietHours:     inQuietHours(cfg, t.msg.GuildID, now),
 	}
 	if t.seq != 0 {
 		tt.Phase = decision.PhasePreGeneration

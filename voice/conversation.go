@@ -177,7 +177,7 @@ func (s *session) onReplyDone(r replyDone) {
 		}
 	default:
 		s.metrics.turn("spoken")
-		s.log.Info("stt_pipeline_reply_spoken", attrs...)
+		s.log.Info(spokenEvent(s.responder), attrs...)
 	}
 	if rp.hold != nil {
 		rp.owner.steps <- step{} // a released speculative reply: its turn is over

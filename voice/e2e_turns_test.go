@@ -144,3 +144,42 @@ func TestFailuresEndTurnCleanly(t *testing.T) {
 		})
 	}
 }
+
+// TestVoiceTurnAddressingContext: voice_turn_addressing carries the classifier's provider and
+// the conversation context: the speaker the bot is focused on, whom it last answered and how
+// long ago that reply ended.
+func TestVoiceTurnAddressingContext(t *testing.T) {
+	t.Parallel()
+	rules := append(transcriptByLength("banter, can you hear me?", "hey banter, what's the weather like today?"),
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "weather"}, Reply: openaisim.Reply{Text: "Sunny."}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointResponses, InputPattern: "hear me"}, Reply: openaisim.Reply{Text: "Yes, I hear you."}})
+	w := newWorld(t, nil, rules...)
+	alice, bob := w.member("alice"), w.member("bob")
+	w.join()
+	w.play(alice, "hey-banter-weather")
+	w.waitLogs(1, `"msg":"stt_pipeline_reply_spoken"`)
+	w.play(bob, "mike-hear-me")
+	w.waitLogs(2, `"msg":"stt_pipeline_reply_spoken"`)
+	events := w.logs.events("voice_turn_addressing")
+	if len(events) < 2 {
+		t.Fatalf("%d voice_turn_addressing events, want one per turn at least", len(events))
+	}
+	first := events[0]
+	aliceID := first["userId"]
+	if first["classifier_provider"] != "openai" || first["last_reply_to_id"] != "" || first["since_bot_reply_ms"] != nil {
+		t.Errorf("first turn: %v, want provider openai and no earlier reply", first)
+	}
+	last := events[len(events)-1]
+	if last["userId"] == aliceID {
+		t.Fatalf("the last decision is alice's again: %v", last)
+	}
+	if last["focused_speaker_id"] != aliceID || last["last_reply_to_id"] != aliceID || last["speaker_focused"] != false {
+		t.Errorf("bob's turn: %v, want focus and last reply on alice (%v)", last, aliceID)
+	}
+	if ms, ok := last["since_bot_reply_ms"].(float64); !ok || ms < 0 {
+		t.Errorf("bob's turn: since_bot_reply_ms = %v, want the time since the bot's reply ended", last["since_bot_reply_ms"])
+	}
+	if _, ok := last["participants"].(float64); !ok {
+		t.Errorf("bob's turn lacks participants: %v", last)
+	}
+}

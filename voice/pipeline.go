@@ -172,7 +172,7 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		case st.decide == nil:
 			return nil, false
 		}
-		attrs := []slog.Attr{slog.String("guild_id", s.guildID)}
+		attrs := append([]slog.Attr{slog.String("guild_id", s.guildID)}, addressingAttrs(s.svc.cfg(), st.decide)...)
 		if st.speculative {
 			attrs = append(attrs, slog.Bool("speculative", true))
 		}

@@ -30,6 +30,21 @@ type Responder interface {
 	Respond(ctx context.Context, r *Reply) (Result, error)
 }
 
+// SpokenEventNamer is a Responder that names the log event of a turn it answered aloud
+// itself: a realtime turn is no STT pipeline turn, so voice/realtime's Responder logs
+// realtime_reply_spoken where the STT pipeline logs stt_pipeline_reply_spoken.
+type SpokenEventNamer interface {
+	SpokenEvent() string
+}
+
+// spokenEvent is the log event of a turn r answered aloud.
+func spokenEvent(r Responder) string {
+	if n, ok := r.(SpokenEventNamer); ok {
+		return n.SpokenEvent()
+	}
+	return "stt_pipeline_reply_spoken"
+}
+
 // Reply is one reply to produce.
 type Reply struct {
 	// Turn is the admitted turn, nil for the join greeting.

@@ -20,8 +20,8 @@ import (
 // or once the bot's reply is heard. Each addressed utterance must end in a defined, logged
 // state:
 //
-//   - answered: the bot logged the reply spoken for it (stt_pipeline_reply_spoken, which carries
-//     the transcript) and the member heard the reply: at least minHeard frames of the bot's
+//   - answered: the bot logged the reply spoken for it (stt_pipeline_reply_spoken, or
+//     realtime_reply_spoken for a realtime turn, which carries the transcript) and the member heard the reply: at least minHeard frames of the bot's
 //     audio, decrypted end to end (DAVE), arrived at the member during the run;
 //   - explained: a line carrying its transcript says it was cut, skipped, denied or failed; or a
 //     failure of its speaker's transcription; or the end of the voice session the utterance was
@@ -157,7 +157,7 @@ func (v *voiceBot) outcome(r voiceRun) string {
 		}
 		switch {
 		case strings.Contains(line.str("transcript"), r.marker):
-			if msg == "stt_pipeline_reply_spoken" {
+			if msg == "stt_pipeline_reply_spoken" || msg == "realtime_reply_spoken" {
 				spoken = true
 			} else if slices.Contains(voiceExplained, msg) {
 				explained = true

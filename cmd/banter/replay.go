@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/banterbot/banter/config"
@@ -16,17 +17,19 @@ import (
 	"github.com/banterbot/banter/voice"
 )
 
-// replayCommand implements `banter replay [-config FILE] [-llm] EVENTS.jsonl`: a recorded
-// conversation through the decision engine, offline; with -labels CORPUS.jsonl it scores a
-// labelled corpus instead.
+// replayCommand implements `banter replay [-config FILE] [-llm] [-log FILE] EVENTS.jsonl`: a
+// recorded conversation through the decision engine, offline (with -log, its decisions and
+// each admitted text turn's outcome as the bot's log lines); with -labels CORPUS.jsonl it
+// scores a labelled corpus instead.
 func replayCommand(ctx context.Context, e env) error {
 	fs := flag.NewFlagSet("banter replay", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	configPath := fs.String("config", "", "config file (else $BANTER_CONFIG, else ./banter.yaml if present, else defaults)")
 	useLLM := fs.Bool("llm", false, "run the classifier and Stage B against the configured model")
+	logPath := fs.String("log", "", "write the decisions and, with -llm, each admitted text turn's outcome (reply_skipped, sent_reply, sent_message) as JSON log lines to this file")
 	labels := fs.String("labels", "", "score a labelled corpus (events with \"addressed\" and \"why\"): print precision, recall, confusion tables and errors instead of results")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: banter replay [-config FILE] [-llm] EVENTS.jsonl   (- reads stdin)")
+		fmt.Fprintln(e.stderr, "usage: banter replay [-config FILE] [-llm] [-log FILE] EVENTS.jsonl   (- reads stdin)")
 		fmt.Fprintln(e.stderr, "       banter replay [-config FILE] [-llm] -labels CORPUS.jsonl")
 		fs.PrintDefaults()
 	}
@@ -45,7 +48,16 @@ func replayCommand(ctx context.Context, e env) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	opts := replay.Options{Text: text.Policy(cfg), Voice: voice.Policy(cfg)}
+	opts := replay.Options{Text: text.Policy(cfg), Voice: voice.Policy(cfg),
+		Routing: replay.Routing{TargetedReplies: cfg.Text.TargetedReplies, ReplyShare: cfg.Activity.InitiativeReplyShare}}
+	if *logPath != "" {
+		f, err := os.Create(*logPath)
+		if err != nil {
+			return fmt.Errorf("replay: -log: %w", err)
+		}
+		defer f.Close()
+		opts.Logger = slog.New(slog.NewJSONHandler(f, nil))
+	}
 	if *useLLM {
 		if missing := cfg.MissingKeys(); len(missing) > 0 {
 			return &usageError{missingKeysHelp(missing)}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,5 +72,92 @@ func TestReplayCommandLabels(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "replay", "-labels", "x.jsonl", "y.jsonl"); exitCode(err) != 2 {
 		t.Errorf("-labels with another file: exit %d", exitCode(err))
+	}
+}
+
+// TestReplayOutcomesAddUpToTurns: `banter replay -llm -log FILE` over a recorded conversation
+// logs, for each admitted text turn, exactly one of reply_skipped, sent_reply and
+// sent_message (as the live bot does), so that counting those lines counts the turns, once
+// each; the summary says the same numbers.
+func TestReplayOutcomesAddUpToTurns(t *testing.T) {
+	osim := openaitest.Serve(t, openaisim.WithRules(
+		openaisim.Rule{Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"}, Reply: openaisim.Reply{Text: "YES"}},
+		openaisim.Rule{Match: openaisim.Match{InputPattern: "Latest, from alice: anyone watching the match"}, Reply: openaisim.Reply{Skip: true}},
+		openaisim.Rule{Match: openaisim.Match{InputPattern: "Latest, from"}, Reply: openaisim.Reply{Text: "Happy to help!"}},
+	))
+	// The shipped example's config, with addressed turns in the initiative channel sent to
+	// the channel (initiativeReplyShare 0), so that all three outcomes occur.
+	shipped, err := os.ReadFile("../../docs/examples/replay.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfgPath, logPath := filepath.Join(dir, "replay.yaml"), filepath.Join(dir, "replay.log")
+	cfg := strings.Replace(string(shipped), "  recentWindowSeconds: 300\n", "  recentWindowSeconds: 300\n  initiativeReplyShare: 0\n", 1)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	out, summary, err := runCLI(t, vars, "replay", "-llm", "-log", logPath, "-config", cfgPath, "../../docs/examples/conversation.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := map[string]string{} // admitted text turn → its outcome in the results
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			ID      string `json:"id"`
+			Allow   *bool  `json:"allow"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Allow != nil && *r.Allow && !strings.HasPrefix(r.ID, "v") {
+			admitted[r.ID] = r.Outcome
+		}
+	}
+	logged, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string][]string{} // turn → its outcome lines
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
+		var l struct {
+			Msg      string   `json:"msg"`
+			Triggers []string `json:"trigger_ids"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Msg != "reply_skipped" && l.Msg != "sent_reply" && l.Msg != "sent_message" {
+			continue
+		}
+		kinds[l.Msg]++
+		for _, id := range l.Triggers {
+			lines[id] = append(lines[id], l.Msg)
+		}
+	}
+	if len(admitted) < 3 {
+		t.Fatalf("%d admitted text turns; the conversation should admit several:\n%s", len(admitted), out)
+	}
+	for id, outcome := range admitted {
+		if len(lines[id]) != 1 || lines[id][0] != outcome {
+			t.Errorf("turn %s: outcome lines %v, want exactly [%s] (its result's outcome)", id, lines[id], outcome)
+		}
+	}
+	if n := kinds["reply_skipped"] + kinds["sent_reply"] + kinds["sent_message"]; n != len(admitted) || len(lines) != len(admitted) {
+		t.Errorf("%d outcome lines naming %d turns, want %d: the admitted text turns, once each", n, len(lines), len(admitted))
+	}
+	for _, k := range []string{"reply_skipped", "sent_reply", "sent_message"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s line: the conversation should produce each outcome (%v)", k, kinds)
+		}
+	}
+	want := fmt.Sprintf("text outcomes: %d admitted turns: %d sent_reply, %d sent_message, %d reply_skipped, 0 reply_failed",
+		len(admitted), kinds["sent_reply"], kinds["sent_message"], kinds["reply_skipped"])
+	t.Logf("%s", want)
+	if !strings.Contains(summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, summary)
 	}
 }

@@ -110,7 +110,9 @@ func ParseEvent(line []byte) (Event, error) {
 //
 // allow is null when a classifier was needed and none was given (reason
 // needs_classifier). retry_after_ms is set for deferred voice turns. With a
-// generator (-llm), Stage B adds skipped, skip_reason and reply.
+// generator (-llm), Stage B adds skipped, skip_reason and reply, and an admitted text turn its
+// outcome: reply_skipped, sent_reply or sent_message (reply_failed when the model failed), the
+// event the live bot logs for it.
 type Result struct {
 	ID           string  `json:"id"`
 	Allow        *bool   `json:"allow"`
@@ -122,5 +124,6 @@ type Result struct {
 	Skipped      *bool   `json:"skipped,omitempty"`
 	SkipReason   string  `json:"skip_reason,omitempty"`
 	Reply        string  `json:"reply,omitempty"`
+	Outcome      string  `json:"outcome,omitempty"`
 	Error        string  `json:"error,omitempty"`
 }

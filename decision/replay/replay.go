@@ -45,11 +45,15 @@ type Options struct {
 	Classifier decision.Classifier
 	// Generator runs Stage B on admitted turns. Nil: Stage B is not run.
 	Generator Generator
+	// Routing decides, with the text policy's initiative channels, whether an admitted text
+	// turn's reply is sent as a reply or a channel message (its outcome).
+	Routing Routing
 	// VoiceReplyDuration is how long the simulated bot speaks after an
 	// admitted voice turn; utterances ending meanwhile are deferred
 	// (bot_turn_open). Zero: the bot's speech takes no time.
 	VoiceReplyDuration time.Duration
-	// Logger receives every decision as its structured event (nil: none).
+	// Logger receives every decision as its structured event, and with a generator each
+	// admitted text turn's outcome event (nil: none).
 	Logger *slog.Logger
 	// Metrics counts decisions (nil: none).
 	Metrics *decision.Metrics

@@ -102,7 +102,8 @@ func (r *runner) handleText(ctx context.Context, ev Event) (Result, decision.Dec
 	d := r.text.Decide(ctx, &turn)
 	res := result(ev.ID, d)
 	if d.Allowed() && r.opts.Generator != nil {
-		r.stageB(ctx, &res, d, decision.PipelineText, ev.AuthorName, c.recent, ev.Content)
+		sd := r.stageB(ctx, &res, d, decision.PipelineText, ev.AuthorName, c.recent, ev.Content)
+		r.textOutcome(ctx, &res, ev, d, sd)
 	}
 	if ev.IsSelf {
 		c.botLastSpoke = ev.TS
@@ -159,9 +160,10 @@ func (c *channelState) addParticipant(id, name string) {
 	c.participants = append(c.participants, decision.Participant{ID: id, Name: name})
 }
 
-// stageB asks the generator for a reply and applies Stage B to it.
+// stageB asks the generator for a reply and applies Stage B to it. A text skip is counted,
+// not logged: the turn's reply_skipped line (textOutcome) carries it, as in the live pipeline.
 func (r *runner) stageB(ctx context.Context, res *Result, d decision.Decision, p decision.Pipeline, who string,
-	recent []decision.ContextLine, latest string) {
+	recent []decision.ContextLine, latest string) decision.Decision {
 	name := r.opts.Text.BotName
 	where := "a Discord text channel"
 	if p == decision.PipelineVoice {
@@ -183,14 +185,20 @@ func (r *runner) stageB(ctx context.Context, res *Result, d decision.Decision, p
 	raw, err := r.opts.Generator.Generate(ctx, system, b.String())
 	if err != nil {
 		res.Error = fmt.Sprintf("stage B: %v", err)
-		return
+		return decision.Decision{}
 	}
 	cleaned, sd := decision.ReplyDecision(p, raw, d.Force)
 	sd.TurnID, sd.ChannelID, sd.UserID = d.TurnID, d.ChannelID, d.UserID
-	(&decision.Recorder{Logger: r.opts.Logger, Metrics: r.opts.Metrics}).Record(ctx, sd)
+	rec := &decision.Recorder{Logger: r.opts.Logger, Metrics: r.opts.Metrics}
 	skipped := sd.Skipped()
+	if skipped && p == decision.PipelineText {
+		rec.Count(sd)
+	} else {
+		rec.Record(ctx, sd)
+	}
 	res.Skipped, res.Reply = &skipped, cleaned
 	if skipped {
 		res.SkipReason = sd.Reason.String()
 	}
+	return sd
 }

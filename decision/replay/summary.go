@@ -15,6 +15,7 @@ type stats struct {
 	channels map[string]*tally // channel id → tally
 	reasons  map[reasonKey]*tally
 	kinds    map[string]string // channel id → "text" | "voice"
+	outcomes map[string]int    // text outcome event → admitted turns (with a generator)
 }
 
 type reasonKey struct {
@@ -27,7 +28,7 @@ type tally struct {
 }
 
 func newStats() stats {
-	return stats{channels: map[string]*tally{}, reasons: map[reasonKey]*tally{}, kinds: map[string]string{}}
+	return stats{channels: map[string]*tally{}, reasons: map[reasonKey]*tally{}, kinds: map[string]string{}, outcomes: map[string]int{}}
 }
 
 func (t *tally) add(d decision.Decision) {
@@ -136,5 +137,9 @@ func (s *stats) write(w io.Writer) error {
 		t := s.reasons[k]
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", k.channel, k.reason, t.events, t.allowed, share(t.events, s.channels[k.channel].events))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	s.writeOutcomes(w)
+	return nil
 }

@@ -174,7 +174,7 @@ function onDiscordEvent(e) {
 
 // ---- decisions ------------------------------------------------------------
 
-const latencyEvents = new Set(['sent_message', 'sent_reply', 'reply_skipped', 'stt_pipeline_reply_spoken',
+const latencyEvents = new Set(['sent_message', 'sent_reply', 'reply_skipped', 'stt_pipeline_reply_spoken', 'realtime_reply_spoken',
   'stt_pipeline_reply_interrupted', 'stt_pipeline_reply_skipped', 'stt_pipeline_reply_denied']);
 
 function fmtTime(t) { return new Date(t).toLocaleTimeString([], { hour12: false }); }

@@ -97,6 +97,9 @@ func NewResponder(ctx context.Context, o ResponderOptions, s voice.SessionInfo) 
 	return &Responder{opts: o, cfg: cfg, ctx: ctx}, nil
 }
 
+// SpokenEvent names the log event of a turn this Responder answered aloud (voice.SpokenEventNamer).
+func (p *Responder) SpokenEvent() string { return "realtime_reply_spoken" }
+
 // Close closes the session's Bridge (its socket). Safe to call more than
 // once; Respond fails with ErrClosed after it.
 func (p *Responder) Close() error {

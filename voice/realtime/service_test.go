@@ -218,7 +218,10 @@ func TestServiceRealtimeNative(t *testing.T) {
 	if len(rec) != 1 || rec[0].AudioDuration < time.Second {
 		t.Fatalf("realtime responses: %+v", rec)
 	}
-	w.waitLog("stt_pipeline_reply_spoken")
+	w.waitLog("realtime_reply_spoken")
+	if n := len(w.logs.events("stt_pipeline_reply_spoken")); n != 0 {
+		t.Errorf("a realtime turn logged stt_pipeline_reply_spoken %d times", n)
+	}
 }
 
 // TestServiceRealtimeBrain: voice.mode realtime, brain: the first addressed
@@ -258,7 +261,7 @@ func TestServiceRealtimeBrain(t *testing.T) {
 	if len(rec) != 1 || rec[0].Rule != "voice" {
 		t.Fatalf("realtime responses: %+v", rec)
 	}
-	spoken := w.waitLog("stt_pipeline_reply_spoken")
+	spoken := w.waitLog("realtime_reply_spoken")
 	if spoken["spoken"] != answer {
 		t.Errorf("spoken %v", spoken["spoken"])
 	}
