@@ -154,3 +154,21 @@ func TestPriceCost(t *testing.T) {
 		}
 	}
 }
+
+// TestMeterSetPrices: a reloaded price table prices the calls after it; a model dropped from
+// it costs 0 from then on.
+func TestMeterSetPrices(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {InputPerMTok: 1}}, nil, nil)
+	u := Usage{InputTokens: 1e6}
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); !near(got, 1) {
+		t.Fatalf("before the reload: %v, want 1", got)
+	}
+	m.SetPrices(map[string]Price{"m": {InputPerMTok: 3}})
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); !near(got, 3) {
+		t.Errorf("after the reload: %v, want 3", got)
+	}
+	m.SetPrices(map[string]Price{})
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); got != 0 {
+		t.Errorf("dropped from the table: %v, want 0", got)
+	}
+}

@@ -326,7 +326,7 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 	session := shards.Any()
 	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg),
 		AttemptTimeout: time.Duration(a.cfg.Discord.SendAttemptTimeoutSeconds * float64(time.Second))})
-	meter := newMeter(a.cfg, a.logger, reg)
+	meter := newMeter(a.cfg, watcher, a.logger, reg)
 	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg), Meter: meter}, st)
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
