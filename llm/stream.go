@@ -74,8 +74,13 @@ func (c *Client) Stream(ctx context.Context, req GenerateRequest) (*TextStream, 
 		return nil, &APIError{Op: OpStream, Model: req.Model, Kind: ErrorKindBadRequest,
 			Err: errors.New("stream needs a model and takes no tools")}
 	}
+	var err error
+	if req.Model, err = c.admit(ctx, OpStream, req.Model); err != nil {
+		return nil, err
+	}
 	s := &TextStream{c: c, model: req.Model, start: c.now(), callCtx: ctx}
-	attempts, err := c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, a *attempt) error {
+	var attempts int
+	attempts, err = c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, a *attempt) error {
 		return s.open(ctx, req, a)
 	})
 	s.attempts = attempts

@@ -141,8 +141,18 @@ type Meter struct {
 	usage  *prometheus.CounterVec // guild, slot, model, unit
 	cost   *prometheus.CounterVec // guild, slot, model
 
+	spender Spender // set before use (SetSpender)
+
 	mu     sync.Mutex
 	warned map[string]bool
+}
+
+// SetSpender hands every recorded cost to s as well (the budgets' ledger). Call it before the
+// Meter is used.
+func (m *Meter) SetSpender(s Spender) {
+	if m != nil {
+		m.spender = s
+	}
 }
 
 // NewMeter returns a Meter pricing with prices (by model name) and registers its metrics with
@@ -212,6 +222,9 @@ func (m *Meter) Record(ctx context.Context, a Account, model string, u Usage) fl
 	c := p.Cost(u)
 	m.cost.WithLabelValues(a.Guild, a.Slot, model).Add(c)
 	a.Tally.Add(c)
+	if m.spender != nil && c > 0 {
+		m.spender.Spent(ctx, a, model, c)
+	}
 	return c
 }
 

@@ -116,6 +116,9 @@ func migrations() []string {
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT '';`,
 		// 5: durable turns (turns.go): admitted addressed turns, open until their outcome.
 		turnsMigration,
+		// 6: the day's spend by guild and model slot (spend.go: the daily budgets).
+		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
+			usd REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
 	}
 }
 
