@@ -58,6 +58,7 @@ func Default() *Config {
 			CatchUpMaxAgeMinutes:   15,
 		},
 		Prices: DefaultPrices(),
+		Budget: defaultBudget(),
 		LLM: LLM{
 			Model:          "gpt-5-mini",
 			API:            "responses",
