@@ -19,12 +19,13 @@ type Interactions interface {
 // adminPermissions are the permissions that make a member a budget admin.
 const adminPermissions = discordgo.PermissionAdministrator | discordgo.PermissionManageGuild
 
-// Commands is /spend, for registration at start: shown by Discord only to members who can
-// manage the server (and checked again when used).
+// Commands is /spend, for registration at start. It is registered without
+// default_member_permissions (discordgo sends it as a string, which the API spec the
+// simulator checks against refuses), so every member sees it; the permissions are checked
+// when it is used.
 func (g *Guard) Commands() []*discordgo.ApplicationCommand {
-	perm := int64(discordgo.PermissionManageGuild)
 	noDM := false
-	return []*discordgo.ApplicationCommand{{Name: "spend", DMPermission: &noDM, DefaultMemberPermissions: &perm,
+	return []*discordgo.ApplicationCommand{{Name: "spend", DMPermission: &noDM,
 		Description: "Today's model spend of this server and of all servers, by model slot (admins)"}}
 }
 

@@ -176,7 +176,10 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		if st.speculative {
 			attrs = append(attrs, slog.Bool("speculative", true))
 		}
-		d := s.svc.opts.Engine.Decide(llm.WithSlot(s.ctx, SlotReplyDecision), st.decide, attrs...)
+		d, capped := s.budgetCapped()
+		if !capped {
+			d = s.svc.opts.Engine.Decide(llm.WithSlot(s.ctx, SlotReplyDecision), st.decide, attrs...)
+		}
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
 			return nil, false
 		}

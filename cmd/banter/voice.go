@@ -64,6 +64,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		},
 		LLM:              slots,
 		Engine:           engine,
+		Budget:           a.voiceBudget(),
 		Personas:         st,
 		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/llm"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// spendConfig prices the two reply models high enough that a few replies reach a $2 cap:
+// past 40% of it the reply slot (llm) switches to gpt-5-nano; at the cap the bot answers only
+// direct addresses, with the notice once, and no reply call is made.
+const spendConfig = `prices:
+  gpt-5-mini: {input: 1000, cachedInput: 1000, output: 1000}
+  gpt-5-nano: {input: 500, cachedInput: 500, output: 500}
+budget:
+  guildDailyUsd: 2
+  softThreshold: 0.4
+  fallbackModels: {llm: gpt-5-nano}
+  capNotice: "Budget spent for today."
+`
+
+var spendPrices = map[string]llm.Price{
+	"gpt-5-mini": {InputPerMTok: 1000, CachedPerMTok: 1000, OutputPerMTok: 1000},
+	"gpt-5-nano": {InputPerMTok: 500, CachedPerMTok: 500, OutputPerMTok: 500},
+}
+
+// costOf is what a recorded answer cost at spendPrices.
+func costOf(r openaisim.Recorded) float64 {
+	u := r.Usage
+	return spendPrices[r.Model].Cost(llm.Usage{InputTokens: u.InputTokens, CachedTokens: u.CachedTokens,
+		AudioInputTokens: u.AudioInputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens,
+		AudioOutputTokens: u.AudioOutputTokens, AudioSecondsIn: u.Seconds})
+}
+
+// answer waits for what became of message id: a reply from the bot, or reply_skipped.
+func (b *botProcess) answer(t *testing.T, ctx context.Context, id discordsim.MessageID) (reply string, skipped bool) {
+	t.Helper()
+	g, cancel := guard(ctx)
+	defer cancel()
+	ok := b.logs.wait(g, func() bool {
+		for _, m := range b.dsim.SentSince(0) {
+			if m.Author == b.dsim.BotID() && m.ReplyTo() == id {
+				reply = m.Content
+				return true
+			}
+		}
+		for _, line := range b.logs.since(0) {
+			if line.msg() == "reply_skipped" && line.str("message_id") == string(id) {
+				skipped = true
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("message %s: neither answered nor skipped\n%s", id, b.logs.String())
+	}
+	return reply, skipped
+}
+
+// TestBudgetSoftThresholdThenCap: `banter run` with a $2 daily budget for the guild. alice
+// talks to the bot until it reaches the cap mid-conversation. Every reply request the OpenAI
+// simulator saw is checked against the spend before it, recomputed from the usage the
+// simulator reported times the prices: gpt-5-mini under 40% of the cap, gpt-5-nano (the
+// configured fallback) from there, and none at all once the cap is reached. At the cap the
+// first direct address gets the notice (once), a later one nothing (reply_skipped
+// budget_cap), and an undirected message costs nothing either.
+func TestBudgetSoftThresholdThenCap(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b := startBot(t, ctx, nil, "", spendConfig, nil)
+	defer b.stop()
+
+	const notice = "Budget spent for today."
+	asked := 0
+	for ; asked < 12; asked++ {
+		id, err := b.post(ctx, b.alice, true, "tell me something about the history of bread, please")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, skipped := b.answer(t, ctx, id)
+		if skipped {
+			t.Fatalf("message %d skipped before the notice\n%s", asked+1, b.logs.String())
+		}
+		if reply == notice {
+			break
+		}
+	}
+	if asked == 12 {
+		t.Fatalf("no cap notice after 12 addressed messages\n%s", b.logs.String())
+	}
+	atCap := len(b.osim.Requests())
+	if _, err := b.post(ctx, b.bob, false, "anyone want to talk about bread?"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := b.post(ctx, b.alice, true, "still there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply, skipped := b.answer(t, ctx, id); !skipped {
+		t.Errorf("a direct address after the notice got %q, want nothing (reply_skipped)", reply)
+	}
+	if n := len(b.osim.Requests()); n != atCap {
+		t.Errorf("%d model requests after the cap, want none: %+v", n-atCap, b.osim.Requests()[atCap:])
+	}
+	notices := 0
+	for _, m := range b.dsim.SentSince(0) {
+		if m.Author == b.dsim.BotID() && m.Content == notice {
+			notices++
+		}
+	}
+	if notices != 1 {
+		t.Errorf("%d cap notices, want 1 a day", notices)
+	}
+	checkSpendPath(t, b.osim.Requests(), 2, 0.4)
+}
+
+// checkSpendPath replays the requests in order: each one's model must be what the budget
+// says for the spend before it, and none may come at the cap. It wants both models used.
+func checkSpendPath(t *testing.T, reqs []openaisim.Recorded, limit, soft float64) {
+	t.Helper()
+	slices.SortFunc(reqs, func(a, b openaisim.Recorded) int { return a.Seq - b.Seq })
+	spent := 0.0
+	used := map[string]int{}
+	for _, r := range reqs {
+		want := "gpt-5-mini"
+		switch {
+		case spent >= limit:
+			t.Errorf("request %d (%s) made at $%.4f, past the $%v cap", r.Seq, r.Model, spent, limit)
+		case spent >= soft*limit:
+			want = "gpt-5-nano"
+		}
+		if r.Model != want {
+			t.Errorf("request %d at $%.4f spent: model %s, want %s", r.Seq, spent, r.Model, want)
+		}
+		used[r.Model]++
+		spent += costOf(r)
+	}
+	if used["gpt-5-mini"] == 0 || used["gpt-5-nano"] == 0 || spent < limit {
+		t.Errorf("the conversation did not go through both levels to the cap: models %v, $%.4f spent", used, spent)
+	}
+}
