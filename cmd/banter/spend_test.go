@@ -40,16 +40,24 @@ func costOf(r openaisim.Recorded) float64 {
 // answer waits for what became of message id: a reply from the bot, or reply_skipped.
 func (b *botProcess) answer(t *testing.T, ctx context.Context, id discordsim.MessageID) (reply string, skipped bool) {
 	t.Helper()
+	return awaitAnswer(t, ctx, b.dsim, b.logs, func() []logLine { return b.logs.since(0) }, id)
+}
+
+// awaitAnswer waits (on log writes of wake) for what became of message id: a reply from the
+// bot, or reply_skipped in lines.
+func awaitAnswer(t *testing.T, ctx context.Context, dsim *discordsim.Server, wake *matrixLog, lines func() []logLine,
+	id discordsim.MessageID) (reply string, skipped bool) {
+	t.Helper()
 	g, cancel := guard(ctx)
 	defer cancel()
-	ok := b.logs.wait(g, func() bool {
-		for _, m := range b.dsim.SentSince(0) {
-			if m.Author == b.dsim.BotID() && m.ReplyTo() == id {
+	ok := wake.wait(g, func() bool {
+		for _, m := range dsim.SentSince(0) {
+			if m.Author == dsim.BotID() && m.ReplyTo() == id {
 				reply = m.Content
 				return true
 			}
 		}
-		for _, line := range b.logs.since(0) {
+		for _, line := range lines() {
 			if line.msg() == "reply_skipped" && line.str("message_id") == string(id) {
 				skipped = true
 				return true
@@ -58,7 +66,7 @@ func (b *botProcess) answer(t *testing.T, ctx context.Context, id discordsim.Mes
 		return false
 	})
 	if !ok {
-		t.Fatalf("message %s: neither answered nor skipped\n%s", id, b.logs.String())
+		t.Fatalf("message %s: neither answered nor skipped", id)
 	}
 	return reply, skipped
 }
