@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -151,5 +155,73 @@ func checkSpendPath(t *testing.T, reqs []openaisim.Recorded, limit, soft float64
 	}
 	if used["gpt-5-mini"] == 0 || used["gpt-5-nano"] == 0 || spent < limit {
 		t.Errorf("the conversation did not go through both levels to the cap: models %v, $%.4f spent", used, spent)
+	}
+}
+
+// TestSpendCommand: /spend through `banter run` and the Discord simulator. A member without
+// Manage Server is told so and shown nothing; one holding a role with it sees the day's spend
+// of the guild and of all guilds, by slot, equal to the simulator's usage times the prices.
+func TestSpendCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b := startBot(t, ctx, nil, "  registerSlashCommands: true\n", spendConfig, nil)
+	defer b.stop()
+	id, err := b.post(ctx, b.alice, true, "what's the capital of France?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, skipped := b.answer(t, ctx, id); skipped {
+		t.Fatal("the first message was skipped")
+	}
+	if err := b.dsim.Await(ctx, func() bool {
+		return slices.ContainsFunc(b.dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "spend" })
+	}); err != nil {
+		t.Fatalf("/spend never registered: %v", err)
+	}
+	spend := func(u discordsim.UserID) string {
+		t.Helper()
+		it, err := b.dsim.InvokeCommand(u, b.ch, "spend")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := simtest.WaitInteractionResponse(ctx, b.dsim, it.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data struct {
+			Content string `json:"content"`
+			Flags   int    `json:"flags"`
+		}
+		if err := json.Unmarshal(r.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if data.Flags&64 == 0 {
+			t.Errorf("/spend answered in public (flags %d), want ephemeral", data.Flags)
+		}
+		return data.Content
+	}
+	if got := spend(b.alice); !strings.Contains(got, "Only members who can manage") || strings.Contains(got, "$") {
+		t.Errorf("/spend by a member without Manage Server: %q", got)
+	}
+	admins, err := b.dsim.CreateRole(b.guild, "admins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.dsim.SetRolePermissions(b.guild, admins, "32"); err != nil { // MANAGE_GUILD
+		t.Fatal(err)
+	}
+	if err := b.dsim.GiveRole(b.guild, b.bob, admins); err != nil {
+		t.Fatal(err)
+	}
+	var spent float64
+	for _, r := range b.osim.Requests() {
+		spent += costOf(r)
+	}
+	got := spend(b.bob)
+	want := fmt.Sprintf("$%.4f", spent)
+	for _, line := range []string{"**This server**: " + want + " of $2.0000", "- llm: " + want, "**All servers**: " + want + " (no cap)"} {
+		if !strings.Contains(got, line) {
+			t.Errorf("/spend by an admin lacks %q:\n%s", line, got)
+		}
 	}
 }
