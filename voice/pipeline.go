@@ -35,7 +35,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/safety"
 )
 
@@ -178,7 +177,7 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		}
 		d, capped := s.budgetCapped()
 		if !capped {
-			d = s.svc.opts.Engine.Decide(llm.WithSlot(s.ctx, SlotReplyDecision), st.decide, attrs...)
+			d = s.svc.opts.Engine.Decide(s.chargeTo(SlotReplyDecision, t.heard), st.decide, attrs...)
 		}
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
 			return nil, false
