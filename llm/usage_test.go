@@ -50,15 +50,8 @@ func TestMeterCostsWhatTheSimulatorReported(t *testing.T) {
 			_, err := c.Classify(ctx, model, "Answer YES or NO.", "is this addressed to you?")
 			return AccountFrom(ctx).Tally.USD(), err
 		}},
-		{"stream responses", APIResponses, "gpt-5-mini", func(ctx context.Context, c *Client, model string) (float64, error) {
-			s, err := c.Stream(ctx, GenerateRequest{Model: model, Messages: []Message{{Role: RoleUser, Content: "tell me a story"}}})
-			if err != nil {
-				return 0, err
-			}
-			for s.Next() {
-			}
-			return s.Cost(), s.Err()
-		}},
+		{"stream responses", APIResponses, "gpt-5-mini", streamCost},
+		{"stream chat", APIChatCompletions, "gpt-5-mini", streamCost}, // stream_options include_usage
 		{"transcribe tokens", APIResponses, "gpt-4o-mini-transcribe", func(ctx context.Context, c *Client, model string) (float64, error) {
 			tr, err := c.Transcribe(ctx, model, wav, TranscribeOptions{Prompt: "banter"})
 			return tr.Cost, err
@@ -120,6 +113,16 @@ func TestMeterCostsWhatTheSimulatorReported(t *testing.T) {
 			}
 		})
 	}
+}
+
+func streamCost(ctx context.Context, c *Client, model string) (float64, error) {
+	s, err := c.Stream(ctx, GenerateRequest{Model: model, Messages: []Message{{Role: RoleUser, Content: "tell me a story"}}})
+	if err != nil {
+		return 0, err
+	}
+	for s.Next() {
+	}
+	return s.Cost(), s.Err()
 }
 
 func generateCost(ctx context.Context, c *Client, model string) (float64, error) {

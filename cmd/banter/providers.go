@@ -44,7 +44,7 @@ func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
 	}
 	opts := m.base
 	opts.BaseURL, opts.APIKey, opts.API = p.BaseURL, p.APIKey, api
-	opts.Timeout, opts.MaxRetries = p.Timeout, p.MaxRetries
+	opts.Timeout, opts.MaxRetries, opts.OmitStreamUsage = p.Timeout, p.MaxRetries, p.OmitStreamUsage
 	if p.RequestsPerMinute > 0 && m.st != nil {
 		opts.Budget = store.NewRequestBudget(m.st, p.Name, llm.RequestInterval(p.RequestsPerMinute))
 	}
