@@ -34,12 +34,7 @@ var spendPrices = map[string]llm.Price{
 }
 
 // costOf is what a recorded answer cost at spendPrices.
-func costOf(r openaisim.Recorded) float64 {
-	u := r.Usage
-	return spendPrices[r.Model].Cost(llm.Usage{InputTokens: u.InputTokens, CachedTokens: u.CachedTokens,
-		AudioInputTokens: u.AudioInputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens,
-		AudioOutputTokens: u.AudioOutputTokens, AudioSecondsIn: u.Seconds})
-}
+func costOf(r openaisim.Recorded) float64 { return spendPrices[r.Model].Cost(recordedUsage(r)) }
 
 // answer waits for what became of message id: a reply from the bot, or reply_skipped.
 func (b *botProcess) answer(t *testing.T, ctx context.Context, id discordsim.MessageID) (reply string, skipped bool) {
