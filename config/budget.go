@@ -25,8 +25,8 @@ type Budget struct {
 	SoftThreshold float64 `yaml:"softThreshold"`
 	// FallbackModels names, by model slot, the cheaper model called past the soft threshold.
 	FallbackModels map[string]string `yaml:"fallbackModels"`
-	// AllowAtCap lists the model slots still called at the cap (voice commands need the
-	// transcription).
+	// AllowAtCap lists the model slots still called at the cap (the default keeps voice
+	// transcribing, for the session's timeline; empty stops every call).
 	AllowAtCap []string `yaml:"allowAtCap"`
 	// ResetHour (0-23) is the hour, in TimeZone, at which a budget day begins.
 	ResetHour int `yaml:"resetHour"`
