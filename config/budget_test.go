@@ -45,8 +45,8 @@ func TestBudgetDay(t *testing.T) {
 		at   time.Time
 		want string
 	}{
-		{time.Date(2026, 11, 27, 4, 59, 0, 0, time.UTC), "2026-11-26"}, // 05:59 in Paris
-		{time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC), "2026-11-27"},  // 06:00 in Paris
+		{time.Date(2026, 11, 27, 4, 59, 0, 0, time.UTC), "2026-11-26"},  // 05:59 in Paris
+		{time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC), "2026-11-27"},   // 06:00 in Paris
 		{time.Date(2026, 11, 27, 23, 30, 0, 0, time.UTC), "2026-11-27"}, // 00:30 on the 28th in Paris
 	}
 	for _, tc := range cases {
