@@ -46,3 +46,33 @@ func TestRealtimeCostIsTheSimulatorsUsage(t *testing.T) {
 		t.Error("no usage counted")
 	}
 }
+
+// TestGeminiCostIsTheSimulatorsUsage: on the Gemini Live API, each turn's usageMetadata (sent
+// with turnComplete) is metered: the cost metric equals the usage the simulator's Gemini face
+// reported times the price, charged to voice.geminiRealtime.
+func TestGeminiCostIsTheSimulatorsUsage(t *testing.T) {
+	t.Parallel()
+	price := llm.Price{InputPerMTok: 3, OutputPerMTok: 12}
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, bridge: func(c *Config) {
+		c.Meter = llm.NewMeter(map[string]llm.Price{"gemini-3.8-live": price}, nil, reg)
+	}})
+	for i := range 2 {
+		if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
+			t.Fatalf("turn %d: Stage A denied an addressed turn: %v", i, d)
+		}
+		if o := h.reply(); o.err != nil || o.res.Spoken == "" {
+			t.Fatalf("turn %d: Respond = %+v, %v", i, o.res, o.err)
+		}
+	}
+	var want float64
+	for _, r := range h.oa.RequestsFor(openaisim.EndpointGeminiResponse) {
+		want += price.Cost(llm.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens})
+	}
+	if want == 0 {
+		t.Fatal("the simulator reported no Gemini usage")
+	}
+	if got := gatherSum(t, reg, "banter_provider_cost_usd_total"); math.Abs(got-want) > 1e-12 {
+		t.Errorf("banter_provider_cost_usd_total = %v, want %v", got, want)
+	}
+}

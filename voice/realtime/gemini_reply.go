@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 )
 
@@ -42,6 +43,9 @@ func (g *geminiBridge) handleEvent(c *gemini.Conn, ev *gemini.Event) {
 		r.transcript.WriteString(ev.OutputTranscript)
 		r.heard.WriteString(ev.InputTranscript)
 		r.interrupted = r.interrupted || ev.Interrupted
+		if ev.Usage != nil {
+			r.usage = ev.Usage
+		}
 		if !r.muted {
 			out = r.out
 		}
@@ -102,6 +106,12 @@ func (g *geminiBridge) finish() {
 	if r == nil {
 		return
 	}
+	if r.usage != nil {
+		u := r.usage
+		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, llm.Usage{InputTokens: u.Prompt,
+			CachedTokens: u.Cached, AudioInputTokens: u.AudioIn, OutputTokens: u.Response + u.Thoughts,
+			ReasoningTokens: u.Thoughts, AudioOutputTokens: u.AudioOut})
+	}
 	g.hist.add("", text, cut)
 	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
 	close(r.done)
@@ -138,7 +148,8 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 	if err != nil {
 		return nil, fmt.Errorf("realtime: reply: %w", err)
 	}
-	r := &gReply{turnID: turnID(t), requestedAt: g.now(), out: make(chan []byte, 1024), done: make(chan struct{})}
+	r := &gReply{turnID: turnID(t), requestedAt: g.now(), out: make(chan []byte, 1024), done: make(chan struct{}),
+		account: llm.Account{Guild: g.guild, Slot: SlotGeminiRealtime, Tally: llm.AccountFrom(ctx).Tally}}
 	g.mu.Lock()
 	g.resp = r
 	g.mu.Unlock()

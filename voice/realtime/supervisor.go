@@ -212,6 +212,9 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 // SlotRealtime is the model slot realtime responses are charged to (llm.Account).
 const SlotRealtime = "voice.openaiRealtime"
 
+// SlotGeminiRealtime is the model slot Gemini Live replies are charged to.
+const SlotGeminiRealtime = "voice.geminiRealtime"
+
 // usage is response.done's usage as the llm Meter counts it.
 func usage(u llmrt.Usage) llm.Usage {
 	return llm.Usage{InputTokens: u.InputTokens, CachedTokens: u.InputTokenDetails.CachedTokens,
