@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/banterbot/banter/config"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
@@ -69,5 +71,32 @@ func TestReplayCommandLabels(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "replay", "-labels", "x.jsonl", "y.jsonl"); exitCode(err) != 2 {
 		t.Errorf("-labels with another file: exit %d", exitCode(err))
+	}
+}
+
+// TestReplayCost: `banter replay -cost` runs the recorded conversation's model calls (-llm
+// implied) and prints what they cost at the config's prices: the total equals the simulator's
+// reported usage times the shipped prices of the models asked.
+func TestReplayCost(t *testing.T) {
+	osim := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"},
+		Reply: openaisim.Reply{Text: "YES"},
+	}))
+	vars := map[string]string{"OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	_, stderr, err := runCLI(t, vars, "replay", "-cost", "-config", "../../docs/examples/replay.yaml", "../../docs/examples/conversation.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := llmPrices(config.Default())
+	var want float64
+	for _, r := range osim.Requests() {
+		want += prices[r.Model].Cost(recordedUsage(r))
+	}
+	if want == 0 {
+		t.Fatal("the replay's calls cost nothing at the shipped prices")
+	}
+	line := fmt.Sprintf("cost: $%.6f at the configured prices", want)
+	if !strings.Contains(stderr, line) || !strings.Contains(stderr, "  llm.directAddressClassifier ") {
+		t.Errorf("replay -cost printed\n%s\nwant %q and the classifier's line", stderr, line)
 	}
 }
