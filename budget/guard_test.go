@@ -117,3 +117,38 @@ func TestGuardWithoutCaps(t *testing.T) {
 		t.Errorf("recorded %v, want 1e6", st.GuildUSD)
 	}
 }
+
+// TestGuardFollowsReload: the Guard reads budget: at every call, so a reload applies to the
+// next one: raising a reached cap lifts the quiet mode at once, lowering it restores it.
+func TestGuardFollowsReload(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "b.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ledger, _ := store.NewSpendLedger(st)
+	var cfg atomic.Pointer[config.Config]
+	set := func(guildCap float64) {
+		c := config.Default()
+		c.Budget.GuildDailyUSD = guildCap
+		cfg.Store(c)
+	}
+	set(1)
+	g := New(Options{Config: cfg.Load, Ledger: ledger})
+	ctx := context.Background()
+	g.Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
+	if q, _ := g.Quiet(ctx, "g1", false); !q {
+		t.Fatal("not quiet at the cap")
+	}
+	set(5)
+	if q, _ := g.Quiet(ctx, "g1", false); q {
+		t.Error("still quiet after the cap was raised")
+	}
+	if _, err := g.Admit(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m"); err != nil {
+		t.Errorf("a call after the cap was raised: %v", err)
+	}
+	set(0.5)
+	if q, _ := g.Quiet(ctx, "g1", false); !q {
+		t.Error("not quiet after the cap was lowered below the spend")
+	}
+}
