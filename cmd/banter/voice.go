@@ -94,7 +94,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		}
 		rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
 		rc.Logger, rc.Metrics = a.logger, realtime.NewMetricsFor(reg, rc.Provider)
-		rc.Meter = models.base.Meter
+		rc.Meter, rc.Gate = models.base.Meter, models.base.Gate
 		rc.Realtime.Logger, rc.Realtime.Metrics = a.logger, llmrt.NewMetrics(reg)
 		sessions, err := realtime.Sessions(realtime.ResponderOptions{Config: rc, Gen: slots.gen, Model: cfg.Voice.GenerationLLM.Model})
 		if err != nil {

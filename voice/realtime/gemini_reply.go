@@ -142,6 +142,9 @@ func (g *geminiBridge) answer(ctx context.Context, t *Turn, audio []int16, say, 
 // start sends the turn (audio between activity marks, or the text to voice) and makes it the
 // reply in progress.
 func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, instructions string) (*gReply, error) {
+	if err := admit(ctx, g.cfg.Gate, g.guild, SlotGeminiRealtime, g.cfg.Gemini.Model); err != nil {
+		return nil, err
+	}
 	g.turnMu.Lock()
 	defer g.turnMu.Unlock()
 	conn, err := g.ready(ctx)
