@@ -221,7 +221,7 @@ func (s *session) respond(rp *replyRun) {
 // that records replies is gone, so the reply is logged and counted here.
 func (s *session) sessionEndedDuring(r replyDone) {
 	if r.rp.hold != nil && !r.rp.released.Load() {
-		s.logDiscard(r.rp.spec, r.rp.turn, "session_end", "reply", r.res.Text)
+		s.logDiscard(r.rp.spec, r.rp.turn, "session_end", "reply", r.res.Text, r.rp.cost)
 		return
 	}
 	attrs := []any{"stage", "session_end", "spoken", r.res.Spoken, "played_ms", ms(r.played)}
