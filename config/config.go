@@ -37,6 +37,8 @@ type Config struct {
 	// Prices are what each model costs, by model name: the shipped table (DefaultPrices)
 	// with the file's models replacing or adding theirs. docs/cost.md.
 	Prices map[string]Price `yaml:"prices"`
+	// Budget is the daily spending budgets (caps, cheaper models, quiet mode). docs/cost.md.
+	Budget Budget `yaml:"budget"`
 
 	// Secrets come from the environment only and are never printed.
 	Secrets Secrets `yaml:"-" json:"-"`

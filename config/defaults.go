@@ -63,6 +63,7 @@ func Default() *Config {
 		},
 		Safety: Safety{FilteredReplyText: DefaultFilteredReplyText},
 		Prices: DefaultPrices(),
+		Budget: defaultBudget(),
 		LLM: LLM{
 			Model:          "gpt-5-mini",
 			API:            "responses",

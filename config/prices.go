@@ -20,22 +20,27 @@ type Price struct {
 	PerMillionCharacters float64 `yaml:"perMillionCharacters"`
 }
 
-// PricesAsOf dates the shipped price table (DefaultPrices).
+// PricesAsOf dates the shipped price table (DefaultPrices): the day its figures were read
+// from OpenAI's model pages (docs/cost.md names the page of each).
 const PricesAsOf = "2026-11-27"
 
-// DefaultPrices is the shipped price table of the default models, keyed by model name. The
-// figures are PLACEHOLDERS written from memory of OpenAI's pricing page (no reference copy
-// was available when they were written, on PricesAsOf): check them against
-// https://platform.openai.com/docs/pricing and override them under prices: in the config.
-// Each call returns a fresh map.
+// DefaultPrices is the shipped price table of the default models, keyed by model name, as
+// OpenAI's model pages (developers.openai.com/api/docs/models/MODEL) listed them on
+// PricesAsOf; docs/cost.md gives the source of each figure and the ones that could not be
+// established. Each call returns a fresh map.
 func DefaultPrices() map[string]Price {
 	return map[string]Price{
-		"gpt-5-mini":             {Input: 0.25, CachedInput: 0.025, Output: 2.00},
-		"gpt-5-nano":             {Input: 0.05, CachedInput: 0.005, Output: 0.40},
-		"gpt-4o-mini-transcribe": {Input: 1.25, AudioInput: 3.00, Output: 5.00, AudioInPerMinute: 0.003},
-		"gpt-4o-transcribe":      {Input: 2.50, AudioInput: 6.00, Output: 10.00, AudioInPerMinute: 0.006},
+		"gpt-5-mini": {Input: 0.25, CachedInput: 0.025, Output: 2.00},
+		"gpt-5-nano": {Input: 0.05, CachedInput: 0.005, Output: 0.40},
+		// The model pages list these under "audio tokens" only: the same figure is used for
+		// the text prompt's tokens. No per-minute price is listed.
+		"gpt-4o-mini-transcribe": {Input: 1.25, AudioInput: 1.25, Output: 5.00},
+		"gpt-4o-transcribe":      {Input: 2.50, AudioInput: 2.50, Output: 10.00},
 		"whisper-1":              {AudioInPerMinute: 0.006},
-		"gpt-4o-mini-tts":        {Input: 0.60, AudioOutput: 12.00, AudioOutPerMinute: 0.015},
+		// Speech is counted in characters and seconds (the endpoint reports no tokens): the
+		// text input price per 1M, and the page's estimated cost per minute of audio.
+		"gpt-4o-mini-tts": {PerMillionCharacters: 0.60, AudioOutPerMinute: 0.015},
+		// gpt-realtime-1.5's page (gpt-realtime's own was not found).
 		"gpt-realtime": {Input: 4.00, CachedInput: 0.40, AudioInput: 32.00, Output: 16.00,
 			AudioOutput: 64.00},
 	}

@@ -54,6 +54,9 @@ type Provider struct {
 	// RequestsPerMinute is this provider's request budget, shared by every process on one
 	// Postgres store (0: none).
 	RequestsPerMinute int `yaml:"requestsPerMinute"`
+	// OmitStreamUsage sends streamed chat completions without stream_options (for servers
+	// that reject it): their usage is then unknown and not counted.
+	OmitStreamUsage bool `yaml:"omitStreamUsage"`
 }
 
 // MaxRequestsPerMinute bounds a provider's request budget (llm.requestsPerMinute,
@@ -72,6 +75,8 @@ type ResolvedProvider struct {
 	MaxRetries int
 	// RequestsPerMinute is the provider's request budget, 0 for none.
 	RequestsPerMinute int
+	// OmitStreamUsage: streamed chat completions are sent without stream_options.
+	OmitStreamUsage bool
 }
 
 // Slot is one model slot: where in the config it lives, the provider it names ("" for the
@@ -141,7 +146,7 @@ func (c *Config) Provider(slot string) (ResolvedProvider, error) {
 	}
 	r := ResolvedProvider{Name: name, Kind: orDefault(p.Kind, KindOpenAI), BaseURL: p.BaseURL, API: p.API, APIKeyEnv: p.APIKeyEnv,
 		APIKey: c.Secrets.ProviderKeys[name], Timeout: time.Duration(p.TimeoutSeconds) * time.Second, MaxRetries: p.MaxRetries,
-		RequestsPerMinute: p.RequestsPerMinute}
+		RequestsPerMinute: p.RequestsPerMinute, OmitStreamUsage: p.OmitStreamUsage}
 	if r.API == "" && r.Kind == KindOpenAI {
 		r.API = "responses"
 	}

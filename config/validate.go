@@ -261,6 +261,7 @@ func (v *validator) validateOperations(c *Config) {
 	}
 	v.validateProviders(c)
 	v.validatePrices(c)
+	v.validateBudget(c)
 	v.enum("store.driver", c.Store.Driver, storeDrivers)
 	v.nonEmpty("store.dsn", c.Store.DSN)
 	if c.Store.Driver == "postgres" && c.Store.DSN != "" && !looksLikePostgresDSN(c.Store.DSN) {

@@ -50,6 +50,9 @@ const (
 	ReasonLLMSkip
 	ReasonEmptyReply
 
+	// Budgets.
+	ReasonBudgetCap // deny: the guild's daily spending cap is reached (voice stops speaking)
+
 	reasonCount // number of reasons; keep last
 )
 
@@ -88,6 +91,7 @@ var reasonNames = [reasonCount]string{
 	ReasonModelReplied:          "model_replied",
 	ReasonLLMSkip:               "llm_skip",
 	ReasonEmptyReply:            "empty_reply",
+	ReasonBudgetCap:             "budget_cap",
 }
 
 // String returns the stable reason code, e.g. "direct_address_fast_path".

@@ -141,6 +141,12 @@ type Options struct {
 	// Meter counts the usage and cost of every answer, charged to the Account of the call's
 	// context (WithAccount); nil counts nothing.
 	Meter *Meter
+	// OmitStreamUsage sends streamed chat completions without stream_options include_usage
+	// (servers that reject the field); their usage is then not counted.
+	OmitStreamUsage bool
+	// Gate, when set, admits every call before it is sent (the spending budgets): it may
+	// swap the model or refuse the call (ErrorKindSpendCap). nil admits everything.
+	Gate Gate
 	// Now is the clock for latency measurements; nil means time.Now.
 	Now func() time.Time
 }

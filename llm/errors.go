@@ -47,6 +47,9 @@ const (
 	// (Options.Budget) could not admit within Options.BudgetWait: it was
 	// never sent.
 	ErrorKindOverBudget
+	// ErrorKindSpendCap is a call the Gate (Options.Gate: the daily spending budgets)
+	// refused: it was never sent.
+	ErrorKindSpendCap
 )
 
 var errorKindNames = [...]string{
@@ -61,6 +64,7 @@ var errorKindNames = [...]string{
 	ErrorKindNetwork:     "network",
 	ErrorKindCanceled:    "canceled",
 	ErrorKindOverBudget:  "over_budget",
+	ErrorKindSpendCap:    "spend_cap",
 }
 
 // String returns the kind's metric/log label, e.g. "rate_limited".

@@ -107,6 +107,10 @@ func (c *Client) Generate(ctx context.Context, req GenerateRequest) (*Result, er
 		return nil, &APIError{Op: OpGenerate, Model: req.Model, Kind: ErrorKindBadRequest,
 			Err: fmt.Errorf("hosted tool %s needs the responses API; chat completions have none", req.Hosted[0])}
 	}
+	var err error
+	if req.Model, err = c.admit(ctx, OpGenerate, req.Model); err != nil {
+		return nil, err
+	}
 	start := c.now()
 	var res *Result
 	attempts, err := c.call(ctx, OpGenerate, req.Model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
@@ -304,11 +308,15 @@ func (c *Client) classify(ctx context.Context, model, system, user, effort strin
 	if model == "" {
 		return "", &APIError{Op: OpClassify, Kind: ErrorKindBadRequest, Err: errors.New("model is empty")}
 	}
+	model, err := c.admit(ctx, OpClassify, model)
+	if err != nil {
+		return "", err
+	}
 	req := GenerateRequest{Model: model, Instructions: system, ReasoningEffort: effort,
 		Messages: []Message{{Role: RoleUser, Content: user}}, MaxOutputTokens: c.opts.ClassifierMaxTokens}
 	start := c.now()
 	var raw string
-	_, err := c.call(ctx, OpClassify, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
+	_, err = c.call(ctx, OpClassify, model, c.opts.Timeout, func(ctx context.Context, a *attempt) error {
 		var res *Result
 		var err error
 		if c.opts.API == APIChatCompletions {

@@ -73,8 +73,13 @@ func (c *Client) SpeakStream(ctx context.Context, model, voice, text string) (*S
 		return nil, &APIError{Op: OpSpeak, Model: model, Kind: ErrorKindBadRequest,
 			Err: errors.New("speak needs a model, a voice and text")}
 	}
+	model, err := c.admit(ctx, OpSpeak, model)
+	if err != nil {
+		return nil, err
+	}
 	s := &SpeechStream{c: c, model: model, start: c.now(), callCtx: ctx, chars: utf8.RuneCountInString(text)}
-	attempts, err := c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, a *attempt) error {
+	var attempts int
+	attempts, err = c.call(ctx, OpSpeak, model, 0, func(ctx context.Context, a *attempt) error {
 		return s.open(ctx, voice, text, a)
 	})
 	s.attempts = attempts

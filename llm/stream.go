@@ -74,8 +74,13 @@ func (c *Client) Stream(ctx context.Context, req GenerateRequest) (*TextStream, 
 		return nil, &APIError{Op: OpStream, Model: req.Model, Kind: ErrorKindBadRequest,
 			Err: errors.New("stream needs a model and takes no tools")}
 	}
+	var err error
+	if req.Model, err = c.admit(ctx, OpStream, req.Model); err != nil {
+		return nil, err
+	}
 	s := &TextStream{c: c, model: req.Model, start: c.now(), callCtx: ctx}
-	attempts, err := c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, a *attempt) error {
+	var attempts int
+	attempts, err = c.call(ctx, OpStream, req.Model, 0, func(ctx context.Context, a *attempt) error {
 		return s.open(ctx, req, a)
 	})
 	s.attempts = attempts
@@ -92,9 +97,13 @@ func (s *TextStream) open(ctx context.Context, req GenerateRequest, a *attempt) 
 	timer := time.AfterFunc(s.c.opts.FirstByteTimeout, func() { cancel(errTimeout) })
 	var src deltaSource
 	if s.c.opts.API == APIChatCompletions {
-		// No stream_options: usage is not needed here and some compatible
-		// servers reject the field.
-		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, s.c.chatParams(req), a.options()...)}
+		// stream_options include_usage: the last chunk carries the usage (Options.OmitStreamUsage
+		// leaves it out for servers that reject the field).
+		params := s.c.chatParams(req)
+		if !s.c.opts.OmitStreamUsage {
+			params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		}
+		src = &chatSource{st: s.c.chat.Completions.NewStreaming(sctx, params, a.options()...)}
 	} else {
 		src = &responsesSource{st: s.c.responses.NewStreaming(sctx, s.c.responsesParams(req), a.options()...)}
 	}
@@ -283,11 +292,15 @@ func (r *responsesSource) usage() Usage { return r.used }
 type chatSource struct {
 	st       *ssestream.Stream[openai.ChatCompletionChunk]
 	finished bool
+	used     Usage
 }
 
 func (c *chatSource) next() (string, bool, error) {
 	for c.st.Next() {
 		ch := c.st.Current()
+		if ch.JSON.Usage.Valid() && ch.Usage.TotalTokens > 0 {
+			c.used = chatUsage(ch.Usage) // the usage chunk, after the last choice (include_usage)
+		}
 		if len(ch.Choices) == 0 {
 			continue // usage-only chunk
 		}
@@ -310,5 +323,5 @@ func (c *chatSource) next() (string, bool, error) {
 
 func (c *chatSource) close() error { return c.st.Close() }
 
-// usage is zero: the stream is requested without stream_options (see open).
-func (c *chatSource) usage() Usage { return Usage{} }
+// usage is the usage chunk's (zero with Options.OmitStreamUsage: none was asked for).
+func (c *chatSource) usage() Usage { return c.used }

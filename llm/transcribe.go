@@ -66,6 +66,9 @@ func (c *Client) Transcribe(ctx context.Context, model string, wav []byte, opts 
 	if err != nil {
 		return Transcript{}, &APIError{Op: OpTranscribe, Model: model, Kind: ErrorKindBadRequest, Err: err}
 	}
+	if model, err = c.admit(ctx, OpTranscribe, model); err != nil {
+		return Transcript{}, err
+	}
 	start := c.now()
 	out := Transcript{Duration: info.Duration()}
 	params := func() openai.AudioTranscriptionNewParams {

@@ -17,6 +17,10 @@ import (
 // Providers without the Realtime API refuse the handshake; the caller then uploads
 // (Transcribe).
 func (c *Client) OpenTranscription(ctx context.Context, opts realtime.TranscriptionOptions) (*realtime.Transcriber, error) {
+	var err error
+	if opts.Model, err = c.admit(ctx, OpTranscribe, opts.Model); err != nil {
+		return nil, err
+	}
 	d := &websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
 	if t, ok := c.opts.HTTPClient.Transport.(*http.Transport); ok {
 		d.Proxy = t.Proxy

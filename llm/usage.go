@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -135,13 +136,23 @@ func AccountFrom(ctx context.Context) Account {
 // 0 and are warned about once. A nil *Meter records nothing and prices everything at 0.
 // It is safe for concurrent use.
 type Meter struct {
-	prices map[string]Price
+	prices atomic.Pointer[map[string]Price]
 	log    *slog.Logger
 	usage  *prometheus.CounterVec // guild, slot, model, unit
 	cost   *prometheus.CounterVec // guild, slot, model
 
+	spender Spender // set before use (SetSpender)
+
 	mu     sync.Mutex
 	warned map[string]bool
+}
+
+// SetSpender hands every recorded cost to s as well (the budgets' ledger). Call it before the
+// Meter is used.
+func (m *Meter) SetSpender(s Spender) {
+	if m != nil {
+		m.spender = s
+	}
 }
 
 // NewMeter returns a Meter pricing with prices (by model name) and registers its metrics with
@@ -153,7 +164,7 @@ func NewMeter(prices map[string]Price, log *slog.Logger, reg prometheus.Register
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Meter{prices: prices, log: log, warned: map[string]bool{},
+	m := &Meter{log: log, warned: map[string]bool{},
 		usage: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_provider_usage_total",
 			Help: "What provider answers report they consumed, by guild, model slot, model and unit (tokens, audio seconds, characters).",
@@ -163,10 +174,32 @@ func NewMeter(prices map[string]Price, log *slog.Logger, reg prometheus.Register
 			Help: "What provider calls cost in US dollars at the configured prices, by guild, model slot and model.",
 		}, []string{"guild", "slot", "model"}),
 	}
+	m.SetPrices(prices)
 	if reg != nil {
 		reg.MustRegister(m.usage, m.cost)
 	}
 	return m
+}
+
+// SetPrices replaces the price table (a config reload); calls metered after it use it. A
+// model priced again is warned about again if it goes missing.
+func (m *Meter) SetPrices(prices map[string]Price) {
+	if m == nil {
+		return
+	}
+	m.prices.Store(&prices)
+	m.mu.Lock()
+	clear(m.warned)
+	m.mu.Unlock()
+}
+
+// Price returns the price of model and whether the table has it.
+func (m *Meter) Price(model string) (Price, bool) {
+	if m == nil {
+		return Price{}, false
+	}
+	p, ok := (*m.prices.Load())[model]
+	return p, ok
 }
 
 // Record counts usage of model for a and returns its cost in US dollars.
@@ -182,13 +215,16 @@ func (m *Meter) Record(ctx context.Context, a Account, model string, u Usage) fl
 			m.usage.WithLabelValues(a.Guild, a.Slot, model, x.name).Add(x.v)
 		}
 	}
-	p, ok := m.prices[model]
+	p, ok := m.Price(model)
 	if !ok {
 		m.warnUnknown(ctx, model)
 	}
 	c := p.Cost(u)
 	m.cost.WithLabelValues(a.Guild, a.Slot, model).Add(c)
 	a.Tally.Add(c)
+	if m.spender != nil && c > 0 {
+		m.spender.Spent(ctx, a, model, c)
+	}
 	return c
 }
 

@@ -50,15 +50,8 @@ func TestMeterCostsWhatTheSimulatorReported(t *testing.T) {
 			_, err := c.Classify(ctx, model, "Answer YES or NO.", "is this addressed to you?")
 			return AccountFrom(ctx).Tally.USD(), err
 		}},
-		{"stream responses", APIResponses, "gpt-5-mini", func(ctx context.Context, c *Client, model string) (float64, error) {
-			s, err := c.Stream(ctx, GenerateRequest{Model: model, Messages: []Message{{Role: RoleUser, Content: "tell me a story"}}})
-			if err != nil {
-				return 0, err
-			}
-			for s.Next() {
-			}
-			return s.Cost(), s.Err()
-		}},
+		{"stream responses", APIResponses, "gpt-5-mini", streamCost},
+		{"stream chat", APIChatCompletions, "gpt-5-mini", streamCost}, // stream_options include_usage
 		{"transcribe tokens", APIResponses, "gpt-4o-mini-transcribe", func(ctx context.Context, c *Client, model string) (float64, error) {
 			tr, err := c.Transcribe(ctx, model, wav, TranscribeOptions{Prompt: "banter"})
 			return tr.Cost, err
@@ -122,6 +115,16 @@ func TestMeterCostsWhatTheSimulatorReported(t *testing.T) {
 	}
 }
 
+func streamCost(ctx context.Context, c *Client, model string) (float64, error) {
+	s, err := c.Stream(ctx, GenerateRequest{Model: model, Messages: []Message{{Role: RoleUser, Content: "tell me a story"}}})
+	if err != nil {
+		return 0, err
+	}
+	for s.Next() {
+	}
+	return s.Cost(), s.Err()
+}
+
 func generateCost(ctx context.Context, c *Client, model string) (float64, error) {
 	res, err := c.Generate(ctx, GenerateRequest{Model: model, Instructions: "Be brief.",
 		Messages: []Message{{Role: RoleUser, Content: "what is the capital of France?"}}})
@@ -152,5 +155,23 @@ func TestPriceCost(t *testing.T) {
 		if got := p.Cost(tc.u); !near(got, tc.want) {
 			t.Errorf("%s: cost %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestMeterSetPrices: a reloaded price table prices the calls after it; a model dropped from
+// it costs 0 from then on.
+func TestMeterSetPrices(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {InputPerMTok: 1}}, nil, nil)
+	u := Usage{InputTokens: 1e6}
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); !near(got, 1) {
+		t.Fatalf("before the reload: %v, want 1", got)
+	}
+	m.SetPrices(map[string]Price{"m": {InputPerMTok: 3}})
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); !near(got, 3) {
+		t.Errorf("after the reload: %v, want 3", got)
+	}
+	m.SetPrices(map[string]Price{})
+	if got := m.Record(context.Background(), Account{Guild: "g"}, "m", u); got != 0 {
+		t.Errorf("dropped from the table: %v, want 0", got)
 	}
 }

@@ -142,6 +142,9 @@ func pgMigrations() []string {
 		`CREATE TABLE request_budgets (provider TEXT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 		// 8: long-term memory (facts.go): facts, their source messages, members who paused it.
 		pgFactsMigration,
+		// 9: the day's spend by guild and model slot (spend.go: the daily budgets).
+		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
+			usd DOUBLE PRECISION NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
 	}
 }
 

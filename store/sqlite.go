@@ -119,6 +119,9 @@ func migrations() []string {
 		turnsMigration,
 		// 6: long-term memory (facts.go): facts, their source messages, members who paused it.
 		sqliteFactsMigration,
+		// 7: the day's spend by guild and model slot (spend.go: the daily budgets).
+		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
+			usd REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
 	}
 }
 

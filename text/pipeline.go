@@ -96,6 +96,9 @@ func (s *Service) readmit(ctx context.Context, a *attempt, batch []*turn) bool {
 	explicit := p.addressed()
 	a.attrs = []any{"message_id", p.msg.ID, "channel_id", p.msg.ChannelID, "user_id", p.msg.AuthorID,
 		"trigger_ids", triggerIDs(a.admitted), "signal", p.decision.Signal.String(), "addressed", explicit}
+	if !s.withinBudget(ctx, a) {
+		return false
+	}
 
 	if b := s.promptAllowed(ctx, cfg, cs, p, explicit, s.now()); !b.ok {
 		s.opts.Metrics.reply("rate_limited")

@@ -72,6 +72,8 @@ type Options struct {
 	ImageClient *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Budget, when set, quiets a guild at its daily spending cap (budget.go).
+	Budget Quieter
 }
 
 // Service is the text pipeline. Feed it gateway events with Attach (or the Handle methods);

@@ -88,7 +88,7 @@ func (s *session) onDecided(dd decided) {
 		t.settled(resumeUnanswered)
 		s.metrics.turn("denied")
 		attrs := append([]any{"turn_id", t.ID, "user_id", t.SpeakerID,
-			"reason", d.Reason.String(), "transcript", t.Transcript,
+			"reason", d.Reason.String(), "transcript", t.Transcript, "cost_usd", t.heardUSD(),
 			"admission_ms", ms(t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))}, classifierAttrs(d)...)
 		attrs = append(attrs, turnAttrs(t)...)
 		s.log.Info("stt_pipeline_reply_denied", append(attrs, specAttrs(t.spec)...)...)
@@ -219,7 +219,7 @@ func (s *session) replyAttrs(rp *replyRun, r replyDone) []any {
 		target = rp.turn.SpeakerID
 	}
 	attrs := []any{"reply_target", target, "spoken", r.res.Spoken, "interrupted", rp.ar.interrupted.Load(), "played_ms", ms(r.played),
-		"cost_usd", rp.cost.USD()}
+		"cost_usd", rp.cost.USD() + rp.owner.heardUSD()}
 	if t := rp.turn; t != nil {
 		attrs = append(attrs, "turn_id", t.ID, "transcript", t.Transcript, "reason", rp.d.Reason.String())
 		attrs = append(attrs, classifierAttrs(rp.d)...)

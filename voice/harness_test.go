@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"github.com/banterbot/banter/budget"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -109,6 +110,9 @@ type worldOptions struct {
 	personas voice.PersonaLookup // the members' /persona descriptions (a store)
 	encoder  opus.EncoderConfig  // voice.Options.SpeakEncoder
 	timeout  time.Duration       // bounds the world's whole life (0: 3 × guard)
+	// budget, when set, builds the daily budgets' Guard on the world's live config: it gates
+	// the model client and quiets the service (budget_test.go).
+	budget func(conf func() *config.Config) *budget.Guard
 }
 
 // newWorldWith is newWorld with optional parts.
@@ -156,9 +160,18 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 
 	logger := slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	w.reg = prometheus.NewRegistry()
+	meter := llm.NewMeter(testPrices, logger, w.reg)
+	var spendGuard *budget.Guard
+	var gate llm.Gate
+	var quiet voice.Quieter
+	if o.budget != nil {
+		spendGuard = o.budget(w.conf.Load)
+		meter.SetSpender(spendGuard)
+		gate, quiet = spendGuard, spendGuard
+	}
 	client, err := llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.Secrets.OpenAIAPIKey,
 		Timeout: 5 * time.Second, FirstByteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
-		MaxRetries: cfg.LLM.MaxRetries, Logger: logger, Meter: llm.NewMeter(testPrices, logger, w.reg)})
+		MaxRetries: cfg.LLM.MaxRetries, Logger: logger, Meter: meter, Gate: gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +216,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
 		SendClock: clock, SpeakEncoder: o.encoder, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
+		Budget: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,7 @@ type speaker struct {
 	// member's talk spurts (quiet ticks since the last packet, endTicks of them
 	// end one); announced: voice_speaker_ignored was logged.
 	mode      hearMode
+	heard     *llm.Tally // what hearing the utterance in progress costs so far (turncost.go)
 	kind      bots.Kind
 	spurt     bool
 	quiet     int
@@ -285,6 +286,7 @@ func (sp *speaker) finish(ev vad.Event) {
 		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, sp.chunks)
 	t.continues = sp.continuing(ev.Utterance)
+	t.heard = sp.takeHeard()
 	sp.chunks, sp.audio = nil, nil
 	sp.ended(t, ev)
 	s.metrics.utterance()
@@ -292,10 +294,11 @@ func (sp *speaker) finish(ev vad.Event) {
 }
 
 // transcribeChunk runs speech to text on one chunk from an in-memory WAV.
-func (s *session) transcribeChunk(samples []int16, f pcm.Format) sttResult {
+// Its cost adds to heard (the utterance's).
+func (s *session) transcribeChunk(samples []int16, f pcm.Format, heard *llm.Tally) sttResult {
 	cfg := s.svc.cfg()
 	body := wav.Encode(f, samples)
-	tr, err := s.svc.opts.LLM.Transcribe(llm.WithSlot(s.ctx, SlotTranscription), cfg.Voice.STTPipeline.TranscriptionModel, body,
+	tr, err := s.svc.opts.LLM.Transcribe(s.chargeTo(SlotTranscription, heard), cfg.Voice.STTPipeline.TranscriptionModel, body,
 		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name,
 			Stream: cfg.Voice.STTPipeline.StreamTranscription})
 	if err != nil {

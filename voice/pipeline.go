@@ -35,7 +35,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/safety"
 )
 
@@ -176,7 +175,10 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		if st.speculative {
 			attrs = append(attrs, slog.Bool("speculative", true))
 		}
-		d := s.svc.opts.Engine.Decide(llm.WithSlot(s.ctx, SlotReplyDecision), st.decide, attrs...)
+		d, capped := s.budgetCapped()
+		if !capped {
+			d = s.svc.opts.Engine.Decide(s.chargeTo(SlotReplyDecision, t.heard), st.decide, attrs...)
+		}
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
 			return nil, false
 		}
@@ -219,7 +221,7 @@ func (s *session) respond(rp *replyRun) {
 // that records replies is gone, so the reply is logged and counted here.
 func (s *session) sessionEndedDuring(r replyDone) {
 	if r.rp.hold != nil && !r.rp.released.Load() {
-		s.logDiscard(r.rp.spec, r.rp.turn, "session_end", "reply", r.res.Text)
+		s.logDiscard(r.rp.spec, r.rp.turn, "session_end", "reply", r.res.Text, r.rp.cost)
 		return
 	}
 	attrs := []any{"stage", "session_end", "spoken", r.res.Spoken, "played_ms", ms(r.played)}

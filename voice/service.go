@@ -58,6 +58,9 @@ type Options struct {
 	LLM Model
 	// Engine is voice Stage A (decision.NewVoiceEngine(voice.Policy(cfg), ...)).
 	Engine *decision.VoiceEngine
+	// Budget, when set, stops the bot speaking in a guild at its daily spending cap: turns
+	// are denied (budget_cap) before any model is asked; commands are still heard.
+	Budget Quieter
 	// NewResponder makes the Responder of each voice session, when it
 	// starts, with the session's context (which ends with the session); a
 	// Responder that is an io.Closer is closed when the session ends.

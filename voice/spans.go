@@ -92,8 +92,9 @@ func (sp *speaker) openSpans() {
 	s := sp.s
 	st := &spanStream{jobs: make(chan spanJob, maxQueuedSpans)}
 	sp.stream = st
+	heard := sp.heardTally()
 	s.wg.Go(func() {
-		tr, rs, err := sp.dialSpans()
+		tr, rs, err := sp.dialSpans(heard)
 		var pending sync.WaitGroup
 		for job := range st.jobs {
 			if err != nil {
@@ -120,15 +121,15 @@ func (sp *speaker) openSpans() {
 }
 
 // dialSpans opens the transcription session and the resampler to its 24 kHz; a refusal keeps
-// the Service uploading for spanRetryAfter.
-func (sp *speaker) dialSpans() (*realtime.Transcriber, *resample.Resampler, error) {
+// the Service uploading for spanRetryAfter. The session's spans cost heard (the utterance's).
+func (sp *speaker) dialSpans(heard *llm.Tally) (*realtime.Transcriber, *resample.Resampler, error) {
 	s := sp.s
 	rs, err := resample.New(sp.format, pcm.Mono24k())
 	if err != nil {
 		return nil, nil, fmt.Errorf("voice: span transcription: %w", err)
 	}
 	cfg := s.svc.cfg()
-	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(llm.WithSlot(s.ctx, SlotTranscription), realtime.TranscriptionOptions{
+	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(s.chargeTo(SlotTranscription, heard), realtime.TranscriptionOptions{
 		Model: cfg.Voice.STTPipeline.TranscriptionModel, Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
 	if err != nil {
 		if s.ctx.Err() == nil {
@@ -180,6 +181,7 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 	}
 	spans := slices.Clone(st.spans)
 	whole := newSTTFuture()
+	heard := sp.heardTally()
 	s.wg.Go(func() {
 		var words []string
 		for _, f := range spans {
@@ -193,7 +195,7 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 					s.metrics.spanSession("fell_back")
 					s.log.Warn("voice_span_failed", "user_id", sp.userID, "error", r.err)
 				}
-				whole.set(s.transcribeChunk(audio, sp.format))
+				whole.set(s.transcribeChunk(audio, sp.format, heard))
 				return
 			}
 			if w := strings.TrimSpace(r.text); w != "" {
@@ -208,7 +210,8 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 // upload transcribes audio in one request (no session).
 func (sp *speaker) upload(audio []int16) *sttFuture {
 	f := newSTTFuture()
-	sp.s.wg.Go(func() { f.set(sp.s.transcribeChunk(audio, sp.format)) })
+	heard := sp.heardTally()
+	sp.s.wg.Go(func() { f.set(sp.s.transcribeChunk(audio, sp.format, heard)) })
 	return f
 }
 

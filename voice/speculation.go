@@ -227,6 +227,7 @@ func (sp *speaker) startSpec(p vad.Partial, silence time.Duration) {
 		Duration: time.Duration(len(all)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, append(slices.Clone(sp.chunks), f))
 	t.continues = sp.continuing(p.Utterance)
+	t.heard = sp.heardTally()
 	t.spec = &speculation{started: s.svc.now(), utt: p.Utterance, chunk: p.Chunk, speechEnd: p.SpeechEnd,
 		samples: len(chunk), hints: sp.hints, lastSilence: silence}
 	sp.spec = t

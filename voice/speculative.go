@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/llm"
 )
 
 // The session loop's side of a speculative turn (see speculation.go): Stage A and a held reply
@@ -179,12 +180,12 @@ func (s *session) discardSpec(t *turn, reason string) {
 	switch sp.phase {
 	case specTranscribed:
 		sp.phase = specOver
-		s.logDiscard(sp, &t.Turn, reason, "transcript", "")
+		s.logDiscard(sp, &t.Turn, reason, "transcript", "", nil)
 		t.steps <- step{}
 	case specDecided:
 		sp.phase = specOver
 		s.spec, s.deciding = nil, false
-		s.logDiscard(sp, &t.Turn, reason, "decision", "")
+		s.logDiscard(sp, &t.Turn, reason, "decision", "", nil)
 		t.steps <- step{}
 		s.pump()
 	case specReplying:
@@ -203,14 +204,14 @@ func (s *session) heldReplyDone(r replyDone) {
 	sp, t := rp.spec, rp.owner
 	switch sp.phase {
 	case specCancelling:
-		s.logDiscard(sp, &t.Turn, sp.why, "reply", r.res.Text)
+		s.logDiscard(sp, &t.Turn, sp.why, "reply", r.res.Text, rp.cost)
 		t.steps <- step{}
 	case specAbandoned:
-		s.logDiscard(sp, &t.Turn, "context_changed", "reply", r.res.Text)
+		s.logDiscard(sp, &t.Turn, "context_changed", "reply", r.res.Text, rp.cost)
 	default: // a Responder that did not wait for the hold
 		t.settled(resumeUnanswered)
 		s.spec, s.deciding = nil, false
-		s.logDiscard(sp, &t.Turn, "ended_unreleased", "reply", r.res.Text)
+		s.logDiscard(sp, &t.Turn, "ended_unreleased", "reply", r.res.Text, rp.cost)
 		t.steps <- step{}
 		s.pump()
 	}
@@ -231,10 +232,12 @@ func (s *session) usedSpec(t *turn, stage string, ready time.Time) {
 }
 
 // logDiscard logs and counts a discarded speculation.
-func (s *session) logDiscard(sp *speculation, t *Turn, reason, stage, reply string) {
+// A thrown-away reply's own calls (generation, speech) are its line's cost_usd: the turn's
+// hearing is on the line of the reply that is played.
+func (s *session) logDiscard(sp *speculation, t *Turn, reason, stage, reply string, cost *llm.Tally) {
 	s.metrics.speculation("discarded", stage, 0)
 	attrs := []any{"turn_id", t.ID, "user_id", t.SpeakerID, "reason", reason, "stage", stage,
-		"transcript", t.Transcript, "speculation_ms", ms(s.svc.now().Sub(sp.started))}
+		"transcript", t.Transcript, "speculation_ms", ms(s.svc.now().Sub(sp.started)), "cost_usd", cost.USD()}
 	if reply != "" {
 		attrs = append(attrs, "reply", reply)
 	}

@@ -53,6 +53,9 @@ type turn struct {
 	// chunks are the transcripts of the utterance's chunks, in order: each
 	// chunk is transcribed as soon as the endpointer cuts it.
 	chunks []*sttFuture
+	// heard adds up what hearing the utterance (its transcriptions, speculative ones
+	// included) and deciding on the turn cost: part of its reply's cost_usd (turncost.go).
+	heard *llm.Tally
 	// steps carries the session loop's answers while the turn is admitted:
 	// Stage A to run, or the reply to give. Capacity 1: the loop sends one
 	// step per request, and never blocks.
@@ -85,7 +88,7 @@ type turn struct {
 
 func newTurn(t Turn, chunks []*sttFuture) *turn {
 	t.marks = &marks{}
-	return &turn{Turn: t, chunks: chunks, steps: make(chan step, 1), words: newSTTFuture()}
+	return &turn{Turn: t, chunks: chunks, steps: make(chan step, 1), words: newSTTFuture(), heard: &llm.Tally{}}
 }
 
 // sttFuture is one chunk's transcript on its way: any number of turns may

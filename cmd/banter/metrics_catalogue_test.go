@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/audio"
+	"github.com/banterbot/banter/budget"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
@@ -67,6 +68,8 @@ func catalogue(t *testing.T) []string {
 	decision.NewMetrics(reg)
 	llm.NewMetrics(reg)
 	llm.NewMeter(nil, nil, reg)
+	budget.NewMetrics(reg)
+	budget.RegisterGauges(reg, budget.New(budget.Options{}))
 	text.NewMetrics(reg)
 	memory.NewMetrics(reg)
 	voice.NewMetrics(reg)

@@ -53,6 +53,9 @@ func TestPlaygroundTextAndEagerness(t *testing.T) {
 	}
 	waitJS(t, ctx, "the Stage A row", fmt.Sprintf(`document.querySelector('#decision-rows tr[data-turn="%s"][data-stage="A"][data-reason="direct_mention"][data-force="true"][data-outcome="allow"]')`, id))
 	waitJS(t, ctx, "the Stage B row with its latency", fmt.Sprintf(`document.querySelector('#decision-rows tr[data-turn="%s"][data-stage="B"][data-event="reply_accepted"][data-latency]')`, id))
+	// The reply's cost follows its latency, and the day's spend is in the panel's title.
+	waitJS(t, ctx, "the reply's cost", fmt.Sprintf(`Number(document.querySelector('#decision-rows tr[data-turn="%s"][data-cost]')?.dataset.cost) > 0`, id))
+	waitJS(t, ctx, "the day's spend", `Number(document.querySelector('#day-spend').dataset.usd) > 0`)
 	shot(t, ctx, "playground-2-mention-answered")
 
 	// Move the slider with the mouse, to about 85% of its width.

@@ -170,6 +170,9 @@ var mustHaveData = map[string][]string{
 	"Memory":                                       {"A", "B"},
 	"CPU":                                          {"A"},
 	"Goroutines":                                   {"A"},
+	"Spend by guild (USD per hour)":                {"A"},
+	"Spend by model slot (USD per hour)":           {"A"},
+	"Budget day's spend and caps":                  {"A", "C"},
 }
 
 func checkDashboard(ctx context.Context, t *testing.T, prom *promServer) {

@@ -44,7 +44,7 @@ func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
 	}
 	opts := m.base
 	opts.BaseURL, opts.APIKey, opts.API = p.BaseURL, p.APIKey, api
-	opts.Timeout, opts.MaxRetries = p.Timeout, p.MaxRetries
+	opts.Timeout, opts.MaxRetries, opts.OmitStreamUsage = p.Timeout, p.MaxRetries, p.OmitStreamUsage
 	if p.RequestsPerMinute > 0 && m.st != nil {
 		opts.Budget = store.NewRequestBudget(m.st, p.Name, llm.RequestInterval(p.RequestsPerMinute))
 	}
@@ -56,15 +56,25 @@ func (m *modelClients) For(slotProvider string) (*llm.Client, error) {
 	return c, nil
 }
 
-// newMeter builds the usage and cost meter from the config's price table.
-func newMeter(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *llm.Meter {
+// newMeter builds the usage and cost meter from the config's price table; it follows reloads
+// of prices: (w nil: the table of cfg, fixed).
+func newMeter(cfg *config.Config, w *config.Watcher, log *slog.Logger, reg prometheus.Registerer) *llm.Meter {
+	m := llm.NewMeter(llmPrices(cfg), log, reg)
+	if w != nil {
+		w.Subscribe(func(_, updated *config.Config) { m.SetPrices(llmPrices(updated)) })
+	}
+	return m
+}
+
+// llmPrices converts the config's price table to the meter's.
+func llmPrices(cfg *config.Config) map[string]llm.Price {
 	prices := make(map[string]llm.Price, len(cfg.Prices))
 	for model, p := range cfg.Prices {
 		prices[model] = llm.Price{InputPerMTok: p.Input, CachedPerMTok: p.CachedInput, AudioInputPerMTok: p.AudioInput,
 			OutputPerMTok: p.Output, AudioOutputPerMTok: p.AudioOutput, AudioInPerMinute: p.AudioInPerMinute,
 			AudioOutPerMinute: p.AudioOutPerMinute, PerMCharacters: p.PerMillionCharacters}
 	}
-	return llm.NewMeter(prices, log, reg)
+	return prices
 }
 
 // voiceModels gives the STT pipeline's three slots (transcription, generation, speech) their

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/banterbot/banter/config"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
@@ -159,5 +160,32 @@ func TestReplayOutcomesAddUpToTurns(t *testing.T) {
 	t.Logf("%s", want)
 	if !strings.Contains(summary, want) {
 		t.Errorf("summary lacks %q:\n%s", want, summary)
+	}
+}
+
+// TestReplayCost: `banter replay -cost` runs the recorded conversation's model calls (-llm
+// implied) and prints what they cost at the config's prices: the total equals the simulator's
+// reported usage times the shipped prices of the models asked.
+func TestReplayCost(t *testing.T) {
+	osim := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+		Match: openaisim.Match{HasTools: openaisim.Bool(false), PromptPattern: "(?i)YES or NO"},
+		Reply: openaisim.Reply{Text: "YES"},
+	}))
+	vars := map[string]string{"OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	_, stderr, err := runCLI(t, vars, "replay", "-cost", "-config", "../../docs/examples/replay.yaml", "../../docs/examples/conversation.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := llmPrices(config.Default())
+	var want float64
+	for _, r := range osim.Requests() {
+		want += prices[r.Model].Cost(recordedUsage(r))
+	}
+	if want == 0 {
+		t.Fatal("the replay's calls cost nothing at the shipped prices")
+	}
+	line := fmt.Sprintf("cost: $%.6f at the configured prices", want)
+	if !strings.Contains(stderr, line) || !strings.Contains(stderr, "  llm.directAddressClassifier ") {
+		t.Errorf("replay -cost printed\n%s\nwant %q and the classifier's line", stderr, line)
 	}
 }

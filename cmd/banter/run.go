@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/budget"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
@@ -189,6 +190,7 @@ type app struct {
 	decisions *decision.Metrics              // shared by the text and voice engines (registered once)
 	sender    *post.Sender                   // every message banter creates, from any pipeline
 	closers   []func()                       // run at shutdown, after the pipelines stopped
+	budget    *budget.Guard                  // the daily spending budgets (nil: the store keeps no ledger)
 
 	// onWatcher and onMetrics, when set, are given the config watcher and the metrics
 	// server's address once they exist: the playground follows the bot through them.
@@ -326,8 +328,12 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 	session := shards.Any()
 	a.sender = post.New(session, post.Options{Logger: a.logger, Metrics: post.NewMetrics(reg),
 		AttemptTimeout: time.Duration(a.cfg.Discord.SendAttemptTimeoutSeconds * float64(time.Second))})
-	meter := newMeter(a.cfg, a.logger, reg)
-	models := newModelClients(a.cfg, llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg), Meter: meter}, st)
+	meter := newMeter(a.cfg, watcher, a.logger, reg)
+	base := llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg), Meter: meter}
+	if a.budget = a.newBudget(watcher, st, meter, reg); a.budget != nil {
+		base.Gate = a.budget
+	}
+	models := newModelClients(a.cfg, base, st)
 	textSvc, err := a.newText(watcher, session, st, models, reg)
 	if err != nil {
 		return nil, err
@@ -370,6 +376,9 @@ func (a *app) attachHandlers(ctx context.Context, shards *discord.Shards, textSv
 		if textSvc.HandleInteraction(ctx, s, ic.Interaction) {
 			return
 		}
+		if a.budget != nil && a.budget.HandleInteraction(ctx, s, ic.Interaction) {
+			return
+		}
 		if v := voiceRef.Load(); v != nil {
 			v.HandleInteraction(ctx, s, ic.Interaction)
 		}
@@ -403,6 +412,9 @@ func (a *app) registerCommands(ctx context.Context, shards *discord.Shards, p *p
 	cmds := p.text.Commands()
 	if p.voice != nil {
 		cmds = append(cmds, p.voice.Commands()...)
+	}
+	if a.budget != nil {
+		cmds = append(cmds, a.budget.Commands()...)
 	}
 	session := shards.Session(0)
 	if _, err := session.ApplicationCommandBulkOverwrite(session.State.User.ID, "", cmds, discordgo.WithContext(ctx)); err != nil {
@@ -496,6 +508,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		Logger:         a.logger,
 		Metrics:        text.NewMetrics(reg),
 		Sender:         a.sender,
+		Budget:         a.textBudget(),
 	})
 }
 

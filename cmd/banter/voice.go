@@ -65,6 +65,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		},
 		LLM:              slots,
 		Engine:           engine,
+		Budget:           a.voiceBudget(),
 		Personas:         st,
 		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,
@@ -164,7 +165,7 @@ func (a *app) realtimeVoice(cfg *config.Config, vo *voice.Options, slots voiceMo
 	}
 	rc.Instructions = cfg.Bot.Personas[cfg.Bot.Persona].Prompt
 	rc.Logger, rc.Metrics = a.logger, realtime.NewMetricsFor(reg, rc.Provider)
-	rc.Meter = models.base.Meter
+	rc.Meter, rc.Gate = models.base.Meter, models.base.Gate
 	provider := rc.Provider
 	if provider == "" {
 		provider = realtime.ProviderOpenAI

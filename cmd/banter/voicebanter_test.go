@@ -70,7 +70,7 @@ func launchVoiceBanter(t *testing.T, timeout time.Duration, extraConfig string, 
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	// $GEMINI_URL in extraConfig is the simulator's Gemini face (a kind gemini provider's baseUrl).
 	extraConfig = strings.ReplaceAll(extraConfig, "$GEMINI_URL", "http"+strings.TrimPrefix(v.osim.GeminiURL(), "ws"))
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%s",
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\n%s",
 		v.dsim.APIBaseURL(), v.vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

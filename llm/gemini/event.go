@@ -77,6 +77,31 @@ type Event struct {
 	Resumable bool
 	// UsageTokens is usageMetadata.totalTokenCount (0 when absent).
 	UsageTokens int
+	// Usage is usageMetadata's token counts (nil when the message carries none).
+	Usage *Usage
+}
+
+// Usage is what a Live API message's usageMetadata reports, in its terms: Prompt includes
+// Cached and AudioIn (the prompt's audio tokens) and the tool-use prompt; Response is the
+// response's tokens, AudioOut its audio ones; Thoughts are thinking tokens (billed as output).
+type Usage struct {
+	Prompt, Cached, AudioIn, Response, Thoughts, AudioOut int
+}
+
+// usageOf reads usageMetadata.
+func usageOf(m *genai.UsageMetadata) *Usage {
+	audio := func(ds []*genai.ModalityTokenCount) int {
+		n := 0
+		for _, d := range ds {
+			if d != nil && d.Modality == genai.MediaModalityAudio {
+				n += int(d.TokenCount)
+			}
+		}
+		return n
+	}
+	return &Usage{Prompt: int(m.PromptTokenCount + m.ToolUsePromptTokenCount), Cached: int(m.CachedContentTokenCount),
+		AudioIn: audio(m.PromptTokensDetails), Response: int(m.ResponseTokenCount), Thoughts: int(m.ThoughtsTokenCount),
+		AudioOut: audio(m.ResponseTokensDetails)}
 }
 
 // Call is one function call. Args is the call's arguments as JSON (an object; null when the
@@ -96,6 +121,7 @@ func FromMessage(m *genai.LiveServerMessage) (Event, error) {
 	}
 	if m.UsageMetadata != nil {
 		ev.UsageTokens = int(m.UsageMetadata.TotalTokenCount)
+		ev.Usage = usageOf(m.UsageMetadata)
 	}
 	kind := func(k EventKind) {
 		if ev.Kind == EventUnknown {

@@ -278,6 +278,10 @@ function onBotEvent(e) {
       td.replaceChildren();
       const lt = latencyCell(td, a);
       if (lt) row.dataset.latency = lt;
+      if (typeof a.cost_usd === 'number') {
+        td.append(el('span', { class: 'cost', textContent: ' · $' + a.cost_usd.toFixed(6) }));
+        row.dataset.cost = String(a.cost_usd);
+      }
       row.dataset.result = e.event;
     }
   }

@@ -78,6 +78,12 @@ async function pollMetrics() {
     text = await r.text();
   } catch (_) { return; }
   const ms = parseMetrics(text);
+  const spend = ms.find((m) => m.name === 'banter_budget_global_spent_usd');
+  if (spend) {
+    const day = document.getElementById('day-spend');
+    day.textContent = 'spent today: $' + spend.value.toFixed(4);
+    day.dataset.usd = String(spend.value);
+  }
   const byReason = new Map();
   for (const m of ms) {
     if (m.name !== 'banter_decisions_total' || !m.value) continue;

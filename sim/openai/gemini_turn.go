@@ -84,8 +84,9 @@ func (c *gmConn) runTurn(t *gmTurn, audio time.Duration) {
 			text = pl.refusal
 		}
 		spoken, ok := c.stream(t, text, &o, rec)
-		usage.PromptTokenCount += countTokens(in.prompt)
-		usage.ResponseTokenCount += countTokens(spoken)
+		rec.Usage = Usage{InputTokens: countTokens(in.prompt), OutputTokens: countTokens(spoken)}
+		usage.PromptTokenCount += rec.Usage.InputTokens
+		usage.ResponseTokenCount += rec.Usage.OutputTokens
 		c.s.record(rec)
 		if spoken != "" {
 			c.mu.Lock()

@@ -35,6 +35,9 @@ type Config struct {
 	// Meter counts the usage and cost of every response.done (nil: none), charged to the guild
 	// of Start's context and the tally of the reply's.
 	Meter *llm.Meter
+	// Gate, when set, admits every reply before it is asked for (the spending budgets: a
+	// reply refused at the cap fails, nothing is sent); nil admits everything.
+	Gate llm.Gate
 	// Strategy is voice.realtimeReplyStrategy (required).
 	Strategy Strategy
 	// Instructions are the persona's instructions for the realtime model.

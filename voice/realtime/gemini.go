@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 )
 
@@ -46,6 +47,8 @@ type geminiBridge struct {
 	handle  string        // the last resumption handle
 	context string        // the last turn context sent in this session (sendContext)
 	resp    *gReply       // the reply in progress
+
+	guild string // the voice session's: what its replies are charged to
 }
 
 // gReply is one reply, from its request to turnComplete.
@@ -62,6 +65,10 @@ type gReply struct {
 	muted       bool // cut by us: later audio is dropped
 	interrupted bool // the server said interrupted
 	lost        bool // the connection dropped first
+	// usage is the turn's last usageMetadata (nil: none yet), metered at turnComplete and
+	// charged to account.
+	usage   *gemini.Usage
+	account llm.Account
 }
 
 // gemini16k is the Live API's native input format.
@@ -76,7 +83,8 @@ func startGemini(ctx context.Context, cfg Config) (*geminiBridge, error) {
 		return nil, err
 	}
 	g := &geminiBridge{cfg: cfg, log: cfg.Logger.With("provider", string(ProviderGemini)), m: cfg.Metrics, now: cfg.Now,
-		hist: history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars}, away: make(chan struct{}, 1),
+		guild: llm.AccountFrom(ctx).Guild,
+		hist:  history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars}, away: make(chan struct{}, 1),
 		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, 2*geminiChunk)}
 	conn, err := g.open(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 )
 
@@ -43,6 +44,9 @@ func (g *geminiBridge) handleEvent(c *gemini.Conn, ev *gemini.Event) {
 		r.transcript.WriteString(ev.OutputTranscript)
 		r.heard.WriteString(ev.InputTranscript)
 		r.interrupted = r.interrupted || ev.Interrupted
+		if ev.Usage != nil {
+			r.usage = ev.Usage
+		}
 		if !r.muted {
 			out = r.out
 		}
@@ -103,6 +107,12 @@ func (g *geminiBridge) finish() {
 	if r == nil {
 		return
 	}
+	if r.usage != nil {
+		u := r.usage
+		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, llm.Usage{InputTokens: u.Prompt,
+			CachedTokens: u.Cached, AudioInputTokens: u.AudioIn, OutputTokens: u.Response + u.Thoughts,
+			ReasoningTokens: u.Thoughts, AudioOutputTokens: u.AudioOut})
+	}
 	g.hist.add("", text, cut)
 	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
 	close(r.done)
@@ -133,13 +143,17 @@ func (g *geminiBridge) answer(ctx context.Context, t *Turn, audio []int16, say, 
 // start sends the turn (audio between activity marks, or the text to voice) and makes it the
 // reply in progress.
 func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, instructions string) (*gReply, error) {
+	if err := admit(ctx, g.cfg.Gate, g.guild, SlotGeminiRealtime, g.cfg.Gemini.Model); err != nil {
+		return nil, err
+	}
 	g.turnMu.Lock()
 	defer g.turnMu.Unlock()
 	conn, err := g.ready(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("realtime: reply: %w", err)
 	}
-	r := &gReply{turnID: turnID(t), requestedAt: g.now(), out: make(chan []byte, 1024), done: make(chan struct{})}
+	r := &gReply{turnID: turnID(t), requestedAt: g.now(), out: make(chan []byte, 1024), done: make(chan struct{}),
+		account: llm.Account{Guild: g.guild, Slot: SlotGeminiRealtime, Tally: llm.AccountFrom(ctx).Tally}}
 	g.mu.Lock()
 	g.resp = r
 	g.mu.Unlock()

@@ -158,6 +158,9 @@ func (b *Bridge) putBuf(buf []byte) {
 // startReply forwards the turn's audio (if any) and requests a response
 // whose audio goes to the returned response's out channel.
 func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd llmrt.ResponseCreateCommand) (*response, error) {
+	if err := admit(ctx, b.cfg.Gate, b.guild, SlotRealtime, b.cfg.Realtime.Model); err != nil {
+		return nil, err
+	}
 	b.turnMu.Lock()
 	defer b.turnMu.Unlock()
 	conn, gen, err := b.ready(ctx)

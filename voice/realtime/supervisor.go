@@ -212,6 +212,21 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 // SlotRealtime is the model slot realtime responses are charged to (llm.Account).
 const SlotRealtime = "voice.openaiRealtime"
 
+// SlotGeminiRealtime is the model slot Gemini Live replies are charged to.
+const SlotGeminiRealtime = "voice.geminiRealtime"
+
+// admit asks the Gate (nil: none) whether a reply of model may be asked for; the realtime
+// model is fixed for the session, so a fallback model the Gate names does not apply.
+func admit(ctx context.Context, gate llm.Gate, guild, slot, model string) error {
+	if gate == nil {
+		return nil
+	}
+	if _, err := gate.Admit(ctx, llm.Account{Guild: guild, Slot: slot}, model); err != nil {
+		return fmt.Errorf("realtime: reply: %w", err)
+	}
+	return nil
+}
+
 // usage is response.done's usage as the llm Meter counts it.
 func usage(u llmrt.Usage) llm.Usage {
 	return llm.Usage{InputTokens: u.InputTokens, CachedTokens: u.InputTokenDetails.CachedTokens,

@@ -223,6 +223,25 @@ func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
 	return r.ID, nil
 }
 
+// SetRolePermissions sets a role's permissions (a decimal bit set, as on the wire): the
+// members holding it get them in their interactions' member.permissions.
+func (w *World) SetRolePermissions(g GuildID, r RoleID, permissions string) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd := w.st.guilds[g]
+	if gd == nil {
+		return fmt.Errorf("set role permissions: unknown guild %s", g)
+	}
+	for i := range gd.roles {
+		if gd.roles[i].ID == r {
+			gd.roles[i].Permissions = permissions
+			w.emitLocked(Changed{What: "role"})
+			return nil
+		}
+	}
+	return fmt.Errorf("set role permissions: unknown role %s", r)
+}
+
 // GiveRole adds a role to a member.
 func (w *World) GiveRole(g GuildID, u UserID, r RoleID) error {
 	w.lock()

@@ -1,0 +1,154 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
+)
+
+// newGuard returns a Guard on a fresh SQLite ledger, with budget edited by edit and a clock
+// the test moves.
+func newGuard(t *testing.T, edit func(b *config.Budget)) (*Guard, *atomic.Pointer[time.Time]) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "b.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := config.Default()
+	edit(&cfg.Budget)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var now atomic.Pointer[time.Time]
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	now.Store(&start)
+	ledger, _ := store.NewSpendLedger(st)
+	g := New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger,
+		Now: func() time.Time { return *now.Load() }})
+	return g, &now
+}
+
+// TestGuardLevels: under the soft threshold the model is kept; past it the slot's fallback
+// is called; at the guild's cap calls are refused except the slots allowed at the cap, and
+// another guild is unaffected; the next budget day starts from nothing.
+func TestGuardLevels(t *testing.T) {
+	g, now := newGuard(t, func(b *config.Budget) {
+		b.GuildDailyUSD, b.SoftThreshold = 1, 0.5
+		b.FallbackModels = map[string]string{"llm": "gpt-5-nano"}
+		b.ResetHour = 6
+	})
+	ctx := context.Background()
+	reply := llm.Account{Guild: "g1", Slot: "llm"}
+	stt := llm.Account{Guild: "g1", Slot: "voice.sttPipeline.transcription"}
+	admit := func(a llm.Account) (string, error) { return g.Admit(ctx, a, "gpt-5-mini") }
+
+	g.Spent(ctx, reply, "gpt-5-mini", 0.49)
+	if m, err := admit(reply); m != "gpt-5-mini" || err != nil {
+		t.Errorf("under the threshold: %q, %v", m, err)
+	}
+	g.Spent(ctx, reply, "gpt-5-mini", 0.02)
+	if m, err := admit(reply); m != "gpt-5-nano" || err != nil {
+		t.Errorf("past the threshold: %q, %v; want the fallback", m, err)
+	}
+	if m, _ := admit(stt); m != "gpt-5-mini" {
+		t.Errorf("a slot without fallback past the threshold: %q", m)
+	}
+	if q, _ := g.Quiet(ctx, "g1", true); q {
+		t.Error("quiet before the cap")
+	}
+	g.Spent(ctx, stt, "gpt-4o-mini-transcribe", 0.5)
+	if _, err := admit(reply); !errors.Is(err, llm.ErrSpendCap) {
+		t.Errorf("at the cap: %v, want ErrSpendCap", err)
+	}
+	if _, err := admit(stt); err != nil {
+		t.Errorf("transcription (allowed at the cap): %v", err)
+	}
+	if m, err := admit(llm.Account{Guild: "g2", Slot: "llm"}); m != "gpt-5-mini" || err != nil {
+		t.Errorf("another guild: %q, %v", m, err)
+	}
+	if q, notice := g.Quiet(ctx, "g1", true); !q || notice == "" {
+		t.Errorf("first quiet of the day: %v %q, want the notice", q, notice)
+	}
+	if q, notice := g.Quiet(ctx, "g1", true); !q || notice != "" {
+		t.Errorf("second quiet of the day: %v %q, want no notice", q, notice)
+	}
+	next := time.Date(2026, 11, 28, 5, 59, 0, 0, time.UTC) // before the 06:00 reset: same day
+	now.Store(&next)
+	if _, err := admit(reply); err == nil {
+		t.Error("before the reset hour the cap still holds")
+	}
+	next = time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC)
+	now.Store(&next)
+	if m, err := admit(reply); m != "gpt-5-mini" || err != nil {
+		t.Errorf("a new budget day: %q, %v", m, err)
+	}
+}
+
+// TestGuardGlobalCap: the global cap quiets every guild, DMs included.
+func TestGuardGlobalCap(t *testing.T) {
+	g, _ := newGuard(t, func(b *config.Budget) { b.DailyUSD = 1 })
+	ctx := context.Background()
+	g.Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 0.6)
+	g.Spent(ctx, llm.Account{Guild: "g2", Slot: "llm"}, "m", 0.4)
+	for _, guild := range []string{"g1", "g3", ""} {
+		if _, err := g.Admit(ctx, llm.Account{Guild: guild, Slot: "llm"}, "m"); !errors.Is(err, llm.ErrSpendCap) {
+			t.Errorf("guild %q: %v, want ErrSpendCap", guild, err)
+		}
+	}
+}
+
+// TestGuardWithoutCaps: no cap configured admits everything, and still records the spend.
+func TestGuardWithoutCaps(t *testing.T) {
+	g, _ := newGuard(t, func(*config.Budget) {})
+	ctx := context.Background()
+	g.Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1e6)
+	if m, err := g.Admit(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m"); m != "m" || err != nil {
+		t.Errorf("%q, %v", m, err)
+	}
+	if st := g.State(ctx, "g1"); st.GuildUSD != 1e6 {
+		t.Errorf("recorded %v, want 1e6", st.GuildUSD)
+	}
+}
+
+// TestGuardFollowsReload: the Guard reads budget: at every call, so a reload applies to the
+// next one: raising a reached cap lifts the quiet mode at once, lowering it restores it.
+func TestGuardFollowsReload(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "b.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ledger, _ := store.NewSpendLedger(st)
+	var cfg atomic.Pointer[config.Config]
+	set := func(guildCap float64) {
+		c := config.Default()
+		c.Budget.GuildDailyUSD = guildCap
+		cfg.Store(c)
+	}
+	set(1)
+	g := New(Options{Config: cfg.Load, Ledger: ledger})
+	ctx := context.Background()
+	g.Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
+	if q, _ := g.Quiet(ctx, "g1", false); !q {
+		t.Fatal("not quiet at the cap")
+	}
+	set(5)
+	if q, _ := g.Quiet(ctx, "g1", false); q {
+		t.Error("still quiet after the cap was raised")
+	}
+	if _, err := g.Admit(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m"); err != nil {
+		t.Errorf("a call after the cap was raised: %v", err)
+	}
+	set(0.5)
+	if q, _ := g.Quiet(ctx, "g1", false); !q {
+		t.Error("not quiet after the cap was lowered below the spend")
+	}
+}
