@@ -1,6 +1,9 @@
 package decision
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // How the name matcher reads the position of a name. A name addresses the
 // bot when it stands where a vocative stands in speech:
@@ -384,6 +387,8 @@ func statementForm(w string) bool {
 	switch {
 	case len(w) < 4 || strings.ContainsAny(w, "'’"):
 		return false // "here's", "let's": contractions are not verb endings
+	case strings.ContainsFunc(w, notWordLetter):
+		return false // "burst_limit_5s", "v2s", "app.logs": identifiers and codes are not verbs
 	case hasSuffixFold(w, "ly"):
 		return !hasSuffixFold(w, "ply")
 	case hasSuffixFold(w, "ed"):
@@ -392,6 +397,13 @@ func statementForm(w string) bool {
 		return !hasSuffixFold(w, "ss") && !hasSuffixFold(w, "us") && !hasSuffixFold(w, "is")
 	}
 	return false
+}
+
+// notWordLetter reports whether r cannot be part of a word's spelling: a digit, an
+// underscore, a dot, a slash and the like (letters of any script, a hyphen, and an
+// apostrophe can).
+func notWordLetter(r rune) bool {
+	return !unicode.IsLetter(r) && r != '-' && r != '\'' && r != '’'
 }
 
 // trimQuotes strips the quotes and underscores around a word, keeping any

@@ -44,10 +44,10 @@ func TestCostMetricIsTheSimulatedUsage(t *testing.T) {
 			t.Errorf("cost metric %v, want %v", got, w)
 		}
 	})
-	for _, tc := range []struct{ name, extra string }{
-		{"voice/upload", "voice:\n  speculation:\n    transcription: upload\n"},
-		{"voice/session", "voice:\n  speculation:\n    transcription: session\n"},
-		{"realtime", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n"},
+	for _, tc := range []struct{ name, extra, spoken string }{
+		{"voice/upload", "voice:\n  speculation:\n    transcription: upload\n", "stt_pipeline_reply_spoken"},
+		{"voice/session", "voice:\n  speculation:\n    transcription: session\n", "stt_pipeline_reply_spoken"},
+		{"realtime", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "realtime_reply_spoken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := startVoiceBanter(t, tc.extra)
@@ -55,7 +55,7 @@ func TestCostMetricIsTheSimulatedUsage(t *testing.T) {
 			if err := v.member.PlayPCM(v.ctx, voiceQuestionPCM(t)); err != nil {
 				t.Fatal(err)
 			}
-			v.waitLog(t, `"msg":"stt_pipeline_reply_spoken"`, `"turn_id"`)
+			v.waitLog(t, `"msg":"`+tc.spoken+`"`, `"turn_id"`)
 			addr := metricsAddr(v.logs.String())
 			var got, w float64
 			v.until(t, "the cost metric to equal the simulated usage × prices", func() bool {

@@ -286,8 +286,13 @@ func runVoiceJoinAndAnswer(t *testing.T, extraConfig, strategy string, hooks *vo
 	if err := v.member.WaitHeard(v.ctx, string(v.dsim.BotID()), 25); err != nil {
 		t.Fatalf("member heard no answer: %v\n%s", err, v.logs.String())
 	}
-	// The join greeting may be what was heard: wait for the answer to the turn itself.
-	v.waitLog(t, `"msg":"stt_pipeline_reply_spoken"`, `"turn_id"`)
+	// The join greeting may be what was heard: wait for the answer to the turn itself
+	// (realtime turns log their own event).
+	spoken := `"msg":"stt_pipeline_reply_spoken"`
+	if strategy != "" {
+		spoken = `"msg":"realtime_reply_spoken"`
+	}
+	v.waitLog(t, spoken, `"turn_id"`)
 	// Who answered: the realtime model (brain: voicing the generation's text; native: from the
 	// member's forwarded audio), or the STT pipeline's TTS.
 	// Transcription sessions (the words at pauses, voice.speculation.transcription) are the
