@@ -25,8 +25,8 @@ type Price struct {
 const PricesAsOf = "2026-11-27"
 
 // DefaultPrices is the shipped price table of the default models, keyed by model name, as
-// OpenAI's model pages (developers.openai.com/api/docs/models/MODEL) listed them on
-// PricesAsOf; docs/cost.md gives the source of each figure and the ones that could not be
+// OpenAI's model pages (developers.openai.com/api/docs/models/MODEL) and, for Gemini, a
+// gateway's listing of Google's prices gave them on PricesAsOf; docs/cost.md gives the source of each figure and the ones that could not be
 // established. Each call returns a fresh map.
 func DefaultPrices() map[string]Price {
 	return map[string]Price{
@@ -43,6 +43,10 @@ func DefaultPrices() map[string]Price {
 		// gpt-realtime-1.5's page (gpt-realtime's own was not found).
 		"gpt-realtime": {Input: 4.00, CachedInput: 0.40, AudioInput: 32.00, Output: 16.00,
 			AudioOutput: 64.00},
+		// Google's pricing page was not in reach: Vercel AI Gateway's listing of the model
+		// (0.75 input, 4.50 output per 1M, with no split by modality), applied to text and
+		// audio tokens alike.
+		"gemini-3.8-live": {Input: 0.75, CachedInput: 0.75, AudioInput: 0.75, Output: 4.50, AudioOutput: 4.50},
 	}
 }
 
