@@ -11,10 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The facts tables, one migration per driver (appended to migrations() and pgMigrations()).
-const (
-	sqliteFactsMigration = `CREATE TABLE facts (
-			id            INTEGER PRIMARY KEY AUTOINCREMENT,
+// factsMigration is the facts tables' migration (in migrations() and pgMigrations(): the
+// same tables on both drivers) with idColumn as the facts' key, each driver's
+// auto-incrementing one, and idType as the type that refers to it.
+func factsMigration(idColumn, idType string) string {
+	return `CREATE TABLE facts (
+			id            ` + idColumn + `,
 			guild_id      TEXT NOT NULL,
 			subject_id    TEXT NOT NULL,
 			subject_name  TEXT NOT NULL DEFAULT '',
@@ -27,7 +29,7 @@ const (
 		);
 		CREATE INDEX facts_guild_subject ON facts (guild_id, subject_id, retired_at);
 		CREATE TABLE fact_sources (
-			fact_id    INTEGER NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+			fact_id    ` + idType + ` NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
 			message_id TEXT NOT NULL,
 			PRIMARY KEY (fact_id, message_id)
 		);
@@ -39,33 +41,7 @@ const (
 			PRIMARY KEY (guild_id, user_id)
 		);
 		CREATE INDEX messages_guild_author ON messages (guild_id, author_id);`
-	pgFactsMigration = `CREATE TABLE facts (
-			id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-			guild_id      TEXT NOT NULL,
-			subject_id    TEXT NOT NULL,
-			subject_name  TEXT NOT NULL DEFAULT '',
-			statement     TEXT NOT NULL,
-			search_text   TEXT NOT NULL DEFAULT '',
-			created_at    BIGINT NOT NULL,
-			superseded_by BIGINT NOT NULL DEFAULT 0,
-			retired_at    BIGINT NOT NULL DEFAULT 0,
-			locked        INTEGER NOT NULL DEFAULT 0
-		);
-		CREATE INDEX facts_guild_subject ON facts (guild_id, subject_id, retired_at);
-		CREATE TABLE fact_sources (
-			fact_id    BIGINT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
-			message_id TEXT NOT NULL,
-			PRIMARY KEY (fact_id, message_id)
-		);
-		CREATE INDEX fact_sources_message ON fact_sources (message_id);
-		CREATE TABLE memory_pauses (
-			guild_id TEXT NOT NULL,
-			user_id  TEXT NOT NULL,
-			since    BIGINT NOT NULL,
-			PRIMARY KEY (guild_id, user_id)
-		);
-		CREATE INDEX messages_guild_author ON messages (guild_id, author_id);`
-)
+}
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) }
 

@@ -141,7 +141,7 @@ func pgMigrations() []string {
 		// 7: when each model provider's request budget has its next slot (llm.requestsPerMinute).
 		`CREATE TABLE request_budgets (provider TEXT PRIMARY KEY, next_at TIMESTAMPTZ NOT NULL);`,
 		// 8: long-term memory (facts.go): facts, their source messages, members who paused it.
-		pgFactsMigration,
+		factsMigration("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BIGINT"),
 		// 9: the day's spend by guild and model slot (spend.go: the daily budgets).
 		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
 			usd DOUBLE PRECISION NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,

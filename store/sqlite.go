@@ -118,7 +118,7 @@ func migrations() []string {
 		// 5: durable turns (turns.go): admitted addressed turns, open until their outcome.
 		turnsMigration,
 		// 6: long-term memory (facts.go): facts, their source messages, members who paused it.
-		sqliteFactsMigration,
+		factsMigration("INTEGER PRIMARY KEY AUTOINCREMENT", "INTEGER"),
 		// 7: the day's spend by guild and model slot (spend.go: the daily budgets).
 		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
 			usd REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
