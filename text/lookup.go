@@ -287,6 +287,9 @@ func imagesOf(m store.Message) map[string][]*shownImage {
 
 // channelLabel names a channel for a line ("#name").
 func (s *Service) channelLabel(ctx context.Context, id string) string {
+	if vc, ok := store.VoiceChannelOf(id); ok { // a voice transcript (docs/memory.md)
+		return "voice channel #" + nonEmpty(s.channelInfo(ctx, vc).name, vc)
+	}
 	return "#" + nonEmpty(s.channelInfo(ctx, id).name, id)
 }
 

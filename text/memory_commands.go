@@ -20,17 +20,29 @@ import (
 // memoryCommandName is the slash command; its subcommands are the memory actions.
 const memoryCommandName = "memory"
 
-// Memory actions.
+// Memory actions: a member's own (show … resume) and a server admin's (list, delete).
 const (
 	memShow     = "show"
 	memForget   = "forget"
 	memForgetMe = "forget-me"
 	memPause    = "pause"
 	memResume   = "resume"
+	memList     = "list"
+	memDelete   = "delete"
 )
 
 // maxShownFacts bounds /memory show's list.
 const maxShownFacts = 25
+
+// memoryRequest is one /memory command as given (slash or prefix form).
+type memoryRequest struct {
+	action string
+	n      int    // forget: the fact's number in /memory show (0: none given, -1: not one)
+	id     int64  // delete: the fact's id in /memory list (0: none given, -1: not one)
+	member string // list: the member whose facts to list ("": every subject)
+	admin  bool   // the member may manage the server (Manage Server or Administrator)
+	public bool   // the prefix form: the answer is public
+}
 
 // memoryCommand is the /memory registration.
 func memoryCommand() *discordgo.ApplicationCommand {
@@ -49,92 +61,150 @@ func memoryCommand() *discordgo.ApplicationCommand {
 			sub(memForgetMe, "Forget every fact about you and every message of yours in this server"),
 			sub(memPause, "Stop remembering what you say here"),
 			sub(memResume, "Remember what you say here again"),
+			sub(memList, "Server admins: list the facts remembered in this server, with their ids", &discordgo.ApplicationCommandOption{
+				Type: discordgo.ApplicationCommandOptionUser, Name: "member", Description: "Only the facts about this member"}),
+			sub(memDelete, "Server admins: delete one fact by its id in /memory list", &discordgo.ApplicationCommandOption{
+				Type: discordgo.ApplicationCommandOptionInteger, Name: "id", Description: "The fact's id in /memory list",
+				Required: true, MinValue: &one, MaxValue: maxFactID}),
 		},
 	}
 }
 
-// memoryInteraction reads a /memory interaction: the action and its fact number (0: none).
-func memoryInteraction(data discordgo.ApplicationCommandInteractionData) (action string, n int) {
+// maxFactID is the largest fact id an option can name (a JSON number stays exact below 2^53).
+const maxFactID = 1<<53 - 1
+
+// memoryInteraction reads a /memory interaction. Its options are untrusted: a value of another
+// type than registered, or out of range, is ignored (discordgo's IntValue would panic on it).
+func memoryInteraction(data discordgo.ApplicationCommandInteractionData) memoryRequest {
 	if len(data.Options) != 1 || data.Options[0] == nil || data.Options[0].Type != discordgo.ApplicationCommandOptionSubCommand {
-		return "", 0
+		return memoryRequest{}
 	}
 	sub := data.Options[0]
+	r := memoryRequest{action: sub.Name}
 	for _, o := range sub.Options {
-		// Untrusted: a value of another type than registered is ignored (discordgo's IntValue
-		// would panic on it).
-		if o != nil && o.Name == "number" && o.Type == discordgo.ApplicationCommandOptionInteger {
+		if o == nil {
+			continue
+		}
+		switch {
+		case o.Name == "number" && o.Type == discordgo.ApplicationCommandOptionInteger:
 			if f, ok := o.Value.(float64); ok && f >= 1 && f <= maxShownFacts && f == float64(int(f)) {
-				n = int(f)
+				r.n = int(f)
+			}
+		case o.Name == "id" && o.Type == discordgo.ApplicationCommandOptionInteger:
+			if f, ok := o.Value.(float64); ok && f >= 1 && f <= maxFactID && f == float64(int64(f)) {
+				r.id = int64(f)
+			}
+		case o.Name == "member" && o.Type == discordgo.ApplicationCommandOptionUser:
+			if v, ok := o.Value.(string); ok && isSnowflake(v) {
+				r.member = v
 			}
 		}
 	}
-	return sub.Name, n
+	return r
 }
 
-// parseMemoryPrefix reads "memory ACTION [N]" from a prefix command's topic; ok is false when
-// the topic is not a memory command.
-func parseMemoryPrefix(topic string) (action string, n int, ok bool) {
+// parseMemoryPrefix reads "memory ACTION [ARG]" from a prefix command's topic; ok is false when
+// the topic is not a memory command. ARG is forget's number, delete's fact id, or list's member
+// (a mention or an id).
+func parseMemoryPrefix(topic string) (r memoryRequest, ok bool) {
 	f := strings.Fields(topic)
 	if len(f) == 0 || !strings.EqualFold(f[0], memoryCommandName) {
-		return "", 0, false
+		return memoryRequest{}, false
 	}
+	r.public = true
 	if len(f) < 2 || len(f) > 3 {
-		return "", 0, true
+		return r, true
 	}
-	action = strings.ToLower(f[1])
-	if len(f) == 3 {
-		v, err := strconv.Atoi(f[2])
-		if err != nil || v < 1 || v > maxShownFacts {
-			return action, -1, true
+	r.action = strings.ToLower(f[1])
+	if len(f) < 3 {
+		return r, true
+	}
+	arg := f[2]
+	switch r.action {
+	case memForget:
+		r.n = -1
+		if v, err := strconv.Atoi(arg); err == nil && v >= 1 && v <= maxShownFacts {
+			r.n = v
 		}
-		n = v
+	case memDelete:
+		r.id = -1
+		if v, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64); err == nil && v >= 1 && v <= maxFactID {
+			r.id = v
+		}
+	case memList:
+		r.member = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(arg, "<@"), "!"), ">")
+		if !isSnowflake(r.member) {
+			r.member = ""
+		}
 	}
-	return action, n, true
+	return r, true
+}
+
+// isSnowflake reports whether s is a Discord id: 1 to 20 digits.
+func isSnowflake(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // memoryAction runs one action for a member of a guild and says what was done.
-func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, userID, action string, n int, public bool) string {
+func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, userID string, r memoryRequest) string {
 	if guild == "" {
 		return "Memory works in servers only."
 	}
 	if s.opts.Memory != nil {
 		defer s.opts.Memory.Invalidate(guild)
 	}
-	switch action {
+	switch r.action {
 	case memShow:
-		if public {
+		if r.public {
 			return "Use `/memory show`: I answer it where only you can see it."
 		}
 		return s.memoryShow(ctx, cfg, guild, userID)
 	case memForget:
-		return s.memoryForget(ctx, guild, userID, n)
+		return s.memoryForget(ctx, guild, userID, r.n)
 	case memForgetMe:
-		if s.opts.Memory != nil {
-			s.opts.Memory.Drop(guild, userID)
-		}
-		r, err := s.opts.Store.ForgetMember(ctx, guild, userID)
-		if err != nil {
-			s.logger.Error("store_failed", "op", "forget_member", "guild_id", guild, "error", err.Error())
-			return "Sorry, I couldn't forget that just now. Please try again."
-		}
-		s.logger.Info("memory_member_forgotten", "guild_id", guild, "facts", r.Facts, "messages", r.Messages, "replies", r.Replies)
-		return fmt.Sprintf("Done. I forgot %d facts about you and %d messages of yours (and %d of my replies to them) in this server.",
-			r.Facts, r.Messages, r.Replies)
+		return s.memoryForgetMe(ctx, guild, userID)
 	case memPause, memResume:
-		paused := action == memPause
-		if err := s.opts.Store.SetMemoryPaused(ctx, guild, userID, paused, s.now()); err != nil {
-			s.logger.Error("store_failed", "op", "set_memory_paused", "guild_id", guild, "error", err.Error())
-			return "Sorry, I couldn't change that just now. Please try again."
-		}
-		if s.opts.Memory != nil {
-			s.opts.Memory.NotePause(guild, userID, paused)
-		}
-		if paused {
-			return "Paused: I won't remember anything you say in this server until you run `/memory resume`."
-		}
-		return "Resumed: I'll remember what you tell me in this server again."
+		return s.memoryPause(ctx, guild, userID, r.action == memPause)
+	case memList, memDelete:
+		return s.memoryAdmin(ctx, guild, userID, r)
 	}
-	return "Memory commands: show, forget <number>, forget-me, pause, resume."
+	return "Memory commands: show, forget <number>, forget-me, pause, resume; for server admins: list [member], delete <id>."
+}
+
+func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string) string {
+	if s.opts.Memory != nil {
+		s.opts.Memory.Drop(guild, userID)
+	}
+	r, err := s.opts.Store.ForgetMember(ctx, guild, userID)
+	if err != nil {
+		s.logger.Error("store_failed", "op", "forget_member", "guild_id", guild, "error", err.Error())
+		return "Sorry, I couldn't forget that just now. Please try again."
+	}
+	s.logger.Info("memory_member_forgotten", "guild_id", guild, "facts", r.Facts, "messages", r.Messages, "replies", r.Replies)
+	return fmt.Sprintf("Done. I forgot %d facts about you and %d messages of yours (and %d of my replies to them) in this server.",
+		r.Facts, r.Messages, r.Replies)
+}
+
+func (s *Service) memoryPause(ctx context.Context, guild, userID string, paused bool) string {
+	if err := s.opts.Store.SetMemoryPaused(ctx, guild, userID, paused, s.now()); err != nil {
+		s.logger.Error("store_failed", "op", "set_memory_paused", "guild_id", guild, "error", err.Error())
+		return "Sorry, I couldn't change that just now. Please try again."
+	}
+	if s.opts.Memory != nil {
+		s.opts.Memory.NotePause(guild, userID, paused)
+	}
+	if paused {
+		return "Paused: I won't remember anything you say in this server, typed or in voice, until you run `/memory resume`."
+	}
+	return "Resumed: I'll remember what you tell me in this server again."
 }
 
 // memoryFacts are the member's current facts as /memory show numbers them.
@@ -194,11 +264,12 @@ func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) b
 	if cmd == nil || cmd.persona != "" {
 		return false
 	}
-	action, n, ok := parseMemoryPrefix(cmd.topic)
+	r, ok := parseMemoryPrefix(cmd.topic)
 	if !ok {
 		return false
 	}
-	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, action, n, true)
+	r.admin = s.mayManage(m)
+	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, r)
 	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
 		Content: reply, ReplyTo: m.ID, TurnID: m.ID}); err != nil {
 		s.logger.Warn("memory_command_reply_failed", "message_id", m.ID, "error", err.Error())

@@ -71,8 +71,9 @@ func (s *Service) HandleInteraction(ctx context.Context, api Interactions, i *di
 	}
 	var reply string
 	if data.Name == memoryCommandName {
-		action, n := memoryInteraction(data)
-		reply = s.memoryAction(ctx, s.cfg(), i.GuildID, user.ID, action, n, false)
+		r := memoryInteraction(data)
+		r.admin = i.Member != nil && i.Member.Permissions&adminPermissions != 0
+		reply = s.memoryAction(ctx, s.cfg(), i.GuildID, user.ID, r)
 	} else {
 		reply = s.personaCommand(ctx, user, data.Options)
 	}

@@ -33,6 +33,7 @@ func (s *session) enter(t *turn) {
 func (s *session) addTurn(t *turn) {
 	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
 	s.countEntry(t.SpeakerID)
+	s.capture(t)
 	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
 }
 

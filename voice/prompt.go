@@ -51,6 +51,8 @@ type promptInput struct {
 	people     []decision.Participant
 	lines      []decision.ContextLine
 	speaker    string // the member answered
+	speakerID  string
+	words      string // what they said (memory recall)
 	d          decision.Decision
 	greeting   bool
 	justJoined bool // inside voice.joinGreetingWindowSeconds
@@ -65,7 +67,7 @@ func (s *session) promptInput(t *Turn, d decision.Decision, greeting bool) promp
 		in.lines[i] = l.ContextLine
 	}
 	if t != nil {
-		in.speaker = t.SpeakerName
+		in.speaker, in.speakerID, in.words = t.SpeakerName, t.SpeakerID, t.Transcript
 	}
 	if w := cfg.Voice.JoinGreetingWindowSeconds; w > 0 && s.svc.now().Sub(s.started) < time.Duration(w)*time.Second {
 		in.justJoined = true
@@ -88,6 +90,7 @@ func (s *session) render(ctx context.Context, in promptInput) (string, []llm.Mes
 	b.WriteString("\nYou are talking in a Discord voice channel: everything you write is spoken aloud." +
 		" Answer in one to three short spoken sentences, no lists, no markdown, no emoji.")
 	s.writePeople(ctx, &b, in.people)
+	s.writeMemories(ctx, &b, in)
 	msgs := make([]llm.Message, 0, len(in.lines)+1)
 	for _, l := range in.lines {
 		text := truncateRunes(l.Text, cfg.Context.MaxCharsPerMessage)

@@ -74,6 +74,10 @@ type Options struct {
 	// ChatImages, when set, shows a voice turn's model the last image posted in the voice
 	// channel's text chat (images.voiceChatMinutes; nil: never).
 	ChatImages ChatImageLookup
+	// Memory, when set, is long-term memory (docs/memory.md): members' transcripts are
+	// captured for extraction, and every reply's prompt carries the facts of its participants
+	// (memory.enabled decides, per guild). *memory.Extractor implements it.
+	Memory Memory
 	// ListenFormat is the utterance audio format (default 16 kHz mono for
 	// speech to text; 24 kHz for the realtime API).
 	ListenFormat pcm.Format

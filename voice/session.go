@@ -13,6 +13,7 @@ import (
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/gateway"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
 )
 
 // activeReply is the reply in progress (the bot's turn is open).
@@ -79,6 +80,7 @@ type session struct {
 	falseEnds  chan falseEnd
 	conns      chan *dvoice.Conn
 	logCh      chan string
+	memCh      chan store.Message // transcripts on their way to memory (captureLoop)
 
 	cur atomic.Pointer[activeReply]
 
@@ -119,7 +121,7 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		started: svc.now(),
 		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
 		specEvents: make(chan specEvent, 16), falseEnds: make(chan falseEnd, 4), lastEntry: map[string]uint64{},
-		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64),
+		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64), memCh: make(chan store.Message, captureQueue),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
 	// Every model call of the session is charged to its guild (slots set at each call).
@@ -134,6 +136,9 @@ func (s *session) run() {
 	s.metrics.sessionDelta(1)
 	if s.svc.cfg().Voice.LogChannelID != "" {
 		s.wg.Go(s.postLogs)
+	}
+	if s.svc.opts.Memory != nil {
+		s.wg.Go(s.captureLoop)
 	}
 	streams := s.conn.Streams()
 	// Greet when others were in the channel as the bot joined (the gateway's

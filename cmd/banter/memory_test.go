@@ -19,7 +19,7 @@ import (
 // memoryExtraction is the scripted memoryLlm: every "I have a KIND named NAME" line of the
 // batch becomes the fact "AUTHOR has a KIND named NAME" about its author; nothing else does.
 func memoryExtraction(r openaisim.Request) openaisim.Reply {
-	line := regexp.MustCompile(`(?m)^\[msg (\d+)\] (.+?) \(user id (\d+)\): .*?\bI have an? (\w+) named (\w+)`)
+	line := regexp.MustCompile(`(?m)^\[msg (\S+)\] (.+?) \(user id (\d+)\): .*?\bI have an? (\w+) named (\w+)`)
 	var facts []string
 	for _, m := range line.FindAllStringSubmatch(r.LastUser, -1) {
 		facts = append(facts, fmt.Sprintf(`{"subject":%q,"statement":"%s has a %s named %s","source_message_ids":[%q],"supersedes":0,"same_as":0}`,

@@ -26,6 +26,7 @@ import (
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/playground"
 	"github.com/banterbot/banter/redact"
@@ -191,6 +192,7 @@ type app struct {
 	sender    *post.Sender                   // every message banter creates, from any pipeline
 	closers   []func()                       // run at shutdown, after the pipelines stopped
 	budget    *budget.Guard                  // the daily spending budgets (nil: the store keeps no ledger)
+	memory    *memory.Extractor              // long-term memory, shared by text and voice (newText)
 
 	// onWatcher and onMetrics, when set, are given the config watcher and the metrics
 	// server's address once they exist: the playground follows the bot through them.
@@ -488,6 +490,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	if err != nil {
 		return nil, err
 	}
+	a.memory = extractor
 	// The classifier is always wired: the policy's Enabled (live) decides whether it is asked,
 	// so switching llm.directAddressClassifier on by reload works without a restart.
 	opts := decision.EngineOptions{Logger: a.logger, Metrics: decisions,

@@ -78,6 +78,9 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		SendRealtimePriority: cfg.Voice.SendRealtimePriority,
 		SendSpin:             sendSpin(cfg.Voice.SendSpinMs),
 	}
+	if a.memory != nil { // transcripts captured, facts in the prompts (memory.enabled decides)
+		vo.Memory = a.memory
+	}
 	if vo.SendClock, err = a.sendClock(cfg.Voice); err != nil {
 		return nil, err
 	}

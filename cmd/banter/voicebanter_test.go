@@ -35,6 +35,7 @@ type voiceBanter struct {
 	member *voicesim.Member // alice in the voice channel (startVoiceBanter)
 	logs   *lockedBuffer
 	ctx    context.Context // bounds every wait (a failure guard)
+	dsn    string          // the bot's SQLite store
 }
 
 // startVoiceBanter starts `banter run` with extraConfig added to its configuration and returns
@@ -70,8 +71,9 @@ func launchVoiceBanter(t *testing.T, timeout time.Duration, extraConfig string, 
 	cfgPath := filepath.Join(dir, "banter.yaml")
 	// $GEMINI_URL in extraConfig is the simulator's Gemini face (a kind gemini provider's baseUrl).
 	extraConfig = strings.ReplaceAll(extraConfig, "$GEMINI_URL", "http"+strings.TrimPrefix(v.osim.GeminiURL(), "ws"))
+	v.dsn = filepath.Join(dir, "banter.db")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  voiceCaFile: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\n%s",
-		v.dsim.APIBaseURL(), v.vs.CAFile(), filepath.Join(dir, "banter.db"), extraConfig)
+		v.dsim.APIBaseURL(), v.vs.CAFile(), v.dsn, extraConfig)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
