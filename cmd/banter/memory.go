@@ -36,9 +36,8 @@ func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients,
 	return ex, nil
 }
 
-// pruneFacts deletes facts past memory.retentionDays.
-func (a *app) pruneFacts(ctx context.Context, st store.Store, now time.Time) {
-	days := a.cfg.Memory.RetentionDays
+// pruneFacts deletes facts older than days (memory.retentionDays, as in force now).
+func (a *app) pruneFacts(ctx context.Context, st store.Store, days int, now time.Time) {
 	if days <= 0 {
 		return
 	}

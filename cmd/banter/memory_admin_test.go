@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/store/storetest"
 )
 
@@ -172,4 +174,38 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMemoryRetention: `banter run` deletes the facts older than memory.retentionDays (180 by
+// default) when it starts, and keeps the younger ones.
+func TestMemoryRetention(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := startBot(t, ctx, nil, "", memoryConfig, func(b *botProcess) {
+		b.storeDriver, b.storeDSN = "sqlite", filepath.Join(t.TempDir(), "banter.db")
+		st, err := store.OpenDriver(ctx, b.storeDriver, b.storeDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for _, f := range []store.Fact{
+			{GuildID: string(b.guild), SubjectID: string(b.alice), Statement: "alice had a hamster named Old", CreatedAt: time.Now().AddDate(0, 0, -181)},
+			{GuildID: string(b.guild), SubjectID: string(b.alice), Statement: "alice has a cat named Young", CreatedAt: time.Now().AddDate(0, 0, -179)},
+		} {
+			if _, err := st.AddFact(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	defer b.stop()
+	if !b.logs.wait(ctx, func() bool { return b.logs.count(0, "store_pruned") > 0 }) {
+		t.Fatalf("no prune at start\n%s", b.logs.String())
+	}
+	hits, err := storetest.Scan(ctx, b.storeDriver, b.storeDSN, []string{"named Old", "named Young"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Needle != "named Young" {
+		t.Errorf("after the prune the facts table holds %+v, want the younger fact only", hits)
+	}
 }

@@ -271,9 +271,6 @@ func (a *app) startFailed(ctx context.Context, err error) error {
 // startBackground starts what runs beside the pipelines until ctx ends: store pruning, the
 // metrics server, the config watcher and SIGHUP reloads. It returns the config watcher.
 func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prometheus.Registry, st store.Store) (*config.Watcher, error) {
-	if a.cfg.Store.RetentionDays > 0 || a.cfg.Memory.RetentionDays > 0 {
-		wg.Go(func() { a.pruneLoop(ctx, st) })
-	}
 	if a.cfg.Metrics.Listen != "" {
 		ms, err := metrics.Listen(a.cfg.Metrics.Listen, reg, a.ready, a.logger)
 		if err != nil {
@@ -291,6 +288,8 @@ func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prom
 	}
 
 	watcher := config.NewWatcher(a.path, a.cfg, a.getenv, a.logger)
+	// Always running: memory.retentionDays is live (a reload may turn it on).
+	wg.Go(func() { a.pruneLoop(ctx, st, watcher.Current) })
 	watcher.Subscribe(func(_, updated *config.Config) { a.level.Set(parseLevel(updated.Log.Level)) })
 	if a.onWatcher != nil {
 		a.onWatcher(watcher)
@@ -524,7 +523,7 @@ func (a *app) ready() error {
 }
 
 // pruneLoop deletes messages past store.retentionDays once an hour.
-func (a *app) pruneLoop(ctx context.Context, st store.Store) {
+func (a *app) pruneLoop(ctx context.Context, st store.Store, current func() *config.Config) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -537,7 +536,7 @@ func (a *app) pruneLoop(ctx context.Context, st store.Store) {
 				a.logger.Info("store_pruned", "messages", n)
 			}
 		}
-		a.pruneFacts(ctx, st, now)
+		a.pruneFacts(ctx, st, current().Memory.RetentionDays, now)
 		select {
 		case <-ctx.Done():
 			return
