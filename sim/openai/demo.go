@@ -30,6 +30,10 @@ import (
 //     utterance and answers by the same rules; the direct-address
 //     classifier answers a confidence from where the bot's name appears;
 //   - a draft review keeps the draft;
+//   - a memory extraction (the record_facts tool, memory/prompt.go) records
+//     the simple facts members state about themselves ("I have a cat named
+//     Miso", "I live in Lyon", corrections of the known facts numbered in the
+//     request), or none (demo_memory.go);
 //   - a transcription that no queued transcript (QueueTranscripts) answers
 //     becomes a labelled placeholder: the demo cannot hear words, so text
 //     meant to be said is queued as the transcript of the next utterance.
@@ -38,6 +42,7 @@ import (
 // of the message they answer.
 func DemoRules() []Rule {
 	return []Rule{
+		{Name: "demo: memory extraction", Match: Match{Tool: demoExtractTool}, Respond: demoExtract},
 		{Name: "demo: reply classifier", Match: Match{PromptPattern: `Answer YES or NO|one word: YES or NO`}, Respond: demoYesNo},
 		{Name: "demo: direct-address classifier", Match: Match{PromptPattern: `number from 0 to 1`}, Respond: demoConfidence},
 		{Name: "demo: draft review", Match: Match{PromptPattern: `Draft reply to review:`}, Respond: demoReview},
