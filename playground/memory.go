@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"time"
@@ -225,6 +226,9 @@ func (s *server) postMemory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, err)
 		return
 	}
+	// The pages follow the hub: a command run by a script updates every open memory panel.
+	s.hub.publish(Event{Time: time.Now(), Level: slog.LevelInfo.String(), Name: "playground_memory_command",
+		Attrs: map[string]any{"action": action, "user_id": string(member.ID), "answer": answer}})
 	writeJSON(w, http.StatusOK, MemoryResult{Action: action, Member: member.Name, Answer: answer})
 }
 

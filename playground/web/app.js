@@ -287,6 +287,7 @@ function onBotEvent(e) {
   }
   if (e.event.startsWith('config_')) onConfigEvent(e);
   if (window.PGVoice) window.PGVoice.onBotEvent(e);
+  if (window.PGMemory) window.PGMemory.onBotEvent(e);
 }
 
 function logEvent(e) {
@@ -306,6 +307,7 @@ const controls = [
   { key: 'voice.replyEagerness', label: 'voice eagerness', kind: 'level' },
   { key: 'permissions.allowInitiativeReplies', label: 'may join unaddressed talk', kind: 'bool' },
   { key: 'llm.directAddressClassifier.enabled', label: 'text direct-address classifier', kind: 'bool' },
+  { key: 'memory.enabled', label: 'memory (facts about members)', kind: 'bool' },
   { key: 'voice.replyDecisionLlm.enabled', label: 'voice YES/NO classifier', kind: 'bool' },
   { key: 'llm.model', label: 'text reply model', kind: 'text' },
   { key: 'voice.generationLlm.model', label: 'voice reply model', kind: 'text' },
