@@ -125,10 +125,17 @@ func (w *world) close() {
 // brain's Gemini face when no Gemini key is set.
 const geminiDemoProvider = "gemini-demo"
 
-// playgroundMemory are the memory settings of a fresh playground config, where its seed does
-// not set them.
-func playgroundMemory() map[string]any {
-	return map[string]any{"memory.enabled": true, "memory.quietSeconds": 5}
+// freshKeys are the settings a fresh playground config gets on top of its seed: initiative
+// replies, so the eagerness sliders matter in #general from the start; and memory on, with a
+// short quiet spell, so the memory panel shows facts forming, unless the seed sets these.
+func freshKeys(seed []byte) map[string]any {
+	set := map[string]any{"permissions.allowInitiativeReplies": true}
+	for key, v := range map[string]any{"memory.enabled": true, "memory.quietSeconds": 5} {
+		if !setIn(seed, key) {
+			set[key] = v
+		}
+	}
+	return set
 }
 
 // setIn reports whether a YAML document sets a dotted key.
@@ -180,14 +187,8 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		"memory.guildIds":               []string{}, // real servers' ids never name the simulated one
 	}
 	if fresh {
-		// Let the eagerness sliders matter in #general from the start.
-		set["permissions.allowInitiativeReplies"] = true
-		// Memory on, with a short quiet spell, so the page shows facts forming (the memory
-		// panel); a seed that sets these keeps its values.
-		for key, v := range playgroundMemory() {
-			if !setIn(data, key) {
-				set[key] = v
-			}
+		for key, v := range freshKeys(data) {
+			set[key] = v
 		}
 	}
 	if w.osim != nil {
