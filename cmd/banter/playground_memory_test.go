@@ -61,7 +61,7 @@ func (v memoryView) facts(name string) []string {
 // TestPlaygroundMemory: in the playground (memory on by default, the demo brain as memoryLlm),
 // alice says "I have a cat named Miso": the fact forms (a memory_extracted event on the page's
 // stream) and GET /api/memory shows it with its source message; a later message's reply prompt
-// carries it; POST /api/memory/forget runs the bot's /memory forget as alice and the fact is
+// carries it (and the demo brain's reply uses it); POST /api/memory/forget runs the bot's /memory forget as alice and the fact is
 // gone; pause and resume show in the panel; forget-me forgets the rest.
 func TestPlaygroundMemory(t *testing.T) {
 	url, botID := memoryPlayground(t)
@@ -97,10 +97,18 @@ func TestPlaygroundMemory(t *testing.T) {
 	var asked struct{ ID string }
 	httpDo(t, "POST", url+"/discord/messages", map[string]any{"as": "bob", "channel": "general",
 		"content": fmt.Sprintf("<@%s> what is the name of alice's cat?", botID)}, &asked)
+	reply := ""
 	discord("the bot's reply to bob", func(e map[string]any) bool {
 		m, _ := e["message"].(map[string]any)
-		return e["type"] == "message" && m["from_bot"] == true && m["reply_to"] == asked.ID
+		if e["type"] == "message" && m["from_bot"] == true && m["reply_to"] == asked.ID {
+			reply, _ = m["content"].(string)
+			return true
+		}
+		return false
 	})
+	if !strings.Contains(reply, "from what I remember: alice has a cat named Miso") {
+		t.Errorf("the demo brain's reply %q does not use the fact", reply)
+	}
 	var reqs []struct {
 		LastUserText string
 	}

@@ -232,3 +232,44 @@ func demoFactKind(name, statement string) (kind, rest string) {
 	}
 	return "", rest
 }
+
+// demoRememberHeader opens the facts banter puts in a turn's prompt (memory.Render).
+const demoRememberHeader = "What you remember from earlier conversations in this server"
+
+// demoRecallStop are words too common to tie a question to a fact.
+var demoRecallStop = map[string]bool{"the": true, "and": true, "you": true, "what": true, "who": true, "how": true,
+	"is": true, "are": true, "was": true, "has": true, "have": true, "named": true, "name": true, "about": true,
+	"does": true, "did": true, "your": true, "my": true, "do": true, "know": true, "where": true, "called": true}
+
+// demoRecall is the remembered fact (as the prompt lists it) a question is about: the one
+// sharing the most words of three letters or more with it, else "".
+func demoRecall(prompt, said string) string {
+	_, block, ok := strings.Cut(prompt, demoRememberHeader)
+	if !ok {
+		return ""
+	}
+	asked := map[string]bool{}
+	for _, w := range words(said) {
+		if w = strings.TrimSuffix(w, "'s"); len(w) >= 3 && !demoRecallStop[w] {
+			asked[w] = true
+		}
+	}
+	best, bestN := "", 0
+	for _, line := range strings.Split(block, "\n")[1:] {
+		item, ok := strings.CutPrefix(line, "- ")
+		if !ok {
+			break
+		}
+		statement, _, _ := strings.Cut(item, " (about ")
+		n := 0
+		for _, w := range words(statement) {
+			if asked[strings.TrimSuffix(w, "'s")] {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = statement, n
+		}
+	}
+	return best
+}

@@ -156,3 +156,32 @@ func FuzzDemoExtract(f *testing.F) {
 		}
 	})
 }
+
+// TestDemoChatRecalls: a question about a fact the chat prompt says the bot remembers is
+// answered with it; a question about something else, or a remark, is answered as before.
+func TestDemoChatRecalls(t *testing.T) {
+	memory := "\n\nWhat you remember from earlier conversations in this server (what people told you; it may be out of date):\n" +
+		"- alice lives in Lyon (about alice, today)\n- alice has a cat named Miso (about alice, 2 days ago)\n\n"
+	forced := "You must reply to them."
+	for _, c := range []struct{ said, want, not string }{
+		{"<@999> what is the name of alice's cat?", "bob, from what I remember: alice has a cat named Miso.", ""},
+		{"<@999> where does alice live?", "from what I remember: alice lives in Lyon", ""},
+		{"<@999> what should we cook tonight?", "", "remember"},
+		{"<@999> my cat is called Rex", "", "remember"},
+	} {
+		instr, input := chatPrompt(forced, "bob", c.said)
+		rep := demoChat(Request{LastUser: input + memory, Prompt: instr + "\n" + input + memory, Tools: []string{"send_discord_message"}})
+		if len(rep.ToolCalls) != 1 {
+			t.Fatalf("%q: %+v", c.said, rep)
+		}
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(rep.ToolCalls[0].Arguments), &args); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(args.Text, c.want) || (c.not != "" && strings.Contains(args.Text, c.not)) {
+			t.Errorf("%q: reply %q, want %q without %q", c.said, args.Text, c.want, c.not)
+		}
+	}
+}
