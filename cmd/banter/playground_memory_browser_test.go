@@ -10,7 +10,7 @@ import (
 
 // TestPlaygroundMemoryPanel: on the page, alice says "I have a cat named Miso" and the memory
 // panel shows the fact as it forms (with its source message); bob's later question to the bot
-// has a reply prompt carrying it; alice's forget button runs /memory forget and the fact leaves
+// has a reply prompt carrying it, and the reply says it; alice's forget button runs /memory forget and the fact leaves
 // the panel; bob's pause button pauses him; the tuning panel's switch turns memory off. Nothing reaches the browser's console.
 func TestPlaygroundMemoryPanel(t *testing.T) {
 	ctx := browser(t)
@@ -30,6 +30,9 @@ func TestPlaygroundMemoryPanel(t *testing.T) {
 
 	id := postAs(t, ctx, "bob", "what is the name of alice's cat?", true)
 	waitJS(t, ctx, "the bot's reply to bob", fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"]')`, id))
+	if reply := evalJS[string](t, ctx, fmt.Sprintf(`document.querySelector('#messages li.bot[data-reply-to="%s"] .content').textContent`, id)); !strings.Contains(reply, "alice has a cat named Miso") {
+		t.Errorf("the demo brain's reply %q does not use the fact", reply)
+	}
 	var reqs []struct{ LastUserText string }
 	httpDo(t, "GET", url+"/openai/_sim/requests", nil, &reqs)
 	carried := false
