@@ -207,6 +207,10 @@ func (s *server) postMemory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("playground: memory %s: %w (want {\"member\": NAME or ID, \"fact_id\": N for forget})", action, err))
 		return
 	}
+	if action == "forget" && in.FactID <= 0 {
+		writeError(w, http.StatusBadRequest, errors.New(`playground: memory forget: "fact_id" is required (GET /api/memory lists the ids)`))
+		return
+	}
 	member, status, err := s.memoryMember(r.Context(), in.Member)
 	if err != nil {
 		writeError(w, status, err)

@@ -184,6 +184,7 @@ func TestPlaygroundMemory(t *testing.T) {
 		{"/api/memory/explode", map[string]any{"member": "alice"}, 404},
 		{"/api/memory/pause", map[string]any{"member": "nobody"}, 404},
 		{"/api/memory/pause", map[string]any{}, 400},
+		{"/api/memory/forget", map[string]any{"member": "alice"}, 400},
 		{"/api/memory/pause", map[string]any{"member": "alice", "extra": 1}, 400},
 	} {
 		if st := httpDo(t, "POST", url+c.path, c.body, &res); st != c.want || res.Error == "" {
