@@ -11,7 +11,8 @@ import (
 // TestPlaygroundMemoryPanel: on the page, alice says "I have a cat named Miso" and the memory
 // panel shows the fact as it forms (with its source message); bob's later question to the bot
 // has a reply prompt carrying it, and the reply says it; alice's forget button runs /memory forget and the fact leaves
-// the panel; bob's pause button pauses him; the tuning panel's switch turns memory off. Nothing reaches the browser's console.
+// the panel; bob's pause button pauses him; a member added on the page gets a card; the tuning panel's
+// switch turns memory off. Nothing reaches the browser's console.
 func TestPlaygroundMemoryPanel(t *testing.T) {
 	ctx := browser(t)
 	problems := watchPage(t, ctx)
@@ -49,6 +50,9 @@ func TestPlaygroundMemoryPanel(t *testing.T) {
 	do(t, ctx, "pause bob", chromedp.Click(chromedp.CSS(`#memory .mem-member[data-member="bob"] button.pause`)))
 	waitJS(t, ctx, "bob paused", `document.querySelector('#memory .mem-member[data-member="bob"][data-paused="1"] .paused-tag')`)
 	shot(t, ctx, "playground-memory-2-forgotten")
+
+	do(t, ctx, "add a member", chromedp.SendKeys(chromedp.CSS("#new-member"), "dana"), chromedp.Click(chromedp.CSS("#add-member button")))
+	waitJS(t, ctx, "dana's card", `document.querySelector('#memory .mem-member[data-member="dana"][data-facts="0"]')`)
 
 	// The tuning panel's memory switch turns it off through the config; the panel says so.
 	const toggle = `#controls input[type=checkbox][data-key="memory.enabled"]`

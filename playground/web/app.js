@@ -159,7 +159,7 @@ function updatePlaceholder() {
 
 function onDiscordEvent(e) {
   switch (e.type) {
-    case 'member': addMemberOption(e.member.id, e.member.name); break;
+    case 'member': addMemberOption(e.member.id, e.member.name); if (window.PGMemory) window.PGMemory.onMember(e.member.id); break;
     case 'channel':
       PG.channels.set(e.channel.id, { name: e.channel.name, type: e.channel.type, parent: e.channel.parent_id });
       if (e.channel.id === PG.info.thread_id) $('#thread-name').textContent = e.channel.name;

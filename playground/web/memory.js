@@ -2,7 +2,8 @@
 // bot's own store, numbered as /memory show numbers it), and the forget controls, which run
 // the bot's real /memory command as the member (POST /api/memory/{action}). The panel reloads
 // when the bot's events say facts changed (memory_extracted, memory_*_forgotten), when a
-// /memory command ran (playground_memory_command) and when the config reloads.
+// /memory command ran (playground_memory_command), when the config reloads and when a member
+// joins the server.
 'use strict';
 
 (() => {
@@ -86,6 +87,8 @@
 
   window.PGMemory = {
     onBotEvent(e) { if (reloadOn.has(e.event)) load(); },
+    // onMember reloads for a member the panel does not show yet (one added on the page).
+    onMember(id) { if (!document.querySelector(`#memory .mem-member[data-user="${id}"]`)) load(); },
   };
   load();
 })();
