@@ -230,6 +230,14 @@ func (s *server) postMemory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, err)
 		return
 	}
+	if action == "forget" {
+		// The command takes a number: a fact formed between the lookup and the command shifts
+		// the numbers, and another fact went. Say so rather than report success.
+		if _, _, err := s.factNumber(r.Context(), member.ID, in.FactID); err == nil {
+			writeError(w, http.StatusConflict, fmt.Errorf("playground: fact %d is still there (the bot answered %q): %s's facts changed meanwhile; GET /api/memory and try again", in.FactID, answer, member.Name))
+			return
+		}
+	}
 	// The pages follow the hub: a command run by a script updates every open memory panel.
 	s.hub.publish(Event{Time: time.Now(), Level: slog.LevelInfo.String(), Name: "playground_memory_command",
 		Attrs: map[string]any{"action": action, "user_id": string(member.ID), "answer": answer}})

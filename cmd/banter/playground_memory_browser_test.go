@@ -10,9 +10,10 @@ import (
 
 // TestPlaygroundMemoryPanel: on the page, alice says "I have a cat named Miso" and the memory
 // panel shows the fact as it forms (with its source message); bob's later question to the bot
-// has a reply prompt carrying it, and the reply says it; alice's forget button runs /memory forget and the fact leaves
-// the panel; bob's pause button pauses him; a member added on the page gets a card; the tuning panel's
-// switch turns memory off. Nothing reaches the browser's console.
+// has a reply prompt carrying it, and the reply says it; alice's forget button runs /memory
+// forget and the fact leaves the panel; bob's pause button pauses him; a member added on the
+// page gets a card; the tuning panel's switch turns memory off. Nothing reaches the browser's
+// console.
 func TestPlaygroundMemoryPanel(t *testing.T) {
 	ctx := browser(t)
 	problems := watchPage(t, ctx)
