@@ -26,6 +26,7 @@ var controlKeys = []string{
 	"voice.mode", "voice.replyDecisionLlm.enabled", "voice.replyDecisionLlm.model", "voice.generationLlm.model",
 	"voice.sttPipeline.transcriptionModel", "voice.sttPipeline.ttsModel", "voice.sttPipeline.ttsVoice",
 	"voice.bargeIn.policy",
+	"memory.enabled",
 }
 
 // reloadGuard bounds the wait for the bot to report a reload of an edit

@@ -72,6 +72,9 @@ type Bot struct {
 	// Metrics is to be called with the address the bot's metrics server
 	// listens on.
 	Metrics func(addr string)
+	// Store is to be called with the bot's store once it is open: the
+	// memory panel reads the facts from it.
+	Store func(MemoryStore)
 }
 
 // Run starts the playground and serves until ctx ends or the bot stops.
@@ -123,7 +126,7 @@ func Run(ctx context.Context, o Options) error {
 	botDone := make(chan error, 1)
 	go func() {
 		botDone <- o.RunBot(botCtx, Bot{ConfigPath: file.path, Getenv: s.botEnv, LogFile: logFile,
-			Events: s.hub.Handler(), Watcher: s.setWatcher, Metrics: s.setMetrics})
+			Events: s.hub.Handler(), Watcher: s.setWatcher, Metrics: s.setMetrics, Store: s.setStore})
 	}()
 	if err := w.waitBot(ctx, o.ReadyTimeout, botDone); err != nil {
 		stopBot()

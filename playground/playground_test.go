@@ -184,3 +184,23 @@ func FuzzSetKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestFreshKeys: a fresh playground config turns memory on with a short quiet spell, unless the
+// config it starts from sets those keys (then its values stay).
+func TestFreshKeys(t *testing.T) {
+	for _, c := range []struct {
+		seed           string
+		enabled, quiet any
+	}{
+		{"", true, 5},
+		{"bot:\n  name: x\n", true, 5},
+		{"memory:\n  enabled: false\n", nil, 5},
+		{"memory:\n  quietSeconds: 60\n  batchMessages: 1\n", true, nil},
+		{"not: [valid", true, 5},
+	} {
+		got := freshKeys([]byte(c.seed))
+		if got["memory.enabled"] != c.enabled || got["memory.quietSeconds"] != c.quiet || got["permissions.allowInitiativeReplies"] != true {
+			t.Errorf("seed %q: %v", c.seed, got)
+		}
+	}
+}

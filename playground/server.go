@@ -55,7 +55,8 @@ type server struct {
 
 	watcher atomic.Pointer[config.Watcher]
 	metrics atomic.Pointer[string]
-	editMu  sync.Mutex // one config edit at a time
+	store   atomic.Pointer[MemoryStore] // the bot's store, once open (the memory panel)
+	editMu  sync.Mutex                  // one config edit at a time
 }
 
 func newServer(w *world, file configFile, hub *Hub, botEnv func(string) string, demo bool, cfg *config.Config) *server {
@@ -90,6 +91,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/config", s.getConfig)
 	mux.HandleFunc("POST /api/config", s.postConfig)
+	mux.HandleFunc("GET /api/memory", s.getMemory)
+	mux.HandleFunc("POST /api/memory/{action}", s.postMemory)
 	mux.HandleFunc("GET /metrics", s.proxyMetrics)
 	mux.Handle("/discord/", http.StripPrefix("/discord", s.proxy(s.w.ctlURL)))
 	if s.w.osim != nil {

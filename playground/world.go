@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/control"
@@ -123,6 +125,29 @@ func (w *world) close() {
 // brain's Gemini face when no Gemini key is set.
 const geminiDemoProvider = "gemini-demo"
 
+// freshKeys are the settings a fresh playground config gets on top of its seed: initiative
+// replies, so the eagerness sliders matter in #general from the start; and memory on, with a
+// short quiet spell, so the memory panel shows facts forming, unless the seed sets these.
+func freshKeys(seed []byte) map[string]any {
+	set := map[string]any{"permissions.allowInitiativeReplies": true}
+	for key, v := range map[string]any{"memory.enabled": true, "memory.quietSeconds": 5} {
+		if !setIn(seed, key) {
+			set[key] = v
+		}
+	}
+	return set
+}
+
+// setIn reports whether a YAML document sets a dotted key.
+func setIn(data []byte, key string) bool {
+	var doc map[string]any
+	if yaml.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	_, ok := lookup(doc, key)
+	return ok
+}
+
 // writeConfig writes the config file the bot runs on: the seed (the
 // playground's own file from an earlier run in the same folder, else the
 // user's config, else empty) with the settings that tie it to this
@@ -159,10 +184,12 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		"store.driver":                  "sqlite",
 		"store.dsn":                     dir + "/banter.db",
 		"permissions.blockedUserIds":    []string{},
+		"memory.guildIds":               []string{}, // real servers' ids never name the simulated one
 	}
 	if fresh {
-		// Let the eagerness sliders matter in #general from the start.
-		set["permissions.allowInitiativeReplies"] = true
+		for key, v := range freshKeys(data) {
+			set[key] = v
+		}
 	}
 	if w.osim != nil {
 		set["llm.baseUrl"] = w.osim.BaseURL()

@@ -9,6 +9,7 @@ import (
 	"github.com/banterbot/banter/audio/opus"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/playground"
+	"github.com/banterbot/banter/store"
 )
 
 // playgroundCommand implements `banter playground`: banter against the embedded Discord and
@@ -46,7 +47,11 @@ func runPlayground(ctx context.Context, e env, o playground.Options) error {
 		logger.Info("banter_starting", "version", version(), "config", b.ConfigPath, "bot", cfg.Bot.Name,
 			"libopus", opus.Version(), "playground", true)
 		a := &app{cfg: cfg, path: b.ConfigPath, getenv: b.Getenv, logger: logger, level: level,
-			onWatcher: b.Watcher, onMetrics: b.Metrics}
+			onWatcher: b.Watcher, onMetrics: b.Metrics, onStore: func(st store.Store) {
+				if b.Store != nil {
+					b.Store(st)
+				}
+			}}
 		return a.run(ctx)
 	}
 	return playground.Run(ctx, o)

@@ -62,7 +62,7 @@ func TestRunWithoutTokenStartsPlayground(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(page, []byte("banter <span>playground</span>")) {
 		t.Errorf("GET %s: %d\n%s", url, resp.StatusCode, page)
 	}
-	for _, asset := range []string{"/static/app.js", "/static/voice.js", "/static/charts.js", "/static/capture-worklet.js", "/static/style.css"} {
+	for _, asset := range []string{"/static/app.js", "/static/voice.js", "/static/charts.js", "/static/capture-worklet.js", "/static/memory.js", "/static/style.css"} {
 		resp, err := http.Get(url + asset)
 		if err != nil {
 			t.Fatal(err)

@@ -194,10 +194,12 @@ type app struct {
 	budget    *budget.Guard                  // the daily spending budgets (nil: the store keeps no ledger)
 	memory    *memory.Extractor              // long-term memory, shared by text and voice (newText)
 
-	// onWatcher and onMetrics, when set, are given the config watcher and the metrics
-	// server's address once they exist: the playground follows the bot through them.
+	// onWatcher, onMetrics and onStore, when set, are given the config watcher, the metrics
+	// server's address and the store once they exist: the playground follows the bot through
+	// them.
 	onWatcher func(*config.Watcher)
 	onMetrics func(addr string)
+	onStore   func(store.Store)
 }
 
 // decisionMetrics returns the decision metrics, registering them on first use.
@@ -232,6 +234,9 @@ func (a *app) run(ctx context.Context) error {
 	registerLibopusInfo(reg)
 	metrics.RegisterReady(reg, a.ready)
 	st := store.Instrument(db, reg)
+	if a.onStore != nil {
+		a.onStore(st)
+	}
 	watcher, err := a.startBackground(ctx, &wg, reg, st)
 	if err != nil {
 		return err

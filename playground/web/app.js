@@ -159,7 +159,7 @@ function updatePlaceholder() {
 
 function onDiscordEvent(e) {
   switch (e.type) {
-    case 'member': addMemberOption(e.member.id, e.member.name); break;
+    case 'member': addMemberOption(e.member.id, e.member.name); if (window.PGMemory) window.PGMemory.onMember(e.member.id); break;
     case 'channel':
       PG.channels.set(e.channel.id, { name: e.channel.name, type: e.channel.type, parent: e.channel.parent_id });
       if (e.channel.id === PG.info.thread_id) $('#thread-name').textContent = e.channel.name;
@@ -287,6 +287,7 @@ function onBotEvent(e) {
   }
   if (e.event.startsWith('config_')) onConfigEvent(e);
   if (window.PGVoice) window.PGVoice.onBotEvent(e);
+  if (window.PGMemory) window.PGMemory.onBotEvent(e);
 }
 
 function logEvent(e) {
@@ -306,6 +307,7 @@ const controls = [
   { key: 'voice.replyEagerness', label: 'voice eagerness', kind: 'level' },
   { key: 'permissions.allowInitiativeReplies', label: 'may join unaddressed talk', kind: 'bool' },
   { key: 'llm.directAddressClassifier.enabled', label: 'text direct-address classifier', kind: 'bool' },
+  { key: 'memory.enabled', label: 'memory (facts about members)', kind: 'bool' },
   { key: 'voice.replyDecisionLlm.enabled', label: 'voice YES/NO classifier', kind: 'bool' },
   { key: 'llm.model', label: 'text reply model', kind: 'text' },
   { key: 'voice.generationLlm.model', label: 'voice reply model', kind: 'text' },

@@ -30,6 +30,11 @@ import (
 //     utterance and answers by the same rules; the direct-address
 //     classifier answers a confidence from where the bot's name appears;
 //   - a draft review keeps the draft;
+//   - a memory extraction (the record_facts tool, memory/prompt.go) records
+//     the simple facts members state about themselves ("I have a cat named
+//     Miso", "I live in Lyon", corrections of the known facts numbered in the
+//     request), or none (demo_memory.go); a question about a fact the chat
+//     prompt says it remembers is answered with that fact;
 //   - a transcription that no queued transcript (QueueTranscripts) answers
 //     becomes a labelled placeholder: the demo cannot hear words, so text
 //     meant to be said is queued as the transcript of the next utterance.
@@ -38,6 +43,7 @@ import (
 // of the message they answer.
 func DemoRules() []Rule {
 	return []Rule{
+		{Name: "demo: memory extraction", Match: Match{Tool: demoExtractTool}, Respond: demoExtract},
 		{Name: "demo: reply classifier", Match: Match{PromptPattern: `Answer YES or NO|one word: YES or NO`}, Respond: demoYesNo},
 		{Name: "demo: direct-address classifier", Match: Match{PromptPattern: `number from 0 to 1`}, Respond: demoConfidence},
 		{Name: "demo: draft review", Match: Match{PromptPattern: `Draft reply to review:`}, Respond: demoReview},
@@ -92,7 +98,13 @@ func demoChat(r Request) Reply {
 	if !readMood(r.Prompt).joins(classify(r.Prompt, who, said)) {
 		return Reply{Skip: true}
 	}
-	args, _ := json.Marshal(map[string]any{"mode": "reply", "target_message_id": id, "text": demoAnswer(who, said, demoName(r.Prompt), false)})
+	text := demoAnswer(who, said, demoName(r.Prompt), false)
+	if ws := words(said); len(ws) > 0 && isQuestion(said, ws) {
+		if fact := demoRecall(r.Prompt, said); fact != "" {
+			text = fmt.Sprintf("%s, from what I remember: %s.", who, fact)
+		}
+	}
+	args, _ := json.Marshal(map[string]any{"mode": "reply", "target_message_id": id, "text": text})
 	return Reply{ToolCalls: []ToolCall{{Name: "send_discord_message", Arguments: string(args)}}}
 }
 
