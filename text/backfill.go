@@ -51,8 +51,13 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 	defer func() {
 		s.logger.Info("history_backfilled", "channel_id", m.ChannelID, "fetched", len(msgs), "stored", stored, "ignored", ignored)
 	}()
+	commands := s.memoryCommandIDs(cfg, msgs)
 	for _, dm := range msgs {
 		if dm.Author == nil || (dm.Author.Bot && dm.Author.ID != selfID) {
+			continue
+		}
+		if commands[dm.ID] || (dm.Author.ID == selfID && dm.MessageReference != nil && commands[dm.MessageReference.MessageID]) {
+			ignored++ // a /memory prefix command or the bot's answer to one: never stored
 			continue
 		}
 		if dm.ChannelID == "" {
@@ -73,4 +78,37 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 		}
 	}
 	return stored
+}
+
+// memoryCommandIDs names the messages of msgs that are memory prefix commands ("!banter memory
+// show"): ingest answers them without storing them, so neither they nor the bot's replies to them
+// enter stored history when it is fetched again.
+func (s *Service) memoryCommandIDs(cfg *config.Config, msgs []*discordgo.Message) map[string]bool {
+	ids := map[string]bool{}
+	for _, dm := range msgs {
+		if isMemoryCommand(cfg, dm) {
+			ids[dm.ID] = true
+		}
+	}
+	return ids
+}
+
+// isMemoryCommand reports whether dm is a member's memory prefix command.
+func isMemoryCommand(cfg *config.Config, dm *discordgo.Message) bool {
+	if dm == nil || dm.Author == nil || dm.Author.Bot {
+		return false
+	}
+	cmd := parsePrefixCommand(cfg, dm.Content)
+	if cmd == nil || cmd.persona != "" {
+		return false
+	}
+	_, ok := parseMemoryPrefix(cmd.topic)
+	return ok
+}
+
+// answersMemoryCommand reports whether the bot's own message m is its answer to a memory prefix
+// command (the gateway carries the message replied to): stored no more than the command is.
+func answersMemoryCommand(cfg *config.Config, m *discordgo.Message) bool {
+	r := m.ReferencedMessage
+	return m.MessageReference != nil && r != nil && r.ID == m.MessageReference.MessageID && isMemoryCommand(cfg, r)
 }

@@ -226,3 +226,24 @@ func TestReloadDropsQueuedTurn(t *testing.T) {
 		t.Errorf("the banned turn reached the prompt:\n%s", p)
 	}
 }
+
+// TestBackfillSkipsMemoryCommands: a memory prefix command is answered and not stored; when the
+// channel's history is fetched later (the bot's first turn there in this process), neither the
+// command nor the bot's answer to it is stored either.
+func TestBackfillSkipsMemoryCommands(t *testing.T) {
+	h := newHarness(t, nil)
+	cmd := h.post(h.alice, "!banter memory show")
+	answer := h.waitBot(1)
+	if answer.ReplyTo() != cmd.ID {
+		t.Fatalf("the command's answer replies to %q", answer.ReplyTo())
+	}
+	chat := h.post(h.bob, "what a day")
+	trig := h.post(h.alice, mention(h.dsim.BotID())+" catch up?")
+	if r := h.waitBot(2); r.ReplyTo() != trig.ID {
+		t.Fatalf("reply references %q", r.ReplyTo())
+	}
+	h.waitLog(`"msg":"history_backfilled"`, `"ignored":2`)
+	h.waitStored(chat.ID, "backfilled", func(store.Message) bool { return true })
+	h.notStored(cmd.ID, "the backfill (a memory command)")
+	h.notStored(answer.ID, "the backfill (the answer to a memory command)")
+}

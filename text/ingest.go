@@ -55,6 +55,10 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 	if !isSelf && s.handleMemoryPrefix(cfg, m) {
 		return // "!banter memory …": answered, not stored
 	}
+	if isSelf && answersMemoryCommand(cfg, m) {
+		s.opts.Metrics.ingested("memory_command")
+		return // nor is the answer to one
+	}
 	rec := storedFromDiscord(m, ch, isSelf)
 	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
