@@ -162,7 +162,7 @@ func testNearestMessages(t *testing.T, s Store) {
 	save("c", "I have a kitten", Embedding{testModel, vec(15)})
 	save("d", "a cat in another guild", Embedding{testModel, vec(0)})
 	save("e", "what it said before", Embedding{testModel, vec(0)}) // not its words: skipped
-	save("404", "never stored", Embedding{testModel, vec(0)})    // not stored: skipped
+	save("404", "never stored", Embedding{testModel, vec(0)})      // not stored: skipped
 	q := VectorQuery{GuildID: "g1", Model: testModel, Vector: vec(0), Limit: 10}
 	near := func(q VectorQuery) string {
 		t.Helper()

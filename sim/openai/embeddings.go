@@ -180,6 +180,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rec.Status = http.StatusOK
+	s.record(rec) // before the answer: a client that has it finds the request recorded
 	writeBody(w, map[string]any{
 		"object": "list", "model": req.Model, "data": data,
 		"usage": map[string]int{"prompt_tokens": used, "total_tokens": used},
