@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/banterbot/banter/store"
@@ -70,4 +71,28 @@ func BlendMessages(byWords []store.Message, byMeaning []store.ScoredMessage, wei
 		msgs[i], sims[i] = m.Message, m.Similarity
 	}
 	return blend(byWords, msgs, sims, func(m store.Message) string { return m.ID }, weight, limit)
+}
+
+// Searcher is what LookupFacts reads: facts by words, and by meaning.
+type Searcher interface {
+	Facts(ctx context.Context, q store.FactQuery) ([]store.Fact, error)
+	NearestFacts(ctx context.Context, q store.VectorQuery) ([]store.ScoredFact, error)
+}
+
+// LookupFacts is memory_lookup's facts: the guild's current facts found by the query's words
+// and, when the query has an embedding (qv.Model set), by meaning too, blended with weight
+// (embeddings.meaningWeight); at most limit. The blend draws on twice limit of each.
+func LookupFacts(ctx context.Context, st Searcher, guild, query string, qv store.Embedding, weight float64, limit int) ([]store.Fact, error) {
+	if qv.Model == "" {
+		return st.Facts(ctx, store.FactQuery{GuildID: guild, Text: query, Limit: limit})
+	}
+	byWords, err := st.Facts(ctx, store.FactQuery{GuildID: guild, Text: query, Limit: 2 * limit})
+	if err != nil {
+		return nil, err
+	}
+	near, err := st.NearestFacts(ctx, store.VectorQuery{GuildID: guild, Model: qv.Model, Vector: qv.Vector, Limit: 2 * limit})
+	if err != nil {
+		return nil, err
+	}
+	return BlendFacts(byWords, near, weight, limit), nil
 }

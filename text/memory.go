@@ -85,17 +85,7 @@ func (s *Service) factsFound(ctx context.Context, cfg *config.Config, guild, que
 	if !cfg.Memory.EnabledFor(guild) {
 		return ""
 	}
-	limit := cfg.Lookups.Memory.MaxResults
-	words := limit
-	if qv.Model != "" {
-		words = 2 * limit // a wider pool for the blend
-	}
-	fs, err := s.opts.Store.Facts(ctx, store.FactQuery{GuildID: guild, Text: query, Limit: words})
-	if err == nil && qv.Model != "" {
-		var near []store.ScoredFact
-		near, err = s.opts.Store.NearestFacts(ctx, store.VectorQuery{GuildID: guild, Model: qv.Model, Vector: qv.Vector, Limit: 2 * limit})
-		fs = memory.BlendFacts(fs, near, cfg.Embeddings.MeaningWeight, limit)
-	}
+	fs, err := memory.LookupFacts(ctx, s.opts.Store, guild, query, qv, cfg.Embeddings.MeaningWeight, cfg.Lookups.Memory.MaxResults)
 	if err != nil || len(fs) == 0 {
 		return ""
 	}
