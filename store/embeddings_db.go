@@ -52,19 +52,18 @@ func (m factsSQL) SaveMessageEmbeddings(ctx context.Context, es []MessageEmbeddi
 	}
 	q := `INSERT INTO message_embeddings (` + cols + `) SELECT ` + vals + ` FROM messages
 		WHERE id=? AND content=? AND NOT deleted ON CONFLICT (message_id) DO UPDATE SET ` + set
-	err := m.db.tx(ctx, func(db factDB) error {
-		for _, e := range es {
-			args := []any{e.Model, encodeVector(e.Vector)}
-			if m.vec {
-				args = append(args, pgvectorLiteral(e.Vector))
-			}
-			if _, err := db.exec(ctx, q, append(args, e.MessageID, e.Content)...); err != nil {
-				return err
-			}
+	// One statement each, not one transaction: each is atomic on its own, and the store's
+	// other users (SQLite has one connection) get in between them.
+	for _, e := range es {
+		args := []any{e.Model, encodeVector(e.Vector)}
+		if m.vec {
+			args = append(args, pgvectorLiteral(e.Vector))
 		}
-		return nil
-	})
-	return wrapEmbed("save message embeddings", err)
+		if _, err := m.db.exec(ctx, q, append(args, e.MessageID, e.Content)...); err != nil {
+			return wrapEmbed("save message embeddings", err)
+		}
+	}
+	return nil
 }
 
 func (m factsSQL) VectorSearch() string {
