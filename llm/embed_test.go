@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/openai/openai-go/v3"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -87,5 +88,34 @@ func TestEmbedRefusesBadCalls(t *testing.T) {
 	}
 	if n := len(env.sim.Requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
+	}
+}
+
+// TestEmbeddingVectors: an answer is taken only with one vector per text, in range, none
+// repeated, all of one non-zero length; the vectors come back in the texts' order.
+func TestEmbeddingVectors(t *testing.T) {
+	item := func(i int64, v ...float64) openai.Embedding { return openai.Embedding{Index: i, Embedding: v} }
+	for _, tc := range []struct {
+		name string
+		data []openai.Embedding
+		n    int
+		ok   bool
+	}{
+		{"in order", []openai.Embedding{item(0, 1, 0), item(1, 0, 1)}, 2, true},
+		{"out of order", []openai.Embedding{item(1, 0, 1), item(0, 1, 0)}, 2, true},
+		{"one missing", []openai.Embedding{item(0, 1, 0)}, 2, false},
+		{"repeated index", []openai.Embedding{item(0, 1, 0), item(0, 0, 1)}, 2, false},
+		{"index out of range", []openai.Embedding{item(0, 1, 0), item(5, 0, 1)}, 2, false},
+		{"lengths differ", []openai.Embedding{item(0, 1, 0), item(1, 1)}, 2, false},
+		{"empty vector", []openai.Embedding{item(0)}, 1, false},
+	} {
+		got, err := embeddingVectors(&openai.CreateEmbeddingResponse{Data: tc.data}, tc.n)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err %v", tc.name, err)
+			continue
+		}
+		if tc.ok && (got[0][0] != 1 || got[1][1] != 1) {
+			t.Errorf("%s: vectors %v not in the texts' order", tc.name, got)
+		}
 	}
 }
