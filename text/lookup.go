@@ -253,10 +253,11 @@ func (s *Service) memoryLookup(ctx context.Context, a *attempt, query string) (s
 	if meaning {
 		near, err := s.opts.Store.NearestMessages(ctx, store.VectorQuery{GuildID: q.GuildID, Model: qv.Model, Vector: qv.Vector,
 			ChannelIDs: q.ChannelIDs, Before: q.Before, ExcludeAuthorIDs: q.ExcludeAuthorIDs, Limit: q.Limit})
-		if err != nil {
-			return "", err
+		if err != nil { // the words' results stand
+			s.logger.Warn("memory_lookup_words_only", append(a.attrs, "error", err.Error())...)
+		} else {
+			found = memory.BlendMessages(found, near, cfg.Embeddings.MeaningWeight, q.Limit)
 		}
-		found = memory.BlendMessages(found, near, cfg.Embeddings.MeaningWeight, q.Limit)
 	}
 	var b strings.Builder
 	b.WriteString(s.factsFound(ctx, cfg, p.GuildID, query, qv)) // facts first, then messages

@@ -12,13 +12,14 @@ import (
 
 // TestMemoryLookupByMeaning: a message that shares no word with memory_lookup's query ("bob's
 // cat" / "my kitten Miso sleeps on the router") is found once embeddings are on, ranked by
-// meaning and words, and not with embeddings off (words only, as before).
+// meaning and words, and not with embeddings off (words only, as before) nor when the query's
+// embedding fails (the lookup still answers, by words).
 func TestMemoryLookupByMeaning(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		on    bool
-		found bool
-	}{{"embeddings-on", true, true}, {"embeddings-off", false, false}} {
+		name        string
+		on, failing bool // failing: the query's embeddings call fails
+		found       bool
+	}{{"embeddings-on", true, false, true}, {"embeddings-off", false, false, false}, {"query-embedding-fails", true, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			memRule := openaisim.Rule{Match: openaisim.Match{Model: "memory-model"},
 				Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "record_facts", Arguments: `{"facts":[]}`}}}}
@@ -27,6 +28,8 @@ func TestMemoryLookupByMeaning(t *testing.T) {
 				memoryOn(c)
 				c.Embeddings.Enabled = tc.on
 			}, memRule,
+				openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings, InputPattern: map[bool]string{true: "^bob's cat$", false: "^never$"}[tc.failing]},
+					Fault: openaisim.Fault{Status: 500}},
 				lookupCall(`what pet`, "memory_lookup", `{"query":"bob's cat"}`),
 				followupSays(`(?s)Before answering you asked.*router`, "Bob's kitten Miso sleeps on the router."),
 				followupSays(`(?s)Before answering you asked`, "I don't know."),
@@ -51,6 +54,9 @@ func TestMemoryLookupByMeaning(t *testing.T) {
 			all := strings.Join(embedded, "\n")
 			if tc.on != (strings.Contains(all, "sleeps on the router") && strings.Contains(all, "bob's cat")) || !tc.on && len(embedded) > 0 {
 				t.Errorf("embedded with embeddings %v: %q", tc.on, embedded)
+			}
+			if tc.failing {
+				h.waitLog(`"msg":"memory_lookup_words_only"`)
 			}
 			if tc.on {
 				if n, _ := h.st.NearestMessages(h.ctx, store.VectorQuery{GuildID: string(h.guild), Model: "text-embedding-3-small",
