@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.buildVersion=$(VERSION)
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps browser-deps postgres-deps vad-data clean
+.PHONY: run build build-arm64 arm64-deps check-arm64 test lint bench bench-all bench-scale interop-deps deps test-deps browser-deps postgres-deps pgvector-deps vad-data clean
 
 ## run: build and run the bot (with DISCORD_TOKEN: on Discord; without: the playground, a web page
 ## where you talk to banter on simulated Discord; real models with OPENAI_API_KEY or OPENAI_BASE_URL)
@@ -27,7 +27,7 @@ ARTIFACTS ?= $(CURDIR)/bin/artifacts
 
 ## test: lint, install the npm interop peers, Postgres and Chromium, run every test (fuzz seeds included):
 ## RACE_PKGS with -race, the rest without; the browser tests' screenshots go to $(ARTIFACTS)
-test: test-deps lint interop-deps postgres-deps browser-deps
+test: test-deps lint interop-deps postgres-deps pgvector-deps browser-deps
 	@echo "== go test -race: $$($(GO) list $(RACE_PKGS) | wc -l) packages with concurrency of their own"
 	BANTER_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 	@echo "== -race packages passed"
@@ -41,6 +41,26 @@ test: test-deps lint interop-deps postgres-deps browser-deps
 postgres-deps:
 	@if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		$(call apt_install,postgresql); fi
+
+## pgvector-deps: the pgvector extension for the store's Postgres tests (search by meaning in the
+## database). Debian bookworm does not package it: Debian's own source tarball of it, its sha256
+## pinned, built against the installed server (postgresql-server-dev) and installed into it
+PGVECTOR_VERSION = 0.8.0
+PGVECTOR_SHA256 = 867a2c328d4928a5a9d6f052cd3bc78c7d60228a9b914ad32aa3db88e9de27b0
+PGVECTOR_URL = http://deb.debian.org/debian/pool/main/p/pgvector/pgvector_$(PGVECTOR_VERSION).orig.tar.gz
+pgvector-deps: postgres-deps
+	@set -e; PGBIN=$$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1); PGVER=$$(basename $$(dirname $$PGBIN)); \
+	if [ ! -f /usr/share/postgresql/$$PGVER/extension/vector.control ]; then \
+		if [ ! -x $$PGBIN/pg_config ] || [ ! -d /usr/include/postgresql/$$PGVER/server ]; then \
+			$(call apt_install,postgresql-server-dev-$$PGVER); fi; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		TMP=$$(mktemp -d); trap 'rm -rf "$$TMP"' EXIT; \
+		echo "building pgvector $(PGVECTOR_VERSION) for PostgreSQL $$PGVER"; \
+		curl -fsSL -o "$$TMP/pgvector.tar.gz" "$(PGVECTOR_URL)"; \
+		echo "$(PGVECTOR_SHA256)  $$TMP/pgvector.tar.gz" | sha256sum -c --quiet; \
+		tar -xzf "$$TMP/pgvector.tar.gz" -C "$$TMP"; \
+		$(MAKE) -s -C "$$TMP/pgvector-$(PGVECTOR_VERSION)" USE_PGXS=1 PG_CONFIG=$$PGBIN/pg_config OPTFLAGS="" >/dev/null; \
+		$$SUDO $(MAKE) -s -C "$$TMP/pgvector-$(PGVECTOR_VERSION)" USE_PGXS=1 PG_CONFIG=$$PGBIN/pg_config OPTFLAGS="" install >/dev/null; fi
 
 ## browser-deps: Debian's Chromium for the playground's browser tests (driven headless by chromedp)
 browser-deps:

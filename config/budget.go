@@ -40,7 +40,7 @@ type Budget struct {
 var ModelSlots = []string{
 	"llm", "llm.directAddressClassifier", "replyFollowupLlm", "lookups.webSearch", "lookups.image",
 	"voice.sttPipeline.transcription", "voice.replyDecisionLlm", "voice.generationLlm",
-	"voice.sttPipeline.tts", "voice.openaiRealtime", "voice.geminiRealtime", "memoryLlm",
+	"voice.sttPipeline.tts", "voice.openaiRealtime", "voice.geminiRealtime", "memoryLlm", "embeddings",
 }
 
 // DefaultCapNotice is budget.capNotice's default.

@@ -28,6 +28,7 @@ type Config struct {
 	Lookups          Lookups             `yaml:"lookups"`
 	MemoryLLM        MemoryLLM           `yaml:"memoryLlm"`
 	Memory           Memory              `yaml:"memory"`
+	Embeddings       Embeddings          `yaml:"embeddings"`
 	Images           Images              `yaml:"images"`
 	Voice            Voice               `yaml:"voice"`
 	Safety           Safety              `yaml:"safety"`
@@ -542,6 +543,10 @@ type Store struct {
 	DSN string `yaml:"dsn"`
 	// RetentionDays prunes stored messages older than this; 0 keeps them forever.
 	RetentionDays int `yaml:"retentionDays"`
+	// PGVector is how the postgres driver searches embeddings: "auto" uses the pgvector
+	// extension when it can be created, else searches in process; "off" always searches in
+	// process.
+	PGVector string `yaml:"pgvector"`
 }
 
 // Log configures logging.

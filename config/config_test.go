@@ -95,6 +95,16 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"prices.my-model.output: -1 is not a price (want US dollars >= 0)"}},
 		{"unknown price field", "prices:\n  my-model:\n    outptu: 1\n",
 			[]string{"prices.my-model.outptu (line 3): unknown key"}},
+		{"meaning weight out of range", "embeddings:\n  meaningWeight: 1.5\n",
+			[]string{"embeddings.meaningWeight: 1.5 is out of range (want 0 to 1"}},
+		{"embeddings dimensions", "embeddings:\n  dimensions: -3\n",
+			[]string{"embeddings.dimensions: -3 is out of range (allowed 0 to 4096)"}},
+		{"embeddings without a model", "embeddings:\n  enabled: true\n  model: \"\"\n",
+			[]string{"embeddings.model"}},
+		{"bad pgvector mode", "store:\n  pgvector: maybe\n",
+			[]string{`store.pgvector: "maybe" is not allowed (allowed values: auto, off)`}},
+		{"embeddings provider undefined", "embeddings:\n  provider: nowhere\n",
+			[]string{`embeddings.provider: provider "nowhere" is not defined in providers`}},
 		{"bad send clock", "voice:\n  sendClock: yes\n",
 			[]string{`voice.sendClock: "yes" is not allowed (allowed values: off, own, shared)`}},
 		{"out of range eagerness", "activity:\n  replyLevelInitiative: 150\n",
@@ -373,6 +383,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"send priority", "voice:\n  sendRealtimePriority: 10\n", "voice.sendRealtimePriority", func(c *Config) bool { return c.Voice.SendRealtimePriority == 0 }},
 		{"send spin", "voice:\n  sendSpinMs: -1\n", "voice.sendSpinMs", func(c *Config) bool { return c.Voice.SendSpinMs == 0 }},
 		{"send clock", "voice:\n  sendClock: shared\n", "voice.sendClock", func(c *Config) bool { return c.Voice.SendClock == "own" }},
+		{"embeddings provider", "embeddings:\n  provider: openai\n", "embeddings.provider", func(c *Config) bool { return c.Embeddings.Provider == "" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -503,5 +514,28 @@ func TestRedactedHidesEveryCredential(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmbeddingsReloadLive: embeddings.enabled, its model and meaningWeight apply on reload
+// without a restart warning.
+func TestEmbeddingsReloadLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "banter.yaml")
+	writeFile(t, path, "")
+	cfg, err := Load(path, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+	writeFile(t, path, "embeddings:\n  enabled: true\n  model: text-embedding-3-large\n  meaningWeight: 0.8\n")
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if e := w.Current().Embeddings; !e.Enabled || e.Model != "text-embedding-3-large" || e.MeaningWeight != 0.8 {
+		t.Errorf("embeddings after reload = %+v", e)
+	}
+	if strings.Contains(logs.String(), "config_reload_needs_restart") {
+		t.Errorf("a live change asked for a restart: %s", logs.String())
 	}
 }

@@ -84,8 +84,9 @@ func Default() *Config {
 			Memory:         MemoryLookup{Enabled: true, Scope: "channel", MaxResults: 5},
 			Image:          ImageLookup{Enabled: true},
 		},
-		MemoryLLM: MemoryLLM{Model: "gpt-5-nano"},
-		Memory:    defaultMemory(),
+		MemoryLLM:  MemoryLLM{Model: "gpt-5-nano"},
+		Memory:     defaultMemory(),
+		Embeddings: defaultEmbeddings(),
 		Images: Images{
 			Enabled:             true,
 			Mode:                "inline",
@@ -95,7 +96,7 @@ func Default() *Config {
 		},
 		Voice:   defaultVoice(),
 		Metrics: Metrics{Listen: "127.0.0.1:9090"},
-		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90},
+		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90, PGVector: "auto"},
 		Log:     Log{Level: "info", Format: "json"},
 	}
 }

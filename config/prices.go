@@ -46,7 +46,9 @@ func DefaultPrices() map[string]Price {
 		// Google's pricing page was not in reach: Vercel AI Gateway's listing of the model
 		// (0.75 input, 4.50 output per 1M, with no split by modality), applied to text and
 		// audio tokens alike.
-		"gemini-3.8-live": {Input: 0.75, CachedInput: 0.75, AudioInput: 0.75, Output: 4.50, AudioOutput: 4.50},
+		// Embeddings are priced by input tokens only (there is no output).
+		"text-embedding-3-small": {Input: 0.02},
+		"gemini-3.8-live":        {Input: 0.75, CachedInput: 0.75, AudioInput: 0.75, Output: 4.50, AudioOutput: 4.50},
 	}
 }
 

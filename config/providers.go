@@ -102,6 +102,7 @@ func (c *Config) Slots() []Slot {
 		{"lookups.webSearch", c.Lookups.WebSearch.Provider, orDefault(c.Lookups.WebSearch.Model, c.LLM.Model)},
 		{"lookups.image", c.Lookups.Image.Provider, orDefault(c.Lookups.Image.Model, c.LLM.Model)},
 		{"memoryLlm", c.MemoryLLM.Provider, c.MemoryLLM.Model},
+		{"embeddings", c.Embeddings.Provider, c.Embeddings.Model},
 	}
 }
 
@@ -212,7 +213,8 @@ func (c *Config) SlotsInUse() []Slot {
 			s.Path == "voice.replyDecisionLlm" && !c.Voice.ReplyDecisionLLM.Enabled,
 			s.Path == "voice.openaiRealtime" && (c.Voice.Mode != "realtime" || c.Voice.Realtime.Provider == KindGemini),
 			s.Path == "voice.geminiRealtime" && (c.Voice.Mode != "realtime" || c.Voice.Realtime.Provider != KindGemini),
-			strings.HasPrefix(s.Path, "voice.sttPipeline") && c.Voice.Mode != "stt_pipeline":
+			strings.HasPrefix(s.Path, "voice.sttPipeline") && c.Voice.Mode != "stt_pipeline",
+			s.Path == "embeddings" && !c.Embeddings.Enabled:
 			continue
 		}
 		out = append(out, s)

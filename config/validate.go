@@ -149,6 +149,7 @@ func (v *validator) validateLLM(c *Config) {
 	}
 	v.validateLookups(c)
 	v.validateMemory(c)
+	v.validateEmbeddings(c)
 }
 
 // validateLookups checks the lookups and images sections.
@@ -268,6 +269,7 @@ func (v *validator) validateOperations(c *Config) {
 		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
 	}
 	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.enum("store.pgvector", c.Store.PGVector, []string{"auto", "off"})
 	v.enum("log.level", c.Log.Level, logLevels)
 	v.enum("log.format", c.Log.Format, logFormats)
 }

@@ -115,6 +115,7 @@ func keepProviders(changed *[]string, old, next *Config) {
 	keep(changed, "voice.openaiRealtime.provider", old.Voice.OpenAIRealtime.Provider, &next.Voice.OpenAIRealtime.Provider)
 	keep(changed, "lookups.webSearch.provider", old.Lookups.WebSearch.Provider, &next.Lookups.WebSearch.Provider)
 	keep(changed, "lookups.image.provider", old.Lookups.Image.Provider, &next.Lookups.Image.Provider)
+	keep(changed, "embeddings.provider", old.Embeddings.Provider, &next.Embeddings.Provider)
 }
 
 // keep restores *next to old when they differ and records name in changed.

@@ -30,6 +30,7 @@ const (
 	OpClassify
 	OpTranscribe
 	OpSpeak
+	OpEmbed
 )
 
 var opNames = [...]string{
@@ -39,6 +40,7 @@ var opNames = [...]string{
 	OpClassify:   "classify",
 	OpTranscribe: "transcribe",
 	OpSpeak:      "speak",
+	OpEmbed:      "embed",
 }
 
 // String returns the op's label, e.g. "generate".
@@ -161,6 +163,7 @@ type Client struct {
 	responses responses.ResponseService
 	chat      openai.ChatService
 	audio     openai.AudioService
+	embed     openai.EmbeddingService
 }
 
 // New returns a Client for opts, with defaults filled in.
@@ -218,6 +221,7 @@ func New(opts Options) (*Client, error) {
 	c.responses = responses.NewResponseService(ro...)
 	c.chat = openai.NewChatService(ro...)
 	c.audio = openai.NewAudioService(ro...)
+	c.embed = openai.NewEmbeddingService(ro...)
 	return c, nil
 }
 

@@ -13,13 +13,14 @@ import (
 // apply stores the facts of a valid answer: a repeat merges its sources into the fact it
 // repeats, a correction retires the fact it corrects, anything else is a new fact. A fact
 // whose sources were all deleted meanwhile (a deleted message, /memory forget-me), or whose
-// statement holds a ban word, is dropped.
-func (e *Extractor) apply(ctx context.Context, cfg *config.Config, guild string, batch []store.Message, known []store.Fact, ops []Op) {
+// statement holds a ban word, is dropped. It returns the facts it stored (new or corrections).
+func (e *Extractor) apply(ctx context.Context, cfg *config.Config, guild string, batch []store.Message, known []store.Fact, ops []Op) []store.Fact {
 	byID := make(map[string]store.Message, len(batch))
 	for _, m := range batch {
 		byID[m.ID] = m
 	}
 	filter := safety.ForConfig(cfg)
+	var stored []store.Fact
 	for _, op := range ops {
 		sources := e.liveSources(ctx, guild, op.Sources)
 		if len(sources) == 0 {
@@ -41,12 +42,15 @@ func (e *Extractor) apply(ctx context.Context, cfg *config.Config, guild string,
 		if op.SameAs == 0 && op.Supersedes == 0 {
 			op.SameAs = sameStatement(known, op)
 		}
-		e.store1(ctx, guild, known, op, f)
+		if added, ok := e.store1(ctx, guild, known, op, f); ok {
+			stored = append(stored, added)
+		}
 	}
+	return stored
 }
 
-// store1 writes one fact (see apply).
-func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact, op Op, f store.Fact) {
+// store1 writes one fact (see apply) and returns it when it stored a new one.
+func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact, op Op, f store.Fact) (store.Fact, bool) {
 	var err error
 	outcome := "added"
 	switch {
@@ -55,13 +59,15 @@ func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact
 		err = e.opts.Store.AddFactSources(ctx, guild, known[op.SameAs-1].ID, f.SourceIDs)
 	case op.Supersedes > 0:
 		outcome = "superseded"
-		_, err = e.opts.Store.ReplaceFact(ctx, known[op.Supersedes-1].ID, f)
+		var replaced store.Fact
+		replaced, err = e.opts.Store.ReplaceFact(ctx, known[op.Supersedes-1].ID, f)
 		if errors.Is(err, store.ErrNotFound) { // deleted or retired meanwhile: the fact stands alone
 			outcome = "added"
-			_, err = e.opts.Store.AddFact(ctx, f)
+			replaced, err = e.opts.Store.AddFact(ctx, f)
 		}
+		f = replaced
 	default:
-		_, err = e.opts.Store.AddFact(ctx, f)
+		f, err = e.opts.Store.AddFact(ctx, f)
 	}
 	switch {
 	case errors.Is(err, store.ErrFactLocked):
@@ -73,6 +79,7 @@ func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact
 		e.opts.Logger.Warn("store_failed", "op", "memory_apply", "guild_id", guild, "error", err.Error())
 	}
 	e.opts.Metrics.fact(outcome)
+	return f, err == nil && outcome != "merged"
 }
 
 // liveSources keeps the sources still stored, not deleted, in the guild.

@@ -35,6 +35,9 @@ type Options struct {
 	Model   Model
 	Logger  *slog.Logger
 	Metrics *Metrics
+	// Embedder, when set, embeds each batch's messages and the facts stored from it (search
+	// by meaning, where embeddings are on).
+	Embedder *Embedder
 }
 
 // Extractor batches the messages of each channel and extracts their facts: a batch goes to the
@@ -255,6 +258,7 @@ func (e *Extractor) extract(ctx context.Context, batch []store.Message) {
 		return
 	}
 	guild := batch[0].GuildID
+	e.opts.Embedder.Messages(ctx, guild, batch)
 	known, err := e.knownFacts(ctx, cfg, guild, batch)
 	if err != nil {
 		e.opts.Logger.Warn("memory_extraction_failed", "guild_id", guild, "error", err.Error())
@@ -275,8 +279,9 @@ func (e *Extractor) extract(ctx context.Context, batch []store.Message) {
 		return
 	}
 	e.opts.Metrics.extraction("ok", len(batch))
-	e.apply(ctx, cfg, guild, batch, known, ops)
+	stored := e.apply(ctx, cfg, guild, batch, known, ops)
 	e.cache.Invalidate(guild)
+	e.opts.Embedder.Facts(ctx, guild, stored)
 	ids := make([]string, len(batch))
 	for i, m := range batch {
 		ids[i] = m.ID

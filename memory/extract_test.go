@@ -22,6 +22,7 @@ type harness struct {
 	st   *store.SQLite
 	sim  *openaisim.Server
 	ex   *Extractor
+	em   *Embedder
 	base time.Time
 	n    int
 }

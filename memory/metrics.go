@@ -7,6 +7,7 @@ type Metrics struct {
 	extractions *prometheus.CounterVec
 	messages    *prometheus.CounterVec
 	facts       *prometheus.CounterVec
+	embeddings  *prometheus.CounterVec
 }
 
 // NewMetrics registers the memory metrics with reg (nil: not registered):
@@ -14,14 +15,16 @@ type Metrics struct {
 //	banter_memory_extractions_total{outcome}          extraction calls: ok, invalid (answer refused), failed
 //	banter_memory_extracted_messages_total{outcome}   the messages of those calls
 //	banter_memory_facts_total{outcome}                facts of valid answers: added, merged, superseded, locked, source_gone, ban_word, target_gone, failed
+//	banter_memory_embedded_texts_total{what,outcome}  texts sent to the embeddings model: messages, facts, query; ok or failed
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		extractions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extractions_total", Help: "Memory extraction calls by outcome (ok, invalid, failed)."}, []string{"outcome"}),
 		messages:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extracted_messages_total", Help: "Messages sent to memory extraction, by the call's outcome."}, []string{"outcome"}),
 		facts:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_facts_total", Help: "Facts of valid extraction answers, by what became of them."}, []string{"outcome"}),
+		embeddings:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_embedded_texts_total", Help: "Texts sent to the embeddings model (messages, facts, query), by the call's outcome."}, []string{"what", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.extractions, m.messages, m.facts)
+		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings)
 	}
 	return m
 }
@@ -39,4 +42,11 @@ func (m *Metrics) fact(outcome string) {
 		return
 	}
 	m.facts.WithLabelValues(outcome).Inc()
+}
+
+func (m *Metrics) embedding(what, outcome string, texts int) {
+	if m == nil {
+		return
+	}
+	m.embeddings.WithLabelValues(what, outcome).Add(float64(texts))
 }

@@ -132,8 +132,15 @@ func validFact(f Fact) error {
 	return nil
 }
 
-// factsSQL is the facts logic written once over either driver (factDB adapts each).
-type factsSQL struct{ db factDB }
+// factsSQL is the facts (and embeddings) logic written once over either driver (factDB adapts
+// each). pg marks Postgres (typed placeholders); vec, pgvector's column and operators in use;
+// staleVec, a vec column left by an earlier run with pgvector, cleared on write.
+type factsSQL struct {
+	db       factDB
+	pg       bool
+	vec      bool
+	staleVec bool
+}
 
 // factDB is what the facts logic needs of a database: statements with ? placeholders, and
 // transactions.
@@ -294,16 +301,26 @@ func (m factsSQL) scanFacts(ctx context.Context, q string, args ...any) ([]Fact,
 	defer rows.Close()
 	var out []Fact
 	for rows.Next() {
-		var f Fact
-		var created, retired, locked int64
-		if err := rows.Scan(&f.ID, &f.GuildID, &f.SubjectID, &f.SubjectName, &f.Statement, &created, &f.SupersededBy, &retired, &locked, &f.searchText); err != nil {
+		f, err := scanFact(rows)
+		if err != nil {
 			return nil, err
 		}
-		f.CreatedAt, f.RetiredAt, f.Locked = fromMS(created), fromMS(retired), locked != 0
-		f.words = wordsOf(f.searchText)
 		out = append(out, f)
 	}
 	return out, rows.Err()
+}
+
+// scanFact reads one row of factColumns, then extra columns into extra.
+func scanFact(rows factRows, extra ...any) (Fact, error) {
+	var f Fact
+	var created, retired, locked int64
+	dest := append([]any{&f.ID, &f.GuildID, &f.SubjectID, &f.SubjectName, &f.Statement, &created, &f.SupersededBy, &retired, &locked, &f.searchText}, extra...)
+	if err := rows.Scan(dest...); err != nil {
+		return Fact{}, err
+	}
+	f.CreatedAt, f.RetiredAt, f.Locked = fromMS(created), fromMS(retired), locked != 0
+	f.words = wordsOf(f.searchText)
+	return f, nil
 }
 
 // fillSources reads the sources of fs in one query.

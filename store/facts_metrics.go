@@ -53,3 +53,25 @@ func (i *instrumented) PruneFacts(ctx context.Context, cutoff time.Time) (int, e
 	n, err := i.s.PruneFacts(ctx, cutoff)
 	return n, i.count("prune_facts", err)
 }
+
+// The Embeddings methods of the instrumented store.
+
+func (i *instrumented) SaveFactEmbedding(ctx context.Context, factID int64, e Embedding) error {
+	return i.count("save_fact_embedding", i.s.SaveFactEmbedding(ctx, factID, e))
+}
+
+func (i *instrumented) SaveMessageEmbeddings(ctx context.Context, es []MessageEmbedding) error {
+	return i.count("save_message_embeddings", i.s.SaveMessageEmbeddings(ctx, es))
+}
+
+func (i *instrumented) NearestFacts(ctx context.Context, q VectorQuery) ([]ScoredFact, error) {
+	fs, err := i.s.NearestFacts(ctx, q)
+	return fs, i.count("nearest_facts", err)
+}
+
+func (i *instrumented) NearestMessages(ctx context.Context, q VectorQuery) ([]ScoredMessage, error) {
+	ms, err := i.s.NearestMessages(ctx, q)
+	return ms, i.count("nearest_messages", err)
+}
+
+func (i *instrumented) VectorSearch() string { return i.s.VectorSearch() }

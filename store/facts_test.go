@@ -192,6 +192,7 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	s.AddFact(ctx, Fact{GuildID: "g2", SubjectID: who, Statement: "kept elsewhere", SourceIDs: []string{"m3"}})
 	s.RecordPrompt(ctx, "c-g1", who, PromptExplicit, base)
 	s.OpenTurn(ctx, Turn{MessageID: "m1", ChannelID: "c-g1", GuildID: "g1", AdmittedAt: base})
+	embedAll(t, s, "g1", "g2")
 
 	r, err := s.ForgetMember(ctx, "g1", who)
 	if err != nil || r.Facts != 2 || r.Messages != 1 || r.Replies != 1 {
@@ -220,8 +221,15 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	if fs, _ := s.Facts(ctx, FactQuery{GuildID: "g2"}); statements(fs) != "kept elsewhere" {
 		t.Errorf("g2 left = %q", statements(fs))
 	}
+	// Their messages' and facts' embeddings went with them; bob's stay.
+	if got := rawCount(t, s, `SELECT COUNT(*) FROM message_embeddings WHERE guild_id='g1'`); got != 1 {
+		t.Errorf("%d message embeddings left in g1, want bob's 1", got)
+	}
+	if got := rawCount(t, s, `SELECT COUNT(*) FROM fact_embeddings WHERE guild_id='g1'`); got != 1 {
+		t.Errorf("%d fact embeddings left in g1, want bob's 1", got)
+	}
 	tables, _ := storetest.Tables(ctx, driver, dsn)
-	for _, want := range []string{"messages", "facts", "fact_sources", "prompt_ledger", "turns", "memory_pauses"} {
+	for _, want := range []string{"messages", "facts", "fact_sources", "prompt_ledger", "turns", "memory_pauses", "message_embeddings", "fact_embeddings"} {
 		if !strings.Contains(","+strings.Join(tables, ",")+",", ","+want+",") {
 			t.Errorf("scan did not read %s (read %v)", want, tables)
 		}

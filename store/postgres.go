@@ -18,9 +18,13 @@ import (
 //
 // Times are stored as Unix milliseconds (BIGINT), as in SQLite, so both drivers round alike.
 type Postgres struct {
-	factsSQL // the Memory methods (facts.go)
+	factsSQL // the Memory and Embeddings methods (facts.go, embeddings_db.go)
 	pool     *pgxpool.Pool
 	name     string // the DSN with its password removed, for error messages
+	// vecUnavailable is why pgvector is not in use when store.pgvector is auto ("" when it is
+	// in use, or off by config).
+	vecUnavailable string
+	pgvector       string // PostgresOptions.PGVector
 }
 
 var _ Store = (*Postgres)(nil)
@@ -29,6 +33,9 @@ var _ Store = (*Postgres)(nil)
 type PostgresOptions struct {
 	// MaxConns caps the pool (0: pgx's default, the larger of 4 and the number of CPUs).
 	MaxConns int32
+	// PGVector is PGVectorAuto (the default, for ""): search embeddings with pgvector when
+	// the extension can be created; or PGVectorOff: always in process.
+	PGVector string
 }
 
 // migrationLockID is the advisory lock that serializes migrations when several processes start
@@ -54,7 +61,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*Postg
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres %s: %w", name, err)
 	}
-	s := &Postgres{pool: pool, name: name, factsSQL: factsSQL{pgFacts{pool: pool}}}
+	s := &Postgres{pool: pool, name: name, factsSQL: factsSQL{db: pgFacts{pool: pool}, pg: true}, pgvector: opts.PGVector}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to postgres %s (is the server running and the DSN right?): %w", name, err)
@@ -145,6 +152,9 @@ func pgMigrations() []string {
 		// 9: the day's spend by guild and model slot (spend.go: the daily budgets).
 		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
 			usd DOUBLE PRECISION NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
+		// 10: embeddings of facts and messages (embeddings.go: search by meaning). The pgvector
+		// columns are added at open when the extension can be created (usePGVector).
+		embeddingsMigration("BIGINT", "BYTEA") + pgEmbeddingsTrigger,
 	}
 }
 
@@ -189,8 +199,13 @@ func (s *Postgres) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
 	}
-	return nil
+	return s.setUpVectors(ctx, conn, s.pgvector)
 }
+
+// VectorUnavailable says why pgvector is not in use with store.pgvector auto ("" when it is,
+// or when it is off by config): the extension's package missing on the server, or no right
+// to create it.
+func (s *Postgres) VectorUnavailable() string { return s.vecUnavailable }
 
 // SchemaVersion reports how many migrations have been applied.
 func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {

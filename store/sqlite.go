@@ -46,7 +46,7 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 	// One connection: SQLite serializes writers anyway, and this keeps WAL mode and pragmas on
 	// the connection every query uses.
 	db.SetMaxOpenConns(1)
-	s := &SQLite{db: db, path: path, factsSQL: factsSQL{sqliteFacts{db: db, x: db}}}
+	s := &SQLite{db: db, path: path, factsSQL: factsSQL{db: sqliteFacts{db: db, x: db}}}
 	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s (is the file and its folder writable?): %w", path, err)
@@ -122,6 +122,8 @@ func migrations() []string {
 		// 7: the day's spend by guild and model slot (spend.go: the daily budgets).
 		`CREATE TABLE spend (day TEXT NOT NULL, guild_id TEXT NOT NULL, slot TEXT NOT NULL,
 			usd REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
+		// 8: embeddings of facts and messages (embeddings.go: search by meaning).
+		embeddingsMigration("INTEGER", "BLOB") + sqliteEmbeddingsTrigger,
 	}
 }
 

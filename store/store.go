@@ -179,6 +179,8 @@ type Store interface {
 
 	// Memory holds the facts banter remembers about people (facts.go).
 	Memory
+	// Embeddings finds facts and messages by meaning (embeddings.go).
+	Embeddings
 
 	// Prune deletes messages and turns created before cutoff and ledger rows older than an
 	// hour before now, and reports how many messages went.
@@ -190,11 +192,16 @@ type Store interface {
 // OpenDriver opens the store named by driver ("sqlite": dsn is a file path; "postgres": dsn is a
 // connection string) and brings its schema up to date.
 func OpenDriver(ctx context.Context, driver, dsn string) (Store, error) {
+	return OpenDriverWith(ctx, driver, dsn, PostgresOptions{})
+}
+
+// OpenDriverWith is OpenDriver with the Postgres driver's options (ignored by SQLite).
+func OpenDriverWith(ctx context.Context, driver, dsn string, pg PostgresOptions) (Store, error) {
 	switch driver {
 	case "", "sqlite":
 		return Open(ctx, dsn)
 	case "postgres":
-		return OpenPostgres(ctx, dsn, PostgresOptions{})
+		return OpenPostgres(ctx, dsn, pg)
 	}
 	return nil, fmt.Errorf("store: unknown store.driver %q (want sqlite or postgres)", driver)
 }

@@ -181,9 +181,9 @@ func (h *harness) start() {
 	if h.wrapStore != nil {
 		pipelineStore = h.wrapStore(st)
 	}
-	extractor := h.newExtractor(cfg, pipelineStore, client, logger)
+	extractor, embedder := h.newExtractor(cfg, pipelineStore, client, logger)
 	svc, err := text.New(text.Options{
-		Config: h.cfg.Load, Discord: sess, Store: pipelineStore, Model: client, Engine: engine, Memory: extractor,
+		Config: h.cfg.Load, Discord: sess, Store: pipelineStore, Model: client, Engine: engine, Memory: extractor, Embedder: embedder,
 		Decisions: &decision.Recorder{Logger: logger, Metrics: dm},
 		Logger:    logger, Metrics: text.NewMetrics(h.reg), Now: h.clock.Now,
 	})

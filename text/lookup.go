@@ -12,6 +12,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
@@ -248,8 +249,18 @@ func (s *Service) memoryLookup(ctx context.Context, a *attempt, query string) (s
 	if err != nil {
 		return "", err
 	}
+	qv, meaning := s.queryEmbedding(ctx, a, query)
+	if meaning {
+		near, err := s.opts.Store.NearestMessages(ctx, store.VectorQuery{GuildID: q.GuildID, Model: qv.Model, Vector: qv.Vector,
+			ChannelIDs: q.ChannelIDs, Before: q.Before, ExcludeAuthorIDs: q.ExcludeAuthorIDs, Limit: q.Limit})
+		if err != nil { // the words' results stand
+			s.logger.Warn("memory_lookup_words_only", append(a.attrs, "error", err.Error())...)
+		} else {
+			found = memory.BlendMessages(found, near, cfg.Embeddings.MeaningWeight, q.Limit)
+		}
+	}
 	var b strings.Builder
-	b.WriteString(s.factsFound(ctx, cfg, p.GuildID, query)) // facts first, then messages
+	b.WriteString(s.factsFound(ctx, cfg, p.GuildID, query, qv)) // facts first, then messages
 	n := 0
 	for _, m := range found {
 		if n == cfg.Lookups.Memory.MaxResults {

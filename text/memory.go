@@ -79,12 +79,13 @@ func (s *Service) addMemories(ctx context.Context, a *attempt) {
 }
 
 // factsFound renders the guild's facts matching a memory_lookup query, for the top of its
-// result ("" when memory is off or none match).
-func (s *Service) factsFound(ctx context.Context, cfg *config.Config, guild, query string) string {
+// result ("" when memory is off or none match): by words, and by meaning too when the query
+// has an embedding (qv), blended (memory.BlendFacts).
+func (s *Service) factsFound(ctx context.Context, cfg *config.Config, guild, query string, qv store.Embedding) string {
 	if !cfg.Memory.EnabledFor(guild) {
 		return ""
 	}
-	fs, err := s.opts.Store.Facts(ctx, store.FactQuery{GuildID: guild, Text: query, Limit: cfg.Lookups.Memory.MaxResults})
+	fs, err := memory.LookupFacts(ctx, s.opts.Store, guild, query, qv, cfg.Embeddings.MeaningWeight, cfg.Lookups.Memory.MaxResults)
 	if err != nil || len(fs) == 0 {
 		return ""
 	}
@@ -95,4 +96,19 @@ func (s *Service) factsFound(ctx context.Context, cfg *config.Config, guild, que
 	}
 	b.WriteString("Messages:\n")
 	return b.String()
+}
+
+// queryEmbedding embeds a memory_lookup query when search by meaning is on for the turn's
+// guild; ok is false (search by words only) when it is off or the call failed (logged).
+func (s *Service) queryEmbedding(ctx context.Context, a *attempt, query string) (store.Embedding, bool) {
+	guild := a.primary.msg.GuildID
+	if !s.opts.Embedder.On(a.cfg, guild) {
+		return store.Embedding{}, false
+	}
+	qv, err := s.opts.Embedder.Query(ctx, guild, query)
+	if err != nil {
+		s.logger.Warn("memory_lookup_words_only", append(a.attrs, "error", err.Error())...)
+		return store.Embedding{}, false
+	}
+	return qv, true
 }

@@ -18,16 +18,21 @@ import (
 	"github.com/banterbot/banter/store"
 )
 
-// newExtractor is the harness's memory extractor on the same model client (nil with memory off).
-func (h *harness) newExtractor(cfg *config.Config, st store.Store, client *llm.Client, logger *slog.Logger) *memory.Extractor {
+// newExtractor is the harness's memory extractor and embedder on the same model client (nil
+// with memory off).
+func (h *harness) newExtractor(cfg *config.Config, st store.Store, client *llm.Client, logger *slog.Logger) (*memory.Extractor, *memory.Embedder) {
 	if !cfg.Memory.Enabled {
-		return nil
+		return nil, nil
 	}
-	ex, err := memory.New(memory.Options{Config: h.cfg.Load, Store: st, Model: client, Logger: logger})
+	em, err := memory.NewEmbedder(h.cfg.Load, st, client, logger, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return ex
+	ex, err := memory.New(memory.Options{Config: h.cfg.Load, Store: st, Model: client, Logger: logger, Embedder: em})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ex, em
 }
 
 // memoryOn turns memory on with batches of one message and the memory model answered by rule.
@@ -109,7 +114,8 @@ func TestMemoryCommands(t *testing.T) {
 }
 
 // BenchmarkMessageToSendMemory is BenchmarkMessageToSend with memory off and on, in one run:
-// on, every message is also extracted (batches of 8 on the same simulated model latency) and
+// on, every message is also extracted and embedded (batches of 8 on the same simulated model
+// latency, search by meaning on) and
 // every turn's prompt reads the facts of a guild holding 500 (recall by participants and
 // words: the asker's facts, and those sharing a word with the message). x-memory-off is the
 // ratio of the medians.
@@ -127,6 +133,7 @@ func BenchmarkMessageToSendMemory(b *testing.B) {
 }
 
 func memoryLoad(b *testing.B, n int, on bool) loadResult {
+	embedRule := openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings}, Latency: openaisim.Latency{TimeToFirstToken: benchModel}}
 	memRule := openaisim.Rule{Match: openaisim.Match{Model: "memory-model"}, Latency: openaisim.Latency{TimeToFirstToken: benchModel},
 		Reply: openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "record_facts", Arguments: `{"facts":[]}`}}}}
 	h := newHarnessWith(b, true, benchLimits, func(c *config.Config) {
@@ -134,9 +141,9 @@ func memoryLoad(b *testing.B, n int, on bool) loadResult {
 		c.Activity.MaxPromptsPerHour = 100000
 		c.Activity.ExplicitReservePromptsPerHour = 0
 		if on {
-			c.Memory.Enabled, c.MemoryLLM.Model = true, "memory-model"
+			c.Memory.Enabled, c.MemoryLLM.Model, c.Embeddings.Enabled = true, "memory-model", true
 		}
-	}, memRule, benchRule)
+	}, memRule, embedRule, benchRule)
 	g, chans, alice := benchGuild(h.dsim)
 	if on {
 		// 500 facts of 40 members, a tenth of them alice's (the asker: her facts are read every

@@ -58,6 +58,9 @@ type Options struct {
 	// Memory extracts facts from stored messages (nil: no extraction; memory.enabled decides
 	// per guild).
 	Memory *memory.Extractor
+	// Embedder embeds memory_lookup's queries so that it finds by meaning as well as by words
+	// (nil, or embeddings.enabled off: by words only).
+	Embedder *memory.Embedder
 	// Engine is text Stage A. Its policy is kept in step with Config by the Service.
 	Engine *decision.TextEngine
 	// Decisions logs and counts Stage B decisions (Stage A records its own through Engine).

@@ -37,7 +37,7 @@ type line struct {
 
 // question asks about one fact (or several) in a guild.
 type question struct {
-	kind  string // single, several, temporal, updated, forgotten, cross_guild
+	kind  string // single, several, temporal, updated, forgotten, cross_guild, paraphrase
 	guild string
 	asker *member
 	text  string
@@ -173,6 +173,7 @@ func questions(byGuild map[string][]*member) []question {
 			} else {
 				q("single", fmt.Sprintf("what does %s work as?", m.name), []string{m.name + " works as a " + m.job}, nil)
 			}
+			paraphrases(q, i, m, pets, food)
 		}
 	}
 	// The same person in every guild: what they said in one guild is never found in another.
@@ -205,4 +206,28 @@ func firstPetOfAGuild(p pet, guilds int) bool {
 		}
 	}
 	return false
+}
+
+// paraphrases ask about a member's facts in other words than the ones stored (written before
+// the bench was first run with meaning, and never changed to suit the simulated embedding): only
+// the member's name is shared with the statement, so the words alone tell the member's facts
+// apart only by chance.
+func paraphrases(q func(kind, text string, want, gone []string), i int, m *member, pets []string, food string) {
+	if len(pets) > 0 {
+		q("paraphrase", fmt.Sprintf("what animal does %s keep?", m.name), pets[:1], nil)
+	}
+	city := m.city
+	if m.newCity != "" {
+		city = m.newCity
+	}
+	q("paraphrase", fmt.Sprintf("where is %s based?", m.name), []string{m.name + " lives in " + city}, nil)
+	job := m.job
+	if m.newJob != "" {
+		job = m.newJob
+	}
+	q("paraphrase", fmt.Sprintf("what is %s's occupation?", m.name), []string{m.name + " works as a " + job}, nil)
+	if !forgottenByCommand(i) {
+		q("paraphrase", fmt.Sprintf("which dish does %s enjoy most?", m.name), []string{food}, nil)
+	}
+	q("paraphrase", fmt.Sprintf("what instrument is %s good at?", m.name), []string{m.name + " plays the " + m.music}, nil)
 }

@@ -6,7 +6,9 @@
 //
 //	memory: questions=Q recall_at_5=R updated_current=U forgotten_leaks=F cross_guild_leaks=G extraction_calls_per_100_msgs=C
 //
-// and the per-kind table, words only beside meaning (not built: no embeddings slot yet).
+// then the same questions, with paraphrases (other words than the stored facts), answered by
+// memory_lookup's facts by words only and by words and meaning (the embeddings slot played by
+// the simulator's deterministic embedding), side by side, in the same format and per kind.
 //
 //	go run ./bench/memory
 package main
@@ -67,7 +69,12 @@ func run(seed uint64, guilds, members, weeks int) error {
 	cfg := config.Default()
 	cfg.Memory.Enabled, cfg.MemoryLLM.Model = true, "memory-model"
 	cfg.Memory.QuietSeconds = 86400 // a day's end is the quiet spell: Flush below
-	ex, err := memory.New(memory.Options{Config: func() *config.Config { return cfg }, Store: st, Model: client})
+	cfg.Embeddings.Enabled = true   // the simulator's deterministic embedding (sim/openai Embed), not a real model
+	em, err := memory.NewEmbedder(func() *config.Config { return cfg }, st, client, nil, nil)
+	if err != nil {
+		return err
+	}
+	ex, err := memory.New(memory.Options{Config: func() *config.Config { return cfg }, Store: st, Model: client, Embedder: em})
 	if err != nil {
 		return err
 	}
@@ -86,7 +93,7 @@ func run(seed uint64, guilds, members, weeks int) error {
 			calls++
 		}
 	}
-	return report(ctx, st, cfg, lines, qs, calls)
+	return report(ctx, st, em, cfg, lines, qs, calls)
 }
 
 // ingest stores the lines in time order as the text pipeline does and offers each to the
@@ -153,7 +160,57 @@ type score struct {
 	found, clean, leaked bool
 }
 
-func report(ctx context.Context, st store.Store, cfg *config.Config, lines []line, qs []question, calls int) error {
+// tally counts one way of answering the questions.
+type tally struct {
+	byKind                                                           map[string][2]int // kind → answered well, asked
+	questions, answerable, found, updated, current, forgotten, cross int
+}
+
+func newTally() *tally { return &tally{byKind: map[string][2]int{}} }
+
+// add counts one question's score.
+func (t *tally) add(ctx context.Context, st store.Store, q question, s score) {
+	t.questions++
+	k := t.byKind[q.kind]
+	k[1]++
+	switch q.kind {
+	case "forgotten":
+		if s.leaked || stored(ctx, st, q) {
+			t.forgotten++
+		} else {
+			k[0]++
+		}
+	case "cross_guild":
+		if s.leaked {
+			t.cross++
+		} else {
+			k[0]++
+		}
+	default:
+		t.answerable++
+		if s.found {
+			t.found++
+			k[0]++
+		}
+		if q.kind == "updated" {
+			t.updated++
+			if s.found && s.clean {
+				t.current++
+			}
+		}
+	}
+	t.byKind[q.kind] = k
+}
+
+func (t *tally) line(calls, msgs int) string {
+	return fmt.Sprintf("questions=%d recall_at_5=%.3f updated_current=%.3f forgotten_leaks=%d cross_guild_leaks=%d extraction_calls_per_100_msgs=%.1f",
+		t.questions, ratio(t.found, t.answerable), ratio(t.current, t.updated), t.forgotten, t.cross, 100*float64(calls)/float64(msgs))
+}
+
+// answerers are the three ways a question is answered: the facts a turn's prompt carries
+// (memory.Recall, by participants and words: the line), and memory_lookup's facts by
+// words only and by words and meaning.
+func report(ctx context.Context, st store.Store, em *memory.Embedder, cfg *config.Config, lines []line, qs []question, calls int) error {
 	noted := map[string]time.Time{} // statement → when its (latest) source was said, per guild
 	for _, l := range lines {
 		if l.fact != "" {
@@ -161,63 +218,63 @@ func report(ctx context.Context, st store.Store, cfg *config.Config, lines []lin
 		}
 	}
 	cache := memory.NewCache(st, 0) // read fresh for every question
-	byKind := map[string][2]int{}
-	var answerable, found, updated, current, forgotten, cross int
+	prompt, words, meaning := newTally(), newTally(), newTally()
 	for _, q := range qs {
 		got, err := memory.Recall(ctx, cache, q.guild, []string{q.asker.id}, q.text, cfg.Memory.PromptTokens)
 		if err != nil {
 			return err
 		}
-		s := judge(q, got, noted)
-		if *showMisses && (len(q.want) > 0 && !s.found || s.leaked) {
-			fmt.Printf("miss (%s) %q: want %q, not %q; recalled %q\n", q.kind, q.text, q.want, q.gone, statements(got))
+		qv, err := em.Query(ctx, q.guild, q.text)
+		if err != nil {
+			return err
 		}
-		k := byKind[q.kind]
-		k[1]++
-		switch q.kind {
-		case "forgotten":
-			if s.leaked || stored(ctx, st, q) {
-				forgotten++
-			} else {
-				k[0]++
+		byWords, err := memory.LookupFacts(ctx, st, q.guild, q.text, store.Embedding{}, 0, lookupResults)
+		if err != nil {
+			return err
+		}
+		blended, err := memory.LookupFacts(ctx, st, q.guild, q.text, qv, cfg.Embeddings.MeaningWeight, lookupResults)
+		if err != nil {
+			return err
+		}
+		for _, a := range []struct {
+			name string
+			t    *tally
+			got  []store.Fact
+		}{{"prompt", prompt, got}, {"words", words, byWords}, {"meaning", meaning, blended}} {
+			s := judge(q, a.got, noted)
+			if *showMisses && (len(q.want) > 0 && !s.found || s.leaked) {
+				fmt.Printf("miss %s (%s) %q: want %q, not %q; got %q\n", a.name, q.kind, q.text, q.want, q.gone, statements(a.got))
 			}
-		case "cross_guild":
-			if s.leaked {
-				cross++
-			} else {
-				k[0]++
-			}
-		default:
-			answerable++
-			if s.found {
-				found++
-				k[0]++
-			}
-			if q.kind == "updated" {
-				updated++
-				if s.found && s.clean {
-					current++
-				}
+			if q.kind != "paraphrase" || a.t != prompt {
+				a.t.add(ctx, st, q, s)
 			}
 		}
-		byKind[q.kind] = k
 	}
-	fmt.Printf("memory: questions=%d recall_at_5=%.3f updated_current=%.3f forgotten_leaks=%d cross_guild_leaks=%d extraction_calls_per_100_msgs=%.1f\n",
-		len(qs), ratio(found, answerable), ratio(current, updated), forgotten, cross, 100*float64(calls)/float64(len(lines)))
-	fmt.Printf("\ncorpus: %d messages, %d extraction calls, seed-built (bench/memory/corpus.go)\n\n", len(lines), calls)
-	fmt.Printf("%-12s %9s %14s %26s\n", "kind", "questions", "words only", "words + meaning")
-	kinds := make([]string, 0, len(byKind))
-	for k := range byKind {
+	fmt.Println("memory: " + prompt.line(calls, len(lines)))
+	fmt.Printf("\ncorpus: %d messages, %d extraction calls, seed-built (bench/memory/corpus.go)\n", len(lines), calls)
+	fmt.Println("\nmemory_lookup's facts (top 5), the same questions and the paraphrases, side by side:")
+	fmt.Println("words only:      memory: " + words.line(calls, len(lines)))
+	fmt.Println("words + meaning: memory: " + meaning.line(calls, len(lines)))
+	fmt.Printf("\n%-12s %9s %14s %14s %16s\n", "kind", "questions", "prompt", "lookup words", "words + meaning")
+	kinds := make([]string, 0, len(meaning.byKind))
+	for k := range meaning.byKind {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
-		v := byKind[k]
-		fmt.Printf("%-12s %9d %14.3f %26s\n", k, v[1], ratio(v[0], v[1]), "not built (no embeddings)")
+		p, w, m := prompt.byKind[k], words.byKind[k], meaning.byKind[k]
+		ps := "-"
+		if p[1] > 0 {
+			ps = fmt.Sprintf("%.3f", ratio(p[0], p[1]))
+		}
+		fmt.Printf("%-12s %9d %14s %14.3f %16.3f\n", k, m[1], ps, ratio(w[0], w[1]), ratio(m[0], m[1]))
 	}
-	fmt.Println("\n(single, several, temporal, updated: share of questions whose facts are all in the top 5;\n forgotten, cross_guild: share with nothing that must not appear)")
+	fmt.Println("\n(single, several, temporal, updated, paraphrase: share of questions whose facts are all in the top 5;\n forgotten, cross_guild: share with nothing that must not appear. prompt: the facts a turn's prompt\n carries, by words and participants (the first line; paraphrases left out of it); lookup: memory_lookup's\n facts, by words only, and by words and meaning blended with embeddings.meaningWeight)")
 	return nil
 }
+
+// lookupResults is memory_lookup's default lookups.memory.maxResults.
+const lookupResults = 5
 
 // judge checks a question's top 5 (what it wants) and the whole recall (what must not appear).
 func judge(q question, got []store.Fact, noted map[string]time.Time) score {

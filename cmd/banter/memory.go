@@ -15,16 +15,26 @@ import (
 // memoryCloseTimeout bounds the extraction of what is pending at shutdown.
 const memoryCloseTimeout = 10 * time.Second
 
-// newMemory builds the memory extractor on the memoryLlm slot's provider. It is always built:
-// memory.enabled (live, per guild) decides whether anything is extracted.
-func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients, reg prometheus.Registerer) (*memory.Extractor, error) {
+// newMemory builds the memory extractor on the memoryLlm slot's provider, and the embedder
+// (search by meaning) on the embeddings slot's. Both are always built: memory.enabled and
+// embeddings.enabled (live, per guild) decide whether anything is extracted or embedded.
+func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients, reg prometheus.Registerer) (*memory.Extractor, *memory.Embedder, error) {
 	model, err := models.For(w.Current().MemoryLLM.Provider)
 	if err != nil {
-		return nil, fmt.Errorf("memoryLlm.provider: %w", err)
+		return nil, nil, fmt.Errorf("memoryLlm.provider: %w", err)
 	}
-	ex, err := memory.New(memory.Options{Config: w.Current, Store: st, Model: model, Logger: a.logger, Metrics: memory.NewMetrics(reg)})
+	embedModel, err := models.For(w.Current().Embeddings.Provider)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("embeddings.provider: %w", err)
+	}
+	metrics := memory.NewMetrics(reg)
+	embedder, err := memory.NewEmbedder(w.Current, st, embedModel, a.logger, metrics)
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := memory.New(memory.Options{Config: w.Current, Store: st, Model: model, Logger: a.logger, Metrics: metrics, Embedder: embedder})
+	if err != nil {
+		return nil, nil, err
 	}
 	a.closers = append(a.closers, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), memoryCloseTimeout)
@@ -33,7 +43,16 @@ func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients,
 			a.logger.Warn("memory_close_incomplete", "error", err.Error())
 		}
 	})
-	return ex, nil
+	return ex, embedder, nil
+}
+
+// logVectorSearch says where searches by meaning run (pgvector, or in process and why).
+func (a *app) logVectorSearch(st store.Store) {
+	attrs := []any{"vector_search", st.VectorSearch()}
+	if pg, ok := st.(*store.Postgres); ok && pg.VectorUnavailable() != "" {
+		attrs = append(attrs, "pgvector_unavailable", pg.VectorUnavailable())
+	}
+	a.logger.Info("store_vector_search", attrs...)
 }
 
 // pruneFacts deletes facts older than days (memory.retentionDays, as in force now).

@@ -30,6 +30,8 @@ func memoryExtraction(r openaisim.Request) openaisim.Reply {
 
 const memoryConfig = `memoryLlm:
   model: memory-model
+embeddings:
+  enabled: true
 memory:
   enabled: true
   batchMessages: 2
@@ -40,10 +42,12 @@ activity:
   replyCoalesceWindowSeconds: 0
 `
 
-// TestMemoryEndToEnd runs `banter run` with memory on, on SQLite and on Postgres: a fact alice
+// TestMemoryEndToEnd runs `banter run` with memory and embeddings on, on SQLite and on Postgres
+// (with pgvector where the server has it): a fact alice
 // tells in #general reaches the prompt of bob's question in #random; a deleted message takes its
 // fact with it; a paused member's words never reach the memory model; and after alice's
-// /memory forget-me, no table of the database holds her id or the words of her messages.
+// /memory forget-me, no table of the database holds her id or the words of her messages, nor an
+// embedding of them.
 func TestMemoryEndToEnd(t *testing.T) {
 	for _, driver := range []string{"sqlite", "postgres"} {
 		t.Run(driver, func(t *testing.T) { testMemoryEndToEnd(t, driver) })
@@ -145,7 +149,13 @@ func testMemoryEndToEnd(t *testing.T, driver string) {
 	if hits, _ := storetest.Scan(ctx, b.storeDriver, b.storeDSN, []string{string(b.alice)}); !inTable(hits, "messages") || !inTable(hits, "facts") {
 		t.Fatalf("before forget-me the scan does not find alice: %+v", hits)
 	}
+	if hits, _ := storetest.Scan(ctx, b.storeDriver, b.storeDSN, []string{string(cat.ID)}); !inTable(hits, "message_embeddings") {
+		t.Fatalf("before forget-me alice's message has no embedding: %+v", hits)
+	}
 	invoke(t, ctx, b, b.alice, random, discordsim.CommandOption{Name: "forget-me", Type: 1})
+	if hits, _ := storetest.Scan(ctx, b.storeDriver, b.storeDSN, []string{string(cat.ID)}); inTable(hits, "message_embeddings") {
+		t.Errorf("after forget-me alice's message keeps its embedding: %+v", hits)
+	}
 	needles := []string{string(b.alice), cat.Content, "she is orange", "he is a good boy", "I have a fish named Nemo", "he is tiny", "named Miso"}
 	hits, err := storetest.Scan(ctx, b.storeDriver, b.storeDSN, needles)
 	if err != nil {

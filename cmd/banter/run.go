@@ -214,10 +214,11 @@ func (a *app) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	db, err := store.OpenDriver(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN)
+	db, err := store.OpenDriverWith(ctx, a.cfg.Store.Driver, a.cfg.Store.DSN, store.PostgresOptions{PGVector: a.cfg.Store.PGVector})
 	if err != nil {
 		return err
 	}
+	a.logVectorSearch(db)
 	defer func() {
 		if err := db.Close(); err != nil {
 			a.logger.Error("store_close_failed", "error", err.Error())
@@ -490,7 +491,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 	if err != nil {
 		return nil, fmt.Errorf("lookups.image.provider: %w", err)
 	}
-	extractor, err := a.newMemory(w, st, models, reg)
+	extractor, embedder, err := a.newMemory(w, st, models, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -510,6 +511,7 @@ func (a *app) newText(w *config.Watcher, session *discordgo.Session, st store.St
 		WebSearchModel: search,
 		VisionModel:    vision,
 		Memory:         extractor,
+		Embedder:       embedder,
 		Engine:         decision.NewTextEngine(text.Policy(cfg), opts),
 		Decisions:      &decision.Recorder{Logger: a.logger, Metrics: decisions},
 		Logger:         a.logger,

@@ -10,6 +10,8 @@
 //   - POST /v1/audio/speech (pcm s16le 24 kHz mono or wav, chunked body, or SSE
 //     with stream_format=sse); audio length is proportional to the text and the
 //     signal is speech-like (syllable-rate modulated harmonics with pitch glides)
+//   - POST /v1/embeddings (float or base64 vectors, dimensions; a deterministic
+//     stand-in for a model: hashed words and trigrams with a small synonym table, Embed)
 //   - GET /v1/models, GET /v1/models/{id}
 //   - GET /v1/realtime?model=... (WebSocket, GA realtime event names)
 //

@@ -39,6 +39,8 @@ const (
 	// EndpointGeminiTranscription is the transcription of a user activity's audio on a Gemini
 	// Live socket (what the model heard; sent as inputTranscription when the setup asks).
 	EndpointGeminiTranscription
+	// EndpointEmbeddings is POST /v1/embeddings.
+	EndpointEmbeddings
 )
 
 // String returns a short stable name, e.g. "responses".
@@ -66,13 +68,15 @@ func (e Endpoint) String() string {
 		return "gemini.response"
 	case EndpointGeminiTranscription:
 		return "gemini.transcription"
+	case EndpointEmbeddings:
+		return "embeddings"
 	default:
 		return "unknown"
 	}
 }
 
 // endpointCount bounds the valid endpoints for parsing.
-const endpointCount = EndpointGeminiTranscription + 1
+const endpointCount = EndpointEmbeddings + 1
 
 // MarshalText encodes the endpoint by name (for YAML/JSON scripts).
 func (e Endpoint) MarshalText() ([]byte, error) { return []byte(e.String()), nil }

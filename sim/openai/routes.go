@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	m.HandleFunc("POST /v1/audio/transcriptions", s.handleTranscription)
 	m.HandleFunc("POST /v1/audio/speech", s.handleSpeech)
+	m.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id}", s.handleModel)
 	m.HandleFunc("GET /v1/realtime", s.handleRealtime)

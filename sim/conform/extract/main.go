@@ -65,7 +65,7 @@ var specs = []spec{
 		src: "openai-openapi.json", out: "openai.json",
 		ops: []string{
 			"POST /responses", "POST /chat/completions", "POST /audio/speech", "POST /audio/transcriptions",
-			"GET /models", "GET /models/{model}",
+			"GET /models", "GET /models/{model}", "POST /embeddings",
 		},
 		schemas: []string{"RealtimeClientEvent"},
 	},
