@@ -3,6 +3,7 @@ package vad
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
@@ -26,7 +27,8 @@ import (
 // frames of an utterance do not update the background level or the room (a member who talks most
 // of the time would otherwise become the room), unless an utterance has gone frozenMaxN frames
 // without a pause (the room changed, or a room that talks held the stream's first utterance
-// open). Until the room has taken roomReadyN frames
+// open); nor do runs of speech just under the member's level outside an utterance (maybeMember),
+// and before the room is known an utterance's frames under earlyFloorDB are the room (hear). Until the room has taken roomReadyN frames
 // it is not known: the network alone classifies, an utterance that ends before it is known is
 // kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
 // for confirmation only over earlyFloorDB (a voice at the microphone).
@@ -45,6 +47,7 @@ type neural struct {
 	// sinceMember counts frames since the last one judged the member's speech (at most
 	// weakHoldN): only within weakHoldN of it does the network's hold continue an utterance.
 	sinceMember int
+	near        uint64 // the last frames: bit set for one near the member's level (maybeMember)
 }
 
 // The room's tuning (see neural).
@@ -84,6 +87,11 @@ const (
 	// roomLoudShare: the percentile of the room's levels a voice must stand out of in a room
 	// that talks.
 	roomLoudShare = 0.8
+	// A frame near the member's level is kept out of the room when nearMinN of the last
+	// nearWindow frames were (the member talking just under the level that makes them the
+	// member's; the room's own loud moments are fewer).
+	nearWindow = 50
+	nearMinN   = 20
 )
 
 func newNeural(c Config) (*neural, error) {
@@ -144,15 +152,19 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 }
 
 // hear lets the room take a frame, after the stream's first sound: one outside the member's
-// utterances, or a silent one inside (a pause between the member's phrases), or one of an
-// utterance that has gone frozenMaxN frames without a silent one (no member talks that long
-// without a pause: the room talks, or changed).
+// utterances, or a silent one inside (a pause between the member's phrases), or, before the room
+// is known, one of an utterance under earlyFloorDB (a stream that starts in a room of talkers:
+// the network hears speech from its first frame, and the room must still be learnt from it
+// before the member speaks up), or one of an utterance that has gone frozenMaxN frames without
+// a silent one (no member talks that long without a pause: the room talks, or changed); never
+// one that maybeMember holds for the member's, unless frozenMaxN of them came in a row.
 func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64, p float32) {
 	if n.sound == 0 && db <= absentDB {
 		return // digital silence before the stream's first sound is no room
 	}
 	n.sound = 1
-	if !inUtterance || silent {
+	member := n.maybeMember(over, p)
+	if (!inUtterance || silent || (!n.roomKnown() && db < earlyFloorDB)) && !member {
 		n.frozen = 0
 	} else if n.frozen < frozenMaxN {
 		n.frozen++
@@ -172,12 +184,26 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 	}
 }
 
+// maybeMember reports whether a frame may be the member's speech that did not make an utterance
+// (and so must not become the room): the network calls it speech, it stands within weakSlackDB
+// of the level that makes a frame the member's, and nearMinN of the last nearWindow frames did
+// too. A member just under that level (a compressed voice, speech a few dB over chatter) talks
+// in such runs; the room's own loud moments are rarer. Without it, every sentence of theirs that
+// was not heard raised the room's level towards theirs, so the next was not heard either.
+func (n *neural) maybeMember(over float64, p float32) bool {
+	n.near <<= 1
+	if n.roomKnown() && p >= n.on && over >= n.need()-weakSlackDB {
+		n.near |= 1
+	}
+	return n.near&1 == 1 && bits.OnesCount64(n.near&(1<<nearWindow-1)) >= nearMinN
+}
+
 // roomKnown reports whether the room has been heard for roomReadyN frames.
 func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
 
 func (n *neural) reset() {
 	n.net.Reset()
-	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember = roomPrior, 0, 0, 0, 0, weakHoldN
+	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember, n.near = roomPrior, 0, 0, 0, 0, weakHoldN, 0
 	if n.rs != nil {
 		n.rs.Reset()
 	}

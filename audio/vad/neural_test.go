@@ -2,12 +2,14 @@ package vad
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/banterbot/banter/audio/internal/testaudio"
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/bench/vad/noisyset"
 )
 
 // silenceOf returns d of digital silence at 16 kHz.
@@ -154,4 +156,148 @@ func TestNeuralKeepsQuietWordEnds(t *testing.T) {
 			t.Errorf("%s: audio ends %v before the sentence does", name, stop-to)
 		}
 	}
+}
+
+// chatter returns d of babble (bench/vad/noisyset's six talkers, the fixtures' voice), its RMS
+// level at db dBFS, from a fixed seed.
+func chatter(t *testing.T, d time.Duration, db float64, seed uint64) []int16 {
+	t.Helper()
+	bed, err := noisyset.Noise("babble", pcm.Speech16k().Len(d), rand.New(rand.NewPCG(seed, 30)), loadSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := float32(math.Pow(10, db/20) * 32768 / rmsOf(bed))
+	out := make([]int16, len(bed))
+	for i, v := range bed {
+		out[i] = pcm.Clamp16(g * v)
+	}
+	return out
+}
+
+// overBabble lays the fixture items out over chatter at -31 dBFS, each item's RMS snr dB over
+// it, gap apart after lead of chatter alone, and returns the stream and each item's extent in
+// samples.
+func overBabble(t *testing.T, snr float64, lead, gap time.Duration, seed uint64) ([]int16, [][2]int) {
+	t.Helper()
+	const babbleDB = -31
+	var layout [][2]int
+	var voices [][]int16
+	pos := pcm.Speech16k().Len(lead)
+	for _, name := range setNames {
+		v := testaudio.Voiced(t, name)
+		voices = append(voices, v)
+		layout = append(layout, [2]int{pos, pos + len(v)})
+		pos += len(v) + pcm.Speech16k().Len(gap)
+	}
+	out := chatter(t, pcm.Speech16k().Duration(pos), babbleDB, seed)
+	for k, v := range voices {
+		f := make([]float32, len(v))
+		for i, x := range v {
+			f[i] = float32(x)
+		}
+		g := float32(math.Pow(10, (babbleDB+snr)/20) * 32768 / rmsOf(f))
+		for i, x := range f {
+			out[layout[k][0]+i] = pcm.Clamp16(float32(out[layout[k][0]+i]) + g*x)
+		}
+	}
+	return out, layout
+}
+
+func rmsOf(s []float32) float64 {
+	var e float64
+	for _, v := range s {
+		e += float64(v) * float64(v)
+	}
+	return math.Sqrt(e / float64(max(1, len(s))))
+}
+
+// heardItems counts the items of layout at least half covered by the audio of a kept chunk.
+func heardItems(evs []collected, layout [][2]int) int {
+	n := 0
+	for _, it := range layout {
+		covered := 0
+		for _, ev := range evs {
+			if ev.Kind != EventEnd {
+				continue
+			}
+			from := pcm.Speech16k().Len(ev.AudioStart)
+			to := from + len(ev.audio)
+			covered += max(0, min(to, it[1])-max(from, it[0]))
+		}
+		if 2*covered >= it[1]-it[0] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNeuralStreamStartsInChatter: a stream that starts in a room of talkers (the network hears
+// speech from its first frame, before the room is known) still learns the room from that chatter,
+// so the member who speaks up 5 dB over it after 4 s is heard, item after item, with short pauses
+// between them (eight draws of the chatter, all but one item each). Before, the chatter held an
+// utterance open from the stream's start, kept out of the room; after 5 s the room took that
+// utterance's frames, the member's voice among them, and the member stood out of the room no
+// more (87 of the 160 items heard; 0 of 10 in two of the draws).
+func TestNeuralStreamStartsInChatter(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		for _, gap := range []time.Duration{400 * ms, time.Second} {
+			s, layout := overBabble(t, 5, 4*time.Second, gap, seed)
+			e, _ := New(Config{EndSilence: 900 * ms})
+			evs := feed(t, e, s, 2*time.Second)
+			if n := heardItems(evs, layout); n < len(layout)-1 {
+				t.Errorf("seed %d gap %v: %d of %d items heard (%s)", seed, gap, n, len(layout), summary(evs))
+			}
+		}
+	}
+}
+
+// TestNeuralCompressedVoiceIsNotTheRoom: a member with a heavily compressed voice (every frame at
+// one level, as an IVR prompt or a headset's automatic gain makes it) talking 3.5 dB over the
+// room's loud moments in a room of talkers (under the 5 dB that makes a frame the member's) is
+// not taken for the room: the room's level does not climb to the member's, so their monologue
+// is kept and a question 6 dB over the room after it is heard. Before, the room took the
+// monologue's frames (6 dB up): the monologue was discarded and the question never heard.
+func TestNeuralCompressedVoiceIsNotTheRoom(t *testing.T) {
+	s := chatter(t, time.Minute, -31, 7)
+	lead := pcm.Speech16k().Len(20 * time.Second)
+	e, _ := New(Config{EndSilence: 900 * ms})
+	feed(t, e, s[:lead], 0)
+	ref := e.det.net.reference(e.det.bg) // the room's loud moments, as the detector knows them
+	var m []int16
+	for _, name := range []string{"long-story.wav", "two-questions.wav", "mike-hear-me.wav"} {
+		m = append(m, testaudio.Voiced(t, name)...)
+	}
+	q := compressed(testaudio.Voiced(t, "hey-banter-weather.wav"), ref+6)
+	qAt := lead + len(m) + pcm.Speech16k().Len(time.Second)
+	for i, x := range compressed(m, ref+3.5) {
+		s[lead+i] = pcm.Clamp16(float32(s[lead+i]) + x)
+	}
+	for i, x := range q {
+		s[qAt+i] = pcm.Clamp16(float32(s[qAt+i]) + x)
+	}
+	evs := feed(t, e, s[lead:qAt+len(q)+pcm.Speech16k().Len(2*time.Second)], 0)
+	if n := heardItems(evs, [][2]int{{lead, lead + len(m)}, {qAt, qAt + len(q)}}); n != 2 {
+		t.Errorf("%d of the monologue and the question heard (%s), want both; the room's reference %.0f dBFS before, %.0f after",
+			n, summary(evs), ref, e.det.net.reference(e.det.bg))
+	}
+}
+
+// compressed returns s with every 20 ms frame within 30 dB of its loudest brought to db dBFS
+// (a heavily compressed voice: an IVR prompt, a loud headset with automatic gain).
+func compressed(s []int16, db float64) []float32 {
+	const fl = 320
+	peak := -200.0
+	for i := 0; i+fl <= len(s); i += fl {
+		peak = max(peak, pcm.EnergyDB(s[i:i+fl]))
+	}
+	out := make([]float32, len(s))
+	for i := 0; i < len(s); i += fl {
+		f := s[i:min(i+fl, len(s))]
+		lv := max(pcm.EnergyDB(f), peak-30)
+		g := float32(math.Pow(10, (db-lv)/20))
+		for k, x := range f {
+			out[i+k] = float32(x) * g
+		}
+	}
+	return out
 }
