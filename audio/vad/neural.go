@@ -172,8 +172,11 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 	}
 	bg.add(db)
 	n.heard = min(n.heard+1, roomReadyN)
-	if over < roomOverDB && n.roomKnown() {
-		// a running mean over the first room frames (the prior counts as roomPriorN of them),
+	if over < roomOverDB && n.roomKnown() && (!inUtterance || p < n.hold || n.sinceMember >= weakHoldN || n.room >= talkingRoom) {
+		// in a room that does not talk, speech inside the member's utterance within weakHoldN
+		// of their own that does not stand out is their quieter syllables, not the room
+		// starting to talk (over loud music they made the room talk, and then the member's voice
+		// was no longer theirs); a running mean over the first room frames (the prior counts as roomPriorN of them),
 		// then over about the last roomWindow
 		n.roomN = min(n.roomN+1, roomWindow)
 		talk := float32(0)

@@ -158,15 +158,15 @@ func TestNeuralKeepsQuietWordEnds(t *testing.T) {
 	}
 }
 
-// chatter returns d of babble (bench/vad/noisyset's six talkers, the fixtures' voice), its RMS
-// level at db dBFS, from a fixed seed.
-func chatter(t *testing.T, d time.Duration, db float64, seed uint64) []int16 {
+// roomOf returns n samples of a noisyset room (babble: six talkers, the fixtures' voice;
+// music: synthetic), its RMS level at roomDB, from seed.
+func roomOf(t *testing.T, kind string, n int, seed uint64) []int16 {
 	t.Helper()
-	bed, err := noisyset.Noise("babble", pcm.Speech16k().Len(d), rand.New(rand.NewPCG(seed, 30)), loadSet(t))
+	bed, err := noisyset.Noise(kind, n, rand.New(rand.NewPCG(seed, 30)), loadSet(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := float32(math.Pow(10, db/20) * 32768 / rmsOf(bed))
+	g := float32(math.Pow(10, roomDB/20) * 32768 / rmsOf(bed))
 	out := make([]int16, len(bed))
 	for i, v := range bed {
 		out[i] = pcm.Clamp16(g * v)
@@ -174,33 +174,43 @@ func chatter(t *testing.T, d time.Duration, db float64, seed uint64) []int16 {
 	return out
 }
 
-// overBabble lays the fixture items out over chatter at -31 dBFS, each item's RMS snr dB over
-// it, gap apart after lead of chatter alone, and returns the stream and each item's extent in
+// roomDB is the level of the rooms the tests put a member in (5 dB under bench/vad's speech).
+const roomDB = -31.0
+
+// overRoom lays the fixture items out, each as voice makes it, over a room of kind (roomOf),
+// gap apart after lead of the room alone, and returns the stream and each item's extent in
 // samples.
-func overBabble(t *testing.T, snr float64, lead, gap time.Duration, seed uint64) ([]int16, [][2]int) {
+func overRoom(t *testing.T, kind string, seed uint64, lead, gap time.Duration, voice func([]int16) []float32) ([]int16, [][2]int) {
 	t.Helper()
-	const babbleDB = -31
 	var layout [][2]int
-	var voices [][]int16
+	var voices [][]float32
 	pos := pcm.Speech16k().Len(lead)
 	for _, name := range setNames {
-		v := testaudio.Voiced(t, name)
+		v := voice(testaudio.Voiced(t, name))
 		voices = append(voices, v)
 		layout = append(layout, [2]int{pos, pos + len(v)})
 		pos += len(v) + pcm.Speech16k().Len(gap)
 	}
-	out := chatter(t, pcm.Speech16k().Duration(pos), babbleDB, seed)
+	out := roomOf(t, kind, pos, seed)
 	for k, v := range voices {
-		f := make([]float32, len(v))
 		for i, x := range v {
-			f[i] = float32(x)
-		}
-		g := float32(math.Pow(10, (babbleDB+snr)/20) * 32768 / rmsOf(f))
-		for i, x := range f {
-			out[layout[k][0]+i] = pcm.Clamp16(float32(out[layout[k][0]+i]) + g*x)
+			out[layout[k][0]+i] = pcm.Clamp16(float32(out[layout[k][0]+i]) + x)
 		}
 	}
 	return out, layout
+}
+
+// atRMS returns s with its RMS at db dBFS.
+func atRMS(s []int16, db float64) []float32 {
+	f := make([]float32, len(s))
+	for i, x := range s {
+		f[i] = float32(x)
+	}
+	g := float32(math.Pow(10, db/20) * 32768 / rmsOf(f))
+	for i := range f {
+		f[i] *= g
+	}
+	return f
 }
 
 func rmsOf(s []float32) float64 {
@@ -241,7 +251,7 @@ func heardItems(evs []collected, layout [][2]int) int {
 func TestNeuralStreamStartsInChatter(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		for _, gap := range []time.Duration{400 * ms, time.Second} {
-			s, layout := overBabble(t, 5, 4*time.Second, gap, seed)
+			s, layout := overRoom(t, "babble", seed, 4*time.Second, gap, func(v []int16) []float32 { return atRMS(v, roomDB+5) })
 			e, _ := New(Config{EndSilence: 900 * ms})
 			evs := feed(t, e, s, 2*time.Second)
 			if n := heardItems(evs, layout); n < len(layout)-1 {
@@ -258,7 +268,7 @@ func TestNeuralStreamStartsInChatter(t *testing.T) {
 // is kept and a question 6 dB over the room after it is heard. Before, the room took the
 // monologue's frames (6 dB up): the monologue was discarded and the question never heard.
 func TestNeuralCompressedVoiceIsNotTheRoom(t *testing.T) {
-	s := chatter(t, time.Minute, -31, 7)
+	s := roomOf(t, "babble", pcm.Speech16k().Len(time.Minute), 7)
 	lead := pcm.Speech16k().Len(20 * time.Second)
 	e, _ := New(Config{EndSilence: 900 * ms})
 	feed(t, e, s[:lead], 0)
@@ -300,4 +310,23 @@ func compressed(s []int16, db float64) []float32 {
 		}
 	}
 	return out
+}
+
+// TestNeuralOwnSyllablesDoNotMakeTheRoomTalk: a member whose voice's RMS is 2 dB under loud
+// music (a room the network does not hear as speech) is heard, item after item (eight draws of
+// the music, at least 74 of the 80 items). Before, the frames of the member's own utterance that
+// did not stand out of the music (their quieter syllables, speech to the network) taught the
+// room that it talks; a talking room raised the level a frame must reach to be the member's, and
+// whole items were discarded (70 of 80 heard with the room's other fixes, 66 before them).
+func TestNeuralOwnSyllablesDoNotMakeTheRoomTalk(t *testing.T) {
+	heard, items := 0, 0
+	for seed := uint64(1); seed <= 8; seed++ {
+		s, layout := overRoom(t, "music", seed, 3*time.Second, 2500*ms, func(v []int16) []float32 { return atRMS(v, roomDB-2) })
+		e, _ := New(Config{EndSilence: 900 * ms})
+		heard += heardItems(feed(t, e, s, time.Second), layout)
+		items += len(layout)
+	}
+	if heard < items-6 {
+		t.Errorf("%d of %d items heard, want at least %d", heard, items, items-6)
+	}
 }
