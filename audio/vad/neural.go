@@ -20,8 +20,9 @@ import (
 // at least SpeechProb and it stands need() over the background level (the level 80 % of the
 // room's frames of the last 5 s exceeded); at least HoldProb and weakSlackDB less continues an
 // utterance (ClassWeak: Silero's own hysteresis; in a room that talks, only within 200 ms of
-// the member's speech); anything else is silence. need() grows with
-// how much the room itself talks: 3 dB over a quiet or noisy room, up to 10 dB over babble.
+// the member's speech); anything else is silence. need() and reference() grow with how much the
+// room itself talks: 3 dB over the room's 20th percentile in a quiet or noisy room, up to 5 dB
+// over its 80th percentile in one that talks (babble).
 //
 // The room is what is heard between the member's utterances and in their pauses: the other
 // frames of an utterance do not update the background level or the room (a member who talks most
