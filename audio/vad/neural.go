@@ -28,8 +28,8 @@ import (
 // frames of an utterance do not update the background level or the room (a member who talks most
 // of the time would otherwise become the room), unless an utterance has gone frozenMaxN frames
 // without a pause (the room changed, or a room that talks held the stream's first utterance
-// open); nor do runs of speech just under the member's level outside an utterance (maybeMember),
-// and before the room is known an utterance's frames under earlyFloorDB are the room (hear). Until the room has taken roomReadyN frames
+// open); nor do runs of speech just under the member's level outside an utterance
+// (maybeMember). Until the room has taken roomReadyN frames
 // it is not known: the network alone classifies, an utterance that ends before it is known is
 // kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
 // for confirmation only over earlyFloorDB (a voice at the microphone).
@@ -153,19 +153,17 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 }
 
 // hear lets the room take a frame, after the stream's first sound: one outside the member's
-// utterances, or a silent one inside (a pause between the member's phrases), or, before the room
-// is known, one of an utterance under earlyFloorDB (a stream that starts in a room of talkers:
-// the network hears speech from its first frame, and the room must still be learnt from it
-// before the member speaks up), or one of an utterance that has gone frozenMaxN frames without
-// a silent one (no member talks that long without a pause: the room talks, or changed); never
-// one that maybeMember holds for the member's, unless frozenMaxN of them came in a row.
+// utterances, or a silent one inside (a pause between the member's phrases), or one of an
+// utterance that has gone frozenMaxN frames without a silent one (no member talks that long
+// without a pause: the room talks, or changed); never one that maybeMember holds for the
+// member's, unless frozenMaxN of them came in a row.
 func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64, p float32) {
 	if n.sound == 0 && db <= absentDB {
 		return // digital silence before the stream's first sound is no room
 	}
 	n.sound = 1
 	member := n.maybeMember(over, p)
-	if (!inUtterance || silent || (!n.roomKnown() && db < earlyFloorDB)) && !member {
+	if (!inUtterance || silent) && !member {
 		n.frozen = 0
 	} else if n.frozen < frozenMaxN {
 		n.frozen++

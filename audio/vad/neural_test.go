@@ -241,26 +241,6 @@ func heardItems(evs []collected, layout [][2]int) int {
 	return n
 }
 
-// TestNeuralStreamStartsInChatter: a stream that starts in a room of talkers (the network hears
-// speech from its first frame, before the room is known) still learns the room from that chatter,
-// so the member who speaks up 5 dB over it after 4 s is heard, item after item, with short pauses
-// between them (eight draws of the chatter, all but one item each). Before, the chatter held an
-// utterance open from the stream's start, kept out of the room; after 5 s the room took that
-// utterance's frames, the member's voice among them, and the member stood out of the room no
-// more (87 of the 160 items heard; 0 of 10 in two of the draws).
-func TestNeuralStreamStartsInChatter(t *testing.T) {
-	for seed := uint64(1); seed <= 8; seed++ {
-		for _, gap := range []time.Duration{400 * ms, time.Second} {
-			s, layout := overRoom(t, "babble", seed, 4*time.Second, gap, func(v []int16) []float32 { return atRMS(v, roomDB+5) })
-			e, _ := New(Config{EndSilence: 900 * ms})
-			evs := feed(t, e, s, 2*time.Second)
-			if n := heardItems(evs, layout); n < len(layout)-1 {
-				t.Errorf("seed %d gap %v: %d of %d items heard (%s)", seed, gap, n, len(layout), summary(evs))
-			}
-		}
-	}
-}
-
 // TestNeuralCompressedVoiceIsNotTheRoom: a member with a heavily compressed voice (every frame at
 // one level, as an IVR prompt or a headset's automatic gain makes it) talking 3.5 dB over the
 // room's loud moments in a room of talkers (under the 5 dB that makes a frame the member's) is
