@@ -3,6 +3,7 @@ package vad
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/resample"
@@ -19,14 +20,16 @@ import (
 // at least SpeechProb and it stands need() over the background level (the level 80 % of the
 // room's frames of the last 5 s exceeded); at least HoldProb and weakSlackDB less continues an
 // utterance (ClassWeak: Silero's own hysteresis; in a room that talks, only within 200 ms of
-// the member's speech); anything else is silence. need() grows with
-// how much the room itself talks: 3 dB over a quiet or noisy room, up to 10 dB over babble.
+// the member's speech); anything else is silence. need() and reference() grow with how much the
+// room itself talks: 3 dB over the room's 20th percentile in a quiet or noisy room, up to 5 dB
+// over its 80th percentile in one that talks (babble).
 //
 // The room is what is heard between the member's utterances and in their pauses: the other
 // frames of an utterance do not update the background level or the room (a member who talks most
 // of the time would otherwise become the room), unless an utterance has gone frozenMaxN frames
 // without a pause (the room changed, or a room that talks held the stream's first utterance
-// open). Until the room has taken roomReadyN frames
+// open); nor do runs of speech just under the member's level outside an utterance
+// (maybeMember). Until the room has taken roomReadyN frames
 // it is not known: the network alone classifies, an utterance that ends before it is known is
 // kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
 // for confirmation only over earlyFloorDB (a voice at the microphone).
@@ -45,6 +48,7 @@ type neural struct {
 	// sinceMember counts frames since the last one judged the member's speech (at most
 	// weakHoldN): only within weakHoldN of it does the network's hold continue an utterance.
 	sinceMember int
+	near        uint64 // the last frames: bit set for one near the member's level (maybeMember)
 }
 
 // The room's tuning (see neural).
@@ -84,6 +88,11 @@ const (
 	// roomLoudShare: the percentile of the room's levels a voice must stand out of in a room
 	// that talks.
 	roomLoudShare = 0.8
+	// A frame near the member's level is kept out of the room when nearMinN of the last
+	// nearWindow frames were (the member talking just under the level that makes them the
+	// member's; the room's own loud moments are fewer).
+	nearWindow = 50
+	nearMinN   = 20
 )
 
 func newNeural(c Config) (*neural, error) {
@@ -146,13 +155,15 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 // hear lets the room take a frame, after the stream's first sound: one outside the member's
 // utterances, or a silent one inside (a pause between the member's phrases), or one of an
 // utterance that has gone frozenMaxN frames without a silent one (no member talks that long
-// without a pause: the room talks, or changed).
+// without a pause: the room talks, or changed); never one that maybeMember holds for the
+// member's, unless frozenMaxN of them came in a row.
 func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64, p float32) {
 	if n.sound == 0 && db <= absentDB {
 		return // digital silence before the stream's first sound is no room
 	}
 	n.sound = 1
-	if !inUtterance || silent {
+	member := n.maybeMember(over, p)
+	if (!inUtterance || silent) && !member {
 		n.frozen = 0
 	} else if n.frozen < frozenMaxN {
 		n.frozen++
@@ -160,8 +171,11 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 	}
 	bg.add(db)
 	n.heard = min(n.heard+1, roomReadyN)
-	if over < roomOverDB && n.roomKnown() {
-		// a running mean over the first room frames (the prior counts as roomPriorN of them),
+	if over < roomOverDB && n.roomKnown() && (!inUtterance || p < n.hold || n.sinceMember >= weakHoldN || n.room >= talkingRoom) {
+		// in a room that does not talk, speech inside the member's utterance within weakHoldN
+		// of their own that does not stand out is their quieter syllables, not the room
+		// starting to talk (over loud music they made the room talk, and then the member's voice
+		// was no longer theirs); a running mean over the first room frames (the prior counts as roomPriorN of them),
 		// then over about the last roomWindow
 		n.roomN = min(n.roomN+1, roomWindow)
 		talk := float32(0)
@@ -172,12 +186,26 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 	}
 }
 
+// maybeMember reports whether a frame may be the member's speech that did not make an utterance
+// (and so must not become the room): the network calls it speech, it stands within weakSlackDB
+// of the level that makes a frame the member's, and nearMinN of the last nearWindow frames did
+// too. A member just under that level (a compressed voice, speech a few dB over chatter) talks
+// in such runs; the room's own loud moments are rarer. Without it, every sentence of theirs that
+// was not heard raised the room's level towards theirs, so the next was not heard either.
+func (n *neural) maybeMember(over float64, p float32) bool {
+	n.near <<= 1
+	if n.roomKnown() && p >= n.on && over >= n.need()-weakSlackDB {
+		n.near |= 1
+	}
+	return n.near&1 == 1 && bits.OnesCount64(n.near&(1<<nearWindow-1)) >= nearMinN
+}
+
 // roomKnown reports whether the room has been heard for roomReadyN frames.
 func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
 
 func (n *neural) reset() {
 	n.net.Reset()
-	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember = roomPrior, 0, 0, 0, 0, weakHoldN
+	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember, n.near = roomPrior, 0, 0, 0, 0, weakHoldN, 0
 	if n.rs != nil {
 		n.rs.Reset()
 	}

@@ -60,6 +60,7 @@ func main() {
 	seeds := flag.Int("seeds", 1, "synthetic set: run this many seeds (seed, seed+1, ...) and pool their results")
 	verbose := flag.Bool("v", false, "print each item's missed frames per clip")
 	write := flag.String("write", "", "also write every clip as a 16 kHz WAV into this directory")
+	stress := flag.Bool("stress", false, "real set, dev split only: banter on harder conditions (babble and folk music at 5, 3, 0 dB, items 400 ms apart)")
 	flag.Parse()
 	verboseFlag = verbose
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
@@ -72,6 +73,10 @@ func main() {
 		}
 		if *seeds != 1 {
 			err = fmt.Errorf("vad: -seeds is for -set synthetic")
+			break
+		}
+		if *stress {
+			err = runStress(os.Stdout, o)
 			break
 		}
 		err = runReal(context.Background(), o)
