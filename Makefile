@@ -34,7 +34,7 @@ test: test-deps lint interop-deps postgres-deps pgvector-deps browser-deps
 	@echo "== go test: every other package"
 	race="$$($(GO) list $(RACE_PKGS))"; \
 	BANTER_REQUIRE_POSTGRES=1 BANTER_REQUIRE_BROWSER=1 BANTER_ARTIFACTS=$(ARTIFACTS) \
-	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF "$$race")
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -vxF "$$race")
 
 ## postgres-deps: Debian's PostgreSQL server binaries for the store's Postgres tests (a throwaway
 ## cluster per test run, as an unprivileged user; no system service is started)
