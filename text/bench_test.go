@@ -96,11 +96,11 @@ func runLoad(b testing.TB, dsim *discordsim.Server, osim *openaisim.Server, chan
 	for _, r := range replies {
 		at, ok := posted[r.ReplyTo()]
 		if !ok {
-			b.Fatalf("reply %s answers an unknown message %q", r.ID, r.ReplyTo())
+			continue // an earlier call's reply (a benchmark may run several rounds on one bot)
 		}
 		res.overheads = append(res.overheads, r.Timestamp.Sub(at)-injected)
 	}
-	res.coalesced = n - len(replies)
+	res.coalesced = n - len(res.overheads)
 	return res
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/memory"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
@@ -101,6 +102,7 @@ type harness struct {
 	st   *store.SQLite
 	sess *discordgo.Session
 	svc  *text.Service
+	mem  *memory.Extractor // nil while memory is off
 	stop func()
 }
 
@@ -203,7 +205,7 @@ func (h *harness) start() {
 	if _, err := sess.ApplicationCommandBulkOverwrite(sess.State.User.ID, "", svc.Commands()); err != nil {
 		t.Fatal(err)
 	}
-	h.st, h.sess, h.svc = st, sess, svc
+	h.st, h.sess, h.svc, h.mem = st, sess, svc, extractor
 	// The GUILD_CREATE's catch-up of #general has run: what a test posts next reaches the
 	// pipeline over the gateway, in order, not early through that catch-up.
 	h.waitLogAfter(logged, time.Minute, `"msg":"catch_up"`, `"reason":"guild_create"`, `"channel_id":"`+string(h.general)+`"`)
