@@ -384,6 +384,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 		{"send spin", "voice:\n  sendSpinMs: -1\n", "voice.sendSpinMs", func(c *Config) bool { return c.Voice.SendSpinMs == 0 }},
 		{"send clock", "voice:\n  sendClock: shared\n", "voice.sendClock", func(c *Config) bool { return c.Voice.SendClock == "own" }},
 		{"embeddings provider", "embeddings:\n  provider: openai\n", "embeddings.provider", func(c *Config) bool { return c.Embeddings.Provider == "" }},
+		{"memory provider", "memoryLlm:\n  provider: openai\n", "memoryLlm.provider", func(c *Config) bool { return c.MemoryLLM.Provider == "" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

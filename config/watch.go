@@ -116,6 +116,7 @@ func keepProviders(changed *[]string, old, next *Config) {
 	keep(changed, "lookups.webSearch.provider", old.Lookups.WebSearch.Provider, &next.Lookups.WebSearch.Provider)
 	keep(changed, "lookups.image.provider", old.Lookups.Image.Provider, &next.Lookups.Image.Provider)
 	keep(changed, "embeddings.provider", old.Embeddings.Provider, &next.Embeddings.Provider)
+	keep(changed, "memoryLlm.provider", old.MemoryLLM.Provider, &next.MemoryLLM.Provider)
 }
 
 // keep restores *next to old when they differ and records name in changed.
