@@ -82,11 +82,12 @@ test-deps: deps
 	@if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then \
 		$(call apt_install,prometheus); fi
 
-# apt_install installs Debian packages, through sudo when not root.
+# apt_install installs Debian packages, through sudo when not root (waiting up to 5 minutes for
+# another apt or dpkg holding the lock, instead of failing).
 apt_install = echo "installing $(1) (apt-get)"; \
 	SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	$$SUDO apt-get update -qq >/dev/null && \
-	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1) >/dev/null
+	$$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $(1) >/dev/null
 
 
 # WALLCLOCK_BOUND matches an elapsed-time upper bound asserted in a test. Tests

@@ -201,6 +201,11 @@ func (s *Service) memoryPause(ctx context.Context, guild, userID string, paused 
 	if s.opts.Memory != nil {
 		s.opts.Memory.NotePause(guild, userID, paused)
 	}
+	event := "memory_resumed"
+	if paused {
+		event = "memory_paused"
+	}
+	s.logger.Info(event, "guild_id", guild, "user_id", userID)
 	if paused {
 		return "Paused: I won't remember anything you say in this server, typed or in voice, until you run `/memory resume`."
 	}

@@ -89,9 +89,11 @@ func TestMemoryCommands(t *testing.T) {
 	}
 
 	h.slashMemory(h.bob, "pause")
+	h.waitLog(`"msg":"memory_paused"`, `"user_id":"`+string(h.bob)+`"`)
 	paused := h.post(h.bob, "my secret word is plutonium")
 	h.waitStored(paused.ID, "stored", func(store.Message) bool { return true })
 	h.slashMemory(h.bob, "resume")
+	h.waitLog(`"msg":"memory_resumed"`, `"user_id":"`+string(h.bob)+`"`)
 	resumed := h.post(h.bob, "I like trains")
 	h.waitLog(`"msg":"memory_extracted"`, string(resumed.ID))
 	for _, r := range h.requestsOf("memory-model") {
