@@ -67,15 +67,7 @@ func (s *SQLite) DaySpend(ctx context.Context, day string) ([]Spend, error) {
 		return nil, fmt.Errorf("store: spend of %s: %w", day, err)
 	}
 	defer rows.Close()
-	var out []Spend
-	for rows.Next() {
-		var sp Spend
-		if err := rows.Scan(&sp.Guild, &sp.Slot, &sp.USD); err != nil {
-			return nil, fmt.Errorf("store: spend of %s: %w", day, err)
-		}
-		out = append(out, sp)
-	}
-	return out, rows.Err()
+	return scanSpend(rows, day)
 }
 
 // AddSpend implements SpendLedger: one statement, so concurrent additions of every process
@@ -107,6 +99,15 @@ func (s *Postgres) DaySpend(ctx context.Context, day string) ([]Spend, error) {
 		return nil, fmt.Errorf("store: spend of %s: %w", day, err)
 	}
 	defer rows.Close()
+	return scanSpend(rows, day)
+}
+
+// scanSpend reads DaySpend's rows (guild_id, slot, usd), on either driver.
+func scanSpend(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}, day string) ([]Spend, error) {
 	var out []Spend
 	for rows.Next() {
 		var sp Spend
@@ -115,5 +116,8 @@ func (s *Postgres) DaySpend(ctx context.Context, day string) ([]Spend, error) {
 		}
 		out = append(out, sp)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: spend of %s: %w", day, err)
+	}
+	return out, nil
 }
