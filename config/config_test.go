@@ -282,14 +282,7 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 func TestReloadOnFileChange(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "banter.yaml")
-	writeFile(t, path, "activity:\n  replyLevelInitiative: 10\n")
-	cfg, err := Load(path, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+	path, w, logs := watchFile(t, "activity:\n  replyLevelInitiative: 10\n")
 	changes := make(chan *Config, 4)
 	w.Subscribe(func(_, updated *Config) { changes <- updated })
 	ctx, cancel := context.WithCancel(context.Background())
@@ -388,14 +381,7 @@ func TestReloadKeepsStartupSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "banter.yaml")
-			writeFile(t, path, "")
-			cfg, err := Load(path, noEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var logs syncBuffer
-			w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+			path, w, logs := watchFile(t, "")
 			writeFile(t, path, tt.yaml+"activity:\n  replyLevelInitiative: 61\n")
 			if err := w.Reload(); err != nil {
 				t.Fatal(err)
@@ -521,14 +507,7 @@ func TestRedactedHidesEveryCredential(t *testing.T) {
 // TestEmbeddingsReloadLive: embeddings.enabled, its model and meaningWeight apply on reload
 // without a restart warning.
 func TestEmbeddingsReloadLive(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "banter.yaml")
-	writeFile(t, path, "")
-	cfg, err := Load(path, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+	path, w, logs := watchFile(t, "")
 	writeFile(t, path, "embeddings:\n  enabled: true\n  model: text-embedding-3-large\n  meaningWeight: 0.8\n")
 	if err := w.Reload(); err != nil {
 		t.Fatal(err)
@@ -539,4 +518,18 @@ func TestEmbeddingsReloadLive(t *testing.T) {
 	if strings.Contains(logs.String(), "config_reload_needs_restart") {
 		t.Errorf("a live change asked for a restart: %s", logs.String())
 	}
+}
+
+// watchFile writes content to a new config file, loads it and watches it; the watcher's logs go
+// to the returned buffer.
+func watchFile(t *testing.T, content string) (string, *Watcher, *syncBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "banter.yaml")
+	writeFile(t, path, content)
+	cfg, err := Load(path, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	return path, NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(logs, nil))), logs
 }

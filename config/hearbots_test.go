@@ -1,7 +1,6 @@
 package config
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,14 +74,7 @@ func TestHearBotsValidation(t *testing.T) {
 // TestHearBotsReloadLive: both settings apply on reload (no restart warning); an invalid id is
 // refused and the running configuration stays.
 func TestHearBotsReloadLive(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "banter.yaml")
-	writeFile(t, path, "")
-	cfg, err := Load(path, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	w := NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+	path, w, logs := watchFile(t, "")
 	writeFile(t, path, "voice:\n  hearBots: true\n  hearBotIds: [\"123456789012345678\"]\n")
 	if err := w.Reload(); err != nil {
 		t.Fatal(err)
