@@ -329,16 +329,7 @@ func BenchmarkPush(b *testing.B) {
 	for _, alg := range []Algorithm{AlgorithmNeural, AlgorithmSpeech, AlgorithmEnergy} {
 		b.Run(alg.String(), func(b *testing.B) {
 			e, _ := New(Config{Algorithm: alg})
-			fl := e.FrameLen()
-			off := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				if off+fl > len(s) {
-					off = 0
-				}
-				_, _ = e.Push(s[off : off+fl])
-				off += fl
-			}
+			pushLoop(b, e, s)
 		})
 	}
 }
@@ -349,6 +340,11 @@ func BenchmarkPush(b *testing.B) {
 func BenchmarkPushSpurt(b *testing.B) {
 	s := slices.Concat(testaudio.Speech16k(b, "hey-banter-weather.wav"), make([]int16, 16000*9/10))
 	e, _ := New(Config{Algorithm: AlgorithmNeural})
+	pushLoop(b, e, s)
+}
+
+// pushLoop pushes s through e a frame per iteration, from the start again at its end.
+func pushLoop(b *testing.B, e *Endpointer, s []int16) {
 	fl := e.FrameLen()
 	off := 0
 	b.ReportAllocs()
