@@ -1,6 +1,9 @@
 package pcm
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Byte order: every PCM byte stream banter meets (WAV data, OpenAI TTS
 // "pcm" responses, Realtime input_audio_buffer.append and response audio
@@ -9,8 +12,10 @@ import "encoding/binary"
 // AppendBytes appends s as little-endian bytes to dst and returns the
 // extended slice.
 func AppendBytes(dst []byte, s []int16) []byte {
-	for _, v := range s {
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
+	n := len(dst)
+	dst = slices.Grow(dst, 2*len(s))[:n+2*len(s)]
+	for i, v := range s {
+		binary.LittleEndian.PutUint16(dst[n+2*i:], uint16(v))
 	}
 	return dst
 }

@@ -53,6 +53,7 @@ func main() {
 	gogc := flag.Int("gogc", 400, "GOGC during the run (0: leave as is; Go's default is 100)")
 	rt := flag.Int("rt", 0, "SCHED_FIFO priority for the reply sender (0: off; needs CAP_SYS_NICE)")
 	clock := flag.Bool("clock", true, "send on one process-wide send clock (false: a pacer per connection, the earlier path)")
+	lead := flag.Duration("lead", 0, "with -clock: how long before its slot a queued frame may leave (0: the clock's default, 2ms; negative: none)")
 	shared := flag.Bool("shared", true, "with -clock: one UDP socket for all connections (batched sendmmsg)")
 	talkers := flag.Float64("talkers", 0, "share of members who talk (0: everyone, the worst case; 0.25: one in four)")
 	inProcess := flag.Bool("in-process", false, "run the simulated world in the bot's process (the earlier bench)")
@@ -88,7 +89,7 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rep, err := capacity.Run(ctx, capacity.Params{Sessions: *sessions, Members: *members, Duration: *duration, Clip: b, Logger: log, RealtimePriority: *rt,
-		SendSpin: *spin, MembersHear: *hear, GCPercent: *gogc, Clock: *clock, SharedSocket: *clock && *shared, Talkers: *talkers, World: world})
+		SendSpin: *spin, MembersHear: *hear, GCPercent: *gogc, Clock: *clock, SharedSocket: *clock && *shared, ClockLead: *lead, Talkers: *talkers, World: world})
 	fmt.Println(rep)
 	switch {
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +45,9 @@ type SendClock struct {
 	// owned by the run goroutine
 	wheel   [][]*Conn
 	tick    int64 // next tick to process
+	early   int64 // the last tick whose bucket was served early (within Lead)
 	now     time.Time
+	started []kick // the kicks taken by a wake-up
 	batch   []ipv4.Message
 	pending []*Conn // connections with a packet in batch
 
@@ -57,6 +60,11 @@ type ClockOptions struct {
 	// talk spurt's first interval exceeds 20 ms, and the wake-up spacing
 	// when every bucket has a connection. It must divide 20 ms.
 	Resolution time.Duration
+	// Lead is how long before its slot a queued frame may leave [2 ms]:
+	// the clock wakes that much ahead of a bucket, so a wake-up the
+	// scheduler delays by up to Lead is still on time. A frame not queued
+	// by then leaves at its slot. Negative: none. At most 5 ms.
+	Lead time.Duration
 	// Lookahead is how many frames a connection may queue ahead of its
 	// slot [10, 200 ms]. SendOpus blocks while the queue is full and
 	// wakes again when it is half empty.
@@ -104,6 +112,10 @@ type kick struct {
 
 const clockMaxBatch = 1024 // sendmmsg's UIO_MAXIOV
 
+// maxLead bounds ClockOptions.Lead: a receiver's jitter buffer takes a
+// frame a few milliseconds early as it takes network jitter.
+const maxLead = 5 * time.Millisecond
+
 // NewSendClock starts a send clock.
 func NewSendClock(opts ClockOptions) (*SendClock, error) {
 	k, err := newSendClock(opts)
@@ -123,6 +135,14 @@ func newSendClock(opts ClockOptions) (*SendClock, error) {
 	if opts.Resolution <= 0 || frameDuration%opts.Resolution != 0 {
 		return nil, fmt.Errorf("voice: send clock: resolution %v does not divide %v", opts.Resolution, frameDuration)
 	}
+	switch {
+	case opts.Lead == 0:
+		opts.Lead = 2 * time.Millisecond
+	case opts.Lead < 0:
+		opts.Lead = 0
+	case opts.Lead > maxLead:
+		return nil, fmt.Errorf("voice: send clock: lead %v over %v", opts.Lead, maxLead)
+	}
 	if opts.Lookahead <= 0 {
 		opts.Lookahead = 10
 	}
@@ -131,7 +151,7 @@ func newSendClock(opts ClockOptions) (*SendClock, error) {
 	}
 	k := &SendClock{
 		opts: opts, log: opts.Logger, res: opts.Resolution, nb: int64(frameDuration / opts.Resolution),
-		t0: time.Now(), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		t0: time.Now(), wake: make(chan struct{}, 1), done: make(chan struct{}), early: -1,
 	}
 	k.wheel = make([][]*Conn, k.nb)
 	k.ctx, k.cancel = context.WithCancel(context.Background())
@@ -201,10 +221,10 @@ func (k *SendClock) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	k.tick = k.ceilTick(time.Now())
-	kicks := make([]kick, 0, 64)
+	k.early = k.tick - 1
 	for {
-		if next, ok := k.nextDue(); ok {
-			timer.Reset(time.Until(k.tickTime(next)))
+		if at, ok := k.nextWake(); ok {
+			timer.Reset(time.Until(at))
 			select {
 			case <-timer.C:
 			case <-k.wake:
@@ -219,38 +239,68 @@ func (k *SendClock) run() {
 				return
 			}
 		}
-		k.stats.wakeups.Add(1)
-		k.now = time.Now()
-		nowTick := int64(k.now.Sub(k.t0) / k.res)
-		k.mu.Lock()
-		kicks = append(kicks[:0], k.kicks...)
-		clear(k.kicks)
-		k.kicks = k.kicks[:0]
-		k.mu.Unlock()
-		for _, kk := range kicks {
-			k.start(kk, nowTick)
-		}
-		// Every bucket whose tick has come, at most one round of the wheel
-		// (after a longer stall each connection skips its missed slots).
-		from := max(k.tick, nowTick-k.nb+1)
-		for t := from; t <= nowTick; t++ {
-			k.bucket(t)
-		}
-		k.tick = nowTick + 1
-		k.flush()
+		k.serve(time.Now())
 	}
 }
 
-// nextDue returns the first tick from k.tick on whose bucket holds a
-// connection.
-func (k *SendClock) nextDue() (int64, bool) {
-	for i := range k.nb {
+// serve is one wake-up of the clock at now: the kicked connections start,
+// every bucket whose tick has come is served, then the frames due within
+// Lead that are already queued, and the batch is written.
+func (k *SendClock) serve(now time.Time) {
+	k.stats.wakeups.Add(1)
+	k.now = now
+	nowTick := int64(k.now.Sub(k.t0) / k.res)
+	k.mu.Lock()
+	k.started = append(k.started[:0], k.kicks...)
+	clear(k.kicks)
+	k.kicks = k.kicks[:0]
+	k.mu.Unlock()
+	for _, kk := range k.started {
+		k.start(kk, nowTick)
+	}
+	clear(k.started)
+	// Every bucket whose tick has come, at most one round of the wheel
+	// (after a longer stall each connection skips its missed slots).
+	from := max(k.tick, nowTick-k.nb+1)
+	for t := from; t <= nowTick; t++ {
+		k.bucket(t, false)
+	}
+	k.tick = nowTick + 1
+	// The buckets due within Lead: their queued frames leave now.
+	last := int64(k.now.Add(k.opts.Lead).Sub(k.t0) / k.res)
+	for t := max(k.tick, k.early+1); t <= last; t++ {
+		k.bucket(t, true)
+	}
+	k.early = max(k.early, last)
+	k.flush()
+}
+
+// nextWake returns when the clock must wake next: Lead before the first
+// bucket with connections that has not been served early, or at the tick
+// of one that was, for the connections whose frame was not queued then.
+func (k *SendClock) nextWake() (time.Time, bool) {
+	var at time.Time
+	// Two rounds: a bucket served early is next due a round later.
+	for i := range 2 * k.nb {
 		t := k.tick + i
-		if len(k.wheel[t%k.nb]) > 0 {
-			return t, true
+		b := k.wheel[t%k.nb]
+		if len(b) == 0 {
+			continue
+		}
+		var w time.Time
+		switch {
+		case t > k.early:
+			w = k.tickTime(t).Add(-k.opts.Lead)
+		case slices.ContainsFunc(b, func(c *Conn) bool { return c.clk.due <= t }):
+			w = k.tickTime(t)
+		default:
+			continue
+		}
+		if at.IsZero() || w.Before(at) {
+			at = w
 		}
 	}
-	return 0, false
+	return at, !at.IsZero()
 }
 
 // start puts a kicked connection on the wheel; without delay its first
@@ -278,13 +328,14 @@ func (k *SendClock) start(kk kick, nowTick int64) {
 	k.wheel[cs.due%k.nb] = append(k.wheel[cs.due%k.nb], c)
 }
 
-// bucket serves the connections due at tick t.
-func (k *SendClock) bucket(t int64) {
+// bucket serves the connections due at tick t; early (before t), only
+// those with a frame queued (the others are served at t).
+func (k *SendClock) bucket(t int64, early bool) {
 	b := k.wheel[t%k.nb]
 	w := 0
 	for _, c := range b {
 		cs := &c.clk
-		if cs.due > t {
+		if cs.due > t || early && c.q.queued() == 0 {
 			b[w] = c
 			w++
 			continue

@@ -290,7 +290,7 @@ func serveSlot(k *SendClock, conns []*Conn, frame []byte) {
 	}
 	k.now = k.tickTime(k.tick)
 	for range k.nb {
-		k.bucket(k.tick)
+		k.bucket(k.tick, false)
 		k.tick++
 	}
 	k.flush()
@@ -407,5 +407,76 @@ func BenchmarkSenders(b *testing.B) {
 				b.ReportMetric(float64(writes)/slots, "writes/20ms")
 			}
 		})
+	}
+}
+
+// TestClockLead: a frame already queued leaves up to Lead before its slot
+// (the clock wakes that much ahead, so a wake-up the scheduler delays by
+// up to Lead is still on time); a connection whose frame is not queued by
+// then is served at its slot as before, where an empty queue is an
+// underrun. Without a lead the clock wakes at the slot.
+func TestClockLead(t *testing.T) {
+	tests := []struct {
+		name string
+		lead time.Duration
+		want time.Duration // the lead in effect
+	}{
+		{"default", 0, 2 * time.Millisecond},
+		{"3ms", 3 * time.Millisecond, 3 * time.Millisecond},
+		{"none", -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, conns := clockRig(t, 2, true)
+			opts, err := newSendClock(ClockOptions{Lead: tt.lead})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.opts.Lead = opts.opts.Lead; k.opts.Lead != tt.want {
+				t.Fatalf("lead %v, want %v", k.opts.Lead, tt.want)
+			}
+			ms := func(n int) time.Time { return k.t0.Add(time.Duration(n) * time.Millisecond) }
+			frame := opusFrames(t, 1)[0]
+			ctx := context.Background()
+			full, sparse := conns[0], conns[1]
+			for range 3 {
+				if kick, err := full.q.push(ctx, nil, frame); err != nil {
+					t.Fatal(err)
+				} else if kick {
+					k.kick(full, false)
+				}
+			}
+			if kick, _ := sparse.q.push(ctx, nil, frame); kick {
+				k.kick(sparse, false)
+			}
+			k.serve(ms(0)) // both spurts start: their first frames leave at once
+			if st := k.Stats(); st.Frames != 2 {
+				t.Fatalf("after the kicks: %d frames sent, want 2", st.Frames)
+			}
+			at, ok := k.nextWake()
+			if want := ms(20).Add(-tt.want); !ok || !at.Equal(want) {
+				t.Fatalf("next wake-up %v after t0, want %v", at.Sub(k.t0), want.Sub(k.t0))
+			}
+			k.serve(at)
+			if tt.want > 0 {
+				// Early: the queued frame left, the empty queue waits for its slot.
+				if st := k.Stats(); st.Frames != 3 || st.Skipped != 0 {
+					t.Fatalf("%v before the slot: %d frames, %d skipped; want 3 and 0 (%+v)", tt.want, st.Frames, st.Skipped, st)
+				}
+				if at, ok = k.nextWake(); !ok || !at.Equal(ms(20)) {
+					t.Fatalf("wake-up for the slot %v after t0, want 20 ms", at.Sub(k.t0))
+				}
+				k.serve(at)
+			}
+			if st := k.Stats(); st.Frames != 3 || st.Skipped != 1 {
+				t.Fatalf("at the slot: %d frames, %d skipped; want 3 and the empty queue's underrun (%+v)", st.Frames, st.Skipped, st)
+			}
+			if at, ok = k.nextWake(); !ok || !at.Equal(ms(40).Add(-tt.want)) {
+				t.Fatalf("then the wake-up %v after t0, want %v before 40 ms", at.Sub(k.t0), tt.want)
+			}
+		})
+	}
+	if _, err := NewSendClock(ClockOptions{Lead: 6 * time.Millisecond}); err == nil {
+		t.Error("a 6 ms lead accepted (at most 5 ms)")
 	}
 }

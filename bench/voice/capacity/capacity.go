@@ -63,6 +63,9 @@ type Params struct {
 	// all connections (batched sends). Lateness is then measured where the
 	// clock sends each frame.
 	Clock, SharedSocket bool
+	// ClockLead is the send clock's dvoice.ClockOptions.Lead (0: its
+	// default; negative: none).
+	ClockLead time.Duration
 	// Talkers is the share of members who talk (0: all, the worst case;
 	// 0.25: one in four, the others present and silent).
 	Talkers float64
@@ -301,7 +304,7 @@ func startBot(ctx context.Context, p Params, info WorldInfo, log *slog.Logger) (
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(info.VoiceCA)
 	if p.Clock {
-		if b.clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
+		if b.clock, err = dvoice.NewSendClock(dvoice.ClockOptions{SharedSocket: p.SharedSocket, Lead: p.ClockLead, LocalAddr: "127.0.0.1:0", Logger: log}); err != nil {
 			return b, err
 		}
 	}
