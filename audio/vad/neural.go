@@ -29,7 +29,7 @@ import (
 // of the time would otherwise become the room), unless an utterance has gone frozenMaxN frames
 // without a pause (the room changed, or a room that talks held the stream's first utterance
 // open); nor do runs of speech just under the member's level outside an utterance
-// (maybeMember). Until the room has taken roomReadyN frames
+// (maybeMember). Until the room has taken roomReadyN frames (or a steady start, steadyRoom)
 // it is not known: the network alone classifies, an utterance that ends before it is known is
 // kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
 // for confirmation only over earlyFloorDB (a voice at the microphone).
@@ -49,6 +49,12 @@ type neural struct {
 	// weakHoldN): only within weakHoldN of it does the network's hold continue an utterance.
 	sinceMember int
 	near        uint64 // the last frames: bit set for one near the member's level (maybeMember)
+	// first holds the levels of the stream's first steadyN frames of sound (while the room is
+	// not known), firstN of them, firstTalk of those speech to the network: a steady start
+	// is the room (steadyRoom).
+	first     [bgBins]uint8
+	firstN    int
+	firstTalk int
 }
 
 // The room's tuning (see neural).
@@ -93,6 +99,13 @@ const (
 	// member's; the room's own loud moments are fewer).
 	nearWindow = 50
 	nearMinN   = 20
+	// A stream whose first steadyN frames of sound (3 s) hold still within steadyDB (their
+	// 20th to 80th percentile) before the room is known starts in the room: chatter, music or
+	// noise, not a voice at the microphone, whose syllables and gaps spread its levels wider.
+	// Chosen on bench/vad's dev split (first 3 s: babble, pink and brown noise 3.4–5.8 dB;
+	// every speech item from its start 11.3 dB or more), not tuned.
+	steadyN  = 150
+	steadyDB = 8
 )
 
 func newNeural(c Config) (*neural, error) {
@@ -162,6 +175,9 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 		return // digital silence before the stream's first sound is no room
 	}
 	n.sound = 1
+	if n.firstN < steadyN && !n.roomKnown() {
+		n.steadyRoom(bg, db, p)
+	}
 	member := n.maybeMember(over, p)
 	if (!inUtterance || silent) && !member {
 		n.frozen = 0
@@ -186,6 +202,45 @@ func (n *neural) hear(bg *background, inUtterance, silent bool, db, over float64
 	}
 }
 
+// steadyRoom counts a frame of the stream's start while the room is not known. A stream that
+// starts in a room that talks (a microphone left open in chatter) is speech to the network from
+// its first frame: an utterance opens on it and keeps the room from hearing its frames, so the
+// room is not known when the member starts talking in it, and after frozenMaxN frames it would
+// take the member's voice for the room. When the first steadyN frames are steady (the room's
+// own sound), the room takes them at once: it is known, and talks as much as they did.
+func (n *neural) steadyRoom(bg *background, db float64, p float32) {
+	n.first[bgBin(db)]++
+	n.firstN++
+	if p >= n.hold {
+		n.firstTalk++
+	}
+	if n.firstN < steadyN {
+		return
+	}
+	lo, hi := -1, -1
+	var cum int
+	for k, c := range n.first {
+		cum += int(c)
+		if lo < 0 && cum > steadyN/5 {
+			lo = k
+		}
+		if cum > steadyN*4/5 {
+			hi = k
+			break
+		}
+	}
+	if hi-lo > steadyDB {
+		return
+	}
+	for k, c := range n.first {
+		for range c {
+			bg.add(float64(k - (bgBins - 1)))
+		}
+	}
+	n.heard, n.frozen = roomReadyN, 0
+	n.room, n.roomN = float32(n.firstTalk)/steadyN, roomWindow
+}
+
 // maybeMember reports whether a frame may be the member's speech that did not make an utterance
 // (and so must not become the room): the network calls it speech, it stands within weakSlackDB
 // of the level that makes a frame the member's, and nearMinN of the last nearWindow frames did
@@ -206,6 +261,7 @@ func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
 func (n *neural) reset() {
 	n.net.Reset()
 	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember, n.near = roomPrior, 0, 0, 0, 0, weakHoldN, 0
+	n.first, n.firstN, n.firstTalk = [bgBins]uint8{}, 0, 0
 	if n.rs != nil {
 		n.rs.Reset()
 	}

@@ -310,3 +310,33 @@ func TestNeuralOwnSyllablesDoNotMakeTheRoomTalk(t *testing.T) {
 		t.Errorf("%d of %d items heard, want at least %d", heard, items, items-6)
 	}
 }
+
+// TestNeuralStreamStartsInChatter: a stream that starts in a room of a dozen talkers (a
+// microphone left open in chatter: speech to the network from its first frame) knows the room
+// after its first 3 s of sound (the talkers start within 0.4 s), from their steady level, and the member who then talks 5 dB over it,
+// sentence after sentence 400 ms apart (one long utterance), is heard (over four draws of the
+// room, at least 28 of the 40 items). Before, the utterance opened on the chatter kept the room
+// from hearing it, so the room was still not known when the member started.
+func TestNeuralStreamStartsInChatter(t *testing.T) {
+	const lead = 3500 * ms
+	heard, items := 0, 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		s, layout := overRoom(t, "babble", seed, lead, 400*ms, func(v []int16) []float32 { return atRMS(v, roomDB+5) })
+		for i, x := range roomOf(t, "babble", len(s), seed+100) { // six more talkers
+			s[i] = pcm.Clamp16(0.7 * (float32(s[i]) + float32(x)))
+		}
+		e, _ := New(Config{EndSilence: 900 * ms})
+		at := pcm.Speech16k().Len(lead)
+		evs := feed(t, e, s[:at], 0)
+		if !e.det.net.roomKnown() {
+			t.Errorf("seed %d: after %v of chatter from the stream's start the room is not known", seed, lead)
+		}
+		evs = append(evs, feed(t, e, s[at:], 2*time.Second)...)
+		heard += heardItems(evs, layout)
+		items += len(layout)
+	}
+	t.Logf("%d of %d items heard", heard, items)
+	if heard < items*7/10 {
+		t.Errorf("%d of %d items heard, want at least %d", heard, items, items*7/10)
+	}
+}
