@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -291,7 +290,7 @@ func (k *SendClock) nextWake() (time.Time, bool) {
 		switch {
 		case t > k.early:
 			w = k.tickTime(t).Add(-k.opts.Lead)
-		case slices.ContainsFunc(b, func(c *Conn) bool { return c.clk.due <= t }):
+		case hasDue(b, t):
 			w = k.tickTime(t)
 		default:
 			continue
@@ -301,6 +300,16 @@ func (k *SendClock) nextWake() (time.Time, bool) {
 		}
 	}
 	return at, !at.IsZero()
+}
+
+// hasDue reports whether a connection of bucket b is due at tick t.
+func hasDue(b []*Conn, t int64) bool {
+	for _, c := range b {
+		if c.clk.due <= t {
+			return true
+		}
+	}
+	return false
 }
 
 // start puts a kicked connection on the wheel; without delay its first
