@@ -31,7 +31,8 @@ func (e *Extractor) apply(ctx context.Context, cfg *config.Config, guild string,
 			e.opts.Metrics.fact("ban_word")
 			continue
 		}
-		f := store.Fact{GuildID: guild, SubjectID: op.Subject, Statement: op.Statement, SourceIDs: sources, CreatedAt: byID[sources[0]].CreatedAt}
+		f := store.Fact{GuildID: guild, SubjectID: op.Subject, Statement: op.Statement, SourceIDs: sources, CreatedAt: byID[sources[0]].CreatedAt,
+			Origins: originsOf(byID, op.Sources)}
 		if op.Subject != store.FactServer {
 			for _, src := range sources {
 				if m := byID[src]; m.AuthorID == op.Subject {
@@ -56,7 +57,7 @@ func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact
 	switch {
 	case op.SameAs > 0:
 		outcome = "merged"
-		err = e.opts.Store.AddFactSources(ctx, guild, known[op.SameAs-1].ID, f.SourceIDs)
+		err = e.opts.Store.AddFactSources(ctx, guild, known[op.SameAs-1].ID, f.SourceIDs, f.Origins)
 	case op.Supersedes > 0:
 		outcome = "superseded"
 		var replaced store.Fact
@@ -70,6 +71,9 @@ func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact
 		f, err = e.opts.Store.AddFact(ctx, f)
 	}
 	switch {
+	case errors.Is(err, store.ErrForgotten):
+		e.refused(guild, "fact", outcome)
+		outcome = "forgotten"
 	case errors.Is(err, store.ErrFactLocked):
 		outcome = "locked"
 	case errors.Is(err, store.ErrNotFound):
@@ -80,6 +84,27 @@ func (e *Extractor) store1(ctx context.Context, guild string, known []store.Fact
 	}
 	e.opts.Metrics.fact(outcome)
 	return f, err == nil && outcome != "merged"
+}
+
+// originsOf are who said each of a fact's sources and when: all of them, the ones deleted
+// since included, so that a fact from the words of a member who ran forget-me meanwhile is
+// refused by the store (store.Fact.Origins).
+func originsOf(byID map[string]store.Message, sources []string) []store.Origin {
+	out := make([]store.Origin, 0, len(sources))
+	for _, id := range sources {
+		if m, ok := byID[id]; ok {
+			out = append(out, store.Origin{AuthorID: m.AuthorID, At: m.CreatedAt})
+		}
+	}
+	return out
+}
+
+// refused logs and counts a write the store refused because a member ran forget-me after
+// what it held was said (what: message, fact; op: how it was to be written). The member is
+// not named: they asked to be forgotten.
+func (e *Extractor) refused(guild, what, op string) {
+	e.opts.Logger.Info("memory_write_refused", "guild_id", guild, "what", what, "op", op, "reason", "forgotten")
+	e.opts.Metrics.forgetRefused(what)
 }
 
 // liveSources keeps the sources still stored, not deleted, in the guild.

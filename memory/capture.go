@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +13,8 @@ import (
 // Capture stores a message banter heard rather than read (a voice transcript: nothing on
 // Discord keeps it) and queues it for extraction like a stored text message (Observe). What
 // memory may not take is not even stored: nothing is captured where memory is off for the
-// guild, of a member who paused it there, of a bot, of a blocked member or holding a ban word.
+// guild, of a member who paused it there, of a bot, of a blocked member or holding a ban word,
+// nor what a member said before they ran forget-me (the store refuses it: logged and counted).
 // It reports whether the message was stored.
 func (e *Extractor) Capture(ctx context.Context, m store.Message) (bool, error) {
 	cfg := e.opts.Config()
@@ -25,7 +27,10 @@ func (e *Extractor) Capture(ctx context.Context, m store.Message) (bool, error) 
 	if e.paused(ctx, m.GuildID, m.AuthorID) {
 		return false, nil
 	}
-	if err := e.opts.Store.SaveMessage(ctx, m); err != nil {
+	if err := e.opts.Store.SaveMessage(ctx, m); errors.Is(err, store.ErrForgotten) {
+		e.refused(m.GuildID, "message", "capture") // said before its author's forget-me, queued till after
+		return false, nil
+	} else if err != nil {
 		return false, fmt.Errorf("memory: capture %s: %w", m.ID, err)
 	}
 	e.Observe(ctx, m)

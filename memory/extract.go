@@ -290,8 +290,11 @@ func (e *Extractor) extract(ctx context.Context, batch []store.Message) {
 }
 
 // allowed keeps the messages memory may still take: memory on for the guild, the author not
-// paused, the content filter's verdict (a reload may have added a ban word) allowing it.
+// paused, the content filter's verdict (a reload may have added a ban word) allowing it, and
+// still stored (not deleted, nor forgotten by /memory forget-me since it was queued: its words
+// are not sent to the model after its author asked to be forgotten).
 func (e *Extractor) allowed(ctx context.Context, cfg *config.Config, batch []store.Message) []store.Message {
+	batch = e.stillStored(ctx, batch)
 	filter := safety.ForConfig(cfg)
 	paused := map[string]bool{}
 	var out []store.Message
@@ -308,6 +311,28 @@ func (e *Extractor) allowed(ctx context.Context, cfg *config.Config, batch []sto
 			paused[m.AuthorID] = p
 		}
 		if !p {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// stillStored keeps the messages still stored, not deleted (liveSources).
+func (e *Extractor) stillStored(ctx context.Context, batch []store.Message) []store.Message {
+	if len(batch) == 0 {
+		return nil
+	}
+	ids := make([]string, len(batch))
+	for i, m := range batch {
+		ids[i] = m.ID
+	}
+	live := map[string]bool{}
+	for _, id := range e.liveSources(ctx, batch[0].GuildID, ids) {
+		live[id] = true
+	}
+	out := batch[:0:0]
+	for _, m := range batch {
+		if live[m.ID] {
 			out = append(out, m)
 		}
 	}

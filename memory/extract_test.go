@@ -12,6 +12,7 @@ import (
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/store/pgtest"
 )
 
 // harness is an Extractor on a real SQLite store and the OpenAI simulator, whose memory-slot
@@ -19,7 +20,9 @@ import (
 type harness struct {
 	t    *testing.T
 	cfg  *config.Config
-	st   *store.SQLite
+	st   store.Store
+	dsn  string // the store's file (sqlite) or connection string (postgres)
+	drv  string
 	sim  *openaisim.Server
 	ex   *Extractor
 	em   *Embedder
@@ -27,7 +30,12 @@ type harness struct {
 	n    int
 }
 
-func newHarness(t *testing.T, batch int) *harness {
+func newHarness(t *testing.T, batch int) *harness { return newHarnessOn(t, batch, "sqlite") }
+
+// newHarnessOn is newHarness on a driver's store ("sqlite", or "postgres": a throwaway
+// cluster, skipped without its binaries unless BANTER_REQUIRE_POSTGRES), with the
+// simulator's options.
+func newHarnessOn(t *testing.T, batch int, driver string, simOpts ...openaisim.Option) *harness {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Memory.Enabled = true
@@ -35,12 +43,16 @@ func newHarness(t *testing.T, batch int) *harness {
 	cfg.Memory.QuietSeconds = 86400 // batches close by size or Flush only: no wall clock in the test
 	cfg.MemoryLLM.Model = "memory-model"
 	cfg.Safety.BanWords = []string{"forbiddenword"}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "b.db"))
+	dsn := filepath.Join(t.TempDir(), "b.db")
+	if driver == "postgres" {
+		dsn = pgtest.Database(context.Background(), t)
+	}
+	st, err := store.OpenDriver(context.Background(), driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sim := openaitest.Serve(t)
+	sim := openaitest.Serve(t, simOpts...)
 	client, err := llm.New(llm.Options{BaseURL: sim.BaseURL(), APIKey: "sk", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +62,7 @@ func newHarness(t *testing.T, batch int) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ex.Close(context.Background()) })
-	return &harness{t: t, cfg: cfg, st: st, sim: sim, ex: ex, base: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	return &harness{t: t, cfg: cfg, st: st, dsn: dsn, drv: driver, sim: sim, ex: ex, base: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 }
 
 // answer scripts the next extraction answer (record_facts arguments).

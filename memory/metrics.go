@@ -8,13 +8,15 @@ type Metrics struct {
 	messages    *prometheus.CounterVec
 	facts       *prometheus.CounterVec
 	embeddings  *prometheus.CounterVec
+	refused     *prometheus.CounterVec
 }
 
 // NewMetrics registers the memory metrics with reg (nil: not registered):
 //
 //	banter_memory_extractions_total{outcome}          extraction calls: ok, invalid (answer refused), failed
 //	banter_memory_extracted_messages_total{outcome}   the messages of those calls
-//	banter_memory_facts_total{outcome}                facts of valid answers: added, merged, superseded, locked, source_gone, ban_word, target_gone, failed
+//	banter_memory_facts_total{outcome}                facts of valid answers: added, merged, superseded, locked, source_gone, ban_word, target_gone, forgotten, failed
+//	banter_memory_forget_refused_total{what}          writes refused because their member ran forget-me after the words: message, fact
 //	banter_memory_embedded_texts_total{what,outcome}  texts sent to the embeddings model: messages, facts, query; ok or failed
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
@@ -22,9 +24,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		messages:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extracted_messages_total", Help: "Messages sent to memory extraction, by the call's outcome."}, []string{"outcome"}),
 		facts:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_facts_total", Help: "Facts of valid extraction answers, by what became of them."}, []string{"outcome"}),
 		embeddings:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_embedded_texts_total", Help: "Texts sent to the embeddings model (messages, facts, query), by the call's outcome."}, []string{"what", "outcome"}),
+		refused:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_forget_refused_total", Help: "Memory writes refused because their member ran /memory forget-me after the words were said (message, fact)."}, []string{"what"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings)
+		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings, m.refused)
 	}
 	return m
 }
@@ -49,4 +52,11 @@ func (m *Metrics) embedding(what, outcome string, texts int) {
 		return
 	}
 	m.embeddings.WithLabelValues(what, outcome).Add(float64(texts))
+}
+
+func (m *Metrics) forgetRefused(what string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(what).Inc()
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,10 @@ type Fact struct {
 	Statement   string
 	// SourceIDs are the messages the fact came from.
 	SourceIDs []string
+	// Origins, set by a writer that knows them (extraction), are who said the sources and
+	// when: the write is refused (ErrForgotten) when one of them, or the subject at CreatedAt,
+	// ran forget-me in the guild at or after then. Not read back.
+	Origins   []Origin
 	CreatedAt time.Time
 	// SupersededBy is the fact that replaced this one (0: none); RetiredAt is when it stopped
 	// being current (zero: current).
@@ -70,13 +75,16 @@ type ForgetReport struct {
 
 // Memory is the facts part of the Store.
 type Memory interface {
-	// AddFact stores a new current fact and returns it with its id.
+	// AddFact stores a new current fact and returns it with its id (ErrForgotten when its
+	// origins or subject forgot it: Fact.Origins).
 	AddFact(ctx context.Context, f Fact) (Fact, error)
 	// ReplaceFact stores f and retires the guild's fact oldID in its favour (ErrNotFound when
-	// oldID is not a current fact of the guild, ErrFactLocked when it is locked).
+	// oldID is not a current fact of the guild, ErrFactLocked when it is locked, ErrForgotten
+	// as AddFact).
 	ReplaceFact(ctx context.Context, oldID int64, f Fact) (Fact, error)
-	// AddFactSources adds messages to a fact's sources (a duplicate merged into it).
-	AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string) error
+	// AddFactSources adds messages to a fact's sources (a duplicate merged into it); origins
+	// are who said them and when, refused as in AddFact (ErrForgotten).
+	AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string, origins []Origin) error
 	// Facts returns the facts q selects.
 	Facts(ctx context.Context, q FactQuery) ([]Fact, error)
 	// DeleteFact deletes one fact of the guild (ErrNotFound when it is not there).
@@ -86,8 +94,10 @@ type Memory interface {
 	ForgetMessage(ctx context.Context, messageID string) (int, error)
 	// ForgetMember deletes, in one guild, every fact about the member, every fact one of their
 	// messages is a source of, every stored message of theirs and the bot's replies to them,
-	// their turns and prompt-ledger rows, and the reply links of other messages to theirs.
-	ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error)
+	// their turns and prompt-ledger rows, and the reply links of other messages to theirs; and
+	// records at as their watermark: from then on, writes of messages and facts refuse what
+	// they said at or before it (forgets.go).
+	ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error)
 	// SetMemoryPaused pauses (or resumes) memory capture of a member in a guild.
 	SetMemoryPaused(ctx context.Context, guildID, userID string, paused bool, at time.Time) error
 	// MemoryPaused reports whether a member paused memory capture in a guild.
@@ -164,6 +174,9 @@ func (m factsSQL) AddFact(ctx context.Context, f Fact) (Fact, error) {
 		return Fact{}, err
 	}
 	err := m.db.tx(ctx, func(db factDB) error {
+		if err := m.lockGuild(ctx, db, f.GuildID, false); err != nil {
+			return err
+		}
 		var err error
 		f, err = insertFact(ctx, db, f)
 		return err
@@ -174,10 +187,14 @@ func (m factsSQL) AddFact(ctx context.Context, f Fact) (Fact, error) {
 	return f, nil
 }
 
-// insertFact inserts f and its sources; f comes back with its id.
+// insertFact inserts f and its sources, unless its origins or subject forgot it (the caller
+// holds the guild's lock); f comes back with its id.
 func insertFact(ctx context.Context, db factDB, f Fact) (Fact, error) {
 	if f.CreatedAt.IsZero() {
 		f.CreatedAt = time.Now()
+	}
+	if gone, err := forgotten(ctx, db, f.GuildID, factOrigins(f)); err != nil || gone {
+		return Fact{}, cmp.Or(err, ErrForgotten)
 	}
 	err := db.queryRow(ctx, `INSERT INTO facts (guild_id, subject_id, subject_name, statement, search_text, created_at, locked)
 		VALUES (?,?,?,?,?,?,?) RETURNING id`, f.GuildID, f.SubjectID, f.SubjectName, f.Statement, factSearchText(f),
@@ -204,6 +221,9 @@ func (m factsSQL) ReplaceFact(ctx context.Context, oldID int64, f Fact) (Fact, e
 		return Fact{}, err
 	}
 	err := m.db.tx(ctx, func(db factDB) error {
+		if err := m.lockGuild(ctx, db, f.GuildID, false); err != nil {
+			return err
+		}
 		var locked int64
 		err := db.queryRow(ctx, `SELECT locked FROM facts WHERE id=? AND guild_id=? AND retired_at=0`, oldID, f.GuildID).Scan(&locked)
 		if err != nil {
@@ -227,8 +247,14 @@ func (m factsSQL) ReplaceFact(ctx context.Context, oldID int64, f Fact) (Fact, e
 	return f, nil
 }
 
-func (m factsSQL) AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string) error {
+func (m factsSQL) AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string, origins []Origin) error {
 	err := m.db.tx(ctx, func(db factDB) error {
+		if err := m.lockGuild(ctx, db, guildID, false); err != nil {
+			return err
+		}
+		if gone, err := forgotten(ctx, db, guildID, origins); err != nil || gone {
+			return cmp.Or(err, ErrForgotten)
+		}
 		var n int64
 		if err := db.queryRow(ctx, `SELECT COUNT(*) FROM facts WHERE id=? AND guild_id=?`, id, guildID).Scan(&n); err != nil {
 			return err
@@ -379,13 +405,19 @@ func (m factsSQL) ForgetMessage(ctx context.Context, messageID string) (int, err
 	return int(n), nil
 }
 
-func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error) {
+func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error) {
 	var r ForgetReport
 	if guildID == "" || userID == "" {
 		return r, errors.New("store: forget member: guild and user are required")
 	}
 	const theirs = `SELECT id FROM messages WHERE guild_id=? AND author_id=?`
 	err := m.db.tx(ctx, func(db factDB) error {
+		if err := m.lockGuild(ctx, db, guildID, true); err != nil {
+			return err
+		}
+		if err := recordForget(ctx, db, guildID, userID, at); err != nil {
+			return err
+		}
 		n, err := db.exec(ctx, `DELETE FROM facts WHERE guild_id=? AND (subject_id=?
 			OR id IN (SELECT fact_id FROM fact_sources WHERE message_id IN (`+theirs+`)))`, guildID, userID, guildID, userID)
 		if err != nil {

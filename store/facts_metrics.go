@@ -17,8 +17,8 @@ func (i *instrumented) ReplaceFact(ctx context.Context, oldID int64, f Fact) (Fa
 	return f, i.count("replace_fact", err)
 }
 
-func (i *instrumented) AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string) error {
-	return i.count("add_fact_sources", i.s.AddFactSources(ctx, guildID, id, sourceIDs))
+func (i *instrumented) AddFactSources(ctx context.Context, guildID string, id int64, sourceIDs []string, origins []Origin) error {
+	return i.count("add_fact_sources", i.s.AddFactSources(ctx, guildID, id, sourceIDs, origins))
 }
 
 func (i *instrumented) Facts(ctx context.Context, q FactQuery) ([]Fact, error) {
@@ -35,8 +35,8 @@ func (i *instrumented) ForgetMessage(ctx context.Context, messageID string) (int
 	return n, i.count("forget_message", err)
 }
 
-func (i *instrumented) ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error) {
-	r, err := i.s.ForgetMember(ctx, guildID, userID)
+func (i *instrumented) ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error) {
+	r, err := i.s.ForgetMember(ctx, guildID, userID, at)
 	return r, i.count("forget_member", err)
 }
 

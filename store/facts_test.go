@@ -47,10 +47,10 @@ func testFactsLifecycle(t *testing.T, s Store) {
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: FactServer, Statement: "movie night is on Fridays", SourceIDs: []string{"m3"}, CreatedAt: base})
 
 	// A duplicate merges into the fact it repeats.
-	if err := s.AddFactSources(ctx, "g1", cat.ID, []string{"m4", "m1"}); err != nil {
+	if err := s.AddFactSources(ctx, "g1", cat.ID, []string{"m4", "m1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddFactSources(ctx, "g2", cat.ID, []string{"m9"}); !errors.Is(err, ErrNotFound) {
+	if err := s.AddFactSources(ctx, "g2", cat.ID, []string{"m9"}, nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("sources added across guilds: %v", err)
 	}
 	// A correction retires the old fact: history keeps it, current facts do not show it.
@@ -194,7 +194,7 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	s.OpenTurn(ctx, Turn{MessageID: "m1", ChannelID: "c-g1", GuildID: "g1", AdmittedAt: base})
 	embedAll(t, s, "g1", "g2")
 
-	r, err := s.ForgetMember(ctx, "g1", who)
+	r, err := s.ForgetMember(ctx, "g1", who, base.Add(time.Hour))
 	if err != nil || r.Facts != 2 || r.Messages != 1 || r.Replies != 1 {
 		t.Fatalf("forget = %+v, %v; want 2 facts, 1 message, 1 reply", r, err)
 	}
@@ -234,7 +234,7 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 			t.Errorf("scan did not read %s (read %v)", want, tables)
 		}
 	}
-	if _, err := s.ForgetMember(ctx, "", who); err == nil {
+	if _, err := s.ForgetMember(ctx, "", who, base); err == nil {
 		t.Error("forget without a guild")
 	}
 }

@@ -155,6 +155,8 @@ func pgMigrations() []string {
 		// 10: embeddings of facts and messages (embeddings.go: search by meaning). The pgvector
 		// columns are added at open when the extension can be created (usePGVector).
 		embeddingsMigration("BIGINT", "BYTEA") + pgEmbeddingsTrigger,
+		// 11: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
+		forgetsMigration,
 	}
 }
 
@@ -216,12 +218,18 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// SaveMessage implements Store.
+// SaveMessage implements Store: ErrForgotten when its author ran forget-me in its guild at or
+// after its time (forgets.go). The guild's shared forget lock and the insert, which checks
+// the watermark, go in one round trip (a batch: one implicit transaction).
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO messages
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1::bigint)`, guildLockID(m.GuildID))
+	b.Queue(`INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
+		SELECT $1::text,$2::text,$3::text,$4::text,$5::text,$6::text,$7::boolean,$8::boolean,$9::text,
+		 $10::bigint,$11::bigint,$12::text,$13::text,$14::boolean,$15::text,$16::text
+		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = $17 AND forgot_at >= $10::bigint)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -229,7 +237,20 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
 		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text, images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images))
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images),
+		memberKey(m.GuildID, m.AuthorID))
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = savedOrForgotten(tag.RowsAffected(), nil)
+	}
 	if err != nil {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}

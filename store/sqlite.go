@@ -124,6 +124,8 @@ func migrations() []string {
 			usd REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, guild_id, slot));`,
 		// 8: embeddings of facts and messages (embeddings.go: search by meaning).
 		embeddingsMigration("INTEGER", "BLOB") + sqliteEmbeddingsTrigger,
+		// 9: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
+		forgetsMigration,
 	}
 }
 
@@ -179,12 +181,13 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
-// SaveMessage implements Store.
+// SaveMessage implements Store: ErrForgotten when its author ran forget-me in its guild at or
+// after its time (forgets.go), checked in the insert itself.
 func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO messages
+	res, err := s.db.ExecContext(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, images)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		SELECT ?,?,?,?,?,?,?,?,?,?,?,?,?,?,? WHERE `+unlessForgotten+`
 		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -192,11 +195,22 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
 		 deleted=MAX(messages.deleted, excluded.deleted), images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images))
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images), forgetArgs(m)[0], forgetArgs(m)[1])
+	if err == nil {
+		err = savedOrForgotten(res.RowsAffected())
+	}
 	if err != nil {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// savedOrForgotten reads a message insert's row count: none means its author forgot it.
+func savedOrForgotten(n int64, err error) error {
+	if err == nil && n == 0 {
+		err = ErrForgotten
+	}
+	return err
 }
 
 // EditMessage implements Store.
@@ -464,8 +478,8 @@ func (s *SQLite) Close() error {
 
 // ForgetMember implements Memory, then merges the full-text index's segments so that the
 // words of the deleted messages leave the index too, not only its live view.
-func (s *SQLite) ForgetMember(ctx context.Context, guildID, userID string) (ForgetReport, error) {
-	r, err := s.factsSQL.ForgetMember(ctx, guildID, userID)
+func (s *SQLite) ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error) {
+	r, err := s.factsSQL.ForgetMember(ctx, guildID, userID, at)
 	if err != nil {
 		return r, err
 	}

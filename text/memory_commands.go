@@ -183,7 +183,9 @@ func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string) stri
 	if s.opts.Memory != nil {
 		s.opts.Memory.Drop(guild, userID)
 	}
-	r, err := s.opts.Store.ForgetMember(ctx, guild, userID)
+	// Now is the watermark: whatever of theirs is still in flight (an extraction's answer, a
+	// transcript or message stored just after) and was said before it is refused (store).
+	r, err := s.opts.Store.ForgetMember(ctx, guild, userID, s.now())
 	if err != nil {
 		s.logger.Error("store_failed", "op", "forget_member", "guild_id", guild, "error", err.Error())
 		return "Sorry, I couldn't forget that just now. Please try again."
