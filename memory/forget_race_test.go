@@ -6,6 +6,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/store/storetest"
 )
@@ -14,38 +15,11 @@ import (
 // (docs/memory.md, "What forget-me guarantees"): an extraction whose answer comes back after
 // it, a voice transcript queued before it and stored after it.
 
-// heldDelay is the latency a held answer asks the simulator for: the gate's sleep holds that
-// one (and no other) until the test releases it, so the answer is in flight for as long as
-// the test needs, without a wall clock.
-const heldDelay = 4321 * time.Second
-
-// gate holds the simulator's held answers (WithSleep): arrived gets a value when one is held,
-// release lets every held one go.
-type gate struct {
-	arrived chan struct{}
-	release chan struct{}
-}
-
-func newGate() *gate { return &gate{arrived: make(chan struct{}, 16), release: make(chan struct{})} }
-
-func (g *gate) sleep(ctx context.Context, d time.Duration) error {
-	if d != heldDelay {
-		return nil
-	}
-	g.arrived <- struct{}{}
-	select {
-	case <-g.release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // answerHeld scripts the next extraction answer, held by the gate.
 func (h *harness) answerHeld(args string) {
 	h.t.Helper()
 	if err := h.sim.AddRule(openaisim.Rule{Name: "memory held", Match: openaisim.Match{Model: "memory-model"}, Times: 1,
-		Latency: openaisim.Latency{TimeToFirstToken: heldDelay},
+		Latency: openaisim.Latency{TimeToFirstToken: openaitest.HeldDelay},
 		Reply:   openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: recordFactsName, Arguments: args}}}}); err != nil {
 		h.t.Fatal(err)
 	}
@@ -87,8 +61,8 @@ func forEachStore(t *testing.T, test func(t *testing.T, driver string)) {
 // fact is; nothing of hers is left anywhere in the database, embeddings included.
 func TestForgetMeWhileExtracting(t *testing.T) {
 	forEachStore(t, func(t *testing.T, driver string) {
-		g := newGate()
-		h := newHarnessOn(t, 2, driver, openaisim.WithSleep(g.sleep))
+		g := openaitest.NewGate()
+		h := newHarnessOn(t, 2, driver, g.Option())
 		h.withEmbedder()
 		h.answerHeld(`{"facts":[
 			{"subject":"` + alice + `","statement":"Alice has a cat named Miso","source_message_ids":["1"],"supersedes":0,"same_as":0},
@@ -97,9 +71,9 @@ func TestForgetMeWhileExtracting(t *testing.T) {
 			{"subject":"u2","statement":"Bob plays bass","source_message_ids":["2"],"supersedes":0,"same_as":0}]}`)
 		h.say("1", "g1", alice, "Alice", "I have a cat named Miso, and Bob is in my garage band")
 		h.say("2", "g1", "u2", "Bob", "yes I play bass in it")
-		<-g.arrived // the batch is with the model
+		g.Arrived(context.Background()) // the batch is with the model
 		h.forgetMe("g1", alice)
-		close(g.release)
+		g.Release()
 		h.ex.Flush()
 		if got := h.current("g1"); got != "Bob plays bass" {
 			t.Errorf("facts after forget-me = %q, want bob's only", got)

@@ -229,7 +229,7 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 		t.Errorf("%d fact embeddings left in g1, want bob's 1", got)
 	}
 	tables, _ := storetest.Tables(ctx, driver, dsn)
-	for _, want := range []string{"messages", "facts", "fact_sources", "prompt_ledger", "turns", "memory_pauses", "message_embeddings", "fact_embeddings"} {
+	for _, want := range []string{"messages", "facts", "fact_sources", "prompt_ledger", "turns", "memory_pauses", "memory_forgets", "message_embeddings", "fact_embeddings"} {
 		if !strings.Contains(","+strings.Join(tables, ",")+",", ","+want+",") {
 			t.Errorf("scan did not read %s (read %v)", want, tables)
 		}

@@ -109,8 +109,16 @@ func recordForget(ctx context.Context, db factDB, guildID, userID string, at tim
 	return err
 }
 
-// unlessForgotten is the condition a message's insert carries (its ? are the member's key and
-// the message's time: forgetArgs).
-const unlessForgotten = `NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = ? AND forgot_at >= ?)`
+// replyForgotten is the condition that a message's reply link points at words their author
+// has since asked to forget: key and at are the placeholders of replyKey and the origin's time.
+func replyForgotten(key, at string) string {
+	return `EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = ` + key + ` AND forgot_at >= ` + at + `)`
+}
 
-func forgetArgs(m Message) []any { return []any{memberKey(m.GuildID, m.AuthorID), ms(m.CreatedAt)} }
+// replyKey is the member key of the message m replies to ("" when unknown: no member's key).
+func replyKey(m Message) string {
+	if m.ReplyToID == "" || m.ReplyToOrigin.AuthorID == "" {
+		return ""
+	}
+	return memberKey(m.GuildID, m.ReplyToOrigin.AuthorID)
+}

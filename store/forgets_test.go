@@ -50,6 +50,19 @@ func testForgetWatermark(t *testing.T, s Store, driver, dsn string) {
 	must(save("m3", "g1", alice, forgot.Add(time.Millisecond))) // after forget-me: remembered again
 	must(save("m4", "g1", "bob", base))
 	must(save("m5", "g2", alice, base))
+	reply := func(id, author string, self bool, to string, origin Origin) error {
+		return s.SaveMessage(ctx, Message{ID: id, ChannelID: "c-g1", GuildID: "g1", AuthorID: author, IsSelf: self, Content: "re " + to,
+			CreatedAt: forgot.Add(time.Minute), ReplyToID: to, ReplyToOrigin: origin})
+	}
+	refused("banter's reply to her words from before", reply("r1", "bot", true, "m1", Origin{AuthorID: alice, At: base}))
+	must(reply("r2", "bob", false, "m1", Origin{AuthorID: alice, At: base}))
+	must(reply("r3", "bot", true, "m3", Origin{AuthorID: alice, At: forgot.Add(time.Millisecond)}))
+	must(reply("r4", "bot", true, "m4", Origin{AuthorID: "bob", At: base}))
+	for id, want := range map[string]string{"r2": "", "r3": "m3", "r4": "m4"} {
+		if m, err := s.Message(ctx, id); err != nil || m.ReplyToID != want {
+			t.Errorf("%s: reply to %q (%v), want %q", id, m.ReplyToID, err, want)
+		}
+	}
 
 	_, err := s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: alice, Statement: "has a cat", CreatedAt: base})
 	refused("a fact about her from before", err)

@@ -219,7 +219,8 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // SaveMessage implements Store: ErrForgotten when its author ran forget-me in its guild at or
-// after its time (forgets.go). The guild's shared forget lock and the insert, which checks
+// after its time, or it is banter's reply to words so forgotten (forgets.go); another member's
+// reply to them loses the link. The guild's shared forget lock and the insert, which checks
 // the watermark, go in one round trip (a batch: one implicit transaction).
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 	b := &pgx.Batch{}
@@ -228,8 +229,10 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
 		SELECT $1::text,$2::text,$3::text,$4::text,$5::text,$6::text,$7::boolean,$8::boolean,$9::text,
-		 $10::bigint,$11::bigint,$12::text,$13::text,$14::boolean,$15::text,$16::text
-		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = $17 AND forgot_at >= $10::bigint)
+		 $10::bigint,$11::bigint, CASE WHEN `+replyForgotten("$18::text", "$19::bigint")+` THEN '' ELSE $12::text END,
+		 $13::text,$14::boolean,$15::text,$16::text
+		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = $17::text AND forgot_at >= $10::bigint)
+		  AND NOT ($8::boolean AND `+replyForgotten("$18::text", "$19::bigint")+`)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -238,7 +241,7 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text, images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images),
-		memberKey(m.GuildID, m.AuthorID))
+		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
 	br := s.pool.SendBatch(ctx, b)
 	_, err := br.Exec()
 	var tag pgconn.CommandTag

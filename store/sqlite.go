@@ -182,12 +182,15 @@ func fromMS(v int64) time.Time {
 }
 
 // SaveMessage implements Store: ErrForgotten when its author ran forget-me in its guild at or
-// after its time (forgets.go), checked in the insert itself.
+// after its time, or it is banter's reply to words so forgotten (forgets.go); another member's
+// reply to them loses the link. Checked in the insert itself.
 func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, images)
-		SELECT ?,?,?,?,?,?,?,?,?,?,?,?,?,?,? WHERE `+unlessForgotten+`
+		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN `+replyForgotten("?17", "?18")+` THEN '' ELSE ?12 END, ?13,?14,?15
+		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = ?16 AND forgot_at >= ?10)
+		  AND NOT (?8 AND `+replyForgotten("?17", "?18")+`)
 		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -195,7 +198,8 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
 		 deleted=MAX(messages.deleted, excluded.deleted), images=excluded.images`,
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
-		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images), forgetArgs(m)[0], forgetArgs(m)[1])
+		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images),
+		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
 	if err == nil {
 		err = savedOrForgotten(res.RowsAffected())
 	}

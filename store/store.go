@@ -34,8 +34,12 @@ type Message struct {
 	CreatedAt  time.Time
 	EditedAt   time.Time // zero when never edited
 	ReplyToID  string    // the message this one replies to, if any
-	Persona    string    // for banter's own messages: the persona that wrote it
-	Deleted    bool
+	// ReplyToOrigin is who wrote ReplyToID and when, when the writer knows it (not stored): if
+	// they have since run forget-me, banter's reply is refused (ErrForgotten) and another
+	// member's is stored without the link, as ForgetMember leaves them.
+	ReplyToOrigin Origin
+	Persona       string // for banter's own messages: the persona that wrote it
+	Deleted       bool
 	// Images are the images the message shows (attachments, image embeds), as Discord
 	// described them when the message was stored.
 	Images []Image
@@ -138,7 +142,9 @@ func (k PromptKind) String() string {
 // Store is banter's persistence. Implementations are safe for concurrent use.
 type Store interface {
 	// SaveMessage inserts or replaces a message. A deleted message stays deleted (a deletion
-	// is final on Discord; a late save must not resurrect it).
+	// is final on Discord; a late save must not resurrect it). A message its author said
+	// before running forget-me in the guild, or banter's reply to one, is refused
+	// (ErrForgotten; forgets.go).
 	SaveMessage(ctx context.Context, m Message) error
 	// EditMessage updates a stored message's content; ErrNotFound when it was never stored.
 	EditMessage(ctx context.Context, id, content string, editedAt time.Time) error

@@ -72,7 +72,7 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 			continue
 		}
 		stored++
-		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+		if _, err := s.saveMessage(ctx, rec, "backfill"); err != nil {
 			s.logger.Warn("store_failed", "op", "save_message", "message_id", rec.ID, "error", err.Error())
 			return stored
 		}

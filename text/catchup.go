@@ -305,7 +305,7 @@ func (s *Service) storeOnly(m *discordgo.Message) {
 		s.logger.Info("message_ignored", "reason", string(why), "source", "catch_up", "message_id", m.ID, "channel_id", m.ChannelID)
 		return
 	}
-	if err := s.opts.Store.SaveMessage(s.ctx, rec); err != nil {
+	if _, err := s.saveMessage(s.ctx, rec, "catch_up"); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}
 }

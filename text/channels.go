@@ -113,7 +113,7 @@ func (s *Service) lookup(ctx context.Context, channelID, id string, carried *dis
 		s.logger.Info("message_ignored", "reason", string(why), "source", "lookup", "message_id", id, "channel_id", channelID)
 		return store.Message{}, false
 	}
-	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+	if _, err := s.saveMessage(ctx, rec, "fetch"); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", id, "error", err.Error())
 	}
 	return rec, true

@@ -233,7 +233,10 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		if rec.ReplyToID == "" {
 			rec.ReplyToID = msg.ReplyTo
 		}
-		if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+		if rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == t.msg.ID {
+			rec.ReplyToOrigin = store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}
+		}
+		if _, err := s.saveMessage(ctx, rec, "reply"); err != nil {
 			s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
 		}
 	}

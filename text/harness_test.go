@@ -116,6 +116,12 @@ func newHarness(t testing.TB, mutate func(*config.Config), rules ...openaisim.Ru
 // (benchmarks); otherwise on a settable clock that advances 1 ms per reading.
 func newHarnessWith(t testing.TB, realClock bool, simOpts []discordsim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
 	t.Helper()
+	return newHarnessSims(t, realClock, simOpts, nil, mutate, rules...)
+}
+
+// newHarnessSims is newHarnessWith with options of the OpenAI simulator too.
+func newHarnessSims(t testing.TB, realClock bool, simOpts []discordsim.Option, osimOpts []openaisim.Option, mutate func(*config.Config), rules ...openaisim.Rule) *harness {
+	t.Helper()
 	if tt, ok := t.(*testing.T); ok {
 		tt.Parallel() // every harness has its own simulators and store; stopping discordgo takes 1 s
 	}
@@ -123,7 +129,7 @@ func newHarnessWith(t testing.TB, realClock bool, simOpts []discordsim.Option, m
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, clock: &clock{real: realClock, t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
 	h.dsim = simtest.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
-	h.osim = openaitest.Serve(t, openaisim.WithRules(rules...))
+	h.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, osimOpts...)...)
 	h.guild = h.dsim.CreateGuild("Banter Test")
 	h.general = h.dsim.CreateTextChannel(h.guild, "general")
 	h.alice = h.dsim.CreateUser("alice")

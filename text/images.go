@@ -288,7 +288,7 @@ func (s *Service) refetch(ctx context.Context, channelID, id string) (store.Mess
 		}
 	}
 	rec := storedFromDiscord(dm, s.channelInfo(ctx, channelID), dm.Author != nil && dm.Author.ID == s.selfID())
-	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+	if _, err := s.saveMessage(ctx, rec, "image_refresh"); err != nil {
 		s.logger.Warn("store_failed", "op", "save_message", "message_id", id, "error", err.Error())
 	}
 	s.opts.Metrics.image("refreshed")

@@ -60,8 +60,11 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return // nor is the answer to one
 	}
 	rec := storedFromDiscord(m, ch, isSelf)
-	if err := s.opts.Store.SaveMessage(ctx, rec); err != nil {
+	if refused, err := s.saveMessage(ctx, rec, "ingest"); err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
+	} else if refused {
+		s.opts.Metrics.ingested("forgotten") // said before its author's forget-me: neither kept nor answered
+		return
 	}
 	cs := s.channel(m.ChannelID)
 	cs.noteMessage(isSelf, rec.CreatedAt)
@@ -174,7 +177,7 @@ func (s *Service) updateImages(m *discordgo.Message) {
 		return
 	}
 	rec.Images = ims[:min(len(ims), maxStoredImages)]
-	if err := s.opts.Store.SaveMessage(s.ctx, rec); err != nil {
+	if _, err := s.saveMessage(s.ctx, rec, "update_images"); err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}
 }
@@ -219,6 +222,12 @@ func storedFromDiscord(m *discordgo.Message, ch channelInfo, isSelf bool) store.
 	}
 	if ref := m.MessageReference; ref != nil && ref.MessageID != "" {
 		rec.ReplyToID = ref.MessageID
+		if r := m.ReferencedMessage; r != nil && r.ID == ref.MessageID && r.Author != nil {
+			rec.ReplyToOrigin = store.Origin{AuthorID: r.Author.ID, At: r.Timestamp}
+			if r.Timestamp.IsZero() {
+				rec.ReplyToOrigin.At = snowflakeTime(r.ID)
+			}
+		}
 	}
 	rec.Images = storedImages(m)
 	return rec

@@ -2,6 +2,7 @@ package text
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,6 +15,20 @@ import (
 // memory extractor (Options.Memory), the facts of a turn's participants and of what it asks
 // about go into its prompt, memory_lookup searches the facts before the messages, and a
 // deleted message takes the facts it was the only source of with it.
+
+// saveMessage stores a message (source names the caller for the log: ingest, catch_up, …). A
+// message its author said before running /memory forget-me in the guild, or banter's reply to
+// one, arriving only now, is refused by the store: that is logged (memory_write_refused, not
+// naming the member) and reported as refused, not as an error.
+func (s *Service) saveMessage(ctx context.Context, rec store.Message, source string) (refused bool, err error) {
+	err = s.opts.Store.SaveMessage(ctx, rec)
+	if errors.Is(err, store.ErrForgotten) {
+		s.logger.Info("memory_write_refused", "guild_id", rec.GuildID, "channel_id", rec.ChannelID, "message_id", rec.ID,
+			"what", "message", "op", source, "reason", "forgotten")
+		return true, nil
+	}
+	return false, err
+}
 
 // remember offers a stored message to memory extraction.
 func (s *Service) remember(m store.Message) {
