@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 	"github.com/banterbot/banter/store"
@@ -40,18 +41,17 @@ func TestForgetMeWhileReplying(t *testing.T) {
 	if reply.ReplyTo() != asked.ID {
 		t.Errorf("the reply answers %s, want her question %s", reply.ReplyTo(), asked.ID)
 	}
-	h.waitLog(`"msg":"memory_write_refused"`, `"op":"reply"`, string(reply.ID))
-	h.waitLog(`"msg":"memory_write_refused"`, `"op":"ingest"`, string(reply.ID))
-
+	if h.settled(reply.ID, "ingest") {
+		t.Error("banter's reply to her words, sent after forget-me, was stored")
+	}
 	h.clock.Advance(-time.Minute) // a message she sent before forget-me, delivered only now
 	late := h.post(h.alice, "also Miso hates the carrier")
-	h.waitLog(`"msg":"memory_write_refused"`, `"op":"ingest"`, string(late.ID))
+	if h.settled(late.ID, "ingest") {
+		t.Error("her message from before forget-me was stored after it")
+	}
 	h.clock.Advance(2 * time.Minute)
 	after := h.post(h.alice, "I adopted a dog named Rex")
 	h.waitStored(after.ID, "after forget-me", func(store.Message) bool { return true })
-	if _, err := h.st.Message(ctx, string(late.ID)); err == nil {
-		t.Error("her message from before forget-me was stored after it")
-	}
 	if n := len(h.botMessages()); n != 1 {
 		t.Errorf("banter sent %d messages, want its one reply (not to the late message)", n)
 	}
@@ -68,5 +68,26 @@ func TestForgetMeWhileReplying(t *testing.T) {
 		if !strings.Contains(hit.Row, string(after.ID)) && !strings.Contains(hit.Row, "Rex") {
 			t.Errorf("%s still holds her id: %s", hit.Table, hit.Row)
 		}
+	}
+}
+
+// settled waits until message id is stored or its save refused (memory_write_refused by op)
+// and reports whether it is stored.
+func (h *harness) settled(id discordsim.MessageID, op string) bool {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // a failure guard, not a timing assertion
+	for {
+		if _, err := h.st.Message(h.ctx, string(id)); err == nil {
+			return true
+		}
+		for _, line := range strings.Split(h.logs.String(), "\n") {
+			if strings.Contains(line, `"msg":"memory_write_refused"`) && strings.Contains(line, `"op":"`+op+`"`) && strings.Contains(line, string(id)) {
+				return false
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("message %s neither stored nor refused; logs:\n%s", id, h.tail())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
