@@ -60,13 +60,18 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return // nor is the answer to one
 	}
 	rec := storedFromDiscord(m, ch, isSelf)
-	if refused, err := s.saveMessage(ctx, rec, "ingest"); err != nil {
+	refused, err := s.saveMessage(ctx, rec, "ingest")
+	if err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
-	} else if refused {
-		s.opts.Metrics.ingested("forgotten") // said before its author's forget-me: neither kept nor answered
-		return
 	}
 	cs := s.channel(m.ChannelID)
+	if refused { // said before its author's forget-me (or banter's reply to that): not kept
+		s.opts.Metrics.ingested("forgotten")
+		if isSelf {
+			cs.noteMessage(true, rec.CreatedAt) // banter did speak
+		}
+		return // a member's: neither remembered nor answered
+	}
 	cs.noteMessage(isSelf, rec.CreatedAt)
 	if isSelf {
 		s.opts.Metrics.ingested("self")
