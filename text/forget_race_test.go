@@ -71,8 +71,37 @@ func TestForgetMeWhileReplying(t *testing.T) {
 	}
 }
 
-// settled waits until message id is stored or its save refused (memory_write_refused by op)
-// and reports whether it is stored.
+// TestForgetMeThenHistory: Discord still has alice's messages after her forget-me; when a new
+// process fetches the channel's history again (its catch-up, the first turn's backfill), her
+// messages from before are not stored again.
+func TestForgetMeThenHistory(t *testing.T) {
+	h := newHarness(t, memoryOn, openaisim.Rule{Match: openaisim.Match{Model: "memory-model"}, Respond: func(openaisim.Request) openaisim.Reply {
+		return openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: "record_facts", Arguments: `{"facts":[]}`}}}
+	}}, toolReply("hello", "reply", "", "Hi bob!"))
+	said := h.post(h.alice, "my cat Miso loves the windowsill")
+	h.waitStored(said.ID, "before forget-me", func(store.Message) bool { return true })
+	if text, _ := h.slashMemory(h.alice, "forget-me"); !strings.Contains(text, "I forgot") {
+		t.Fatalf("forget-me = %q", text)
+	}
+	h.restart()
+	asked := h.post(h.bob, "bants, hello there")
+	if r := h.waitBot(1); r.ReplyTo() != asked.ID {
+		t.Fatalf("the reply answers %s, want %s", r.ReplyTo(), asked.ID)
+	}
+	if h.settled(said.ID, "") {
+		t.Error("her message from before forget-me was stored again from Discord's history")
+	}
+	hits, err := storetest.Scan(context.Background(), "sqlite", h.dbPath, []string{"Miso", string(h.alice)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hit := range hits {
+		t.Errorf("%s holds %q after forget-me and a history fetch: %s", hit.Table, hit.Needle, hit.Row)
+	}
+}
+
+// settled waits until message id is stored or its save refused (memory_write_refused by op, or
+// by any with op "") and reports whether it is stored.
 func (h *harness) settled(id discordsim.MessageID, op string) bool {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second) // a failure guard, not a timing assertion
@@ -81,7 +110,7 @@ func (h *harness) settled(id discordsim.MessageID, op string) bool {
 			return true
 		}
 		for _, line := range strings.Split(h.logs.String(), "\n") {
-			if strings.Contains(line, `"msg":"memory_write_refused"`) && strings.Contains(line, `"op":"`+op+`"`) && strings.Contains(line, string(id)) {
+			if strings.Contains(line, `"msg":"memory_write_refused"`) && (op == "" || strings.Contains(line, `"op":"`+op+`"`)) && strings.Contains(line, string(id)) {
 				return false
 			}
 		}
