@@ -80,6 +80,8 @@ func TestDirectReplyChainAndPersonaAcrossRestart(t *testing.T) {
 	if g := h.generations(); !strings.Contains(g[0].Instructions, "banter the pirate") {
 		t.Fatalf("command did not use the pirate persona:\n%s", g[0].Instructions)
 	}
+	// The answer is stored with its persona once sent_reply is logged (Discord shows it first).
+	h.waitLog(`"msg":"sent_reply"`, string(b1.ID))
 	// Alice replies to the bot: a DirectReply, answered in the same persona.
 	m2 := h.post(h.alice, "where is it buried?", discordsim.ReplyTo(b1.ID))
 	b2 := h.waitBot(2)
@@ -88,6 +90,7 @@ func TestDirectReplyChainAndPersonaAcrossRestart(t *testing.T) {
 	}
 
 	// Restart: the persona of b2 comes from the store.
+	h.waitLog(`"msg":"sent_reply"`, string(b2.ID))
 	h.restart()
 	m3 := h.post(h.alice, "and who guards it?", discordsim.ReplyTo(b2.ID))
 	b3 := h.waitBot(3)
