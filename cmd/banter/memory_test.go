@@ -12,7 +12,6 @@ import (
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
-	"github.com/banterbot/banter/store/pgtest"
 	"github.com/banterbot/banter/store/storetest"
 )
 
@@ -61,7 +60,7 @@ func testMemoryEndToEnd(t *testing.T, driver string) {
 	b := startBot(t, ctx, nil, "", memoryConfig, func(b *botProcess) {
 		random = b.dsim.CreateTextChannel(b.guild, "random")
 		if driver == "postgres" {
-			b.storeDriver, b.storeDSN = "postgres", pgtest.Database(ctx, t)
+			b.storeDriver, b.storeDSN = "postgres", sharedDatabase(ctx, t)
 		}
 		b.osim.AddRule(openaisim.Rule{Name: "memory", Match: openaisim.Match{Model: "memory-model"}, Respond: memoryExtraction})
 	})
