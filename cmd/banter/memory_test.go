@@ -48,8 +48,12 @@ activity:
 // /memory forget-me, no table of the database holds her id or the words of her messages, nor an
 // embedding of them.
 func TestMemoryEndToEnd(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	for _, driver := range []string{"sqlite", "postgres"} {
-		t.Run(driver, func(t *testing.T) { testMemoryEndToEnd(t, driver) })
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			testMemoryEndToEnd(t, driver)
+		})
 	}
 }
 

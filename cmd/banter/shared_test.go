@@ -97,10 +97,14 @@ func (s *sharedSetup) close() {
 	}
 }
 
-// Parallel tests: the end-to-end tests that call t.Parallel run `banter run` in this process
-// against simulators of their own (their own ports, folders, SQLite files and config files; no
-// environment variables, no signals, no process-wide checks such as the fault matrix's
-// goroutine leak check, which runs while they are paused) and spend nearly all their time
-// waiting on real-time audio: a voice case uses about 7 % of a core. They run after the
-// sequential tests, at most -parallel (GOMAXPROCS by default) at a time. Tests whose assertions
-// depend on the timing of the audio they hear (the pause sweep, turn taking) stay sequential.
+// Parallel tests: the end-to-end tests that call t.Parallel run `banter run` (in this process,
+// or as processes of the shared binary) against simulators of their own: their own ports,
+// folders, config files and stores (SQLite files, or a fresh database of the shared PostgreSQL);
+// no environment variables of the test process, no working-folder change, no signals to it, no
+// process-wide check such as the fault matrix's goroutine leak check (it runs while they are
+// paused). They spend nearly all their time waiting on the simulators and real-time audio (a
+// voice case uses about 7 % of a core, a three-process cluster test well under half a core, its
+// build aside). They run after the sequential tests, at most -parallel (GOMAXPROCS by default)
+// at a time. Tests whose assertions depend on the timing of the audio the member hears (the
+// pause sweep, turn taking) and the tests that change the working folder (t.Chdir: the
+// playground's) stay sequential.
