@@ -415,12 +415,16 @@ func TestFaultMatrix(t *testing.T) {
 
 	// The text rows and the two voice bots' rows share nothing (each bot has its own
 	// simulators, folder and store) and mostly wait on the simulators and real-time audio: they
-	// run side by side, as parallel subtests, and are tallied once all three have ended.
+	// run side by side in two parallel subtests, the STT pipeline bot's rows (the longest) in
+	// one, the text rows then the realtime bot's in the other, and are tallied once both ended.
 	var text, stt, realtime []row
 	t.Run("rows", func(t *testing.T) {
-		t.Run("text", func(t *testing.T) { t.Parallel(); text = runTextRows(t, ctx) })
 		t.Run("stt_pipeline", func(t *testing.T) { t.Parallel(); stt = runVoiceBot(t, ctx, "stt_pipeline", voiceFaults()) })
-		t.Run("realtime", func(t *testing.T) { t.Parallel(); realtime = runVoiceBot(t, ctx, "realtime", realtimeFaults()) })
+		t.Run("text_realtime", func(t *testing.T) {
+			t.Parallel()
+			t.Run("text", func(t *testing.T) { text = runTextRows(t, ctx) })
+			t.Run("realtime", func(t *testing.T) { realtime = runVoiceBot(t, ctx, "realtime", realtimeFaults()) })
+		})
 	})
 	rows := slices.Concat(text, stt, realtime)
 
