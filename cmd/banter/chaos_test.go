@@ -72,6 +72,7 @@ func (c *chaosTraffic) messages() []discordsim.Message {
 // `chaos: processes=3 kills=K addressed=A answered_once=B duplicates=D lost=L` and fails
 // unless D = 0 and L = 0.
 func TestChaos(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, dsn, bin := clusterTest(t)
 
 	const shardCount, perShard = 4, 2

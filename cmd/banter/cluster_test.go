@@ -15,7 +15,6 @@ import (
 
 	"github.com/banterbot/banter/discord"
 	discordsim "github.com/banterbot/banter/sim/discord"
-	"github.com/banterbot/banter/store/pgtest"
 )
 
 // The multi-process tests (TestMultiProcess, TestChaos) run the real binary: several `banter
@@ -63,8 +62,9 @@ type cluster struct {
 }
 
 // clusterTest prepares a multi-process test: a context bounding it (4 minutes), a fresh
-// database of a throwaway PostgreSQL and the binary. It skips in -short mode, and without the
-// PostgreSQL server binaries unless BANTER_REQUIRE_POSTGRES is set.
+// database on the package's throwaway PostgreSQL and the binary (both shared by the package's
+// tests: shared_test.go). It skips in -short mode, and without the PostgreSQL server binaries
+// unless BANTER_REQUIRE_POSTGRES is set.
 func clusterTest(t *testing.T) (ctx context.Context, dsn, bin string) {
 	t.Helper()
 	if testing.Short() {
@@ -72,18 +72,7 @@ func clusterTest(t *testing.T) (ctx context.Context, dsn, bin string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	return ctx, pgtest.Database(ctx, t), buildBanter(ctx, t)
-}
-
-// buildBanter builds the binary under test.
-func buildBanter(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "banter")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return ctx, sharedDatabase(ctx, t), banterBinary(t)
 }
 
 // clusterConfig is the processes' config: the bot's shardCount shards on dsim, the Postgres

@@ -17,6 +17,7 @@ import (
 // times the shipped prices, for a text reply, a voice turn with its words uploaded and with
 // them transcribed in a session, and a realtime (native) voice turn.
 func TestCostMetricIsTheSimulatedUsage(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	prices := llmPrices(config.Default())
 	want := func(reqs []openaisim.Recorded) float64 {
 		var usd float64
@@ -26,6 +27,7 @@ func TestCostMetricIsTheSimulatedUsage(t *testing.T) {
 		return usd
 	}
 	t.Run("text", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := guard(t.Context())
 		defer cancel()
 		b := startBot(t, ctx, nil, "", "", nil)
@@ -50,6 +52,7 @@ func TestCostMetricIsTheSimulatedUsage(t *testing.T) {
 		{"realtime", "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n", "realtime_reply_spoken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			v := startVoiceBanter(t, tc.extra)
 			v.osim.QueueTranscripts("hey banter, what's the weather like today?")
 			if err := v.member.PlayPCM(v.ctx, voiceQuestionPCM(t)); err != nil {

@@ -264,22 +264,3 @@ func kill9DuringGeneration(bin func(*testing.T) string) func(*testing.T, context
 		return o.botProcess, []discordsim.MessageID{id}
 	}
 }
-
-// matrixBinary builds banter once per matrix run, on first use.
-func matrixBinary() func(*testing.T) string {
-	var bin string
-	return func(t *testing.T) string {
-		t.Helper()
-		if bin != "" {
-			return bin
-		}
-		path := filepath.Join(t.TempDir(), "banter")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", path, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-		bin = path
-		return bin
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -275,7 +276,6 @@ func checkPromptCap(t *testing.T, b *botProcess, r textRun) {
 
 func faults() []fault {
 	noop := func(*botProcess) error { return nil }
-	bin := matrixBinary()
 	return []fault{
 		{name: "none", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: noop},
 		{name: "gateway_tcp_drop", bot: "plain", runs: 2, addressed: 3, unaddressed: 2, inject: func(b *botProcess) error { return b.dsim.DropGateway() }},
@@ -306,8 +306,8 @@ func faults() []fault {
 		unansweredSend("send_timeout_before_effect", discordsim.HangBeforeEffect),
 		unansweredSend("send_cut_after_effect", discordsim.CutAfterEffect),
 		{name: "gateway_op9_quiet_channel", scenario: opQuietChannel},
-		{name: "downtime_new_channel", scenario: downtimeNewChannel(bin)},
-		{name: "kill9_during_generation", scenario: kill9DuringGeneration(bin)},
+		{name: "downtime_new_channel", scenario: downtimeNewChannel(banterBinary)},
+		{name: "kill9_during_generation", scenario: kill9DuringGeneration(banterBinary)},
 	}
 }
 
@@ -413,9 +413,20 @@ func TestFaultMatrix(t *testing.T) {
 	signal.Stop(sig)
 	before := goleak.IgnoreCurrent()
 
-	rows := runTextRows(t, ctx)
-	rows = append(rows, runVoiceBot(t, ctx, "stt_pipeline", voiceFaults())...)
-	rows = append(rows, runVoiceBot(t, ctx, "realtime", realtimeFaults())...)
+	// The text rows and the two voice bots' rows share nothing (each bot has its own
+	// simulators, folder and store) and mostly wait on the simulators and real-time audio: they
+	// run side by side in two parallel subtests, the STT pipeline bot's rows (the longest) in
+	// one, the text rows then the realtime bot's in the other, and are tallied once both ended.
+	var text, stt, realtime []row
+	t.Run("rows", func(t *testing.T) {
+		t.Run("stt_pipeline", func(t *testing.T) { t.Parallel(); stt = runVoiceBot(t, ctx, "stt_pipeline", voiceFaults()) })
+		t.Run("text_realtime", func(t *testing.T) {
+			t.Parallel()
+			t.Run("text", func(t *testing.T) { text = runTextRows(t, ctx) })
+			t.Run("realtime", func(t *testing.T) { realtime = runVoiceBot(t, ctx, "realtime", realtimeFaults()) })
+		})
+	})
+	rows := slices.Concat(text, stt, realtime)
 
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)

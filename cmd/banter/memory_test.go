@@ -12,7 +12,6 @@ import (
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
-	"github.com/banterbot/banter/store/pgtest"
 	"github.com/banterbot/banter/store/storetest"
 )
 
@@ -49,8 +48,12 @@ activity:
 // /memory forget-me, no table of the database holds her id or the words of her messages, nor an
 // embedding of them.
 func TestMemoryEndToEnd(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	for _, driver := range []string{"sqlite", "postgres"} {
-		t.Run(driver, func(t *testing.T) { testMemoryEndToEnd(t, driver) })
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			testMemoryEndToEnd(t, driver)
+		})
 	}
 }
 
@@ -61,7 +64,7 @@ func testMemoryEndToEnd(t *testing.T, driver string) {
 	b := startBot(t, ctx, nil, "", memoryConfig, func(b *botProcess) {
 		random = b.dsim.CreateTextChannel(b.guild, "random")
 		if driver == "postgres" {
-			b.storeDriver, b.storeDSN = "postgres", pgtest.Database(ctx, t)
+			b.storeDriver, b.storeDSN = "postgres", sharedDatabase(ctx, t)
 		}
 		b.osim.AddRule(openaisim.Rule{Name: "memory", Match: openaisim.Match{Model: "memory-model"}, Respond: memoryExtraction})
 	})

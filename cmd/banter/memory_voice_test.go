@@ -33,11 +33,15 @@ voice:
 // the STT pipeline, what she says while paused is neither stored nor sent to the memory model,
 // and /memory forget-me leaves neither her id nor her spoken words in any table.
 func TestMemoryVoice(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	for _, tc := range []struct{ name, extra string }{
 		{"stt", ""},
 		{"realtime", "  mode: realtime\n  realtimeReplyStrategy: native\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testMemoryVoice(t, tc.name == "realtime", tc.extra) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testMemoryVoice(t, tc.name == "realtime", tc.extra)
+		})
 	}
 }
 

@@ -31,6 +31,7 @@ const voiceQuestion = "hey banter, what's the weather like today?"
 // channel and answers there again; the global slash commands are registered once, by the
 // process running shard 0; the processes together draw no 429 from Discord's REST limits.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, dsn, bin := clusterTest(t)
 
 	// max_concurrency 4: each shard has its own identify key, so the processes start together.

@@ -213,6 +213,7 @@ func TestRunStoppedWhileLoggingIn(t *testing.T) {
 // channel types !join, the bot joins, and when the member asks it by name it hears an answer; in
 // voice.mode stt_pipeline and realtime (brain, the default strategy, and native).
 func TestRunVoiceJoinAndAnswer(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	for _, tt := range []struct{ name, extra, strategy string }{
 		{"stt_pipeline", "", ""}, // on the default send clock (voice.sendClock: own)
 		// The other send paths: one socket for every connection, and a pacer per connection.
@@ -227,13 +228,17 @@ func TestRunVoiceJoinAndAnswer(t *testing.T) {
 		{"gemini_brain", geminiRealtime + "  realtimeReplyStrategy: brain\n", "gemini/brain"},
 		{"gemini_native", geminiRealtime + "  realtimeReplyStrategy: native\n", "gemini/native"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { runVoiceJoinAndAnswer(t, tt.extra, tt.strategy, nil) })
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runVoiceJoinAndAnswer(t, tt.extra, tt.strategy, nil)
+		})
 	}
 }
 
 // TestRunVoiceSeesChatImage: with images.voiceChatMinutes, the model answering a voice turn
 // sees the image a member just posted in the voice channel's text chat, with who posted it.
 func TestRunVoiceSeesChatImage(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	runVoiceJoinAndAnswer(t, "images:\n  voiceChatMinutes: 10\n", "", &voiceRunHooks{
 		beforeSpeaking: func(ctx context.Context, dsim *discordsim.Server, vc discordsim.ChannelID, alice discordsim.UserID) {
 			if _, err := dsim.Post(ctx, alice, vc, "look at this", discordsim.WithFile("chart.png", "image/png", testPNG(t))); err != nil {

@@ -18,6 +18,7 @@ import (
 // or the restarted one that lost its own, would call gpt-5-mini where the shared budget says
 // gpt-5-nano, or call at all past the cap.
 func TestBudgetSharedAndKeptAcrossRestart(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, dsn, bin := clusterTest(t)
 	dsim := simtest.Serve(t, discordsim.WithShards(2, 2))
 	osim := openaitest.Serve(t)

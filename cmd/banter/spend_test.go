@@ -78,6 +78,7 @@ func awaitAnswer(t *testing.T, ctx context.Context, dsim *discordsim.Server, wak
 // first direct address gets the notice (once), a later one nothing (reply_skipped
 // budget_cap), and an undirected message costs nothing either.
 func TestBudgetSoftThresholdThenCap(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	b := startBot(t, ctx, nil, "", spendConfig, nil)

@@ -30,6 +30,7 @@ import (
 // (banter learns what it is from its VOICE_STATE_UPDATE: no GUILD_MEMBER_ADD without
 // GUILD_MEMBERS).
 func TestRunVoiceIgnoresMusicBot(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	for _, tt := range []struct {
 		name        string
 		memberFirst bool // dj is a member before banter starts
@@ -39,6 +40,7 @@ func TestRunVoiceIgnoresMusicBot(t *testing.T) {
 		{"hearBotIds", false, func(dj string) string { return "  hearBotIds: [\"" + dj + "\"]\n" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			runMusicBot(t, ctx, tt.memberFirst, tt.hear)
