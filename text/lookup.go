@@ -208,6 +208,12 @@ func (s *Service) runLookups(ctx context.Context, a *attempt, calls []lookupCall
 			s.opts.Metrics.lookup(c.name, r.outcome)
 			attrs := append(append([]any{}, a.attrs...), "lookup", c.name, "outcome", r.outcome,
 				"latency_ms", ms(s.now().Sub(start)), "result_chars", utf8.RuneCountInString(r.text))
+			switch {
+			case c.messageID != "":
+				attrs = append(attrs, "message_id", c.messageID)
+			case c.query != "":
+				attrs = append(attrs, "query", c.query)
+			}
 			if r.err != nil {
 				attrs = append(attrs, "error", r.err.Error())
 			}

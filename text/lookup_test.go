@@ -113,7 +113,7 @@ func TestMemoryLookupFindsLastWeekInThisChannelOnly(t *testing.T) {
 	if len(fu[0].Tools) != 1 || fu[0].Tools[0].Name != "send_discord_message" {
 		t.Errorf("follow-up pass offered %v, want send_discord_message only", toolNamesOf(fu[0]))
 	}
-	h.waitLog(`"msg":"lookup"`, `"lookup":"memory_lookup"`, `"outcome":"ok"`)
+	h.waitLog(`"msg":"lookup"`, `"lookup":"memory_lookup"`, `"outcome":"ok"`, `"query":"lighthouse key"`)
 	line := h.waitLog(`"msg":"sent_reply"`, string(q.ID))
 	for _, f := range []string{`"latency_llm1_ms"`, `"latency_lookup_ms"`, `"latency_followup_ms"`} {
 		if !strings.Contains(line, f) {
@@ -263,6 +263,7 @@ func TestImageLookup(t *testing.T) {
 	if r := h.waitBot(1); r.Content != "Your cat was napping on the keyboard!" || r.ReplyTo() != q.ID {
 		t.Fatalf("reply %q to %q; logs:\n%s", r.Content, r.ReplyTo(), h.tail())
 	}
+	h.waitLog(`"msg":"lookup"`, `"lookup":"image_lookup"`, `"outcome":"ok"`, `"message_id":"`+string(pic.ID)+`"`)
 	if strings.Contains(h.requestsOf("gpt-5-mini")[0].Prompt, string(pic.ID)) {
 		t.Fatal("the old picture was in the conversation shown; the test needs it out of the window")
 	}

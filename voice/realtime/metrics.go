@@ -46,8 +46,8 @@ func NewMetricsFor(reg prometheus.Registerer, p Provider) *Metrics {
 //	banter_voice_realtime_server_errors_total                error events from the server
 //	banter_voice_realtime_frames_sent_total                  Opus frames of model audio that went out
 //	banter_voice_realtime_audio_dropped_bytes_total          model audio dropped (writer too far behind)
-//	banter_voice_realtime_request_latency_seconds            end of the turn's speech → response.create sent
-//	banter_voice_realtime_first_audio_seconds                response.create → first Opus frame out
+//	banter_voice_realtime_request_latency_seconds            end of the turn's speech → reply asked (response.create; Gemini: last input)
+//	banter_voice_realtime_first_audio_seconds                reply asked → first Opus frame out
 //	banter_voice_realtime_first_frame_seconds                first audio delta → first Opus frame out
 //	banter_voice_realtime_gave_up_total{cause}               providers that stopped (stopped) or did not start (start_failed)
 //	banter_voice_realtime_backoff_refused_total              replies refused without dialling during the back-off after a give-up
@@ -91,12 +91,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		requestLat: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "banter_voice_realtime_request_latency_seconds",
-			Help:    "End of the turn's speech to response.create sent.",
+			Help:    "End of the turn's speech to the reply asked of the model (OpenAI: response.create sent; Gemini: the turn's last input sent).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
 		firstAudio: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "banter_voice_realtime_first_audio_seconds",
-			Help:    "response.create sent to the first Opus frame handed to the voice connection.",
+			Help:    "The reply asked of the model (OpenAI response.create; Gemini the turn's last input) to the first Opus frame handed to the voice connection.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 		}),
 		gaveUps: prometheus.NewCounterVec(prometheus.CounterOpts{
