@@ -96,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		firstAudio: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "banter_voice_realtime_first_audio_seconds",
-			Help:    "The reply asked of the model (OpenAI response.create; Gemini the turn's last input) to the first Opus frame handed to the voice connection.",
+			Help:    "The reply asked of the model (OpenAI: response.create sent; Gemini: the turn's last input sent) to the first Opus frame handed to the voice connection.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 		}),
 		gaveUps: prometheus.NewCounterVec(prometheus.CounterOpts{
