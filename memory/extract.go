@@ -69,7 +69,9 @@ const maxPauseStates = 100000
 type channelBatch struct {
 	pending []store.Message
 	timer   *time.Timer
-	run     sync.Mutex // held by the channel's extraction in progress
+	// last is closed when the channel's latest started extraction has ended; the next waits
+	// for it, so a channel's batches reach the model (and apply) in the order said.
+	last chan struct{}
 }
 
 // New returns an Extractor; Close it to extract what is pending and stop.
@@ -188,11 +190,15 @@ func (e *Extractor) startLocked(channelID string, cb *channelBatch) {
 	if len(batch) == 0 {
 		return
 	}
+	prev, done := cb.last, make(chan struct{})
+	cb.last = done
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		cb.run.Lock()
-		defer cb.run.Unlock()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
 		e.extract(e.ctx, batch)
 	}()
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,5 +194,31 @@ func TestExtractionRespectsPauseGuildsAndBanWords(t *testing.T) {
 	}
 	if got := h.current("100000000000000001"); got != "" {
 		t.Errorf("stored %q", got)
+	}
+}
+
+// TestExtractionKeepsChannelOrder: a channel's batches reach the model, and so apply their
+// facts, in the order their messages were said, however many are waiting (a correction in a
+// later batch must not be applied before the fact it corrects).
+func TestExtractionKeepsChannelOrder(t *testing.T) {
+	h := newHarness(t, 1)
+	if err := h.sim.AddRule(openaisim.Rule{Name: "memory", Match: openaisim.Match{Model: "memory-model"},
+		Latency: openaisim.Latency{TimeToFirstToken: 2 * time.Millisecond},
+		Reply:   openaisim.Reply{ToolCalls: []openaisim.ToolCall{{Name: recordFactsName, Arguments: `{"facts":[]}`}}}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		h.say(fmt.Sprint(i+1), "g1", "u1", "Alice", fmt.Sprintf("message number %d", i+1))
+	}
+	h.ex.Flush()
+	reqs := h.memoryRequests()
+	if len(reqs) != n {
+		t.Fatalf("%d extraction calls, want %d (batches of one)", len(reqs), n)
+	}
+	for i, r := range reqs {
+		if want := fmt.Sprintf("message number %d\n", i+1); !strings.Contains(r.LastUserText+"\n", want) {
+			t.Fatalf("extraction call %d is not message %d's batch:\n%s", i+1, i+1, r.LastUserText)
+		}
 	}
 }
