@@ -38,6 +38,9 @@ type Options struct {
 	// Embedder, when set, embeds each batch's messages and the facts stored from it (search
 	// by meaning, where embeddings are on).
 	Embedder *Embedder
+	// CacheTTL is how long a guild's facts and members' pauses are cached when no change
+	// is heard of (0: cacheTTL).
+	CacheTTL time.Duration
 }
 
 // Extractor batches the messages of each channel and extracts their facts: a batch goes to the
@@ -49,6 +52,8 @@ type Extractor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	followed chan struct{} // closed when followChanges returned
 
 	mu     sync.Mutex // guards following
 	closed bool
@@ -82,12 +87,18 @@ func New(opts Options) (*Extractor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Extractor{opts: opts, cache: NewCache(opts.Store, cacheTTL), chans: map[string]*channelBatch{}, pauses: map[string]pauseState{}}
+	if opts.CacheTTL <= 0 {
+		opts.CacheTTL = cacheTTL
+	}
+	e := &Extractor{opts: opts, cache: NewCache(opts.Store, opts.CacheTTL), chans: map[string]*channelBatch{}, pauses: map[string]pauseState{}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.followed = make(chan struct{})
+	go e.followChanges()
 	return e, nil
 }
 
-// cacheTTL bounds how long recall may show facts changed by another process.
+// cacheTTL bounds how long recall may show facts changed by another process when the store
+// could not tell (changes.go).
 const cacheTTL = 5 * time.Second
 
 // Recall is Recall on the extractor's cache of the guilds' facts.
@@ -153,7 +164,7 @@ func (e *Extractor) paused(ctx context.Context, guild, user string) bool {
 	e.mu.Lock()
 	p, ok := e.pauses[key]
 	e.mu.Unlock()
-	if ok && now.Sub(p.at) < cacheTTL {
+	if ok && now.Sub(p.at) < e.opts.CacheTTL {
 		return p.paused
 	}
 	paused, err := e.opts.Store.MemoryPaused(ctx, guild, user)
@@ -252,6 +263,7 @@ func (e *Extractor) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	e.cancel()
 	<-done
+	<-e.followed
 	return err
 }
 

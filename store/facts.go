@@ -104,6 +104,11 @@ type Memory interface {
 	MemoryPaused(ctx context.Context, guildID, userID string) (bool, error)
 	// PruneFacts deletes facts created before cutoff and reports how many went.
 	PruneFacts(ctx context.Context, cutoff time.Time) (int, error)
+	// MemoryChanges calls changed with the guild of each change to facts or pauses that any
+	// process sharing the store commits, and first with "" (any guild), until ctx ends (nil)
+	// or it can no longer listen (an error; call it again). A store that one process owns
+	// returns nil at once (memchanges.go).
+	MemoryChanges(ctx context.Context, changed func(guild string)) error
 }
 
 // maxFactResults bounds FactQuery.Limit; maxFactCandidates bounds the newest facts sharing a

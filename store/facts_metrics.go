@@ -75,3 +75,7 @@ func (i *instrumented) NearestMessages(ctx context.Context, q VectorQuery) ([]Sc
 }
 
 func (i *instrumented) VectorSearch() string { return i.s.VectorSearch() }
+
+func (i *instrumented) MemoryChanges(ctx context.Context, changed func(guild string)) error {
+	return i.count("memory_changes", i.s.MemoryChanges(ctx, changed))
+}

@@ -90,12 +90,14 @@ type specTurn struct {
 // BenchmarkSpeculative compares, in one process against the same simulators with the same
 // injected provider latencies (STT 150 ms, first token 200 ms, TTS first byte 120 ms), the
 // serial pipeline (speculation off, fixed 700 ms end of turn: banter before issue 23) with the
-// speculative one (the defaults: speculation at 200 ms pauses, adaptive end of turn 600/1200
-// ms), turn by turn over specFixtures, each fixture said live by a member in both arms in turn.
+// speculative one (the defaults: speculation at 200 ms pauses, the shipped end of turn,
+// 900/900/1200 ms), turn by turn over specFixtures, each fixture said live by a member in both arms in turn.
 // Measured on the audio timeline: from the moment the frame with the utterance's last speech
 // sample is sent to the first frame of the bot's answer the member receives. Reported: the
 // medians and p90s, their ratio, provider calls per turn (ratio), and wrong starts (bot audio
 // while the member was still talking, or an answer to anything but the whole utterance).
+// A third arm, serial-defaults, is the serial pipeline with the shipped end of turn (the same
+// guarantee as the speculative arm: no answer to half a sentence), reported beside it.
 // Each turn is real time (3–9 s); one iteration is two rounds over the fixtures.
 func BenchmarkSpeculative(b *testing.B) {
 	var cur atomic.Pointer[specFixture]
@@ -126,6 +128,11 @@ func BenchmarkSpeculative(b *testing.B) {
 		{"serial", func(c *config.Config) {
 			c.Voice.Speculation.Enabled = false
 			c.Voice.Endpointing.SilenceMs, c.Voice.Endpointing.CompleteSilenceMs, c.Voice.Endpointing.TrailingSilenceMs = 700, 0, 0
+		}},
+		{"serial-defaults", func(c *config.Config) {
+			c.Voice.Speculation.Enabled = false
+			c.Voice.Endpointing.SilenceMs = def.Endpointing.SilenceMs
+			c.Voice.Endpointing.CompleteSilenceMs, c.Voice.Endpointing.TrailingSilenceMs = def.Endpointing.CompleteSilenceMs, def.Endpointing.TrailingSilenceMs
 		}},
 		{"speculative", func(c *config.Config) {
 			c.Voice.Speculation = def.Speculation
@@ -182,6 +189,10 @@ func BenchmarkSpeculative(b *testing.B) {
 	b.ReportMetric(pMed, "speculative-ms-median")
 	b.ReportMetric(pP90, "speculative-ms-p90")
 	b.ReportMetric(pMed/sMed, "speculative/serial")
+	dMed, _, _, dWrong := stats(results["serial-defaults"])
+	b.ReportMetric(dMed, "serial-defaults-ms-median")
+	b.ReportMetric(pMed/dMed, "speculative/serial-defaults")
+	b.ReportMetric(float64(dWrong), "serial-defaults-wrong-starts")
 	b.ReportMetric(float64(pWrong), "wrong-starts")
 	b.ReportMetric(float64(sWrong), "serial-wrong-starts")
 	b.ReportMetric(sCalls, "serial-calls/turn")
