@@ -96,8 +96,10 @@ type specTurn struct {
 // sample is sent to the first frame of the bot's answer the member receives. Reported: the
 // medians and p90s, their ratio, provider calls per turn (ratio), and wrong starts (bot audio
 // while the member was still talking, or an answer to anything but the whole utterance).
-// A third arm, serial-defaults, is the serial pipeline with the shipped end of turn (the same
-// guarantee as the speculative arm: no answer to half a sentence), reported beside it.
+// A third arm, serial-defaults, is speculation off with the shipped end of turn (the same
+// guarantee as the speculative arm: no answer to half a sentence), reported beside it; its
+// adaptive end transcribes the words at pauses to judge their shape, so its transcript is
+// ready at the end of turn and only generation and speech remain.
 // Each turn is real time (3–9 s); one iteration is two rounds over the fixtures.
 func BenchmarkSpeculative(b *testing.B) {
 	var cur atomic.Pointer[specFixture]
@@ -153,7 +155,9 @@ func BenchmarkSpeculative(b *testing.B) {
 				cur.Store(f)
 				for _, arm := range arms {
 					w.reconfigure(arm.set)
-					r := specTurnOnce(b, w, alice, f, arm.name == "speculative" && def.Speculation.Transcription != "upload")
+					// Spans transcribe the words at pauses where the end of turn is adaptive
+					// (the shape of the words so far), speculating or not.
+					r := specTurnOnce(b, w, alice, f, arm.name != "serial" && def.Speculation.Transcription != "upload")
 					results[arm.name] = append(results[arm.name], r)
 					b.Logf("%-26s %-11s %7.1f ms (bot: first packet %v ms after its end of turn) calls %d wrong %v stage %v saved %v ms:%s",
 						f.name, arm.name, r.ms, r.event["first_packet_ms"], r.calls, r.wrongStart, r.event["speculation_stage"],
