@@ -77,7 +77,7 @@ func next(t *testing.T, msgs <-chan *genai.LiveServerMessage) *genai.LiveServerM
 type heardTurn struct {
 	input, output string
 	text          string // text parts (a text session)
-	audio         int // bytes of 24 kHz pcm16
+	audio         int    // bytes of 24 kHz pcm16
 	interrupted   bool
 	handle        string // the last resumption handle before turnComplete's
 }
