@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/banterbot/banter/audio/resample"
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -72,10 +72,8 @@ func captionAt48k(t *testing.T, text string) []int16 {
 	t.Helper()
 	b := openaisim.Synthesize(text, "alloy", 1)
 	in := make([]int16, len(b)/2)
-	for i := range in {
-		in[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
-	}
-	rs, err := resample.New(pcm.Format{Rate: openaisim.SpeechRate, Channels: 1}, pcm.Format{Rate: 48000, Channels: 1})
+	pcm.FromBytes(in, b)
+	rs, err := resample.New(pcm.Mono24k(), pcm.Format{Rate: 48000, Channels: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +128,7 @@ func streamCaption(t *testing.T, l *audio.Listener, mono []int16) {
 			send(append([]byte(nil), packet[:n]...))
 		case empty+1 >= 10:
 			for range 5 {
-				send([]byte{0xf8, 0xff, 0xfe})
+				send(voicesim.SilenceFrame())
 			}
 			talking = false
 		default:
