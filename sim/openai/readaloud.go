@@ -40,3 +40,11 @@ func readAloud(input string) (string, bool) {
 	}
 	return text, text != ""
 }
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

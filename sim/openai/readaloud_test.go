@@ -97,3 +97,30 @@ func TestGeminiSpeaksTheTextItIsAskedToRead(t *testing.T) {
 		})
 	}
 }
+
+// TestRealtimeSpeaksTheTextItIsAskedToRead: on the OpenAI face too, with no rule, a
+// response.create whose own instructions ask for text to be read aloud (banter's brain strategy
+// on the Realtime API) says that text; a response without them keeps the default.
+func TestRealtimeSpeaksTheTextItIsAskedToRead(t *testing.T) {
+	const say = "Sam, it looks sunny all afternoon."
+	for _, tc := range []struct {
+		name, instructions, want string
+	}{
+		{"read aloud", banterSpeak + say, say},
+		{"other instructions", "Answer briefly.", "Hello from the OpenAI simulator."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRT(t, serve(t), "gpt-realtime")
+			c.send(noVAD())
+			c.until("session.updated")
+			c.send(map[string]any{"type": "response.create", "response": map[string]any{"instructions": tc.instructions}})
+			transcript, audio := collect(t, c.until("response.done"))
+			if transcript != tc.want {
+				t.Errorf("said %q, want %q", transcript, tc.want)
+			}
+			if want := len(Synthesize(tc.want, "", 1)); len(audio) != want {
+				t.Errorf("%d bytes of audio, want %d", len(audio), want)
+			}
+		})
+	}
+}
