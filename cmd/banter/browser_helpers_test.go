@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -325,9 +326,11 @@ func keepSimRecords(t *testing.T, url string) {
 			var evs []openaisim.RealtimeEvent
 			if err := json.Unmarshal(b, &evs); err == nil {
 				for _, e := range evs {
-					if !strings.Contains(string(e.Raw), `"audio"`) || strings.Contains(string(e.Raw), "activity") {
-						fmt.Fprintf(&digest, "%s %s %s %.240s\n", e.At.Format("15:04:05.000"), e.Session, e.Type, e.Raw)
+					var raw bytes.Buffer
+					if json.Compact(&raw, e.Raw) != nil || (strings.Contains(raw.String(), `"audio"`) && !strings.Contains(raw.String(), "activity")) {
+						continue
 					}
+					fmt.Fprintf(&digest, "%s %s %s %.240s\n", e.At.Format("15:04:05.000"), e.Session, e.Type, raw.String())
 				}
 			}
 		}
