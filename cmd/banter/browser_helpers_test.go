@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
 // chromiumPath finds Debian's chromium (make test installs it: browser-deps). Without it the
@@ -292,4 +297,63 @@ func checkFits(t *testing.T, ctx context.Context, size string) {
 	for _, s := range evalJS[[]string](t, ctx, spillsJS) {
 		t.Errorf("at %s: %s", size, s)
 	}
+}
+
+// keepSimRecords shows what the demo brain's OpenAI simulator (and its Gemini face) received
+// when the test failed: a line per request and per realtime or Gemini Live client message in
+// the test output, and the whole records as artifacts ($BANTER_ARTIFACTS/<test>-openaisim-*.json)
+// when artifacts are kept. Register it after startPlayground: it reads the running playground.
+func keepSimRecords(t *testing.T, url string) {
+	if !t.Failed() {
+		return
+	}
+	var digest strings.Builder
+	for _, part := range []string{"requests", "realtime", "gemini/messages"} {
+		b, err := getBody(url + "/openai/_sim/" + part)
+		if err != nil {
+			t.Logf("simulator records: %v", err)
+			continue
+		}
+		if part == "requests" {
+			var recs []openaisim.Recorded
+			if err := json.Unmarshal(b, &recs); err == nil {
+				for _, r := range recs {
+					fmt.Fprintf(&digest, "%s %s rule=%q audio=%s took=%s last_user=%.160q\n", r.At.Format("15:04:05.000"),
+						r.Endpoint, r.Rule, r.AudioDuration, r.Duration, r.LastUserText)
+				}
+			}
+		} else {
+			var evs []openaisim.RealtimeEvent
+			if err := json.Unmarshal(b, &evs); err == nil {
+				for _, e := range evs {
+					var raw bytes.Buffer
+					if json.Compact(&raw, e.Raw) != nil || (strings.Contains(raw.String(), `"audio"`) && !strings.Contains(raw.String(), "activity")) {
+						continue
+					}
+					fmt.Fprintf(&digest, "%s %s %s %.240s\n", e.At.Format("15:04:05.000"), e.Session, e.Type, raw.String())
+				}
+			}
+		}
+		if dir := os.Getenv("BANTER_ARTIFACTS"); dir != "" {
+			p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-openaisim-"+strings.ReplaceAll(part, "/", "-")+".json")
+			if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(p, b, 0o644) == nil {
+				t.Logf("simulator records: %s", p)
+			}
+		}
+	}
+	t.Logf("the OpenAI simulator received (audio chunks left out):\n%s", digest.String())
+}
+
+// getBody GETs url and returns its body.
+func getBody(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s %w", url, resp.Status, err)
+	}
+	return b, nil
 }

@@ -106,10 +106,10 @@ func tryConversation(t *testing.T, ctx context.Context, want int) {
 // voice decoded into the page and at the audio output; nothing in the browser's console.
 func TestPlaygroundRealtimeVoice(t *testing.T) {
 	for _, tc := range []struct{ provider, config, shot string }{
-		{"openai", "voice:\n  mode: realtime\n", "playground-8-realtime-voice"},
+		{"openai", realtimeVoiceConfig, "playground-8-realtime-voice"},
 		// With no Gemini key the playground points voice.geminiRealtime at the demo brain's
 		// Gemini face: the member is heard through Gemini's transcription and answered by it.
-		{"gemini", "voice:\n  mode: realtime\n  realtime:\n    provider: gemini\n", "playground-8b-realtime-voice-gemini"},
+		{"gemini", realtimeVoiceConfig + "  realtime:\n    provider: gemini\n", "playground-8b-realtime-voice-gemini"},
 	} {
 		t.Run(tc.provider, func(t *testing.T) { playgroundRealtimeVoice(t, tc.provider, tc.config, tc.shot) })
 	}
@@ -126,6 +126,7 @@ func playgroundRealtimeVoice(t *testing.T, provider, config, shotName string) {
 		t.Fatal(err)
 	}
 	url := startPlayground(t, nil, "-config", cfg)
+	t.Cleanup(func() { keepSimRecords(t, url) }) // before the playground stops
 	do(t, ctx, "load the page", chromedp.Navigate(url))
 	waitJS(t, ctx, "the page", `document.body.dataset.ready === '1' && document.querySelector('#as option[value="sam"]') !== null`)
 	waitJS(t, ctx, "the effective config in realtime mode", `document.querySelector('#effective').textContent.includes('mode: realtime')`)

@@ -490,4 +490,44 @@ func checkGeminiAnswered(t *testing.T, v *voiceBanter, strategy string, openaiRe
 		t.Errorf("answered by the wrong path for gemini/%s: requested %v, Gemini messages %v, %d OpenAI realtime events, %d TTS requests",
 			strategy, requested, count, openaiRealtime, tts)
 	}
+	if strategy == "brain" {
+		checkGeminiSaidText(t, v)
+	}
+}
+
+// checkGeminiSaidText: in brain, what Gemini said (its output transcription, logged
+// realtime_transcripts) is the text banter asked it to read aloud, not the request around it.
+func checkGeminiSaidText(t *testing.T, v *voiceBanter) {
+	t.Helper()
+	var asked []string
+	for _, m := range v.osim.GeminiMessages() {
+		var cc struct {
+			ClientContent struct {
+				Turns []struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"turns"`
+				TurnComplete bool `json:"turnComplete"`
+			} `json:"clientContent"`
+		}
+		if m.Type != "clientContent" || json.Unmarshal(m.Raw, &cc) != nil || !cc.ClientContent.TurnComplete {
+			continue
+		}
+		for _, turn := range cc.ClientContent.Turns {
+			for _, p := range turn.Parts {
+				if _, text, ok := strings.Cut(p.Text, "\nText:\n"); ok {
+					asked = append(asked, strings.TrimSpace(text))
+				}
+			}
+		}
+	}
+	var said []string
+	for _, l := range strings.Split(v.logs.String(), "\n") {
+		var e struct{ Msg, Said string }
+		if json.Unmarshal([]byte(l), &e) == nil && e.Msg == "realtime_transcripts" {
+			said = append(said, e.Said)
+		}
+	}
+	if len(asked) == 0 || !slices.Equal(asked, said) {
+		t.Errorf("Gemini said %q; asked to read aloud %q", said, asked)
+	}
 }

@@ -76,7 +76,8 @@ func next(t *testing.T, msgs <-chan *genai.LiveServerMessage) *genai.LiveServerM
 // heardTurn is what a client gathered of one model turn.
 type heardTurn struct {
 	input, output string
-	audio         int // bytes of 24 kHz pcm16
+	text          string // text parts (a text session)
+	audio         int    // bytes of 24 kHz pcm16
 	interrupted   bool
 	handle        string // the last resumption handle before turnComplete's
 }
@@ -102,6 +103,7 @@ func untilTurnComplete(t *testing.T, msgs <-chan *genai.LiveServerMessage, resum
 		}
 		if sc.ModelTurn != nil {
 			for _, p := range sc.ModelTurn.Parts {
+				h.text += p.Text
 				if p.InlineData != nil {
 					if p.InlineData.MIMEType != "audio/pcm;rate=24000" {
 						t.Errorf("audio part MIME type %q", p.InlineData.MIMEType)
@@ -240,5 +242,24 @@ func TestGeminiGoSDKStaleHandleClosed1008(t *testing.T) {
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != 1008 || !strings.Contains(ce.Text, "session not found") {
 		t.Fatalf("Connect with a stale handle: %v, want close 1008 session not found", err)
+	}
+}
+
+// TestGeminiMaxOutputTokens: a setup's generationConfig.maxOutputTokens ends the model's turn
+// there, as the real model stops generating: with 1 (banter's hearing connections) the answer
+// is one token of text and of speech, not the whole echo.
+func TestGeminiMaxOutputTokens(t *testing.T) {
+	s := serve(t)
+	cfg := liveConfig("")
+	cfg.MaxOutputTokens = 1
+	sess, msgs := genaiLive(t, s, cfg)
+	next(t, msgs) // setupComplete
+	next(t, msgs) // the first resumption handle
+	if err := sess.SendClientContent(genai.LiveClientContentInput{Turns: []*genai.Content{genai.NewContentFromText("what's the weather like today?", genai.RoleUser)}}); err != nil {
+		t.Fatal(err)
+	}
+	h := untilTurnComplete(t, msgs, true)
+	if h.output != "You" || h.audio != len(Synthesize("You", "Kore", 1)) {
+		t.Errorf("said %q in %d bytes of audio, want one token, \"You\"", h.output, h.audio)
 	}
 }

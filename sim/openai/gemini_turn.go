@@ -83,6 +83,7 @@ func (c *gmConn) runTurn(t *gmTurn, audio time.Duration) {
 		if pl.refusal != "" {
 			text = pl.refusal
 		}
+		text = c.capOutput(text)
 		spoken, ok := c.stream(t, text, &o, rec)
 		rec.Usage = Usage{InputTokens: countTokens(in.prompt), OutputTokens: countTokens(spoken)}
 		usage.PromptTokenCount += rec.Usage.InputTokens
@@ -229,6 +230,22 @@ func (c *gmConn) audioOut() bool {
 	defer c.mu.Unlock()
 	gc := c.setup.GenerationConfig
 	return gc == nil || len(gc.ResponseModalities) == 0 || gc.ResponseModalities[0] == "AUDIO"
+}
+
+// capOutput cuts text to the setup's generationConfig.maxOutputTokens (0: no limit), as the
+// model stops generating there: a turn of the hearing banter runs on Gemini (maxOutputTokens 1)
+// is one token, not a spoken answer.
+func (c *gmConn) capOutput(text string) string {
+	c.mu.Lock()
+	gc := c.setup.GenerationConfig
+	c.mu.Unlock()
+	if gc == nil || gc.MaxOutputTokens <= 0 {
+		return text
+	}
+	if toks := tokens(text); len(toks) > gc.MaxOutputTokens {
+		return strings.Join(toks[:gc.MaxOutputTokens], "")
+	}
+	return text
 }
 
 // transcribesOutput reports whether the setup asked for the output transcription.

@@ -23,7 +23,8 @@ const (
 )
 
 // makePlan turns an outcome into output. Default (no rule): echo the last
-// user input; when tool_choice forces a tool, call it with "{}" (or, for
+// user input, or say the text it asks to be read aloud (readAloud); when
+// tool_choice forces a tool, call it with "{}" (or, for
 // the hosted web search, search for the last user input). A scripted web
 // search runs only when the request offers the tool.
 func (s *Server) makePlan(o *outcome, lastUser string, tools []Tool, policy toolPolicy, forced string) plan {
@@ -59,7 +60,11 @@ func (s *Server) makePlan(o *outcome, lastUser string, tools []Tool, policy tool
 		case policy == toolPolicyRequired && firstFunction(tools) != "":
 			p.calls = []ToolCall{{Name: firstFunction(tools), Arguments: "{}", CallID: s.newID("call")}}
 		default:
-			p.text = defaultText(lastUser)
+			if say, ok := readAloud(lastUser); ok {
+				p.text = say // a request to voice text: the text, as a model says it
+			} else {
+				p.text = defaultText(lastUser)
+			}
 		}
 	}
 	return p

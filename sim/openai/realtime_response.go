@@ -188,6 +188,9 @@ func (c *rtSession) runResponse(r *rtResponse, p *rtResponseParams) {
 		return
 	}
 	pl := c.s.makePlan(&o, in.lastUser, rec.Tools, toolPolicyAuto, "")
+	if say, ok := readAloud(deref(p.Instructions)); ok && o.rule == "" {
+		pl.text = say // the response's own instructions ask for text to be voiced: the text
+	}
 	pc := c.s.newPacer(r.ctx, o.latency, &rec.Injected)
 	run.pace = func() bool {
 		run.outTokens++
