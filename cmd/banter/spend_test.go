@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -154,9 +155,12 @@ func checkSpendPath(t *testing.T, reqs []openaisim.Recorded, limit, soft float64
 	}
 }
 
-// TestSpendCommand: /spend through `banter run` and the Discord simulator. A member without
-// Manage Server is told so and shown nothing; one holding a role with it sees the day's spend
-// of the guild and of all guilds, by slot, equal to the simulator's usage times the prices.
+// TestSpendCommand: /spend through `banter run` and the Discord simulator. It is registered
+// with default_member_permissions Manage Server, so the simulator (as Discord's client) does
+// not offer it to a member without it. When the server's admins open it to everyone (a
+// command permission override), such a member is still told so and shown nothing; one
+// holding a role with Manage Server sees the day's spend of the guild and of all guilds, by
+// slot, equal to the simulator's usage times the prices.
 func TestSpendCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -169,10 +173,26 @@ func TestSpendCommand(t *testing.T) {
 	if _, skipped := b.answer(t, ctx, id); skipped {
 		t.Fatal("the first message was skipped")
 	}
+	var cmd discordsim.Command
 	if err := b.dsim.Await(ctx, func() bool {
-		return slices.ContainsFunc(b.dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "spend" })
+		cmds := b.dsim.Commands("")
+		i := slices.IndexFunc(cmds, func(c discordsim.Command) bool { return c.Name == "spend" })
+		if i >= 0 {
+			cmd = cmds[i]
+		}
+		return i >= 0
 	}); err != nil {
 		t.Fatalf("/spend never registered: %v", err)
+	}
+	if p := cmd.DefaultMemberPermissions; p == nil || *p != "32" { // MANAGE_GUILD
+		t.Errorf("/spend default_member_permissions %v, want \"32\" (Manage Server)", p)
+	}
+	if _, err := b.dsim.InvokeCommand(b.alice, b.ch, "spend"); !errors.Is(err, discordsim.ErrCommandHidden) {
+		t.Errorf("/spend offered to a member without Manage Server: %v", err)
+	}
+	everyone := discordsim.CommandPermission{ID: string(b.guild), Type: discordsim.CommandPermissionRole, Permission: true}
+	if err := b.dsim.SetCommandPermissions(b.guild, cmd.ID, []discordsim.CommandPermission{everyone}); err != nil {
+		t.Fatal(err)
 	}
 	spend := func(u discordsim.UserID) string {
 		t.Helper()
