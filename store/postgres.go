@@ -157,6 +157,8 @@ func pgMigrations() []string {
 		embeddingsMigration("BIGINT", "BYTEA") + pgEmbeddingsTrigger,
 		// 11: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
 		forgetsMigration,
+		// 12: which guilds' cap notice was said on which budget day (spend.go: ClaimCapNotice).
+		capNoticesMigration,
 	}
 }
 
