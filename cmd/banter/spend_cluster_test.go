@@ -68,6 +68,17 @@ budget:
 		return false
 	}
 
+	// restart kills p (SIGKILL, mid-day) and starts it again.
+	restart := func(p *banterProcess) {
+		t.Helper()
+		c.kill(p)
+		c.start(p)
+		identified++
+		if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified); err != nil {
+			t.Fatalf("the restarted process did not identify: %v\n%s", err, c.logs())
+		}
+	}
+
 	const notice = "Budget spent for today."
 	restarted, noticed := false, map[discordsim.GuildID]bool{}
 	for i := 0; i < 16 && len(noticed) < 2; i++ {
@@ -80,13 +91,7 @@ budget:
 			noticed[g] = true
 		}
 		if !restarted && usedNano() {
-			a := procOf(guilds[0])
-			c.kill(a)
-			c.start(a)
-			identified++
-			if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified); err != nil {
-				t.Fatalf("the restarted process did not identify: %v\n%s", err, c.logs())
-			}
+			restart(procOf(guilds[0]))
 			restarted = true
 		}
 	}
@@ -100,13 +105,7 @@ budget:
 	}
 	// Killed and started again at the cap, the first process must not say its guild's notice
 	// a second time: the day's notice is claimed in the shared store, not in the process.
-	a := procOf(guilds[0])
-	c.kill(a)
-	c.start(a)
-	identified++
-	if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified); err != nil {
-		t.Fatalf("the process restarted at the cap did not identify: %v\n%s", err, c.logs())
-	}
+	restart(procOf(guilds[0]))
 	atCap := len(osim.Requests())
 	for _, g := range guilds {
 		if reply, skipped := ask(g); !skipped {

@@ -1,20 +1,16 @@
 package realtime
 
 import (
-	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/wav"
-	"github.com/banterbot/banter/budget"
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
-	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -26,16 +22,9 @@ func TestGeminiHearingFollowsAllowAtCap(t *testing.T) {
 	t.Parallel()
 	osim := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
 		Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiTranscription}, Reply: openaisim.Reply{Transcript: "hey banter"}}))
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "spend.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ledger, _ := store.NewSpendLedger(st)
 	cfg := config.Default()
 	cfg.Budget.GuildDailyUSD = 0.5
-	g := budget.New(budget.Options{Config: func() *config.Config { return cfg }, Ledger: ledger})
-	g.Spent(context.Background(), llm.Account{Guild: "g1", Slot: "llm"}, "gpt-5-mini", 1)
+	g := cappedGuard(t, cfg, "g1")
 	hear := gemini.NewTranscriber(gemini.Config{BaseURL: "http" + osim.GeminiURL()[2:], APIKey: "gk-test", Model: "gemini-3.8-live"})
 	t.Cleanup(func() { _ = hear.Close() })
 	h := GeminiHearing{Transcriber: hear, Gate: g}
@@ -51,7 +40,7 @@ func TestGeminiHearingFollowsAllowAtCap(t *testing.T) {
 	}
 	cfg.Budget.AllowAtCap = nil
 	lives := len(osim.RequestsFor(openaisim.EndpointGeminiLive))
-	_, err = h.Transcribe(ctx, "", body, llm.TranscribeOptions{})
+	_, err := h.Transcribe(ctx, "", body, llm.TranscribeOptions{})
 	var apiErr *llm.APIError
 	if !errors.Is(err, llm.ErrSpendCap) || !errors.As(err, &apiErr) || apiErr.Kind != llm.ErrorKindSpendCap {
 		t.Errorf("at the cap without transcription in allowAtCap: %v; want the spending cap (kind spend_cap)", err)
