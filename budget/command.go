@@ -19,13 +19,14 @@ type Interactions interface {
 // adminPermissions are the permissions that make a member a budget admin.
 const adminPermissions = discordgo.PermissionAdministrator | discordgo.PermissionManageGuild
 
-// Commands is /spend, for registration at start. It is registered without
-// default_member_permissions (discordgo sends it as a string, which the API spec the
-// simulator checks against refuses), so every member sees it; the permissions are checked
-// when it is used.
+// Commands is /spend, for registration at start. Its default_member_permissions is Manage
+// Server, so Discord offers it only to members who can manage the server (and to
+// Administrators) unless a server's admins change that in its Integrations settings; which
+// is why HandleInteraction checks the permissions again when it is used.
 func (g *Guard) Commands() []*discordgo.ApplicationCommand {
 	noDM := false
-	return []*discordgo.ApplicationCommand{{Name: "spend", DMPermission: &noDM,
+	manage := int64(discordgo.PermissionManageGuild)
+	return []*discordgo.ApplicationCommand{{Name: "spend", DMPermission: &noDM, DefaultMemberPermissions: &manage,
 		Description: "Today's model spend of this server and of all servers, by model slot (admins)"}}
 }
 

@@ -64,7 +64,7 @@ type Guard struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	noticed  map[string]string // guild → the budget day its cap notice was said
+	noticed  map[string]string // guild → the budget day its cap notice was said (by any process)
 	announce map[string]string // guild → the budget day its level change was last logged at
 }
 
@@ -177,7 +177,7 @@ func (g *Guard) Spent(ctx context.Context, a llm.Account, _ string, usd float64)
 
 // Quiet reports whether guild is at a cap (the pipelines answer only direct addresses, in
 // text, and voice does not speak). notice is the cap notice the first time a day a caller
-// asks with wantNotice for the guild, else "".
+// asks with wantNotice for the guild, in any process on the ledger's database, else "".
 func (g *Guard) Quiet(ctx context.Context, guild string, wantNotice bool) (quiet bool, notice string) {
 	if g == nil {
 		return false, ""
@@ -191,16 +191,32 @@ func (g *Guard) Quiet(ctx context.Context, guild string, wantNotice bool) (quiet
 		return false, ""
 	}
 	g.logLevel(ctx, guild, st)
-	if !wantNotice {
+	if !wantNotice || !g.claimNotice(ctx, guild, st.Day) {
 		return true, ""
 	}
+	return true, b.CapNotice
+}
+
+// claimNotice reports whether this call says guild's cap notice of day: the first claim in
+// the ledger (shared by every process on Postgres, kept across restarts) wins. The process
+// remembers what it learnt, so later direct addresses cost no write. A ledger that cannot
+// be written falls back to once a day in this process (logged).
+func (g *Guard) claimNotice(ctx context.Context, guild, day string) bool {
+	g.mu.Lock()
+	seen := g.noticed[guild] == day
+	g.mu.Unlock()
+	if seen {
+		return false
+	}
+	claimed, err := g.opts.Ledger.ClaimCapNotice(ctx, day, guild)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.noticed[guild] == st.Day {
-		return true, ""
+	if err != nil {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "budget_notice_unclaimed", slog.String("guild_id", guild), slog.String("error", err.Error()))
+		claimed = g.noticed[guild] != day
 	}
-	g.noticed[guild] = st.Day
-	return true, b.CapNotice
+	g.noticed[guild] = day
+	return claimed
 }
 
 // AllowsAtCap reports whether slot is still called at a cap.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,5 +151,88 @@ func TestGuardFollowsReload(t *testing.T) {
 	set(0.5)
 	if q, _ := g.Quiet(ctx, "g1", false); !q {
 		t.Error("not quiet after the cap was lowered below the spend")
+	}
+}
+
+// TestCapNoticeOnceAcrossProcesses: two Guards on one database (two processes, or one
+// restarted) say a guild's cap notice once a day between them, however many direct addresses
+// ask at once; the next budget day it is said again, once.
+func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.db")
+	cfg := config.Default()
+	cfg.Budget.GuildDailyUSD = 1
+	day := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var now atomic.Pointer[time.Time]
+	now.Store(&day)
+	var guards []*Guard
+	for range 2 {
+		st, err := store.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ledger, _ := store.NewSpendLedger(st)
+		guards = append(guards, New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger,
+			Now: func() time.Time { return *now.Load() }}))
+	}
+	ctx := context.Background()
+	notices := func() int {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		n := 0
+		for i := range 20 {
+			wg.Go(func() {
+				quiet, notice := guards[i%2].Quiet(ctx, "g1", true)
+				if !quiet {
+					t.Error("not quiet at the cap")
+				}
+				if notice != "" {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		return n
+	}
+	guards[0].Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
+	if n := notices(); n != 1 {
+		t.Errorf("%d cap notices from two processes, want 1", n)
+	}
+	next := day.Add(24 * time.Hour)
+	now.Store(&next)
+	guards[1].Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
+	if n := notices(); n != 1 {
+		t.Errorf("%d cap notices the next day, want 1", n)
+	}
+}
+
+// TestPruneKeepsDays: Prune deletes the ledger's days before the last keepDays budget days
+// (the current one included), and nothing with keepDays 0.
+func TestPruneKeepsDays(t *testing.T) {
+	keep := 3
+	g, _ := newGuard(t, func(b *config.Budget) { b.KeepDays = keep })
+	ctx := context.Background()
+	for _, day := range []string{"2025-01-01", "2026-11-24", "2026-11-25", "2026-11-26", "2026-11-27"} {
+		if err := g.opts.Ledger.AddSpend(ctx, day, "g1", "llm", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := g.Prune(ctx) // today is 2026-11-27: keeps 25, 26, 27
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d, %v; want the 2 days before 2026-11-25", n, err)
+	}
+	for day, want := range map[string]float64{"2025-01-01": 0, "2026-11-24": 0, "2026-11-25": 1, "2026-11-27": 1} {
+		if got, _, _ := g.opts.Ledger.SpendTotals(ctx, day, "g1"); got != want {
+			t.Errorf("%s after the prune: %v, want %v", day, got, want)
+		}
+	}
+	g.opts.Config().Budget.KeepDays = 0
+	if err := g.opts.Ledger.AddSpend(ctx, "2020-01-01", "g1", "llm", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.Prune(ctx); n != 0 || err != nil {
+		t.Errorf("keepDays 0 pruned %d, %v; want nothing", n, err)
 	}
 }

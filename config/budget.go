@@ -34,6 +34,9 @@ type Budget struct {
 	TimeZone string `yaml:"timeZone"`
 	// CapNotice is said once a day per guild, to the first direct address after the cap.
 	CapNotice string `yaml:"capNotice"`
+	// KeepDays is how many budget days of the spend ledger are kept, the current one
+	// included; older days are deleted; 0 keeps every day.
+	KeepDays int `yaml:"keepDays"`
 }
 
 // ModelSlots are the config sections that name a model, as the usage metrics label them.
@@ -46,10 +49,14 @@ var ModelSlots = []string{
 // DefaultCapNotice is budget.capNotice's default.
 const DefaultCapNotice = "I've used up today's budget, so I'm keeping quiet until it resets. I'll still answer when you talk to me directly, as best I can."
 
+// DefaultBudgetKeepDays is budget.keepDays' default: 400 days, a year with a month to spare,
+// so last year's same month can be compared with this one.
+const DefaultBudgetKeepDays = 400
+
 // defaultBudget has no cap: budgets are opt-in.
 func defaultBudget() Budget {
 	return Budget{SoftThreshold: 0.8, AllowAtCap: []string{"voice.sttPipeline.transcription"},
-		TimeZone: "UTC", CapNotice: DefaultCapNotice}
+		TimeZone: "UTC", CapNotice: DefaultCapNotice, KeepDays: DefaultBudgetKeepDays}
 }
 
 // Enabled reports whether any cap is set.
@@ -115,4 +122,18 @@ func (v *validator) validateBudget(c *Config) {
 		v.addf("budget.timeZone: %q is not a time zone (want an IANA name such as UTC or Europe/Paris)", b.TimeZone)
 	}
 	v.nonEmpty("budget.capNotice", b.CapNotice)
+	v.intRange("budget.keepDays", b.KeepDays, 0, 36500)
+}
+
+// PruneBefore names the first budget day that budget.keepDays keeps when today is the
+// budget day today ("2006-01-02"); "" when every day is kept.
+func (b *Budget) PruneBefore(today string) string {
+	if b.KeepDays <= 0 {
+		return ""
+	}
+	t, err := time.Parse(time.DateOnly, today)
+	if err != nil {
+		return ""
+	}
+	return t.AddDate(0, 0, 1-b.KeepDays).Format(time.DateOnly)
 }

@@ -25,6 +25,8 @@ func TestBudgetValidation(t *testing.T) {
 		{"reset hour", func(b *Budget) { b.ResetHour = 24 }, "budget.resetHour: 24 is out of range (allowed 0 to 23)"},
 		{"time zone", func(b *Budget) { b.TimeZone = "Mars/Olympus" }, `budget.timeZone: "Mars/Olympus" is not a time zone`},
 		{"notice", func(b *Budget) { b.CapNotice = "" }, "budget.capNotice: must not be empty"},
+		{"keep days negative", func(b *Budget) { b.KeepDays = -1 }, "budget.keepDays: -1 is out of range (allowed 0 to 36500)"},
+		{"keep days too many", func(b *Budget) { b.KeepDays = 36501 }, "budget.keepDays: 36501 is out of range (allowed 0 to 36500)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,5 +55,27 @@ func TestBudgetDay(t *testing.T) {
 		if got := b.Day(tc.at); got != tc.want {
 			t.Errorf("Day(%v) = %s, want %s", tc.at, got, tc.want)
 		}
+	}
+}
+
+// TestBudgetPruneBefore: keepDays counts the current budget day; 0 keeps every day.
+func TestBudgetPruneBefore(t *testing.T) {
+	cases := []struct {
+		keep        int
+		today, want string
+	}{
+		{400, "2026-11-27", "2025-10-24"},
+		{1, "2026-11-27", "2026-11-27"},
+		{2, "2026-03-01", "2026-02-28"},
+		{0, "2026-11-27", ""},
+	}
+	for _, tc := range cases {
+		b := Budget{KeepDays: tc.keep}
+		if got := b.PruneBefore(tc.today); got != tc.want {
+			t.Errorf("keepDays %d on %s: prune before %q, want %q", tc.keep, tc.today, got, tc.want)
+		}
+	}
+	if Default().Budget.KeepDays != 400 {
+		t.Errorf("default keepDays %d, want 400", Default().Budget.KeepDays)
 	}
 }

@@ -157,7 +157,9 @@ func pgMigrations() []string {
 		embeddingsMigration("BIGINT", "BYTEA") + pgEmbeddingsTrigger,
 		// 11: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
 		forgetsMigration,
-		// 12: notify other processes of memory changes (memchanges.go).
+		// 12: which guilds' cap notice was said on which budget day (spend.go: ClaimCapNotice).
+		capNoticesMigration,
+		// 13: notify other processes of memory changes (memchanges.go).
 		pgMemoryNotifyMigration,
 	}
 }

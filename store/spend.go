@@ -22,6 +22,13 @@ type SpendLedger interface {
 	SpendTotals(ctx context.Context, day, guild string) (guildUSD, allUSD float64, err error)
 	// DaySpend returns the day's rows, by guild then slot.
 	DaySpend(ctx context.Context, day string) ([]Spend, error)
+	// ClaimCapNotice claims the day's cap notice of guild: true for the first claim of the day
+	// and guild, false for every later one, in any process on the database (one atomic
+	// insert-if-absent), so the notice is said once.
+	ClaimCapNotice(ctx context.Context, day, guild string) (bool, error)
+	// PruneSpend deletes the spend and the cap-notice claims of the days before day, and
+	// returns how many spend rows went.
+	PruneSpend(ctx context.Context, before string) (int64, error)
 }
 
 // NewSpendLedger returns the spend ledger of st (SQLite or Postgres, instrumented or not);
@@ -33,6 +40,10 @@ func NewSpendLedger(st Store) (SpendLedger, bool) {
 	l, ok := st.(SpendLedger)
 	return l, ok
 }
+
+// capNoticesMigration holds the cap-notice claims: one row per budget day and guild whose
+// notice was said (the primary key makes a claim an insert-if-absent).
+const capNoticesMigration = `CREATE TABLE cap_notices (day TEXT NOT NULL, guild_id TEXT NOT NULL, PRIMARY KEY (day, guild_id));`
 
 var (
 	_ SpendLedger = (*SQLite)(nil)
@@ -100,6 +111,54 @@ func (s *Postgres) DaySpend(ctx context.Context, day string) ([]Spend, error) {
 	}
 	defer rows.Close()
 	return scanSpend(rows, day)
+}
+
+// ClaimCapNotice implements SpendLedger.
+func (s *SQLite) ClaimCapNotice(ctx context.Context, day, guild string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO cap_notices (day, guild_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, day, guild)
+	if err != nil {
+		return false, fmt.Errorf("store: claim the cap notice of %s on %s: %w", guild, day, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: claim the cap notice of %s on %s: %w", guild, day, err)
+	}
+	return n == 1, nil
+}
+
+// PruneSpend implements SpendLedger.
+func (s *SQLite) PruneSpend(ctx context.Context, before string) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM spend WHERE day < ?`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune spend before %s: %w", before, err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM cap_notices WHERE day < ?`, before); err != nil {
+		return n, fmt.Errorf("store: prune cap notices before %s: %w", before, err)
+	}
+	return n, nil
+}
+
+// ClaimCapNotice implements SpendLedger: the primary key makes the insert the claim, so of
+// processes claiming together exactly one inserts.
+func (s *Postgres) ClaimCapNotice(ctx context.Context, day, guild string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO cap_notices (day, guild_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, day, guild)
+	if err != nil {
+		return false, fmt.Errorf("store: claim the cap notice of %s on %s: %w", guild, day, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// PruneSpend implements SpendLedger.
+func (s *Postgres) PruneSpend(ctx context.Context, before string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM spend WHERE day < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune spend before %s: %w", before, err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM cap_notices WHERE day < $1`, before); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("store: prune cap notices before %s: %w", before, err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // scanSpend reads DaySpend's rows (guild_id, slot, usd), on either driver.

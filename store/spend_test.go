@@ -57,3 +57,100 @@ func testSpendLedger(t *testing.T, s Store) {
 		}
 	}
 }
+
+// TestCapNoticeClaimedOnce: the day's cap notice of a guild is claimed once among two
+// handles on one database (two processes), however many claim it together; another guild
+// or another day is a claim of its own.
+func TestCapNoticeClaimedOnce(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		a, path := openTemp(t)
+		b, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		testCapNoticeClaimedOnce(t, a, b)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		a, dsn := openPostgres(t)
+		b, err := OpenPostgres(context.Background(), dsn, PostgresOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		testCapNoticeClaimedOnce(t, a, b)
+	})
+}
+
+func testCapNoticeClaimedOnce(t *testing.T, stores ...Store) {
+	ctx := context.Background()
+	var ledgers []SpendLedger
+	for _, s := range stores {
+		l, ok := NewSpendLedger(s)
+		if !ok {
+			t.Fatalf("%T keeps no spend ledger", s)
+		}
+		ledgers = append(ledgers, l)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	claimed := 0
+	for i := range 40 {
+		wg.Go(func() {
+			ok, err := ledgers[i%len(ledgers)].ClaimCapNotice(ctx, "2026-11-27", "g1")
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				claimed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if claimed != 1 {
+		t.Errorf("the cap notice of g1 on 2026-11-27 claimed %d times by 40 concurrent claims, want once", claimed)
+	}
+	for _, c := range []struct{ day, guild string }{{"2026-11-27", "g2"}, {"2026-11-28", "g1"}, {"2026-11-27", ""}} {
+		if ok, err := ledgers[1].ClaimCapNotice(ctx, c.day, c.guild); !ok || err != nil {
+			t.Errorf("first claim of %q on %s: %v, %v; want claimed", c.guild, c.day, ok, err)
+		}
+	}
+}
+
+func TestPruneSpend(t *testing.T) { forEachDriver(t, testPruneSpend) }
+
+// testPruneSpend: the spend and cap-notice claims of the days before the bound go; that
+// day's and later stay.
+func testPruneSpend(t *testing.T, s Store) {
+	ctx := context.Background()
+	l, _ := NewSpendLedger(s)
+	days := []string{"2025-10-23", "2026-11-25", "2026-11-26", "2026-11-27"}
+	for _, day := range days {
+		for _, g := range []string{"g1", "g2"} {
+			if err := l.AddSpend(ctx, day, g, "llm", 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.ClaimCapNotice(ctx, day, "g1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := l.PruneSpend(ctx, "2026-11-26")
+	if err != nil || n != 4 {
+		t.Fatalf("pruned %d rows, %v; want the 4 of the two days before 2026-11-26", n, err)
+	}
+	for _, day := range days {
+		kept := day >= "2026-11-26"
+		_, all, err := l.SpendTotals(ctx, day, "g1")
+		if err != nil || (all == 2) != kept || (all == 0) == kept {
+			t.Errorf("spend of %s after the prune: %v, %v; want kept=%v", day, all, err, kept)
+		}
+		// A pruned day's claim is gone: claiming it again succeeds.
+		again, err := l.ClaimCapNotice(ctx, day, "g1")
+		if err != nil || again == kept {
+			t.Errorf("cap notice of %s claimed again: %v, %v; want %v", day, again, err, !kept)
+		}
+	}
+}

@@ -339,6 +339,8 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 	base := llm.Options{Logger: a.logger, Metrics: llm.NewMetrics(reg), Meter: meter}
 	if a.budget = a.newBudget(watcher, st, meter, reg); a.budget != nil {
 		base.Gate = a.budget
+		guard := a.budget
+		wg.Go(func() { guard.PruneLoop(ctx, time.Hour) }) // budget.keepDays
 	}
 	models := newModelClients(a.cfg, base, st)
 	textSvc, err := a.newText(watcher, session, st, models, reg)

@@ -16,7 +16,8 @@ import (
 // reply request of both processes is checked against the spend of both before it, recomputed
 // from the simulator's usage times the prices: a process that did not see the other's spend,
 // or the restarted one that lost its own, would call gpt-5-mini where the shared budget says
-// gpt-5-nano, or call at all past the cap.
+// gpt-5-nano, or call at all past the cap. At the cap the first process is restarted again:
+// each guild's cap notice is said once, not once per process life.
 func TestBudgetSharedAndKeptAcrossRestart(t *testing.T) {
 	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, dsn, bin := clusterTest(t)
@@ -67,6 +68,17 @@ budget:
 		return false
 	}
 
+	// restart kills p (SIGKILL, mid-day) and starts it again.
+	restart := func(p *banterProcess) {
+		t.Helper()
+		c.kill(p)
+		c.start(p)
+		identified++
+		if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified); err != nil {
+			t.Fatalf("the restarted process did not identify: %v\n%s", err, c.logs())
+		}
+	}
+
 	const notice = "Budget spent for today."
 	restarted, noticed := false, map[discordsim.GuildID]bool{}
 	for i := 0; i < 16 && len(noticed) < 2; i++ {
@@ -79,19 +91,21 @@ budget:
 			noticed[g] = true
 		}
 		if !restarted && usedNano() {
-			a := procOf(guilds[0])
-			c.kill(a)
-			c.start(a)
-			identified++
-			if _, err := simtest.WaitGateway(ctx, dsim, discordsim.GatewayIdentified, identified); err != nil {
-				t.Fatalf("the restarted process did not identify: %v\n%s", err, c.logs())
-			}
+			restart(procOf(guilds[0]))
 			restarted = true
 		}
 	}
 	if !restarted || len(noticed) < 2 {
 		t.Fatalf("restarted %v, notices in %d guilds: the conversation never reached the cap in both\n%s", restarted, len(noticed), c.logs())
 	}
+	// The restarted process answered with the model before the cap (the notice is not a
+	// sent_reply): its calls are in the path checked below.
+	if n := procOf(guilds[0]).log().count(0, "sent_reply"); n == 0 {
+		t.Error("the restarted process made no model reply before the cap: the restart was not tested")
+	}
+	// Killed and started again at the cap, the first process must not say its guild's notice
+	// a second time: the day's notice is claimed in the shared store, not in the process.
+	restart(procOf(guilds[0]))
 	atCap := len(osim.Requests())
 	for _, g := range guilds {
 		if reply, skipped := ask(g); !skipped {
@@ -102,10 +116,5 @@ budget:
 		t.Errorf("%d model requests past the cap, want none", n-atCap)
 	}
 	checkSpendPath(t, osim.Requests(), 2, 0.4)
-	// The restarted process answered with the model before the cap (the notice is not a
-	// sent_reply): its calls are in the path checked above.
-	if n := procOf(guilds[0]).log().count(0, "sent_reply"); n == 0 {
-		t.Error("the restarted process made no model reply before the cap: the restart was not tested")
-	}
 	c.stop(ctx)
 }

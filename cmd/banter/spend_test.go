@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/llm"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/store"
 )
 
 // spendConfig prices the two reply models high enough that a few replies reach a $2 cap:
@@ -154,9 +158,12 @@ func checkSpendPath(t *testing.T, reqs []openaisim.Recorded, limit, soft float64
 	}
 }
 
-// TestSpendCommand: /spend through `banter run` and the Discord simulator. A member without
-// Manage Server is told so and shown nothing; one holding a role with it sees the day's spend
-// of the guild and of all guilds, by slot, equal to the simulator's usage times the prices.
+// TestSpendCommand: /spend through `banter run` and the Discord simulator. It is registered
+// with default_member_permissions Manage Server, so the simulator (as Discord's client) does
+// not offer it to a member without it. When the server's admins open it to everyone (a
+// command permission override), such a member is still told so and shown nothing; one
+// holding a role with Manage Server sees the day's spend of the guild and of all guilds, by
+// slot, equal to the simulator's usage times the prices.
 func TestSpendCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -169,10 +176,26 @@ func TestSpendCommand(t *testing.T) {
 	if _, skipped := b.answer(t, ctx, id); skipped {
 		t.Fatal("the first message was skipped")
 	}
+	var cmd discordsim.Command
 	if err := b.dsim.Await(ctx, func() bool {
-		return slices.ContainsFunc(b.dsim.Commands(""), func(c discordsim.Command) bool { return c.Name == "spend" })
+		cmds := b.dsim.Commands("")
+		i := slices.IndexFunc(cmds, func(c discordsim.Command) bool { return c.Name == "spend" })
+		if i >= 0 {
+			cmd = cmds[i]
+		}
+		return i >= 0
 	}); err != nil {
 		t.Fatalf("/spend never registered: %v", err)
+	}
+	if p := cmd.DefaultMemberPermissions; p == nil || *p != "32" { // MANAGE_GUILD
+		t.Errorf("/spend default_member_permissions %v, want \"32\" (Manage Server)", p)
+	}
+	if _, err := b.dsim.InvokeCommand(b.alice, b.ch, "spend"); !errors.Is(err, discordsim.ErrCommandHidden) {
+		t.Errorf("/spend offered to a member without Manage Server: %v", err)
+	}
+	everyone := discordsim.CommandPermission{ID: string(b.guild), Type: discordsim.CommandPermissionRole, Permission: true}
+	if err := b.dsim.SetCommandPermissions(b.guild, cmd.ID, []discordsim.CommandPermission{everyone}); err != nil {
+		t.Fatal(err)
 	}
 	spend := func(u discordsim.UserID) string {
 		t.Helper()
@@ -218,6 +241,55 @@ func TestSpendCommand(t *testing.T) {
 	for _, line := range []string{"**This server**: " + want + " of $2.0000", "- llm: " + want, "**All servers**: " + want + " (no cap)"} {
 		if !strings.Contains(got, line) {
 			t.Errorf("/spend by an admin lacks %q:\n%s", line, got)
+		}
+	}
+}
+
+// TestSpendDaysPrunedByKeepDays: `banter run` with budget.keepDays 30 on a store holding a
+// day of spend 400 days old and one of yesterday deletes the old day (budget_spend_pruned)
+// and keeps yesterday's, for /spend and the budgets.
+func TestSpendDaysPrunedByKeepDays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "seeded.db")
+	yesterday := time.Now().AddDate(0, 0, -1)
+	old, recent := config.Default().Budget.Day(yesterday.AddDate(0, 0, -400)), config.Default().Budget.Day(yesterday)
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, _ := store.NewSpendLedger(st)
+	for _, day := range []string{old, recent} {
+		if err := ledger.AddSpend(ctx, day, "g1", "llm", 1.25); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	b := startBot(t, ctx, nil, "", "budget:\n  keepDays: 30\n", func(b *botProcess) { b.storeDriver, b.storeDSN = "sqlite", path })
+	stopped := false
+	defer func() {
+		if !stopped {
+			b.stop()
+		}
+	}()
+	g, cancelWait := guard(ctx)
+	defer cancelWait()
+	if !b.logs.wait(g, func() bool { return b.logs.count(0, "budget_spend_pruned") > 0 }) {
+		t.Fatalf("no budget_spend_pruned\n%s", b.logs.String())
+	}
+	stopped = true
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ledger, _ = store.NewSpendLedger(st)
+	for day, want := range map[string]float64{old: 0, recent: 1.25} {
+		if got, _, err := ledger.SpendTotals(ctx, day, "g1"); got != want || err != nil {
+			t.Errorf("spend of %s after the prune: %v, %v; want %v", day, got, err, want)
 		}
 	}
 }

@@ -43,6 +43,9 @@ func NewTranscriber(cfg Config) *Transcriber {
 	return &Transcriber{cfg: cfg}
 }
 
+// Model returns the Live model the Transcriber dials.
+func (t *Transcriber) Model() string { return t.cfg.Model }
+
 // ErrTranscriberClosed is returned by Transcribe after Close.
 var ErrTranscriberClosed = errors.New("gemini: transcriber closed")
 

@@ -6,7 +6,9 @@
 //
 // The specs are cut down (by ./extract) to the operations banter calls and
 // the schemas they reference, and embedded; see specs/README.md for their
-// origin and specs/LICENSE-* for their licences.
+// origin, specs/LICENSE-* for their licences, and specs/README.md again for
+// the two places where the check reads them more loosely than written
+// (oneOfAsAnyOf, bitSetsAsDecimalStrings), each because the real API does.
 package conform
 
 import (
@@ -75,6 +77,11 @@ func load(name string, prefixes []string) (*Checker, error) {
 		return nil, fmt.Errorf("conform: %s spec: %w", name, err)
 	}
 	doc = oneOfAsAnyOf(doc)
+	if name == "discord" {
+		if err := bitSetsAsDecimalStrings(doc); err != nil {
+			return nil, fmt.Errorf("conform: %s spec: %w", name, err)
+		}
+	}
 	url := "https://conform.invalid/" + name + ".json"
 	comp := jsonschema.NewCompiler()
 	// OpenAPI 3.1 schemas are draft 2020-12, but OpenAI's uses draft

@@ -2,7 +2,6 @@ package discordsim
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 
 	"github.com/banterbot/banter/sim/discord/world"
@@ -215,7 +214,7 @@ func (g *gateway) interactionLocked(v *world.View, it world.Interaction) {
 	gd, _ := v.Guild(it.Guild)
 	c, _ := v.Channel(it.Channel)
 	mem := wireMemberOf(v, gd, it.User, true)
-	mem.Permissions = memberPermissions(gd, it.User, v)
+	mem.Permissions = strconv.FormatUint(v.MemberPermissions(gd.ID, it.User), 10)
 	ev := map[string]any{
 		"id": it.ID, "application_id": v.Bot(), "type": 2, "token": it.Token, "version": 1,
 		"guild_id": it.Guild, "channel_id": it.Channel, "channel": wireChannelOf(c), "member": mem,
@@ -228,23 +227,4 @@ func (g *gateway) interactionLocked(v *world.View, it world.Interaction) {
 			g.dispatchToLocked(ss, "INTERACTION_CREATE", ev, 0)
 		}
 	}
-}
-
-// memberPermissions is a member's guild permissions as an interaction carries them: @everyone's
-// and those of the member's roles together; the owner and an Administrator hold every one.
-func memberPermissions(gd world.Guild, u world.UserID, v *world.View) string {
-	const administrator, all = 1 << 3, 1<<53 - 1
-	perms, _ := strconv.ParseUint(world.EveryonePermissions, 10, 64)
-	if m, ok := v.Member(gd.ID, u); ok {
-		for _, r := range gd.Roles {
-			if slices.Contains(m.Roles, r.ID) {
-				p, _ := strconv.ParseUint(r.Permissions, 10, 64)
-				perms |= p
-			}
-		}
-	}
-	if gd.Owner == u || perms&administrator != 0 {
-		perms = all
-	}
-	return strconv.FormatUint(perms, 10)
 }

@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/banterbot/banter/sim/discord/world"
@@ -40,15 +41,40 @@ type commandBody struct {
 	Description              string            `json:"description"`
 	DescriptionLocalizations json.RawMessage   `json:"description_localizations"`
 	Options                  []json.RawMessage `json:"options"`
-	DefaultMemberPermissions *string           `json:"default_member_permissions"`
+	DefaultMemberPermissions *bitSet           `json:"default_member_permissions"`
 	Type                     int               `json:"type"`
 	NSFW                     bool              `json:"nsfw"`
 }
 
+// bitSet is a permission bit set as clients send it: a decimal string (discordgo,
+// discord.js) or a JSON integer (the form Discord's OpenAPI spec writes); both are kept as
+// the text of the number, which the world validates.
+type bitSet string
+
+// UnmarshalJSON takes a string or a number.
+func (b *bitSet) UnmarshalJSON(raw []byte) error {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		*b = bitSet(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("permission bit set: %w", err)
+	}
+	*b = bitSet(n)
+	return nil
+}
+
 func (b commandBody) command() world.Command {
+	var perms *string
+	if b.DefaultMemberPermissions != nil {
+		s := string(*b.DefaultMemberPermissions)
+		perms = &s
+	}
 	return world.Command{Name: b.Name, NameLocalizations: b.NameLocalizations, Description: b.Description,
 		DescriptionLocalizations: b.DescriptionLocalizations, Options: b.Options,
-		DefaultMemberPermissions: b.DefaultMemberPermissions, Type: b.Type, NSFW: b.NSFW}
+		DefaultMemberPermissions: perms, Type: b.Type, NSFW: b.NSFW}
 }
 
 func commandList(cs []world.Command, err error) (int, any, error) {

@@ -54,6 +54,8 @@ type (
 	Command = world.Command
 	// CommandOption is one option value of an invoked slash command.
 	CommandOption = world.CommandOption
+	// CommandPermission is one override of who may use a command in a guild.
+	CommandPermission = world.CommandPermission
 	// Interaction is a slash command invoked by a simulated user.
 	Interaction = world.Interaction
 	// InteractionResponse is what the bot answered on the callback endpoint.
@@ -98,6 +100,16 @@ const (
 	CallbackAutocompleteResult     = world.CallbackAutocompleteResult
 	CallbackModal                  = world.CallbackModal
 )
+
+// Command permission override targets.
+const (
+	CommandPermissionRole = world.CommandPermissionRole
+	CommandPermissionUser = world.CommandPermissionUser
+)
+
+// ErrCommandHidden is InvokeCommand's error for a command Discord's client would not offer
+// the member (default_member_permissions, the guild's overrides).
+var ErrCommandHidden = world.ErrCommandHidden
 
 // SnowflakeTime returns the creation time encoded in a snowflake id, or the
 // zero time when id is not a number.

@@ -87,16 +87,9 @@ func TestGeminiCostIsTheSimulatorsUsage(t *testing.T) {
 // response.create: Respond fails with the spending cap and the model is asked nothing.
 func TestRealtimeReplyRefusedAtCap(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "spend.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ledger, _ := store.NewSpendLedger(st)
 	cfg := config.Default()
 	cfg.Budget.DailyUSD = 0.5
-	g := budget.New(budget.Options{Config: func() *config.Config { return cfg }, Ledger: ledger})
-	g.Spent(context.Background(), llm.Account{Slot: "llm"}, "gpt-5-mini", 1)
+	g := cappedGuard(t, cfg, "")
 	h := newHarness(t, harnessOptions{strategy: StrategyNative, bridge: func(c *Config) { c.Gate = g }})
 	if d := h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?"); !d.Allowed() {
 		t.Fatalf("Stage A denied an addressed turn: %v", d)
@@ -107,4 +100,19 @@ func TestRealtimeReplyRefusedAtCap(t *testing.T) {
 	if n := len(h.oa.RequestsFor(openaisim.EndpointRealtimeResponse)); n != 0 {
 		t.Errorf("%d realtime responses asked for at the cap", n)
 	}
+}
+
+// cappedGuard returns a Guard on a fresh ledger, reading cfg (which the test may change), with
+// $1 already spent in guild on the llm slot: past any cap of cfg below that.
+func cappedGuard(t *testing.T, cfg *config.Config, guild string) *budget.Guard {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "spend.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ledger, _ := store.NewSpendLedger(st)
+	g := budget.New(budget.Options{Config: func() *config.Config { return cfg }, Ledger: ledger})
+	g.Spent(context.Background(), llm.Account{Guild: guild, Slot: "llm"}, "gpt-5-mini", 1)
+	return g
 }

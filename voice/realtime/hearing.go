@@ -21,6 +21,11 @@ import (
 type GeminiHearing struct {
 	voice.Model
 	Transcriber *gemini.Transcriber
+	// Gate, when set, admits each transcription before its audio is sent (the spending
+	// budgets), charged to the account of ctx (voice.sttPipeline.transcription), as the
+	// OpenAI transcriptions are: at a cap it is refused unless allowAtCap names that slot.
+	// The Live model is fixed, so a fallback model the Gate names does not apply.
+	Gate llm.Gate
 }
 
 var _ voice.Model = GeminiHearing{}
@@ -29,6 +34,13 @@ var _ voice.Model = GeminiHearing{}
 // activity and its inputTranscription comes back. model and opts are not used: the Live
 // model transcribes, in the language it hears.
 func (h GeminiHearing) Transcribe(ctx context.Context, _ string, body []byte, _ llm.TranscribeOptions) (llm.Transcript, error) {
+	if h.Gate != nil {
+		model := h.Transcriber.Model()
+		if _, err := h.Gate.Admit(ctx, llm.AccountFrom(ctx), model); err != nil {
+			return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w",
+				&llm.APIError{Op: llm.OpTranscribe, Model: model, Kind: llm.ErrorKindSpendCap, Err: err})
+		}
+	}
 	samples, f, err := wav.Decode(nil, body)
 	if err != nil {
 		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)

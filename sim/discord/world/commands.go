@@ -3,6 +3,7 @@ package world
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // Application command registration.
@@ -44,6 +45,9 @@ func (w *World) checkScopeLocked(s CommandScope) error {
 	return nil
 }
 
+// maxBitSet is the largest permission bit set Discord takes (2^54-1, its spec's bound).
+const maxBitSet = 1<<54 - 1
+
 // validate fills defaults and checks lengths as Discord does.
 func (c *Command) validate() error {
 	if c.Type == 0 {
@@ -54,6 +58,12 @@ func (c *Command) validate() error {
 	}
 	if c.Type == 1 && (len(c.Description) < 1 || len(c.Description) > 100) {
 		return invalidBody("description", "Must be between 1 and 100 in length.")
+	}
+	if p := c.DefaultMemberPermissions; p != nil {
+		n, err := strconv.ParseUint(*p, 10, 64)
+		if err != nil || strconv.FormatUint(n, 10) != *p || n > maxBitSet {
+			return invalidBody("default_member_permissions", "Must be a permission bit set: an integer from 0 to 18014398509481983, or its decimal string.")
+		}
 	}
 	return nil
 }
@@ -73,8 +83,10 @@ func (w *World) commandsInLocked(g GuildID) []*Command {
 func (w *World) upsertCommandLocked(g GuildID, b Command) (*Command, bool) {
 	for _, c := range w.commandsInLocked(g) {
 		if c.Name == b.Name && c.Type == b.Type {
-			c.Description, c.Options = b.Description, b.Options
-			c.Version = w.ids.nextString()
+			// The new definition replaces the old one (permissions included); the id stays.
+			id := c.ID
+			*c = b
+			c.ID, c.Application, c.Guild, c.Version = id, w.st.bot, g, w.ids.nextString()
 			return c, false
 		}
 	}

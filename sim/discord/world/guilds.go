@@ -115,6 +115,8 @@ type guild struct {
 	memberOrder []UserID
 	roles       []Role
 	voice       map[UserID]*VoiceState
+	// commandPerms are the guild's overrides of who may use a command (SetCommandPermissions).
+	commandPerms map[CommandID][]CommandPermission
 }
 
 type channel struct {

@@ -96,7 +96,9 @@ func (it *interaction) snapshot() Interaction {
 }
 
 // InvokeCommand has user u run the registered slash command name in
-// channel ch: INTERACTION_CREATE goes to the application.
+// channel ch: INTERACTION_CREATE goes to the application. A command the
+// client would not show u (its default_member_permissions, the guild's
+// overrides: SetCommandPermissions) is refused with ErrCommandHidden.
 func (w *World) InvokeCommand(u UserID, ch ChannelID, name string, opts ...CommandOption) (Interaction, error) {
 	w.lock()
 	defer w.mu.Unlock()
@@ -118,6 +120,9 @@ func (w *World) InvokeCommand(u UserID, ch ChannelID, name string, opts ...Comma
 	}
 	if cmd == nil {
 		return Interaction{}, fmt.Errorf("invoke %q: no such command registered", name)
+	}
+	if !mayUseLocked(g, u, cmd) {
+		return Interaction{}, fmt.Errorf("invoke %q by %s: %w", name, u, ErrCommandHidden)
 	}
 	if opts == nil {
 		opts = []CommandOption{}
