@@ -33,11 +33,11 @@ func TestChannelOverwritesGateReads(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name             string
-		denyBot          uint64
-		token            string
+		name              string
+		denyBot           uint64
+		token             string
 		wantList, wantOne int
-		wantListed       int
+		wantListed        int
 	}{
 		{name: "no overwrite", token: bot, wantList: 200, wantOne: 200, wantListed: 1},
 		{name: "read history denied", denyBot: world.PermReadMessageHistory, token: bot, wantList: 200, wantOne: 403},
