@@ -76,8 +76,10 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		if isSelf {
 			cs.noteMessage(true, rec.CreatedAt) // banter did speak
 		}
-		if opened {
-			s.closeTurnIDs([]string{m.ID}, store.TurnExplained) // memory_write_refused is logged
+		if opened { // no record of it is kept either (memory_write_refused is logged)
+			if err := s.opts.Store.DropTurn(context.WithoutCancel(ctx), m.ID); err != nil {
+				s.logger.Error("store_failed", "op", "drop_turn", "message_id", m.ID, "error", err.Error())
+			}
 		}
 		return // a member's: neither remembered nor answered
 	}
