@@ -98,6 +98,9 @@ type Memory interface {
 	// records at as their watermark: from then on, writes of messages and facts refuse what
 	// they said at or before it (forgets.go).
 	ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error)
+	// Forgot reports whether the member ran forget-me in the guild at or after at: what they
+	// said then is refused (their watermark, forgets.go).
+	Forgot(ctx context.Context, guildID, userID string, at time.Time) (bool, error)
 	// SetMemoryPaused pauses (or resumes) memory capture of a member in a guild.
 	SetMemoryPaused(ctx context.Context, guildID, userID string, paused bool, at time.Time) error
 	// MemoryPaused reports whether a member paused memory capture in a guild.

@@ -44,6 +44,11 @@ func (i *instrumented) SetMemoryPaused(ctx context.Context, guildID, userID stri
 	return i.count("set_memory_paused", i.s.SetMemoryPaused(ctx, guildID, userID, paused, at))
 }
 
+func (i *instrumented) Forgot(ctx context.Context, guildID, userID string, at time.Time) (bool, error) {
+	ok, err := i.s.Forgot(ctx, guildID, userID, at)
+	return ok, i.count("forgot", err)
+}
+
 func (i *instrumented) MemoryPaused(ctx context.Context, guildID, userID string) (bool, error) {
 	p, err := i.s.MemoryPaused(ctx, guildID, userID)
 	return p, i.count("memory_paused", err)

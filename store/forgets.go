@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
@@ -96,6 +97,15 @@ func factOrigins(f Fact) []Origin {
 		out = append(out[:len(out):len(out)], Origin{AuthorID: f.SubjectID, At: f.CreatedAt})
 	}
 	return out
+}
+
+// Forgot implements Memory.
+func (m factsSQL) Forgot(ctx context.Context, guildID, userID string, at time.Time) (bool, error) {
+	ok, err := forgotten(ctx, m.db, guildID, []Origin{{AuthorID: userID, At: at}})
+	if err != nil {
+		return false, fmt.Errorf("store: forget watermark in %s: %w", guildID, err)
+	}
+	return ok, nil
 }
 
 // recordForget sets the member's watermark to at (or keeps a later one).

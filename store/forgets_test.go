@@ -15,7 +15,8 @@ import (
 // TestForgetWatermark: after forget-me, the member's messages said at or before it, facts
 // about them from then and facts one of whose origins is theirs are refused (ErrForgotten);
 // what they say after it, and everything of other members and of other guilds, is stored as
-// before. The watermark holds no id, and a later forget-me never moves it back.
+// before; Forgot reads the watermark. The watermark holds no id, and a later forget-me never
+// moves it back.
 func TestForgetWatermark(t *testing.T) { forEachDriverAt(t, testForgetWatermark) }
 
 func testForgetWatermark(t *testing.T, s Store, driver, dsn string) {
@@ -41,6 +42,21 @@ func testForgetWatermark(t *testing.T, s Store, driver, dsn string) {
 	must(save("m1", "g1", alice, base))
 	if _, err := s.ForgetMember(ctx, "g1", alice, forgot); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, guild, user string
+		at                time.Time
+		want              bool
+	}{
+		{"her words from before", "g1", alice, base, true},
+		{"her words at the watermark", "g1", alice, forgot, true},
+		{"her words after", "g1", alice, forgot.Add(time.Millisecond), false},
+		{"bob's words from before", "g1", "bob", base, false},
+		{"her words in another server", "g2", alice, base, false},
+	} {
+		if got, err := s.Forgot(ctx, c.guild, c.user, c.at); err != nil || got != c.want {
+			t.Errorf("Forgot, %s = %v, %v; want %v", c.name, got, err, c.want)
+		}
 	}
 	refused("her message again, stored after forget-me", save("m1", "g1", alice, base))
 	refused("her message at the watermark", save("m2", "g1", alice, forgot))

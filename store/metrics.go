@@ -95,6 +95,10 @@ func (i *instrumented) CloseTurns(ctx context.Context, ids []string, outcome str
 	return i.count("close_turns", i.s.CloseTurns(ctx, ids, outcome, at))
 }
 
+func (i *instrumented) DropTurn(ctx context.Context, messageID string) error {
+	return i.count("drop_turn", i.s.DropTurn(ctx, messageID))
+}
+
 func (i *instrumented) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
 	ts, err := i.s.OpenTurns(ctx, guildID)
 	return ts, i.count("open_turns", err)

@@ -182,6 +182,9 @@ type Store interface {
 	CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error
 	// OpenTurns returns a guild's open turns, oldest first.
 	OpenTurns(ctx context.Context, guildID string) ([]Turn, error)
+	// DropTurn deletes a turn's record (its message was refused: ErrForgotten); an unknown id
+	// is no error.
+	DropTurn(ctx context.Context, messageID string) error
 
 	// Memory holds the facts banter remembers about people (facts.go).
 	Memory

@@ -69,6 +69,14 @@ func (s *SQLite) CloseTurns(ctx context.Context, ids []string, outcome string, a
 	return nil
 }
 
+// DropTurn implements Store.
+func (s *SQLite) DropTurn(ctx context.Context, messageID string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM turns WHERE message_id=?`, messageID); err != nil {
+		return fmt.Errorf("store: drop turn %s: %w", messageID, err)
+	}
+	return nil
+}
+
 // OpenTurns implements Store.
 func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
@@ -106,6 +114,14 @@ func (s *Postgres) CloseTurns(ctx context.Context, ids []string, outcome string,
 	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2 WHERE message_id = ANY($3)`,
 		outcome, ms(at), nonNil(ids)); err != nil {
 		return fmt.Errorf("store: close turns %v: %w", ids, err)
+	}
+	return nil
+}
+
+// DropTurn implements Store.
+func (s *Postgres) DropTurn(ctx context.Context, messageID string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM turns WHERE message_id=$1`, messageID); err != nil {
+		return fmt.Errorf("store: drop turn %s: %w", messageID, err)
 	}
 	return nil
 }

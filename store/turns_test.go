@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -9,7 +10,8 @@ import (
 
 // TestDurableTurns: an opened turn is open until closed; a reopened one (a restarted process
 // answering it again) is open again with its new AnswerID; OpenTurns lists one guild's, oldest
-// first; Prune drops turns older than the cutoff; an unknown outcome is refused.
+// first; DropTurn deletes one; Prune drops turns older than the cutoff; an unknown outcome is
+// refused.
 func TestDurableTurns(t *testing.T) { forEachDriver(t, testDurableTurns) }
 
 func testDurableTurns(t *testing.T, s Store) {
@@ -51,6 +53,10 @@ func testDurableTurns(t *testing.T, s Store) {
 		}, []string{"101>101", "103>103"}},
 		{"unknown ids ignored", func() error { return s.CloseTurns(ctx, []string{"999"}, TurnFailed, base) },
 			[]string{"101>101", "103>103"}},
+		{"dropped (its message refused), an unknown one too", func() error {
+			must := s.OpenTurn(ctx, Turn{MessageID: "104", ChannelID: "c1", GuildID: "g1", AdmittedAt: base})
+			return errors.Join(must, s.DropTurn(ctx, "104"), s.DropTurn(ctx, "998"))
+		}, []string{"101>101", "103>103"}},
 		{"pruned", func() error { _, err := s.Prune(ctx, base.Add(time.Second), base); return err },
 			[]string{"103>103"}},
 	}

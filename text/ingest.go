@@ -60,15 +60,26 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return // nor is the answer to one
 	}
 	rec := storedFromDiscord(m, ch, isSelf)
+	cs := s.channel(m.ChannelID)
+	var t *turn
+	opened := false
+	if !isSelf {
+		t = s.newTurn(ctx, cfg, m, rec)
+		opened = s.openBeforeStore(ctx, cfg, cs, t)
+	}
 	refused, err := s.saveMessage(ctx, rec, "ingest")
 	if err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}
-	cs := s.channel(m.ChannelID)
 	if refused { // said before its author's forget-me (or banter's reply to that): not kept
 		s.opts.Metrics.ingested("forgotten")
 		if isSelf {
 			cs.noteMessage(true, rec.CreatedAt) // banter did speak
+		}
+		if opened { // no record of it is kept either (memory_write_refused is logged)
+			if err := s.opts.Store.DropTurn(context.WithoutCancel(ctx), m.ID); err != nil {
+				s.logger.Error("store_failed", "op", "drop_turn", "message_id", m.ID, "error", err.Error())
+			}
 		}
 		return // a member's: neither remembered nor answered
 	}
@@ -80,41 +91,61 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 	s.opts.Metrics.ingested("stored")
 	s.remember(rec)
 
-	s.admit(ctx, cfg, cs, s.newTurn(ctx, cfg, m, rec))
+	s.admit(ctx, cfg, cs, t, opened)
+}
+
+// openBeforeStore records the durable turn of a message that addresses the bot, or may (the
+// direct-address classifier will be asked), before the message is stored: the catch-up of a
+// later process starts after the newest stored message, so a crash between the store and the
+// turn's record would lose it; the other way round, the next process finds the open turn.
+// Stage A closes it (explained) when it does not admit it. It reports whether it recorded one.
+func (s *Service) openBeforeStore(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) bool {
+	tt := t.stageATurn(cfg, s.now(), cs)
+	d := s.opts.Engine.Admit(&tt)
+	if !d.DirectAddressed && t.command == nil && d.Outcome != decision.OutcomePending {
+		return false
+	}
+	s.openTurn(ctx, t, "")
+	return true
 }
 
 // admit runs Stage A on a new turn and queues it when admitted. A message that only names the
 // bot may need the direct-address classifier, a model call: it is asked off the gateway
 // goroutine, which must not stall (handlers run one at a time), with the conversation as
 // context.
-func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) {
+//
+// opened says its durable turn is recorded already (openBeforeStore); one Stage A declines, or
+// finds not addressed after all, is closed (explained: the decision is logged).
+func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn, opened bool) {
 	tt := t.stageATurn(cfg, s.now(), cs)
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})
+	if pending && !opened { // the policy changed since openBeforeStore (a reload)
+		s.openTurn(ctx, t, "")
+		opened = true
+	}
 	decide := func() {
 		d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
-		if d.Outcome != decision.OutcomeAllow {
-			if pending {
-				s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // declined by the classifier (logged)
-			}
-			return
+		allowed := d.Outcome == decision.OutcomeAllow
+		if allowed {
+			t.decision = d
 		}
-		t.decision = d
-		switch {
-		case t.addressed() && !pending:
+		switch addressed := allowed && t.addressed(); {
+		case addressed && !opened:
 			s.openTurn(ctx, t, "") // durable before anything is generated (turns.go)
-		case !t.addressed() && pending:
-			s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // not addressed after all: not a durable turn
+		case !addressed && opened:
+			s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // declined, or not addressed after all
 		}
-		s.enqueue(cs, t)
+		if allowed {
+			s.enqueue(cs, t)
+		}
 	}
 	if !pending {
 		decide()
 		return
 	}
 	// The classifier may take seconds: the turn is durable before it is asked, so that a
-	// crash meanwhile does not lose a message already stored (the catch-up starts after it).
-	s.openTurn(ctx, t, "")
+	// crash meanwhile does not lose it.
 	if !s.spawn(func() {
 		tt.Recent = s.recentLines(ctx, cfg, cs, t)
 		decide()

@@ -30,6 +30,24 @@ func (s *Service) saveMessage(ctx context.Context, rec store.Message, source str
 	return false, err
 }
 
+// forgottenTurn reports whether t's author ran /memory forget-me in its server after saying it
+// (while t waited in the queue): such a turn is not answered, and is logged and counted (not by
+// author). The watermark is read when the attempt takes the turn: a forget-me after that is one
+// during the reply (docs/memory.md).
+func (s *Service) forgottenTurn(ctx context.Context, t *turn) bool {
+	gone, err := s.opts.Store.Forgot(ctx, t.msg.GuildID, t.msg.AuthorID, t.msg.CreatedAt)
+	if err != nil {
+		s.logger.Warn("store_failed", "op", "forgot", "message_id", t.msg.ID, "error", err.Error())
+		return false
+	}
+	if gone {
+		s.opts.Metrics.shed(t.addressed(), "forgotten")
+		s.logger.Info("message_ignored", "reason", "forgotten", "source", "queue", "message_id", t.msg.ID,
+			"channel_id", t.msg.ChannelID)
+	}
+	return gone
+}
+
 // remember offers a stored message to memory extraction.
 func (s *Service) remember(m store.Message) {
 	if s.opts.Memory != nil && !m.IsSelf {

@@ -302,3 +302,46 @@ func (h *harness) settled(id discordsim.MessageID, op string) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestForgetMeDropsQueuedTurns: alice asks banter twice; while the first reply is with the
+// model (the second turn waiting in the channel's queue behind it) she runs /memory
+// forget-me. The first is still answered (it was being answered); the second, said before
+// forget-me, is not: dropped when the attempt takes it (message_ignored reason=forgotten,
+// counted), and no prompt-ledger row or turn naming it is written after forget-me.
+func TestForgetMeDropsQueuedTurns(t *testing.T) {
+	gate := openaitest.NewGate()
+	held := toolReply("Miso", "reply", "", "Poor Miso! A vet visit sounds wise.")
+	held.Latency = openaisim.Latency{TimeToFirstToken: openaitest.HeldDelay}
+	h := newHarnessSims(t, false, nil, []openaisim.Option{gate.Option()}, func(c *config.Config) { memoryOn(c) },
+		noFacts(), toolReply("carrier", "reply", "", "A soft carrier is easier."), held)
+	first := h.post(h.alice, "bants, my cat Miso is sick, what should I do?")
+	if !gate.Arrived(h.ctx) {
+		t.Fatalf("the reply never reached the model; logs:\n%s", h.tail())
+	}
+	queued := h.post(h.alice, "bants, and should I buy a carrier?")
+	h.waitStored(queued.ID, "queued", func(store.Message) bool { return true })
+	if text, _ := h.slashMemory(h.alice, "forget-me"); !strings.Contains(text, "I forgot") {
+		t.Fatalf("forget-me = %q", text)
+	}
+	gate.Release()
+	if r := h.waitBot(1); r.ReplyTo() != first.ID {
+		t.Errorf("the reply answers %s, want the question being answered %s", r.ReplyTo(), first.ID)
+	}
+	h.shutdown() // waits for the attempt that takes the queued turn
+	for _, m := range h.botMessages() {
+		if m.ReplyTo() == queued.ID {
+			t.Errorf("the queued turn was answered after forget-me: %q", m.Content)
+		}
+	}
+	hits, err := storetest.Scan(context.Background(), "sqlite", h.dbPath, []string{string(h.alice), string(queued.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hit := range hits {
+		t.Errorf("%s holds %s after forget-me: %s", hit.Table, hit.Needle, hit.Row)
+	}
+	h.waitLog(`"msg":"message_ignored"`, `"reason":"forgotten"`, `"source":"queue"`, string(queued.ID))
+	if n := h.metric("banter_text_turns_shed_total", map[string]string{"addressed": "true", "reason": "forgotten"}); n != 1 {
+		t.Errorf("forgotten turns counted: %v, want 1", n)
+	}
+}

@@ -27,7 +27,7 @@ type Metrics struct {
 // NewMetrics registers the text metrics with reg (nil: not registered):
 //
 //	banter_text_messages_total{result}          ingested messages: stored, self, other_bot, blocked_user, channel_not_allowed, ban_word, forgotten
-//	banter_text_turns_shed_total{addressed,reason} turns not answered: queue_full, displaced_by_addressed, shutting_down
+//	banter_text_turns_shed_total{addressed,reason} turns not answered: queue_full, displaced_by_addressed, shutting_down, forgotten
 //	banter_text_queue_depth                     queue depth seen at each enqueue
 //	banter_text_replies_total{outcome}          sent, placeholder, skipped, rate_limited, failed, apologized, denied, swamped
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast

@@ -124,6 +124,9 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 	slices.SortStableFunc(batch, func(a, b *turn) int { return compareIDs(a.msg.ID, b.msg.ID) })
 	var admitted []*turn
 	for _, t := range batch {
+		if s.forgottenTurn(ctx, t) {
+			continue
+		}
 		if why := s.excluded(cfg, t.msg); why != safety.Allowed {
 			s.logger.Info("message_ignored", "reason", string(why), "source", "queue", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID)
 			continue

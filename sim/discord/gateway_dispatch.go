@@ -25,6 +25,12 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 		g.memberAddedLocked(v, e)
 	case world.ChannelCreated:
 		g.channelCreatedLocked(v, e.Channel)
+	case world.ChannelUpdated:
+		for _, ss := range g.sessions {
+			if ss.sees(v, e.Channel.Guild) {
+				g.dispatchToLocked(ss, "CHANNEL_UPDATE", wireChannelOf(e.Channel), IntentGuilds)
+			}
+		}
 	case world.MessageCreated:
 		g.messageLocked(v, "MESSAGE_CREATE", e.Message)
 	case world.MessageUpdated:
@@ -98,7 +104,7 @@ func (g *gateway) messageLocked(v *world.View, t string, m world.Message) {
 	c, _ := v.Channel(m.ChannelID)
 	intent := intentForChannel(c)
 	for _, ss := range g.sessions {
-		if !ss.sees(v, m.GuildID) {
+		if !ss.sees(v, m.GuildID) || v.ChannelPermissions(m.ChannelID, ss.user)&world.PermViewChannel == 0 {
 			continue
 		}
 		w := full

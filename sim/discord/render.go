@@ -54,6 +54,9 @@ func wireChannelOf(c world.Channel) wireChannel {
 		ID: c.ID, Type: c.Type, GuildID: c.Guild, Name: c.Name, Position: c.Position,
 		PermissionOverwrites: []wireOverwrite{},
 	}
+	for _, o := range c.Overwrites {
+		w.PermissionOverwrites = append(w.PermissionOverwrites, wireOverwrite{ID: o.ID, Type: o.Type, Allow: o.Allow, Deny: o.Deny})
+	}
 	if c.Parent != "" {
 		p := c.Parent
 		w.ParentID = &p

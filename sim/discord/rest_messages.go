@@ -200,6 +200,13 @@ func (a *restAPI) listMessages(q *apiRequest) (int, any, error) {
 	mq := world.MessageQuery{Before: MessageID(ids[0]), After: MessageID(ids[1]), Around: MessageID(ids[2]), Limit: limit}
 	return a.inChannel(q, func(v *world.View, c world.Channel) (any, error) {
 		out := []wireMessage{}
+		perms := v.ChannelPermissions(c.ID, q.user)
+		if perms&world.PermViewChannel == 0 {
+			return nil, world.ErrMissingAccess
+		}
+		if perms&world.PermReadMessageHistory == 0 {
+			return out, nil // Discord: "no messages will be returned"
+		}
 		for _, m := range v.ListMessages(c.ID, mq) {
 			out = append(out, wireMessageOf(v, m, a.cdn, 0))
 		}
@@ -209,6 +216,10 @@ func (a *restAPI) listMessages(q *apiRequest) (int, any, error) {
 
 func (a *restAPI) getMessage(q *apiRequest) (int, any, error) {
 	return a.inChannel(q, func(v *world.View, c world.Channel) (any, error) {
+		const need = world.PermViewChannel | world.PermReadMessageHistory
+		if v.ChannelPermissions(c.ID, q.user)&need != need {
+			return nil, world.ErrMissingAccess
+		}
 		m, ok := v.Message(MessageID(q.PathValue("message_id")))
 		if !ok || m.ChannelID != c.ID || m.Ephemeral() {
 			return nil, world.ErrUnknownMessage

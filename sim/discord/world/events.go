@@ -19,6 +19,9 @@ type MemberAdded struct {
 // THREAD_CREATE).
 type ChannelCreated struct{ Channel Channel }
 
+// ChannelUpdated: a channel's settings changed, its permission overwrites (CHANNEL_UPDATE).
+type ChannelUpdated struct{ Channel Channel }
+
 // MessageCreated: a message was posted. Ephemeral interaction responses
 // are reported too; only their invoker sees them (no dispatch).
 type MessageCreated struct{ Message Message }
@@ -80,6 +83,7 @@ type Changed struct{ What string }
 func (GuildCreated) event()       {}
 func (MemberAdded) event()        {}
 func (ChannelCreated) event()     {}
+func (ChannelUpdated) event()     {}
 func (MessageCreated) event()     {}
 func (MessageUpdated) event()     {}
 func (MessageDeleted) event()     {}

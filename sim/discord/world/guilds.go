@@ -95,6 +95,8 @@ type Channel struct {
 	// counts the live messages.
 	LastMessage  MessageID
 	MessageCount int
+	// Overwrites are the channel's permission overwrites.
+	Overwrites []Overwrite
 }
 
 type user struct {
@@ -120,15 +122,16 @@ type guild struct {
 }
 
 type channel struct {
-	id        ChannelID
-	guild     GuildID
-	typ       ChannelType
-	name      string
-	position  int
-	parent    ChannelID
-	owner     UserID
-	createdAt time.Time
-	msgs      []*Message // in id order, deleted ones included
+	id         ChannelID
+	guild      GuildID
+	typ        ChannelType
+	name       string
+	position   int
+	parent     ChannelID
+	owner      UserID
+	createdAt  time.Time
+	msgs       []*Message  // in id order, deleted ones included
+	overwrites []Overwrite // permission overwrites (not on threads: they take their parent's)
 }
 
 func (w *World) createUserLocked(name string, bot, isSelf bool) UserID {
@@ -168,14 +171,24 @@ func (w *World) UserToken(id UserID) string {
 }
 
 // CreateGuild creates a guild with its @everyone role and the bot as a
-// member.
+// member, owned by the bot.
 func (w *World) CreateGuild(name string) GuildID {
+	return w.CreateGuildOwnedBy(name, "")
+}
+
+// CreateGuildOwnedBy creates a guild owned by a user (a member with every permission, whom
+// no channel overwrite restricts), with its @everyone role and the bot as a member; an empty
+// or unknown owner is the bot.
+func (w *World) CreateGuildOwnedBy(name string, owner UserID) GuildID {
 	id := GuildID(w.ids.nextNewMillisecond())
 	w.lock()
 	defer w.mu.Unlock()
 	now := w.now()
+	if owner == "" || w.st.users[owner] == nil {
+		owner = w.st.bot
+	}
 	g := &guild{
-		id: id, name: name, owner: w.st.bot, createdAt: now,
+		id: id, name: name, owner: owner, createdAt: now,
 		members: map[UserID]*Member{},
 		roles:   []Role{{ID: RoleID(id), Name: "@everyone", Permissions: EveryonePermissions}},
 		voice:   map[UserID]*VoiceState{},
@@ -183,6 +196,9 @@ func (w *World) CreateGuild(name string) GuildID {
 	w.st.guilds[id] = g
 	w.st.guildOrder = append(w.st.guildOrder, id)
 	addMember(g, w.st.bot, now)
+	if owner != w.st.bot {
+		addMember(g, owner, now)
+	}
 	w.emitLocked(GuildCreated{Guild: id})
 	return id
 }

@@ -102,7 +102,7 @@ func (v *View) ChannelFor(id ChannelID, caller UserID) (Channel, error) {
 
 func (v *View) channel(c *channel) Channel {
 	out := Channel{ID: c.id, Guild: c.guild, Type: c.typ, Name: c.name, Position: c.position,
-		Parent: c.parent, Owner: c.owner, CreatedAt: c.createdAt}
+		Parent: c.parent, Owner: c.owner, CreatedAt: c.createdAt, Overwrites: slices.Clone(c.overwrites)}
 	for _, m := range c.msgs {
 		if !m.Deleted {
 			out.LastMessage = m.ID
