@@ -157,6 +157,8 @@ func pgMigrations() []string {
 		embeddingsMigration("BIGINT", "BYTEA") + pgEmbeddingsTrigger,
 		// 11: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
 		forgetsMigration,
+		// 12: the embedding backfill's leases, and the index its pages are read by (backfill.go).
+		backfillMigration,
 	}
 }
 

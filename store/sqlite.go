@@ -126,6 +126,8 @@ func migrations() []string {
 		embeddingsMigration("INTEGER", "BLOB") + sqliteEmbeddingsTrigger,
 		// 9: forget-me watermarks (forgets.go): writes refuse what a forgotten member said before.
 		forgetsMigration,
+		// 10: the embedding backfill's leases, and the index its pages are read by (backfill.go).
+		backfillMigration,
 	}
 }
 
