@@ -96,10 +96,8 @@ func NewBackfill(opts BackfillOptions) (*Backfill, error) {
 func (b *Backfill) Run(ctx context.Context) {
 	for {
 		b.Pass(ctx)
-		select {
-		case <-ctx.Done():
+		if !pause(ctx, backfillIdle) {
 			return
-		case <-time.After(backfillIdle):
 		}
 	}
 }
@@ -321,12 +319,18 @@ func (b *Backfill) waitTurn(ctx context.Context, cfg *config.Config) error {
 	if !ok {
 		return errors.New("memory: backfill: no slot within the hour")
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	if !pause(ctx, wait) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// pause waits d, or until ctx ends (false).
+func pause(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		return false
+	case <-time.After(d): // collected once it fires or is dropped (Go 1.23)
+		return true
 	}
 }

@@ -72,6 +72,31 @@ func (e *backfillEnv) fact(subject, name, statement string, minute int) {
 	}
 }
 
+// newHeldEnv is newBackfillEnv with embeddings on and a gate that holds the simulator's
+// answers a test asks it to.
+func newHeldEnv(t *testing.T, driver string) (*backfillEnv, *openaitest.Gate) {
+	t.Helper()
+	g := openaitest.NewGate()
+	e := newBackfillEnv(t, driver, g.Option())
+	e.cfg.Embeddings.Enabled = true
+	return e, g
+}
+
+// passHeld starts a pass whose first embeddings call the gate holds; it returns once the call
+// is held, with what waits for the pass's report.
+func (e *backfillEnv) passHeld(g *openaitest.Gate) (report func() BackfillReport) {
+	e.t.Helper()
+	ctx := context.Background()
+	if err := e.sim.AddRule(openaisim.Rule{Name: "held", Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings}, Times: 1,
+		Latency: openaisim.Latency{TimeToFirstToken: openaitest.HeldDelay}}); err != nil {
+		e.t.Fatal(err)
+	}
+	done := make(chan BackfillReport, 1)
+	go func() { done <- e.bf.Pass(ctx) }()
+	g.Arrived(ctx)
+	return func() BackfillReport { return <-done }
+}
+
 // embedded is the text of every embeddings request, in order.
 func (e *backfillEnv) embedded() []string {
 	var out []string
@@ -221,26 +246,19 @@ func TestBackfillStopsAtTheBudget(t *testing.T) {
 // and the pass goes on with the other members' words.
 func TestBackfillForgetMe(t *testing.T) {
 	forEachStore(t, func(t *testing.T, driver string) {
-		g := openaitest.NewGate()
-		e := newBackfillEnv(t, driver, g.Option())
+		e, g := newHeldEnv(t, driver)
 		ctx := context.Background()
-		e.cfg.Embeddings.Enabled, e.cfg.Embeddings.Backfill.BatchSize = true, 1
+		e.cfg.Embeddings.Backfill.BatchSize = 1
 		e.store("1", "u9", "Dave", "my parrot Kiwi speaks French", 1, false)
 		e.store("2", "u2", "Bob", "I play bass in a band", 2, false)
 		e.store("3", alice, "Alice", "my cat Miso sleeps all day", 3, false)
 		if _, err := e.st.ForgetMember(ctx, "g1", "u9", time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.sim.AddRule(openaisim.Rule{Name: "held", Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings}, Times: 1,
-			Latency: openaisim.Latency{TimeToFirstToken: openaitest.HeldDelay}}); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan BackfillReport)
-		go func() { done <- e.bf.Pass(ctx) }()
-		g.Arrived(ctx) // alice's message (the newest) is with the model
+		report := e.passHeld(g) // alice's message (the newest) is with the model
 		e.forgetMe("g1", alice)
 		g.Release()
-		rep := <-done
+		rep := report()
 		if len(rep.Stopped) != 0 {
 			t.Errorf("pass stopped: %+v", rep.Stopped)
 		}
@@ -263,10 +281,8 @@ func TestBackfillForgetMe(t *testing.T) {
 // worker's pass leaves the guild alone, so no text is sent twice.
 func TestBackfillOneWorkerAGuild(t *testing.T) {
 	forEachStore(t, func(t *testing.T, driver string) {
-		g := openaitest.NewGate()
-		e := newBackfillEnv(t, driver, g.Option())
+		e, g := newHeldEnv(t, driver)
 		ctx := context.Background()
-		e.cfg.Embeddings.Enabled = true
 		e.store("1", "u2", "Bob", "I play bass in a band", 1, false)
 		e.store("2", "u1", "Alice", "my cat Miso sleeps all day", 2, false)
 		e.store("3", "u1", "Alice", "off to the shops", 3, false)
@@ -274,18 +290,12 @@ func TestBackfillOneWorkerAGuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.sim.AddRule(openaisim.Rule{Name: "held", Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings}, Times: 1,
-			Latency: openaisim.Latency{TimeToFirstToken: openaitest.HeldDelay}}); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan BackfillReport)
-		go func() { done <- e.bf.Pass(ctx) }()
-		g.Arrived(ctx)
+		report := e.passHeld(g)
 		if rep := other.Pass(ctx); rep.Stopped["g1"] != stopLease || rep.Messages != 0 {
 			t.Errorf("the other worker's pass = %+v, want the guild left to the lease holder", rep)
 		}
 		g.Release()
-		if rep := <-done; rep.Messages != 3 {
+		if rep := report(); rep.Messages != 3 {
 			t.Errorf("the lease holder's pass = %+v, want all 3 messages", rep)
 		}
 		if rep := other.Pass(ctx); rep.Messages != 0 || len(rep.Stopped) != 0 {

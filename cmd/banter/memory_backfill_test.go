@@ -27,23 +27,9 @@ func TestMemoryBackfillEndToEnd(t *testing.T) {
 	}
 }
 
-const backfillConfig = `memoryLlm:
-  model: memory-model
-embeddings:
-  enabled: true
-  backfill:
-    enabled: true
-    batchSize: 2
-    batchesPerMinute: 600
-memory:
-  enabled: true
-  batchMessages: 2
-  quietSeconds: 86400
-activity:
-  replyLevelInitiative: 0
-  replyLevelNonInitiative: 0
-  replyCoalesceWindowSeconds: 0
-`
+// backfillConfig is memoryConfig with the backfill on, a page of two at the fastest pace.
+var backfillConfig = strings.Replace(memoryConfig, "embeddings:\n  enabled: true\n",
+	"embeddings:\n  enabled: true\n  backfill:\n    enabled: true\n    batchSize: 2\n    batchesPerMinute: 600\n", 1)
 
 func testMemoryBackfillEndToEnd(t *testing.T, driver string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
