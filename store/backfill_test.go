@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -182,5 +183,55 @@ func testBackfillLease(t *testing.T, s Store) {
 	}
 	if !claim("a", now.Add(3*time.Minute)) {
 		t.Error("a could not take the lease b released")
+	}
+}
+
+// TestEmbeddingOfRowDeletedMeanwhile: on Postgres, a vector saved while another connection
+// deletes its message or fact (forget-me, in its transaction) waits for the delete and is then
+// skipped like any vector of a row no longer stored, not an error (the foreign key's check).
+func TestEmbeddingOfRowDeletedMeanwhile(t *testing.T) {
+	s, _ := openPostgres(t)
+	ctx := context.Background()
+	base := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	if err := s.SaveMessage(ctx, Message{ID: "1", ChannelID: "c", GuildID: "g1", AuthorID: "u1", Content: "one", CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: "u1", Statement: "likes tea", CreatedAt: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := Embedding{Model: "a", Vector: []float32{1, 0}}
+	for _, c := range []struct {
+		name, del string
+		save      func() error
+	}{
+		{"message", `DELETE FROM messages WHERE id = '1'`, func() error {
+			return s.SaveMessageEmbeddings(ctx, []MessageEmbedding{{MessageID: "1", Content: "one", Embedding: vec}})
+		}},
+		{"fact", `DELETE FROM facts WHERE id = ` + strconv.FormatInt(f.ID, 10), func() error { return s.SaveFactEmbedding(ctx, f.ID, vec) }},
+	} {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, c.del); err != nil {
+			t.Fatal(err)
+		}
+		saved := make(chan error, 1)
+		go func() { saved <- c.save() }()
+		for waiting := 0; waiting == 0; { // until the save waits for the delete's row lock
+			if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-saved; err != nil {
+			t.Errorf("%s: saving the vector of a row deleted meanwhile: %v, want it skipped", c.name, err)
+		}
+	}
+	if n := rawCount(t, s, `SELECT (SELECT COUNT(*) FROM message_embeddings) + (SELECT COUNT(*) FROM fact_embeddings)`); n != 0 {
+		t.Errorf("%d vectors stored of rows deleted", n)
 	}
 }
