@@ -215,6 +215,8 @@ func (b *Backfill) walk(ctx context.Context, guild, what string) (int, string) {
 		embedded += n
 		var api *llm.APIError
 		switch {
+		case err != nil && ctx.Err() != nil: // shutting down
+			return embedded, stopOff
 		case errors.Is(err, llm.ErrSpendCap):
 			return embedded, stopBudget
 		case errors.As(err, &api) && api.Kind == llm.ErrorKindBadRequest:
