@@ -310,3 +310,31 @@ func TestBackfillOneWorkerAGuild(t *testing.T) {
 		}
 	})
 }
+
+// TestBackfillAfterProviderFailure: while the embeddings provider fails, extraction stores its
+// facts but their vectors and its messages' are lost; a backfill pass while it still fails
+// stops (tried again next pass), and the next pass embeds them: found by meaning at last.
+func TestBackfillAfterProviderFailure(t *testing.T) {
+	e := newBackfillEnv(t, "sqlite")
+	ctx := context.Background()
+	e.cfg.Embeddings.Enabled = true
+	if err := e.sim.AddRule(openaisim.Rule{Name: "embeddings down", Match: openaisim.Match{Endpoint: openaisim.EndpointEmbeddings},
+		Times: 3, Fault: openaisim.Fault{Status: 500}}); err != nil {
+		t.Fatal(err)
+	}
+	e.answer(`{"facts":[{"subject":"u2","statement":"Bob has a kitten named Miso","source_message_ids":["1"],"supersedes":0,"same_as":0}]}`)
+	e.say("1", "g1", "u2", "Bob", "my kitten Miso knocked my coffee over")
+	e.ex.Flush() // two failed calls: the batch's messages, its fact
+	if got := e.current("g1"); got != "Bob has a kitten named Miso" {
+		t.Fatalf("facts = %q", got)
+	}
+	if rep := e.bf.Pass(ctx); rep.Stopped["g1"] != stopFailed || rep.Facts+rep.Messages != 0 {
+		t.Errorf("pass while the provider fails = %+v, want stopped (failed), nothing embedded", rep)
+	}
+	if rep := e.bf.Pass(ctx); rep.Facts != 1 || rep.Messages != 1 || len(rep.Stopped) != 0 {
+		t.Errorf("pass once the provider is back = %+v, want the fact and the message", rep)
+	}
+	if facts, msgs := e.lookup("does anyone keep a feline?"); len(facts) != 1 || !slices.Equal(msgs, []string{"1"}) {
+		t.Errorf("found by meaning %q and %v, want bob's kitten fact and message", facts, msgs)
+	}
+}
