@@ -17,11 +17,32 @@ type Embeddings struct {
 	// MeaningWeight is the share of meaning in memory_lookup's ranking (0-1); the rest is
 	// words.
 	MeaningWeight float64 `yaml:"meaningWeight"`
+	// Backfill embeds, in the background, the facts and messages that have no embedding of
+	// the current model (stored before embeddings were on, while the provider failed, or
+	// under another model).
+	Backfill EmbeddingsBackfill `yaml:"backfill"`
 }
+
+// EmbeddingsBackfill paces the embedding backfill (docs/memory.md, "Backfill").
+type EmbeddingsBackfill struct {
+	// Enabled runs the backfill (where embeddings and memory are on).
+	Enabled bool `yaml:"enabled"`
+	// BatchSize is the texts of one embeddings call (1-2048).
+	BatchSize int `yaml:"batchSize"`
+	// BatchesPerMinute bounds its calls, shared by every process on the store (1-600).
+	BatchesPerMinute int `yaml:"batchesPerMinute"`
+}
+
+// Limits of embeddings.backfill.
+const (
+	MaxBackfillBatchSize        = 2048
+	MaxBackfillBatchesPerMinute = 600
+)
 
 // defaultEmbeddings is the embeddings section of Default: off.
 func defaultEmbeddings() Embeddings {
-	return Embeddings{Model: "text-embedding-3-small", MeaningWeight: 0.5}
+	return Embeddings{Model: "text-embedding-3-small", MeaningWeight: 0.5,
+		Backfill: EmbeddingsBackfill{BatchSize: 100, BatchesPerMinute: 6}}
 }
 
 // validateEmbeddings checks embeddings.*.
@@ -31,6 +52,8 @@ func (v *validator) validateEmbeddings(c *Config) {
 		v.nonEmpty("embeddings.model", e.Model)
 	}
 	v.intRange("embeddings.dimensions", e.Dimensions, 0, 4096)
+	v.intRange("embeddings.backfill.batchSize", e.Backfill.BatchSize, 1, MaxBackfillBatchSize)
+	v.intRange("embeddings.backfill.batchesPerMinute", e.Backfill.BatchesPerMinute, 1, MaxBackfillBatchesPerMinute)
 	if math.IsNaN(e.MeaningWeight) || e.MeaningWeight < 0 || e.MeaningWeight > 1 {
 		v.addf("embeddings.meaningWeight: %v is out of range (want 0 to 1: the share of meaning in the ranking, the rest words)", e.MeaningWeight)
 	}

@@ -9,6 +9,8 @@ type Metrics struct {
 	facts       *prometheus.CounterVec
 	embeddings  *prometheus.CounterVec
 	refused     *prometheus.CounterVec
+	backfill    *prometheus.CounterVec
+	stops       *prometheus.CounterVec
 }
 
 // NewMetrics registers the memory metrics with reg (nil: not registered):
@@ -18,6 +20,8 @@ type Metrics struct {
 //	banter_memory_facts_total{outcome}                facts of valid answers: added, merged, superseded, locked, source_gone, ban_word, target_gone, forgotten, failed
 //	banter_memory_forget_refused_total{what}          writes refused because their member ran forget-me after the words: message, fact
 //	banter_memory_embedded_texts_total{what,outcome}  texts sent to the embeddings model: messages, facts, query; ok or failed
+//	banter_memory_backfill_texts_total{what,outcome}  of those, the backfill's: messages, facts; embedded or failed
+//	banter_memory_backfill_stops_total{reason}        a guild's backfill pass stopped before it was done: budget, failed, lease, off
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		extractions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extractions_total", Help: "Memory extraction calls by outcome (ok, invalid, failed)."}, []string{"outcome"}),
@@ -25,9 +29,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		facts:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_facts_total", Help: "Facts of valid extraction answers, by what became of them."}, []string{"outcome"}),
 		embeddings:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_embedded_texts_total", Help: "Texts sent to the embeddings model (messages, facts, query), by the call's outcome."}, []string{"what", "outcome"}),
 		refused:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_forget_refused_total", Help: "Memory writes refused because their member ran /memory forget-me after the words were said (message, fact)."}, []string{"what"}),
+		backfill:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_backfill_texts_total", Help: "Texts the embedding backfill sent to the embeddings model (messages, facts), by outcome (embedded, failed)."}, []string{"what", "outcome"}),
+		stops:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_backfill_stops_total", Help: "Guild passes of the embedding backfill stopped before they were done, by reason (budget, failed, lease, off)."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings, m.refused)
+		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings, m.refused, m.backfill, m.stops)
 	}
 	return m
 }
@@ -59,4 +65,18 @@ func (m *Metrics) forgetRefused(what string) {
 		return
 	}
 	m.refused.WithLabelValues(what).Inc()
+}
+
+func (m *Metrics) backfilled(what, outcome string, texts int) {
+	if m == nil {
+		return
+	}
+	m.backfill.WithLabelValues(what, outcome).Add(float64(texts))
+}
+
+func (m *Metrics) backfillStop(reason string) {
+	if m == nil {
+		return
+	}
+	m.stops.WithLabelValues(reason).Inc()
 }

@@ -92,6 +92,8 @@ type Embeddings interface {
 	NearestMessages(ctx context.Context, q VectorQuery) ([]ScoredMessage, error)
 	// VectorSearch names where searches run: "pgvector" (in the database) or "in_process".
 	VectorSearch() string
+	// Backfill finds what has no embedding of a model yet (backfill.go).
+	Backfill
 }
 
 // Where vector searches run.

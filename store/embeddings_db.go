@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The Embeddings methods, written once over either driver (factsSQL). In process (SQLite, or
@@ -34,6 +37,9 @@ func (m factsSQL) SaveFactEmbedding(ctx context.Context, factID int64, e Embeddi
 	}
 	_, err := m.db.exec(ctx, `INSERT INTO fact_embeddings (`+cols+`) SELECT `+vals+` FROM facts WHERE id=?
 		ON CONFLICT (fact_id) DO UPDATE SET `+set, append(args, factID)...)
+	if rowGone(err) {
+		return nil
+	}
 	return wrapEmbed("save fact embedding", err)
 }
 
@@ -59,11 +65,20 @@ func (m factsSQL) SaveMessageEmbeddings(ctx context.Context, es []MessageEmbeddi
 		if m.vec {
 			args = append(args, pgvectorLiteral(e.Vector))
 		}
-		if _, err := m.db.exec(ctx, q, append(args, e.MessageID, e.Content)...); err != nil {
+		if _, err := m.db.exec(ctx, q, append(args, e.MessageID, e.Content)...); err != nil && !rowGone(err) {
 			return wrapEmbed("save message embeddings", err)
 		}
 	}
 	return nil
+}
+
+// rowGone reports whether a vector's write failed because its fact or message was deleted
+// by another connection meanwhile (Postgres: the insert read the row, then the foreign key's
+// check waited for the delete and found it gone). Such a vector is skipped, as when the row
+// was already gone.
+func rowGone(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503" // foreign_key_violation
 }
 
 func (m factsSQL) VectorSearch() string {

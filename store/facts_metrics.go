@@ -84,3 +84,27 @@ func (i *instrumented) VectorSearch() string { return i.s.VectorSearch() }
 func (i *instrumented) MemoryChanges(ctx context.Context, changed func(guild string)) error {
 	return i.count("memory_changes", i.s.MemoryChanges(ctx, changed))
 }
+
+func (i *instrumented) UnembeddedMessages(ctx context.Context, q BackfillQuery) ([]Message, BackfillCursor, error) {
+	ms, end, err := i.s.UnembeddedMessages(ctx, q)
+	return ms, end, i.count("unembedded_messages", err)
+}
+
+func (i *instrumented) UnembeddedFacts(ctx context.Context, q BackfillQuery) ([]Fact, BackfillCursor, error) {
+	fs, end, err := i.s.UnembeddedFacts(ctx, q)
+	return fs, end, i.count("unembedded_facts", err)
+}
+
+func (i *instrumented) EmbeddingGuilds(ctx context.Context) ([]string, error) {
+	gs, err := i.s.EmbeddingGuilds(ctx)
+	return gs, i.count("embedding_guilds", err)
+}
+
+func (i *instrumented) ClaimBackfill(ctx context.Context, guildID, holder string, until, now time.Time) (bool, error) {
+	ok, err := i.s.ClaimBackfill(ctx, guildID, holder, until, now)
+	return ok, i.count("claim_backfill", err)
+}
+
+func (i *instrumented) ReleaseBackfill(ctx context.Context, guildID, holder string) error {
+	return i.count("release_backfill", i.s.ReleaseBackfill(ctx, guildID, holder))
+}

@@ -161,6 +161,8 @@ func pgMigrations() []string {
 		capNoticesMigration,
 		// 13: notify other processes of memory changes (memchanges.go).
 		pgMemoryNotifyMigration,
+		// 14: the embedding backfill's leases, and the index its pages are read by (backfill.go).
+		backfillMigration,
 	}
 }
 

@@ -128,6 +128,8 @@ func migrations() []string {
 		forgetsMigration,
 		// 10: which guilds' cap notice was said on which budget day (spend.go: ClaimCapNotice).
 		capNoticesMigration,
+		// 11: the embedding backfill's leases, and the index its pages are read by (backfill.go).
+		backfillMigration,
 	}
 }
 

@@ -16,8 +16,10 @@ import (
 const memoryCloseTimeout = 10 * time.Second
 
 // newMemory builds the memory extractor on the memoryLlm slot's provider, and the embedder
-// (search by meaning) on the embeddings slot's. Both are always built: memory.enabled and
-// embeddings.enabled (live, per guild) decide whether anything is extracted or embedded.
+// (search by meaning) and its backfill (a.backfill, started by startPipelines) on the
+// embeddings slot's. All are always built: memory.enabled, embeddings.enabled and
+// embeddings.backfill.enabled (live, per guild) decide whether anything is extracted or
+// embedded.
 func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients, reg prometheus.Registerer) (*memory.Extractor, *memory.Embedder, error) {
 	model, err := models.For(w.Current().MemoryLLM.Provider)
 	if err != nil {
@@ -34,6 +36,14 @@ func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients,
 	}
 	ex, err := memory.New(memory.Options{Config: w.Current, Store: st, Model: model, Logger: a.logger, Metrics: metrics, Embedder: embedder})
 	if err != nil {
+		return nil, nil, err
+	}
+	var standing memory.BudgetStanding
+	if a.budget != nil {
+		standing = a.budget
+	}
+	if a.backfill, err = memory.NewBackfill(memory.BackfillOptions{Config: w.Current, Store: st, Embedder: embedder,
+		Budget: standing, Logger: a.logger, Metrics: metrics}); err != nil {
 		return nil, nil, err
 	}
 	a.closers = append(a.closers, func() {

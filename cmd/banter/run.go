@@ -193,6 +193,7 @@ type app struct {
 	closers   []func()                       // run at shutdown, after the pipelines stopped
 	budget    *budget.Guard                  // the daily spending budgets (nil: the store keeps no ledger)
 	memory    *memory.Extractor              // long-term memory, shared by text and voice (newText)
+	backfill  *memory.Backfill               // embeds what has no embedding of the current model (newText)
 
 	// onWatcher, onMetrics and onStore, when set, are given the config watcher, the metrics
 	// server's address and the store once they exist: the playground follows the bot through
@@ -348,6 +349,8 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 		return nil, err
 	}
 	p := &pipelines{text: textSvc}
+	// Always running: embeddings.backfill.enabled is live (a reload may turn it on).
+	wg.Go(func() { a.backfill.Run(ctx) })
 	// The voice service needs the open session (the bot's user id); handlers registered before
 	// Open find it through voiceRef once it exists.
 	var voiceRef atomic.Pointer[voice.Service]
