@@ -187,6 +187,6 @@ func (a *app) realtimeVoice(cfg *config.Config, vo *voice.Options, slots voiceMo
 	}
 	// Stage A and the brain decide on the words Gemini itself heard (docs/realtime.md).
 	hear := gemini.NewTranscriber(rc.Gemini)
-	vo.LLM = realtime.GeminiHearing{Model: slots, Transcriber: hear, Gate: rc.Gate}
+	vo.LLM = realtime.GeminiHearing{Model: slots, Transcriber: hear, Gate: rc.Gate, Meter: rc.Meter}
 	return hear, nil
 }

@@ -52,12 +52,19 @@ var ErrTranscriberClosed = errors.New("gemini: transcriber closed")
 // Transcribe returns what Gemini heard in pcm16 mono audio at rate (16000 is the API's own). A
 // connection that fails before the audio was sent is replaced once.
 func (t *Transcriber) Transcribe(ctx context.Context, pcm []byte, rate int) (string, error) {
+	return t.TranscribeMetered(ctx, pcm, rate, nil)
+}
+
+// TranscribeMetered is Transcribe that also reports the usage (usageMetadata) of the model's
+// turn the audio started to used, when it is not nil: each message that carries some, which
+// may come after it returned (the connection drains the turn in the background).
+func (t *Transcriber) TranscribeMetered(ctx context.Context, pcm []byte, rate int, used func(Usage)) (string, error) {
 	for attempt := 0; ; attempt++ {
 		c, reused, err := t.take(ctx)
 		if err != nil {
 			return "", err
 		}
-		text, sent, err := t.transcribe(ctx, c, pcm, rate)
+		text, sent, err := t.transcribe(ctx, c, pcm, rate, used)
 		if err == nil {
 			return text, nil
 		}
@@ -92,7 +99,7 @@ func (t *Transcriber) take(ctx context.Context) (*Conn, bool, error) {
 // transcribe sends one activity and reads its input transcription: the pieces until one
 // marked finished, or the model's turnComplete. sent reports whether the audio went out. On
 // success the connection drains the model's turn in the background and goes back to idle.
-func (t *Transcriber) transcribe(ctx context.Context, c *Conn, pcm []byte, rate int) (text string, sent bool, err error) {
+func (t *Transcriber) transcribe(ctx context.Context, c *Conn, pcm []byte, rate int, used func(Usage)) (text string, sent bool, err error) {
 	if err := c.ActivityStart(); err != nil {
 		return "", false, err
 	}
@@ -122,6 +129,9 @@ func (t *Transcriber) transcribe(ctx context.Context, c *Conn, pcm []byte, rate 
 			return "", true, err
 		}
 		b.WriteString(ev.InputTranscript)
+		if ev.Usage != nil && used != nil {
+			used(*ev.Usage)
+		}
 		going = going || ev.Kind == EventGoAway
 		if !ev.InputFinished && !ev.TurnComplete {
 			continue
@@ -132,14 +142,15 @@ func (t *Transcriber) transcribe(ctx context.Context, c *Conn, pcm []byte, rate 
 		case ev.TurnComplete:
 			t.release(c)
 		default:
-			t.drain(c)
+			t.drain(c, used)
 		}
 		return strings.TrimSpace(b.String()), true, nil
 	}
 }
 
-// drain reads c until the model's turn ends, then makes it idle (or closes it).
-func (t *Transcriber) drain(c *Conn) {
+// drain reads c until the model's turn ends (reporting its usage to used, when not nil), then
+// makes it idle (or closes it).
+func (t *Transcriber) drain(c *Conn, used func(Usage)) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -160,6 +171,9 @@ func (t *Transcriber) drain(c *Conn) {
 			if err != nil || ev.Kind == EventGoAway {
 				_ = c.Close()
 				return
+			}
+			if ev.Usage != nil && used != nil {
+				used(*ev.Usage)
 			}
 			if ev.TurnComplete {
 				break

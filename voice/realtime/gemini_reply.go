@@ -108,10 +108,7 @@ func (g *geminiBridge) finish() {
 		return
 	}
 	if r.usage != nil {
-		u := r.usage
-		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, llm.Usage{InputTokens: u.Prompt,
-			CachedTokens: u.Cached, AudioInputTokens: u.AudioIn, OutputTokens: u.Response + u.Thoughts,
-			ReasoningTokens: u.Thoughts, AudioOutputTokens: u.AudioOut})
+		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, meteredUsage(*r.usage))
 	}
 	g.hist.add("", text, cut)
 	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
@@ -300,4 +297,10 @@ func (g *geminiBridge) cut(ctx context.Context, r *gReply, played time.Duration,
 		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)
 	}
 	return res, fmt.Errorf("realtime: play: %w", cause)
+}
+
+// meteredUsage is a Live API message's usage in the meter's terms.
+func meteredUsage(u gemini.Usage) llm.Usage {
+	return llm.Usage{InputTokens: u.Prompt, CachedTokens: u.Cached, AudioInputTokens: u.AudioIn,
+		OutputTokens: u.Response + u.Thoughts, ReasoningTokens: u.Thoughts, AudioOutputTokens: u.AudioOut}
 }

@@ -26,6 +26,9 @@ type GeminiHearing struct {
 	// OpenAI transcriptions are: at a cap it is refused unless allowAtCap names that slot.
 	// The Live model is fixed, so a fallback model the Gate names does not apply.
 	Gate llm.Gate
+	// Meter, when set, records the usage Gemini reports for each transcription (its cost
+	// counted and booked to the spend ledger) to the account of ctx, as the Live replies'.
+	Meter *llm.Meter
 }
 
 var _ voice.Model = GeminiHearing{}
@@ -49,7 +52,12 @@ func (h GeminiHearing) Transcribe(ctx context.Context, _ string, body []byte, _ 
 	if err != nil {
 		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)
 	}
-	text, err := h.Transcriber.Transcribe(ctx, pcm.AppendBytes(nil, mono), gemini16k.Rate)
+	var used func(gemini.Usage)
+	if h.Meter != nil {
+		account, model := llm.AccountFrom(ctx), h.Transcriber.Model()
+		used = func(u gemini.Usage) { h.Meter.Record(context.Background(), account, model, meteredUsage(u)) }
+	}
+	text, err := h.Transcriber.TranscribeMetered(ctx, pcm.AppendBytes(nil, mono), gemini16k.Rate, used)
 	if err != nil {
 		return llm.Transcript{}, fmt.Errorf("realtime: gemini hearing: %w", err)
 	}
