@@ -38,10 +38,8 @@ func (e *Extractor) followChanges() {
 			wait = followRetryMin
 		}
 		e.opts.Logger.Warn("memory_changes_lost", "error", err.Error(), "retry_in", wait.String())
-		select {
-		case <-e.ctx.Done():
+		if !pause(e.ctx, wait) {
 			return
-		case <-time.After(wait):
 		}
 		wait = min(2*wait, followRetryMax)
 	}
