@@ -199,6 +199,8 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 			s.opts.Logger.Error("send_lost", "channel_id", m.ChannelID, "turn_id", id, "coalesced_into", m.TurnID,
 				"attempts", tries, "nonce", body.Nonce, "error", err.Error())
 		}
+	} else if Refusal(err) != "" {
+		s.opts.Metrics.count("forbidden")
 	} else {
 		s.opts.Metrics.count("refused")
 	}
@@ -305,6 +307,27 @@ func Retryable(err error) bool {
 	return errors.As(err, &ue) || errors.As(err, &ne)
 }
 
+// Refusal says why Discord refused a request with 403 Forbidden: "missing_permissions" (JSON
+// code 50013: the bot lacks a permission in the channel, such as Send Messages),
+// "missing_access" (50001: it may not see the channel), "forbidden" (another 403); "" for any
+// other error. A refusal is final: sending again cannot succeed until a moderator changes the
+// channel's permissions.
+func Refusal(err error) string {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Response == nil || re.Response.StatusCode != http.StatusForbidden {
+		return ""
+	}
+	if re.Message != nil {
+		switch re.Message.Code {
+		case discordgo.ErrCodeMissingPermissions:
+			return "missing_permissions"
+		case discordgo.ErrCodeMissingAccess:
+			return "missing_access"
+		}
+	}
+	return "forbidden"
+}
+
 // newNonce is a fresh message nonce: Discord accepts a string of up to 25 characters.
 func newNonce() string { return strconv.FormatUint(rand.Uint64(), 36) }
 
@@ -316,7 +339,9 @@ type Metrics struct {
 // NewMetrics registers with reg (nil: not registered):
 //
 //	banter_discord_sends_total{result}   sent, retried (one per retry), lost (server or network
-//	                                     failure after the last attempt), refused (a 4xx)
+//	                                     failure after the last attempt), forbidden (a 403: the
+//	                                     bot lacks a permission in the channel; never retried),
+//	                                     refused (another 4xx)
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{sends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_discord_sends_total",
 		Help: "Message creates by outcome (retried counts each retry)."}, []string{"result"})}

@@ -201,7 +201,7 @@ func (w *World) computeMentionsLocked(m *Message, repliedAuthor UserID) {
 			}
 		}
 	}
-	if reEveryone.MatchString(m.Content) && parse("everyone") {
+	if reEveryone.MatchString(m.Content) && parse("everyone") && w.mayMentionEveryoneLocked(m) {
 		m.MentionEveryone = true
 	}
 	if repliedAuthor != "" && (am == nil || am.RepliedUser) && !slices.Contains(m.Mentions, repliedAuthor) {
@@ -276,6 +276,9 @@ func (w *World) createMessageLocked(n NewMessage) (*Message, error) {
 	}
 	if c.typ == ChannelCategory {
 		return nil, &Error{400, CodeNonTextChannel, "Cannot send messages in a non-text channel"}
+	}
+	if err := w.checkSendLocked(c, &n); err != nil {
+		return nil, err
 	}
 	if limit := contentLimit(n.Origin); utf8.RuneCountInString(n.Content) > limit {
 		return nil, invalidBody("content", fmt.Sprintf("Must be %d or fewer in length.", limit))
@@ -405,6 +408,8 @@ func (w *World) editMessageLocked(e MessageEdit) (Message, error) {
 	}
 	if c := w.st.channels[e.Channel]; !e.ViaWebhook && !w.isMemberLocked(c.guild, e.Editor) {
 		return Message{}, ErrMissingAccess
+	} else if err := w.checkEditLocked(c, &e); err != nil {
+		return Message{}, err
 	}
 	m := w.st.messages[e.ID]
 	if m == nil || m.Deleted || m.ChannelID != e.Channel || (m.Ephemeral() && !e.ViaWebhook) {

@@ -13,11 +13,17 @@ import (
 // https://discord.com/developers/docs/topics/permissions#permission-overwrites
 
 // Permission bits the simulator checks.
+// https://discord.com/developers/docs/topics/permissions#permissions-bitwise-permission-flags
 const (
-	PermAdministrator      uint64 = 1 << 3
-	PermViewChannel        uint64 = 1 << 10
-	PermReadMessageHistory uint64 = 1 << 16
-	permAll                uint64 = 1<<53 - 1
+	PermAdministrator         uint64 = 1 << 3
+	PermViewChannel           uint64 = 1 << 10
+	PermSendMessages          uint64 = 1 << 11
+	PermEmbedLinks            uint64 = 1 << 14
+	PermAttachFiles           uint64 = 1 << 15
+	PermReadMessageHistory    uint64 = 1 << 16
+	PermMentionEveryone       uint64 = 1 << 17
+	PermSendMessagesInThreads uint64 = 1 << 38
+	permAll                   uint64 = 1<<53 - 1
 )
 
 // Overwrite types, as on the wire.
@@ -122,4 +128,60 @@ func applyOverwrites(perms uint64, ows []Overwrite, everyone string, u UserID, r
 func bits(s string) uint64 {
 	n, _ := strconv.ParseUint(s, 10, 64)
 	return n
+}
+
+// checkSendLocked refuses a message its author may not create in c, as Discord does:
+// without View Channel 403 Missing Access (50001); without Send Messages (Send Messages in
+// Threads in a thread), Read Message History for a reply, or Attach Files for files, 403
+// Missing Permissions (50013). Without Embed Links the embeds are dropped, not refused (the
+// message may then be empty: 400 50006). Interaction responses and follow-ups (the
+// application's webhook) need none of the bot's permissions, nor does a message outside guilds.
+func (w *World) checkSendLocked(c *channel, n *NewMessage) error {
+	if n.WebhookID != "" || c.guild == "" {
+		return nil
+	}
+	perms := (&View{st: &w.st}).ChannelPermissions(c.id, n.Author)
+	send := PermSendMessages
+	if c.typ.IsThread() {
+		send = PermSendMessagesInThreads
+	}
+	switch {
+	case perms&PermViewChannel == 0:
+		return ErrMissingAccess
+	case perms&send == 0,
+		n.Reference != nil && n.Reference.MessageID != "" && perms&PermReadMessageHistory == 0,
+		len(n.Files) > 0 && perms&PermAttachFiles == 0:
+		return ErrMissingPermissions
+	}
+	if perms&PermEmbedLinks == 0 {
+		n.Embeds = nil
+	}
+	return nil
+}
+
+// checkEditLocked refuses an edit its author may not make in c: without View Channel 403
+// Missing Access (50001). An edit needs no Send Messages on Discord (an author who lost it may
+// still edit); without Embed Links the edit's embeds are dropped. The interaction webhook
+// needs no permission.
+func (w *World) checkEditLocked(c *channel, e *MessageEdit) error {
+	if e.ViaWebhook || c.guild == "" {
+		return nil
+	}
+	perms := (&View{st: &w.st}).ChannelPermissions(c.id, e.Editor)
+	if perms&PermViewChannel == 0 {
+		return ErrMissingAccess
+	}
+	if perms&PermEmbedLinks == 0 {
+		e.Embeds = nil // the message keeps the embeds it had
+	}
+	return nil
+}
+
+// mayMentionEveryoneLocked reports whether m's author may ping @everyone and @here in its
+// channel (Mention Everyone; an interaction response, through the webhook, may).
+func (w *World) mayMentionEveryoneLocked(m *Message) bool {
+	if m.WebhookID != "" || m.GuildID == "" {
+		return true
+	}
+	return (&View{st: &w.st}).ChannelPermissions(m.ChannelID, m.Author)&PermMentionEveryone != 0
 }
