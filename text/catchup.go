@@ -11,11 +11,12 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/discord/perms"
 	"github.com/banterbot/banter/safety"
 )
 
 // Catch-up: at start and after every gateway gap, every readable text channel of the bot's
-// guilds is read back over REST and what was missed is fed through the normal pipeline, once.
+// guilds (readable by the session's state: access.go) is read back over REST and what was missed is fed through the normal pipeline, once.
 // Events sent while the bot had no session (discordgo answers op 9 with a new Identify, so
 // whatever was said before the new READY never arrives; a process that was down saw nothing)
 // or that a resume did not replay are found this way. Every message passes a per-channel
@@ -48,8 +49,11 @@ const (
 )
 
 // CatchUp catches up every channel the pipeline knows (seen a message in, or listed by one of
-// the bot's guilds) after a gateway gap. reason names the gap ("ready", "resumed"). It runs on
-// goroutines owned by the service and returns at once.
+// the bot's guilds) after a gateway gap. reason names the gap ("ready", "resumed"). Where each
+// channel's catch-up starts is fixed now (startOf); whether the bot may read it is computed from
+// the session's state (catchUpIfReadable), and after READY, whose guilds are unavailable stubs,
+// that waits for each guild's GUILD_CREATE. It runs on goroutines owned by the service and
+// returns at once.
 func (s *Service) CatchUp(reason string) {
 	s.mu.Lock()
 	chans := make([]*channelState, 0, len(s.channels))
@@ -59,39 +63,81 @@ func (s *Service) CatchUp(reason string) {
 	s.mu.Unlock()
 	cfg := s.cfg()
 	for _, cs := range chans {
-		if _, guildID := cs.position(); guildID == "" {
+		_, guildID := cs.position()
+		if guildID == "" {
 			continue // not a guild text channel the bot reads (a lookup's, a DM)
 		}
-		start := s.startOf(cfg, cs)
+		// After READY the guilds are unavailable stubs until their GUILD_CREATE, which follows.
+		s.catchUpIfReadable(cs, guildID, reason, s.startOf(cfg, cs), reason == "ready")
+	}
+}
+
+// pendingCatchUp is a channel's catch-up waiting for its guild's GUILD_CREATE.
+type pendingCatchUp struct {
+	cs     *channelState
+	reason string
+	start  catchUpStart
+}
+
+// catchUpIfReadable catches a channel up from start when the session's state says the bot may
+// read it, and logs and counts catch_up result=no_access, without a request, when it may not.
+// With waitForGuild (after READY), when the state does not hold the guild yet (READY lists it
+// as unavailable until its GUILD_CREATE), the catch-up waits for CatchUpGuild. Otherwise, when
+// the state cannot tell, Discord's answer decides (a 403 is no_access too).
+func (s *Service) catchUpIfReadable(cs *channelState, guildID, reason string, start catchUpStart, waitForGuild bool) {
+	readable, known := s.readable(cs.id)
+	switch {
+	case known && !readable:
+		s.opts.Metrics.catchUp(reason, "no_access", 0)
+		s.logger.Info("catch_up", "channel_id", cs.id, "reason", reason, "from", start.from, "result", "no_access",
+			"source", "state")
+	case !known && waitForGuild && !perms.GuildAvailable(s.state.Load(), guildID):
+		s.mu.Lock()
+		if s.pending == nil {
+			s.pending = map[string]map[string]pendingCatchUp{}
+		}
+		if s.pending[guildID] == nil {
+			s.pending[guildID] = map[string]pendingCatchUp{}
+		}
+		if _, dup := s.pending[guildID][cs.id]; !dup { // an earlier gap's start reads further back
+			s.pending[guildID][cs.id] = pendingCatchUp{cs: cs, reason: reason, start: start}
+		}
+		s.mu.Unlock()
+	default:
 		s.spawn(func() { s.catchUpChannel(cs, reason, start) })
 	}
 }
 
 // CatchUpGuild handles a guild becoming available to this process (GUILD_CREATE: at start,
-// after a new session, when its shard moves here): it notes the guild's readable text
-// channels, news channels and active threads, catches up those this process has no position
-// in yet (from the store, else the window), and answers or explains the turns an earlier
-// process left open there (turns.go). It runs on goroutines owned by the service and returns
-// at once.
+// after a new session, when its shard moves here): it runs the catch-ups READY left waiting
+// for it, notes the guild's text channels, news channels and active threads, catches up those
+// this process has no position in yet (from the store, else the window), each only if the
+// bot may read it, and answers or explains the turns an earlier process left open there
+// (turns.go). It runs on goroutines owned by the service and returns at once.
 func (s *Service) CatchUpGuild(g *discordgo.Guild) {
 	if g == nil || g.ID == "" {
 		return
+	}
+	s.mu.Lock()
+	waiting := s.pending[g.ID]
+	delete(s.pending, g.ID)
+	s.mu.Unlock()
+	for _, p := range waiting {
+		s.catchUpIfReadable(p.cs, g.ID, p.reason, p.start, false)
 	}
 	cfg := s.cfg()
 	for _, cs := range s.guildChannels(cfg, g) {
 		if after, _ := cs.position(); after != "" {
 			continue // seen live in this process: the READY's or RESUMED's catch-up covers it
 		}
-		start := s.startOf(cfg, cs)
-		s.spawn(func() { s.catchUpChannel(cs, "guild_create", start) })
+		s.catchUpIfReadable(cs, g.ID, "guild_create", s.startOf(cfg, cs), false)
 	}
 	guildID := g.ID
 	s.spawn(func() { s.recoverTurns(guildID) })
 }
 
 // guildChannels returns the states of g's channels the pipeline may read: text, news and
-// active threads, allowed by permissions.allowedChannelIds, readable by the bot (when the
-// session's state knows its permissions). Their channel info is cached from g.
+// active threads, allowed by permissions.allowedChannelIds. Their channel info is cached from g.
 func (s *Service) guildChannels(cfg *config.Config, g *discordgo.Guild) []*channelState {
 	names := map[string]string{}
 	for _, ch := range g.Channels {
@@ -105,7 +151,7 @@ func (s *Service) guildChannels(cfg *config.Config, g *discordgo.Guild) []*chann
 		if thread {
 			info.parentID, info.parent = ch.ParentID, names[ch.ParentID]
 		}
-		if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, info) || !s.readable(ch.ID) {
+		if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, info) {
 			return
 		}
 		cs := s.channel(ch.ID)
@@ -123,22 +169,6 @@ func (s *Service) guildChannels(cfg *config.Config, g *discordgo.Guild) []*chann
 		}
 	}
 	return out
-}
-
-// readable reports whether the bot may read a channel's history, from the session's state
-// (true when the state cannot tell: the REST answer decides then).
-func (s *Service) readable(channelID string) bool {
-	st := s.state.Load()
-	self := s.selfID()
-	if st == nil || self == "" {
-		return true
-	}
-	perms, err := st.UserChannelPermissions(self, channelID)
-	if err != nil {
-		return true
-	}
-	const need = discordgo.PermissionViewChannel | discordgo.PermissionReadMessageHistory
-	return perms&need == need
 }
 
 // catchUpRun is one channel's catch-up in progress.

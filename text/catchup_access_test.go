@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -11,9 +12,11 @@ import (
 )
 
 // TestCatchUpWithoutAccess: the bot loses View Channel in a channel it had read (an overwrite
-// set in a server it does not own); after a new session the catch-up of that channel gets
-// Discord's 403 (50001 Missing Access), which is logged catch_up result=no_access and counted,
-// while the other channels are caught up: a message the gateway never delivered is answered.
+// set in a server it does not own); after a new session the catch-up knows from the guild's
+// state (its GUILD_CREATE: roles, overwrites, the bot's member) that it may not read that
+// channel: it sends no request there (which Discord would answer 403 50001), logs catch_up
+// result=no_access and counts it, while the other channels are caught up: a message the
+// gateway never delivered is answered.
 func TestCatchUpWithoutAccess(t *testing.T) {
 	h := newHarness(t, nil)
 	g := h.dsim.CreateGuildOwnedBy("Alice's", h.alice)
@@ -31,6 +34,7 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 	if err := h.dsim.SetChannelOverwrite(secret, hide); err != nil {
 		t.Fatal(err)
 	}
+	requestsBefore := len(h.dsim.RESTLog())
 	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
 	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
 	if err := h.dsim.ForceInvalidSession(false); err != nil {
@@ -43,7 +47,7 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayIdentified, readies+1); err != nil {
 		t.Fatal(err)
 	}
-	h.waitLog(`"msg":"catch_up"`, `"reason":"ready"`, `"channel_id":"`+string(secret)+`"`, `"result":"no_access"`)
+	h.waitLog(`"msg":"catch_up"`, `"reason":"ready"`, `"channel_id":"`+string(secret)+`"`, `"result":"no_access"`, `"source":"state"`)
 	h.waitLog(`"msg":"catch_up"`, `"reason":"ready"`, `"channel_id":"`+string(open)+`"`, `"new":1`)
 	if r := h.waitBot(1); r.ReplyTo() != missed.ID {
 		t.Errorf("reply references %q, want the missed message %q", r.ReplyTo(), missed.ID)
@@ -55,5 +59,10 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 	later := h.post(h.alice, mention(h.dsim.BotID())+" and here?")
 	if r := h.waitBot(2); r.ReplyTo() != later.ID {
 		t.Errorf("second reply references %q, want %q", r.ReplyTo(), later.ID)
+	}
+	for _, q := range h.dsim.RESTLog()[requestsBefore:] {
+		if strings.Contains(q.Path, "/channels/"+string(secret)+"/") {
+			t.Errorf("request to the hidden channel: %s %s answered %d", q.Method, q.Path, q.Status)
+		}
 	}
 }

@@ -53,8 +53,7 @@ func (s *Service) dispatch(ctx context.Context, a *attempt) {
 		if ctx.Err() != nil {
 			a.outcome = "" // cut by shutdown: left open for the next process (the nonce stops a second post)
 		}
-		s.opts.Metrics.reply("failed")
-		s.logger.Error("send_failed", append(a.attrs, "error", err.Error())...)
+		s.opts.Metrics.reply(s.logSendFailed(err, a.attrs))
 		return
 	}
 	if a.placeholder {
@@ -110,7 +109,7 @@ func (s *Service) sendNotice(ctx context.Context, t *turn, text string) error {
 	cfg := s.cfg()
 	_, err := s.send(ctx, cfg, t, nil, &sendPlan{text: text, replyTo: t.msg.ID, mode: "trigger_reply", notice: true})
 	if err != nil {
-		s.logger.Error("send_failed", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "error", err.Error())
+		s.logSendFailed(err, []any{"message_id", t.msg.ID, "channel_id", t.msg.ChannelID})
 	}
 	return err
 }

@@ -115,8 +115,13 @@ func (s *Service) openBeforeStore(ctx context.Context, cfg *config.Config, cs *c
 // context.
 //
 // opened says its durable turn is recorded already (openBeforeStore); one Stage A declines, or
-// finds not addressed after all, is closed (explained: the decision is logged).
+// finds not addressed after all, is closed (explained: the decision is logged). In a channel
+// where the bot may not post (the session's state says so) no Stage A runs (cannotAnswer).
 func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn, opened bool) {
+	if why := s.sendRefusal(t.msg.ChannelID); why != "" {
+		s.cannotAnswer(t, opened, why) // nothing could be sent: ask no model
+		return
+	}
 	tt := t.stageATurn(cfg, s.now(), cs)
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})

@@ -103,6 +103,9 @@ type Service struct {
 	mu       sync.Mutex // guards following
 	closed   bool
 	channels map[string]*channelState
+	// pending are the catch-ups a READY left waiting for their guild's GUILD_CREATE (the
+	// bot's permissions there are unknown until then), by guild and channel.
+	pending map[string]map[string]pendingCatchUp
 }
 
 // New returns a Service. Start it with Start before feeding it events.

@@ -133,3 +133,18 @@ func Readable(st *discordgo.State, userID, channelID string) (readable, ok bool)
 	p, ok := InChannel(st, userID, channelID)
 	return ok && p&Read == Read, ok
 }
+
+// GuildAvailable reports whether st holds guildID's roles and channels: false for a guild only
+// listed by READY (an unavailable stub) until its GUILD_CREATE arrives, or one st never saw.
+func GuildAvailable(st *discordgo.State, guildID string) bool {
+	if st == nil {
+		return false
+	}
+	g, err := st.Guild(guildID)
+	if err != nil {
+		return false
+	}
+	st.RLock()
+	defer st.RUnlock()
+	return !g.Unavailable && len(g.Roles) > 0
+}

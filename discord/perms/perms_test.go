@@ -55,7 +55,7 @@ func TestInChannel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := discordgo.NewState()
 			g := &discordgo.Guild{ID: guild, OwnerID: owner, Unavailable: tt.unavail,
-				Roles: []*discordgo.Role{{ID: guild, Permissions: everyone}, {ID: role}, {ID: admin, Permissions: discordgo.PermissionAdministrator}},
+				Roles:    []*discordgo.Role{{ID: guild, Permissions: everyone}, {ID: role}, {ID: admin, Permissions: discordgo.PermissionAdministrator}},
 				Channels: []*discordgo.Channel{{ID: text, GuildID: guild, Type: discordgo.ChannelTypeGuildText, PermissionOverwrites: tt.overwrites}},
 				Members: []*discordgo.Member{{GuildID: guild, User: &discordgo.User{ID: bot}, Roles: tt.botRoles},
 					{GuildID: guild, User: &discordgo.User{ID: owner}}},
