@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/decision"
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/llm"
 )
 
@@ -290,16 +291,24 @@ func (s *session) contextLines(id string) []decision.ContextLine {
 	return out
 }
 
-// postLogs posts what was said to the configured log channel.
+// postLogs posts what was said to the configured log channel. Once Discord refuses a post for
+// the bot's permissions there (403: no Send Messages, no View Channel), which is final, the
+// session's further lines are dropped: the refusal is logged once, with its reason.
 func (s *session) postLogs() {
 	ch := s.svc.cfg().Voice.LogChannelID
+	refused := false
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case l := <-s.logCh:
+			if refused {
+				continue
+			}
 			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
-				s.log.Warn("voice_log_post_failed", "error", err)
+				why := post.Refusal(err)
+				s.log.Warn("voice_log_post_failed", "channel_id", ch, "reason", why, "error", err)
+				refused = why != ""
 			}
 		}
 	}
