@@ -52,14 +52,21 @@ func newRunWorld(t *testing.T, extra string) (dsim *discordsim.Server, ch discor
 	ch = dsim.CreateTextChannel(g, "general")
 	alice = dsim.CreateUser("alice")
 	dsim.AddMember(g, alice)
+	return dsim, ch, alice, writeRunConfig(t, dsim, extra)
+}
+
+// writeRunConfig writes a config for `banter run` on dsim (metrics on a free port, a fresh
+// database, no coalescing window; extra appended) and returns its path.
+func writeRunConfig(t *testing.T, dsim *discordsim.Server, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
-	cfgPath = filepath.Join(dir, "banter.yaml")
+	cfgPath := filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\nmetrics:\n  listen: 127.0.0.1:0\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
 		dsim.APIBaseURL(), filepath.Join(dir, "data", "banter.db"), extra)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return dsim, ch, alice, cfgPath
+	return cfgPath
 }
 
 func TestRunServesAndShutsDownGracefully(t *testing.T) {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/sim/discord/world"
+	"github.com/banterbot/banter/sim/openai/openaitest"
+)
+
+// TestRunNoReplyWhereBotMayNotSend runs `banter run` in a server the bot does not own, where a
+// channel overwrite denies it Send Messages in #muted. A mention there gets no reply: one
+// reply_skipped reason=missing_permissions line, no create sent to Discord (so none retried),
+// no model call (no spend), counted no_permission; a mention in #open is answered.
+func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
+	dsim := simtest.Serve(t)
+	alice := dsim.CreateUser("alice")
+	g := dsim.CreateGuildOwnedBy("Alice's", alice)
+	muted := dsim.CreateTextChannel(g, "muted")
+	open := dsim.CreateTextChannel(g, "open")
+	deny := world.Overwrite{ID: string(dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
+		Deny: strconv.FormatUint(world.PermSendMessages, 10)}
+	if err := dsim.SetChannelOverwrite(muted, deny); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeRunConfig(t, dsim, "")
+	osim := openaitest.Serve(t)
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitCtx, stop := context.WithTimeout(ctx, 30*time.Second) // a failure guard, not a timing requirement
+	defer stop()
+	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	if _, err := dsim.Post(waitCtx, alice, muted, "hey banter, can you hear me in here?"); err != nil {
+		t.Fatal(err)
+	}
+	waitLogLine(waitCtx, t, logs, `"msg":"reply_skipped"`, `"reason":"missing_permissions"`, `"channel_id":"`+string(muted)+`"`)
+	asked, err := dsim.Post(waitCtx, alice, open, "hey banter, and over here?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := simtest.WaitMessage(waitCtx, dsim, simtest.From(dsim.BotID()))
+	if err != nil {
+		t.Fatalf("no reply in #open: %v\n%s", err, logs.String())
+	}
+	if reply.ReplyTo() != asked.ID || reply.ChannelID != open {
+		t.Errorf("reply in %s to %q, want one in #open to %q", reply.ChannelID, reply.ReplyTo(), asked.ID)
+	}
+
+	for _, q := range dsim.RESTLog() {
+		if q.Method == http.MethodPost && strings.Contains(q.Path, "/channels/"+string(muted)+"/messages") {
+			t.Errorf("create sent to #muted: %s answered %d", q.Path, q.Status)
+		}
+	}
+	if n := strings.Count(logs.String(), `"msg":"reply_skipped"`); n != 1 {
+		t.Errorf("%d reply_skipped lines, want 1", n)
+	}
+	for _, r := range osim.Requests() {
+		if strings.Contains(r.Prompt, "can you hear me in here") {
+			t.Errorf("model asked about the #muted mention (%s): spend where nothing can be sent", r.Path)
+		}
+	}
+	body := httpGet(t, "http://"+metricsAddr(logs.String())+"/metrics")
+	if want := `banter_text_replies_total{outcome="no_permission"} 1`; !strings.Contains(body, want) {
+		t.Errorf("metrics lack %s", want)
+	}
+}
+
+// waitLogLine waits for a log line holding every fragment and returns it, failing the test
+// with the logs when ctx ends first.
+func waitLogLine(ctx context.Context, t *testing.T, logs *lockedBuffer, fragments ...string) string {
+	t.Helper()
+	for {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			ok := line != ""
+			for _, f := range fragments {
+				ok = ok && strings.Contains(line, f)
+			}
+			if ok {
+				return line
+			}
+		}
+		sleepOrFail(ctx, t, "no log line with "+strings.Join(fragments, " "), logs)
+	}
+}
