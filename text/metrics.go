@@ -29,7 +29,8 @@ type Metrics struct {
 //	banter_text_messages_total{result}          ingested messages: stored, self, other_bot, blocked_user, channel_not_allowed, ban_word, forgotten
 //	banter_text_turns_shed_total{addressed,reason} turns not answered: queue_full, displaced_by_addressed, shutting_down, forgotten
 //	banter_text_queue_depth                     queue depth seen at each enqueue
-//	banter_text_replies_total{outcome}          sent, placeholder, skipped, rate_limited, failed, apologized, denied, swamped
+//	banter_text_replies_total{outcome}          sent, placeholder, skipped, rate_limited, failed, apologized, denied, swamped,
+//	                                            no_permission (the bot may not post there: no model asked), forbidden (send refused 403)
 //	banter_reply_target_total{mode}             trigger_reply, target_reply, broadcast, fallback_broadcast
 //	banter_text_phase_seconds{phase}            context, llm1, lookup, followup, send, total
 //	banter_text_fallbacks_total{reason}         why a reply fell back to a broadcast
