@@ -217,3 +217,30 @@ func TestEditAndInteractionPermissions(t *testing.T) {
 		t.Errorf("interaction response where the bot may not send: %d, want 2xx", resp.StatusCode)
 	}
 }
+
+// TestDiscordJSSendRefused: the unmodified discord.js client (interop/discordjs/refused.mjs),
+// sending as the bot where an overwrite denies it Send Messages, gets a DiscordAPIError with
+// Discord's 403 50013 "Missing Permissions", and nothing is posted.
+func TestDiscordJSSendRefused(t *testing.T) {
+	w := newSendPermsWorld(t)
+	w.overwrite(t, 0, world.PermSendMessages)
+	n := startNode(t, "refused.mjs",
+		"SIM_API="+w.s.APIBaseURL()+"/api",
+		"SIM_TOKEN="+w.s.Token(),
+		"SIM_CHANNEL="+string(w.text),
+	)
+	var l struct {
+		Event   string `json:"event"`
+		Status  int    `json:"status"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	n.wait("refused", func(nl nodeLine) bool { nl.decode(t, &l); return nl.Event == "refused" || nl.Event == "sent" })
+	if l.Event != "refused" || l.Status != 403 || l.Code != world.CodeMissingPerms || l.Message != "Missing Permissions" {
+		t.Errorf("discord.js saw %+v, want a 403 50013 Missing Permissions refusal", l)
+	}
+	if sent := w.s.Sent(); len(sent) != 0 {
+		t.Errorf("%d messages posted", len(sent))
+	}
+	n.exit()
+}
