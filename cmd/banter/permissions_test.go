@@ -32,18 +32,8 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 	cfgPath := writeRunConfig(t, dsim, "")
 	osim := openaitest.Serve(t)
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	waitCtx, stop := context.WithTimeout(ctx, 30*time.Second) // a failure guard, not a timing requirement
+	logs := runInBackground(t, cfgPath, vars)
+	waitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing requirement
 	defer stop()
 	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
 		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
@@ -81,6 +71,26 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 	if want := `banter_text_replies_total{outcome="no_permission"} 1`; !strings.Contains(body, want) {
 		t.Errorf("metrics lack %s", want)
 	}
+}
+
+// runInBackground runs `banter run -config cfgPath` with the environment vars until the test
+// ends (then it must stop without an error), and returns its log.
+func runInBackground(t *testing.T, cfgPath string, vars map[string]string) *lockedBuffer {
+	t.Helper()
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
+			getenv: func(k string) string { return vars[k] }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return logs
 }
 
 // waitLogLine waits for a log line holding every fragment and returns it, failing the test
