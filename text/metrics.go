@@ -40,7 +40,8 @@ type Metrics struct {
 //	banter_text_images_total{result}            images of the conversation: inline, url, unavailable, refreshed
 //	banter_text_lookups_total{lookup,outcome}   lookups the reply model asked for: ok, empty, invalid, failed, timeout, ignored
 //	banter_text_durable_turns_closed_total{outcome} durable turns closed: sent, skipped, failed, explained
-//	banter_text_durable_turns_recovered_total{result} open turns of an earlier process: requeued, already_answered, expired, gone, failed
+//	banter_text_durable_turns_recovered_total{result} open turns of an earlier process: requeued, already_answered, expired, gone,
+//	                                            no_permission (the bot may not post or read there), failed
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ingestedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_text_messages_total", Help: "Messages seen by the text pipeline, by what happened to them."}, []string{"result"}),

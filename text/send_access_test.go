@@ -107,3 +107,40 @@ func (h *harness) waitOpenTurnClosed(g discordsim.GuildID, id discordsim.Message
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestOpenTurnWhereBotMayNoLongerSee: a process stopped with an addressed turn open (its reply
+// never sent); meanwhile a moderator hid the channel from the bot (View Channel and Send
+// Messages denied). The next process does not ask Discord about it at every GUILD_CREATE (each
+// a 403): it closes the turn, logged turn_recovered result=no_permission with the reason, and
+// sends nothing to the hidden channel.
+func TestOpenTurnWhereBotMayNoLongerSee(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.dsim.CreateGuildOwnedBy("Alice's", h.alice)
+	hidden := h.dsim.CreateTextChannel(g, "hidden")
+	h.shutdown()
+	m, err := h.dsim.Post(h.ctx, h.alice, hidden, mention(h.dsim.BotID())+" are you there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := reopen(t, h)
+	if err := st.OpenTurn(h.ctx, store.Turn{MessageID: string(m.ID), ChannelID: string(hidden), GuildID: string(g), AdmittedAt: h.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	deny := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
+		Deny: strconv.FormatUint(world.PermViewChannel|world.PermSendMessages, 10)}
+	if err := h.dsim.SetChannelOverwrite(hidden, deny); err != nil {
+		t.Fatal(err)
+	}
+	requests := len(h.dsim.RESTLog())
+	h.start()
+	h.waitLog(`"msg":"turn_recovered"`, `"message_id":"`+string(m.ID)+`"`, `"result":"no_permission"`, `"reason":"missing_access"`)
+	h.waitOpenTurnClosed(g, m.ID)
+	for _, q := range h.dsim.RESTLog()[requests:] {
+		if strings.Contains(q.Path, "/channels/"+string(hidden)+"/") {
+			t.Errorf("request to the hidden channel: %s %s answered %d", q.Method, q.Path, q.Status)
+		}
+	}
+	if n := h.metric("banter_text_durable_turns_recovered_total", map[string]string{"result": "no_permission"}); n != 1 {
+		t.Errorf("recovered no_permission counted %v, want 1", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/store"
 )
 
@@ -109,7 +110,9 @@ func (s *Service) recoverTurns(guildID string) {
 	}
 }
 
-// recoverTurn answers one open turn again, or closes it: too old, already answered, or gone.
+// recoverTurn answers one open turn again, or closes it: too old, in a channel where the bot may
+// no longer post or read (a 403 would come back at every GUILD_CREATE), already answered, or
+// gone.
 func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 	cfg := s.cfg()
 	attrs := []any{"message_id", tr.MessageID, "channel_id", tr.ChannelID, "answer_id", tr.AnswerID}
@@ -124,7 +127,17 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 		closeAs(store.TurnExplained, "expired")
 		return
 	}
+	if why := s.sendRefusal(tr.ChannelID); why != "" { // nothing could be sent there: not again, ever
+		s.logger.Warn("turn_recovered", append(attrs, "result", "no_permission", "reason", why)...)
+		closeAs(store.TurnExplained, "no_permission")
+		return
+	}
 	reply, err := s.earlierReply(ctx, tr)
+	if why := post.Refusal(err); why != "" { // the bot may not read the channel (its state could not tell)
+		s.logger.Warn("turn_recovered", append(attrs, "result", "no_permission", "reason", why)...)
+		closeAs(store.TurnExplained, "no_permission")
+		return
+	}
 	if err != nil {
 		s.opts.Metrics.turnRecovered("failed")
 		s.logger.Error("turn_recovery_failed", append(attrs, "error", err.Error())...)
