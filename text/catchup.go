@@ -16,7 +16,8 @@ import (
 )
 
 // Catch-up: at start and after every gateway gap, every readable text channel of the bot's
-// guilds (readable by the session's state: access.go) is read back over REST and what was missed is fed through the normal pipeline, once.
+// guilds (by the session's state: access.go) is read back over REST and what was missed is fed
+// through the normal pipeline, once.
 // Events sent while the bot had no session (discordgo answers op 9 with a new Identify, so
 // whatever was said before the new READY never arrives; a process that was down saw nothing)
 // or that a resume did not replay are found this way. Every message passes a per-channel
@@ -127,6 +128,9 @@ func (s *Service) CatchUpGuild(g *discordgo.Guild) {
 	}
 	cfg := s.cfg()
 	for _, cs := range s.guildChannels(cfg, g) {
+		if _, done := waiting[cs.id]; done {
+			continue // the READY's catch-up, just run
+		}
 		if after, _ := cs.position(); after != "" {
 			continue // seen live in this process: the READY's or RESUMED's catch-up covers it
 		}
