@@ -140,6 +140,14 @@ func (s *Service) CatchUpGuild(g *discordgo.Guild) {
 	s.spawn(func() { s.recoverTurns(guildID) })
 }
 
+// dropPendingCatchUps forgets the catch-ups waiting for a guild the bot left (GUILD_DELETE
+// without unavailable; an outage's keeps them: its GUILD_CREATE follows).
+func (s *Service) dropPendingCatchUps(guildID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, guildID)
+}
+
 // guildChannels returns the states of g's channels the pipeline may read: text, news and
 // active threads, allowed by permissions.allowedChannelIds. Their channel info is cached from g.
 func (s *Service) guildChannels(cfg *config.Config, g *discordgo.Guild) []*channelState {

@@ -157,6 +157,11 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
 		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpGuild(g.Guild) }),
+		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildDelete) {
+			if g.Guild != nil && !g.Unavailable { // the bot left or was removed: no GUILD_CREATE will come
+				s.dropPendingCatchUps(g.ID)
+			}
+		}),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.HandleMessageCreate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageUpdate) { s.HandleMessageUpdate(m.Message) }),
 		sess.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageDelete) { s.HandleMessageDelete(m.Message) }),
