@@ -137,7 +137,7 @@ func (sy *synth) pcm() []byte {
 	for i := 0; i+frame <= len(sy.buf); i += hop {
 		e := 0.0
 		for _, v := range sy.buf[i : i+frame] {
-			e += v * v
+			e += float64(v) * float64(v)
 		}
 		loudest = max(loudest, e/frame)
 	}
@@ -147,7 +147,7 @@ func (sy *synth) pcm() []byte {
 	}
 	out := make([]byte, 2*len(sy.buf))
 	for i, v := range sy.buf {
-		y := v * gain
+		y := float64(v) * gain
 		if a := math.Abs(y); a > limitKnee {
 			y = math.Copysign(limitKnee+(1-limitKnee)*math.Tanh((a-limitKnee)/(1-limitKnee)), y)
 		}

@@ -15,7 +15,7 @@ const (
 // synth is the state of one Synthesize call: the signal so far and the
 // voice's state carried from sample to sample (source, tract, noise).
 type synth struct {
-	buf   []float64
+	buf   []float32
 	rng   uint64
 	base  float64 // the voice's mean fundamental, Hz
 	scale float64 // formant scale: shorter vocal tracts for higher voices
@@ -31,7 +31,7 @@ type synth struct {
 }
 
 func newSynth(total int, base float64, seed uint64) *synth {
-	sy := &synth{buf: make([]float64, total), rng: seed, base: base, f0: base}
+	sy := &synth{buf: make([]float32, total), rng: seed, base: base, f0: base}
 	sy.scale = 1 + 0.17*(base-95)/140
 	sy.tract[3].tune(3500*sy.scale, 250)
 	sy.tract[4].tune(4500*sy.scale, 300)
@@ -81,8 +81,8 @@ func (sy *synth) word(w wordPlan) {
 	ramp := min(float64(w.n)/4, edgeRamp)
 	for i := 0; float64(i) < ramp; i++ {
 		g := 0.5 - 0.5*math.Cos(math.Pi*float64(i)/ramp)
-		sy.buf[w.s0+i] *= g
-		sy.buf[w.s0+w.n-1-i] *= g
+		sy.buf[w.s0+i] *= float32(g)
+		sy.buf[w.s0+w.n-1-i] *= float32(g)
 	}
 }
 
@@ -225,7 +225,7 @@ func (sy *synth) render(from, to int, c controls) {
 			x = sy.tract[k].step(x)
 		}
 		x += 8 * sy.af * sy.band.step(noise)
-		sy.buf[i] = sy.dc.step(x)
+		sy.buf[i] = float32(sy.dc.step(x))
 	}
 }
 
