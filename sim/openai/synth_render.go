@@ -16,7 +16,7 @@ const (
 // voice's state carried from sample to sample (source, tract, noise).
 type synth struct {
 	buf   []float32
-	rng   uint64
+	rng   xorshift
 	base  float64 // the voice's mean fundamental, Hz
 	scale float64 // formant scale: shorter vocal tracts for higher voices
 	src   glottis
@@ -27,11 +27,10 @@ type synth struct {
 	f0    float64    // fundamental now
 	// amplitudes now: voicing, aspiration (noise into the tract), frication
 	av, ah, af float64
-	hiss       hiss
 }
 
 func newSynth(total int, base float64, seed uint64) *synth {
-	sy := &synth{buf: make([]float32, total), rng: seed, base: base, f0: base}
+	sy := &synth{buf: make([]float32, total), rng: xorshift(seed), base: base, f0: base}
 	sy.scale = 1 + 0.17*(base-95)/140
 	sy.tract[3].tune(3500*sy.scale, 250)
 	sy.tract[4].tune(4500*sy.scale, 300)
@@ -62,7 +61,7 @@ type controls struct {
 // (stressed vowels and a phrase's last vowel longer), each phone rendered
 // block by block, then the word is faded in and out over a few ms.
 func (sy *synth) word(w wordPlan) {
-	bounds, amps := sy.layout(w)
+	bounds, sylls := sy.layout(w)
 	first := true
 	for i := range w.phones {
 		a, b := bounds[i], bounds[i+1]
@@ -70,7 +69,7 @@ func (sy *synth) word(w wordPlan) {
 		for b0 := a; b0 < b; b0 += synthBlock {
 			b1 := min(b0+synthBlock, b)
 			u := (float64(b0+b1)/2 - float64(a)) / float64(b-a)
-			c := sy.controlsFor(&w.phones[i], nb, u, amps[i])
+			c := sy.controlsFor(&w.phones[i], nb, u, sylls[i])
 			if first {
 				sy.form, first = c.form, false
 			}
@@ -87,27 +86,28 @@ func (sy *synth) word(w wordPlan) {
 }
 
 // layout shares the word's n samples among its phones: bounds[i] is where
-// phone i starts (bounds[len] = n); amps[i] is its syllable's loudness, the
-// first vowel of a word stressed.
-func (sy *synth) layout(w wordPlan) (bounds []int, amps []float64) {
+// phone i starts (bounds[len] = n); sylls[i] is its syllable, the first
+// syllable of a word of four phones or more, or of a phrase's last word,
+// stressed.
+func (sy *synth) layout(w wordPlan) (bounds []int, sylls []syllable) {
 	weights := make([]float64, len(w.phones))
-	amps = make([]float64, len(w.phones))
-	lastVowel, syllable := -1, 0
+	sylls = make([]syllable, len(w.phones))
+	lastVowel, nucleus := -1, 0
 	stressed := len(w.phones) >= 4 || w.last
 	for i, p := range w.phones {
 		weights[i] = p.weight
 		if p.manner == vowel {
 			if i == 0 || w.phones[i-1].manner != vowel {
-				syllable++
+				nucleus++
 			}
 			lastVowel = i
-			if syllable == 1 && stressed {
+			if nucleus == 1 && stressed {
 				weights[i] *= 1.3
 			}
 		}
-		amps[i] = 0.72 + 0.16*sy.uniform()
-		if syllable <= 1 && stressed {
-			amps[i] = 1
+		sylls[i] = syllable{amp: 0.72 + 0.16*sy.rng.uniform()}
+		if nucleus <= 1 && stressed {
+			sylls[i] = syllable{amp: 1, stressed: true}
 		}
 	}
 	if w.last && lastVowel >= 0 {
@@ -124,7 +124,14 @@ func (sy *synth) layout(w wordPlan) (bounds []int, amps []float64) {
 		bounds[i+1] = int(math.Round(acc / sum * float64(w.n)))
 	}
 	bounds[len(weights)] = w.n
-	return bounds, amps
+	return bounds, sylls
+}
+
+// syllable is what a phone takes from its syllable: loudness, and stress
+// (a pitch accent).
+type syllable struct {
+	amp      float64
+	stressed bool
 }
 
 // neighbourVowel is the vowel a consonant at i leans on: the next one in the
@@ -144,15 +151,16 @@ func neighbourVowel(ps []phone, i int) *phone {
 }
 
 // controlsFor are the targets of phone p at fraction u of it, next to
-// vowel nb, at syllable loudness amp.
-func (sy *synth) controlsFor(p, nb *phone, u, amp float64) controls {
+// vowel nb, in syllable syl.
+func (sy *synth) controlsFor(p, nb *phone, u float64, syl syllable) controls {
+	amp := syl.amp
 	c := controls{form: nb.formants, bw: [3]float64{70, 100, 160}, hiss: p.hiss}
 	switch p.manner {
 	case vowel:
 		c.form = p.formants
 		c.av = amp * (0.6 + 0.4*math.Sin(math.Pi*u))
 		c.ah = 0.02 * amp
-		if amp == 1 {
+		if syl.stressed {
 			c.accent = 0.1 * math.Sin(math.Pi*u)
 		}
 	case glide:
@@ -193,7 +201,6 @@ func (sy *synth) retune(c controls, w wordPlan, at int) {
 		sy.tract[k].tune(sy.form[k]*sy.scale, c.bw[k])
 	}
 	if c.af > 0 {
-		sy.hiss = c.hiss
 		sy.band.tuneBand(c.hiss.centre*sy.scale, c.hiss.bw)
 	}
 	t := w.s0 + at
@@ -217,8 +224,8 @@ func (sy *synth) render(from, to int, c controls) {
 		sy.av += voiceAttack * (c.av - sy.av)
 		sy.ah += noiseAttack * (c.ah - sy.ah)
 		sy.af += noiseAttack * (c.af - sy.af)
-		pulse, open := sy.src.next(sy.f0, sy)
-		noise := sy.uniform()*2 - 1
+		pulse, open := sy.src.next(sy.f0, &sy.rng)
+		noise := sy.rng.uniform()*2 - 1
 		breath := sy.ah + sy.av*0.03*open
 		x := sy.av*pulse + 1.5*breath*noise
 		for k := range sy.tract {
@@ -229,12 +236,16 @@ func (sy *synth) render(from, to int, c controls) {
 	}
 }
 
-// uniform is the next value of the synth's xorshift generator in [0, 1).
-func (sy *synth) uniform() float64 {
-	sy.rng ^= sy.rng << 13
-	sy.rng ^= sy.rng >> 7
-	sy.rng ^= sy.rng << 17
-	return float64(sy.rng>>11) / float64(1<<53)
+// xorshift is the synth's random generator (Marsaglia's xorshift64); its
+// state must not be zero.
+type xorshift uint64
+
+// uniform returns the next value in [0, 1).
+func (x *xorshift) uniform() float64 {
+	*x ^= *x << 13
+	*x ^= *x >> 7
+	*x ^= *x << 17
+	return float64(*x>>11) / float64(1<<53)
 }
 
 // glottis is the voice source: the derivative of a Rosenberg glottal pulse
@@ -251,12 +262,12 @@ const (
 
 // next advances one sample at fundamental f0 and returns the source and
 // whether the glottis is open (1) or closed (0).
-func (g *glottis) next(f0 float64, sy *synth) (pulse, open float64) {
+func (g *glottis) next(f0 float64, rng *xorshift) (pulse, open float64) {
 	g.phase += g.step
 	if g.phase >= 1 {
 		g.phase -= 1
-		g.step = f0 / SpeechRate * (1 + jitter*(sy.uniform()-0.5))
-		g.amp = 1 + shimmer*(sy.uniform()-0.5)
+		g.step = f0 / SpeechRate * (1 + jitter*(rng.uniform()-0.5))
+		g.amp = 1 + shimmer*(rng.uniform()-0.5)
 	}
 	switch p := g.phase; {
 	case p < openRise:
