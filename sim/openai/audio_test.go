@@ -263,16 +263,24 @@ func TestSynthesizeSpeechLike(t *testing.T) {
 	if loud < len(rms)/2 || quiet < 4 || maxRMS > 0.5 || peak > len(samples)/1000 {
 		t.Errorf("frames %d: loud %d quiet %d maxRMS %.3f clipped %d", len(rms), loud, quiet, maxRMS, peak)
 	}
-	// energy modulation: one energy peak per syllable (14 in the text), not
-	// a flat tone
+	// energy modulation: one energy peak per syllable (12 spoken in the
+	// text), not a flat tone; counted on the frames' level smoothed over 60 ms,
+	// as a 20 ms frame's energy also moves with how many glottal pulses fall in it
 	var peaks int
-	for i := 1; i+1 < len(rms); i++ {
-		if rms[i] > rms[i-1] && rms[i] >= rms[i+1] && rms[i] > 0.05 {
+	smooth := make([]float64, len(rms))
+	for i := range rms {
+		lo, hi := max(0, i-1), min(len(rms), i+2)
+		for _, r := range rms[lo:hi] {
+			smooth[i] += r / float64(hi-lo)
+		}
+	}
+	for i := 1; i+1 < len(smooth); i++ {
+		if smooth[i] > smooth[i-1] && smooth[i] >= smooth[i+1] && smooth[i] > 0.05 {
 			peaks++
 		}
 	}
-	if peaks < 12 || peaks > 20 {
-		t.Errorf("%d syllable peaks, want about 14", peaks)
+	if peaks < 10 || peaks > 18 {
+		t.Errorf("%d syllable peaks, want about 12", peaks)
 	}
 	// pitch glide: zero-crossing counts of voiced frames are not all equal
 	minZ, maxZ := math.MaxInt, 0

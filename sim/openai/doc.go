@@ -36,8 +36,9 @@
 //
 // Performance (BenchmarkResponsesNew, BenchmarkSynthesize; 2 shared cores):
 // a Responses round trip through openai-go costs ≈1.8× the same call against
-// a bare canned handler (≈250 µs vs ≈140 µs), and speech synthesis runs
-// ≈840× faster than real time (3–5× the cost of writing a plain sine).
+// a bare canned handler (≈250 µs vs ≈140 µs), and speech synthesis (a
+// formant synthesizer) runs ≈1,350× faster than real time (≈2.6× the cost
+// of writing a plain sine).
 // Production code must not import this package (see ARCHITECTURE.md): point
 // the real clients at [Server.BaseURL] instead.
 package openaisim
