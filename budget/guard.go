@@ -199,8 +199,10 @@ func (g *Guard) Quiet(ctx context.Context, guild string, wantNotice bool) (quiet
 
 // claimNotice reports whether this call says guild's cap notice of day: the first claim in
 // the ledger (shared by every process on Postgres, kept across restarts) wins. The process
-// remembers what it learnt, so later direct addresses cost no write. A ledger that cannot
-// be written falls back to once a day in this process (logged).
+// that said it remembers so, and asks the ledger no more that day; the others ask at each
+// direct address (one insert-if-absent), since a claim whose notice could not be sent is
+// given back (NoticeNotSent). A ledger that cannot be written falls back to once a day in
+// this process (logged).
 func (g *Guard) claimNotice(ctx context.Context, guild, day string) bool {
 	g.mu.Lock()
 	seen := g.noticed[guild] == day
@@ -215,8 +217,31 @@ func (g *Guard) claimNotice(ctx context.Context, guild, day string) bool {
 		g.log.LogAttrs(ctx, slog.LevelWarn, "budget_notice_unclaimed", slog.String("guild_id", guild), slog.String("error", err.Error()))
 		claimed = g.noticed[guild] != day
 	}
-	g.noticed[guild] = day
+	if claimed {
+		g.noticed[guild] = day
+	}
 	return claimed
+}
+
+// NoticeNotSent gives back guild's cap notice claimed by Quiet when it could not be sent
+// (Discord refused or failed the message), so that the next direct address of the day, in
+// this process or another, says it.
+func (g *Guard) NoticeNotSent(ctx context.Context, guild string) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	day := g.noticed[guild]
+	delete(g.noticed, guild)
+	g.mu.Unlock()
+	if day == "" {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := g.opts.Ledger.ReleaseCapNotice(wctx, day, guild); err != nil {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "budget_notice_unreleased", slog.String("guild_id", guild), slog.String("error", err.Error()))
+	}
 }
 
 // AllowsAtCap reports whether slot is still called at a cap.

@@ -208,6 +208,45 @@ func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestCapNoticeGivenBack: a notice claimed by one process and not sent (NoticeNotSent) is
+// said by the next direct address, in the other process, and then by no one that day.
+func TestCapNoticeGivenBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.db")
+	cfg := config.Default()
+	cfg.Budget.GuildDailyUSD = 1
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var guards []*Guard
+	for range 2 {
+		st, err := store.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ledger, _ := store.NewSpendLedger(st)
+		guards = append(guards, New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger,
+			Now: func() time.Time { return now }}))
+	}
+	ctx := context.Background()
+	guards[0].Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
+	said := func(g *Guard) bool {
+		_, notice := g.Quiet(ctx, "g1", true)
+		return notice != ""
+	}
+	if !said(guards[0]) {
+		t.Fatal("no first notice")
+	}
+	if said(guards[1]) {
+		t.Fatal("the other process says the claimed notice")
+	}
+	guards[0].NoticeNotSent(ctx, "g1")
+	if !said(guards[1]) {
+		t.Fatal("the notice given back is not said by the next address")
+	}
+	if said(guards[0]) || said(guards[1]) {
+		t.Error("the notice is said again after it was sent")
+	}
+}
+
 // TestPruneKeepsDays: Prune deletes the ledger's days before the last keepDays budget days
 // (the current one included), and nothing with keepDays 0.
 func TestPruneKeepsDays(t *testing.T) {

@@ -26,6 +26,9 @@ type SpendLedger interface {
 	// and guild, false for every later one, in any process on the database (one atomic
 	// insert-if-absent), so the notice is said once.
 	ClaimCapNotice(ctx context.Context, day, guild string) (bool, error)
+	// ReleaseCapNotice gives back a claim whose notice could not be sent, so that the next
+	// claim of the day (in any process) wins and says it.
+	ReleaseCapNotice(ctx context.Context, day, guild string) error
 	// PruneSpend deletes the spend and the cap-notice claims of the days before day, and
 	// returns how many spend rows went.
 	PruneSpend(ctx context.Context, before string) (int64, error)
@@ -126,6 +129,14 @@ func (s *SQLite) ClaimCapNotice(ctx context.Context, day, guild string) (bool, e
 	return n == 1, nil
 }
 
+// ReleaseCapNotice implements SpendLedger.
+func (s *SQLite) ReleaseCapNotice(ctx context.Context, day, guild string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM cap_notices WHERE day=? AND guild_id=?`, day, guild); err != nil {
+		return fmt.Errorf("store: release the cap notice of %s on %s: %w", guild, day, err)
+	}
+	return nil
+}
+
 // PruneSpend implements SpendLedger.
 func (s *SQLite) PruneSpend(ctx context.Context, before string) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM spend WHERE day < ?`, before)
@@ -147,6 +158,14 @@ func (s *Postgres) ClaimCapNotice(ctx context.Context, day, guild string) (bool,
 		return false, fmt.Errorf("store: claim the cap notice of %s on %s: %w", guild, day, err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseCapNotice implements SpendLedger.
+func (s *Postgres) ReleaseCapNotice(ctx context.Context, day, guild string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM cap_notices WHERE day=$1 AND guild_id=$2`, day, guild); err != nil {
+		return fmt.Errorf("store: release the cap notice of %s on %s: %w", guild, day, err)
+	}
+	return nil
 }
 
 // PruneSpend implements SpendLedger.

@@ -117,6 +117,19 @@ func testCapNoticeClaimedOnce(t *testing.T, stores ...Store) {
 			t.Errorf("first claim of %q on %s: %v, %v; want claimed", c.guild, c.day, ok, err)
 		}
 	}
+	// a claim given back (its notice not sent) is won by the next claim, in either process,
+	// and only by it; other days' and guilds' claims stay
+	if err := ledgers[0].ReleaseCapNotice(ctx, "2026-11-27", "g1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		if ok, err := ledgers[1-i%len(ledgers)].ClaimCapNotice(ctx, "2026-11-27", "g1"); ok != want || err != nil {
+			t.Errorf("claim %d after the release: %v, %v; want %v", i+1, ok, err, want)
+		}
+	}
+	if ok, _ := ledgers[0].ClaimCapNotice(ctx, "2026-11-28", "g1"); ok {
+		t.Error("the release of 2026-11-27 freed the claim of 2026-11-28")
+	}
 }
 
 func TestPruneSpend(t *testing.T) { forEachDriver(t, testPruneSpend) }

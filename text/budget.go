@@ -11,6 +11,9 @@ type Quieter interface {
 	// Quiet reports whether guild is at a cap; notice is the cap notice to say, the first
 	// time a day it is asked with wantNotice for the guild.
 	Quiet(ctx context.Context, guild string, wantNotice bool) (quiet bool, notice string)
+	// NoticeNotSent gives back the cap notice Quiet returned when it could not be sent, so a
+	// later direct address of the day says it.
+	NoticeNotSent(ctx context.Context, guild string)
 	// AllowsAtCap reports whether slot is still called at a cap.
 	AllowsAtCap(slot string) bool
 }
@@ -29,8 +32,14 @@ func (s *Service) withinBudget(ctx context.Context, a *attempt) bool {
 		return true
 	}
 	if notice != "" {
-		a.outcome = outcomeOf(s.sendNotice(ctx, p, notice))
-		s.logger.Info("budget_notice_sent", a.attrs...)
+		if err := s.sendNotice(ctx, p, notice); err != nil {
+			a.outcome = outcomeOf(err)
+			s.opts.Budget.NoticeNotSent(ctx, p.msg.GuildID)
+			s.logger.Info("budget_notice_released", a.attrs...) // the send's failure is logged by sendNotice
+		} else {
+			a.outcome = outcomeOf(nil)
+			s.logger.Info("budget_notice_sent", a.attrs...)
+		}
 	}
 	if p.addressed() && s.opts.Budget.AllowsAtCap(SlotReply) {
 		return true

@@ -293,3 +293,48 @@ func TestSpendDaysPrunedByKeepDays(t *testing.T) {
 		}
 	}
 }
+
+// TestCapNoticeAfterFailedSend: at the cap, the first direct address's notice is refused by
+// Discord (an injected 403 on the message create); the notice is given back
+// (budget_notice_released), so the next direct address of the day gets it, once.
+func TestCapNoticeAfterFailedSend(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := strings.Replace(spendConfig, "guildDailyUsd: 2", "guildDailyUsd: 0.01", 1)
+	b := startBot(t, ctx, nil, "", cfg, nil)
+	defer b.stop()
+	const notice = "Budget spent for today."
+	ask := func(text string) (string, bool, discordsim.MessageID) {
+		id, err := b.post(ctx, b.alice, true, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, skipped := b.answer(t, ctx, id)
+		return reply, skipped, id
+	}
+	if reply, skipped, _ := ask("tell me about bread"); skipped || reply == notice {
+		t.Fatalf("the first message, under the cap: reply %q, skipped %v", reply, skipped)
+	}
+	b.dsim.FailNext(discordsim.RouteMessageCreate, 1, 403)
+	_, skipped, id := ask("still there?")
+	if !skipped {
+		t.Fatalf("the address whose notice failed was answered\n%s", b.logs.String())
+	}
+	if !b.logs.wait(ctx, func() bool {
+		for _, l := range b.logs.since(0) {
+			if l.msg() == "budget_notice_released" && l.str("message_id") == string(id) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no budget_notice_released for %s\n%s", id, b.logs.String())
+	}
+	if reply, _, _ := ask("hello?"); reply != notice {
+		t.Errorf("the next direct address got %q, want the cap notice", reply)
+	}
+	if reply, skipped, _ := ask("and now?"); !skipped {
+		t.Errorf("a direct address after the notice got %q, want nothing", reply)
+	}
+}
