@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -52,6 +53,8 @@ type Backfill struct {
 	opts BackfillOptions
 	log  *slog.Logger
 
+	wake chan struct{} // a reload turned the backfill on or changed it: pass now
+
 	mu        sync.Mutex // guards the following
 	pace      store.Budget
 	paceEvery time.Duration
@@ -89,16 +92,37 @@ func NewBackfill(opts BackfillOptions) (*Backfill, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backfill{opts: opts, log: log}, nil
+	return &Backfill{opts: opts, log: log, wake: make(chan struct{}, 1)}, nil
 }
 
-// Run makes passes until ctx ends, backfillIdle apart.
+// Run makes passes until ctx ends, backfillIdle apart, or at once when a reload turned the
+// backfill on or changed what it embeds (Reloaded).
 func (b *Backfill) Run(ctx context.Context) {
 	for {
-		b.Pass(ctx)
-		if !pause(ctx, backfillIdle) {
+		rep := b.Pass(ctx)
+		b.log.Debug("memory_backfill_pass", "facts", rep.Facts, "messages", rep.Messages, "stopped", len(rep.Stopped))
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(backfillIdle): // collected once it fires or is dropped (Go 1.23)
+		case <-b.wake:
 		}
+	}
+}
+
+// Reloaded is the config watcher's callback: when the new config runs the backfill and the
+// old one did not, or embeddings or memory changed (another model, a guild turned on), the
+// next pass starts now instead of after the idle wait.
+func (b *Backfill) Reloaded(old, updated *config.Config) {
+	if !b.on(updated, "") {
+		return
+	}
+	if b.on(old, "") && reflect.DeepEqual(old.Embeddings, updated.Embeddings) && reflect.DeepEqual(old.Memory, updated.Memory) {
+		return
+	}
+	select {
+	case b.wake <- struct{}{}:
+	default: // a pass is already due
 	}
 }
 

@@ -2,8 +2,10 @@ package memory
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,5 +338,117 @@ func TestBackfillAfterProviderFailure(t *testing.T) {
 	}
 	if facts, msgs := e.lookup("does anyone keep a feline?"); len(facts) != 1 || !slices.Equal(msgs, []string{"1"}) {
 		t.Errorf("found by meaning %q and %v, want bob's kitten fact and message", facts, msgs)
+	}
+}
+
+// passLog hands Run's memory_backfill_pass records to a test, in order.
+type passLog struct{ passes chan BackfillReport }
+
+func (p passLog) Enabled(context.Context, slog.Level) bool { return true }
+func (p passLog) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p passLog) WithGroup(string) slog.Handler            { return p }
+func (p passLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "memory_backfill_pass" {
+		return nil
+	}
+	var rep BackfillReport
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "facts":
+			rep.Facts = int(a.Value.Int64())
+		case "messages":
+			rep.Messages = int(a.Value.Int64())
+		}
+		return true
+	})
+	p.passes <- rep
+	return nil
+}
+
+// TestBackfillWakesOnReload: Run's first pass, with the backfill off, does nothing; a reload
+// that turns it on starts the next pass at once, not after the ten-minute idle wait (the test
+// would time out waiting for it).
+func TestBackfillWakesOnReload(t *testing.T) {
+	e := newBackfillEnv(t, "sqlite")
+	e.cfg.Embeddings.Enabled = true
+	e.fact("u2", "Bob", "Bob has a kitten named Miso", 1)
+	e.store("1", "u2", "Bob", "my kitten Miso knocked my coffee over", 1, false)
+	off := *e.cfg
+	off.Embeddings.Backfill.Enabled = false
+	var cfg atomic.Pointer[config.Config]
+	cfg.Store(&off)
+	client, err := llm.New(llm.Options{BaseURL: e.sim.BaseURL(), APIKey: "sk", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em, err := NewEmbedder(cfg.Load, e.st, client, nil, NewMetrics(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := passLog{passes: make(chan BackfillReport, 4)}
+	bf, err := NewBackfill(BackfillOptions{Config: cfg.Load, Store: e.st, Embedder: em, Logger: slog.New(log), Metrics: NewMetrics(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { bf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	next := func() BackfillReport {
+		t.Helper()
+		select {
+		case rep := <-log.passes:
+			return rep
+		case <-ctx.Done():
+			t.Fatal("no pass")
+			return BackfillReport{}
+		}
+	}
+	if rep := next(); rep.Facts+rep.Messages != 0 {
+		t.Fatalf("the pass with the backfill off = %+v, want nothing", rep)
+	}
+	on := off
+	on.Embeddings.Backfill.Enabled = true
+	cfg.Store(&on)
+	bf.Reloaded(&off, &on)
+	if rep := next(); rep.Facts != 1 || rep.Messages != 1 {
+		t.Fatalf("the pass after the reload = %+v, want the fact and the message", rep)
+	}
+}
+
+// TestBackfillReloadedWakes: which reloads call the next pass at once.
+func TestBackfillReloadedWakes(t *testing.T) {
+	e := newBackfillEnv(t, "sqlite")
+	on := *e.cfg
+	on.Embeddings.Enabled = true
+	edit := func(f func(c *config.Config)) *config.Config {
+		c := on
+		f(&c)
+		return &c
+	}
+	offBackfill := edit(func(c *config.Config) { c.Embeddings.Backfill.Enabled = false })
+	for _, tc := range []struct {
+		name         string
+		old, updated *config.Config
+		wake         bool
+	}{
+		{"turned on", offBackfill, &on, true},
+		{"embeddings turned on", edit(func(c *config.Config) { c.Embeddings.Enabled = false }), &on, true},
+		{"another model", edit(func(c *config.Config) { c.Embeddings.Model = "text-embedding-3-large" }), &on, true},
+		{"faster pace", edit(func(c *config.Config) { c.Embeddings.Backfill.BatchSize = 1 }), &on, true},
+		{"nothing changed", &on, edit(func(*config.Config) {}), false},
+		{"another persona", &on, edit(func(c *config.Config) { c.Bot.Name = "other" }), false},
+		{"turned off", &on, offBackfill, false},
+		{"still off", offBackfill, edit(func(c *config.Config) { c.Embeddings.Backfill.Enabled = false }), false},
+	} {
+		bf, err := NewBackfill(BackfillOptions{Config: func() *config.Config { return tc.updated }, Store: e.st, Embedder: e.em})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf.Reloaded(tc.old, tc.updated)
+		if woke := len(bf.wake) == 1; woke != tc.wake {
+			t.Errorf("%s: wakes %v, want %v", tc.name, woke, tc.wake)
+		}
 	}
 }

@@ -46,6 +46,7 @@ func (a *app) newMemory(w *config.Watcher, st store.Store, models *modelClients,
 		Budget: standing, Logger: a.logger, Metrics: metrics}); err != nil {
 		return nil, nil, err
 	}
+	w.Subscribe(a.backfill.Reloaded)
 	a.closers = append(a.closers, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), memoryCloseTimeout)
 		defer cancel()
