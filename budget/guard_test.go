@@ -154,16 +154,13 @@ func TestGuardFollowsReload(t *testing.T) {
 	}
 }
 
-// TestCapNoticeOnceAcrossProcesses: two Guards on one database (two processes, or one
-// restarted) say a guild's cap notice once a day between them, however many direct addresses
-// ask at once; the next budget day it is said again, once.
-func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
+// twoProcesses returns two Guards on one SQLite ledger (two processes, or one restarted),
+// with a $1 daily cap a guild and the clock now.
+func twoProcesses(t *testing.T, now func() time.Time) []*Guard {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "b.db")
 	cfg := config.Default()
 	cfg.Budget.GuildDailyUSD = 1
-	day := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var now atomic.Pointer[time.Time]
-	now.Store(&day)
 	var guards []*Guard
 	for range 2 {
 		st, err := store.Open(context.Background(), path)
@@ -172,9 +169,19 @@ func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
 		}
 		t.Cleanup(func() { st.Close() })
 		ledger, _ := store.NewSpendLedger(st)
-		guards = append(guards, New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger,
-			Now: func() time.Time { return *now.Load() }}))
+		guards = append(guards, New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger, Now: now}))
 	}
+	return guards
+}
+
+// TestCapNoticeOnceAcrossProcesses: two Guards on one database (two processes, or one
+// restarted) say a guild's cap notice once a day between them, however many direct addresses
+// ask at once; the next budget day it is said again, once.
+func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
+	day := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var now atomic.Pointer[time.Time]
+	now.Store(&day)
+	guards := twoProcesses(t, func() time.Time { return *now.Load() })
 	ctx := context.Background()
 	notices := func() int {
 		var mu sync.Mutex
@@ -211,21 +218,7 @@ func TestCapNoticeOnceAcrossProcesses(t *testing.T) {
 // TestCapNoticeGivenBack: a notice claimed by one process and not sent (NoticeNotSent) is
 // said by the next direct address, in the other process, and then by no one that day.
 func TestCapNoticeGivenBack(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "b.db")
-	cfg := config.Default()
-	cfg.Budget.GuildDailyUSD = 1
-	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var guards []*Guard
-	for range 2 {
-		st, err := store.Open(context.Background(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		ledger, _ := store.NewSpendLedger(st)
-		guards = append(guards, New(Options{Config: func() *config.Config { return cfg }, Ledger: ledger,
-			Now: func() time.Time { return now }}))
-	}
+	guards := twoProcesses(t, func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) })
 	ctx := context.Background()
 	guards[0].Spent(ctx, llm.Account{Guild: "g1", Slot: "llm"}, "m", 1)
 	said := func(g *Guard) bool {
