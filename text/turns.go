@@ -127,13 +127,16 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 		closeAs(store.TurnExplained, "expired")
 		return
 	}
-	if why := s.sendRefusal(tr.ChannelID); why != "" { // nothing could be sent there: not again, ever
-		s.logger.Warn("turn_recovered", append(attrs, "result", "no_permission", "reason", why)...)
-		closeAs(store.TurnExplained, "no_permission")
-		return
+	// Where nothing could be sent (by the state), or the bot may not read (Discord's 403 when
+	// the state could not tell), the turn is closed: a retry would fail at every GUILD_CREATE.
+	why := s.sendRefusal(tr.ChannelID)
+	var reply string
+	var err error
+	if why == "" {
+		reply, err = s.earlierReply(ctx, tr)
+		why = post.Refusal(err)
 	}
-	reply, err := s.earlierReply(ctx, tr)
-	if why := post.Refusal(err); why != "" { // the bot may not read the channel (its state could not tell)
+	if why != "" {
 		s.logger.Warn("turn_recovered", append(attrs, "result", "no_permission", "reason", why)...)
 		closeAs(store.TurnExplained, "no_permission")
 		return
