@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -60,20 +59,8 @@ func TestRealPrometheus(t *testing.T) {
 	// The metrics address comes from the environment, as in the container image.
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(),
 		"OPENAI_API_KEY": "sk-test", "BANTER_METRICS_LISTEN": "127.0.0.1:0"}
-	logs := &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- dispatch(ctx, env{args: []string{"run", "-config", cfgPath}, stdout: io.Discard, stderr: logs,
-			getenv: func(k string) string { return vars[k] }})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
-	waitCtx, stop := context.WithTimeout(ctx, 120*time.Second)
+	logs := runInBackground(t, cfgPath, vars)
+	waitCtx, stop := context.WithTimeout(context.Background(), 120*time.Second)
 	defer stop()
 	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
 		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
