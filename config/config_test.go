@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/internal/logbuf"
 )
 
 func noEnv(string) string { return "" }
@@ -526,7 +528,7 @@ func TestEmbeddingsReloadLive(t *testing.T) {
 
 // watchFile writes content to a new config file, loads it and watches it; the watcher's logs go
 // to the returned buffer.
-func watchFile(t *testing.T, content string) (string, *Watcher, *syncBuffer) {
+func watchFile(t *testing.T, content string) (string, *Watcher, *logbuf.Buffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "banter.yaml")
 	writeFile(t, path, content)
@@ -534,6 +536,6 @@ func watchFile(t *testing.T, content string) (string, *Watcher, *syncBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	return path, NewWatcher(path, cfg, noEnv, slog.New(slog.NewJSONHandler(logs, nil))), logs
 }

@@ -1,53 +1,48 @@
 package discord_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 )
 
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// wait returns the first line holding every fragment, after the n-th such line exists.
-func (l *logSink) wait(t *testing.T, fragments ...string) string {
+// waitLog returns the first line of logs holding every fragment, once there is one; it checks
+// again after every write.
+func waitLog(t *testing.T, logs *logbuf.Buffer, fragments ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		s := l.b.String()
-		l.mu.Unlock()
-		for _, line := range strings.Split(s, "\n") {
-			ok := line != ""
-			for _, f := range fragments {
-				ok = ok && strings.Contains(line, f)
-			}
-			if ok {
+	guard := time.After(15 * time.Second) // a failure guard, not a measure
+	for {
+		changed := logs.Changed()
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if line != "" && containsAll(line, fragments) {
 				return line
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-guard:
+			t.Fatalf("no log line with %q in:\n%s", fragments, logs.String())
+			return ""
+		}
 	}
-	t.Fatalf("no log line with %q in:\n%s", fragments, l.b.String())
-	return ""
+}
+
+func containsAll(s string, fragments []string) bool {
+	for _, f := range fragments {
+		if !strings.Contains(s, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestGatewayMonitor: disconnects are logged and counted with the server's close code;
@@ -58,7 +53,7 @@ func TestGatewayMonitor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logSink{}
+	logs := &logbuf.Buffer{}
 	reg := prometheus.NewRegistry()
 	mon := discord.NewGatewayMonitor(slog.New(slog.NewJSONHandler(logs, nil)), reg)
 	detach := mon.Attach(sess)
@@ -69,25 +64,25 @@ func TestGatewayMonitor(t *testing.T) {
 	defer sess.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	logs.wait(t, `"msg":"gateway_ready"`, `"reidentify":false`)
+	waitLog(t, logs, `"msg":"gateway_ready"`, `"reidentify":false`)
 
 	// Each fault waits for the connection's first heartbeat: see simtest.WaitHeartbeat.
 	simtest.WaitHeartbeat(t, sim)
 	if err := sim.CloseGateway(discordsim.CloseUnknownError); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, `"msg":"gateway_disconnected"`, `"close_code":4000`)
+	waitLog(t, logs, `"msg":"gateway_disconnected"`, `"close_code":4000`)
 	if _, err := simtest.WaitGateway(ctx, sim, discordsim.GatewayResumed, 1); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, `"msg":"gateway_resumed"`)
-	logs.wait(t, `"msg":"gateway_connected"`, `"reconnect":true`)
+	waitLog(t, logs, `"msg":"gateway_resumed"`)
+	waitLog(t, logs, `"msg":"gateway_connected"`, `"reconnect":true`)
 
 	simtest.WaitHeartbeat(t, sim)
 	if err := sim.ForceInvalidSession(false); err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, `"msg":"gateway_ready"`, `"reidentify":true`)
+	waitLog(t, logs, `"msg":"gateway_ready"`, `"reidentify":true`)
 
 	for _, c := range []struct {
 		event, code string

@@ -1,7 +1,6 @@
 package text_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/memory"
 	discordsim "github.com/banterbot/banter/sim/discord"
@@ -57,24 +57,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// logBuffer collects JSON log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // harness runs the real text pipeline against both simulators: discordgo to the Discord
 // simulator, openai-go (through llm) to the OpenAI simulator, SQLite in a temp dir.
 type harness struct {
@@ -85,7 +67,7 @@ type harness struct {
 	osim    *openaisim.Server
 	cfg     atomic.Pointer[config.Config]
 	dbPath  string
-	logs    *logBuffer
+	logs    *logbuf.Buffer
 	reg     *prometheus.Registry
 	guild   discordsim.GuildID
 	general discordsim.ChannelID
@@ -127,7 +109,7 @@ func newHarnessSims(t testing.TB, realClock bool, simOpts []discordsim.Option, o
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, clock: &clock{real: realClock, t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logBuffer{}}
+	h := &harness{t: t, ctx: ctx, clock: &clock{real: realClock, t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}, logs: &logbuf.Buffer{}}
 	h.dsim = simtest.Serve(t, append([]discordsim.Option{discordsim.WithClock(h.clock.Now)}, simOpts...)...)
 	h.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, osimOpts...)...)
 	h.guild = h.dsim.CreateGuild("Banter Test")

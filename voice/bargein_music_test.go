@@ -51,10 +51,10 @@ func TestBargeInIgnoresMusic(t *testing.T) {
 	wait := w.talkOver(alice, "hey-banter-weather", 25, bob, musicPCM(openaisim.SpeechDuration(reply, 1)+time.Second))
 	defer wait()
 	w.waitLog(`"msg":"stt_pipeline_reply_`)
-	if n := w.logs.count(`"msg":"voice_barge_in"`); n != 0 {
+	if n := w.logs.Count(`"msg":"voice_barge_in"`); n != 0 {
 		t.Errorf("%d barge-ins on music", n)
 	}
-	if w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) != 1 {
+	if w.logs.Count(`"msg":"stt_pipeline_reply_spoken"`) != 1 {
 		t.Error("the reply was not spoken to the end")
 	}
 }

@@ -216,7 +216,7 @@ func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture
 	b.Helper()
 	w.osim.ResetRecords()
 	heard := len(alice.Heard(w.botID))
-	spoken := len(w.logs.events("stt_pipeline_reply_spoken"))
+	spoken := len(w.logs.Events("stt_pipeline_reply_spoken"))
 	first := make(chan time.Time, 1)
 	go func() {
 		if alice.WaitHeard(w.ctx, w.botID, heard+1) == nil {
@@ -238,7 +238,7 @@ func specTurnOnce(b *testing.B, w *world, alice *voicesim.Member, f *specFixture
 	}
 	r.ms = float64(at.Sub(last).Microseconds()) / 1000
 	w.waitLogs(spoken+1, `"msg":"stt_pipeline_reply_spoken"`)
-	evs := w.logs.events("stt_pipeline_reply_spoken")
+	evs := w.logs.Events("stt_pipeline_reply_spoken")
 	r.event = evs[spoken]
 	if len(evs) != spoken+1 || r.event["transcript"] != f.spoken(spans) {
 		r.wrongStart = true // an answer to part of the utterance

@@ -116,10 +116,10 @@ func TestMusicBotNotHeard(t *testing.T) {
 			if n := decodedPackets(t, w); n != 0 {
 				t.Errorf("%v packets of the music bot reached a jitter buffer", n)
 			}
-			if n := w.logs.count(`"msg":"voice_speaker_ignored"`, `"user_id":"`+djID+`"`, `"reason":"bot"`); n != 1 {
+			if n := w.logs.Count(`"msg":"voice_speaker_ignored"`, `"user_id":"`+djID+`"`, `"reason":"bot"`); n != 1 {
 				t.Errorf("voice_speaker_ignored logged %d times, want once", n)
 			}
-			if n := w.logs.count(`"turn_id":"u` + djID + `-`); n != 0 {
+			if n := w.logs.Count(`"turn_id":"u` + djID + `-`); n != 0 {
 				t.Errorf("%d log lines of turns of the music bot", n)
 			}
 			lookups := 0
@@ -175,10 +175,10 @@ func TestMusicBotNeverBargesIn(t *testing.T) {
 				return
 			}
 			w.waitLog(`"msg":"stt_pipeline_reply_`)
-			if n := w.logs.count(`"msg":"voice_barge_in"`); n != 0 {
+			if n := w.logs.Count(`"msg":"voice_barge_in"`); n != 0 {
 				t.Errorf("%d barge-ins during the music bot's song", n)
 			}
-			if w.logs.count(`"msg":"stt_pipeline_reply_spoken"`) != 1 {
+			if w.logs.Count(`"msg":"stt_pipeline_reply_spoken"`) != 1 {
 				t.Error("the reply was not played to its end")
 			}
 			// The song's first verse (after a second of intro) came while the bot spoke.

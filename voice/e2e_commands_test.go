@@ -81,7 +81,7 @@ func TestLongUtteranceChunksMerged(t *testing.T) {
 	w.osim.QueueTranscripts("so yesterday I went to the store", "and they were out of everything", "and then it started raining")
 	w.play(alice, "long-story")
 	w.waitLog(`"msg":"stt_pipeline_reply_denied"`)
-	if w.logs.count(`"transcript":"so yesterday I went to the store and they were out of everything and then it started raining"`) == 0 {
+	if w.logs.Count(`"transcript":"so yesterday I went to the store and they were out of everything and then it started raining"`) == 0 {
 		t.Errorf("no merged transcript in the logs")
 	}
 	if n := len(w.osim.RequestsFor(openaisim.EndpointTranscriptions)); n < 3 {

@@ -88,7 +88,7 @@ func TestPauseIsNotAnEnd(t *testing.T) {
 				t.Errorf("spoken %v: want the whole question answered", ev)
 			}
 			// The one answer is the last turn's: nothing else was said, and nothing taken back.
-			if n, fe := len(w.logs.events("stt_pipeline_reply_spoken")), len(w.logs.events("voice_false_end")); n != 1 || fe != 0 {
+			if n, fe := len(w.logs.Events("stt_pipeline_reply_spoken")), len(w.logs.Events("voice_false_end")); n != 1 || fe != 0 {
 				t.Errorf("%d answers and %d false ends, want 1 and 0", n, fe)
 			}
 		})
@@ -127,7 +127,7 @@ func TestFalseEnd(t *testing.T) {
 			if ev["transcript"] != wholeQuestion || ev["spoken"] != wholeAnswer || ev["continues_turn_id"] != fe["turn_id"] {
 				t.Errorf("spoken %v: want the whole question answered, continuing %v", ev, fe["turn_id"])
 			}
-			if n := len(w.logs.events("stt_pipeline_reply_spoken")); n != 1 {
+			if n := len(w.logs.Events("stt_pipeline_reply_spoken")); n != 1 {
 				t.Errorf("%d answers spoken, want 1", n)
 			}
 			gens := w.generations(continuation)
@@ -224,13 +224,13 @@ func TestFalseEndRejected(t *testing.T) {
 			w.play(alice, "mike-hear-me")
 			rej := w.waitEvent("voice_false_end_rejected")
 			ev := w.waitEventWith(tc.outcome, "transcript", continuation) // a turn of its own
-			if rej["reason"] != tc.reason || ev["continues_turn_id"] != nil || len(w.logs.events("voice_false_end")) != 0 {
+			if rej["reason"] != tc.reason || ev["continues_turn_id"] != nil || len(w.logs.Events("voice_false_end")) != 0 {
 				t.Errorf("rejected %v, answered %v: want reason %s and a turn of its own", rej, ev, tc.reason)
 			}
 			if got := metricValue(t, w.reg, "banter_voice_false_ends_total", tc.reason); got != 1 {
 				t.Errorf("banter_voice_false_ends_total{reason=%s} = %v, want 1", tc.reason, got)
 			}
-			if tc.reason == "late" && w.logs.count(`"msg":"voice_barge_in"`) != 1 {
+			if tc.reason == "late" && w.logs.Count(`"msg":"voice_barge_in"`) != 1 {
 				t.Error("late: her talking over the answer was no barge-in")
 			}
 		})

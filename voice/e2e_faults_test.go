@@ -80,7 +80,7 @@ func TestTTSCutMidReply(t *testing.T) {
 	w.osim.QueueTranscripts("hey banter, what's the weather like?")
 	w.play(alice, "hey-banter-weather")
 	w.waitLog(`"msg":"voice_turn_failed"`, `"stage":"tts"`)
-	ev := w.logs.events("voice_turn_failed")
+	ev := w.logs.Events("voice_turn_failed")
 	spoken, _ := ev[0]["spoken"].(string)
 	played, _ := ev[0]["played_ms"].(float64)
 	if spoken == "" || !strings.HasPrefix(reply, strings.TrimSuffix(spoken, " —")) || strings.Contains(spoken, "hills") {
@@ -149,7 +149,7 @@ func TestVoiceCloseWhileSpeaking(t *testing.T) {
 			if ended["msg"] == "voice_turn_failed" && (!strings.Contains(p, "[cut off]") || strings.Contains(p, "chance of rain")) {
 				t.Errorf("next prompt does not hold exactly what was said:\n%s", p)
 			}
-			if n := w.logs.count(`"msg":"voice_session_end"`); n != 0 {
+			if n := w.logs.Count(`"msg":"voice_session_end"`); n != 0 {
 				t.Errorf("the session ended after a %d close", c.code)
 			}
 		})

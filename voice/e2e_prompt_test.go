@@ -129,7 +129,7 @@ func TestTranscriptFilters(t *testing.T) {
 			t.Errorf("log channel got the ban word: %q", m.Content)
 		}
 	}
-	if w.logs.count("Pineapple") != 0 {
+	if w.logs.Count("Pineapple") != 0 {
 		t.Error("the ban-word transcript was logged")
 	}
 	if n := metricValue(t, w.reg, "banter_voice_transcripts_dropped_total", "blocked_user"); n != 1 {

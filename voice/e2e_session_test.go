@@ -26,7 +26,7 @@ func TestJoinGreetingRetry(t *testing.T) {
 		t.Fatalf("no greeting: %v", err)
 	}
 	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`, `"greeting_attempt":2`)
-	if w.logs.count(`"msg":"stt_pipeline_reply_skipped"`, `"greeting_attempt":1`) != 1 {
+	if w.logs.Count(`"msg":"stt_pipeline_reply_skipped"`, `"greeting_attempt":1`) != 1 {
 		t.Error("the silent first attempt was not logged")
 	}
 	gens := w.osim.RequestsFor(openaisim.EndpointResponses)
@@ -68,7 +68,7 @@ func TestLeavesWhenAlone(t *testing.T) {
 		t.Fatalf("still in channel %s after the session ended", ch)
 	}
 	// The session's own clock: it was alone for inactivityLeaveSeconds before it left.
-	if ev := w.logs.events("voice_session_leave"); len(ev) != 1 || ev[0]["reason"] != "alone" || ev[0]["alone_ms"].(float64) < 1000 {
+	if ev := w.logs.Events("voice_session_leave"); len(ev) != 1 || ev[0]["reason"] != "alone" || ev[0]["alone_ms"].(float64) < 1000 {
 		t.Errorf("voice_session_leave %v: want alone for at least 1000 ms", ev)
 	}
 	if n := metricValue(t, w.reg, "banter_voice_session_ends_total", "alone"); n != 1 {

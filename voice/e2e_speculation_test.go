@@ -99,7 +99,7 @@ func pauseMidUtterance(t *testing.T, transcription, whole string) {
 	// The first half's speculation was discarded (so may others, at the short pauses inside
 	// the second half).
 	var discard map[string]any
-	discards := w.logs.events("voice_speculation_discarded")
+	discards := w.logs.Events("voice_speculation_discarded")
 	for _, d := range discards {
 		if d["transcript"] == half {
 			discard = d
@@ -129,7 +129,7 @@ func pauseMidUtterance(t *testing.T, transcription, whole string) {
 	}
 	// Every discard so far (the next utterance may have had one at its own short pause) is
 	// counted once.
-	discards = w.logs.events("voice_speculation_discarded")
+	discards = w.logs.Events("voice_speculation_discarded")
 	if got := metricValue(t, w.reg, "banter_voice_speculations_total", "discarded"); int(got) != len(discards) {
 		t.Errorf("banter_voice_speculations_total{outcome=discarded} = %v, want %d (one a discard logged)", got, len(discards))
 	}
@@ -201,7 +201,7 @@ func TestSpanTranscriptionFallsBack(t *testing.T) {
 				w.play(alice, "mike-hear-me")
 				w.waitLogs(i+1, `"msg":"stt_pipeline_reply_spoken"`)
 			}
-			for _, ev := range w.logs.events("stt_pipeline_reply_spoken") {
+			for _, ev := range w.logs.Events("stt_pipeline_reply_spoken") {
 				if ev["transcript"] != "banter, can you hear me?" {
 					t.Errorf("answered %v, want the uploaded transcript", ev["transcript"])
 				}

@@ -53,7 +53,7 @@ func TestAskedByNameHearsAnswer(t *testing.T) {
 	if ms := alice.Stats(); ms.DAVEDecryptFailures != 0 || ms.DAVENotReady != 0 {
 		t.Errorf("member DAVE stats: %+v", ms)
 	}
-	if w.logs.count(`"msg":"stt_pipeline_reply_spoken"`, `"first_packet_ms"`, `"transcript_ms"`) == 0 {
+	if w.logs.Count(`"msg":"stt_pipeline_reply_spoken"`, `"first_packet_ms"`, `"transcript_ms"`) == 0 {
 		t.Error("spoken event lacks phases")
 	}
 }

@@ -93,7 +93,7 @@ func TestDeferredTurnAnsweredAfter(t *testing.T) {
 	if len(order) != 2 || !strings.Contains(order[0], "weather") || !strings.Contains(order[1], "hear me") {
 		t.Fatalf("spoken replies: %q", order)
 	}
-	if w.logs.count(`"msg":"stt_pipeline_reply_interrupted"`) != 0 {
+	if w.logs.Count(`"msg":"stt_pipeline_reply_interrupted"`) != 0 {
 		t.Error("a reply was interrupted with barge-in off")
 	}
 }
@@ -160,7 +160,7 @@ func TestVoiceTurnAddressingContext(t *testing.T) {
 	w.waitLogs(1, `"msg":"stt_pipeline_reply_spoken"`)
 	w.play(bob, "mike-hear-me")
 	w.waitLogs(2, `"msg":"stt_pipeline_reply_spoken"`)
-	events := w.logs.events("voice_turn_addressing")
+	events := w.logs.Events("voice_turn_addressing")
 	if len(events) < 2 {
 		t.Fatalf("%d voice_turn_addressing events, want one per turn at least", len(events))
 	}

@@ -1,14 +1,12 @@
 package voice_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"github.com/banterbot/banter/budget"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/budget"
+	"github.com/banterbot/banter/internal/logbuf"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,39 +41,6 @@ import (
 	"github.com/banterbot/banter/voice"
 )
 
-// logBuffer collects JSON log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// count returns how many log lines contain every one of the substrings.
-func (l *logBuffer) count(subs ...string) int {
-	n := 0
-	for _, line := range strings.Split(l.String(), "\n") {
-		ok := line != ""
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
 // world runs the real voice service against both simulators: discordgo and
 // discord/voice (with DAVE wired) to the Discord and voice simulators,
 // openai-go (through llm) to the OpenAI simulator.
@@ -85,7 +53,7 @@ type world struct {
 	cfg  *config.Config
 	// conf is the configuration the service reads (cfg until reconfigure).
 	conf   atomic.Pointer[config.Config]
-	logs   *logBuffer
+	logs   *logbuf.Buffer
 	reg    *prometheus.Registry
 	guild  discordsim.GuildID
 	vc     discordsim.ChannelID
@@ -120,7 +88,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(o.timeout, 3*guard))
 	t.Cleanup(cancel)
-	w := &world{t: t, ctx: ctx, logs: &logBuffer{}, users: map[string]discordsim.UserID{}}
+	w := &world{t: t, ctx: ctx, logs: &logbuf.Buffer{}, users: map[string]discordsim.UserID{}}
 	w.vsim = voicetest.Serve(t, voicesim.WithDAVE())
 	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
 	w.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, o.sim...)...)
@@ -296,12 +264,12 @@ func (w *world) waitLogs(n int, subs ...string) {
 	w.t.Helper()
 	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
-		if w.logs.count(subs...) >= n {
+		if w.logs.Count(subs...) >= n {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	w.t.Fatalf("%d log lines with %q, want %d", w.logs.count(subs...), subs, n)
+	w.t.Fatalf("%d log lines with %q, want %d", w.logs.Count(subs...), subs, n)
 }
 
 // waitEvent waits for the first log record whose msg is one of names.
@@ -323,7 +291,7 @@ func (w *world) waitEvent(names ...string) map[string]any {
 func (w *world) waitEventWith(name, key string, value any) map[string]any {
 	w.t.Helper()
 	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, ev := range w.logs.events(name) {
+		for _, ev := range w.logs.Events(name) {
 			if ev[key] == value {
 				return ev
 			}
@@ -356,18 +324,6 @@ func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) flo
 		}
 	}
 	return sum
-}
-
-// events returns the JSON log records whose msg is name, in order.
-func (l *logBuffer) events(name string) []map[string]any {
-	var out []map[string]any
-	for _, line := range strings.Split(l.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == name {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // fixtures caches the speech fixtures (48 kHz stereo).

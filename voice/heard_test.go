@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/discord/bots"
 	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
@@ -38,42 +37,13 @@ type heardWorld struct {
 	s       *session
 	reg     *prometheus.Registry
 	cfg     atomic.Pointer[config.Config]
-	logs    *lockedLog
+	logs    *logbuf.Buffer
 	fetches atomic.Int32
-}
-
-// lockedLog is a log sink safe for the session's goroutines and the test.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// count is how many lines hold every one of subs.
-func (l *lockedLog) count(subs ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		ok := line != ""
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
 }
 
 func newHeardWorld(t *testing.T, mutate func(*config.Config)) *heardWorld {
 	t.Helper()
-	hw := &heardWorld{t: t, reg: prometheus.NewRegistry(), logs: &lockedLog{}}
+	hw := &heardWorld{t: t, reg: prometheus.NewRegistry(), logs: &logbuf.Buffer{}}
 	st := discordgo.NewState()
 	user := func(id string, bot bool) *discordgo.User { return &discordgo.User{ID: id, Username: id, Bot: bot} }
 	if err := st.GuildAdd(&discordgo.Guild{ID: hwGuild,
@@ -228,7 +198,7 @@ func TestWhoIsHeard(t *testing.T) {
 			if n := hw.ignoredPackets(tt.want.String()); n != float64(len(frames)) {
 				t.Errorf("%v packets counted ignored (%s), want %d", n, tt.want, len(frames))
 			}
-			if n := hw.logs.count(`"msg":"voice_speaker_ignored"`, tt.user, `"reason":"`+tt.want.String()+`"`); n != 1 {
+			if n := hw.logs.Count(`"msg":"voice_speaker_ignored"`, tt.user, `"reason":"`+tt.want.String()+`"`); n != 1 {
 				t.Errorf("voice_speaker_ignored logged %d times, want once", n)
 			}
 		})
@@ -262,7 +232,7 @@ func TestHearBotsLive(t *testing.T) {
 	if hw.ignoredPackets("bot") != 30 || accepted(t, hw.reg) != 55 {
 		t.Errorf("%v ignored, %v decoded; want 30 and 55", hw.ignoredPackets("bot"), accepted(t, hw.reg))
 	}
-	if n := hw.logs.count(`"msg":"voice_speaker_ignored"`, hwDJ); n != 2 {
+	if n := hw.logs.Count(`"msg":"voice_speaker_ignored"`, hwDJ); n != 2 {
 		t.Errorf("voice_speaker_ignored logged %d times, want twice (once each time it stopped being heard)", n)
 	}
 }

@@ -45,7 +45,7 @@ func TestLogChannelRefused(t *testing.T) {
 	if posts != 1 {
 		t.Errorf("%d creates sent to the refusing log channel, want 1", posts)
 	}
-	if n := w.logs.count(`"msg":"voice_log_post_failed"`); n != 1 {
+	if n := w.logs.Count(`"msg":"voice_log_post_failed"`); n != 1 {
 		t.Errorf("%d voice_log_post_failed lines, want 1", n)
 	}
 }

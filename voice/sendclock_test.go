@@ -71,13 +71,13 @@ func TestBargeInPlayedIsHeard(t *testing.T) {
 				}
 			}
 			w.waitLog(`"msg":"stt_pipeline_reply_skipped"`)
-			end := w.logs.events("stt_pipeline_reply_interrupted")[0]
+			end := w.logs.Events("stt_pipeline_reply_interrupted")[0]
 			atEnd, _ := end["played_ms"].(float64)
 			heard := len(alice.Heard(w.botID))
 			if int(atEnd) != heard*20 {
 				t.Errorf("recorded %v ms played, alice heard %d frames (%d ms)", atEnd, heard, heard*20)
 			}
-			cutWithin(t, w.logs.events("voice_barge_in")[0], end, 20*time.Millisecond)
+			cutWithin(t, w.logs.Events("voice_barge_in")[0], end, 20*time.Millisecond)
 		})
 	}
 }

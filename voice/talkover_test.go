@@ -46,7 +46,7 @@ func weatherRules(weather, hearMe string) []openaisim.Rule {
 // was said, marked [interrupted].
 func (w *world) checkBargeIn(listener *voicesim.Member, end map[string]any) {
 	w.t.Helper()
-	cutWithin(w.t, w.logs.events("voice_barge_in")[0], end, 20*time.Millisecond)
+	cutWithin(w.t, w.logs.Events("voice_barge_in")[0], end, 20*time.Millisecond)
 	full := int(openaisim.SpeechDuration(longWeather, 1) / (20 * time.Millisecond))
 	if after := len(listener.Heard(w.botID)); after > full/2 {
 		w.t.Errorf("%s heard %d of ~%d frames: playback did not stop early", listener.UserID(), after, full)

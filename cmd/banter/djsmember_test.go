@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 )
 
@@ -25,7 +26,7 @@ type djsMember struct {
 	ctx    context.Context
 	stdin  io.WriteCloser
 	events chan djsEvent
-	stderr *lockedBuffer
+	stderr *logbuf.Buffer
 	peer   string // the user whose audio the client receives: the bot
 	// botSpeaking is the receiver's speaking state of the peer (the bot) as of the last event
 	// read.
@@ -77,7 +78,7 @@ func interopNode(t *testing.T) (node, dir string) {
 func startDJSMember(t *testing.T, ctx context.Context, node, dir, endpoint, caFile string, grant discordsim.VoiceGrant,
 	peer discordsim.UserID) *djsMember {
 	t.Helper()
-	m := &djsMember{t: t, ctx: ctx, events: make(chan djsEvent, 1<<14), stderr: &lockedBuffer{}, peer: string(peer)}
+	m := &djsMember{t: t, ctx: ctx, events: make(chan djsEvent, 1<<14), stderr: &logbuf.Buffer{}, peer: string(peer)}
 	cmd := exec.Command(node, filepath.Join(dir, "voice", "client.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),

@@ -4,45 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/banterbot/banter/internal/logbuf"
 )
 
 // matrixLog is the bot's JSON log, shared by its logger and the fault matrix. Every write wakes
 // the matrix's waits, so that they wait on what the bot does, not on the clock.
-type matrixLog struct {
-	mu      sync.Mutex
-	b       strings.Builder
-	changed chan struct{} // closed and replaced on every write
-}
+type matrixLog struct{ logbuf.Buffer }
 
-func newMatrixLog() *matrixLog { return &matrixLog{changed: make(chan struct{})} }
-
-func (l *matrixLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.b.Write(p)
-}
-
-// String is the whole log so far.
-func (l *matrixLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Len is the log's length so far: an offset for since.
-func (l *matrixLog) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Len()
-}
+func newMatrixLog() *matrixLog { return &matrixLog{} }
 
 // since parses the log's JSON lines written after offset off (other lines are skipped).
 func (l *matrixLog) since(off int) []logLine {
-	s := l.String()[off:]
+	s := l.Since(off)
 	var out []logLine
 	for _, raw := range strings.Split(s, "\n") {
 		var m map[string]any
@@ -70,9 +45,7 @@ func (l *matrixLog) wait(ctx context.Context, cond func() bool) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		l.mu.Lock()
-		ch := l.changed
-		l.mu.Unlock()
+		ch := l.Changed()
 		if cond() {
 			return true
 		}

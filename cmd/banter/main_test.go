@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/internal/logbuf"
 )
 
 func runCLI(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, err error) {
@@ -101,7 +103,7 @@ func TestSimCommandsServeUntilCancelled(t *testing.T) {
 	for _, which := range []string{"discord", "openai", "gemini"} {
 		t.Run(which, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			out := &lockedBuffer{}
+			out := &logbuf.Buffer{}
 			done := make(chan error, 1)
 			go func() {
 				done <- dispatch(ctx, env{args: []string{"sim", which}, stdout: out, stderr: out, getenv: func(string) string { return "" }})
@@ -133,7 +135,7 @@ func TestSandboxChatsInTheTerminal(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte("activity:\n  replyCoalesceWindowSeconds: 0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	stdin, typed := io.Pipe()
 	done := make(chan error, 1)
 	go func() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/world"
 	"github.com/banterbot/banter/sim/openai/openaitest"
@@ -75,9 +76,9 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 
 // runInBackground runs `banter run -config cfgPath` with the environment vars until the test
 // ends (then it must stop without an error), and returns its log.
-func runInBackground(t *testing.T, cfgPath string, vars map[string]string) *lockedBuffer {
+func runInBackground(t *testing.T, cfgPath string, vars map[string]string) *logbuf.Buffer {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -95,7 +96,7 @@ func runInBackground(t *testing.T, cfgPath string, vars map[string]string) *lock
 
 // waitLogLine waits for a log line holding every fragment and returns it, failing the test
 // with the logs when ctx ends first.
-func waitLogLine(ctx context.Context, t *testing.T, logs *lockedBuffer, fragments ...string) string {
+func waitLogLine(ctx context.Context, t *testing.T, logs *logbuf.Buffer, fragments ...string) string {
 	t.Helper()
 	for {
 		for _, line := range strings.Split(logs.String(), "\n") {

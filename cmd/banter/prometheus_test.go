@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -326,7 +327,7 @@ scrape_configs:
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr,
 		"--log.level=warn")
@@ -420,7 +421,7 @@ func (p *promServer) waitData(ctx context.Context, t *testing.T, q string) {
 }
 
 // waitLogField waits for a JSON log event and returns one of its string fields.
-func waitLogField(ctx context.Context, t *testing.T, logs *lockedBuffer, msg, field string) string {
+func waitLogField(ctx context.Context, t *testing.T, logs *logbuf.Buffer, msg, field string) string {
 	t.Helper()
 	for {
 		for _, line := range strings.Split(logs.String(), "\n") {
@@ -437,7 +438,7 @@ func waitLogField(ctx context.Context, t *testing.T, logs *lockedBuffer, msg, fi
 
 // sleepOrFail pauses briefly between polls of a condition, failing the test (with the logs,
 // if given) when ctx ends first.
-func sleepOrFail(ctx context.Context, t *testing.T, what string, logs *lockedBuffer) {
+func sleepOrFail(ctx context.Context, t *testing.T, what string, logs *logbuf.Buffer) {
 	t.Helper()
 	select {
 	case <-ctx.Done():

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
@@ -86,7 +87,7 @@ func configSurfaces(t *testing.T, vars map[string]string, surfaces map[string]st
 func runSurfaces(t *testing.T, vars map[string]string, surfaces map[string]string) {
 	dsim, ch, alice, cfgPath := newRunWorld(t, "llm:\n  maxRetries: 0\n")
 	env := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": vars["OPENAI_BASE_URL"], "OPENAI_API_KEY": vars["OPENAI_API_KEY"]}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -160,7 +161,7 @@ func playgroundSurfaces(t *testing.T, vars map[string]string, surfaces map[strin
 // and log.
 func sandboxSurfaces(t *testing.T, vars map[string]string, surfaces map[string]string) {
 	dir := t.TempDir()
-	out := &lockedBuffer{}
+	out := &logbuf.Buffer{}
 	e := env2(map[string]string{"OPENAI_BASE_URL": vars["OPENAI_BASE_URL"], "OPENAI_API_KEY": vars["OPENAI_API_KEY"]},
 		[]string{"sandbox", "-config", filepath.Join(dir, "none.yaml"), "-log", filepath.Join(dir, "bot.log")}, out)
 	if err := os.WriteFile(filepath.Join(dir, "none.yaml"), nil, 0o600); err != nil {

@@ -13,33 +13,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
-
-// lockedBuffer is an io.Writer safe for the logger and the test to share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRunServesAndShutsDownGracefully runs `banter run` itself against both simulators: it logs
 // in, answers a mention, serves metrics and readiness, and stops cleanly when its context ends.
@@ -73,7 +55,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 	dsim, ch, alice, cfgPath := newRunWorld(t, "")
 	osim := openaitest.Serve(t)
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -194,7 +176,7 @@ func TestRunStoppedWhileLoggingIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_API_KEY": "sk-test"}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -384,7 +366,7 @@ voice:
 	}
 	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": primary.BaseURL(),
 		"OPENAI_API_KEY": "sk-test", "SECOND_PROVIDER_KEY": "sk-second"}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
@@ -63,7 +64,7 @@ func TestSimWrittenConfigRunsBanter(t *testing.T) {
 		t.Fatalf("printout: control %q, run line %q", ctl, runLine)
 	}
 
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	vars := map[string]string{"DISCORD_TOKEN": token, "OPENAI_API_KEY": "sk-test"}
 	runDone := make(chan error, 1)
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio/wav"
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/voicesim"
@@ -33,7 +34,7 @@ type voiceBanter struct {
 	vc     discordsim.ChannelID
 	alice  discordsim.UserID
 	member *voicesim.Member // alice in the voice channel (startVoiceBanter)
-	logs   *lockedBuffer
+	logs   *logbuf.Buffer
 	ctx    context.Context // bounds every wait (a failure guard)
 	dsn    string          // the bot's SQLite store
 }
@@ -59,7 +60,7 @@ func startVoiceBanter(t *testing.T, extraConfig string, rules ...openaisim.Rule)
 func launchVoiceBanter(t *testing.T, timeout time.Duration, extraConfig string, rules ...openaisim.Rule) *voiceBanter {
 	t.Helper()
 	v := &voiceBanter{vs: voicetest.Serve(t, voicesim.WithDAVE()), osim: openaitest.Serve(t, openaisim.WithRules(rules...)),
-		logs: &lockedBuffer{}}
+		logs: &logbuf.Buffer{}}
 	v.dsim = simtest.Serve(t, discordsim.WithVoiceSim(v.vs))
 	v.guild = v.dsim.CreateGuild("g")
 	v.text = v.dsim.CreateTextChannel(v.guild, "general")

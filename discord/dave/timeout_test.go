@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/discord/dave/wire"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -26,23 +27,15 @@ func (c *fakeClock) Add(d time.Duration) {
 }
 
 // timedMember is a Go member with a fake clock, metrics and a log.
-func timedMember(t *testing.T, uid uint64) (*goMember, *fakeClock, *prometheus.Registry, *syncBuf) {
+func timedMember(t *testing.T, uid uint64) (*goMember, *fakeClock, *prometheus.Registry, *logbuf.Buffer) {
 	t.Helper()
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	reg := prometheus.NewRegistry()
-	logs := &syncBuf{}
+	logs := &logbuf.Buffer{}
 	s := NewSession(Config{UserID: uid, ChannelID: testChannel, Now: clock.Now, Metrics: NewMetrics(reg),
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	return &goMember{uid: uid, s: s}, clock, reg, logs
 }
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
-func (b *syncBuf) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // TestTransitionTimeoutExecutes: a member that said ready (op 23) for a
 // commit and never gets op 22 keeps sending with the old epoch's key, which

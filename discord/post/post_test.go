@@ -1,7 +1,6 @@
 package post_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,39 +8,22 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/post"
+	"github.com/banterbot/banter/internal/logbuf"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type fixture struct {
 	sim     *discordsim.Server
 	channel discordsim.ChannelID
 	sender  *post.Sender
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 }
 
 // newFixture points a real discordgo session (REST only) at the Discord simulator.
@@ -54,7 +36,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	s := post.New(sess, post.Options{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, Logger: logger})
 	return &fixture{sim: sim, channel: ch, sender: s, logs: logs}

@@ -8,28 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/internal/logbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the exec copier and the test.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // nodeLine is one JSON line a script printed: {"event": ..., ...}.
 type nodeLine struct {
@@ -53,7 +36,7 @@ type nodeScript struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan nodeLine
-	stderr *lockedBuffer
+	stderr *logbuf.Buffer
 	done   chan struct{} // closed when stdout is drained
 }
 
@@ -74,7 +57,7 @@ func startNode(t *testing.T, script string, env ...string) *nodeScript {
 			t.Fatalf("%s is not installed: run `npm ci` in %s (make test does): %v", dep, interop, err)
 		}
 	}
-	n := &nodeScript{t: t, lines: make(chan nodeLine, 4096), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	n := &nodeScript{t: t, lines: make(chan nodeLine, 4096), stderr: &logbuf.Buffer{}, done: make(chan struct{})}
 	n.cmd = exec.CommandContext(t.Context(), node, filepath.Join(interop, "discordjs", script))
 	n.cmd.Env = append(os.Environ(), env...)
 	n.cmd.Stderr = n.stderr

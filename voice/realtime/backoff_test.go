@@ -66,7 +66,7 @@ func TestGeminiGiveUpBackoff(t *testing.T) {
 	}
 	waitLogged(t, h, "realtime_gemini_gave_up", 2)
 	turn(true)
-	ev := h.logs.events("realtime_backoff")
+	ev := h.logs.Events("realtime_backoff")
 	if len(ev) != 2 {
 		t.Fatalf("realtime_backoff logs %v, want two", ev)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/config"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
 	openaisim "github.com/banterbot/banter/sim/openai"
@@ -64,7 +65,7 @@ func TestFromConfig(t *testing.T) {
 }
 
 // simConfig is a Bridge Config on the OpenAI simulator, logging to logs.
-func simConfig(oa *openaisim.Server, s Strategy, logs *logBuffer) Config {
+func simConfig(oa *openaisim.Server, s Strategy, logs *logbuf.Buffer) Config {
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	return Config{Realtime: llmrt.Config{URL: oa.BaseURL(), APIKey: "sk-test", Model: "gpt-realtime", Logger: log},
 		Strategy: s, Instructions: "You are banter.", Voice: "marin",
@@ -87,7 +88,7 @@ func TestStartErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := simConfig(oa, StrategyNative, &logBuffer{})
+			cfg := simConfig(oa, StrategyNative, newTestLog())
 			tt.edit(&cfg)
 			b, err := Start(t.Context(), cfg)
 			if err == nil {
@@ -117,7 +118,7 @@ func TestReconnectBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := newTestLog()
 	p, err := NewResponder(t.Context(), ResponderOptions{Config: simConfig(oa, StrategyBrain, logs), Gen: client, Model: "gpt-5-mini"},
 		voice.SessionInfo{GuildID: "g1", ChannelID: "c1"})
 	if err != nil {
@@ -128,7 +129,7 @@ func TestReconnectBackoff(t *testing.T) {
 	if _, err := p.bridge(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(guard); len(logs.events("realtime_socket_dropped")) == 0; {
+	for deadline := time.Now().Add(guard); len(logs.Events("realtime_socket_dropped")) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the drop was not noticed")
 		}
@@ -147,10 +148,10 @@ func TestReconnectBackoff(t *testing.T) {
 	if f, stops := sender.frames.Load(), sender.stops.Load(); f < 10 || stops != 1 {
 		t.Errorf("sink: %d frames, %d stops", f, stops)
 	}
-	if n := len(logs.events("realtime_socket_dropped")); n != 1 {
+	if n := len(logs.Events("realtime_socket_dropped")); n != 1 {
 		t.Errorf("%d realtime_socket_dropped, want 1", n)
 	}
-	if n := len(logs.events("realtime_reconnect_failed")); n != 2 {
+	if n := len(logs.Events("realtime_reconnect_failed")); n != 2 {
 		t.Errorf("%d realtime_reconnect_failed, want 2", n)
 	}
 	var upgrades, refused int

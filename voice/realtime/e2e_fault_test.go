@@ -62,7 +62,7 @@ func TestSocketDropRecovery(t *testing.T) {
 	if n := h.metric("banter_voice_realtime_responses_failed_total"); n != 1 {
 		t.Errorf("failed responses = %v, want 1 (lost with the socket)", n)
 	}
-	if ev := h.logs.events("realtime_reply_lost"); len(ev) != 1 {
+	if ev := h.logs.Events("realtime_reply_lost"); len(ev) != 1 {
 		t.Errorf("realtime_reply_lost logs: %v", ev)
 	}
 	// The next turn goes to the new session and is answered.
@@ -137,7 +137,7 @@ func TestRolloverKeepsConversation(t *testing.T) {
 	// realtime_reconnected log comes once the new session is set up.
 	rollovers := func() int {
 		n := 0
-		for _, e := range h.logs.events("realtime_reconnected") {
+		for _, e := range h.logs.Events("realtime_reconnected") {
 			if e["cause"] == "rollover" {
 				n++
 			}
@@ -163,7 +163,7 @@ func TestRolloverKeepsConversation(t *testing.T) {
 	if o := h.reply(); o.err != nil || o.res.Spoken == "" {
 		t.Fatalf("Respond = %+v, %v", o.res, o.err)
 	}
-	if ev := h.logs.events("realtime_reply_lost"); len(ev) != 0 {
+	if ev := h.logs.Events("realtime_reply_lost"); len(ev) != 0 {
 		t.Errorf("a rollover lost a reply: %v", ev)
 	}
 }

@@ -48,7 +48,7 @@ func TestNativeAdmittedTurnAnswered(t *testing.T) {
 	if r := rms(h.member.HeardPCM(testBot)); r < 300 {
 		t.Errorf("member heard RMS %.0f: not speech", r)
 	}
-	if ev := h.logs.events("realtime_reply_requested"); len(ev) != 1 || ev[0]["reason"] != d.Reason.String() || ev[0]["latency_ms"] == nil {
+	if ev := h.logs.Events("realtime_reply_requested"); len(ev) != 1 || ev[0]["reason"] != d.Reason.String() || ev[0]["latency_ms"] == nil {
 		t.Errorf("realtime_reply_requested logs: %v", ev)
 	}
 	for _, m := range []string{"banter_voice_realtime_first_frame_seconds", "banter_voice_realtime_first_audio_seconds"} {
@@ -83,7 +83,7 @@ func TestNativeDeniedTurnNeverForwarded(t *testing.T) {
 	if n := h.sent.frames.Load(); n != 0 {
 		t.Errorf("the playback sent %d frames", n)
 	}
-	ev := h.logs.events("realtime_reply_skipped")
+	ev := h.logs.Events("realtime_reply_skipped")
 	if len(ev) != 1 || ev[0]["skip_reason"] != d.Reason.String() {
 		t.Errorf("realtime_reply_skipped logs: %v", ev)
 	}
@@ -119,7 +119,7 @@ func TestBrainSkip(t *testing.T) {
 	if n := h.sent.frames.Load(); n != 0 {
 		t.Errorf("the playback sent %d frames after [SKIP]", n)
 	}
-	ev := h.logs.events("realtime_reply_skipped")
+	ev := h.logs.Events("realtime_reply_skipped")
 	if len(ev) != 1 || ev[0]["skip_reason"] != decision.ReasonLLMSkip.String() {
 		t.Errorf("realtime_reply_skipped logs: %v", ev)
 	}
@@ -203,7 +203,7 @@ func TestInterruptTruncatesAtPlayedOffset(t *testing.T) {
 	if strings.Join(order, ",") != "response.cancel,conversation.item.truncate" {
 		t.Errorf("client events %v", order)
 	}
-	if ev := h.logs.events("realtime_interrupted"); len(ev) != 1 || ev[0]["cancelled"] != true || ev[0]["truncated"] != true {
+	if ev := h.logs.Events("realtime_interrupted"); len(ev) != 1 || ev[0]["cancelled"] != true || ev[0]["truncated"] != true {
 		t.Errorf("realtime_interrupted logs: %v", ev)
 	}
 	if n := h.metric("banter_voice_realtime_interruptions_total"); n != 1 {

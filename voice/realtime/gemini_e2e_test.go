@@ -52,10 +52,10 @@ func TestGeminiNativeAnswered(t *testing.T) {
 		t.Errorf("the playback sent %d frames, the model sent %d frames of audio", got, wantFrames)
 	}
 	h.waitHeard(wantFrames - 2)
-	if ev := h.logs.events("realtime_reply_requested"); len(ev) != 1 || ev[0]["provider"] != "gemini" {
+	if ev := h.logs.Events("realtime_reply_requested"); len(ev) != 1 || ev[0]["provider"] != "gemini" {
 		t.Errorf("realtime_reply_requested logs: %v", ev)
 	}
-	if ev := h.logs.events("realtime_transcripts"); len(ev) != 1 || ev[0]["said"] != o.res.Text || ev[0]["heard"] == "" {
+	if ev := h.logs.Events("realtime_transcripts"); len(ev) != 1 || ev[0]["said"] != o.res.Text || ev[0]["heard"] == "" {
 		t.Errorf("realtime_transcripts logs: %v, want what Gemini heard and said", ev)
 	}
 	mfs, err := h.reg.Gather()
@@ -120,7 +120,7 @@ func TestGeminiConversationOutlivesTwoConnections(t *testing.T) {
 	if got := len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)); got != 3 {
 		t.Errorf("%d connections, want 3", got)
 	}
-	for _, ev := range h.logs.events("realtime_reconnected") {
+	for _, ev := range h.logs.Events("realtime_reconnected") {
 		if ev["cause"] != "go_away" || ev["resumed"] != true {
 			t.Errorf("reconnect %v: want a resumption after goAway", ev)
 		}
@@ -130,9 +130,9 @@ func TestGeminiConversationOutlivesTwoConnections(t *testing.T) {
 // waitLogged waits until the harness has logged event n times.
 func waitLogged(t *testing.T, h *harness, event string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(guard); len(h.logs.events(event)) < n; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(guard); len(h.logs.Events(event)) < n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s logged %d times, want %d", event, len(h.logs.events(event)), n)
+			t.Fatalf("%s logged %d times, want %d", event, len(h.logs.Events(event)), n)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestGeminiBargeInInterrupts(t *testing.T) {
 	if n := len(h.geminiMessages("realtimeInput.activityStart")); n != 2 {
 		t.Errorf("%d activityStart messages, want the turn's and the interruption's", n)
 	}
-	if ev := h.logs.events("realtime_interrupted"); len(ev) != 1 || ev[0]["cancelled"] != true || ev[0]["provider"] != "gemini" {
+	if ev := h.logs.Events("realtime_interrupted"); len(ev) != 1 || ev[0]["cancelled"] != true || ev[0]["provider"] != "gemini" {
 		t.Errorf("realtime_interrupted logs: %v", ev)
 	}
 	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
@@ -223,12 +223,12 @@ func TestGeminiCloses(t *testing.T) {
 			if o := h.reply(); o.err != nil || o.res.Spoken != "Back again." {
 				t.Fatalf("after close %d: Respond = %+v, %v", tc.code, o.res, o.err)
 			}
-			ev := h.logs.events("realtime_socket_dropped")
+			ev := h.logs.Events("realtime_socket_dropped")
 			if len(ev) != 1 || ev[0]["close_code"] != float64(tc.code) {
 				t.Errorf("realtime_socket_dropped %v, want close_code %d", ev, tc.code)
 			}
 			if tc.resumed {
-				if ev := h.logs.events("realtime_reconnected"); ev[0]["resumed"] != true {
+				if ev := h.logs.Events("realtime_reconnected"); ev[0]["resumed"] != true {
 					t.Errorf("reconnect %v: want resumed", ev[0])
 				}
 			}
@@ -261,12 +261,12 @@ func TestGeminiConversationOutlivesConnectionLimits(t *testing.T) {
 	if o := h.reply(); o.err != nil || o.res.Spoken != "Earlier I said Oslo has rain." {
 		t.Fatalf("after two connection limits: Respond = %+v, %v", o.res, o.err)
 	}
-	for _, ev := range h.logs.events("realtime_reconnected") {
+	for _, ev := range h.logs.Events("realtime_reconnected") {
 		if ev["cause"] != "go_away" || ev["resumed"] != true {
 			t.Errorf("reconnect %v: want a resumption after goAway", ev)
 		}
 	}
-	if n := len(h.logs.events("realtime_reply_lost")); n != 0 {
+	if n := len(h.logs.Events("realtime_reply_lost")); n != 0 {
 		t.Errorf("%d replies lost to a connection limit", n)
 	}
 }
@@ -309,7 +309,7 @@ func TestGeminiSessionOutlivesSessionLimit(t *testing.T) {
 			if o := h.reply(); o.err != nil || o.res.Spoken != "Earlier I said Oslo has rain." {
 				t.Fatalf("after 20 minutes: Respond = %+v, %v", o.res, o.err)
 			}
-			ev := h.logs.events("realtime_reconnected")
+			ev := h.logs.Events("realtime_reconnected")
 			if len(ev) != 1 || ev[0]["cause"] != "go_away" || ev[0]["resumed"] != tc.resumed {
 				t.Errorf("reconnects %v: want one after goAway, resumed %v", ev, tc.resumed)
 			}

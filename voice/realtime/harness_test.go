@@ -1,7 +1,6 @@
 package realtime
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -24,6 +23,7 @@ import (
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
@@ -41,35 +41,6 @@ const (
 	testBot     = "1300000000000000100"
 	testHuman   = "1300000000000000200"
 )
-
-// logBuffer collects JSON log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if testing.Verbose() {
-		os.Stderr.Write(p)
-	}
-	return l.buf.Write(p)
-}
-
-// events returns the logged records whose msg is name.
-func (l *logBuffer) events(name string) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(l.buf.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == name {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // loadSpeech reads a 16 kHz mono WAV fixture and returns it as 48 kHz
 // stereo, what a Discord member sends.
@@ -114,7 +85,7 @@ type harness struct {
 	llm       *llm.Client
 	engine    *decision.VoiceEngine
 	member    *voicesim.Member
-	logs      *logBuffer
+	logs      *logbuf.Buffer
 	reg       *prometheus.Registry
 	strategy  Strategy
 	responder *Responder
@@ -178,7 +149,7 @@ func (c *countingSender) StopSpeaking(ctx context.Context) error {
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
-	h := &harness{t: t, logs: &logBuffer{}, reg: prometheus.NewRegistry(), strategy: o.strategy,
+	h := &harness{t: t, logs: newTestLog(), reg: prometheus.NewRegistry(), strategy: o.strategy,
 		utterances: make(chan utterance, 8), decisions: make(chan decision.Decision, 8),
 		replies: make(chan replyOutcome, 8)}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -497,3 +468,12 @@ func rms(s []int16) float64 {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// newTestLog returns a log sink for a test, copied to stderr when the test runs verbose.
+func newTestLog() *logbuf.Buffer {
+	b := new(logbuf.Buffer)
+	if testing.Verbose() {
+		b.Echo(os.Stderr)
+	}
+	return b
+}

@@ -32,7 +32,7 @@ func TestResponderRetriesLostReply(t *testing.T) {
 	if o.err != nil || o.res.Spoken == "" {
 		t.Fatalf("Respond = %+v, %v", o.res, o.err)
 	}
-	if n := len(h.logs.events("realtime_reply_retry")); n != 1 {
+	if n := len(h.logs.Events("realtime_reply_retry")); n != 1 {
 		t.Errorf("%d realtime_reply_retry, want 1", n)
 	}
 	if n := len(h.clientEvents("input_audio_buffer.commit")); n != 2 {
@@ -92,7 +92,7 @@ func TestResponderPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := newTestLog()
 	factory, err := Sessions(ResponderOptions{Config: simConfig(oa, StrategyBrain, logs), Gen: client, Model: "gpt-5-mini"})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestResponderPerSession(t *testing.T) {
 	if n := sessions(); n != 2 {
 		t.Fatalf("%d realtime sessions, want 2 (one per voice session, kept across replies)", n)
 	}
-	if ev := logs.events("realtime_reply_requested"); len(ev) != 3 || ev[1]["guild_id"] != "g2" {
+	if ev := logs.Events("realtime_reply_requested"); len(ev) != 3 || ev[1]["guild_id"] != "g2" {
 		t.Errorf("realtime_reply_requested logs (with the session's guild): %v", ev)
 	}
 	rs[0].Close()
@@ -162,7 +162,7 @@ func TestResponderPerSession(t *testing.T) {
 // not admit, nor one too short to commit; each is logged with its reason.
 func TestResponderGate(t *testing.T) {
 	oa := openaitest.Serve(t)
-	logs := &logBuffer{}
+	logs := newTestLog()
 	p, err := NewResponder(t.Context(), ResponderOptions{Config: simConfig(oa, StrategyNative, logs)}, voice.SessionInfo{})
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestResponderGate(t *testing.T) {
 				t.Fatalf("Respond = %+v, %v", res, err)
 			}
 			found := false
-			for _, e := range logs.events("realtime_reply_skipped") {
+			for _, e := range logs.Events("realtime_reply_skipped") {
 				if e["turn_id"] == tt.turn.ID && e["skip_reason"] == tt.reason {
 					found = true
 				}
@@ -223,7 +223,7 @@ func TestResponderPlaybackFailureTruncates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := newTestLog()
 	p, err := NewResponder(t.Context(), ResponderOptions{Config: simConfig(oa, StrategyBrain, logs), Gen: client, Model: "gpt-5-mini"},
 		voice.SessionInfo{GuildID: "g1", ChannelID: "c1"})
 	if err != nil {
@@ -251,9 +251,9 @@ func TestResponderPlaybackFailureTruncates(t *testing.T) {
 	}
 	tr := waitTruncations(t, oa, 1)
 	if len(tr) != 1 || tr[0].AudioEndMs != 200 {
-		t.Fatalf("truncations %+v: want one at 200 ms; logs %v", tr, logs.events("realtime_interrupted"))
+		t.Fatalf("truncations %+v: want one at 200 ms; logs %v", tr, logs.Events("realtime_interrupted"))
 	}
-	if ev := logs.events("realtime_interrupted"); len(ev) != 1 || ev[0]["truncated"] != true {
+	if ev := logs.Events("realtime_interrupted"); len(ev) != 1 || ev[0]["truncated"] != true {
 		t.Errorf("realtime_interrupted logs: %v", ev)
 	}
 }

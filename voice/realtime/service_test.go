@@ -16,6 +16,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
 	llmrt "github.com/banterbot/banter/llm/realtime"
@@ -38,7 +39,7 @@ type serviceWorld struct {
 	dsim  *discordsim.Server
 	vsim  *voicesim.Server
 	osim  *openaisim.Server
-	logs  *logBuffer
+	logs  *logbuf.Buffer
 	guild discordsim.GuildID
 	vc    discordsim.ChannelID
 	svc   *voice.Service
@@ -57,7 +58,7 @@ func newServiceWorldOn(t *testing.T, p Provider, strategy string, eagerness int,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
 	t.Cleanup(cancel)
-	w := &serviceWorld{t: t, ctx: ctx, logs: &logBuffer{}}
+	w := &serviceWorld{t: t, ctx: ctx, logs: newTestLog()}
 	w.vsim = voicetest.Serve(t)
 	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
 	w.osim = openaitest.Serve(t, openaisim.WithRules(rules...))
@@ -168,7 +169,7 @@ func (w *serviceWorld) waitLog(msg string) map[string]any {
 	w.t.Helper()
 	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
-		if ev := w.logs.events(msg); len(ev) > 0 {
+		if ev := w.logs.Events(msg); len(ev) > 0 {
 			return ev[0]
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -219,7 +220,7 @@ func TestServiceRealtimeNative(t *testing.T) {
 		t.Fatalf("realtime responses: %+v", rec)
 	}
 	w.waitLog("realtime_reply_spoken")
-	if n := len(w.logs.events("stt_pipeline_reply_spoken")); n != 0 {
+	if n := len(w.logs.Events("stt_pipeline_reply_spoken")); n != 0 {
 		t.Errorf("a realtime turn logged stt_pipeline_reply_spoken %d times", n)
 	}
 }

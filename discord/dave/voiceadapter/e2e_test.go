@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/banterbot/banter/discord/dave/extsender"
 	"github.com/banterbot/banter/discord/dave/wire"
 	"github.com/banterbot/banter/discord/voice"
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	"github.com/prometheus/client_golang/prometheus"
@@ -277,7 +277,7 @@ func TestStuckTransitionRecovers(t *testing.T) {
 			}
 			defer alice.Leave()
 			s.WithholdDAVE(guild, channel, botID, tc.op, 1)
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			reg := prometheus.NewRegistry()
 			bot, botDAVE := dialBot(t, s, botID, dave.Config{
 				TransitionTimeout: 300 * time.Millisecond, JoinTimeout: time.Second,
@@ -319,18 +319,6 @@ func TestStuckTransitionRecovers(t *testing.T) {
 		})
 	}
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()

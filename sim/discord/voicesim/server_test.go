@@ -8,10 +8,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/internal/logbuf"
 	"github.com/gorilla/websocket"
 )
 
@@ -389,7 +389,7 @@ func waitFor(t testing.TB, cond func() bool) {
 // server: its connection is dropped once the send queue is full, and a
 // resume replays everything, more messages than the queue holds.
 func TestSlowClient(t *testing.T) {
-	var logs lockedBuffer
+	var logs logbuf.Buffer
 	s := serve(t, WithResumeBuffer(4096), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	a := joinRaw(t, s, testSession("1100000000000000010", "1100000000000000003"), ModeAES256GCMRTPSize)
 	big := bytes.Repeat([]byte{0xab}, 64<<10)
@@ -424,23 +424,6 @@ func TestSlowClient(t *testing.T) {
 			t.Fatalf("replay %d: seq %d, %d bytes", i, *m.Seq, len(m.Body))
 		}
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestRejoin: a new token for the same channel leaves the old connection
