@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
@@ -24,14 +22,7 @@ func TestRunConfigReloadCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	osim := openaitest.Serve(t)
-	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := runInBackground(t, cfgPath, vars)
-	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second) // a failure guard, not a timing requirement
-	defer stop()
-	if err := simtest.WaitReady(ctx, dsim, dsim.BotID()); err != nil {
-		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
-	}
+	ctx, logs := runLoggedIn(t, dsim, openaitest.Serve(t), cfgPath)
 	scrape := func() string { return httpGet(t, "http://"+metricsAddr(logs.String())+"/metrics") }
 	if body := scrape(); !strings.Contains(body, "banter_config_last_reload_successful 1") ||
 		!strings.Contains(body, `banter_config_reloads_total{result="rejected"} 0`) {
