@@ -191,8 +191,16 @@ func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string) stri
 		return "Sorry, I couldn't forget that just now. Please try again."
 	}
 	s.logger.Info("memory_member_forgotten", "guild_id", guild, "facts", r.Facts, "messages", r.Messages, "replies", r.Replies)
-	return fmt.Sprintf("Done. I forgot %d facts about you and %d messages of yours (and %d of my replies to them) in this server.",
-		r.Facts, r.Messages, r.Replies)
+	return fmt.Sprintf("Done. I forgot %s about you and %s of yours (and %d of my replies to them) in this server.",
+		count(r.Facts, "fact", "facts"), count(r.Messages, "message", "messages"), r.Replies)
+}
+
+// count is n with the noun in its number: "1 fact", "2 facts".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (s *Service) memoryPause(ctx context.Context, guild, userID string, paused bool) string {

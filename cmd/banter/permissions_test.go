@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/internal/logbuf"
+	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/world"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
@@ -32,13 +34,7 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 	}
 	cfgPath := writeRunConfig(t, dsim, "")
 	osim := openaitest.Serve(t)
-	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := runInBackground(t, cfgPath, vars)
-	waitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing requirement
-	defer stop()
-	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
-		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
-	}
+	waitCtx, logs := runLoggedIn(t, dsim, osim, cfgPath)
 	if _, err := dsim.Post(waitCtx, alice, muted, "hey banter, can you hear me in here?"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +68,21 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 	if want := `banter_text_replies_total{outcome="no_permission"} 1`; !strings.Contains(body, want) {
 		t.Errorf("metrics lack %s", want)
 	}
+}
+
+// runLoggedIn runs `banter run -config cfgPath` on dsim and osim (runInBackground) and waits
+// until it has logged in. The context it returns is the test's failure guard (60 s, not a
+// timing requirement), for the waits that follow.
+func runLoggedIn(t *testing.T, dsim *discordsim.Server, osim *openaisim.Server, cfgPath string) (context.Context, *logbuf.Buffer) {
+	t.Helper()
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	logs := runInBackground(t, cfgPath, vars)
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(stop)
+	if err := simtest.WaitReady(ctx, dsim, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	return ctx, logs
 }
 
 // runInBackground runs `banter run -config cfgPath` with the environment vars until the test

@@ -295,6 +295,7 @@ func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prom
 	}
 
 	watcher := config.NewWatcher(a.path, a.cfg, a.getenv, a.logger)
+	watcher.CountReloads(config.NewReloadMetrics(reg))
 	// Always running: memory.retentionDays is live (a reload may turn it on).
 	wg.Go(func() { a.pruneLoop(ctx, st, watcher.Current) })
 	watcher.Subscribe(func(_, updated *config.Config) { a.level.Set(parseLevel(updated.Log.Level)) })
