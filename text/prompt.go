@@ -103,7 +103,9 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 	for _, p := range c.people {
 		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
-	if self.id != "" {
+	if self.id != "" && len(self.roleIDs) > 0 {
+		fmt.Fprintf(&b, "- %s (you, user id %s; a mention of your role, <@&%s>, means you too)\n\n", selfName, self.id, strings.Join(self.roleIDs, ">, <@&"))
+	} else if self.id != "" {
 		fmt.Fprintf(&b, "- %s (you, user id %s)\n\n", selfName, self.id)
 	} else {
 		fmt.Fprintf(&b, "- %s (you)\n\n", selfName)

@@ -79,6 +79,11 @@ type Role struct {
 	Name        string
 	Permissions string
 	Position    int
+	// Managed: the role belongs to an integration and cannot be given by hand; BotID is the bot
+	// it was made for (the role object's tags.bot_id), as Discord makes one for a bot invited
+	// with permissions.
+	Managed bool
+	BotID   UserID
 }
 
 // Channel describes a channel or thread.
@@ -237,6 +242,28 @@ func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
 	}
 	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles)}
 	gd.roles = append(gd.roles, r)
+	w.emitLocked(Changed{What: "role"})
+	return r.ID, nil
+}
+
+// CreateBotRole makes the bot's own managed role in a guild, as Discord does when the bot is
+// invited with permissions: named after the bot, managed, tagged with its id, mentionable (so
+// a member's "@banter" may pick it instead of the bot user) and held by the bot. Call it before
+// the bot connects: the simulator sends no role or member updates, only GUILD_CREATE.
+func (w *World) CreateBotRole(g GuildID) (RoleID, error) {
+	w.lock()
+	defer w.mu.Unlock()
+	gd := w.st.guilds[g]
+	if gd == nil || gd.members[w.st.bot] == nil {
+		return "", fmt.Errorf("create bot role: the bot is not a member of %s", g)
+	}
+	name := "bot"
+	if u := w.st.users[w.st.bot]; u != nil {
+		name = u.name
+	}
+	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles), Managed: true, BotID: w.st.bot}
+	gd.roles = append(gd.roles, r)
+	gd.members[w.st.bot].Roles = append(gd.members[w.st.bot].Roles, r.ID)
 	w.emitLocked(Changed{What: "role"})
 	return r.ID, nil
 }
