@@ -1,10 +1,15 @@
 package post_test
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/banterbot/banter/discord"
@@ -84,4 +89,97 @@ func sends(t *testing.T, reg *prometheus.Registry, result string) float64 {
 		}
 	}
 	return 0
+}
+
+// TestCreateReplyUnreferenced: where the bot may not read the channel's history (a member
+// overwrite denies Read Message History), Discord refuses a reply with 160009; the Sender sends
+// the same text once more as a plain message opened by the addressee's mention, which pings
+// only with PingRepliedUser, counts reply_unreferenced (not refused, not forbidden) and logs it.
+func TestCreateReplyUnreferenced(t *testing.T) {
+	for _, ping := range []bool{true, false} {
+		t.Run("ping="+strconv.FormatBool(ping), func(t *testing.T) {
+			sim := simtest.Serve(t)
+			alice := sim.CreateUser("alice")
+			ch := sim.CreateTextChannel(sim.CreateGuildOwnedBy("Alice's", alice), "general")
+			q, err := sim.Post(ctx(t), alice, ch, "hello bot")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := world.Overwrite{ID: string(sim.BotID()), Type: world.OverwriteMember, Allow: "0",
+				Deny: strconv.FormatUint(world.PermReadMessageHistory, 10)}
+			if err := sim.SetChannelOverwrite(ch, o); err != nil {
+				t.Fatal(err)
+			}
+			sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			logs := &syncBuffer{}
+			s := post.New(sess, post.Options{Attempts: 3, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Metrics: post.NewMetrics(reg)})
+			sent, err := s.Create(ctx(t), post.Message{ChannelID: string(ch), Content: "hi alice", ReplyTo: string(q.ID),
+				Addressee: string(alice), PingRepliedUser: ping, TurnID: string(q.ID)})
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			var statuses []int
+			for _, r := range sim.RESTLog() {
+				if r.Route == discordsim.RouteMessageCreate {
+					statuses = append(statuses, r.Status)
+				}
+			}
+			if len(statuses) != 2 || statuses[0] != 403 || statuses[1] != 200 {
+				t.Errorf("create statuses %v, want [403 200] (one refused reply, one plain message)", statuses)
+			}
+			got := sim.Sent()
+			if len(got) != 1 || string(got[0].ID) != sent.ID {
+				t.Fatalf("sim holds %d bot messages, want the one sent", len(got))
+			}
+			m := got[0]
+			if m.ReplyTo() != "" || m.Content != "<@"+string(alice)+"> hi alice" {
+				t.Errorf("message %q replying to %q, want a plain message opened by alice's mention", m.Content, m.ReplyTo())
+			}
+			if m.MentionsUser(alice) != ping {
+				t.Errorf("alice pinged: %v, want %v", m.MentionsUser(alice), ping)
+			}
+			for result, want := range map[string]float64{"reply_unreferenced": 1, "sent": 1, "refused": 0, "forbidden": 0} {
+				if n := sends(t, reg, result); n != want {
+					t.Errorf("sends{%s} = %v, want %v", result, n, want)
+				}
+			}
+			if !strings.Contains(logs.String(), `"msg":"reply_unreferenced"`) {
+				t.Errorf("no reply_unreferenced log line: %s", logs.String())
+			}
+		})
+	}
+}
+
+// TestUnreferenceable: the JSON code decides (160009, or 160002 it replaced), whatever the
+// status; such an error is no Refusal (sending plain may succeed).
+func TestUnreferenceable(t *testing.T) {
+	rest := func(status, code int) error {
+		return &discordgo.RESTError{Response: &http.Response{StatusCode: status}, Message: &discordgo.APIErrorMessage{Code: code}}
+	}
+	tests := []struct {
+		err     error
+		want    bool
+		refusal string
+	}{
+		{rest(403, 160009), true, ""},
+		{rest(400, 160009), true, ""},
+		{rest(403, 160002), true, ""},
+		{fmt.Errorf("wrapped: %w", rest(403, 160009)), true, ""},
+		{rest(403, 50013), false, "missing_permissions"},
+		{rest(400, 50035), false, ""},
+		{errors.New("network"), false, ""},
+		{nil, false, ""},
+	}
+	for _, tt := range tests {
+		if got := post.Unreferenceable(tt.err); got != tt.want {
+			t.Errorf("Unreferenceable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+		if got := post.Refusal(tt.err); got != tt.refusal {
+			t.Errorf("Refusal(%v) = %q, want %q", tt.err, got, tt.refusal)
+		}
+	}
 }
