@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/world"
 	"github.com/banterbot/banter/sim/openai/openaitest"
@@ -108,5 +109,52 @@ func waitLogLine(ctx context.Context, t *testing.T, logs *lockedBuffer, fragment
 			}
 		}
 		sleepOrFail(ctx, t, "no log line with "+strings.Join(fragments, " "), logs)
+	}
+}
+
+// TestRunReplyWhereBotMayNotReadHistory: through `banter run`, a mention in a channel where an
+// overwrite denies the bot Read Message History (it may still post) is answered as a plain
+// message opened by the asker's mention; no create is refused (the state knew), and the
+// fallback is counted.
+func TestRunReplyWhereBotMayNotReadHistory(t *testing.T) {
+	dsim := simtest.Serve(t)
+	alice := dsim.CreateUser("alice")
+	g := dsim.CreateGuildOwnedBy("Alice's", alice)
+	quiet := dsim.CreateTextChannel(g, "quiet")
+	deny := world.Overwrite{ID: string(dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
+		Deny: strconv.FormatUint(world.PermReadMessageHistory, 10)}
+	if err := dsim.SetChannelOverwrite(quiet, deny); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeRunConfig(t, dsim, "")
+	osim := openaitest.Serve(t)
+	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	logs := runInBackground(t, cfgPath, vars)
+	waitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing requirement
+	defer stop()
+	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
+	}
+	// The guild's GUILD_CREATE has reached the state when its catch-up says it may not read.
+	waitLogLine(waitCtx, t, logs, `"msg":"catch_up"`, `"channel_id":"`+string(quiet)+`"`, `"result":"no_access"`)
+	if _, err := dsim.Post(waitCtx, alice, quiet, "hey banter, what do you think?"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := simtest.WaitMessage(waitCtx, dsim, simtest.From(dsim.BotID()))
+	if err != nil {
+		t.Fatalf("no answer in #quiet: %v\n%s", err, logs.String())
+	}
+	if reply.ChannelID != quiet || reply.ReplyTo() != "" || !strings.HasPrefix(reply.Content, discordsim.MentionUser(alice)+" ") {
+		t.Errorf("answer %q in %s replying to %q, want a plain message in #quiet opened by alice's mention",
+			reply.Content, reply.ChannelID, reply.ReplyTo())
+	}
+	for _, q := range dsim.RESTLog() {
+		if strings.Contains(q.Path, "/channels/"+string(quiet)+"/") && q.Status >= 400 {
+			t.Errorf("%s %s answered %d", q.Method, q.Path, q.Status)
+		}
+	}
+	body := httpGet(t, "http://"+metricsAddr(logs.String())+"/metrics")
+	if want := `banter_text_fallbacks_total{reason="no_read_history"} 1`; !strings.Contains(body, want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
