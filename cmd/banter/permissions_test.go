@@ -12,6 +12,7 @@ import (
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
 	"github.com/banterbot/banter/sim/discord/world"
+	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
@@ -20,25 +21,8 @@ import (
 // reply_skipped reason=missing_permissions line, no create sent to Discord (so none retried),
 // no model call (no spend), counted no_permission; a mention in #open is answered.
 func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
-	dsim := simtest.Serve(t)
-	alice := dsim.CreateUser("alice")
-	g := dsim.CreateGuildOwnedBy("Alice's", alice)
-	muted := dsim.CreateTextChannel(g, "muted")
-	open := dsim.CreateTextChannel(g, "open")
-	deny := world.Overwrite{ID: string(dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermSendMessages, 10)}
-	if err := dsim.SetChannelOverwrite(muted, deny); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := writeRunConfig(t, dsim, "")
-	osim := openaitest.Serve(t)
-	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := runInBackground(t, cfgPath, vars)
-	waitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing requirement
-	defer stop()
-	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
-		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
-	}
+	r := runWhereDenied(t, "muted", world.PermSendMessages, "open")
+	dsim, alice, muted, open, osim, logs, waitCtx := r.dsim, r.alice, r.denied, r.others[0], r.osim, r.logs, r.ctx
 	if _, err := dsim.Post(waitCtx, alice, muted, "hey banter, can you hear me in here?"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +56,45 @@ func TestRunNoReplyWhereBotMayNotSend(t *testing.T) {
 	if want := `banter_text_replies_total{outcome="no_permission"} 1`; !strings.Contains(body, want) {
 		t.Errorf("metrics lack %s", want)
 	}
+}
+
+// deniedRun is `banter run` logged in to a server alice owns, where a member overwrite denies
+// the bot some permissions in one channel.
+type deniedRun struct {
+	dsim   *discordsim.Server
+	osim   *openaisim.Server
+	alice  discordsim.UserID
+	denied discordsim.ChannelID   // where the bot is denied
+	others []discordsim.ChannelID // the other channels asked for, in order
+	logs   *lockedBuffer
+	ctx    context.Context // a failure guard for waits, not a timing requirement
+}
+
+// runWhereDenied creates the server (channel denied, denying the bot deny, and the channels
+// named others) and runs banter until it logged in.
+func runWhereDenied(t *testing.T, denied string, deny uint64, others ...string) *deniedRun {
+	t.Helper()
+	r := &deniedRun{dsim: simtest.Serve(t), osim: openaitest.Serve(t)}
+	r.alice = r.dsim.CreateUser("alice")
+	g := r.dsim.CreateGuildOwnedBy("Alice's", r.alice)
+	r.denied = r.dsim.CreateTextChannel(g, denied)
+	for _, name := range others {
+		r.others = append(r.others, r.dsim.CreateTextChannel(g, name))
+	}
+	o := world.Overwrite{ID: string(r.dsim.BotID()), Type: world.OverwriteMember, Allow: "0", Deny: strconv.FormatUint(deny, 10)}
+	if err := r.dsim.SetChannelOverwrite(r.denied, o); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeRunConfig(t, r.dsim, "")
+	vars := map[string]string{"DISCORD_TOKEN": r.dsim.Token(), "OPENAI_BASE_URL": r.osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
+	r.logs = runInBackground(t, cfgPath, vars)
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(stop)
+	r.ctx = ctx
+	if err := simtest.WaitReady(ctx, r.dsim, r.dsim.BotID()); err != nil {
+		t.Fatalf("bot never logged in: %v\n%s", err, r.logs.String())
+	}
+	return r
 }
 
 // runInBackground runs `banter run -config cfgPath` with the environment vars until the test
@@ -117,24 +140,8 @@ func waitLogLine(ctx context.Context, t *testing.T, logs *lockedBuffer, fragment
 // message opened by the asker's mention; no create is refused (the state knew), and the
 // fallback is counted.
 func TestRunReplyWhereBotMayNotReadHistory(t *testing.T) {
-	dsim := simtest.Serve(t)
-	alice := dsim.CreateUser("alice")
-	g := dsim.CreateGuildOwnedBy("Alice's", alice)
-	quiet := dsim.CreateTextChannel(g, "quiet")
-	deny := world.Overwrite{ID: string(dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermReadMessageHistory, 10)}
-	if err := dsim.SetChannelOverwrite(quiet, deny); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath := writeRunConfig(t, dsim, "")
-	osim := openaitest.Serve(t)
-	vars := map[string]string{"DISCORD_TOKEN": dsim.Token(), "OPENAI_BASE_URL": osim.BaseURL(), "OPENAI_API_KEY": "sk-test"}
-	logs := runInBackground(t, cfgPath, vars)
-	waitCtx, stop := context.WithTimeout(context.Background(), 30*time.Second) // a failure guard, not a timing requirement
-	defer stop()
-	if err := simtest.WaitReady(waitCtx, dsim, dsim.BotID()); err != nil {
-		t.Fatalf("bot never logged in: %v\n%s", err, logs.String())
-	}
+	r := runWhereDenied(t, "quiet", world.PermReadMessageHistory)
+	dsim, alice, quiet, logs, waitCtx := r.dsim, r.alice, r.denied, r.logs, r.ctx
 	// The guild's GUILD_CREATE has reached the state when its catch-up says it may not read.
 	waitLogLine(waitCtx, t, logs, `"msg":"catch_up"`, `"channel_id":"`+string(quiet)+`"`, `"result":"no_access"`)
 	if _, err := dsim.Post(waitCtx, alice, quiet, "hey banter, what do you think?"); err != nil {
