@@ -30,11 +30,7 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 		}
 		h.waitStored(m.ID, "saved", func(store.Message) bool { return true }) // the pipeline knows the channel
 	}
-	hide := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermViewChannel, 10)}
-	if err := h.dsim.SetChannelOverwrite(secret, hide); err != nil {
-		t.Fatal(err)
-	}
+	h.denyBot(secret, world.PermViewChannel)
 	requestsBefore := len(h.dsim.RESTLog())
 	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
 	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
@@ -84,11 +80,7 @@ func TestPendingCatchUpDroppedWhenRemoved(t *testing.T) {
 	h.waitStored(m.ID, "saved", func(store.Message) bool { return true }) // the pipeline knows the channel
 	// Hidden from the bot, a stale catch-up of #seen would log catch_up result=no_access at once
 	// on the GUILD_CREATE, before the new channel's catch-up starts: no race to wait out.
-	hide := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermViewChannel, 10)}
-	if err := h.dsim.SetChannelOverwrite(seen, hide); err != nil {
-		t.Fatal(err)
-	}
+	h.denyBot(seen, world.PermViewChannel)
 	if err := h.dsim.SetGuildAvailable(g, false); err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +110,15 @@ func TestPendingCatchUpDroppedWhenRemoved(t *testing.T) {
 		if strings.Contains(line, `"msg":"catch_up"`) && strings.Contains(line, `"channel_id":"`+string(seen)+`"`) {
 			t.Errorf("a catch-up of #seen ran on the re-add's GUILD_CREATE: %s", line)
 		}
+	}
+}
+
+// denyBot sets the bot's member overwrite on channel ch, denying it perms (binding in a guild
+// it does not own).
+func (h *harness) denyBot(ch discordsim.ChannelID, perms uint64) {
+	h.t.Helper()
+	o := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0", Deny: strconv.FormatUint(perms, 10)}
+	if err := h.dsim.SetChannelOverwrite(ch, o); err != nil {
+		h.t.Fatal(err)
 	}
 }

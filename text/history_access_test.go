@@ -2,7 +2,6 @@ package text_test
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -46,11 +45,7 @@ func TestReplyWhereBotMayNotReadHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deny := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-				Deny: strconv.FormatUint(world.PermReadMessageHistory, 10)}
-			if err := h.dsim.SetChannelOverwrite(quiet, deny); err != nil {
-				t.Fatal(err)
-			}
+			h.denyBot(quiet, world.PermReadMessageHistory)
 			if tt.stateless {
 				h.onSession = func(s *discordgo.Session) { s.StateEnabled = false }
 			}

@@ -35,20 +35,10 @@ func TestCreateRefusedForPermissions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim := simtest.Serve(t)
-			alice := sim.CreateUser("alice")
-			ch := sim.CreateTextChannel(sim.CreateGuildOwnedBy("Alice's", alice), "general")
-			o := world.Overwrite{ID: string(sim.BotID()), Type: world.OverwriteMember, Allow: "0", Deny: strconv.FormatUint(tt.deny, 10)}
-			if err := sim.SetChannelOverwrite(ch, o); err != nil {
-				t.Fatal(err)
-			}
-			sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			s := post.New(sess, post.Options{Attempts: 3, Logger: slog.New(slog.DiscardHandler), Metrics: post.NewMetrics(reg)})
-			_, err = s.Create(ctx(t), post.Message{ChannelID: string(ch), Content: "hello", TurnID: "t1"})
+			f := newDeniedFixture(t)
+			sim, ch, reg, s := f.sim, f.ch, f.reg, f.sender
+			f.deny(t, tt.deny)
+			_, err := s.Create(ctx(t), post.Message{ChannelID: string(ch), Content: "hello", TurnID: "t1"})
 			if got := post.Refusal(err); got != tt.want {
 				t.Errorf("Refusal(%v) = %q, want %q", err, got, tt.want)
 			}
@@ -69,6 +59,39 @@ func TestCreateRefusedForPermissions(t *testing.T) {
 				t.Errorf("forbidden counted %v, want %v", got, wantForbidden)
 			}
 		})
+	}
+}
+
+// deniedFixture is a Sender (3 attempts, counted, logged as JSON) on a channel of a guild alice
+// owns, whose overwrites bind the bot.
+type deniedFixture struct {
+	sim    *discordsim.Server
+	alice  discordsim.UserID
+	ch     discordsim.ChannelID
+	reg    *prometheus.Registry
+	logs   *syncBuffer
+	sender *post.Sender
+}
+
+func newDeniedFixture(t *testing.T) *deniedFixture {
+	t.Helper()
+	f := &deniedFixture{sim: simtest.Serve(t), reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	f.alice = f.sim.CreateUser("alice")
+	f.ch = f.sim.CreateTextChannel(f.sim.CreateGuildOwnedBy("Alice's", f.alice), "general")
+	sess, err := discord.NewSession(discord.SessionOptions{Token: f.sim.Token(), APIURL: f.sim.APIBaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sender = post.New(sess, post.Options{Attempts: 3, Logger: slog.New(slog.NewJSONHandler(f.logs, nil)), Metrics: post.NewMetrics(f.reg)})
+	return f
+}
+
+// deny sets the bot's member overwrite on the channel, denying perms.
+func (f *deniedFixture) deny(t *testing.T, perms uint64) {
+	t.Helper()
+	o := world.Overwrite{ID: string(f.sim.BotID()), Type: world.OverwriteMember, Allow: "0", Deny: strconv.FormatUint(perms, 10)}
+	if err := f.sim.SetChannelOverwrite(f.ch, o); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -98,25 +121,13 @@ func sends(t *testing.T, reg *prometheus.Registry, result string) float64 {
 func TestCreateReplyUnreferenced(t *testing.T) {
 	for _, ping := range []bool{true, false} {
 		t.Run("ping="+strconv.FormatBool(ping), func(t *testing.T) {
-			sim := simtest.Serve(t)
-			alice := sim.CreateUser("alice")
-			ch := sim.CreateTextChannel(sim.CreateGuildOwnedBy("Alice's", alice), "general")
+			f := newDeniedFixture(t)
+			sim, alice, ch, reg, logs, s := f.sim, f.alice, f.ch, f.reg, f.logs, f.sender
 			q, err := sim.Post(ctx(t), alice, ch, "hello bot")
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := world.Overwrite{ID: string(sim.BotID()), Type: world.OverwriteMember, Allow: "0",
-				Deny: strconv.FormatUint(world.PermReadMessageHistory, 10)}
-			if err := sim.SetChannelOverwrite(ch, o); err != nil {
-				t.Fatal(err)
-			}
-			sess, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			logs := &syncBuffer{}
-			s := post.New(sess, post.Options{Attempts: 3, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Metrics: post.NewMetrics(reg)})
+			f.deny(t, world.PermReadMessageHistory)
 			sent, err := s.Create(ctx(t), post.Message{ChannelID: string(ch), Content: "hi alice", ReplyTo: string(q.ID),
 				Addressee: string(alice), PingRepliedUser: ping, TurnID: string(q.ID)})
 			if err != nil {
