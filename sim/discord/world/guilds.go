@@ -214,9 +214,9 @@ func addMember(g *guild, u UserID, at time.Time) {
 func (w *World) AddMember(g GuildID, u UserID) error {
 	w.lock()
 	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return fmt.Errorf("add member: unknown guild %s", g)
+	gd, err := w.guildLocked("add member", g)
+	if err != nil {
+		return err
 	}
 	if _, ok := w.st.users[u]; !ok {
 		return fmt.Errorf("add member: unknown user %s", u)
@@ -229,14 +229,23 @@ func (w *World) AddMember(g GuildID, u UserID) error {
 	return nil
 }
 
+// guildLocked returns guild g, or an error naming op when there is none. w.mu must be held.
+func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
+	gd, ok := w.st.guilds[g]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown guild %s", op, g)
+	}
+	return gd, nil
+}
+
 // RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
 // get GUILD_DELETE without unavailable. The owner cannot be removed.
 func (w *World) RemoveMember(g GuildID, u UserID) error {
 	w.lock()
 	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return fmt.Errorf("remove member: unknown guild %s", g)
+	gd, err := w.guildLocked("remove member", g)
+	if err != nil {
+		return err
 	}
 	if gd.owner == u {
 		return fmt.Errorf("remove member: %s owns guild %s", u, g)
@@ -257,9 +266,9 @@ func (w *World) RemoveMember(g GuildID, u UserID) error {
 func (w *World) SetGuildAvailable(g GuildID, available bool) error {
 	w.lock()
 	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return fmt.Errorf("set guild available: unknown guild %s", g)
+	gd, err := w.guildLocked("set guild available", g)
+	if err != nil {
+		return err
 	}
 	if gd.unavailable == !available {
 		return nil
