@@ -29,6 +29,12 @@ func (s *Service) readable(channelID string) (readable, known bool) {
 	return perms.Readable(s.state.Load(), s.selfID(), channelID)
 }
 
+// mayReference reports whether the bot may reference (reply to) messages in a channel
+// according to the session's state; known is false when the state cannot tell.
+func (s *Service) mayReference(channelID string) (may, known bool) {
+	return perms.MayReference(s.state.Load(), s.selfID(), channelID)
+}
+
 // cannotAnswer drops a new turn in a channel where the bot may not post: no classifier or reply
 // model is asked. A turn that addresses the bot, or may (its durable turn is open), is logged
 // reply_skipped with the reason, counted (banter_text_replies_total{outcome="no_permission"})

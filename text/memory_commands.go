@@ -286,7 +286,7 @@ func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) b
 	r.admin = s.mayManage(m)
 	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, r)
 	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
-		Content: reply, ReplyTo: m.ID, TurnID: m.ID}); err != nil {
+		Content: reply, ReplyTo: m.ID, Addressee: m.Author.ID, TurnID: m.ID}); err != nil {
 		s.logger.Warn("memory_command_reply_failed", "message_id", m.ID, "channel_id", m.ChannelID, "reason", post.Refusal(err),
 			"error", err.Error())
 	}

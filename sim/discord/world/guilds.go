@@ -124,6 +124,8 @@ type guild struct {
 	voice       map[UserID]*VoiceState
 	// commandPerms are the guild's overrides of who may use a command (SetCommandPermissions).
 	commandPerms map[CommandID][]CommandPermission
+	// unavailable: in an outage (SetGuildAvailable): READY lists it, no GUILD_CREATE follows.
+	unavailable bool
 }
 
 type channel struct {
@@ -217,9 +219,9 @@ func addMember(g *guild, u UserID, at time.Time) {
 func (w *World) AddMember(g GuildID, u UserID) error {
 	w.lock()
 	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return fmt.Errorf("add member: unknown guild %s", g)
+	gd, err := w.guildLocked("add member", g)
+	if err != nil {
+		return err
 	}
 	if _, ok := w.st.users[u]; !ok {
 		return fmt.Errorf("add member: unknown user %s", u)
@@ -229,6 +231,55 @@ func (w *World) AddMember(g GuildID, u UserID) error {
 	}
 	addMember(gd, u, w.now())
 	w.emitLocked(MemberAdded{Guild: g, User: u})
+	return nil
+}
+
+// guildLocked returns guild g, or an error naming op when there is none. w.mu must be held.
+func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
+	gd, ok := w.st.guilds[g]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown guild %s", op, g)
+	}
+	return gd, nil
+}
+
+// RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
+// get GUILD_DELETE without unavailable. The owner cannot be removed.
+func (w *World) RemoveMember(g GuildID, u UserID) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, err := w.guildLocked("remove member", g)
+	if err != nil {
+		return err
+	}
+	if gd.owner == u {
+		return fmt.Errorf("remove member: %s owns guild %s", u, g)
+	}
+	if _, ok := gd.members[u]; !ok {
+		return nil
+	}
+	delete(gd.members, u)
+	gd.memberOrder = slices.DeleteFunc(gd.memberOrder, func(m UserID) bool { return m == u })
+	w.emitLocked(MemberRemoved{Guild: g, User: u})
+	return nil
+}
+
+// SetGuildAvailable starts (false) or ends (true) an outage of guild g, as Discord's: while it
+// lasts the members' sessions got GUILD_DELETE with unavailable true, and a new session's READY
+// lists the guild as an unavailable stub with no GUILD_CREATE after it; at its end they get
+// GUILD_CREATE.
+func (w *World) SetGuildAvailable(g GuildID, available bool) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, err := w.guildLocked("set guild available", g)
+	if err != nil {
+		return err
+	}
+	if gd.unavailable == !available {
+		return nil
+	}
+	gd.unavailable = !available
+	w.emitLocked(GuildAvailability{Guild: g, Available: available})
 	return nil
 }
 
