@@ -166,7 +166,7 @@ func TestCreateReplyUnreferenced(t *testing.T) {
 	}
 }
 
-// TestUnreferenceable: the JSON code decides (160009, or 160002 it replaced), whatever the
+// TestUnreferenceable: the JSON code decides (160009, or the older reply-only 160002), whatever the
 // status; such an error is no Refusal (sending plain may succeed).
 func TestUnreferenceable(t *testing.T) {
 	rest := func(status, code int) error {
