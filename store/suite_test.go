@@ -102,9 +102,9 @@ func testPersonasAndLedger(t *testing.T, s Store) {
 	}
 
 	for i := range 3 {
-		s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(-time.Duration(i)*20*time.Minute)})
+		s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(-time.Duration(i) * 20 * time.Minute)})
 	}
-	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-2*time.Hour)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-2 * time.Hour)})
 	s.RecordPrompt(ctx, Prompt{ChannelID: "c2", UserID: "u1", Kind: PromptInitiative, At: now})
 	if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptUnknown, At: now}); err == nil {
 		t.Error("unknown kind recorded")
@@ -132,12 +132,12 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(time.Duration(i-10)*time.Hour)}); err != nil {
+		if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(time.Duration(i-10) * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.RecordPrompt(ctx, Prompt{ChannelID: "c2", UserID: "u1", Kind: PromptInitiative, At: now.Add(-5*time.Hour)})
-	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-30*time.Minute)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c2", UserID: "u1", Kind: PromptInitiative, At: now.Add(-5 * time.Hour)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-30 * time.Minute)})
 	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now})
 	all, err := s.CountPrompts(ctx, "c1", time.Time{})
 	if err != nil {
