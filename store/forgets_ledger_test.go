@@ -10,8 +10,9 @@ import (
 // TestForgetWatermarkLedgerAndTurns: after forget-me, a rate-limit ledger row and a durable
 // turn naming the member, for words said at or before it, are refused (ErrForgotten) and
 // nothing is written; a reopened (coalesced) turn of theirs is not written back; rows for
-// another member, for their words after forget-me, or in another guild are kept. On the code
-// before, RecordPrompt and OpenTurn wrote them.
+// another member, for their words after forget-me, or in another guild are kept. Another
+// member's turn coalesced into one of theirs loses the link (answers itself), whether it was
+// opened before forget-me or after. On the code before, RecordPrompt and OpenTurn wrote them.
 func TestForgetWatermarkLedgerAndTurns(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, s Store) {
 		ctx := context.Background()
@@ -27,6 +28,8 @@ func TestForgetWatermarkLedgerAndTurns(t *testing.T) {
 		}
 		must(s.SaveMessage(ctx, Message{ID: "m1", ChannelID: "c1", GuildID: "g1", AuthorID: alice, Content: "hi", CreatedAt: base}))
 		must(s.OpenTurn(ctx, Turn{MessageID: "m1", ChannelID: "c1", GuildID: "g1", AdmittedAt: base, Author: Origin{AuthorID: alice, At: base}}))
+		must(s.OpenTurn(ctx, Turn{MessageID: "b1", ChannelID: "c1", GuildID: "g1", AnswerID: "m1", AdmittedAt: base,
+			Author: Origin{AuthorID: "bob", At: base}, AnswerAuthor: Origin{AuthorID: alice, At: base}}))
 		if _, err := s.ForgetMember(ctx, "g1", alice, forgot); err != nil {
 			t.Fatal(err)
 		}
@@ -57,6 +60,8 @@ func TestForgetWatermarkLedgerAndTurns(t *testing.T) {
 				t.Errorf("OpenTurn, %s: %v, want %v", c.name, err, c.want)
 			}
 		}
+		must(s.OpenTurn(ctx, Turn{MessageID: "b2", ChannelID: "c-g1", GuildID: "g1", AnswerID: "m1", AdmittedAt: now,
+			Author: Origin{AuthorID: "bob", At: base}, AnswerAuthor: Origin{AuthorID: alice, At: base}}))
 		for _, c := range []struct {
 			guild, user string
 			want        int
@@ -65,11 +70,11 @@ func TestForgetWatermarkLedgerAndTurns(t *testing.T) {
 				t.Errorf("ledger rows of %s in %s = %d (%v), want %d", c.user, c.guild, n, err, c.want)
 			}
 		}
-		for guild, want := range map[string]string{"g1": "m3 m4", "g2": "m5"} {
+		for guild, want := range map[string]string{"g1": "b1>b1 b2>b2 m3>m3 m4>m9", "g2": "m5>m5"} {
 			open, err := s.OpenTurns(ctx, guild)
 			must(err)
 			if got := turnIDs(open); got != want {
-				t.Errorf("open turns of %s = %q, want %q", guild, got, want)
+				t.Errorf("open turns of %s = %q, want %q (turn>answer)", guild, got, want)
 			}
 		}
 		if n := rawCount(t, s, `SELECT COUNT(*) FROM turns WHERE message_id IN ('m1', 'm2')`); n != 0 {
@@ -78,13 +83,14 @@ func TestForgetWatermarkLedgerAndTurns(t *testing.T) {
 	})
 }
 
+// turnIDs lists turns as "id>answer".
 func turnIDs(ts []Turn) string {
 	var out string
 	for i, t := range ts {
 		if i > 0 {
 			out += " "
 		}
-		out += t.MessageID
+		out += t.MessageID + ">" + t.AnswerID
 	}
 	return out
 }

@@ -29,17 +29,18 @@ import (
 // soon after its trigger.
 const recoverPages = 3
 
-// openTurn records an admitted addressed turn; answerID is the turn whose reply answers it
-// ("" for itself). The store refuses it when its author ran /memory forget-me after saying it
+// openTurn records an admitted addressed turn; answer is the turn whose reply answers it
+// (nil for itself). The store refuses it when its author ran /memory forget-me after saying it
 // (one coalesced into a reply already under way, or admitted as they ran it): logged.
-func (s *Service) openTurn(ctx context.Context, t *turn, answerID string) {
-	err := s.opts.Store.OpenTurn(ctx, store.Turn{MessageID: t.msg.ID, ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID,
-		AnswerID: answerID, AdmittedAt: s.now(), Author: store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}})
+func (s *Service) openTurn(ctx context.Context, t *turn, answer *turn) {
+	rec := store.Turn{MessageID: t.msg.ID, ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, AdmittedAt: s.now(),
+		Author: store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}}
+	op := "admit"
+	if answer != nil {
+		rec.AnswerID, rec.AnswerAuthor, op = answer.msg.ID, store.Origin{AuthorID: answer.msg.AuthorID, At: answer.msg.CreatedAt}, "coalesce"
+	}
+	err := s.opts.Store.OpenTurn(ctx, rec)
 	if errors.Is(err, store.ErrForgotten) {
-		op := "admit"
-		if answerID != "" {
-			op = "coalesce"
-		}
 		s.writeRefused(t, "turn", op)
 		return
 	}
