@@ -71,6 +71,7 @@ func (w *Watcher) Reload() error {
 	if fixed := keepStartupSettings(old, next); len(fixed) > 0 {
 		w.logger.Warn("config_reload_needs_restart", "path", w.path, "sections", fixed)
 	}
+	next.LogWarnings(w.logger)
 	if reflect.DeepEqual(old, next) {
 		w.metrics.observe(ReloadUnchanged)
 		w.mu.Unlock()

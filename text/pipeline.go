@@ -157,7 +157,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 			// Answered together: the reply to primary covers it (the model sees the whole batch).
 			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
 				"into", primary.msg.ID)
-			s.openTurn(ctx, t, primary.msg.ID)
+			s.openTurn(ctx, t, primary)
 		}
 	}
 	return admitted, primary

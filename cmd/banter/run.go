@@ -160,6 +160,7 @@ func runCommand(ctx context.Context, e env) error {
 	level.Set(parseLevel(cfg.Log.Level))
 	logger := newLogger(e.stderr, cfg.Log.Format, level)
 	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name, "libopus", opus.Version())
+	cfg.LogWarnings(logger)
 
 	if e.getenv("GOGC") == "" {
 		// Voice frames go out every 20 ms; with Go's default GOGC=100 garbage collection is the
