@@ -24,8 +24,9 @@ type Watcher struct {
 	logger  *slog.Logger
 	current atomic.Pointer[Config]
 
-	mu   sync.Mutex // guards following; also serializes Reload
-	subs []func(old, updated *Config)
+	mu      sync.Mutex // guards following; also serializes Reload
+	subs    []func(old, updated *Config)
+	metrics *ReloadMetrics
 }
 
 // NewWatcher returns a Watcher serving initial, reloading from path (which may be empty: then
@@ -47,12 +48,22 @@ func (w *Watcher) Subscribe(fn func(old, updated *Config)) {
 	w.subs = append(w.subs, fn)
 }
 
+// CountReloads counts every later reload's result in m (banter_config_reloads_total).
+func (w *Watcher) CountReloads(m *ReloadMetrics) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.metrics = m
+}
+
 // Reload reads the file again. On error the running configuration stays and the error says why.
+// Every reload is logged: config_reload_rejected, config_reloaded, or config_reload_unchanged
+// (a valid file that says what is already running, such as a rejected edit undone).
 func (w *Watcher) Reload() error {
 	w.mu.Lock()
 	old := w.current.Load()
 	next, err := Load(w.path, w.getenv)
 	if err != nil {
+		w.metrics.observe(ReloadRejected)
 		w.mu.Unlock()
 		w.logger.Error("config_reload_rejected", "path", w.path, "error", err.Error())
 		return err
@@ -60,11 +71,15 @@ func (w *Watcher) Reload() error {
 	if fixed := keepStartupSettings(old, next); len(fixed) > 0 {
 		w.logger.Warn("config_reload_needs_restart", "path", w.path, "sections", fixed)
 	}
+	next.LogWarnings(w.logger)
 	if reflect.DeepEqual(old, next) {
+		w.metrics.observe(ReloadUnchanged)
 		w.mu.Unlock()
+		w.logger.Info("config_reload_unchanged", "path", w.path)
 		return nil
 	}
 	w.current.Store(next)
+	w.metrics.observe(ReloadApplied)
 	subs := append([]func(old, updated *Config){}, w.subs...)
 	w.mu.Unlock()
 	w.logger.Info("config_reloaded", "path", w.path)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,7 +152,9 @@ func setIn(data []byte, key string) bool {
 // writeConfig writes the config file the bot runs on: the seed (the
 // playground's own file from an earlier run in the same folder, else the
 // user's config, else empty) with the settings that tie it to this
-// simulated server set afresh.
+// simulated server set afresh. A fresh file opens with a comment naming
+// every one of those settings, so that whoever carries the file over to a
+// real server knows what to leave behind.
 func (w *world) writeConfig(f configFile, seed, dir string) error {
 	data, err := f.read()
 	if err != nil {
@@ -164,6 +167,26 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 			return err
 		}
 	}
+	set := w.simKeys(dir)
+	header := configHeader(set)
+	if fresh {
+		for key, v := range freshKeys(data) {
+			set[key] = v
+		}
+	}
+	out, err := setKeys(data, set)
+	if err != nil {
+		return err
+	}
+	if fresh {
+		out = append([]byte(header), out...)
+	}
+	return f.write(out)
+}
+
+// simKeys are the settings that tie the bot to this simulated server (and, for the demo brain,
+// to the OpenAI simulator), set afresh at each start: none of them belongs on a real server.
+func (w *world) simKeys(dir string) map[string]any {
 	set := map[string]any{
 		"discord.apiUrl":                   w.ds.APIBaseURL(),
 		"discord.voiceCaFile":              w.vs.CAFile(),
@@ -186,11 +209,6 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		"permissions.blockedUserIds":    []string{},
 		"memory.guildIds":               []string{}, // real servers' ids never name the simulated one
 	}
-	if fresh {
-		for key, v := range freshKeys(data) {
-			set[key] = v
-		}
-	}
 	if w.osim != nil {
 		set["llm.baseUrl"] = w.osim.BaseURL()
 	}
@@ -199,16 +217,36 @@ func (w *world) writeConfig(f configFile, seed, dir string) error {
 		set["providers."+geminiDemoProvider+".baseUrl"] = "http" + strings.TrimPrefix(w.osim.GeminiURL(), "ws")
 		set["voice.geminiRealtime.provider"] = geminiDemoProvider
 	}
-	out, err := setKeys(data, set)
-	if err != nil {
-		return err
+	return set
+}
+
+// configHeader is a fresh playground config's opening comment: what the file is, and the keys
+// simKeys sets (a provider's keys named once, as the provider), wrapped as comment lines.
+func configHeader(set map[string]any) string {
+	var keys []string
+	for key := range set {
+		if rest, ok := strings.CutPrefix(key, "providers."); ok {
+			key = "providers." + strings.SplitN(rest, ".", 2)[0]
+		}
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
 	}
-	if fresh {
-		out = append([]byte("# The playground's config: banter runs on this file and reloads it when it changes.\n"+
-			"# The page's controls edit it; discord, store, metrics, voice.autoJoin and the channel ids are\n"+
-			"# set afresh at each start to point at the simulated server.\n"), out...)
+	slices.Sort(keys)
+	text := "The playground's config: banter runs on this file and reloads it when it changes. " +
+		"The page's controls edit it. These keys point it at the simulated server and are set afresh " +
+		"at each start; leave them out when you carry the file over to a real server's banter.yaml: " +
+		strings.Join(keys, ", ") + "."
+	var b, line strings.Builder
+	for _, word := range strings.Fields(text) {
+		if line.Len() > 0 && line.Len()+1+len(word) > 96 {
+			b.WriteString("#" + line.String() + "\n")
+			line.Reset()
+		}
+		line.WriteString(" " + word)
 	}
-	return f.write(out)
+	b.WriteString("#" + line.String() + "\n")
+	return b.String()
 }
 
 // botEnv is the bot's environment: the simulated Discord's token, the demo

@@ -156,7 +156,7 @@ func TestPostgresConcurrentStarts(t *testing.T) {
 	}
 	// Every process sees the others' writes: one ledger shared by all.
 	for i, s := range stores {
-		if err := s.RecordPrompt(ctx, "c1", fmt.Sprint("u", i), PromptExplicit, fixedNow.Add(-1)); err != nil {
+		if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: fmt.Sprint("u", i), Kind: PromptExplicit, At: fixedNow.Add(-1)}); err != nil {
 			t.Fatalf("process %d: %v", i, err)
 		}
 	}

@@ -440,10 +440,11 @@ func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string, at t
 		steps := []string{
 			`DELETE FROM fact_sources WHERE message_id IN (` + theirs + `)`,
 			`DELETE FROM turns WHERE message_id IN (` + theirs + `)`,
+			`UPDATE turns SET answer_id=message_id WHERE answer_id IN (` + theirs + `)`,
 			`UPDATE messages SET reply_to_id='' WHERE guild_id=? AND reply_to_id IN (SELECT id FROM messages WHERE guild_id=? AND author_id=?)`,
 			`DELETE FROM prompt_ledger WHERE user_id=? AND channel_id IN (SELECT DISTINCT channel_id FROM messages WHERE guild_id=?)`,
 		}
-		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}}
+		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}}
 		for i, q := range steps {
 			if _, err := db.exec(ctx, q, args[i]...); err != nil {
 				return err

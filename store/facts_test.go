@@ -190,7 +190,7 @@ func testForgetMember(t *testing.T, s Store, driver, dsn string) {
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: FactServer, Statement: "server likes " + secret, SourceIDs: []string{"m1"}})
 	s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: "bob", Statement: "bob says nice", SourceIDs: []string{"m2"}})
 	s.AddFact(ctx, Fact{GuildID: "g2", SubjectID: who, Statement: "kept elsewhere", SourceIDs: []string{"m3"}})
-	s.RecordPrompt(ctx, "c-g1", who, PromptExplicit, base)
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c-g1", UserID: who, Kind: PromptExplicit, At: base})
 	s.OpenTurn(ctx, Turn{MessageID: "m1", ChannelID: "c-g1", GuildID: "g1", AdmittedAt: base})
 	embedAll(t, s, "g1", "g2")
 

@@ -119,9 +119,10 @@ func recordForget(ctx context.Context, db factDB, guildID, userID string, at tim
 	return err
 }
 
-// replyForgotten is the condition that a message's reply link points at words their author
-// has since asked to forget: key and at are the placeholders of replyKey and the origin's time.
-func replyForgotten(key, at string) string {
+// forgottenSQL is the condition that words said at `at` by the member of `key` (memberKey) are
+// covered by their forget watermark: key and at are placeholders. Writes check it in the insert
+// itself (a message's reply link, a ledger row, a durable turn).
+func forgottenSQL(key, at string) string {
 	return `EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = ` + key + ` AND forgot_at >= ` + at + `)`
 }
 

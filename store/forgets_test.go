@@ -118,7 +118,8 @@ func testForgetWatermark(t *testing.T, s Store, driver, dsn string) {
 	refused("her message from between the two", save("m6", "g1", alice, forgot.Add(-time.Minute)))
 }
 
-// TestForgetMemberRacesWrites: writers store a member's messages and facts, all said before
+// TestForgetMemberRacesWrites: writers store a member's messages, facts, rate-limit ledger rows
+// and durable turns, all said before
 // their forget-me, as fast as they can while it runs; each stops at its first refusal. Once
 // all are done, nothing of the member is left in the guild: every write either ran before
 // forget-me (and was deleted by it) or after (and was refused). On Postgres the writes run on
@@ -142,6 +143,13 @@ func TestForgetMemberRacesWrites(t *testing.T) {
 					if err == nil {
 						_, err = s.AddFact(ctx, Fact{GuildID: "g1", SubjectID: alice, Statement: fmt.Sprintf("fact %d-%d", w, i), CreatedAt: at,
 							SourceIDs: []string{fmt.Sprintf("w%d-%d", w, i)}, Origins: []Origin{{AuthorID: alice, At: at}}})
+					}
+					if err == nil {
+						err = s.RecordPrompt(ctx, Prompt{GuildID: "g1", ChannelID: "c", UserID: alice, SaidAt: at, Kind: PromptExplicit, At: at})
+					}
+					if err == nil {
+						err = s.OpenTurn(ctx, Turn{MessageID: fmt.Sprintf("w%d-%d", w, i), ChannelID: "c", GuildID: "g1", AdmittedAt: at,
+							Author: Origin{AuthorID: alice, At: at}})
 					}
 					if i == 10 {
 						started <- struct{}{}
@@ -172,6 +180,12 @@ func TestForgetMemberRacesWrites(t *testing.T) {
 		}
 		if n := rawCount(t, s, `SELECT COUNT(*) FROM facts WHERE subject_id='`+alice+`'`); n != 0 {
 			t.Errorf("%d facts about her written back after forget-me", n)
+		}
+		if n := rawCount(t, s, `SELECT COUNT(*) FROM prompt_ledger WHERE user_id='`+alice+`'`); n != 0 {
+			t.Errorf("%d ledger rows naming her written back after forget-me", n)
+		}
+		if n := rawCount(t, s, `SELECT COUNT(*) FROM turns`); n != 0 {
+			t.Errorf("%d turns of her messages written back after forget-me", n)
 		}
 	})
 }

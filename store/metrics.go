@@ -9,12 +9,12 @@ import (
 )
 
 // Instrument returns s counting every call in banter_store_operations_total{op,result}
-// (result: ok, not_found, error) registered on reg, for the store-errors alert
+// (result: ok, not_found, forgotten, error) registered on reg, for the store-errors alert
 // (deploy/prometheus/alerts.yml). Close is passed through uncounted.
 func Instrument(s Store, reg prometheus.Registerer) Store {
 	ops := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "banter_store_operations_total",
-		Help: "Store calls by operation and result (ok, not_found, error).",
+		Help: "Store calls by operation and result (ok, not_found, forgotten: refused by a forget-me watermark, error).",
 	}, []string{"op", "result"})
 	reg.MustRegister(ops)
 	return &instrumented{s: s, ops: ops}
@@ -30,6 +30,8 @@ func (i *instrumented) count(op string, err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		result = "not_found"
+	case errors.Is(err, ErrForgotten):
+		result = "forgotten"
 	case err != nil:
 		result = "error"
 	}
@@ -73,8 +75,8 @@ func (i *instrumented) Personas(ctx context.Context, userIDs []string) (map[stri
 	return ps, i.count("personas", err)
 }
 
-func (i *instrumented) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
-	return i.count("record_prompt", i.s.RecordPrompt(ctx, channelID, userID, kind, at))
+func (i *instrumented) RecordPrompt(ctx context.Context, p Prompt) error {
+	return i.count("record_prompt", i.s.RecordPrompt(ctx, p))
 }
 
 func (i *instrumented) CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestInstrumentCounts: calls on a real SQLite store are counted by op and
-// result, failures included (a closed store fails every call).
+// result, failures included (a closed store fails every call), and a write refused by a
+// forget-me watermark as forgotten, not error.
 func TestInstrumentCounts(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "b.db"))
@@ -24,11 +26,17 @@ func TestInstrumentCounts(t *testing.T) {
 	if err := s.SaveMessage(ctx, Message{ID: "1", ChannelID: "c", AuthorID: "u", Content: "hi", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordPrompt(ctx, "c", "u", PromptExplicit, now); err != nil {
+	if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c", UserID: "u", Kind: PromptExplicit, At: now}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.CountUserPrompts(ctx, "c", "u", now.Add(-time.Hour)); err != nil || n != 1 {
 		t.Fatalf("user prompts = %d, %v", n, err)
+	}
+	if _, err := s.ForgetMember(ctx, "g", "gone", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordPrompt(ctx, Prompt{GuildID: "g", ChannelID: "c", UserID: "gone", SaidAt: now, Kind: PromptExplicit, At: now}); !errors.Is(err, ErrForgotten) {
+		t.Fatalf("a ledger row after forget-me: %v", err)
 	}
 	if _, err := s.Message(ctx, "404"); err == nil {
 		t.Fatal("missing message found")
@@ -56,6 +64,8 @@ func TestInstrumentCounts(t *testing.T) {
 		{"recent_messages", "error", 1},
 		{"recent_messages", "ok", 0},
 		{"record_prompt", "ok", 1},
+		{"record_prompt", "forgotten", 1}, // not an error: the store-errors alert stays quiet
+		{"record_prompt", "error", 0},
 		{"count_user_prompts", "ok", 1},
 	} {
 		if got := ops(vec.WithLabelValues(c.op, c.result)); got != c.want {

@@ -226,19 +226,17 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 
 // SaveMessage implements Store: ErrForgotten when its author ran forget-me in its guild at or
 // after its time, or it is banter's reply to words so forgotten (forgets.go); another member's
-// reply to them loses the link. The guild's shared forget lock and the insert, which checks
-// the watermark, go in one round trip (a batch: one implicit transaction).
+// reply to them loses the link. The insert checks the watermark under the guild's forget lock
+// (lockedWrite).
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock_shared($1::bigint)`, guildLockID(m.GuildID))
-	b.Queue(`INSERT INTO messages
+	err := s.lockedWrite(ctx, m.GuildID, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
 		SELECT $1::text,$2::text,$3::text,$4::text,$5::text,$6::text,$7::boolean,$8::boolean,$9::text,
-		 $10::bigint,$11::bigint, CASE WHEN `+replyForgotten("$18::text", "$19::bigint")+` THEN '' ELSE $12::text END,
+		 $10::bigint,$11::bigint, CASE WHEN `+forgottenSQL("$18::text", "$19::bigint")+` THEN '' ELSE $12::text END,
 		 $13::text,$14::boolean,$15::text,$16::text
-		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = $17::text AND forgot_at >= $10::bigint)
-		  AND NOT ($8::boolean AND `+replyForgotten("$18::text", "$19::bigint")+`)
+		WHERE NOT `+forgottenSQL("$17::text", "$10::bigint")+`
+		  AND NOT ($8::boolean AND `+forgottenSQL("$18::text", "$19::bigint")+`)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -248,6 +246,20 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images),
 		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
+	if err != nil {
+		return fmt.Errorf("store: save message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// lockedWrite runs a write that checks a forget watermark in its statement (forgets.go) under
+// the guild's shared forget lock, in one round trip (a batch: one implicit transaction), so
+// that a ForgetMember running meanwhile either waits for it (and deletes what it wrote) or
+// ran before it (and the statement sees the watermark). ErrForgotten when it wrote no row.
+func (s *Postgres) lockedWrite(ctx context.Context, guildID, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1::bigint)`, guildLockID(guildID))
+	b.Queue(sql, args...)
 	br := s.pool.SendBatch(ctx, b)
 	_, err := br.Exec()
 	var tag pgconn.CommandTag
@@ -257,13 +269,7 @@ func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = savedOrForgotten(tag.RowsAffected(), nil)
-	}
-	if err != nil {
-		return fmt.Errorf("store: save message %s: %w", m.ID, err)
-	}
-	return nil
+	return savedOrForgotten(tag.RowsAffected(), err)
 }
 
 // EditMessage implements Store.
@@ -424,17 +430,18 @@ func (s *Postgres) Personas(ctx context.Context, userIDs []string) (map[string]U
 	return out, nil
 }
 
-// RecordPrompt implements Store. The insert and the trim of the channel's old rows are one
-// statement, one round trip.
-func (s *Postgres) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
-	if kind == PromptUnknown {
-		return fmt.Errorf("store: record prompt for %s: kind is unknown", channelID)
+// RecordPrompt implements Store. The insert, its watermark check and the trim of the channel's
+// old rows are one statement, under the guild's forget lock (lockedWrite).
+func (s *Postgres) RecordPrompt(ctx context.Context, p Prompt) error {
+	if p.Kind == PromptUnknown {
+		return fmt.Errorf("store: record prompt for %s: kind is unknown", p.ChannelID)
 	}
-	_, err := s.pool.Exec(ctx, `WITH trimmed AS (DELETE FROM prompt_ledger WHERE channel_id=$1 AND at < $4)
-		INSERT INTO prompt_ledger (channel_id, kind, at, user_id) VALUES ($1, $2, $3, $5)`,
-		channelID, kind.String(), ms(at), ms(at.Add(-ledgerWindow)), userID)
+	err := s.lockedWrite(ctx, p.GuildID, `WITH trimmed AS (DELETE FROM prompt_ledger WHERE channel_id=$1::text AND at < $4::bigint)
+		INSERT INTO prompt_ledger (channel_id, kind, at, user_id) SELECT $1::text, $2::text, $3::bigint, $5::text
+		WHERE NOT `+forgottenSQL("$6::text", "$7::bigint"),
+		p.ChannelID, p.Kind.String(), ms(p.At), ms(p.At.Add(-ledgerWindow)), p.UserID, memberKey(p.GuildID, p.UserID), ms(p.SaidAt))
 	if err != nil {
-		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
+		return fmt.Errorf("store: record prompt for %s: %w", p.ChannelID, err)
 	}
 	return nil
 }

@@ -213,9 +213,9 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, images)
-		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN `+replyForgotten("?17", "?18")+` THEN '' ELSE ?12 END, ?13,?14,?15
-		WHERE NOT EXISTS (SELECT 1 FROM memory_forgets WHERE member_key = ?16 AND forgot_at >= ?10)
-		  AND NOT (?8 AND `+replyForgotten("?17", "?18")+`)
+		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN `+forgottenSQL("?17", "?18")+` THEN '' ELSE ?12 END, ?13,?14,?15
+		WHERE NOT `+forgottenSQL("?16", "?10")+`
+		  AND NOT (?8 AND `+forgottenSQL("?17", "?18")+`)
 		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
@@ -423,20 +423,28 @@ func (s *SQLite) Personas(ctx context.Context, userIDs []string) (map[string]Use
 	return out, nil
 }
 
-// RecordPrompt implements Store.
-func (s *SQLite) RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error {
-	if kind == PromptUnknown {
-		return fmt.Errorf("store: record prompt for %s: kind is unknown", channelID)
+// RecordPrompt implements Store. The insert checks the watermark itself (forgets.go).
+func (s *SQLite) RecordPrompt(ctx context.Context, p Prompt) error {
+	if p.Kind == PromptUnknown {
+		return fmt.Errorf("store: record prompt for %s: kind is unknown", p.ChannelID)
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO prompt_ledger (channel_id, user_id, kind, at) VALUES (?,?,?,?)`,
-		channelID, userID, kind.String(), ms(at)); err != nil {
-		return fmt.Errorf("store: record prompt for %s: %w", channelID, err)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO prompt_ledger (channel_id, user_id, kind, at)
+		SELECT ?1, ?2, ?3, ?4 WHERE NOT `+forgottenSQL("?5", "?6"),
+		p.ChannelID, p.UserID, p.Kind.String(), ms(p.At), memberKey(p.GuildID, p.UserID), ms(p.SaidAt))
+	if err == nil {
+		err = savedOrForgotten(res.RowsAffected())
+	}
+	if err != nil && !errors.Is(err, ErrForgotten) {
+		return fmt.Errorf("store: record prompt for %s: %w", p.ChannelID, err)
 	}
 	// The ledger serves a sliding hour: drop the channel's older rows on the way, so that it
 	// stays small even when Prune never runs (store.retentionDays 0).
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE channel_id=? AND at < ?`,
-		channelID, ms(at.Add(-ledgerWindow))); err != nil {
-		return fmt.Errorf("store: trim prompt ledger for %s: %w", channelID, err)
+	if _, terr := s.db.ExecContext(ctx, `DELETE FROM prompt_ledger WHERE channel_id=? AND at < ?`,
+		p.ChannelID, ms(p.At.Add(-ledgerWindow))); terr != nil {
+		return fmt.Errorf("store: trim prompt ledger for %s: %w", p.ChannelID, terr)
+	}
+	if err != nil {
+		return fmt.Errorf("store: record prompt for %s: %w", p.ChannelID, err)
 	}
 	return nil
 }

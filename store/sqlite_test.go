@@ -226,7 +226,7 @@ func TestLedgerUpgradeKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.RecordPrompt(ctx, "c1", "alice", PromptExplicit, now); err != nil {
+	if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "alice", Kind: PromptExplicit, At: now}); err != nil {
 		t.Fatal(err)
 	}
 	counts, err := s.CountPrompts(ctx, "c1", now.Add(-time.Hour))

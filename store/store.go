@@ -116,6 +116,18 @@ func (p *UserPersona) Summary() string {
 	return strings.Join(parts, "; ")
 }
 
+// Prompt is one reply attempt, a row of the rate-limit ledger.
+type Prompt struct {
+	GuildID   string
+	ChannelID string
+	// UserID is the author of the message answered (may be empty), SaidAt when they said it
+	// (not stored): the row is refused when they have run forget-me in GuildID since.
+	UserID string
+	SaidAt time.Time
+	Kind   PromptKind
+	At     time.Time // when the attempt was made
+}
+
 // PromptKind tells the rate-limit ledger whether a reply attempt answered an addressed turn.
 type PromptKind int
 
@@ -165,10 +177,11 @@ type Store interface {
 	// Personas returns the personas of the given users that exist, keyed by user id.
 	Personas(ctx context.Context, userIDs []string) (map[string]UserPersona, error)
 
-	// RecordPrompt notes one reply attempt (a call to the reply model) for a channel, made for
-	// userID (the author of the message answered; may be empty). The ledger serves a sliding
-	// hour: the channel's rows more than an hour older than at may be dropped.
-	RecordPrompt(ctx context.Context, channelID, userID string, kind PromptKind, at time.Time) error
+	// RecordPrompt notes one reply attempt (a call to the reply model) for a channel. The
+	// ledger serves a sliding hour: the channel's rows more than an hour older than p.At may be
+	// dropped. It refuses (ErrForgotten, nothing written) a row naming a member who ran
+	// forget-me in p.GuildID at or after p.SaidAt, checked in the insert itself.
+	RecordPrompt(ctx context.Context, p Prompt) error
 	// CountPrompts counts a channel's reply attempts since a time, by kind.
 	CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error)
 	// CountUserPrompts counts a channel's reply attempts made for userID since a time.
@@ -176,6 +189,8 @@ type Store interface {
 
 	// OpenTurn records an admitted addressed turn as open (before its reply is generated), or
 	// reopens it with t's AnswerID (a coalesced turn, a restarted process answering it again).
+	// It refuses (ErrForgotten, nothing written) a turn whose t.Author ran forget-me in its
+	// guild at or after saying it, checked in the insert itself.
 	OpenTurn(ctx context.Context, t Turn) error
 	// CloseTurns records the outcome (TurnSent, TurnSkipped, TurnFailed, TurnExplained) of
 	// turns; ids never opened are ignored.

@@ -102,11 +102,11 @@ func testPersonasAndLedger(t *testing.T, s Store) {
 	}
 
 	for i := range 3 {
-		s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now.Add(-time.Duration(i)*20*time.Minute))
+		s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(-time.Duration(i) * 20 * time.Minute)})
 	}
-	s.RecordPrompt(ctx, "c1", "u1", PromptInitiative, now.Add(-2*time.Hour))
-	s.RecordPrompt(ctx, "c2", "u1", PromptInitiative, now)
-	if err := s.RecordPrompt(ctx, "c1", "u1", PromptUnknown, now); err == nil {
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-2 * time.Hour)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c2", UserID: "u1", Kind: PromptInitiative, At: now})
+	if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptUnknown, At: now}); err == nil {
 		t.Error("unknown kind recorded")
 	}
 	counts, err := s.CountPrompts(ctx, "c1", now.Add(-time.Hour))
@@ -132,13 +132,13 @@ func testLedgerStaysSmallWithoutPrune(t *testing.T, s Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i := range 10 {
-		if err := s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now.Add(time.Duration(i-10)*time.Hour)); err != nil {
+		if err := s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now.Add(time.Duration(i-10) * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.RecordPrompt(ctx, "c2", "u1", PromptInitiative, now.Add(-5*time.Hour))
-	s.RecordPrompt(ctx, "c1", "u1", PromptInitiative, now.Add(-30*time.Minute))
-	s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, now)
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c2", UserID: "u1", Kind: PromptInitiative, At: now.Add(-5 * time.Hour)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptInitiative, At: now.Add(-30 * time.Minute)})
+	s.RecordPrompt(ctx, Prompt{ChannelID: "c1", UserID: "u1", Kind: PromptExplicit, At: now})
 	all, err := s.CountPrompts(ctx, "c1", time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func testPromptLedgerPerUser(t *testing.T, s Store) {
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	record := func(ch, user string, kind PromptKind, at time.Time) {
 		t.Helper()
-		if err := s.RecordPrompt(ctx, ch, user, kind, at); err != nil {
+		if err := s.RecordPrompt(ctx, Prompt{ChannelID: ch, UserID: user, Kind: kind, At: at}); err != nil {
 			t.Fatal(err)
 		}
 	}

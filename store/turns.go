@@ -23,6 +23,13 @@ type Turn struct {
 	// Outcome is empty while the turn is open, else how it ended (TurnSent, …).
 	Outcome  string
 	ClosedAt time.Time
+	// Author is who sent MessageID and when (not stored): the turn is refused when they have
+	// run forget-me in the guild since (ForgetMember deletes their turns).
+	Author Origin
+	// AnswerAuthor is who sent AnswerID and when (not stored): when they have run forget-me
+	// since, the turn is stored answering itself, without the link to their message, as
+	// ForgetMember leaves the turns coalesced into theirs.
+	AnswerAuthor Origin
 }
 
 // Turn outcomes, as stored.
@@ -47,9 +54,13 @@ const turnsMigration = `CREATE TABLE turns (
 
 // OpenTurn implements Store.
 func (s *SQLite) OpenTurn(ctx context.Context, t Turn) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
-		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
+	res, err := s.db.ExecContext(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
+		SELECT ?1, ?2, ?3, CASE WHEN `+forgottenSQL("?8", "?9")+` THEN ?1 ELSE ?4 END, ?5 WHERE NOT `+forgottenSQL("?6", "?7")+`
+		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		turnArgs(t)...)
+	if err == nil {
+		err = savedOrForgotten(res.RowsAffected())
+	}
 	if err != nil {
 		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
 	}
@@ -97,9 +108,11 @@ func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) 
 
 // OpenTurn implements Store.
 func (s *Postgres) OpenTurn(ctx context.Context, t Turn) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
-		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
+	err := s.lockedWrite(ctx, t.GuildID, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
+		SELECT $1::text, $2::text, $3::text, CASE WHEN `+forgottenSQL("$8::text", "$9::bigint")+` THEN $1::text ELSE $4::text END, $5::bigint
+		WHERE NOT `+forgottenSQL("$6::text", "$7::bigint")+`
+		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		turnArgs(t)...)
 	if err != nil {
 		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
 	}
@@ -157,6 +170,13 @@ func scanTurns(next func() bool, scan func(dest ...any) error) ([]Turn, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// turnArgs are OpenTurn's arguments: the row, then the member keys and times its author's and
+// its answer's author's watermarks are checked against.
+func turnArgs(t Turn) []any {
+	return []any{t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt),
+		memberKey(t.GuildID, t.Author.AuthorID), ms(t.Author.At), memberKey(t.GuildID, t.AnswerAuthor.AuthorID), ms(t.AnswerAuthor.At)}
 }
 
 // answerOf is the turn's AnswerID, itself when unset.

@@ -1,6 +1,11 @@
 package text
 
 import (
+	"slices"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/banterbot/banter/discord/perms"
 	"github.com/banterbot/banter/discord/post"
 	"github.com/banterbot/banter/store"
@@ -22,6 +27,12 @@ func (s *Service) sendRefusal(channelID string) string {
 // state; known is false when the state cannot tell.
 func (s *Service) readable(channelID string) (readable, known bool) {
 	return perms.Readable(s.state.Load(), s.selfID(), channelID)
+}
+
+// mayReference reports whether the bot may reference (reply to) messages in a channel
+// according to the session's state; known is false when the state cannot tell.
+func (s *Service) mayReference(channelID string) (may, known bool) {
+	return perms.MayReference(s.state.Load(), s.selfID(), channelID)
 }
 
 // cannotAnswer drops a new turn in a channel where the bot may not post: no classifier or reply
@@ -49,4 +60,47 @@ func (s *Service) logSendFailed(err error, attrs []any) string {
 	}
 	s.logger.Error("send_failed", append(attrs, "error", err.Error())...)
 	return "failed"
+}
+
+// ownRoles returns the ids of the bot's own roles in a guild according to the session's state:
+// the managed roles it holds. Discord makes one for a bot invited with permissions, named after
+// it (its tags.bot_id, which discordgo does not read, names the bot); a bot holds no other
+// managed role (those of boosts and subscriptions go to people).
+func (s *Service) ownRoles(guildID string) []string {
+	st, selfID := s.state.Load(), s.selfID()
+	if st == nil || guildID == "" || selfID == "" {
+		return nil
+	}
+	member, err := st.Member(guildID, selfID)
+	if err != nil {
+		return nil
+	}
+	g, err := st.Guild(guildID)
+	if err != nil {
+		return nil
+	}
+	st.RLock()
+	defer st.RUnlock()
+	var own []string
+	for _, r := range g.Roles {
+		if r != nil && r.Managed && slices.Contains(member.Roles, r.ID) {
+			own = append(own, r.ID)
+		}
+	}
+	return own
+}
+
+// mentionsOwnRole reports whether m mentions one of the bot's own roles in its text (Discord
+// lists it in mention_roles and writes <@&ID>): a member typing "@banter" in Discord's client
+// may pick the bot's role instead of the bot, and means the bot either way.
+func (s *Service) mentionsOwnRole(m *discordgo.Message) bool {
+	if len(m.MentionRoles) == 0 {
+		return false
+	}
+	for _, id := range s.ownRoles(m.GuildID) {
+		if slices.Contains(m.MentionRoles, id) && strings.Contains(m.Content, "<@&"+id+">") {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
@@ -29,11 +30,7 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 		}
 		h.waitStored(m.ID, "saved", func(store.Message) bool { return true }) // the pipeline knows the channel
 	}
-	hide := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermViewChannel, 10)}
-	if err := h.dsim.SetChannelOverwrite(secret, hide); err != nil {
-		t.Fatal(err)
-	}
+	h.denyBot(secret, world.PermViewChannel)
 	requestsBefore := len(h.dsim.RESTLog())
 	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
 	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
@@ -64,5 +61,64 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 		if strings.Contains(q.Path, "/channels/"+string(secret)+"/") {
 			t.Errorf("request to the hidden channel: %s %s answered %d", q.Method, q.Path, q.Status)
 		}
+	}
+}
+
+// TestPendingCatchUpDroppedWhenRemoved: after a new session, a channel's catch-up waits for its
+// guild's GUILD_CREATE (the guild is in an outage: a stub in READY). The bot is removed from the
+// guild meanwhile (GUILD_DELETE without unavailable): the waiting catch-up is dropped, so when
+// the bot is added back, its GUILD_CREATE does not run that stale catch-up (reason ready, from
+// a start read before the removal); the guild's new channel is caught up as usual.
+func TestPendingCatchUpDroppedWhenRemoved(t *testing.T) {
+	h := newHarness(t, nil)
+	g := h.dsim.CreateGuildOwnedBy("Alice's", h.alice)
+	seen := h.dsim.CreateTextChannel(g, "seen")
+	m, err := h.dsim.Post(h.ctx, h.alice, seen, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitStored(m.ID, "saved", func(store.Message) bool { return true }) // the pipeline knows the channel
+	// Hidden from the bot, a stale catch-up of #seen would log catch_up result=no_access at once
+	// on the GUILD_CREATE, before the new channel's catch-up starts: no race to wait out.
+	h.denyBot(seen, world.PermViewChannel)
+	if err := h.dsim.SetGuildAvailable(g, false); err != nil {
+		t.Fatal(err)
+	}
+	readies := h.dsim.CountGateway(discordsim.GatewayIdentified)
+	simtest.WaitHeartbeat(t, h.dsim) // a fault before it meets discordgo's heartbeat race
+	if err := h.dsim.ForceInvalidSession(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayIdentified, readies+1); err != nil {
+		t.Fatal(err)
+	}
+	// The new session's events arrive, and are handled (discordgo's SyncEvents), in order: READY
+	// (#seen's catch-up waits for the guild), GUILD_DELETE, then the GUILD_CREATE of the re-add.
+	if err := h.dsim.RemoveMember(g, h.dsim.BotID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.dsim.SetGuildAvailable(g, true); err != nil { // the bot is no member: nothing sent
+		t.Fatal(err)
+	}
+	fresh := h.dsim.CreateTextChannel(g, "fresh")
+	off := len(h.logs.String())
+	if err := h.dsim.AddMember(g, h.dsim.BotID()); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLogAfter(off, 10*time.Second, `"msg":"catch_up"`, `"reason":"guild_create"`, `"channel_id":"`+string(fresh)+`"`)
+	for _, line := range strings.Split(h.logs.String()[off:], "\n") {
+		if strings.Contains(line, `"msg":"catch_up"`) && strings.Contains(line, `"channel_id":"`+string(seen)+`"`) {
+			t.Errorf("a catch-up of #seen ran on the re-add's GUILD_CREATE: %s", line)
+		}
+	}
+}
+
+// denyBot sets the bot's member overwrite on channel ch, denying it perms (binding in a guild
+// it does not own).
+func (h *harness) denyBot(ch discordsim.ChannelID, perms uint64) {
+	h.t.Helper()
+	o := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0", Deny: strconv.FormatUint(perms, 10)}
+	if err := h.dsim.SetChannelOverwrite(ch, o); err != nil {
+		h.t.Fatal(err)
 	}
 }

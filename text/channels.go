@@ -72,7 +72,9 @@ func (s *Service) channel(id string) *channelState {
 // (carried, may be nil), then REST (either is stored on the way). ok is false when it does not
 // exist in that channel, cannot be fetched, or must stay out of the model's context (a blocked
 // author or a ban word: such a message is not stored either); a deleted message comes back
-// with Deleted.
+// with Deleted. Where the bot may not read the channel's history (the session's state says so,
+// or Discord refuses the fetch with 403) the message cannot be fetched: that is logged at debug
+// (message_fetch_skipped, message_fetch_refused), as it happens on every such turn.
 func (s *Service) lookup(ctx context.Context, channelID, id string, carried *discordgo.Message) (store.Message, bool) {
 	cfg := s.cfg()
 	m, err := s.opts.Store.Message(ctx, id)
@@ -91,14 +93,22 @@ func (s *Service) lookup(ctx context.Context, channelID, id string, carried *dis
 	}
 	dm, err := carried, error(nil)
 	if dm == nil {
+		if readable, known := s.readable(channelID); known && !readable {
+			s.logger.Debug("message_fetch_skipped", "reason", "no_read_history", "message_id", id, "channel_id", channelID)
+			return store.Message{}, false
+		}
 		dm, err = s.opts.Discord.ChannelMessage(channelID, id, discordgo.WithContext(ctx))
 	}
 	if err != nil {
 		var re *discordgo.RESTError
-		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+		switch {
+		case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound:
 			return store.Message{ID: id, ChannelID: channelID, Deleted: true}, true
+		case re != nil && re.Response != nil && re.Response.StatusCode == http.StatusForbidden:
+			s.logger.Debug("message_fetch_refused", "message_id", id, "channel_id", channelID, "error", err.Error())
+		default:
+			s.logger.Warn("message_fetch_failed", "message_id", id, "channel_id", channelID, "error", err.Error())
 		}
-		s.logger.Warn("message_fetch_failed", "message_id", id, "channel_id", channelID, "error", err.Error())
 		return store.Message{}, false
 	}
 	if dm.ChannelID == "" {

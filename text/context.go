@@ -52,6 +52,7 @@ type convo struct {
 type participant struct {
 	id, name string
 	persona  *store.UserPersona
+	roleIDs  []string // the bot's own roles, for the bot itself (a mention of one is a mention of it)
 }
 
 // buildConvo gathers the context for answering batch (primary is its main turn): the reply

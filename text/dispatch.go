@@ -181,7 +181,9 @@ func storedIDs(ms []store.Message) []string {
 // server errors retried with the same nonce. The first part carries the reply reference;
 // allowed_mentions never lets anything ping except, per config, the replied-to user. A reply
 // whose target was deleted meanwhile is sent as a plain message opened by an apology
-// (targetDeletedNote). A model reply that holds a ban word is replaced by
+// (targetDeletedNote). Where the bot may not reference messages (no Read Message History:
+// replyReference), the reply goes out as a plain message opened by its addressee's mention
+// (post.Message.Addressee). A model reply that holds a ban word is replaced by
 // safety.filteredReplyText, never sent starred. Sent messages are stored with
 // the persona that wrote them. It returns the ids sent and updates plan when the reply had to
 // fall back.
@@ -198,6 +200,7 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		persona = c.persona
 	}
 	var ids []string
+	reference := s.replyReference(t, plan)
 	for i, part := range parts {
 		kind := byte('r')
 		if plan.notice {
@@ -206,15 +209,18 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		msg := post.Message{ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, Content: part, TurnID: t.msg.ID,
 			CoalescedTurnIDs: plan.coalesced, Nonce: turnNonce(t.msg.ID, kind, i)}
 		if i == 0 && plan.replyTo != "" {
-			msg.ReplyTo = plan.replyTo
+			msg.ReplyTo, msg.Addressee = reference, authorOf(t, c, plan.replyTo)
 			msg.PingRepliedUser = cfg.Permissions.PingRepliedUser
 		}
 		sent, err := s.sender.Create(ctx, msg)
+		if err == nil && msg.ReplyTo != "" && sent.MessageReference == nil {
+			s.unreferenced(plan) // Discord refused the reference (160009): the Sender sent it plain
+		}
 		if err != nil && msg.ReplyTo != "" && s.targetGone(ctx, t.msg.ChannelID, msg.ReplyTo, err) {
 			s.opts.Metrics.fallback("target_deleted")
 			s.logger.Warn("reply_target_deleted", "target_message_id", msg.ReplyTo, "channel_id", t.msg.ChannelID)
 			plan.mode, plan.fallback, plan.replyTo = "fallback_broadcast", "target_deleted", ""
-			msg.ReplyTo, msg.PingRepliedUser = "", false
+			msg.ReplyTo, msg.PingRepliedUser, msg.Addressee = "", false, ""
 			if withNote := targetDeletedNote + "\n" + part; utf8.RuneCountInString(withNote) <= post.MaxLen {
 				msg.Content = withNote // downgraded to a broadcast, with an apology
 			}
@@ -229,8 +235,8 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		}
 		rec := storedFromDiscord(sent, s.channelInfo(ctx, t.msg.ChannelID), true)
 		rec.Persona = persona
-		if rec.ReplyToID == "" {
-			rec.ReplyToID = msg.ReplyTo
+		if rec.ReplyToID == "" && i == 0 {
+			rec.ReplyToID = plan.replyTo // what it answers, a reply or not
 		}
 		if rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == t.msg.ID {
 			rec.ReplyToOrigin = store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}
@@ -240,6 +246,47 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		}
 	}
 	return ids, nil
+}
+
+// replyReference is the message the plan's reply may reference: plan.replyTo, or "" when the
+// session's state says the bot may not reference messages in the channel (View Channel and
+// Read Message History: perms.MayReference), so that no create is refused for it (160009);
+// the reply then goes out plain, opened by its addressee's mention. When the state cannot
+// tell, the reference is sent and the Sender falls back on Discord's 160009.
+func (s *Service) replyReference(t *turn, plan *sendPlan) string {
+	if plan.replyTo == "" {
+		return ""
+	}
+	if may, known := s.mayReference(t.msg.ChannelID); !known || may {
+		return plan.replyTo
+	}
+	s.logger.Info("reply_unreferenced", "reason", "no_read_history", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID,
+		"target_message_id", plan.replyTo)
+	s.unreferenced(plan)
+	return ""
+}
+
+// unreferenced records that the plan's reply goes out as a plain message because the bot may
+// not read the channel's history: a fallback_broadcast counted no_read_history.
+func (s *Service) unreferenced(plan *sendPlan) {
+	s.opts.Metrics.fallback("no_read_history")
+	plan.mode, plan.fallback = "fallback_broadcast", "no_read_history"
+}
+
+// authorOf is the author of message id: the turn's own message, or one of the conversation
+// shown (c may be nil); "" when unknown (the plain message then opens with no mention).
+func authorOf(t *turn, c *convo, id string) string {
+	if id == t.msg.ID {
+		return t.msg.AuthorID
+	}
+	if c != nil {
+		for _, m := range c.all() {
+			if m.ID == id {
+				return m.AuthorID
+			}
+		}
+	}
+	return ""
 }
 
 // targetDeletedNote opens a reply whose target was deleted before it could be sent: it goes to

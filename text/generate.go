@@ -28,7 +28,7 @@ const (
 // and reports whether there is something to send.
 func (s *Service) generate(ctx context.Context, a *attempt) bool {
 	p := a.primary
-	s.recordPrompt(ctx, a.cs, p.msg.AuthorID, p.addressed(), s.now())
+	s.recordPrompt(ctx, a.cs, p, s.now())
 	res, err := s.opts.Model.Generate(llm.WithSlot(ctx, SlotReply), a.req)
 	a.tModel = s.now()
 	s.opts.Metrics.phase("llm1", a.tModel.Sub(a.tContext))

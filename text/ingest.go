@@ -105,7 +105,7 @@ func (s *Service) openBeforeStore(ctx context.Context, cfg *config.Config, cs *c
 	if !d.DirectAddressed && t.command == nil && d.Outcome != decision.OutcomePending {
 		return false
 	}
-	s.openTurn(ctx, t, "")
+	s.openTurn(ctx, t, nil)
 	return true
 }
 
@@ -126,7 +126,7 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})
 	if pending && !opened { // the policy changed since openBeforeStore (a reload)
-		s.openTurn(ctx, t, "")
+		s.openTurn(ctx, t, nil)
 		opened = true
 	}
 	decide := func() {
@@ -137,7 +137,7 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 		}
 		switch addressed := allowed && t.addressed(); {
 		case addressed && !opened:
-			s.openTurn(ctx, t, "") // durable before anything is generated (turns.go)
+			s.openTurn(ctx, t, nil) // durable before anything is generated (turns.go)
 		case !addressed && opened:
 			s.closeTurnIDs([]string{t.msg.ID}, store.TurnExplained) // declined, or not addressed after all
 		}

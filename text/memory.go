@@ -30,6 +30,14 @@ func (s *Service) saveMessage(ctx context.Context, rec store.Message, source str
 	return false, err
 }
 
+// writeRefused logs a write about t the store refused because its author ran /memory
+// forget-me after saying it (what: prompt_ledger, turn); by message, not by author. The store
+// counts it (banter_store_operations_total{result="forgotten"}).
+func (s *Service) writeRefused(t *turn, what, op string) {
+	s.logger.Info("memory_write_refused", "guild_id", t.msg.GuildID, "channel_id", t.msg.ChannelID, "message_id", t.msg.ID,
+		"what", what, "op", op, "reason", "forgotten")
+}
+
 // forgottenTurn reports whether t's author ran /memory forget-me in its server after saying it
 // (while t waited in the queue): such a turn is not answered, and is logged and counted (not by
 // author). The watermark is read when the attempt takes the turn: a forget-me after that is one

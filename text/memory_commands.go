@@ -191,8 +191,16 @@ func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string) stri
 		return "Sorry, I couldn't forget that just now. Please try again."
 	}
 	s.logger.Info("memory_member_forgotten", "guild_id", guild, "facts", r.Facts, "messages", r.Messages, "replies", r.Replies)
-	return fmt.Sprintf("Done. I forgot %d facts about you and %d messages of yours (and %d of my replies to them) in this server.",
-		r.Facts, r.Messages, r.Replies)
+	return fmt.Sprintf("Done. I forgot %s about you and %s of yours (and %d of my replies to them) in this server.",
+		count(r.Facts, "fact", "facts"), count(r.Messages, "message", "messages"), r.Replies)
+}
+
+// count is n with the noun in its number: "1 fact", "2 facts".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (s *Service) memoryPause(ctx context.Context, guild, userID string, paused bool) string {
@@ -278,7 +286,7 @@ func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) b
 	r.admin = s.mayManage(m)
 	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, r)
 	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
-		Content: reply, ReplyTo: m.ID, TurnID: m.ID}); err != nil {
+		Content: reply, ReplyTo: m.ID, Addressee: m.Author.ID, TurnID: m.ID}); err != nil {
 		s.logger.Warn("memory_command_reply_failed", "message_id", m.ID, "channel_id", m.ChannelID, "reason", post.Refusal(err),
 			"error", err.Error())
 	}

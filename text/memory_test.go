@@ -106,7 +106,7 @@ func TestMemoryCommands(t *testing.T) {
 
 	cmd := h.post(h.alice, "!banter memory forget-me")
 	reply := h.waitBot(1)
-	if reply.ReplyTo() != cmd.ID || !strings.Contains(reply.Content, "I forgot 1 facts") {
+	if reply.ReplyTo() != cmd.ID || !strings.Contains(reply.Content, "I forgot 1 fact about you") {
 		t.Errorf("prefix forget-me answered %q (to %s)", reply.Content, reply.ReplyTo())
 	}
 	if _, err := h.st.Message(ctx, string(cmd.ID)); err == nil {

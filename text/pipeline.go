@@ -157,7 +157,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 			// Answered together: the reply to primary covers it (the model sees the whole batch).
 			s.logger.Info("turn_coalesced", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
 				"into", primary.msg.ID)
-			s.openTurn(ctx, t, primary.msg.ID)
+			s.openTurn(ctx, t, primary)
 		}
 	}
 	return admitted, primary
@@ -166,7 +166,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 // buildContext gathers what the model sees and renders the request.
 func (s *Service) buildContext(ctx context.Context, a *attempt) {
 	a.c = s.buildConvo(ctx, a.cfg, a.cs, a.primary, a.admitted)
-	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), a.cfg.Bot.Name)
+	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), participant{id: s.selfID(), name: a.cfg.Bot.Name, roleIDs: s.ownRoles(a.primary.msg.GuildID)})
 	s.addMemories(ctx, a)
 	if lookups := lookupsOffered(a.cfg); len(lookups) > 0 {
 		a.req.Tools = append(a.req.Tools, lookups...)

@@ -21,7 +21,7 @@ Put only your message in text: no labels, ids or names of your own in front. Kee
 and natural, like a person in chat. Never use @everyone or @here.`
 
 // buildRequest renders the model request for a conversation.
-func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Time, selfName string) llm.GenerateRequest {
+func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Time, self participant) llm.GenerateRequest {
 	persona := cfg.Bot.Personas[c.persona]
 	var sys strings.Builder
 	sys.WriteString(strings.TrimSpace(persona.Prompt))
@@ -43,7 +43,7 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 		sys.WriteString(note)
 	}
 
-	msg := llm.Message{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, selfName)}
+	msg := llm.Message{Role: llm.RoleUser, Content: renderConvo(cfg, c, now, self)}
 	for _, si := range c.images.inputs {
 		msg.Images = append(msg.Images, si.input)
 	}
@@ -86,8 +86,11 @@ func situationNotes(c *convo) []string {
 	return notes
 }
 
-// renderConvo writes the context block the model reads.
-func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) string {
+// renderConvo writes the context block the model reads. self is the bot: its name (bot.name)
+// and Discord user id, listed among the participants so that a mention of it in a line (<@ID>,
+// as Discord writes it) reads as one, as the other people's ids do.
+func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) string {
+	selfName := self.name
 	var b strings.Builder
 	if c.channel.isThread {
 		fmt.Fprintf(&b, "Channel: #%s, thread %q\n", nonEmpty(c.channel.parent, c.channel.parentID), nonEmpty(c.channel.name, c.channel.id))
@@ -100,7 +103,13 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, selfName string) s
 	for _, p := range c.people {
 		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
-	fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
+	if self.id != "" && len(self.roleIDs) > 0 {
+		fmt.Fprintf(&b, "- %s (you, user id %s; a mention of your role, <@&%s>, means you too)\n\n", selfName, self.id, strings.Join(self.roleIDs, ">, <@&"))
+	} else if self.id != "" {
+		fmt.Fprintf(&b, "- %s (you, user id %s)\n\n", selfName, self.id)
+	} else {
+		fmt.Fprintf(&b, "- %s (you)\n\n", selfName)
+	}
 	if c.topic != "" {
 		// The design's priority: the topic over the history.
 		fmt.Fprintf(&b, "Topic %s asked you about (it matters more than the history below): %s\n\n", c.nameOf(c.primary), c.topic)

@@ -2,6 +2,7 @@ package text
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 
@@ -136,15 +137,22 @@ func (s *Service) promptAllowed(ctx context.Context, cfg *config.Config, cs *cha
 	return b
 }
 
-// recordPrompt notes a reply attempt for the turn's channel and user, in the ledger and in
-// the channel's tally.
-func (s *Service) recordPrompt(ctx context.Context, cs *channelState, userID string, explicit bool, now time.Time) {
+// recordPrompt notes a reply attempt for the turn's channel and author, in the ledger and in
+// the channel's tally. The store refuses the ledger row when the author ran /memory forget-me
+// after saying it (a forget-me during the reply, after the worker read the watermark): no row
+// names them then, but the tally still counts the attempt.
+func (s *Service) recordPrompt(ctx context.Context, cs *channelState, t *turn, now time.Time) {
 	kind := store.PromptInitiative
-	if explicit {
+	if t.addressed() {
 		kind = store.PromptExplicit
 	}
-	if err := s.opts.Store.RecordPrompt(ctx, cs.id, userID, kind, now); err != nil {
+	err := s.opts.Store.RecordPrompt(ctx, store.Prompt{GuildID: t.msg.GuildID, ChannelID: cs.id, UserID: t.msg.AuthorID,
+		SaidAt: t.msg.CreatedAt, Kind: kind, At: now})
+	switch {
+	case errors.Is(err, store.ErrForgotten):
+		s.writeRefused(t, "prompt_ledger", "reply")
+	case err != nil:
 		s.logger.Warn("store_failed", "op", "record_prompt", "channel_id", cs.id, "error", err.Error())
 	}
-	cs.countPrompt(userID)
+	cs.countPrompt(t.msg.AuthorID)
 }

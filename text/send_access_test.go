@@ -2,7 +2,6 @@ package text_test
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +44,7 @@ func TestNoReplyWhereBotMayNotSend(t *testing.T) {
 			g := h.dsim.CreateGuildOwnedBy("Alice's", h.alice)
 			muted := h.dsim.CreateTextChannel(g, "muted")
 			open := h.dsim.CreateTextChannel(g, "open")
-			deny := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-				Deny: strconv.FormatUint(world.PermSendMessages, 10)}
-			if err := h.dsim.SetChannelOverwrite(muted, deny); err != nil {
-				t.Fatal(err)
-			}
+			h.denyBot(muted, world.PermSendMessages)
 			requests := len(h.dsim.RESTLog())
 
 			hush, err := h.dsim.Post(h.ctx, h.alice, muted, mention(h.dsim.BotID())+" can you hear me in here?")
@@ -126,11 +121,7 @@ func TestOpenTurnWhereBotMayNoLongerSee(t *testing.T) {
 	if err := st.OpenTurn(h.ctx, store.Turn{MessageID: string(m.ID), ChannelID: string(hidden), GuildID: string(g), AdmittedAt: h.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	deny := world.Overwrite{ID: string(h.dsim.BotID()), Type: world.OverwriteMember, Allow: "0",
-		Deny: strconv.FormatUint(world.PermViewChannel|world.PermSendMessages, 10)}
-	if err := h.dsim.SetChannelOverwrite(hidden, deny); err != nil {
-		t.Fatal(err)
-	}
+	h.denyBot(hidden, world.PermViewChannel|world.PermSendMessages)
 	requests := len(h.dsim.RESTLog())
 	h.start()
 	h.waitLog(`"msg":"turn_recovered"`, `"message_id":"`+string(m.ID)+`"`, `"result":"no_permission"`, `"reason":"missing_access"`)

@@ -36,7 +36,11 @@ func TestMentionRepliesToTrigger(t *testing.T) {
 	// The model saw who said what, with ids.
 	g := h.generations()
 	if len(g) != 1 || !strings.Contains(g[0].Prompt, "[msg "+string(m.ID)) || !strings.Contains(g[0].Prompt, "alice") {
-		t.Errorf("prompt lacks the labelled trigger:\n%v", g)
+		t.Fatalf("prompt lacks the labelled trigger:\n%v", g)
+	}
+	// The line shows the mention as Discord writes it (<@id>): the participants say whose id it is.
+	if self := "- banter (you, user id " + string(h.dsim.BotID()) + ")"; !strings.Contains(g[0].Prompt, mention(h.dsim.BotID())) || !strings.Contains(g[0].Prompt, self) {
+		t.Errorf("the prompt shows a mention of the bot without saying it is the bot's id (%q):\n%s", self, g[0].Prompt)
 	}
 }
 

@@ -54,6 +54,9 @@ func (s *Service) newTurn(ctx context.Context, cfg *config.Config, m *discordgo.
 			t.mentions = true
 		}
 	}
+	if !t.mentions {
+		t.mentions = s.mentionsOwnRole(m)
+	}
 	if rec.ReplyToID != "" {
 		s.resolveReference(ctx, m, t)
 	}

@@ -29,11 +29,21 @@ import (
 // soon after its trigger.
 const recoverPages = 3
 
-// openTurn records an admitted addressed turn; answerID is the turn whose reply answers it
-// ("" for itself).
-func (s *Service) openTurn(ctx context.Context, t *turn, answerID string) {
-	err := s.opts.Store.OpenTurn(ctx, store.Turn{MessageID: t.msg.ID, ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID,
-		AnswerID: answerID, AdmittedAt: s.now()})
+// openTurn records an admitted addressed turn; answer is the turn whose reply answers it
+// (nil for itself). The store refuses it when its author ran /memory forget-me after saying it
+// (one coalesced into a reply already under way, or admitted as they ran it): logged.
+func (s *Service) openTurn(ctx context.Context, t *turn, answer *turn) {
+	rec := store.Turn{MessageID: t.msg.ID, ChannelID: t.msg.ChannelID, GuildID: t.msg.GuildID, AdmittedAt: s.now(),
+		Author: store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}}
+	op := "admit"
+	if answer != nil {
+		rec.AnswerID, rec.AnswerAuthor, op = answer.msg.ID, store.Origin{AuthorID: answer.msg.AuthorID, At: answer.msg.CreatedAt}, "coalesce"
+	}
+	err := s.opts.Store.OpenTurn(ctx, rec)
+	if errors.Is(err, store.ErrForgotten) {
+		s.writeRefused(t, "turn", op)
+		return
+	}
 	if err != nil {
 		s.logger.Error("store_failed", "op", "open_turn", "message_id", t.msg.ID, "error", err.Error())
 	}

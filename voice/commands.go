@@ -100,7 +100,7 @@ func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *
 	}
 	svc.wg.Go(func() {
 		msg := work()
-		reply := post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID, ReplyTo: m.ID, Content: msg, TurnID: m.ID}
+		reply := post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID, ReplyTo: m.ID, Addressee: m.Author.ID, Content: msg, TurnID: m.ID}
 		if _, err := svc.opts.Sender.Create(svc.ctx, reply); err != nil {
 			svc.log.Warn("voice_command_reply_failed", "channel_id", m.ChannelID, "reason", post.Refusal(err), "error", err)
 		}

@@ -293,7 +293,8 @@ func (s *session) contextLines(id string) []decision.ContextLine {
 
 // postLogs posts what was said to the configured log channel. Once Discord refuses a post for
 // the bot's permissions there (403: no Send Messages, no View Channel), which is final, the
-// session's further lines are dropped: the refusal is logged once, with its reason.
+// session's further lines are dropped: the refusal is logged once, with its reason, each line
+// dropped at debug (voice_log_line_dropped).
 func (s *session) postLogs() {
 	ch := s.svc.cfg().Voice.LogChannelID
 	refused := false
@@ -303,6 +304,7 @@ func (s *session) postLogs() {
 			return
 		case l := <-s.logCh:
 			if refused {
+				s.log.Debug("voice_log_line_dropped", "channel_id", ch, "reason", "refused")
 				continue
 			}
 			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	discordsim "github.com/banterbot/banter/sim/discord"
 	simworld "github.com/banterbot/banter/sim/discord/world"
@@ -13,7 +14,9 @@ import (
 // denying it Send Messages, in a guild it does not own). Discord's 403 50013 is final: the
 // first line is refused, logged once with reason=missing_permissions and the channel, never
 // retried, and the session's later lines are not sent; the conversation itself goes on (the
-// bot still answers aloud).
+// bot still answers aloud). The session ends only once the second line was handled — dropped
+// (voice_log_line_dropped), or posted by a log channel that did not stop — so that no second
+// create can be missed for want of time.
 func TestLogChannelRefused(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil, genRule("Hello alice."))
@@ -31,18 +34,26 @@ func TestLogChannelRefused(t *testing.T) {
 	w.play(alice, "hey-banter-weather")
 	w.waitLog(`"msg":"voice_log_post_failed"`, `"reason":"missing_permissions"`, `"channel_id":"`+string(logCh)+`"`)
 	w.waitLog(`"msg":"stt_pipeline_reply_spoken"`) // its line goes to the log channel too
+	creates := func() int {
+		n := 0
+		for _, q := range w.dsim.RESTLog() {
+			if q.Route == discordsim.RouteMessageCreate && strings.Contains(q.Path, "/channels/"+string(logCh)+"/") {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(guard); w.logs.Count(`"msg":"voice_log_line_dropped"`) == 0 && creates() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // a failure guard, not a timing requirement
+			t.Fatalf("the second line was neither dropped nor posted")
+		}
+	}
 	alice.Leave()
 	if err := w.dsim.LeaveVoice(w.users["alice"], w.vc); err != nil {
 		t.Fatal(err)
 	}
 	w.waitLog(`"msg":"voice_session_end"`)
-	posts := 0
-	for _, q := range w.dsim.RESTLog() {
-		if q.Route == discordsim.RouteMessageCreate && strings.Contains(q.Path, "/channels/"+string(logCh)+"/") {
-			posts++
-		}
-	}
-	if posts != 1 {
+	if posts := creates(); posts != 1 {
 		t.Errorf("%d creates sent to the refusing log channel, want 1", posts)
 	}
 	if n := w.logs.Count(`"msg":"voice_log_post_failed"`); n != 1 {

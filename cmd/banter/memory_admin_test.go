@@ -177,7 +177,8 @@ func mustAtoi(t *testing.T, s string) int {
 }
 
 // TestMemoryRetention: `banter run` deletes the facts older than memory.retentionDays (180 by
-// default) when it starts, and keeps the younger ones.
+// default) when it starts, and keeps the younger ones; it warns at start that facts outlive the
+// stored messages (store.retentionDays 90).
 func TestMemoryRetention(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -207,5 +208,16 @@ func TestMemoryRetention(t *testing.T) {
 	}
 	if len(hits) != 1 || hits[0].Needle != "named Young" {
 		t.Errorf("after the prune the facts table holds %+v, want the younger fact only", hits)
+	}
+	// Facts kept 180 days, messages 90 (the defaults): said at start, naming both.
+	warned := false
+	for _, l := range b.logs.since(0) {
+		if l.msg() == "config_warning" && l.str("level") == "WARN" && l.str("warning") == "memory_outlives_messages" &&
+			l["memory.retentionDays"] == float64(180) && l["store.retentionDays"] == float64(90) {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no config_warning memory_outlives_messages at start\n%s", b.logs.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/budget"
+	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/decision"
 	"github.com/banterbot/banter/discord"
 	"github.com/banterbot/banter/discord/dave"
@@ -86,6 +87,7 @@ func catalogue(t *testing.T) []string {
 	discord.NewRESTMetrics(reg)
 	store.Instrument(nil, reg)
 	metrics.RegisterReady(reg, nil)
+	config.NewReloadMetrics(reg)
 	registerLibopusInfo(reg)
 	var rows []string
 	for _, d := range reg.descs {

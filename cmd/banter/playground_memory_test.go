@@ -167,7 +167,7 @@ func TestPlaygroundMemory(t *testing.T) {
 	if got := v.facts("alice"); len(got) != 1 || got[0] != "alice lives in Lyon" {
 		t.Fatalf("alice's facts %q", got)
 	}
-	if st := httpDo(t, "POST", url+"/api/memory/forget-me", map[string]any{"member": "alice"}, &res); st != 200 || !strings.Contains(res.Answer, "I forgot 1 facts") {
+	if st := httpDo(t, "POST", url+"/api/memory/forget-me", map[string]any{"member": "alice"}, &res); st != 200 || !strings.Contains(res.Answer, "I forgot 1 fact about you") {
 		t.Fatalf("forget-me: %d %+v", st, res)
 	}
 	httpDo(t, "GET", url+"/api/memory", nil, &v)

@@ -160,6 +160,7 @@ func runCommand(ctx context.Context, e env) error {
 	level.Set(parseLevel(cfg.Log.Level))
 	logger := newLogger(e.stderr, cfg.Log.Format, level)
 	logger.Info("banter_starting", "version", version(), "config", describePath(path), "bot", cfg.Bot.Name, "libopus", opus.Version())
+	cfg.LogWarnings(logger)
 
 	if e.getenv("GOGC") == "" {
 		// Voice frames go out every 20 ms; with Go's default GOGC=100 garbage collection is the
@@ -295,6 +296,7 @@ func (a *app) startBackground(ctx context.Context, wg *sync.WaitGroup, reg *prom
 	}
 
 	watcher := config.NewWatcher(a.path, a.cfg, a.getenv, a.logger)
+	watcher.CountReloads(config.NewReloadMetrics(reg))
 	// Always running: memory.retentionDays is live (a reload may turn it on).
 	wg.Go(func() { a.pruneLoop(ctx, st, watcher.Current) })
 	watcher.Subscribe(func(_, updated *config.Config) { a.level.Set(parseLevel(updated.Log.Level)) })

@@ -134,6 +134,13 @@ func Readable(st *discordgo.State, userID, channelID string) (readable, ok bool)
 	return ok && p&Read == Read, ok
 }
 
+// MayReference reports whether userID may reference (reply to) a message of channelID
+// according to st: a message_reference needs View Channel and Read Message History, else
+// Discord refuses the create (160009). ok is false when st cannot tell.
+func MayReference(st *discordgo.State, userID, channelID string) (may, ok bool) {
+	return Readable(st, userID, channelID)
+}
+
 // GuildAvailable reports whether st holds guildID's roles and channels: false for a guild only
 // listed by READY (an unavailable stub) until its GUILD_CREATE arrives, or one st never saw.
 func GuildAvailable(st *discordgo.State, guildID string) bool {

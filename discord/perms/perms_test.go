@@ -43,6 +43,8 @@ func TestInChannel(t *testing.T) {
 			overwrites: []*discordgo.PermissionOverwrite{{ID: bot, Type: discordgo.PermissionOverwriteTypeMember, Deny: view | send}}},
 		{name: "the owner holds everything", user: owner, ch: text, wantOK: true, want: all, readable: true,
 			overwrites: []*discordgo.PermissionOverwrite{{ID: owner, Type: discordgo.PermissionOverwriteTypeMember, Deny: view}}},
+		{name: "no read message history: may send, may not reference", user: bot, ch: text, wantOK: true, want: everyone &^ history,
+			overwrites: []*discordgo.PermissionOverwrite{{ID: bot, Type: discordgo.PermissionOverwriteTypeMember, Deny: history}}},
 		{name: "a thread takes its parent's overwrites", user: bot, ch: thread, wantOK: true, want: everyone &^ history, refusal: "",
 			overwrites: []*discordgo.PermissionOverwrite{{ID: bot, Type: discordgo.PermissionOverwriteTypeMember, Deny: history}}},
 		{name: "a thread needs send messages in threads", user: bot, ch: thread, wantOK: true, want: everyone &^ inThreads, readable: true, refusal: "missing_permissions",
@@ -78,6 +80,9 @@ func TestInChannel(t *testing.T) {
 			}
 			if r, rok := Readable(st, tt.user, tt.ch); r != tt.readable || rok != tt.wantOK {
 				t.Errorf("Readable = %v, %v; want %v, %v", r, rok, tt.readable, tt.wantOK)
+			}
+			if may, mok := MayReference(st, tt.user, tt.ch); may != tt.readable || mok != tt.wantOK {
+				t.Errorf("MayReference = %v, %v; want %v, %v", may, mok, tt.readable, tt.wantOK)
 			}
 		})
 	}

@@ -3,6 +3,9 @@
 //
 //   - never lets a message ping anyone but, when asked, the replied-to user
 //     (allowed_mentions parse: []), and defuses @everyone/@here/role mentions in the text;
+//   - sends a reply Discord refuses for its reference (160009: the bot may not read the
+//     channel's history, Unreferenceable) once more as a plain message opened by the
+//     addressee's mention (reply_unreferenced), so that the member still gets the answer;
 //   - splits text longer than Discord's 2,000 characters at paragraph, line, sentence or word
 //     boundaries;
 //   - gives each attempt its own deadline (Options.AttemptTimeout, default 10 s), and retries
@@ -31,6 +34,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,6 +108,12 @@ type Message struct {
 	ReplyTo, GuildID string
 	// PingRepliedUser lets the reply notify the replied-to author; nothing else ever pings.
 	PingRepliedUser bool
+	// Addressee is the user the message answers (ReplyTo's author). A message sent without
+	// ReplyTo — where the bot may not reply, lacking Read Message History — opens with their
+	// mention instead (when it still fits MaxLen), which pings them only with PingRepliedUser,
+	// as the reply would have. With ReplyTo set it is used only when Discord refuses the
+	// reference (Unreferenceable) and the message goes out plain.
+	Addressee string
 	// TurnID names what the message answers, for the loss log.
 	TurnID string
 	// CoalescedTurnIDs are turns answered together with TurnID (coalesced into its reply): a
@@ -130,6 +140,7 @@ type createBody struct {
 // every mention in the text).
 type allowedMentions struct {
 	Parse       []string `json:"parse"`
+	Users       []string `json:"users,omitempty"`
 	RepliedUser bool     `json:"replied_user"`
 }
 
@@ -144,22 +155,50 @@ var errAttemptTimeout = errors.New("post: attempt timed out")
 // Create sends one message, retrying server errors, network failures and attempts that timed
 // out with the same nonce. It returns the created message, or the last error (a
 // *discordgo.RESTError for an HTTP answer) once the attempts or the budget are spent, the
-// error is not worth retrying, or ctx is done.
+// error is not worth retrying, or ctx is done. A reply Discord refuses for its reference
+// (Unreferenceable) is sent once more without it (counted and logged reply_unreferenced).
 func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, error) {
-	body := createBody{
+	sent, err := s.create(ctx, m)
+	if m.ReplyTo == "" || !Unreferenceable(err) {
+		return sent, err
+	}
+	s.opts.Metrics.count("reply_unreferenced")
+	s.opts.Logger.Warn("reply_unreferenced", "channel_id", m.ChannelID, "turn_id", m.TurnID, "reply_to", m.ReplyTo,
+		"error", err.Error())
+	m.ReplyTo = ""
+	return s.create(ctx, m)
+}
+
+// createRequest is the create request for m.
+func createRequest(m Message) createBody {
+	b := createBody{
 		Content:         Defuse(m.Content),
 		AllowedMentions: allowedMentions{Parse: []string{}},
 		Nonce:           m.Nonce,
 		EnforceNonce:    true,
 	}
-	if body.Nonce == "" {
-		body.Nonce = newNonce()
+	if b.Nonce == "" {
+		b.Nonce = newNonce()
 	}
-	if m.ReplyTo != "" {
+	switch {
+	case m.ReplyTo != "":
 		fail := true
-		body.MessageReference = &discordgo.MessageReference{MessageID: m.ReplyTo, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &fail}
-		body.AllowedMentions.RepliedUser = m.PingRepliedUser
+		b.MessageReference = &discordgo.MessageReference{MessageID: m.ReplyTo, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &fail}
+		b.AllowedMentions.RepliedUser = m.PingRepliedUser
+	case m.Addressee != "":
+		if opened := "<@" + m.Addressee + "> " + b.Content; utf8.RuneCountInString(opened) <= MaxLen {
+			b.Content = opened
+		}
+		if m.PingRepliedUser {
+			b.AllowedMentions.Users = []string{m.Addressee}
+		}
 	}
+	return b
+}
+
+// create is Create without the reply's second chance.
+func (s *Sender) create(ctx context.Context, m Message) (*discordgo.Message, error) {
+	body := createRequest(m)
 	budget, cancel := context.WithTimeout(ctx, s.opts.Budget)
 	defer cancel()
 	var err error
@@ -201,6 +240,8 @@ func (s *Sender) Create(ctx context.Context, m Message) (*discordgo.Message, err
 		}
 	} else if Refusal(err) != "" {
 		s.opts.Metrics.count("forbidden")
+	} else if Unreferenceable(err) {
+		// counted by Create (reply_unreferenced), which sends it again without the reference
 	} else {
 		s.opts.Metrics.count("refused")
 	}
@@ -312,9 +353,12 @@ func Retryable(err error) bool {
 // "missing_access" (50001: it may not see the channel), "forbidden" (another 403); "" for any
 // other error. A refusal is final: sending again cannot succeed until a moderator changes the
 // channel's permissions.
+//
+// A reply refused for its reference (Unreferenceable) is no refusal: the same text may be sent
+// without the reference.
 func Refusal(err error) string {
 	var re *discordgo.RESTError
-	if !errors.As(err, &re) || re.Response == nil || re.Response.StatusCode != http.StatusForbidden {
+	if !errors.As(err, &re) || re.Response == nil || re.Response.StatusCode != http.StatusForbidden || Unreferenceable(err) {
 		return ""
 	}
 	if re.Message != nil {
@@ -327,6 +371,23 @@ func Refusal(err error) string {
 	}
 	return "forbidden"
 }
+
+// Unreferenceable reports whether Discord refused a message for its message_reference because
+// the bot may not read the channel's history (no Read Message History): JSON code 160009
+// "Cannot reference a message without permission to read message history", or 160002 "Cannot
+// reply without permission to read message history", which it replaced. The code decides,
+// whatever the HTTP status (160002 came with 403; no source gives 160009's).
+func Unreferenceable(err error) bool {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Message == nil {
+		return false
+	}
+	return re.Message.Code == ErrCodeCannotReference || re.Message.Code == discordgo.ErrCodeCannotReplyWithoutPermissionToReadMessageHistory
+}
+
+// ErrCodeCannotReference is Discord's JSON error code for a message_reference its sender may
+// not read (discord/discord-api-docs#8424); discordgo does not name it.
+const ErrCodeCannotReference = 160009
 
 // newNonce is a fresh message nonce: Discord accepts a string of up to 25 characters.
 func newNonce() string { return strconv.FormatUint(rand.Uint64(), 36) }
@@ -341,7 +402,8 @@ type Metrics struct {
 //	banter_discord_sends_total{result}   sent, retried (one per retry), lost (server or network
 //	                                     failure after the last attempt), forbidden (a 403: the
 //	                                     bot lacks a permission in the channel; never retried),
-//	                                     refused (another 4xx)
+//	                                     refused (another 4xx), reply_unreferenced (a reply
+//	                                     refused for its reference, 160009, sent again plain)
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{sends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_discord_sends_total",
 		Help: "Message creates by outcome (retried counts each retry)."}, []string{"result"})}

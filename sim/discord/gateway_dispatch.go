@@ -23,6 +23,18 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 		}
 	case world.MemberAdded:
 		g.memberAddedLocked(v, e)
+	case world.MemberRemoved:
+		g.memberRemovedLocked(v, e)
+	case world.GuildAvailability:
+		for _, ss := range g.sessions {
+			switch {
+			case !ss.sees(v, e.Guild):
+			case e.Available:
+				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+			default:
+				g.dispatchToLocked(ss, "GUILD_DELETE", wireUnavailableGuild{ID: e.Guild, Unavailable: true}, IntentGuilds)
+			}
+		}
 	case world.ChannelCreated:
 		g.channelCreatedLocked(v, e.Channel)
 	case world.ChannelUpdated:
@@ -59,9 +71,30 @@ func (g *gateway) memberAddedLocked(v *world.View, e world.MemberAdded) {
 			continue
 		}
 		if ss.user == e.User {
-			g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+			if v.GuildAvailable(e.Guild) {
+				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+			}
 		} else if v.IsMember(e.Guild, ss.user) {
 			g.dispatchToLocked(ss, "GUILD_MEMBER_ADD", ev, IntentGuildMembers)
+		}
+	}
+}
+
+// memberRemovedLocked sends GUILD_DELETE (not unavailable: the user is no longer a member) to
+// the removed user's sessions and GUILD_MEMBER_REMOVE to the other members'.
+func (g *gateway) memberRemovedLocked(v *world.View, e world.MemberRemoved) {
+	ev := struct {
+		GuildID GuildID  `json:"guild_id"`
+		User    wireUser `json:"user"`
+	}{e.Guild, wireUserOf(v, e.User)}
+	for _, ss := range g.sessions {
+		if !ss.ownsGuild(e.Guild) {
+			continue
+		}
+		if ss.user == e.User {
+			g.dispatchToLocked(ss, "GUILD_DELETE", wireUnavailableGuild{ID: e.Guild}, IntentGuilds)
+		} else if v.IsMember(e.Guild, ss.user) {
+			g.dispatchToLocked(ss, "GUILD_MEMBER_REMOVE", ev, IntentGuildMembers)
 		}
 	}
 }

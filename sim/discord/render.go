@@ -88,10 +88,14 @@ func wireChannelOf(c world.Channel) wireChannel {
 func wireRolesOf(g world.Guild) []wireRole {
 	out := make([]wireRole, 0, len(g.Roles))
 	for _, r := range g.Roles {
-		out = append(out, wireRole{
+		wr := wireRole{
 			ID: r.ID, Name: r.Name, Position: r.Position, Permissions: r.Permissions,
-			Mentionable: r.ID != RoleID(g.ID),
-		})
+			Mentionable: r.ID != RoleID(g.ID), Managed: r.Managed,
+		}
+		if r.BotID != "" {
+			wr.Tags = &wireRoleTags{BotID: r.BotID}
+		}
+		out = append(out, wr)
 	}
 	return out
 }

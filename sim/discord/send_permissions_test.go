@@ -53,8 +53,9 @@ func (w *sendPermsWorld) overwrite(t *testing.T, allow, deny uint64) {
 
 // TestSendPermissions: a message create is refused as Discord refuses it when the bot lacks a
 // permission in the channel (an overwrite in a guild it does not own): View Channel 403 50001,
-// Send Messages (Send Messages in Threads in a thread), Read Message History for a reply,
-// Attach Files for a file 403 50013 "Missing Permissions"; without Embed Links the embeds are
+// Send Messages (Send Messages in Threads in a thread), Attach Files for a file 403 50013
+// "Missing Permissions"; a reply without Read Message History 403 160009 (a plain message
+// still goes through; without Send Messages too, 50013 wins); without Embed Links the embeds are
 // dropped (an embed-only message is then empty: 400 50006); without Mention Everyone an
 // @everyone does not ping. Nothing refused is stored.
 func TestSendPermissions(t *testing.T) {
@@ -76,6 +77,10 @@ func TestSendPermissions(t *testing.T) {
 		{name: "thread needs only send messages in threads", deny: world.PermSendMessages, inThread: true,
 			body: map[string]any{"content": "hi"}, status: 200},
 		{name: "reply without read message history", deny: world.PermReadMessageHistory,
+			body: map[string]any{"content": "hi", "message_reference": map[string]any{"message_id": "TARGET"}}, status: 403, code: world.CodeCannotReference},
+		{name: "plain message without read message history", deny: world.PermReadMessageHistory,
+			body: map[string]any{"content": "hi"}, status: 200},
+		{name: "reply without send messages nor read message history", deny: world.PermReadMessageHistory | world.PermSendMessages,
 			body: map[string]any{"content": "hi", "message_reference": map[string]any{"message_id": "TARGET"}}, status: 403, code: world.CodeMissingPerms},
 		{name: "file without attach files", deny: world.PermAttachFiles, file: true,
 			body: map[string]any{"content": "hi"}, status: 403, code: world.CodeMissingPerms},
@@ -116,8 +121,8 @@ func TestSendPermissions(t *testing.T) {
 				if err := json.Unmarshal(raw, &e); err != nil || e.Code != tt.code {
 					t.Errorf("error body %s, want code %d", raw, tt.code)
 				}
-				if tt.code == world.CodeMissingPerms && e.Message != "Missing Permissions" {
-					t.Errorf("error message %q, want Missing Permissions", e.Message)
+				if want := map[int]string{world.CodeMissingPerms: "Missing Permissions", world.CodeCannotReference: "Cannot reference a message without permission to read message history"}[tt.code]; want != "" && e.Message != want {
+					t.Errorf("error message %q, want %q", e.Message, want)
 				}
 				if n := len(w.s.Sent()); n != before {
 					t.Errorf("%d messages stored by a refused create", n-before)

@@ -59,6 +59,12 @@ type wireRole struct {
 	Managed     bool   `json:"managed"`
 	Mentionable bool   `json:"mentionable"`
 	Flags       int    `json:"flags"`
+	// Tags is present only on a role with tags: a bot's managed role names its bot.
+	Tags *wireRoleTags `json:"tags,omitempty"`
+}
+
+type wireRoleTags struct {
+	BotID UserID `json:"bot_id,omitempty"`
 }
 
 type wireOverwrite struct {

@@ -72,6 +72,9 @@ var (
 	msgToAnswer = regexp.MustCompile(`Message to answer: msg (\S+) from (.+?)(?: \(|\.\n|\.$)`)
 	voiceLine   = regexp.MustCompile(`(?s)^([^:\n]{1,64}): (.*)$`)
 	mentionRE   = regexp.MustCompile(`<@!?&?\d+>`)
+	// imageNoteRE matches the notes banter appends to a line for the images
+	// its message shows (text/images.go): not the member's words.
+	imageNoteRE = regexp.MustCompile(` ?\[image (?:\d+: [^\]]*|unavailable|not shown: [^\]]*)\]`)
 	eagerLine   = regexp.MustCompile(`Eagerness: (\d+)/100`)
 	latestLine  = regexp.MustCompile(`Latest utterance, from ([^:]+): "(.*)"`)
 	judgedLine  = regexp.MustCompile(`(?s)Message to judge, from [^:]+:\n(.*?)\n`)
@@ -90,7 +93,7 @@ func demoChat(r Request) Reply {
 		if rest, ok := strings.CutPrefix(l, "[msg "+id+" · "); ok {
 			if _, text, ok := strings.Cut(rest, "] "); ok {
 				if _, content, ok := strings.Cut(text, ": "); ok {
-					said = content
+					said = strings.TrimSpace(imageNoteRE.ReplaceAllString(content, ""))
 				}
 			}
 		}

@@ -140,7 +140,12 @@ func requestReply(fields []string, pick int) string {
 // questionReply answers a question it cannot really answer, quoting it
 // (as it was asked) when it is short.
 func questionReply(fields []string, pick int) string {
-	q := strings.TrimRight(strings.Join(fields, " "), ",.!?;: ")
+	q := strings.Join(fields, " ")
+	if i := strings.LastIndex(q, "?"); i >= 0 {
+		q = q[:i] // the question, not what follows it ("really? tell me more" quotes "really?")
+		fields = strings.Fields(q)
+	}
+	q = strings.TrimRight(q, ",.!?;: ")
 	if len(fields) > 8 || q == "" {
 		return []string{"Good question, %[1]s! I'm only the demo brain, so I can't answer it properly. Anyone here know?",
 			"Hmm, I'd like to know that too, %[1]s. With a real model behind me I could have a go.",

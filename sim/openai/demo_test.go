@@ -92,6 +92,34 @@ func TestDemoChatReadsTheMessage(t *testing.T) {
 	}
 }
 
+// TestDemoChatQuotesOnlyTheMembersWords: what banter adds to a line for the images its
+// message shows ("[image 1: cat.png]", text/images.go) is not the member's question: the
+// reply never quotes it.
+func TestDemoChatQuotesOnlyTheMembersWords(t *testing.T) {
+	s := serve(t, WithRules(DemoRules()...))
+	c := newClient(s)
+	forced := strings.Join(decision.ForceReplyLines(decision.Decision{Force: true, Reason: decision.ReasonDirectMention}, "dana"), "\n")
+	for _, note := range []string{" [image 1: red.png]", " [image unavailable]", " [image not shown: big.png]"} {
+		instr, input := chatPrompt(forced, "dana", "<@999> what colour is this?"+note)
+		args := sendArgs(t, demoGenerate(t, c, instr, input, true))
+		if !strings.Contains(args, `\"what colour is this?\"`) || strings.Contains(args, "image") {
+			t.Errorf("%q: reply %s, want the question quoted without the image note", note, args)
+		}
+	}
+}
+
+// sendArgs returns the arguments of the response's send_discord_message call.
+func sendArgs(t *testing.T, resp *responses.Response) string {
+	t.Helper()
+	for _, it := range resp.Output {
+		if it.Type == "function_call" && it.AsFunctionCall().Name == "send_discord_message" {
+			return it.AsFunctionCall().Arguments
+		}
+	}
+	t.Fatalf("no send_discord_message call: %+v", resp.Output)
+	return ""
+}
+
 // TestDemoEagernessBands: for unaddressed messages the demo answers more
 // often the higher the eagerness band banter's guidance expresses, never at
 // 0 and always when forced.
@@ -182,6 +210,8 @@ func TestDemoReplies(t *testing.T) {
 		{"banter, tell me a joke", "tell you a joke"},
 		{"<@1> can you sing us a song?", "sing you all a song"},
 		{"<@1> what should we cook tonight?", "\"what should we cook tonight?\""},
+		{"<@1> really? tell me more", "\"really?\""},
+		{"banter what's up? lol", "\"what's up?\""},
 		{"banter, are you a real person?", "yes, alice"},
 		{"hey banter, are you there?", "Yes, I think so, alice"},
 		{"banter, i just finished my first marathon", "alice"},
@@ -190,7 +220,7 @@ func TestDemoReplies(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%q: %q, want %q in it", tc.said, got, tc.want)
 		}
-		if strings.Contains(got, "first marathon") || strings.Contains(got, "you:") {
+		if strings.Contains(got, "first marathon") || strings.Contains(got, "you:") || strings.Contains(got, "more?") {
 			t.Errorf("%q: %q quotes a statement back", tc.said, got)
 		}
 	}

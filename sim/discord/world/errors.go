@@ -39,6 +39,12 @@ const (
 	CodeInvalidBody      = 50035
 	CodeInvalidJSON      = 50109
 	CodeMaxReactions     = 30010
+	// CodeCannotReference is a message_reference its sender may not read: the reply of a bot
+	// without Read Message History (discord-api-docs PR #8424, 2026, from the error seen in the
+	// wild). The older table's reply-only code, 160002 "Cannot reply without permission to read
+	// message history", is not documented as replaced; which of the two today's Discord answers
+	// a reply with is not published, so clients (banter's post.Unreferenceable) accept both.
+	CodeCannotReference = 160009
 )
 
 // Errors shared by several operations.
@@ -55,6 +61,10 @@ var (
 	ErrMissingAccess      = &Error{403, CodeMissingAccess, "Missing Access"}
 	ErrMissingPermissions = &Error{403, CodeMissingPerms, "Missing Permissions"}
 	ErrTooLarge           = &Error{413, CodeTooLarge, "Request entity too large"}
+	// ErrCannotReference is answered with 403, as 160002 was (discord.py raised
+	// Forbidden for it); no published source gives 160009's status. Clients should match the
+	// JSON code, not the status.
+	ErrCannotReference = &Error{403, CodeCannotReference, "Cannot reference a message without permission to read message history"}
 )
 
 // invalidBody is Discord's 50035 "Invalid Form Body" for one field.

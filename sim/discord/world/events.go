@@ -15,6 +15,20 @@ type MemberAdded struct {
 	User  UserID
 }
 
+// MemberRemoved: a user left or was removed from a guild (GUILD_DELETE without unavailable
+// to the user's sessions, GUILD_MEMBER_REMOVE to the other members').
+type MemberRemoved struct {
+	Guild GuildID
+	User  UserID
+}
+
+// GuildAvailability: a guild went unavailable (an outage: GUILD_DELETE with unavailable true)
+// or came back (GUILD_CREATE), to its members' sessions.
+type GuildAvailability struct {
+	Guild     GuildID
+	Available bool
+}
+
 // ChannelCreated: a channel or thread exists (CHANNEL_CREATE or
 // THREAD_CREATE).
 type ChannelCreated struct{ Channel Channel }
@@ -82,6 +96,8 @@ type Changed struct{ What string }
 
 func (GuildCreated) event()       {}
 func (MemberAdded) event()        {}
+func (MemberRemoved) event()      {}
+func (GuildAvailability) event()  {}
 func (ChannelCreated) event()     {}
 func (ChannelUpdated) event()     {}
 func (MessageCreated) event()     {}

@@ -79,6 +79,11 @@ type Role struct {
 	Name        string
 	Permissions string
 	Position    int
+	// Managed: the role belongs to an integration and cannot be given by hand; BotID is the bot
+	// it was made for (the role object's tags.bot_id), as Discord makes one for a bot invited
+	// with permissions.
+	Managed bool
+	BotID   UserID
 }
 
 // Channel describes a channel or thread.
@@ -119,6 +124,8 @@ type guild struct {
 	voice       map[UserID]*VoiceState
 	// commandPerms are the guild's overrides of who may use a command (SetCommandPermissions).
 	commandPerms map[CommandID][]CommandPermission
+	// unavailable: in an outage (SetGuildAvailable): READY lists it, no GUILD_CREATE follows.
+	unavailable bool
 }
 
 type channel struct {
@@ -212,9 +219,9 @@ func addMember(g *guild, u UserID, at time.Time) {
 func (w *World) AddMember(g GuildID, u UserID) error {
 	w.lock()
 	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return fmt.Errorf("add member: unknown guild %s", g)
+	gd, err := w.guildLocked("add member", g)
+	if err != nil {
+		return err
 	}
 	if _, ok := w.st.users[u]; !ok {
 		return fmt.Errorf("add member: unknown user %s", u)
@@ -224,6 +231,55 @@ func (w *World) AddMember(g GuildID, u UserID) error {
 	}
 	addMember(gd, u, w.now())
 	w.emitLocked(MemberAdded{Guild: g, User: u})
+	return nil
+}
+
+// guildLocked returns guild g, or an error naming op when there is none. w.mu must be held.
+func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
+	gd, ok := w.st.guilds[g]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown guild %s", op, g)
+	}
+	return gd, nil
+}
+
+// RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
+// get GUILD_DELETE without unavailable. The owner cannot be removed.
+func (w *World) RemoveMember(g GuildID, u UserID) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, err := w.guildLocked("remove member", g)
+	if err != nil {
+		return err
+	}
+	if gd.owner == u {
+		return fmt.Errorf("remove member: %s owns guild %s", u, g)
+	}
+	if _, ok := gd.members[u]; !ok {
+		return nil
+	}
+	delete(gd.members, u)
+	gd.memberOrder = slices.DeleteFunc(gd.memberOrder, func(m UserID) bool { return m == u })
+	w.emitLocked(MemberRemoved{Guild: g, User: u})
+	return nil
+}
+
+// SetGuildAvailable starts (false) or ends (true) an outage of guild g, as Discord's: while it
+// lasts the members' sessions got GUILD_DELETE with unavailable true, and a new session's READY
+// lists the guild as an unavailable stub with no GUILD_CREATE after it; at its end they get
+// GUILD_CREATE.
+func (w *World) SetGuildAvailable(g GuildID, available bool) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, err := w.guildLocked("set guild available", g)
+	if err != nil {
+		return err
+	}
+	if gd.unavailable == !available {
+		return nil
+	}
+	gd.unavailable = !available
+	w.emitLocked(GuildAvailability{Guild: g, Available: available})
 	return nil
 }
 
@@ -237,6 +293,28 @@ func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
 	}
 	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles)}
 	gd.roles = append(gd.roles, r)
+	w.emitLocked(Changed{What: "role"})
+	return r.ID, nil
+}
+
+// CreateBotRole makes the bot's own managed role in a guild, as Discord does when the bot is
+// invited with permissions: named after the bot, managed, tagged with its id, mentionable (so
+// a member's "@banter" may pick it instead of the bot user) and held by the bot. Call it before
+// the bot connects: the simulator sends no role or member updates, only GUILD_CREATE.
+func (w *World) CreateBotRole(g GuildID) (RoleID, error) {
+	w.lock()
+	defer w.mu.Unlock()
+	gd := w.st.guilds[g]
+	if gd == nil || gd.members[w.st.bot] == nil {
+		return "", fmt.Errorf("create bot role: the bot is not a member of %s", g)
+	}
+	name := "bot"
+	if u := w.st.users[w.st.bot]; u != nil {
+		name = u.name
+	}
+	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles), Managed: true, BotID: w.st.bot}
+	gd.roles = append(gd.roles, r)
+	gd.members[w.st.bot].Roles = append(gd.members[w.st.bot].Roles, r.ID)
 	w.emitLocked(Changed{What: "role"})
 	return r.ID, nil
 }

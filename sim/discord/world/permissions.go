@@ -132,9 +132,10 @@ func bits(s string) uint64 {
 
 // checkSendLocked refuses a message its author may not create in c, as Discord does:
 // without View Channel 403 Missing Access (50001); without Send Messages (Send Messages in
-// Threads in a thread), Read Message History for a reply, or Attach Files for files, 403
-// Missing Permissions (50013). Without Embed Links the embeds are dropped, not refused (the
-// message may then be empty: 400 50006). Interaction responses and follow-ups (the
+// Threads in a thread) or Attach Files for files, 403 Missing Permissions (50013); a reply
+// (message_reference) without Read Message History, 160009 "Cannot reference a message without
+// permission to read message history" (ErrCannotReference). Without Embed Links the embeds are
+// dropped, not refused (the message may then be empty: 400 50006). Interaction responses and follow-ups (the
 // application's webhook) need none of the bot's permissions, nor does a message outside guilds.
 func (w *World) checkSendLocked(c *channel, n *NewMessage) error {
 	if n.WebhookID != "" || c.guild == "" {
@@ -148,10 +149,10 @@ func (w *World) checkSendLocked(c *channel, n *NewMessage) error {
 	switch {
 	case perms&PermViewChannel == 0:
 		return ErrMissingAccess
-	case perms&send == 0,
-		n.Reference != nil && n.Reference.MessageID != "" && perms&PermReadMessageHistory == 0,
-		len(n.Files) > 0 && perms&PermAttachFiles == 0:
+	case perms&send == 0, len(n.Files) > 0 && perms&PermAttachFiles == 0:
 		return ErrMissingPermissions
+	case n.Reference != nil && n.Reference.MessageID != "" && perms&PermReadMessageHistory == 0:
+		return ErrCannotReference
 	}
 	if perms&PermEmbedLinks == 0 {
 		n.Embeds = nil

@@ -54,6 +54,12 @@ func (v *View) IsMember(g GuildID, u UserID) bool {
 	return gd != nil && gd.members[u] != nil
 }
 
+// GuildAvailable reports whether g exists and is not in an outage (SetGuildAvailable).
+func (v *View) GuildAvailable(g GuildID) bool {
+	gd := v.st.guilds[g]
+	return gd != nil && !gd.unavailable
+}
+
 // Member returns u's membership of g.
 func (v *View) Member(g GuildID, u UserID) (Member, bool) {
 	gd := v.st.guilds[g]

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestMemoryOutlivesMessagesWarning: with memory on and facts kept longer than the stored
+// messages (or for good while messages are pruned), the configuration warns, naming both
+// fields and their values; memory off, facts kept no longer, or messages kept for good: none.
+func TestMemoryOutlivesMessagesWarning(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		enabled        bool
+		memory, stored int
+		want           string // detail fragment; "" for no warning
+	}{
+		{"defaults, memory on", true, 180, 90, "up to 90 days longer"},
+		{"facts kept for good", true, 0, 90, "until someone deletes them"},
+		{"memory off", false, 180, 90, ""},
+		{"as long as the messages", true, 90, 90, ""},
+		{"shorter than the messages", true, 30, 90, ""},
+		{"messages kept for good", true, 180, 0, ""},
+		{"both for good", true, 0, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Default()
+			cfg.Memory.Enabled, cfg.Memory.RetentionDays, cfg.Store.RetentionDays = c.enabled, c.memory, c.stored
+			ws := cfg.Warnings()
+			if c.want == "" {
+				if len(ws) != 0 {
+					t.Errorf("warnings = %v, want none", ws)
+				}
+				return
+			}
+			if len(ws) != 1 {
+				t.Fatalf("warnings = %v, want one", ws)
+			}
+			attrs := map[string]any{}
+			for i := 0; i+1 < len(ws[0]); i += 2 {
+				attrs[ws[0][i].(string)] = ws[0][i+1]
+			}
+			if attrs["warning"] != "memory_outlives_messages" || attrs["memory.retentionDays"] != c.memory ||
+				attrs["store.retentionDays"] != c.stored || !strings.Contains(attrs["detail"].(string), c.want) {
+				t.Errorf("warning = %v", attrs)
+			}
+		})
+	}
+}
+
+// TestReloadLogsWarnings: a reload to a file where facts outlive messages logs config_warning
+// (level WARN) with both fields and the values in force (store.* applies at restart), and
+// applies the file all the same; a reload that fixes it logs none.
+func TestReloadLogsWarnings(t *testing.T) {
+	const stored = "store:\n  retentionDays: 30\n"
+	path, w, logs := watchFile(t, stored)
+	writeFile(t, path, "memory:\n  enabled: true\n  retentionDays: 365\nmemoryLlm:\n  model: m\n"+stored)
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Current().Memory.RetentionDays != 365 {
+		t.Errorf("memory.retentionDays after reload = %d, want 365", w.Current().Memory.RetentionDays)
+	}
+	warnings := func() []map[string]any {
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var ev map[string]any
+			if json.Unmarshal([]byte(line), &ev) == nil && ev["msg"] == "config_warning" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	ws := warnings()
+	if len(ws) != 1 || ws[0]["level"] != "WARN" || ws[0]["warning"] != "memory_outlives_messages" ||
+		ws[0]["memory.retentionDays"] != float64(365) || ws[0]["store.retentionDays"] != float64(30) {
+		t.Fatalf("config_warning events = %v; logs:\n%s", ws, logs.String())
+	}
+	writeFile(t, path, "memory:\n  enabled: true\n  retentionDays: 30\nmemoryLlm:\n  model: m\n"+stored)
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(warnings()); n != 1 {
+		t.Errorf("%d config_warning events after a reload that fixed it, want the first one only", n)
+	}
+}
