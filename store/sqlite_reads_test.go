@@ -23,7 +23,7 @@ func TestSQLiteReadsDoNotWaitForTheWriter(t *testing.T) {
 	if err := s.SetMemoryPaused(ctx, "g1", "u2", true, at); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordPrompt(ctx, "c1", "u1", PromptExplicit, at); err != nil {
+	if err := s.RecordPrompt(ctx, Prompt{GuildID: "g1", ChannelID: "c1", UserID: "u1", SaidAt: at, Kind: PromptExplicit, At: at}); err != nil {
 		t.Fatal(err)
 	}
 
