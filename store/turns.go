@@ -23,6 +23,10 @@ type Turn struct {
 	// Outcome is empty while the turn is open, else how it ended (TurnSent, …).
 	Outcome  string
 	ClosedAt time.Time
+	// Reply is the text of the turn's reply, recorded (SetTurnReply) before a reply split into
+	// several messages is sent, so that a process taking the open turn up after a crash
+	// between two parts sends the rest of the same reply; "" otherwise, and once closed.
+	Reply string
 }
 
 // Turn outcomes, as stored.
@@ -45,10 +49,13 @@ const turnsMigration = `CREATE TABLE turns (
 		);
 		CREATE INDEX turns_open ON turns (guild_id, admitted_at) WHERE outcome = '';`
 
+// turnReplyMigration adds the text of a reply in several parts to the turns (Turn.Reply).
+const turnReplyMigration = `ALTER TABLE turns ADD COLUMN reply TEXT NOT NULL DEFAULT '';`
+
 // OpenTurn implements Store.
 func (s *SQLite) OpenTurn(ctx context.Context, t Turn) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0, reply=''`,
 		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
 	if err != nil {
 		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
@@ -62,9 +69,17 @@ func (s *SQLite) CloseTurns(ctx context.Context, ids []string, outcome string, a
 		return err
 	}
 	for _, id := range ids {
-		if _, err := s.db.ExecContext(ctx, `UPDATE turns SET outcome=?, closed_at=? WHERE message_id=?`, outcome, ms(at), id); err != nil {
+		if _, err := s.db.ExecContext(ctx, `UPDATE turns SET outcome=?, closed_at=?, reply='' WHERE message_id=?`, outcome, ms(at), id); err != nil {
 			return fmt.Errorf("store: close turn %s: %w", id, err)
 		}
+	}
+	return nil
+}
+
+// SetTurnReply implements Store.
+func (s *SQLite) SetTurnReply(ctx context.Context, messageID, reply string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE turns SET reply=? WHERE message_id=? AND outcome=''`, reply, messageID); err != nil {
+		return fmt.Errorf("store: set turn reply %s: %w", messageID, err)
 	}
 	return nil
 }
@@ -79,7 +94,7 @@ func (s *SQLite) DropTurn(ctx context.Context, messageID string) error {
 
 // OpenTurns implements Store.
 func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+	rows, err := s.db.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
 		FROM turns WHERE guild_id=? AND outcome='' ORDER BY admitted_at, message_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
@@ -98,7 +113,7 @@ func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) 
 // OpenTurn implements Store.
 func (s *Postgres) OpenTurn(ctx context.Context, t Turn) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0, reply=''`,
 		t.MessageID, t.ChannelID, t.GuildID, answerOf(t), ms(t.AdmittedAt))
 	if err != nil {
 		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
@@ -111,9 +126,17 @@ func (s *Postgres) CloseTurns(ctx context.Context, ids []string, outcome string,
 	if err := checkOutcome(outcome); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2 WHERE message_id = ANY($3)`,
+	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2, reply='' WHERE message_id = ANY($3)`,
 		outcome, ms(at), nonNil(ids)); err != nil {
 		return fmt.Errorf("store: close turns %v: %w", ids, err)
+	}
+	return nil
+}
+
+// SetTurnReply implements Store.
+func (s *Postgres) SetTurnReply(ctx context.Context, messageID, reply string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE turns SET reply=$1 WHERE message_id=$2 AND outcome=''`, reply, messageID); err != nil {
+		return fmt.Errorf("store: set turn reply %s: %w", messageID, err)
 	}
 	return nil
 }
@@ -128,7 +151,7 @@ func (s *Postgres) DropTurn(ctx context.Context, messageID string) error {
 
 // OpenTurns implements Store.
 func (s *Postgres) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
-	rows, err := s.pool.Query(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+	rows, err := s.pool.Query(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
 		FROM turns WHERE guild_id=$1 AND outcome='' ORDER BY admitted_at, message_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
@@ -150,7 +173,7 @@ func scanTurns(next func() bool, scan func(dest ...any) error) ([]Turn, error) {
 	for next() {
 		var t Turn
 		var at int64
-		if err := scan(&t.MessageID, &t.ChannelID, &t.GuildID, &t.AnswerID, &at); err != nil {
+		if err := scan(&t.MessageID, &t.ChannelID, &t.GuildID, &t.AnswerID, &at, &t.Reply); err != nil {
 			return nil, err
 		}
 		t.AdmittedAt = fromMS(at)

@@ -197,6 +197,13 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	if c != nil {
 		persona = c.persona
 	}
+	if len(parts) > 1 && !plan.notice {
+		// Kept on the open turn: after a crash between two parts, the next process sends the
+		// rest of this reply (resumeReply), not a new one.
+		if err := s.opts.Store.SetTurnReply(ctx, t.msg.ID, text); err != nil {
+			s.logger.Warn("store_failed", "op", "set_turn_reply", "message_id", t.msg.ID, "error", err.Error())
+		}
+	}
 	var ids []string
 	for i, part := range parts {
 		kind := byte('r')
@@ -223,23 +230,29 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		if err != nil {
 			return ids, fmt.Errorf("text: send part %d/%d to %s: %w", i+1, len(parts), t.msg.ChannelID, err)
 		}
-		ids = append(ids, sent.ID)
 		if sent.ChannelID == "" {
 			sent.ChannelID = t.msg.ChannelID
 		}
-		rec := storedFromDiscord(sent, s.channelInfo(ctx, t.msg.ChannelID), true)
-		rec.Persona = persona
-		if rec.ReplyToID == "" {
-			rec.ReplyToID = msg.ReplyTo
-		}
-		if rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == t.msg.ID {
-			rec.ReplyToOrigin = store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}
-		}
-		if _, err := s.saveMessage(ctx, rec, "reply"); err != nil {
-			s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
-		}
+		ids = append(ids, sent.ID)
+		s.saveSent(ctx, sent, persona, msg.ReplyTo, &t.msg)
 	}
 	return ids, nil
+}
+
+// saveSent stores a message the bot sent, written by persona, as a reply to replyTo ("" for
+// none); trigger, when it is the message replied to, gives the stored reply its origin.
+func (s *Service) saveSent(ctx context.Context, sent *discordgo.Message, persona, replyTo string, trigger *store.Message) {
+	rec := storedFromDiscord(sent, s.channelInfo(ctx, sent.ChannelID), true)
+	rec.Persona = persona
+	if rec.ReplyToID == "" {
+		rec.ReplyToID = replyTo
+	}
+	if trigger != nil && rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == trigger.ID {
+		rec.ReplyToOrigin = store.Origin{AuthorID: trigger.AuthorID, At: trigger.CreatedAt}
+	}
+	if _, err := s.saveMessage(ctx, rec, "reply"); err != nil {
+		s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
+	}
 }
 
 // targetDeletedNote opens a reply whose target was deleted before it could be sent: it goes to

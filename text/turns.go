@@ -21,7 +21,8 @@ import (
 // seen are answered again (within text.catchUpMaxAgeMinutes) or explained in the log.
 //
 // Never twice: before answering an open turn again, the channel is searched for the bot's
-// reply to it (a crash after the send, before the close); and every reply's nonce is derived
+// reply to it (a crash after the send, before the close; a reply in parts is completed, see
+// resume.go); and every reply's nonce is derived
 // from its trigger (turnNonce) and sent with enforce_nonce, so a create sent again within
 // Discord's nonce window returns the first message instead of posting a second one.
 
@@ -145,6 +146,10 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 		s.opts.Metrics.turnRecovered("failed")
 		s.logger.Error("turn_recovery_failed", append(attrs, "error", err.Error())...)
 		return // stays open: the next GUILD_CREATE tries again
+	}
+	if reply != "" && tr.Reply != "" {
+		s.finishReply(ctx, tr, reply, attrs, closeAs) // a reply in parts: the rest may be missing
+		return
 	}
 	if reply != "" {
 		s.logger.Info("turn_recovered", append(attrs, "result", "already_answered", "reply_id", reply)...)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/banterbot/banter/discord/post"
+	discordsim "github.com/banterbot/banter/sim/discord"
+	"github.com/banterbot/banter/sim/discord/simtest"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// TestKill9BetweenReplyParts: a reply too long for one Discord message goes out in three
+// parts; `banter run` is killed with SIGKILL after the first part is posted, while the
+// simulator holds the create of the second. The process started again on the same config and
+// database finds the open turn already answered in part, and posts the rest of the same reply:
+// every part once, in order, and nothing else.
+func TestKill9BetweenReplyParts(t *testing.T) {
+	ctx := context.Background()
+	para := func(name string) string { return name + ": " + strings.TrimSpace(strings.Repeat(name+" words go on. ", 100)) }
+	reply := strings.Join([]string{para("first"), para("second"), para("third")}, "\n\n")
+	parts := post.Split(reply, post.MaxLen)
+	if len(parts) != 3 {
+		t.Fatalf("the reply splits into %d parts, want 3", len(parts))
+	}
+	// A held create waits for the bot to give it up: far longer than the test runs.
+	o := newOSBot(t, ctx, banterBinary(t), "", func(b *botProcess) {})
+	o.waitCaughtUp(t, ctx, 0, o.ch)
+	if err := o.osim.AddRule(openaisim.Rule{Name: "long", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses,
+		InputPattern: "kill9_between_parts"}, Reply: openaisim.Reply{Text: reply}}); err != nil {
+		t.Fatal(err)
+	}
+	o.dsim.PassNext(discordsim.RouteMessageCreate, 1)
+	o.dsim.HangNext(discordsim.RouteMessageCreate, 1)
+	id := o.postIn(t, ctx, o.ch, "kill9_between_parts: tell me everything")
+	g, cancel := guard(ctx)
+	defer cancel()
+	if _, err := simtest.WaitMessage(g, o.dsim, func(m discordsim.Message) bool { return m.ReplyTo() == id }); err != nil {
+		t.Fatalf("no first part: %v\n%s", err, o.logs.String())
+	}
+	if err := o.dsim.Await(g, func() bool { return o.dsim.Holding() == 1 }); err != nil {
+		t.Fatalf("the second part's create never came: %v\n%s", err, o.logs.String())
+	}
+	if err := o.end(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	off := o.logs.Len()
+	o.start(t, ctx)
+	o.waitLine(t, ctx, off, 1, "turn_recovered", map[string]string{"message_id": string(id)})
+	if err := o.stop(); err != nil {
+		t.Errorf("bot: %v", err)
+	}
+	var got []string
+	for _, m := range o.dsim.Messages(o.ch) {
+		if m.Author == o.dsim.BotID() {
+			got = append(got, m.Content)
+		}
+	}
+	if !slices.Equal(got, parts) {
+		t.Errorf("the bot posted %d messages, want the reply's %d parts once each, in order", len(got), len(parts))
+		for i, c := range got {
+			t.Logf("message %d: %.40q…", i, c)
+		}
+		t.Logf("bot log:\n%s", o.logs.String())
+	}
+}
