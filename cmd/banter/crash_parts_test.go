@@ -20,19 +20,22 @@ import (
 // every part once, in order, and nothing else.
 func TestKill9BetweenReplyParts(t *testing.T) {
 	ctx := context.Background()
-	para := func(name string) string { return name + ": " + strings.TrimSpace(strings.Repeat(name+" words go on. ", 100)) }
+	para := func(name string) string {
+		return name + ": " + strings.TrimSpace(strings.Repeat(name+" words go on. ", 100))
+	}
 	reply := strings.Join([]string{para("first"), para("second"), para("third")}, "\n\n")
 	parts := post.Split(reply, post.MaxLen)
 	if len(parts) != 3 {
 		t.Fatalf("the reply splits into %d parts, want 3", len(parts))
 	}
-	// A held create waits for the bot to give it up: far longer than the test runs.
-	o := newOSBot(t, ctx, banterBinary(t), "", func(b *botProcess) {})
+	o := newOSBot(t, ctx, banterBinary(t), "", nil)
 	o.waitCaughtUp(t, ctx, 0, o.ch)
 	if err := o.osim.AddRule(openaisim.Rule{Name: "long", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses,
 		InputPattern: "kill9_between_parts"}, Reply: openaisim.Reply{Text: reply}}); err != nil {
 		t.Fatal(err)
 	}
+	// The first part's create goes through, the second's is held (until the kill: the bot
+	// would give the attempt up after discord.sendAttemptTimeoutSeconds, 10 s).
 	o.dsim.PassNext(discordsim.RouteMessageCreate, 1)
 	o.dsim.HangNext(discordsim.RouteMessageCreate, 1)
 	id := o.postIn(t, ctx, o.ch, "kill9_between_parts: tell me everything")
