@@ -163,7 +163,7 @@ func pgMigrations() []string {
 		pgMemoryNotifyMigration,
 		// 14: the embedding backfill's leases, and the index its pages are read by (backfill.go).
 		backfillMigration,
-		// 15: the text of a reply in several parts, kept while its turn is open (turns.go).
+		// 15: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
 	}
 }

@@ -130,7 +130,7 @@ func migrations() []string {
 		capNoticesMigration,
 		// 11: the embedding backfill's leases, and the index its pages are read by (backfill.go).
 		backfillMigration,
-		// 12: the text of a reply in several parts, kept while its turn is open (turns.go).
+		// 12: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
 	}
 }

@@ -23,9 +23,10 @@ type Turn struct {
 	// Outcome is empty while the turn is open, else how it ended (TurnSent, …).
 	Outcome  string
 	ClosedAt time.Time
-	// Reply is the text of the turn's reply, recorded (SetTurnReply) before a reply split into
-	// several messages is sent, so that a process taking the open turn up after a crash
-	// between two parts sends the rest of the same reply; "" otherwise, and once closed.
+	// Reply is the text of the turn's model reply, recorded (SetTurnReply) before it is sent, so
+	// that a process taking the open turn up after a crash recognises it in the channel (also
+	// without a reply reference) and, when the crash came between two parts of a reply split
+	// into several messages, sends the rest of it; "" before, and once closed.
 	Reply string
 }
 
@@ -49,7 +50,7 @@ const turnsMigration = `CREATE TABLE turns (
 		);
 		CREATE INDEX turns_open ON turns (guild_id, admitted_at) WHERE outcome = '';`
 
-// turnReplyMigration adds the text of a reply in several parts to the turns (Turn.Reply).
+// turnReplyMigration adds the text of their reply to the turns (Turn.Reply).
 const turnReplyMigration = `ALTER TABLE turns ADD COLUMN reply TEXT NOT NULL DEFAULT '';`
 
 // OpenTurn implements Store.

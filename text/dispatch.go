@@ -197,9 +197,11 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	if c != nil {
 		persona = c.persona
 	}
-	if len(parts) > 1 && !plan.notice {
-		// Kept on the open turn: after a crash between two parts, the next process sends the
-		// rest of this reply (resumeReply), not a new one.
+	if !plan.notice {
+		// Kept on the open turn: after a crash the next process recognises this reply in the
+		// channel by its text too (a channel message, or a reply to another message, carries no
+		// reference to the trigger), and after a crash between two parts sends the rest of it
+		// (finishReply), not a new one.
 		if err := s.opts.Store.SetTurnReply(ctx, t.msg.ID, text); err != nil {
 			s.logger.Warn("store_failed", "op", "set_turn_reply", "message_id", t.msg.ID, "error", err.Error())
 		}

@@ -11,9 +11,10 @@ import (
 	"github.com/banterbot/banter/store"
 )
 
-// A reply too long for one Discord message goes out in parts, one create each, in order. Its
-// text is kept on the open turn first (store.Turn.Reply), so that a crash between two parts
-// does not leave the reply cut: the process that takes the open turn up finds the first part
+// A reply's text is kept on its open turn before it is sent (store.Turn.Reply): a process taking
+// the turn up after a crash finds the reply by its text as well as by its reference
+// (earlierReply). A reply too long for one Discord message goes out in parts, one create each,
+// in order, so a crash between two parts does not leave the reply cut either: the process that takes the open turn up finds the first part
 // (earlierReply), finds which of the following parts are in the channel, and sends the rest,
 // each with the nonce it had (turnNonce), so that a part whose create happened but was not yet
 // seen posts once.
@@ -104,4 +105,15 @@ func (s *Service) partsPosted(ctx context.Context, channelID, firstID string, pa
 		}
 	}
 	return next, nil
+}
+
+// firstPartContents returns the contents the first part of a reply with this text has in the
+// channel (mentions defused): as sent, or opened by targetDeletedNote when its target was
+// deleted; none for no text.
+func firstPartContents(reply string) []string {
+	if reply == "" {
+		return nil
+	}
+	first := post.Split(reply, post.MaxLen)[0]
+	return []string{post.Defuse(first), post.Defuse(targetDeletedNote + "\n" + first)}
 }

@@ -177,9 +177,12 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 }
 
 // earlierReply looks for the bot's reply to an open turn (to it, or to the turn it was
-// coalesced into) among the channel's messages after it, and returns its id ("" when none).
+// coalesced into) among the channel's messages after it, and returns its id ("" when none): a
+// message of the bot's that references either, or, when the reply's text was kept
+// (tr.Reply), whose content is the reply's first part.
 func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, error) {
 	self := s.selfID()
+	first := firstPartContents(tr.Reply)
 	after := tr.MessageID
 	for range recoverPages {
 		msgs, err := s.opts.Discord.ChannelMessages(tr.ChannelID, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
@@ -190,7 +193,13 @@ func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, erro
 			if compareIDs(m.ID, after) > 0 {
 				after = m.ID
 			}
-			if m.Author == nil || m.Author.ID != self || m.MessageReference == nil {
+			if m.Author == nil || m.Author.ID != self {
+				continue
+			}
+			if slices.Contains(first, m.Content) {
+				return m.ID, nil
+			}
+			if m.MessageReference == nil {
 				continue
 			}
 			if ref := m.MessageReference.MessageID; ref == tr.MessageID || ref == tr.AnswerID {

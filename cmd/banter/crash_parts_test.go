@@ -4,12 +4,15 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/banterbot/banter/discord/post"
 	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/sim/discord/simtest"
+	"github.com/banterbot/banter/sim/discord/world"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -68,5 +71,52 @@ func TestKill9BetweenReplyParts(t *testing.T) {
 			t.Logf("message %d: %.40q…", i, c)
 		}
 		t.Logf("bot log:\n%s", o.logs.String())
+	}
+}
+
+// TestKill9AfterChannelMessage: an addressed turn in an initiative channel answered as a
+// channel message (activity.initiativeReplyShare 0: no reply reference to its trigger); the
+// create takes effect and `banter run` is killed with SIGKILL before its answer arrives, so the
+// turn stays open. Past Discord's nonce window (the simulator's clock moved 6 minutes on), the
+// process started again must recognise the answer by its text and not post a second one.
+func TestKill9AfterChannelMessage(t *testing.T) {
+	ctx := context.Background()
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	o := newOSBot(t, ctx, banterBinary(t), "  initiativeReplyShare: 0\npermissions:\n  initiativeChannelIds: [\"$CHANNEL\"]\n", nil,
+		discordsim.WithClock(clock))
+	o.waitCaughtUp(t, ctx, 0, o.ch)
+	if err := o.osim.AddRule(openaisim.Rule{Name: "answer", Match: openaisim.Match{Endpoint: openaisim.EndpointResponses,
+		InputPattern: "kill9_after_channel_message"}, Reply: openaisim.Reply{Text: "Sailing is a fine idea."}}); err != nil {
+		t.Fatal(err)
+	}
+	// The create takes effect, then its answer waits (until the kill closes the connection).
+	o.dsim.SetRESTLatency(discordsim.RouteMessageCreate, 10*time.Minute)
+	id := o.postIn(t, ctx, o.ch, "kill9_after_channel_message: should I take up sailing?")
+	g, cancel := guard(ctx)
+	defer cancel()
+	mine := func(m discordsim.Message) bool { return m.Author == o.dsim.BotID() && m.ChannelID == o.ch }
+	if _, err := simtest.WaitMessage(g, o.dsim, mine); err != nil {
+		t.Fatalf("no answer: %v\n%s", err, o.logs.String())
+	}
+	if err := o.end(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	o.dsim.SetRESTLatency(discordsim.RouteMessageCreate, 0)
+	offset.Store(int64(world.NonceWindow + time.Minute))
+	off := o.logs.Len()
+	o.start(t, ctx)
+	o.waitLine(t, ctx, off, 1, "turn_recovered", map[string]string{"message_id": string(id)})
+	if err := o.stop(); err != nil {
+		t.Errorf("bot: %v", err)
+	}
+	var got []string
+	for _, m := range o.dsim.Messages(o.ch) {
+		if mine(m) {
+			got = append(got, m.Content)
+		}
+	}
+	if len(got) != 1 {
+		t.Errorf("the bot posted %d messages, want its one answer: %q\n%s", len(got), got, o.logs.String())
 	}
 }
