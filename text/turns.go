@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -189,7 +190,8 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 // earlierReply looks for the bot's reply to an open turn (to it, or to the turn it was
 // coalesced into) among the channel's messages after it, and returns its id ("" when none): a
 // message of the bot's that references either, or, when the reply's text was kept
-// (tr.Reply), whose content is the reply's first part.
+// (tr.Reply), whose content is the reply's first part (also opened by its addressee's mention,
+// as a reply goes out where the bot may not read history: post.Message.Addressee).
 func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, error) {
 	self := s.selfID()
 	first := firstPartContents(tr.Reply)
@@ -206,7 +208,7 @@ func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, erro
 			if m.Author == nil || m.Author.ID != self {
 				continue
 			}
-			if slices.Contains(first, m.Content) {
+			if slices.Contains(first, m.Content) || slices.Contains(first, withoutOpeningMention(m.Content)) {
 				return m.ID, nil
 			}
 			if m.MessageReference == nil {
@@ -233,4 +235,18 @@ func turnNonce(trigger string, kind byte, part int) string {
 		return ""
 	}
 	return "b" + strconv.FormatUint(id, 36) + string(kind) + strconv.Itoa(part)
+}
+
+// withoutOpeningMention returns content without the user mention that opens it ("<@ID> "), or
+// content itself when it opens with none.
+func withoutOpeningMention(content string) string {
+	rest, ok := strings.CutPrefix(content, "<@")
+	if !ok {
+		return content
+	}
+	id, after, ok := strings.Cut(rest, "> ")
+	if !ok || id == "" || strings.Trim(id, "0123456789") != "" {
+		return content
+	}
+	return after
 }
