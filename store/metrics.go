@@ -97,6 +97,10 @@ func (i *instrumented) CloseTurns(ctx context.Context, ids []string, outcome str
 	return i.count("close_turns", i.s.CloseTurns(ctx, ids, outcome, at))
 }
 
+func (i *instrumented) SetTurnReply(ctx context.Context, messageID, reply string) error {
+	return i.count("set_turn_reply", i.s.SetTurnReply(ctx, messageID, reply))
+}
+
 func (i *instrumented) DropTurn(ctx context.Context, messageID string) error {
 	return i.count("drop_turn", i.s.DropTurn(ctx, messageID))
 }

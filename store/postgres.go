@@ -163,6 +163,8 @@ func pgMigrations() []string {
 		pgMemoryNotifyMigration,
 		// 14: the embedding backfill's leases, and the index its pages are read by (backfill.go).
 		backfillMigration,
+		// 15: the text of a turn's reply, kept while the turn is open (turns.go).
+		turnReplyMigration,
 	}
 }
 

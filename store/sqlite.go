@@ -151,6 +151,8 @@ func migrations() []string {
 		capNoticesMigration,
 		// 11: the embedding backfill's leases, and the index its pages are read by (backfill.go).
 		backfillMigration,
+		// 12: the text of a turn's reply, kept while the turn is open (turns.go).
+		turnReplyMigration,
 	}
 }
 

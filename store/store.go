@@ -197,6 +197,9 @@ type Store interface {
 	CloseTurns(ctx context.Context, ids []string, outcome string, at time.Time) error
 	// OpenTurns returns a guild's open turns, oldest first.
 	OpenTurns(ctx context.Context, guildID string) ([]Turn, error)
+	// SetTurnReply records the text of an open turn's reply before it is sent (Turn.Reply); a
+	// closed or unknown turn is left as it is.
+	SetTurnReply(ctx context.Context, messageID, reply string) error
 	// DropTurn deletes a turn's record (its message was refused: ErrForgotten); an unknown id
 	// is no error.
 	DropTurn(ctx context.Context, messageID string) error

@@ -30,6 +30,11 @@ type Turn struct {
 	// since, the turn is stored answering itself, without the link to their message, as
 	// ForgetMember leaves the turns coalesced into theirs.
 	AnswerAuthor Origin
+	// Reply is the text of the turn's model reply, recorded (SetTurnReply) before it is sent, so
+	// that a process taking the open turn up after a crash recognises it in the channel (also
+	// without a reply reference) and, when the crash came between two parts of a reply split
+	// into several messages, sends the rest of it; "" before, and once closed.
+	Reply string
 }
 
 // Turn outcomes, as stored.
@@ -52,11 +57,14 @@ const turnsMigration = `CREATE TABLE turns (
 		);
 		CREATE INDEX turns_open ON turns (guild_id, admitted_at) WHERE outcome = '';`
 
+// turnReplyMigration adds the text of their reply to the turns (Turn.Reply).
+const turnReplyMigration = `ALTER TABLE turns ADD COLUMN reply TEXT NOT NULL DEFAULT '';`
+
 // OpenTurn implements Store.
 func (s *SQLite) OpenTurn(ctx context.Context, t Turn) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
 		SELECT ?1, ?2, ?3, CASE WHEN `+forgottenSQL("?8", "?9")+` THEN ?1 ELSE ?4 END, ?5 WHERE NOT `+forgottenSQL("?6", "?7")+`
-		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0, reply=''`,
 		turnArgs(t)...)
 	if err == nil {
 		err = savedOrForgotten(res.RowsAffected())
@@ -73,9 +81,17 @@ func (s *SQLite) CloseTurns(ctx context.Context, ids []string, outcome string, a
 		return err
 	}
 	for _, id := range ids {
-		if _, err := s.db.ExecContext(ctx, `UPDATE turns SET outcome=?, closed_at=? WHERE message_id=?`, outcome, ms(at), id); err != nil {
+		if _, err := s.db.ExecContext(ctx, `UPDATE turns SET outcome=?, closed_at=?, reply='' WHERE message_id=?`, outcome, ms(at), id); err != nil {
 			return fmt.Errorf("store: close turn %s: %w", id, err)
 		}
+	}
+	return nil
+}
+
+// SetTurnReply implements Store.
+func (s *SQLite) SetTurnReply(ctx context.Context, messageID, reply string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE turns SET reply=? WHERE message_id=? AND outcome=''`, reply, messageID); err != nil {
+		return fmt.Errorf("store: set turn reply %s: %w", messageID, err)
 	}
 	return nil
 }
@@ -90,7 +106,7 @@ func (s *SQLite) DropTurn(ctx context.Context, messageID string) error {
 
 // OpenTurns implements Store.
 func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+	rows, err := s.rdb.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
 		FROM turns WHERE guild_id=? AND outcome='' ORDER BY admitted_at, message_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
@@ -111,7 +127,7 @@ func (s *Postgres) OpenTurn(ctx context.Context, t Turn) error {
 	err := s.lockedWrite(ctx, t.GuildID, `INSERT INTO turns (message_id, channel_id, guild_id, answer_id, admitted_at)
 		SELECT $1::text, $2::text, $3::text, CASE WHEN `+forgottenSQL("$8::text", "$9::bigint")+` THEN $1::text ELSE $4::text END, $5::bigint
 		WHERE NOT `+forgottenSQL("$6::text", "$7::bigint")+`
-		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0`,
+		ON CONFLICT (message_id) DO UPDATE SET answer_id=excluded.answer_id, outcome='', closed_at=0, reply=''`,
 		turnArgs(t)...)
 	if err != nil {
 		return fmt.Errorf("store: open turn %s: %w", t.MessageID, err)
@@ -124,9 +140,17 @@ func (s *Postgres) CloseTurns(ctx context.Context, ids []string, outcome string,
 	if err := checkOutcome(outcome); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2 WHERE message_id = ANY($3)`,
+	if _, err := s.pool.Exec(ctx, `UPDATE turns SET outcome=$1, closed_at=$2, reply='' WHERE message_id = ANY($3)`,
 		outcome, ms(at), nonNil(ids)); err != nil {
 		return fmt.Errorf("store: close turns %v: %w", ids, err)
+	}
+	return nil
+}
+
+// SetTurnReply implements Store.
+func (s *Postgres) SetTurnReply(ctx context.Context, messageID, reply string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE turns SET reply=$1 WHERE message_id=$2 AND outcome=''`, reply, messageID); err != nil {
+		return fmt.Errorf("store: set turn reply %s: %w", messageID, err)
 	}
 	return nil
 }
@@ -141,7 +165,7 @@ func (s *Postgres) DropTurn(ctx context.Context, messageID string) error {
 
 // OpenTurns implements Store.
 func (s *Postgres) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
-	rows, err := s.pool.Query(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at
+	rows, err := s.pool.Query(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
 		FROM turns WHERE guild_id=$1 AND outcome='' ORDER BY admitted_at, message_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
@@ -163,7 +187,7 @@ func scanTurns(next func() bool, scan func(dest ...any) error) ([]Turn, error) {
 	for next() {
 		var t Turn
 		var at int64
-		if err := scan(&t.MessageID, &t.ChannelID, &t.GuildID, &t.AnswerID, &at); err != nil {
+		if err := scan(&t.MessageID, &t.ChannelID, &t.GuildID, &t.AnswerID, &at, &t.Reply); err != nil {
 			return nil, err
 		}
 		t.AdmittedAt = fromMS(at)

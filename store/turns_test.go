@@ -75,3 +75,60 @@ func testDurableTurns(t *testing.T, s Store) {
 		t.Error("an unknown outcome was accepted")
 	}
 }
+
+// TestTurnReply: the text of a reply in several parts is kept on its open turn and listed with
+// it; reopening the turn (answered again from scratch) or closing it clears it; a closed or
+// unknown turn takes none.
+func TestTurnReply(t *testing.T) { forEachDriver(t, testTurnReply) }
+
+func testTurnReply(t *testing.T, s Store) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	replyOf := func(id string) (string, bool) {
+		t.Helper()
+		ts, err := s.OpenTurns(ctx, "g1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range ts {
+			if tr.MessageID == id {
+				return tr.Reply, true
+			}
+		}
+		return "", false
+	}
+	open := func(id string) {
+		t.Helper()
+		if err := s.OpenTurn(ctx, Turn{MessageID: id, ChannelID: "c1", GuildID: "g1", AdmittedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(id, reply string) {
+		t.Helper()
+		if err := s.SetTurnReply(ctx, id, reply); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open("301")
+	set("301", "part one\n\npart two")
+	if got, _ := replyOf("301"); got != "part one\n\npart two" {
+		t.Errorf("open turn's reply = %q", got)
+	}
+	open("301") // answered again from scratch
+	if got, _ := replyOf("301"); got != "" {
+		t.Errorf("reopened turn's reply = %q, want none", got)
+	}
+	set("301", "again")
+	if err := s.CloseTurns(ctx, []string{"301"}, TurnSent, at); err != nil {
+		t.Fatal(err)
+	}
+	set("301", "after the close")
+	set("999", "unknown")
+	open("301")
+	if got, ok := replyOf("301"); !ok || got != "" {
+		t.Errorf("closed then reopened turn's reply = %q (listed %v), want none", got, ok)
+	}
+	if _, ok := replyOf("999"); ok {
+		t.Error("SetTurnReply created a turn")
+	}
+}

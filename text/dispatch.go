@@ -199,6 +199,15 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 	if c != nil {
 		persona = c.persona
 	}
+	if !plan.notice {
+		// Kept on the open turn: after a crash the next process recognises this reply in the
+		// channel by its text too (a channel message, or a reply to another message, carries no
+		// reference to the trigger), and after a crash between two parts sends the rest of it
+		// (finishReply), not a new one.
+		if err := s.opts.Store.SetTurnReply(ctx, t.msg.ID, text); err != nil {
+			s.logger.Warn("store_failed", "op", "set_turn_reply", "message_id", t.msg.ID, "error", err.Error())
+		}
+	}
 	var ids []string
 	reference := s.replyReference(t, plan)
 	for i, part := range parts {
@@ -229,21 +238,15 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		if err != nil {
 			return ids, fmt.Errorf("text: send part %d/%d to %s: %w", i+1, len(parts), t.msg.ChannelID, err)
 		}
-		ids = append(ids, sent.ID)
 		if sent.ChannelID == "" {
 			sent.ChannelID = t.msg.ChannelID
 		}
-		rec := storedFromDiscord(sent, s.channelInfo(ctx, t.msg.ChannelID), true)
-		rec.Persona = persona
-		if rec.ReplyToID == "" && i == 0 {
-			rec.ReplyToID = plan.replyTo // what it answers, a reply or not
+		ids = append(ids, sent.ID)
+		answers := "" // what it answers, a reply or not (a plain message when unreferenced)
+		if i == 0 {
+			answers = plan.replyTo
 		}
-		if rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == t.msg.ID {
-			rec.ReplyToOrigin = store.Origin{AuthorID: t.msg.AuthorID, At: t.msg.CreatedAt}
-		}
-		if _, err := s.saveMessage(ctx, rec, "reply"); err != nil {
-			s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
-		}
+		s.saveSent(ctx, sent, persona, answers, &t.msg)
 	}
 	return ids, nil
 }
@@ -287,6 +290,22 @@ func authorOf(t *turn, c *convo, id string) string {
 		}
 	}
 	return ""
+}
+
+// saveSent stores a message the bot sent, written by persona, as a reply to replyTo ("" for
+// none); trigger, when it is the message replied to, gives the stored reply its origin.
+func (s *Service) saveSent(ctx context.Context, sent *discordgo.Message, persona, replyTo string, trigger *store.Message) {
+	rec := storedFromDiscord(sent, s.channelInfo(ctx, sent.ChannelID), true)
+	rec.Persona = persona
+	if rec.ReplyToID == "" {
+		rec.ReplyToID = replyTo
+	}
+	if trigger != nil && rec.ReplyToOrigin.AuthorID == "" && rec.ReplyToID == trigger.ID {
+		rec.ReplyToOrigin = store.Origin{AuthorID: trigger.AuthorID, At: trigger.CreatedAt}
+	}
+	if _, err := s.saveMessage(ctx, rec, "reply"); err != nil {
+		s.logger.Warn("store_failed", "op", "save_message", "message_id", sent.ID, "error", err.Error())
+	}
 }
 
 // targetDeletedNote opens a reply whose target was deleted before it could be sent: it goes to

@@ -274,6 +274,10 @@ func (s *Service) memoryForget(ctx context.Context, guild, userID string, n int)
 
 // handleMemoryPrefix answers a prefix memory command ("!banter memory forget-me") with a reply
 // and reports whether content was one. The command message is not stored (nothing to remember).
+// Neither is its answer, so the catch-up of a later process reads a command back when nothing
+// newer was stored in its channel: one from before this process started is run only when the
+// channel holds no answer to it (ranOnce), or a restart would forget again, forget another
+// numbered fact, or pause again.
 func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) bool {
 	cmd := parsePrefixCommand(cfg, m.Content)
 	if cmd == nil || cmd.persona != "" {
@@ -283,13 +287,38 @@ func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) b
 	if !ok {
 		return false
 	}
+	if s.ranOnce(m) {
+		s.opts.Metrics.ingested("memory_command")
+		return true
+	}
 	r.admin = s.mayManage(m)
 	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, r)
 	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
-		Content: reply, ReplyTo: m.ID, Addressee: m.Author.ID, TurnID: m.ID}); err != nil {
+		Content: reply, ReplyTo: m.ID, Addressee: m.Author.ID, TurnID: m.ID, Nonce: turnNonce(m.ID, 'm', 0)}); err != nil {
 		s.logger.Warn("memory_command_reply_failed", "message_id", m.ID, "channel_id", m.ChannelID, "reason", post.Refusal(err),
 			"error", err.Error())
 	}
 	s.opts.Metrics.ingested("memory_command")
 	return true
+}
+
+// ranOnce reports whether a memory command from before this process started was answered
+// already (the bot's reply to it is in the channel), or cannot be told (the channel could not
+// be read: a command that forgets is not run twice on a guess); each is logged.
+func (s *Service) ranOnce(m *discordgo.Message) bool {
+	if !snowflakeTime(m.ID).Before(s.started) {
+		return false // arrived while this process runs: seen once (firstSight)
+	}
+	reply, err := s.earlierReply(s.ctx, store.Turn{MessageID: m.ID, ChannelID: m.ChannelID, AnswerID: m.ID})
+	switch {
+	case err != nil:
+		s.logger.Warn("message_ignored", "reason", "memory_command_unverified", "message_id", m.ID, "channel_id", m.ChannelID,
+			"error", err.Error())
+		return true
+	case reply != "":
+		s.logger.Info("message_ignored", "reason", "memory_command_answered", "message_id", m.ID, "channel_id", m.ChannelID,
+			"reply_id", reply)
+		return true
+	}
+	return false
 }

@@ -40,7 +40,7 @@ type Metrics struct {
 //	banter_text_images_total{result}            images of the conversation: inline, url, unavailable, refreshed
 //	banter_text_lookups_total{lookup,outcome}   lookups the reply model asked for: ok, empty, invalid, failed, timeout, ignored
 //	banter_text_durable_turns_closed_total{outcome} durable turns closed: sent, skipped, failed, explained
-//	banter_text_durable_turns_recovered_total{result} open turns of an earlier process: requeued, already_answered, expired, gone,
+//	banter_text_durable_turns_recovered_total{result} open turns of an earlier process: requeued, already_answered, resumed (the rest of a reply in parts sent), expired, gone,
 //	                                            no_permission (the bot may not post or read there), failed
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{

@@ -86,7 +86,10 @@ type Service struct {
 	sender *post.Sender
 	logger *slog.Logger
 	now    func() time.Time
-	self   atomic.Pointer[discordgo.User]
+	// started is when New ran: a message from before it may have been handled by an earlier
+	// process (a memory command read back by the startup catch-up).
+	started time.Time
+	self    atomic.Pointer[discordgo.User]
 	// state is the attached session's state cache, read for the bot's channel permissions.
 	state atomic.Pointer[discordgo.State]
 	// policyFor is the configuration the engine's policy was last built from.
@@ -122,7 +125,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Sender == nil {
 		opts.Sender = post.New(opts.Discord, post.Options{Logger: opts.Logger})
 	}
-	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, channels: map[string]*channelState{}}
+	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, started: opts.Now(), channels: map[string]*channelState{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -21,7 +22,8 @@ import (
 // seen are answered again (within text.catchUpMaxAgeMinutes) or explained in the log.
 //
 // Never twice: before answering an open turn again, the channel is searched for the bot's
-// reply to it (a crash after the send, before the close); and every reply's nonce is derived
+// reply to it (a crash after the send, before the close; a reply in parts is completed, see
+// resume.go); and every reply's nonce is derived
 // from its trigger (turnNonce) and sent with enforce_nonce, so a create sent again within
 // Discord's nonce window returns the first message instead of posting a second one.
 
@@ -156,6 +158,10 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 		s.logger.Error("turn_recovery_failed", append(attrs, "error", err.Error())...)
 		return // stays open: the next GUILD_CREATE tries again
 	}
+	if reply != "" && tr.Reply != "" {
+		s.finishReply(ctx, tr, reply, attrs, closeAs) // a reply in parts: the rest may be missing
+		return
+	}
 	if reply != "" {
 		s.logger.Info("turn_recovered", append(attrs, "result", "already_answered", "reply_id", reply)...)
 		closeAs(store.TurnSent, "already_answered")
@@ -182,9 +188,13 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 }
 
 // earlierReply looks for the bot's reply to an open turn (to it, or to the turn it was
-// coalesced into) among the channel's messages after it, and returns its id ("" when none).
+// coalesced into) among the channel's messages after it, and returns its id ("" when none): a
+// message of the bot's that references either, or, when the reply's text was kept
+// (tr.Reply), whose content is the reply's first part (also opened by its addressee's mention,
+// as a reply goes out where the bot may not read history: post.Message.Addressee).
 func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, error) {
 	self := s.selfID()
+	first := firstPartContents(tr.Reply)
 	after := tr.MessageID
 	for range recoverPages {
 		msgs, err := s.opts.Discord.ChannelMessages(tr.ChannelID, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
@@ -195,7 +205,13 @@ func (s *Service) earlierReply(ctx context.Context, tr store.Turn) (string, erro
 			if compareIDs(m.ID, after) > 0 {
 				after = m.ID
 			}
-			if m.Author == nil || m.Author.ID != self || m.MessageReference == nil {
+			if m.Author == nil || m.Author.ID != self {
+				continue
+			}
+			if slices.Contains(first, m.Content) || slices.Contains(first, withoutOpeningMention(m.Content)) {
+				return m.ID, nil
+			}
+			if m.MessageReference == nil {
 				continue
 			}
 			if ref := m.MessageReference.MessageID; ref == tr.MessageID || ref == tr.AnswerID {
@@ -219,4 +235,18 @@ func turnNonce(trigger string, kind byte, part int) string {
 		return ""
 	}
 	return "b" + strconv.FormatUint(id, 36) + string(kind) + strconv.Itoa(part)
+}
+
+// withoutOpeningMention returns content without the user mention that opens it ("<@ID> "), or
+// content itself when it opens with none.
+func withoutOpeningMention(content string) string {
+	rest, ok := strings.CutPrefix(content, "<@")
+	if !ok {
+		return content
+	}
+	id, after, ok := strings.Cut(rest, "> ")
+	if !ok || id == "" || strings.Trim(id, "0123456789") != "" {
+		return content
+	}
+	return after
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -135,11 +136,12 @@ type osBot struct {
 	runs int // processes started
 }
 
-// newOSBot builds banter once per matrix (bin), writes a config against fresh simulators and
-// starts the first process.
-func newOSBot(t *testing.T, ctx context.Context, bin, extra string, setup func(*botProcess)) *osBot {
+// newOSBot builds banter once per matrix (bin), writes a config against fresh simulators (the
+// Discord simulator with opts; $CHANNEL in extra names the general channel) and starts the
+// first process.
+func newOSBot(t *testing.T, ctx context.Context, bin, extra string, setup func(*botProcess), opts ...discordsim.Option) *osBot {
 	t.Helper()
-	b := &botProcess{dsim: simtest.Serve(t), osim: openaitest.Serve(t), logs: newMatrixLog()}
+	b := &botProcess{dsim: simtest.Serve(t, opts...), osim: openaitest.Serve(t), logs: newMatrixLog()}
 	b.guild = b.dsim.CreateGuild("g")
 	b.ch = b.dsim.CreateTextChannel(b.guild, "general")
 	b.alice, b.bob = b.dsim.CreateUser("alice"), b.dsim.CreateUser("bob")
@@ -151,7 +153,7 @@ func newOSBot(t *testing.T, ctx context.Context, bin, extra string, setup func(*
 	dir := t.TempDir()
 	b.cfgPath = filepath.Join(dir, "banter.yaml")
 	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
-		b.dsim.APIBaseURL(), filepath.Join(dir, "banter.db"), extra)
+		b.dsim.APIBaseURL(), filepath.Join(dir, "banter.db"), strings.ReplaceAll(extra, "$CHANNEL", string(b.ch)))
 	if err := os.WriteFile(b.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

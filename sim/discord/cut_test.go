@@ -1,6 +1,7 @@
 package discordsim
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -57,5 +58,47 @@ func TestHangEndsOnClose(t *testing.T) {
 	}
 	if n := len(w.sim.Sent()); n != 0 {
 		t.Errorf("%d messages created by a request held without effect", n)
+	}
+}
+
+// TestPassNextThenHang: PassNext lets the next create through ahead of a queued HangNext, which
+// takes the one after it; Holding counts the held request until its client gives up.
+func TestPassNextThenHang(t *testing.T) {
+	w := newWorld(t)
+	w.sim.PassNext(RouteMessageCreate, 1)
+	w.sim.HangNext(RouteMessageCreate, 1)
+	create := func(ctx context.Context, content string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", w.sim.APIBaseURL()+"/api/v10/channels/"+string(w.text)+"/messages",
+			strings.NewReader(`{"content":"`+content+`"}`))
+		req.Header.Set("Authorization", "Bot "+w.sim.Token())
+		req.Header.Set("Content-Type", "application/json")
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := create(t.Context(), "first")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first create (passed): %v %v", resp, err)
+	}
+	resp.Body.Close()
+	ctx, giveUp := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		resp, err := create(ctx, "second")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	if err := w.sim.Await(t.Context(), func() bool { return w.sim.Holding() == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	giveUp()
+	if err := <-done; err == nil {
+		t.Error("the held create was answered")
+	}
+	if err := w.sim.Await(t.Context(), func() bool { return w.sim.Holding() == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if sent := w.sim.Sent(); len(sent) != 1 || sent[0].Content != "first" {
+		t.Errorf("created %v, want the first create only", sent)
 	}
 }

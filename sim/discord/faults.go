@@ -184,6 +184,13 @@ func (s *Server) CutNextAfterEffect(r Route, n int) {
 	s.rest.limiter.force(r, n, forcedFault{cut: CutAfterEffect})
 }
 
+// PassNext lets the next n requests on route (RouteAny: on any route) through as usual,
+// ahead of the faults queued after it: PassNext(r, 1) then HangNext(r, 1) hangs the second
+// request, not the first (the second part of a reply split in two).
+func (s *Server) PassNext(r Route, n int) {
+	s.rest.limiter.force(r, n, forcedFault{pass: true})
+}
+
 // HangNext makes the next n requests on route (RouteAny: on any route) hang without effect
 // until the client gives up (closes its connection) or the server closes: the request never
 // takes effect and is never answered, as when it is lost on the way in.

@@ -46,6 +46,7 @@ type forcedFault struct {
 	global     bool
 	afterwards bool      // the request is carried out, then answered with status
 	cut        RESTFault // no answer at all (CutNext, CutNextAfterEffect, HangNext)
+	pass       bool      // no fault: the request is handled as usual (PassNext)
 }
 
 // limiter implements Discord's REST limits: one bucket per route and major
@@ -122,6 +123,9 @@ func (l *limiter) check(h http.Header, route Route, major string, user UserID, e
 		if q := l.forced[r]; len(q) > 0 {
 			f := q[0]
 			l.forced[r] = q[1:]
+			if f.pass {
+				break // handled as usual; faults queued after it wait for the next request
+			}
 			if f.cut != RESTFaultNone {
 				return verdict{cut: f.cut}
 			}

@@ -35,6 +35,7 @@ type restAPI struct {
 	mu      sync.Mutex // guards following
 	reqs    []RESTRequest
 	latency map[Route]time.Duration // injected before answering; RouteAny: every route
+	holding int                     // requests HangNext holds now
 }
 
 func newRESTAPI(w *world.World, cfg *config, gatewayURL func() string, notify func(), c *cdn) *restAPI {
@@ -94,6 +95,14 @@ func (s *Server) RESTLog() []RESTRequest {
 	s.rest.mu.Lock()
 	defer s.rest.mu.Unlock()
 	return slices.Clone(s.rest.reqs)
+}
+
+// Holding returns how many requests HangNext holds right now: received, without effect, not
+// yet given up by their client (Await wakes when it changes).
+func (s *Server) Holding() int {
+	s.rest.mu.Lock()
+	defer s.rest.mu.Unlock()
+	return s.rest.holding
 }
 
 // maxBody is the largest JSON body accepted; Discord answers larger ones with 413.
@@ -174,6 +183,16 @@ func cutConnection(w http.ResponseWriter) {
 
 // hang holds a request until its client gives up or the server closes.
 func (a *restAPI) hang(r *http.Request) {
+	a.mu.Lock()
+	a.holding++
+	a.mu.Unlock()
+	a.notify()
+	defer func() {
+		a.mu.Lock()
+		a.holding--
+		a.mu.Unlock()
+		a.notify()
+	}()
 	select {
 	case <-r.Context().Done():
 	case <-a.done:
