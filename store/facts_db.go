@@ -56,6 +56,15 @@ type sqlExecer interface {
 type sqliteFacts struct {
 	db *sql.DB   // for transactions
 	x  sqlExecer // the database, or the transaction in progress
+	r  sqlExecer // the read-only pool (SQLite.rdb), for reads outside a transaction
+}
+
+// reader is where a read goes: the transaction in progress, else the read-only pool.
+func (d sqliteFacts) reader() sqlExecer {
+	if _, inTx := d.x.(*sql.Tx); inTx || d.r == nil {
+		return d.x
+	}
+	return d.r
 }
 
 func (d sqliteFacts) exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -67,7 +76,7 @@ func (d sqliteFacts) exec(ctx context.Context, q string, args ...any) (int64, er
 }
 
 func (d sqliteFacts) query(ctx context.Context, q string, args ...any) (factRows, error) {
-	rows, err := d.x.QueryContext(ctx, q, args...)
+	rows, err := d.reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +84,7 @@ func (d sqliteFacts) query(ctx context.Context, q string, args ...any) (factRows
 }
 
 func (d sqliteFacts) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
-	return d.x.QueryRowContext(ctx, q, args...)
+	return d.reader().QueryRowContext(ctx, q, args...)
 }
 
 func (d sqliteFacts) tx(ctx context.Context, fn func(factDB) error) error {
@@ -86,7 +95,7 @@ func (d sqliteFacts) tx(ctx context.Context, fn func(factDB) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(sqliteFacts{db: d.db, x: tx}); err != nil {
+	if err := fn(sqliteFacts{db: d.db, x: tx, r: d.r}); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -66,7 +66,7 @@ func (s *SQLite) AddSpend(ctx context.Context, day, guild, slot string, usd floa
 // SpendTotals implements SpendLedger.
 func (s *SQLite) SpendTotals(ctx context.Context, day, guild string) (float64, float64, error) {
 	var g, all float64
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN guild_id = ? THEN usd END), 0), COALESCE(SUM(usd), 0)
+	err := s.rdb.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN guild_id = ? THEN usd END), 0), COALESCE(SUM(usd), 0)
 		FROM spend WHERE day = ?`, guild, day).Scan(&g, &all)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: spend totals of %s: %w", day, err)
@@ -76,7 +76,7 @@ func (s *SQLite) SpendTotals(ctx context.Context, day, guild string) (float64, f
 
 // DaySpend implements SpendLedger.
 func (s *SQLite) DaySpend(ctx context.Context, day string) ([]Spend, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT guild_id, slot, usd FROM spend WHERE day = ? ORDER BY guild_id, slot`, day)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT guild_id, slot, usd FROM spend WHERE day = ? ORDER BY guild_id, slot`, day)
 	if err != nil {
 		return nil, fmt.Errorf("store: spend of %s: %w", day, err)
 	}

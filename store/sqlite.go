@@ -17,7 +17,13 @@ import (
 type SQLite struct {
 	factsSQL // the Memory methods (facts.go)
 	db       *sql.DB
-	path     string
+	// rdb serves the reads made outside a transaction: a second, read-only pool on the same
+	// WAL file, so that a read (the memory extraction's facts and messages, a reply's history)
+	// never queues behind another goroutine's writes on db, nor writes behind it. WAL gives
+	// each read the last committed state: what a caller wrote before it reads is there. For
+	// ":memory:" (one connection's private database) it is db.
+	rdb  *sql.DB
+	path string
 }
 
 var _ Store = (*SQLite)(nil)
@@ -43,10 +49,11 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	// One connection: SQLite serializes writers anyway, and this keeps WAL mode and pragmas on
-	// the connection every query uses.
+	// One connection for writes: SQLite serializes writers anyway, it keeps the pragmas on the
+	// connection every write uses, and every write (ForgetMember's included) runs one statement
+	// or transaction at a time, which the forget-me watermark relies on (forgets.go).
 	db.SetMaxOpenConns(1)
-	s := &SQLite{db: db, path: path, factsSQL: factsSQL{db: sqliteFacts{db: db, x: db}}}
+	s := &SQLite{db: db, rdb: db, path: path}
 	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s (is the file and its folder writable?): %w", path, err)
@@ -55,8 +62,22 @@ func Open(ctx context.Context, path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s (is the file and its folder writable?): %w", path, err)
 	}
+	if path != ":memory:" {
+		rdb, err := sql.Open("sqlite", "file:"+uriPath+"?mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
+		}
+		rdb.SetMaxOpenConns(readConns)
+		s.rdb = rdb
+	}
+	s.factsSQL = factsSQL{db: sqliteFacts{db: db, x: db, r: s.rdb}}
 	return s, nil
 }
+
+// readConns is how many read-only connections SQLite's read pool opens at the most: reads
+// run side by side with each other and with the one writer (WAL).
+const readConns = 4
 
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
@@ -268,7 +289,7 @@ func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 
 // Message implements Store.
 func (s *SQLite) Message(ctx context.Context, id string) (Message, error) {
-	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE id=?`, id))
+	m, err := scanMessage(s.rdb.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE id=?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Message{}, fmt.Errorf("store: message %s: %w", id, ErrNotFound)
 	}
@@ -287,7 +308,7 @@ func (s *SQLite) RecentMessages(ctx context.Context, channelID string, before ti
 	if beforeMS == 0 {
 		beforeMS = 1<<63 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE channel_id=? AND created_at < ? AND deleted=0
 		ORDER BY created_at DESC, id DESC LIMIT ?`, channelID, beforeMS, limit)
 	if err != nil {
@@ -340,7 +361,7 @@ func (s *SQLite) SearchMessages(ctx context.Context, q SearchQuery) ([]Message, 
 	}
 	args = append(args, q.limit())
 	cols := "m." + strings.ReplaceAll(strings.Join(strings.Fields(messageColumns), " "), ", ", ", m.")
-	rows, err := s.db.QueryContext(ctx, `SELECT `+cols+` FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+cols+` FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY bm25(messages_fts), m.created_at DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search messages: %w", err)
@@ -384,7 +405,7 @@ func (s *SQLite) Personas(ctx context.Context, userIDs []string) (map[string]Use
 	}
 	q := `SELECT user_id, preferred_name, pronouns, description, updated_at FROM user_personas WHERE user_id IN (?` +
 		strings.Repeat(",?", len(userIDs)-1) + `)`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: personas: %w", err)
 	}
@@ -435,7 +456,7 @@ const ledgerWindow = time.Hour
 
 // CountPrompts implements Store.
 func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.Time) (map[PromptKind]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM prompt_ledger WHERE channel_id=? AND at >= ? GROUP BY kind`,
+	rows, err := s.rdb.QueryContext(ctx, `SELECT kind, COUNT(*) FROM prompt_ledger WHERE channel_id=? AND at >= ? GROUP BY kind`,
 		channelID, ms(since))
 	if err != nil {
 		return nil, fmt.Errorf("store: count prompts for %s: %w", channelID, err)
@@ -459,7 +480,7 @@ func (s *SQLite) CountPrompts(ctx context.Context, channelID string, since time.
 // CountUserPrompts implements Store.
 func (s *SQLite) CountUserPrompts(ctx context.Context, channelID, userID string, since time.Time) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM prompt_ledger WHERE channel_id=? AND user_id=? AND at >= ?`,
+	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM prompt_ledger WHERE channel_id=? AND user_id=? AND at >= ?`,
 		channelID, userID, ms(since)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count prompts of %s in %s: %w", userID, channelID, err)
 	}
@@ -484,6 +505,12 @@ func (s *SQLite) Prune(ctx context.Context, cutoff, now time.Time) (int, error) 
 
 // Close implements Store: it checkpoints the WAL into the main file and closes.
 func (s *SQLite) Close() error {
+	if s.rdb != s.db {
+		if err := s.rdb.Close(); err != nil { // first: a reader's snapshot would hold the checkpoint back
+			s.db.Close()
+			return fmt.Errorf("store: close %s for reading: %w", s.path, err)
+		}
+	}
 	_, cpErr := s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)

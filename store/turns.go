@@ -106,7 +106,7 @@ func (s *SQLite) DropTurn(ctx context.Context, messageID string) error {
 
 // OpenTurns implements Store.
 func (s *SQLite) OpenTurns(ctx context.Context, guildID string) ([]Turn, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
+	rows, err := s.rdb.QueryContext(ctx, `SELECT message_id, channel_id, guild_id, answer_id, admitted_at, reply
 		FROM turns WHERE guild_id=? AND outcome='' ORDER BY admitted_at, message_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: open turns of %s: %w", guildID, err)
