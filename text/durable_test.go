@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
 	"github.com/banterbot/banter/store"
 )
 
@@ -106,5 +108,75 @@ func TestCrashBetweenStoreAndTurn(t *testing.T) {
 	open, err := reopen(t, h).OpenTurns(h.ctx, string(h.guild))
 	if err != nil || len(open) != 0 {
 		t.Errorf("open turns after the answer: %v, %v; want none", open, err)
+	}
+}
+
+// replySavedCrashStore kills the process at the first write after the bot's reply was stored
+// (the save that follows its send): the turns stay open with the reply in the channel.
+type replySavedCrashStore struct {
+	crashStore
+	bot string
+}
+
+func (c *replySavedCrashStore) SaveMessage(ctx context.Context, m store.Message) error {
+	if m.AuthorID != c.bot {
+		return c.crashStore.SaveMessage(ctx, m)
+	}
+	c.mu.Lock()
+	c.armed = true // the bot's reply: the kill comes at this very write, once it is done
+	c.mu.Unlock()
+	return c.crashStore.SaveMessage(ctx, m)
+}
+
+// TestCrashAfterCoalescedBroadcast: two addressed messages coalesced into one reply that
+// carries no reference (a channel message: initiativeReplyShare 0); a crash after its send and
+// before the close leaves both turns open. The next process recognises the reply for both, the
+// coalesced one through its main turn's kept text: no model call and no second post, past
+// Discord's nonce window.
+func TestCrashAfterCoalescedBroadcast(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Activity.ReplyCoalesceWindowSeconds = 60 // the burst closes at two messages
+		c.Activity.ReplyCoalesceMaxMessages = 2
+	}, toolReply("and you", "reply", "", "Ahoy to the both of you!"))
+	h.reconfigure(func(c *config.Config) {
+		c.Permissions.AllowInitiativeReplies = true
+		c.Permissions.InitiativeChannelIDs = []string{string(h.general)}
+		c.Activity.InitiativeReplyShare = 0 // every addressed turn there is a channel message
+	})
+	cs := &replySavedCrashStore{crashStore: crashStore{killed: make(chan struct{})}, bot: string(h.dsim.BotID())}
+	h.wrapStore = func(st store.Store) store.Store { cs.Store = st; return cs }
+	h.restart()
+	first := h.post(h.alice, mention(h.dsim.BotID())+" hello there")
+	second := h.post(h.bob, mention(h.dsim.BotID())+" and you?")
+	select {
+	case <-cs.killed:
+	case <-h.ctx.Done():
+		t.Fatalf("the reply was never sent; logs:\n%s", h.tail())
+	}
+	h.waitLog(`"msg":"turn_coalesced"`, string(first.ID), `"into":"`+string(second.ID)+`"`)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = h.svc.Shutdown(gone)
+	h.shutdown()
+	if bot := h.botMessages(); len(bot) != 1 || bot[0].ReplyTo() != "" {
+		t.Fatalf("bot messages at the kill: %+v; want one channel message", bot)
+	}
+	asks := len(h.generations())
+	h.clock.Advance(6 * time.Minute) // past the nonce window, within text.catchUpMaxAgeMinutes
+	h.wrapStore = nil
+	h.start()
+	for _, m := range []discordsim.Message{first, second} {
+		h.waitLog(`"msg":"turn_recovered"`, string(m.ID), `"result":"already_answered"`)
+	}
+	h.shutdown()
+	if n := len(h.botMessages()); n != 1 {
+		t.Errorf("%d bot messages after the restart, want the one reply", n)
+	}
+	if n := len(h.generations()); n != asks {
+		t.Errorf("the model was asked %d more times after the restart, want 0", n-asks)
+	}
+	open, err := reopen(t, h).OpenTurns(h.ctx, string(h.guild))
+	if err != nil || len(open) != 0 {
+		t.Errorf("open turns after the recovery: %v, %v; want none", open, err)
 	}
 }

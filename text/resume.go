@@ -58,10 +58,16 @@ func (s *Service) sendParts(ctx context.Context, tr store.Turn, firstID string, 
 	if first, err := s.opts.Store.Message(ctx, firstID); err == nil && first.Persona != "" {
 		persona = first.Persona
 	}
+	// The parts' nonces are those of the turn that sent the reply (a coalesced turn's answering
+	// turn), so that the two, both left open, never post a missing part twice.
+	answering := tr.AnswerID
+	if answering == "" {
+		answering = tr.MessageID
+	}
 	var ids []string
 	for i := next; i < len(parts); i++ {
 		sent, err := s.sender.Create(ctx, post.Message{ChannelID: tr.ChannelID, GuildID: tr.GuildID, Content: parts[i],
-			TurnID: tr.MessageID, Nonce: turnNonce(tr.MessageID, 'r', i)})
+			TurnID: tr.MessageID, Nonce: turnNonce(answering, 'r', i)})
 		if err != nil {
 			return ids, fmt.Errorf("text: resume reply part %d/%d to %s: %w", i+1, len(parts), tr.ChannelID, err)
 		}

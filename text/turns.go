@@ -114,9 +114,18 @@ func (s *Service) recoverTurns(guildID string) {
 		s.logger.Error("store_failed", "op", "open_turns", "guild_id", guildID, "error", err.Error())
 		return
 	}
+	replies := map[string]string{}
+	for _, tr := range open {
+		replies[tr.MessageID] = tr.Reply
+	}
 	for _, tr := range open {
 		if s.channel(tr.ChannelID).seen(tr.MessageID) {
 			continue // this process has it: live, caught up, or answering it now
+		}
+		if tr.Reply == "" && tr.AnswerID != "" && tr.AnswerID != tr.MessageID {
+			// Coalesced into a turn left open too: its reply is that turn's, found by its text
+			// when it carries no reference (a channel message), not answered a second time.
+			tr.Reply = replies[tr.AnswerID]
 		}
 		s.recoverTurn(ctx, tr)
 	}

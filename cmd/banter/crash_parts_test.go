@@ -50,15 +50,7 @@ func TestKill9BetweenReplyParts(t *testing.T) {
 	if err := o.dsim.Await(g, func() bool { return o.dsim.Holding() == 1 }); err != nil {
 		t.Fatalf("the second part's create never came: %v\n%s", err, o.logs.String())
 	}
-	if err := o.end(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	off := o.logs.Len()
-	o.start(t, ctx)
-	o.waitLine(t, ctx, off, 1, "turn_recovered", map[string]string{"message_id": string(id)})
-	if err := o.stop(); err != nil {
-		t.Errorf("bot: %v", err)
-	}
+	o.killAndRecover(t, ctx, id, nil)
 	var got []string
 	for _, m := range o.dsim.Messages(o.ch) {
 		if m.Author == o.dsim.BotID() {
@@ -99,17 +91,10 @@ func TestKill9AfterChannelMessage(t *testing.T) {
 	if _, err := simtest.WaitMessage(g, o.dsim, mine); err != nil {
 		t.Fatalf("no answer: %v\n%s", err, o.logs.String())
 	}
-	if err := o.end(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	o.dsim.SetRESTLatency(discordsim.RouteMessageCreate, 0)
-	offset.Store(int64(world.NonceWindow + time.Minute))
-	off := o.logs.Len()
-	o.start(t, ctx)
-	o.waitLine(t, ctx, off, 1, "turn_recovered", map[string]string{"message_id": string(id)})
-	if err := o.stop(); err != nil {
-		t.Errorf("bot: %v", err)
-	}
+	o.killAndRecover(t, ctx, id, func() {
+		o.dsim.SetRESTLatency(discordsim.RouteMessageCreate, 0)
+		offset.Store(int64(world.NonceWindow + time.Minute))
+	})
 	var got []string
 	for _, m := range o.dsim.Messages(o.ch) {
 		if mine(m) {
@@ -118,5 +103,24 @@ func TestKill9AfterChannelMessage(t *testing.T) {
 	}
 	if len(got) != 1 {
 		t.Errorf("the bot posted %d messages, want its one answer: %q\n%s", len(got), got, o.logs.String())
+	}
+}
+
+// killAndRecover kills the process with SIGKILL, runs meanwhile (nil: nothing) while it is
+// down, starts it again on the same database, waits until it has recovered the open turn of
+// message id, and stops it.
+func (o *osBot) killAndRecover(t *testing.T, ctx context.Context, id discordsim.MessageID, meanwhile func()) {
+	t.Helper()
+	if err := o.end(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if meanwhile != nil {
+		meanwhile()
+	}
+	off := o.logs.Len()
+	o.start(t, ctx)
+	o.waitLine(t, ctx, off, 1, "turn_recovered", map[string]string{"message_id": string(id)})
+	if err := o.stop(); err != nil {
+		t.Errorf("bot: %v", err)
 	}
 }
