@@ -375,8 +375,9 @@ func Refusal(err error) string {
 // Unreferenceable reports whether Discord refused a message for its message_reference because
 // the bot may not read the channel's history (no Read Message History): JSON code 160009
 // "Cannot reference a message without permission to read message history", or 160002 "Cannot
-// reply without permission to read message history", which it replaced. The code decides,
-// whatever the HTTP status (160002 came with 403; no source gives 160009's).
+// reply without permission to read message history", the older table's reply-only code (which
+// of the two Discord sends for a reply today is not published). The code decides, whatever the
+// HTTP status (160002 came with 403; no source gives 160009's).
 func Unreferenceable(err error) bool {
 	var re *discordgo.RESTError
 	if !errors.As(err, &re) || re.Message == nil {
