@@ -165,6 +165,8 @@ func pgMigrations() []string {
 		backfillMigration,
 		// 15: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
+		// 16: the voice sessions joined by command, kept across restarts (voicesessions.go).
+		voiceSessionsMigration,
 	}
 }
 
