@@ -2,7 +2,6 @@ package voice_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,11 +19,7 @@ import (
 // the commands wired as cmd/banter wires them and alice in the voice channel.
 func keptWorld(t *testing.T) (*world, *store.SQLite) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "banter.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := tempStore(t)
 	w := newWorldWith(t, worldOptions{kept: st}, nil, genRule("Hello."))
 	w.sess.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) { w.svc.HandleMessage(w.ctx, s, m.Message) })
 	w.sess.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {

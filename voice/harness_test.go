@@ -206,6 +206,17 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	return w
 }
 
+// tempStore opens a SQLite store in the test's folder, closed at cleanup.
+func tempStore(t testing.TB) *store.SQLite {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "banter.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // reconfigure switches the service to a copy of its configuration changed by mutate (read
 // from the next frame or turn on, as a reload would be).
 func (w *world) reconfigure(mutate func(*config.Config)) {
