@@ -68,31 +68,37 @@ func (w *world) commandJoin(t *testing.T) {
 
 // TestKeptSessionRecord: a session joined by !join is recorded (guild, channel, who asked) when
 // it starts; its record goes when the session ends for a reason that means "stay out" (/leave,
-// alone, disconnected by the voice server) and stays after a shutdown, which ends it
-// "shutdown" (logged and counted).
+// alone, kicked or moved out by a moderator: disconnected) and stays after a shutdown, which
+// ends it "shutdown" (logged and counted).
 func TestKeptSessionRecord(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		reason string
-		end    func(t *testing.T, w *world)
-		kept   bool
+		name, reason string
+		end          func(t *testing.T, w *world)
+		kept         bool
 	}{
-		{"left", func(t *testing.T, w *world) {
+		{"leave", "left", func(t *testing.T, w *world) {
 			if _, err := w.dsim.InvokeCommand(w.users["alice"], w.text, "leave"); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
-		{"alone", func(t *testing.T, w *world) {
+		{"alone", "alone", func(t *testing.T, w *world) {
 			if err := w.dsim.LeaveVoice(w.users["alice"], w.vc); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
-		{"disconnected", func(t *testing.T, w *world) {
+		{"kicked", "disconnected", func(t *testing.T, w *world) {
 			if err := w.vsim.CloseVoice(w.botID, 4014); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
-		{"shutdown", func(t *testing.T, w *world) {
+		{"moved_by_a_moderator", "disconnected", func(t *testing.T, w *world) {
+			other := w.dsim.CreateVoiceChannel(w.guild, "Elsewhere")
+			if err := w.dsim.MoveVoice(w.guild, discordsim.UserID(w.botID), other); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"shutdown", "shutdown", func(t *testing.T, w *world) {
 			ctx, cancel := context.WithTimeout(w.ctx, guard)
 			defer cancel()
 			if err := w.svc.Shutdown(ctx); err != nil {
@@ -100,7 +106,7 @@ func TestKeptSessionRecord(t *testing.T) {
 			}
 		}, true},
 	} {
-		t.Run(tt.reason, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			w, st := keptWorld(t)
 			// Below what validation allows in a file (10 s), to keep the test short; set before
