@@ -187,7 +187,8 @@ func (svc *Service) mayRejoin(ctx context.Context, k store.VoiceSession) (string
 }
 
 // guildReady waits (up to guildWait) until the state holds the guild's channels and roles:
-// after READY a guild is an unavailable stub until its GUILD_CREATE.
+// after READY a guild is an unavailable stub until its GUILD_CREATE (later during an outage).
+// A wait is logged (voice_rejoin_waiting).
 func (svc *Service) guildReady(ctx context.Context, guildID string) error {
 	created := make(chan struct{}, 1)
 	// discordgo updates its state before it calls the handlers.
@@ -202,6 +203,10 @@ func (svc *Service) guildReady(ctx context.Context, guildID string) error {
 	defer remove()
 	ctx, cancel := context.WithTimeout(ctx, guildWait)
 	defer cancel()
+	if !perms.GuildAvailable(svc.state(guildID), guildID) {
+		svc.log.Info("voice_rejoin_waiting", "guild_id", guildID, "reason", "guild_unavailable",
+			"wait_ms", guildWait.Milliseconds())
+	}
 	for !perms.GuildAvailable(svc.state(guildID), guildID) {
 		select {
 		case <-created:

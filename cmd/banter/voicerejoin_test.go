@@ -233,3 +233,48 @@ func TestKeptVoiceSessionsDropped(t *testing.T) {
 		t.Logf("bot log:\n%s", r.logs.String())
 	}
 }
+
+// TestKeptVoiceSessionWaitsForItsGuild: the process starts while the guild of its kept session
+// is in an outage (READY lists it unavailable, no GUILD_CREATE). The rejoin waits for it; when
+// the outage lasts past the wait, the record is kept (failed: transient) and the start after
+// the outage rejoins; when the guild comes back during the wait, the rejoin goes on at once.
+func TestKeptVoiceSessionWaitsForItsGuild(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
+	ctx := context.Background()
+	r := newRejoinBot(t, ctx, "", nil)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	member, err := r.dsim.JoinVoiceMember(wctx, r.alice, r.vc, voicesim.MemberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Leave()
+	r.command(t, ctx, "!join", "Joined <#"+string(r.vc)+">.")
+	session := r.botVoiceSession(t, ctx, r.guild, r.vc, "")
+	outage := func(on bool) {
+		t.Helper()
+		if err := r.dsim.SetGuildAvailable(r.guild, !on); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The outage outlasts the wait: failed, the record kept.
+	if err := r.end(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	outage(true)
+	off := r.logs.Len()
+	r.start(t, ctx)
+	r.waitLine(t, ctx, off, 1, "voice_rejoin_waiting", map[string]string{"guild_id": string(r.guild)})
+	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"result": "failed", "record": "kept"})
+	if st, in := r.dsim.VoiceStateOf(r.guild, r.dsim.BotID()); in {
+		t.Fatalf("in voice while its guild is out: %+v", st)
+	}
+
+	// The next start, the outage ends while the rejoin waits: it rejoins.
+	off = r.restart(t, ctx, syscall.SIGTERM)
+	r.waitLine(t, ctx, off, 1, "voice_rejoin_waiting", map[string]string{"guild_id": string(r.guild)})
+	outage(false)
+	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"result": "rejoined", "channel_id": string(r.vc)})
+	r.botVoiceSession(t, ctx, r.guild, r.vc, session)
+}
