@@ -71,6 +71,19 @@ func (r *rejoinBot) botVoiceSession(t *testing.T, ctx context.Context, g discord
 	return id
 }
 
+// aliceIn has alice join voice channel vc as a simulated member (she leaves at cleanup).
+func (r *rejoinBot) aliceIn(t *testing.T, ctx context.Context, vc discordsim.ChannelID) *voicesim.Member {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute) // the member's whole life in the test
+	t.Cleanup(cancel)
+	member, err := r.dsim.JoinVoiceMember(ctx, r.alice, vc, voicesim.MemberOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(member.Leave)
+	return member
+}
+
 // command has alice type text (!join, !leave) in the general channel and waits for the answer.
 func (r *rejoinBot) command(t *testing.T, ctx context.Context, text, answer string) {
 	t.Helper()
@@ -109,12 +122,7 @@ func TestVoiceSessionComesBackAfterRestart(t *testing.T) {
 	r := newRejoinBot(t, ctx, "", nil)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	member, err := r.dsim.JoinVoiceMember(wctx, r.alice, r.vc, voicesim.MemberOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Leave()
-	room := &voiceRoom{guild: r.guild, channel: r.vc, user: r.alice, member: member}
+	room := &voiceRoom{guild: r.guild, channel: r.vc, user: r.alice, member: r.aliceIn(t, ctx, r.vc)}
 	speech := voiceQuestionPCM(t)
 	logs := r.logs.String
 
@@ -168,13 +176,7 @@ func TestKeptVoiceSessionsDropped(t *testing.T) {
 		old = b.dsim.CreateGuild("old")
 		oldVoice = b.dsim.CreateVoiceChannel(old, "Voice")
 	})
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	member, err := r.dsim.JoinVoiceMember(wctx, r.alice, ownedVoice, voicesim.MemberOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Leave()
+	r.aliceIn(t, ctx, ownedVoice)
 	r.ch = ownedText
 	r.command(t, ctx, "!join", "Joined <#"+string(ownedVoice)+">.")
 	r.botVoiceSession(t, ctx, owned, ownedVoice, "")
@@ -242,13 +244,7 @@ func TestKeptVoiceSessionWaitsForItsGuild(t *testing.T) {
 	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx := context.Background()
 	r := newRejoinBot(t, ctx, "", nil)
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	member, err := r.dsim.JoinVoiceMember(wctx, r.alice, r.vc, voicesim.MemberOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Leave()
+	r.aliceIn(t, ctx, r.vc)
 	r.command(t, ctx, "!join", "Joined <#"+string(r.vc)+">.")
 	session := r.botVoiceSession(t, ctx, r.guild, r.vc, "")
 	outage := func(on bool) {
