@@ -1,6 +1,7 @@
 package world
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,9 +47,16 @@ func (w *World) memberLocked(op string, g GuildID, u UserID) (*guild, *Member, e
 	return gd, m, nil
 }
 
-func checkRoleName(op, name string) error {
+func checkRoleName(name string) error {
 	if name == "" || utf8.RuneCountInString(name) > maxRoleName {
-		return fmt.Errorf("%s: role name %q: must be 1 to %d characters", op, name, maxRoleName)
+		return fmt.Errorf("role name %q: must be 1 to %d characters", name, maxRoleName)
+	}
+	return nil
+}
+
+func checkPermissions(permissions string) error {
+	if _, err := strconv.ParseUint(permissions, 10, 64); err != nil {
+		return fmt.Errorf("permissions %q: want a decimal bit set, e.g. \"8\"", permissions)
 	}
 	return nil
 }
@@ -63,16 +71,22 @@ func (w *World) addRoleLocked(gd *guild, r Role) Role {
 
 // CreateRole creates a mentionable role with no permissions in a guild (GUILD_ROLE_CREATE).
 func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
+	return w.CreateRoleWithPermissions(g, name, "0")
+}
+
+// CreateRoleWithPermissions creates a mentionable role with permissions (a decimal bit set, as
+// on the wire) in a guild (one GUILD_ROLE_CREATE, as Discord's POST /guilds/{id}/roles).
+func (w *World) CreateRoleWithPermissions(g GuildID, name, permissions string) (RoleID, error) {
 	w.lock()
 	defer w.mu.Unlock()
 	gd, err := w.guildLocked("create role", g)
 	if err != nil {
 		return "", err
 	}
-	if err := checkRoleName("create role", name); err != nil {
-		return "", err
+	if err := errors.Join(checkRoleName(name), checkPermissions(permissions)); err != nil {
+		return "", fmt.Errorf("create role: %w", err)
 	}
-	r := w.addRoleLocked(gd, Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0"})
+	r := w.addRoleLocked(gd, Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: permissions})
 	return r.ID, nil
 }
 
@@ -122,8 +136,8 @@ func (w *World) editRole(op string, g GuildID, r RoleID, edit func(*Role) error)
 // members holding it get them (GUILD_ROLE_UPDATE).
 func (w *World) SetRolePermissions(g GuildID, r RoleID, permissions string) error {
 	return w.editRole("set role permissions", g, r, func(x *Role) error {
-		if _, err := strconv.ParseUint(permissions, 10, 64); err != nil {
-			return fmt.Errorf("permissions %q: want a decimal bit set: %w", permissions, err)
+		if err := checkPermissions(permissions); err != nil {
+			return err
 		}
 		x.Permissions = permissions
 		return nil
@@ -134,9 +148,9 @@ func (w *World) SetRolePermissions(g GuildID, r RoleID, permissions string) erro
 func (w *World) RenameRole(g GuildID, r RoleID, name string) error {
 	return w.editRole("rename role", g, r, func(x *Role) error {
 		if x.ID == RoleID(g) {
-			return fmt.Errorf("@everyone cannot be renamed")
+			return errors.New("@everyone cannot be renamed")
 		}
-		if err := checkRoleName("", name); err != nil {
+		if err := checkRoleName(name); err != nil {
 			return err
 		}
 		x.Name = name
