@@ -95,6 +95,7 @@ type memberDetail struct {
 	InGuild bool `json:"in_guild"`
 }
 
+// memberDetail is u's memberDetail under the name the API knows it by.
 func (c *Controller) memberDetail(u discordsim.UserID) any {
 	name := ""
 	c.mu.Lock()
@@ -104,14 +105,38 @@ func (c *Controller) memberDetail(u discordsim.UserID) any {
 		}
 	}
 	c.mu.Unlock()
-	d := memberDetail{memberView: c.memberView(name, u), Roles: []discordsim.RoleID{}}
+	return c.detailOf(c.memberView(name, u))
+}
+
+// detailOf adds m's roles, nickname and membership.
+func (c *Controller) detailOf(m memberView) memberDetail {
+	d := memberDetail{memberView: m, Roles: []discordsim.RoleID{}}
 	c.sim.Read(func(v *world.View) {
-		if m, ok := v.Member(c.guild, u); ok {
-			d.InGuild, d.Nick = true, m.Nick
-			d.Roles = append(d.Roles, m.Roles...)
+		if gm, ok := v.Member(c.guild, m.ID); ok {
+			d.InGuild, d.Nick = true, gm.Nick
+			d.Roles = append(d.Roles, gm.Roles...)
 		}
 	})
 	return d
+}
+
+// rolesDiff adds to out the "role" events of roles new or changed since st and the
+// "role_delete" events of roles gone, and updates st.
+func (c *Controller) rolesDiff(st *watchState, out *[]event) {
+	seen := map[discordsim.RoleID]bool{}
+	for _, r := range c.roles() {
+		seen[r.ID] = true
+		if key := r.Name + "\x00" + r.Permissions; st.roles[r.ID] != key {
+			st.roles[r.ID] = key
+			*out = append(*out, event{Type: "role", Role: &r})
+		}
+	}
+	for id := range st.roles {
+		if !seen[id] {
+			delete(st.roles, id)
+			*out = append(*out, event{Type: "role_delete", RoleID: id})
+		}
+	}
 }
 
 // pathMember resolves {member}, answering 404 when it is unknown.

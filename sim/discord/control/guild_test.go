@@ -177,3 +177,30 @@ func TestControlGuildAdminErrors(t *testing.T) {
 		t.Errorf("members after refused requests: %s", raw)
 	}
 }
+
+// TestEventStreamGuildChanges: GET /events starts with every role and reports roles created,
+// changed and deleted, and members whose roles, nickname or membership changed.
+func TestEventStreamGuildChanges(t *testing.T) {
+	f := standalone(t, control.Options{})
+	ctl := f["control API"]
+	next := eventStream(t, ctl)
+	next("@everyone", func(e liveEvent) bool { return e.Type == "role" && e.Role.ID == f["guild"] && e.Role.Name == "@everyone" })
+	var mods roleAnswer
+	call(t, "POST", ctl+"/roles", map[string]any{"name": "mods"}, &mods)
+	next("mods", func(e liveEvent) bool { return e.Type == "role" && e.Role.ID == mods.ID && e.Role.Permissions == "0" })
+	call(t, "PATCH", ctl+"/roles/mods", map[string]any{"permissions": "8"}, nil)
+	next("mods changed", func(e liveEvent) bool { return e.Type == "role" && e.Role.ID == mods.ID && e.Role.Permissions == "8" })
+	call(t, "PUT", ctl+"/members/alice/roles/mods", nil, nil)
+	next("alice's role", func(e liveEvent) bool {
+		return e.Type == "member_update" && e.Member.Name == "alice" && slices.Equal(e.Member.Roles, []string{mods.ID})
+	})
+	call(t, "PATCH", ctl+"/members/alice", map[string]any{"nick": "ali"}, nil)
+	next("alice's nick", func(e liveEvent) bool { return e.Type == "member_update" && e.Member.Nick == "ali" })
+	call(t, "DELETE", ctl+"/roles/mods", nil, nil)
+	next("mods deleted", func(e liveEvent) bool { return e.Type == "role_delete" && e.RoleID == mods.ID })
+	next("alice without mods", func(e liveEvent) bool {
+		return e.Type == "member_update" && e.Member.Name == "alice" && len(e.Member.Roles) == 0 && e.Member.InGuild
+	})
+	call(t, "DELETE", ctl+"/members/alice", nil, nil)
+	next("alice removed", func(e liveEvent) bool { return e.Type == "member_update" && e.Member.Name == "alice" && !e.Member.InGuild })
+}
