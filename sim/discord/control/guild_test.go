@@ -184,7 +184,9 @@ func TestEventStreamGuildChanges(t *testing.T) {
 	f := standalone(t, control.Options{})
 	ctl := f["control API"]
 	next := eventStream(t, ctl)
-	next("@everyone", func(e liveEvent) bool { return e.Type == "role" && e.Role.ID == f["guild"] && e.Role.Name == "@everyone" })
+	next("@everyone", func(e liveEvent) bool {
+		return e.Type == "role" && e.Role.ID == f["guild"] && e.Role.Name == "@everyone"
+	})
 	var mods roleAnswer
 	call(t, "POST", ctl+"/roles", map[string]any{"name": "mods"}, &mods)
 	next("mods", func(e liveEvent) bool { return e.Type == "role" && e.Role.ID == mods.ID && e.Role.Permissions == "0" })
@@ -202,5 +204,7 @@ func TestEventStreamGuildChanges(t *testing.T) {
 		return e.Type == "member_update" && e.Member.Name == "alice" && len(e.Member.Roles) == 0 && e.Member.InGuild
 	})
 	call(t, "DELETE", ctl+"/members/alice", nil, nil)
-	next("alice removed", func(e liveEvent) bool { return e.Type == "member_update" && e.Member.Name == "alice" && !e.Member.InGuild })
+	next("alice removed", func(e liveEvent) bool {
+		return e.Type == "member_update" && e.Member.Name == "alice" && !e.Member.InGuild
+	})
 }
