@@ -13,20 +13,11 @@
 // discord.js finds by tags.bot_id), all read from the client's cache. It exits 0 after the
 // first deletion.
 import { Client, Events, GatewayIntentBits } from 'discord.js';
+import { deadline, emit, env, fail } from './script.mjs';
 
-const { SIM_API, SIM_TOKEN, SIM_GUILD } = process.env;
-if (!SIM_API || !SIM_TOKEN || !SIM_GUILD) {
-  console.error('SIM_API, SIM_TOKEN and SIM_GUILD are required');
-  process.exit(2);
-}
+const { SIM_API, SIM_TOKEN, SIM_GUILD } = env('SIM_API', 'SIM_TOKEN', 'SIM_GUILD');
 
-const emit = (event, data = {}) => console.log(JSON.stringify({ event, ...data }));
-const fail = (err) => {
-  console.error(err?.stack ?? String(err));
-  process.exit(1);
-};
-const timer = setTimeout(() => fail(new Error('timed out after 45 s')), 45_000);
-process.on('unhandledRejection', fail);
+const timer = deadline(45);
 
 const client = new Client({
   intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages],
