@@ -201,39 +201,35 @@ func (w *World) deleteBotRolesLocked(gd *guild, u UserID) {
 // GiveRole adds a role to a member (GUILD_MEMBER_UPDATE); a member holding it already is left
 // as is.
 func (w *World) GiveRole(g GuildID, u UserID, r RoleID) error {
-	w.lock()
-	defer w.mu.Unlock()
-	_, m, err := w.memberLocked("give role", g, u)
-	if err != nil {
-		return err
-	}
-	if _, _, err := w.roleLocked("give role", g, r); err != nil {
-		return err
-	}
-	if r == RoleID(g) || slices.Contains(m.Roles, r) {
-		return nil
-	}
-	m.Roles = append(m.Roles, r)
-	w.emitLocked(MemberUpdated{Guild: g, User: u})
-	return nil
+	return w.setMemberRole("give role", g, u, r, true)
 }
 
 // TakeRole removes a role from a member (GUILD_MEMBER_UPDATE); a member without it is left as
 // is.
 func (w *World) TakeRole(g GuildID, u UserID, r RoleID) error {
+	return w.setMemberRole("take role", g, u, r, false)
+}
+
+// setMemberRole gives (hold) or takes role r from member u of g, reporting a change.
+// @everyone is everyone's: giving it changes nothing.
+func (w *World) setMemberRole(op string, g GuildID, u UserID, r RoleID, hold bool) error {
 	w.lock()
 	defer w.mu.Unlock()
-	_, m, err := w.memberLocked("take role", g, u)
+	_, m, err := w.memberLocked(op, g, u)
 	if err != nil {
 		return err
 	}
-	if _, _, err := w.roleLocked("take role", g, r); err != nil {
+	if _, _, err := w.roleLocked(op, g, r); err != nil {
 		return err
 	}
-	if !slices.Contains(m.Roles, r) {
+	if r == RoleID(g) || slices.Contains(m.Roles, r) == hold {
 		return nil
 	}
-	m.Roles = slices.DeleteFunc(m.Roles, func(x RoleID) bool { return x == r })
+	if hold {
+		m.Roles = append(m.Roles, r)
+	} else {
+		m.Roles = slices.DeleteFunc(m.Roles, func(x RoleID) bool { return x == r })
+	}
 	w.emitLocked(MemberUpdated{Guild: g, User: u})
 	return nil
 }
