@@ -97,8 +97,9 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("POST /faults/latency", c.setLatency)
 	mux.HandleFunc("POST /faults/voice", c.voiceFault)
 	mux.HandleFunc("GET /requests", c.requests)
-	c.liveRoutes(mux)  // events.go, stream.go
-	c.guildRoutes(mux) // guild.go
+	c.liveRoutes(mux)   // events.go, stream.go
+	c.guildRoutes(mux)  // guild.go
+	c.actionRoutes(mux) // actions.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no control route %s %s (see docs/simulator.md)", r.Method, r.URL.Path))
 	})

@@ -135,9 +135,9 @@ func TestControlGuildAdmin(t *testing.T) {
 	}
 }
 
-// TestControlGuildAdminErrors: bad requests to the guild routes are refused with the status
+// TestControlAdminErrors: bad requests to the guild and action routes are refused with the status
 // and an error naming what is wrong, and change nothing.
-func TestControlGuildAdminErrors(t *testing.T) {
+func TestControlAdminErrors(t *testing.T) {
 	f := standalone(t, control.Options{})
 	ctl := f["control API"]
 	for _, tc := range []struct {
@@ -160,6 +160,13 @@ func TestControlGuildAdminErrors(t *testing.T) {
 		{"PUT", "/channels/general/permissions/alice", map[string]any{"type": "member", "deny": "x"}, 400, "permissions"},
 		{"POST", "/guild/availability", map[string]any{}, 400, `"available" is required`},
 		{"POST", "/guild/availability", map[string]any{"availble": true}, 400, "unknown field"},
+		{"POST", "/typing", map[string]any{"as": "mallory", "channel": "general"}, 400, "unknown member"},
+		{"POST", "/typing", map[string]any{"as": "alice"}, 400, `"channel" is required`},
+		{"POST", "/commands/nope", map[string]any{"as": "alice", "channel": "general"}, 400, "no such command"},
+		{"PUT", "/commands/nope/permissions", map[string]any{"permissions": []any{}}, 404, "no command"},
+		{"GET", "/interactions/1", nil, 404, "unknown interaction"},
+		{"POST", "/voice/move", map[string]any{"as": "alice", "channel": "Voice"}, 409, "not in voice"},
+		{"POST", "/voice/move", map[string]any{"as": "alice", "channel": "nowhere"}, 400, "unknown channel"},
 	} {
 		var e struct{ Error string }
 		if st := call(t, tc.method, ctl+tc.path, tc.body, &e); st != tc.status || !strings.Contains(e.Error, tc.says) {
