@@ -8,8 +8,10 @@
 // attachments), edit, delete and react to messages as any member, create
 // members and channels, remove members and add them back, set nicknames,
 // create, edit, delete, give and take roles (the bot's managed role too),
-// set channel permission overwrites, start and end a guild outage, join or
-// leave voice as a member and play a WAV into it, read what the bot sent,
+// set channel permission overwrites, start and end a guild outage, type,
+// run slash commands and read the bot's answers, set per-command overrides,
+// join or leave voice as a member and play a WAV into it, move anyone (the
+// bot too) between voice channels, read what the bot sent,
 // inject gateway, REST, latency and voice faults, and read the recorded
 // requests.
 package control
