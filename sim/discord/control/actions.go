@@ -26,6 +26,12 @@ type asIn struct {
 	Channel string `json:"channel"`
 }
 
+// placeView is where a member is: typing, or in voice (no channel: out of voice).
+type placeView struct {
+	User    discordsim.UserID    `json:"user_id"`
+	Channel discordsim.ChannelID `json:"channel_id,omitempty"`
+}
+
 // resolve resolves a.As and a.Channel, answering 400 when either is unknown.
 func (c *Controller) resolve(w http.ResponseWriter, a asIn) (discordsim.UserID, discordsim.ChannelID, bool) {
 	u, err := c.user(a.As)
@@ -41,13 +47,18 @@ func (c *Controller) resolve(w http.ResponseWriter, a asIn) (discordsim.UserID, 
 	return u, ch, true
 }
 
-// typing is POST /typing {"as", "channel"}: the member starts typing (TYPING_START).
-func (c *Controller) typing(w http.ResponseWriter, r *http.Request) {
+// decodeAs reads a body {"as", "channel"} and resolves both, answering 400 when it cannot.
+func (c *Controller) decodeAs(w http.ResponseWriter, r *http.Request) (discordsim.UserID, discordsim.ChannelID, bool) {
 	var in asIn
 	if !decode(w, r, &in) {
-		return
+		return "", "", false
 	}
-	u, ch, ok := c.resolve(w, in)
+	return c.resolve(w, in)
+}
+
+// typing is POST /typing {"as", "channel"}: the member starts typing (TYPING_START).
+func (c *Controller) typing(w http.ResponseWriter, r *http.Request) {
+	u, ch, ok := c.decodeAs(w, r)
 	if !ok {
 		return
 	}
@@ -55,10 +66,7 @@ func (c *Controller) typing(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err)
 		return
 	}
-	reply(w, http.StatusOK, struct {
-		User    discordsim.UserID    `json:"user_id"`
-		Channel discordsim.ChannelID `json:"channel_id"`
-	}{u, ch})
+	reply(w, http.StatusOK, placeView{u, ch})
 }
 
 // interactionView is an interaction as the control API shows it: what was run, by whom, and
@@ -174,25 +182,14 @@ func (c *Controller) setCommandPermissions(w http.ResponseWriter, r *http.Reques
 	}
 	perms, views := []world.CommandPermission{}, []commandPermissionView{}
 	for i, p := range in.Permissions {
-		cp := world.CommandPermission{Permission: p.Permission}
-		switch p.Type {
-		case "role":
-			role, err := c.role(p.Target)
-			if err != nil {
-				fail(w, http.StatusBadRequest, fmt.Errorf("permissions[%d]: %w", i, err))
-				return
-			}
-			cp.ID, cp.Type = string(role.ID), world.CommandPermissionRole
-		case "member":
-			u, err := c.user(p.Target)
-			if err != nil {
-				fail(w, http.StatusBadRequest, fmt.Errorf("permissions[%d]: %w", i, err))
-				return
-			}
-			cp.ID, cp.Type = string(u), world.CommandPermissionUser
-		default:
-			fail(w, http.StatusBadRequest, fmt.Errorf(`permissions[%d]: "type" %q: allowed values are role, member`, i, p.Type))
+		who, isRole, err := c.target(p.Type, p.Target)
+		if err != nil {
+			fail(w, http.StatusBadRequest, fmt.Errorf("permissions[%d]: %w", i, err))
 			return
+		}
+		cp := world.CommandPermission{ID: who, Type: world.CommandPermissionUser, Permission: p.Permission}
+		if isRole {
+			cp.Type = world.CommandPermissionRole
 		}
 		perms = append(perms, cp)
 		views = append(views, commandPermissionView{cp.ID, p.Type, p.Permission})
@@ -230,8 +227,5 @@ func (c *Controller) moveVoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, err)
 		return
 	}
-	reply(w, http.StatusOK, struct {
-		User    discordsim.UserID    `json:"user_id"`
-		Channel discordsim.ChannelID `json:"channel_id,omitempty"`
-	}{u, ch})
+	reply(w, http.StatusOK, placeView{u, ch})
 }

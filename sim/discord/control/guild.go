@@ -305,26 +305,34 @@ func (c *Controller) setOverwrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := world.Overwrite{Allow: orZero(in.Allow), Deny: orZero(in.Deny)}
-	switch in.Type {
-	case "role":
-		role, err := c.role(r.PathValue("target"))
-		if err != nil {
-			fail(w, http.StatusNotFound, err)
-			return
+	id, isRole, err := c.target(in.Type, r.PathValue("target"))
+	if err != nil {
+		status := http.StatusNotFound // an unknown role or member
+		if in.Type != "role" && in.Type != "member" {
+			status = http.StatusBadRequest
 		}
-		o.ID, o.Type = string(role.ID), world.OverwriteRole
-	case "member":
-		u, err := c.user(r.PathValue("target"))
-		if err != nil {
-			fail(w, http.StatusNotFound, err)
-			return
-		}
-		o.ID, o.Type = string(u), world.OverwriteMember
-	default:
-		fail(w, http.StatusBadRequest, fmt.Errorf(`"type" %q: allowed values are role, member`, in.Type))
+		fail(w, status, err)
 		return
 	}
+	o.ID, o.Type = id, world.OverwriteMember
+	if isRole {
+		o.Type = world.OverwriteRole
+	}
 	done(w, c.sim.SetChannelOverwrite(ch, o), func() any { return c.overwrites(ch) })
+}
+
+// target resolves what an overwrite or a command override is for: a role (typ "role") or a
+// member ("member"), by name or id.
+func (c *Controller) target(typ, name string) (id string, isRole bool, err error) {
+	switch typ {
+	case "role":
+		r, err := c.role(name)
+		return string(r.ID), true, err
+	case "member":
+		u, err := c.user(name)
+		return string(u), false, err
+	}
+	return "", false, fmt.Errorf(`"type" %q: allowed values are role, member`, typ)
 }
 
 func orZero(bits string) string {

@@ -157,6 +157,8 @@ func TestControlAdminErrors(t *testing.T) {
 		{"DELETE", "/roles/@everyone", nil, 400, "cannot be deleted"},
 		{"PUT", "/channels/general/permissions/alice", map[string]any{"type": "user"}, 400, "allowed values are role, member"},
 		{"PUT", "/channels/nope/permissions/alice", map[string]any{"type": "member"}, 404, "unknown channel"},
+		{"PUT", "/channels/general/permissions/nobody", map[string]any{"type": "role"}, 404, "unknown role"},
+		{"PUT", "/commands/nope/permissions", map[string]any{"permissions": []any{map[string]any{"type": "x"}}}, 404, "no command"},
 		{"PUT", "/channels/general/permissions/alice", map[string]any{"type": "member", "deny": "x"}, 400, "permissions"},
 		{"POST", "/guild/availability", map[string]any{}, 400, `"available" is required`},
 		{"POST", "/guild/availability", map[string]any{"availble": true}, 400, "unknown field"},
