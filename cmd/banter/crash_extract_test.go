@@ -98,6 +98,6 @@ memory:
 		}
 	}
 	if n != 2 || calls.Load() != 2 {
-		t.Errorf("the message went to the memory model %d times (%d calls), want twice: the killed process's and the next one's", n, calls.Load())
+		t.Errorf("the message went to the memory model %d times (%d calls), want twice: the killed process's and the next one's\n%s", n, calls.Load(), o.logs.String())
 	}
 }
