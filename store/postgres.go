@@ -165,6 +165,8 @@ func pgMigrations() []string {
 		backfillMigration,
 		// 15: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
+		// 16: how far memory extraction has read each channel (memcursor.go).
+		memoryCursorsMigration,
 	}
 }
 

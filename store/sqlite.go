@@ -153,6 +153,8 @@ func migrations() []string {
 		backfillMigration,
 		// 12: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
+		// 13: how far memory extraction has read each channel (memcursor.go).
+		memoryCursorsMigration,
 	}
 }
 

@@ -159,7 +159,10 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
-		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpGuild(g.Guild) }),
+		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
+			s.resumeMemory(g.Guild)
+			s.CatchUpGuild(g.Guild)
+		}),
 		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildDelete) {
 			if g.Guild != nil && !g.Unavailable { // the bot left or was removed: no GUILD_CREATE will come
 				s.dropPendingCatchUps(g.ID)
