@@ -110,7 +110,7 @@ func (e *Extractor) Resume(ctx context.Context, guildID string) int {
 			}
 		}
 		if n > 0 {
-			e.opts.Logger.Info("memory_resumed", "guild_id", guildID, "channel_id", c.ChannelID, "messages", n,
+			e.opts.Logger.Info("memory_requeued", "guild_id", guildID, "channel_id", c.ChannelID, "messages", n,
 				"after", c.Through.UTC().Format(time.RFC3339Nano), "truncated", len(msgs) == resumeLimit)
 			e.opts.Metrics.resumed(n)
 		}

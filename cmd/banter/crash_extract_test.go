@@ -61,7 +61,7 @@ memory:
 
 	off := o.logs.Len()
 	o.start(t, ctx)
-	o.waitLine(t, ctx, off, 1, "memory_resumed", map[string]string{"channel_id": string(o.ch)})
+	o.waitLine(t, ctx, off, 1, "memory_requeued", map[string]string{"channel_id": string(o.ch)})
 	if !o.logs.wait(g, func() bool {
 		for _, l := range o.logs.since(off) {
 			if ids, _ := l["message_ids"].([]any); l.msg() == "memory_extracted" && slices.Contains(ids, any(string(cat))) {
@@ -84,7 +84,7 @@ memory:
 	o.start(t, ctx)
 	o.waitCaughtUp(t, ctx, off, o.ch)
 	for _, l := range o.logs.since(off) {
-		if l.msg() == "memory_resumed" {
+		if l.msg() == "memory_requeued" {
 			t.Errorf("the third process queued extracted messages again: %v", l)
 		}
 	}
