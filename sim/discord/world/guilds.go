@@ -243,6 +243,25 @@ func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
 	return gd, nil
 }
 
+// SetNick sets (or, with "", clears) u's nickname in guild g. No event is sent: the
+// simulator's sessions get no GUILD_MEMBER_UPDATE (as a bot without the privileged members
+// intent); the nickname shows in the next GUILD_CREATE and in the member objects of messages
+// (author and mentions).
+func (w *World) SetNick(g GuildID, u UserID, nick string) error {
+	w.lock()
+	defer w.mu.Unlock()
+	gd, err := w.guildLocked("set nick", g)
+	if err != nil {
+		return err
+	}
+	m, ok := gd.members[u]
+	if !ok {
+		return fmt.Errorf("set nick: %s is not a member of guild %s", u, g)
+	}
+	m.Nick = nick
+	return nil
+}
+
 // RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
 // get GUILD_DELETE without unavailable. The owner cannot be removed.
 func (w *World) RemoveMember(g GuildID, u UserID) error {
