@@ -107,7 +107,8 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channe
 	}
 	c.people = s.participants(ctx, cfg, c.all())
 	s.resolveMentions(&c, cfg.Context.MaxParticipants, s.selfID(), s.ownRoles(primary.msg.GuildID))
-	c.images = s.gatherImages(ctx, cfg, &c)
+	lastBot, _ := cs.snapshot()
+	c.images = s.gatherImages(ctx, cfg, &c, lastBot)
 	return c
 }
 

@@ -182,6 +182,10 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 			fmt.Fprintf(&b, "%d. %s's %s %s, in msg %s\n", si.n, who, sourceName(si.im.Source), imageName(si.im), si.msg.ID)
 		}
 	}
+	if cfg.Images.Enabled && c.images.hasEarlier() {
+		b.WriteString("\nAn \"earlier image\" was posted before your last message here, with the conversation you " +
+			"answered then; it is not attached again (image_lookup describes one again when offered).\n")
+	}
 	return b.String()
 }
 
