@@ -8,7 +8,8 @@ import (
 )
 
 // linkMentions turns the "@Name" the model writes of a person listed in its prompt (people:
-// the participants and the users mentioned) into Discord's mention, <@ID>, so that the name
+// the participants, by their listed name or the preferred name of their /persona that labels
+// their lines, and the users mentioned) into Discord's mention, <@ID>, so that the name
 // shows as a link to them, as the model's reading of the conversation showed mentions as
 // @Name. A name matches exactly as listed (case and spaces included) and whole: after "@" at
 // the start or after a character that is not a letter, digit, underscore or '<', and followed by
@@ -51,15 +52,21 @@ func linkMentions(text string, people []participant) string {
 func linkable(people []participant) map[string]string {
 	names := map[string]string{}
 	shared := map[string]bool{}
-	for _, p := range people {
-		name := cleanName(p.name)
-		if name == "" || p.id == "" || strings.EqualFold(name, "everyone") || strings.EqualFold(name, "here") {
-			continue
+	add := func(name, id string) {
+		name = cleanName(name)
+		if name == "" || id == "" || strings.EqualFold(name, "everyone") || strings.EqualFold(name, "here") {
+			return
 		}
-		if id, ok := names[name]; ok && id != p.id {
+		if other, ok := names[name]; ok && other != id {
 			shared[name] = true
 		}
-		names[name] = p.id
+		names[name] = id
+	}
+	for _, p := range people {
+		add(p.name, p.id)
+		if p.persona != nil {
+			add(p.persona.PreferredName, p.id) // the name their lines are labelled with
+		}
 	}
 	for name := range shared {
 		delete(names, name)

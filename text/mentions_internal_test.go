@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/banterbot/banter/store"
 )
 
 // testNames is who the mention tests know: a participant, a member who has not spoken, a role,
@@ -106,7 +108,7 @@ func TestLinkMentions(t *testing.T) {
 	people := []participant{
 		{id: "111", name: "Alice"}, {id: "222", name: "Ann"}, {id: "223", name: "Ann Lee"},
 		{id: "333", name: "Sam"}, {id: "334", name: "Sam"}, {id: "444", name: "everyone"},
-		{id: "555", name: "Zoë"},
+		{id: "555", name: "Zoë"}, {id: "666", name: "robert_42", persona: &store.UserPersona{PreferredName: "Rob"}},
 	}
 	cases := []struct {
 		name, in, want string
@@ -127,6 +129,7 @@ func TestLinkMentions(t *testing.T) {
 		{"unclosed backtick", "` @Alice", "` <@111>"},
 		{"non-ASCII name", "@Zoë: hi", "<@555>: hi"},
 		{"twice", "@Alice @Alice", "<@111> <@111>"},
+		{"preferred name", "@Rob and @robert_42", "<@666> and <@666>"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
