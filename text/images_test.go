@@ -212,7 +212,8 @@ func TestExpiredImageURLIsRefreshed(t *testing.T) {
 // turns up to the bot's next message in the channel, and after that only labelled in its line
 // (not attached again with every later turn while it stays in the conversation), unless a
 // trigger shows it or replies to its message. Six turns after one image: one image part in
-// all, where every request carried it before; a reply to the image's message sends it again.
+// all, where every request carried it before. An image posted since the bot's last reply is
+// sent; a reply to the earlier image's message sends that one again.
 func TestImageSentUntilAnswered(t *testing.T) {
 	pngData := pngBytes(t)
 	h := newHarness(t, nil, toolReply("", "reply", "", "Nice."))
@@ -238,9 +239,17 @@ func TestImageSentUntilAnswered(t *testing.T) {
 		t.Errorf("the last prompt does not label the earlier image:\n%s", p)
 	}
 
-	h.post(h.alice, "banter, what colour was it again?", discordsim.ReplyTo(pic.ID))
+	h.post(h.bob, "and my dog", discordsim.WithFile("blue.png", "image/png", pngData)) // newer than the bot's last reply
+	h.post(h.alice, "banter, cute?")
 	h.waitBot(7)
-	if g := last(t, h.generations()); len(g.Images) != 1 || !strings.Contains(g.Prompt, "[image 1: red.png]") {
+	if g := last(t, h.generations()); len(g.Images) != 1 || !strings.Contains(g.Prompt, "and my dog [image 1: blue.png]") ||
+		!strings.Contains(g.Prompt, "[earlier image, not attached again: red.png]") {
+		t.Errorf("an image posted since the bot's last reply: %d image parts, want 1 (it), the earlier one labelled:\n%s", len(g.Images), g.Prompt)
+	}
+
+	h.post(h.alice, "banter, what colour was it again?", discordsim.ReplyTo(pic.ID))
+	h.waitBot(8)
+	if g := last(t, h.generations()); len(g.Images) != 1 || !strings.Contains(g.Prompt, "look at my cat [image 1: red.png]") {
 		t.Errorf("a reply to the image's message: %d image parts, want 1 numbered in its line:\n%s", len(g.Images), g.Prompt)
 	}
 }

@@ -1,9 +1,12 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/store"
 )
@@ -161,4 +164,35 @@ func FuzzLinkMentions(f *testing.F) {
 			t.Fatalf("linkMentions(%q) = %q: changed more than names", text, got)
 		}
 	})
+}
+
+// TestNameBook: the book learns a message's author by the name people see (nickname first) and
+// the users it mentions (global name, else username), per guild; forget-me drops a member; it
+// stays bounded, keeping the newer generation.
+func TestNameBook(t *testing.T) {
+	b := newNameBook()
+	b.learn("g1", &discordgo.Message{
+		Author: &discordgo.User{ID: "1", Username: "alice", GlobalName: "Alice"}, Member: &discordgo.Member{Nick: "Ali"},
+		Mentions: []*discordgo.User{{ID: "1", Username: "alice", GlobalName: "Alice"}, {ID: "2", Username: "bob"}, nil, {ID: "3", Username: "carol", GlobalName: "Carol"}},
+	})
+	for _, tc := range []struct{ guild, user, want string }{
+		{"g1", "1", "Ali"}, {"g1", "2", "bob"}, {"g1", "3", "Carol"}, {"g2", "2", ""}, {"g1", "4", ""},
+	} {
+		if got := b.name(tc.guild, tc.user); got != tc.want {
+			t.Errorf("name(%s, %s) = %q, want %q", tc.guild, tc.user, got, tc.want)
+		}
+	}
+	b.forget("g1", "2")
+	if got := b.name("g1", "2"); got != "" {
+		t.Errorf("after forget: %q", got)
+	}
+	for i := range 2*nameBookSize + 1 {
+		b.learn("g3", &discordgo.Message{Author: &discordgo.User{ID: strconv.Itoa(i), Username: "u"}})
+	}
+	if n := len(b.cur) + len(b.old); n > 2*nameBookSize {
+		t.Errorf("the book holds %d names, want at most %d", n, 2*nameBookSize)
+	}
+	if got := b.name("g3", strconv.Itoa(2*nameBookSize)); got != "u" {
+		t.Errorf("the newest name is gone: %q", got)
+	}
 }
