@@ -1,12 +1,14 @@
 package discordsim
 
 import (
+	"encoding/json"
 	"testing"
 )
 
-// TestSetNickShowsInMessages: a member's nickname shows where Discord shows it, in the member
-// objects of a message: its author's and, for each user it mentions, the mention's "member".
-func TestSetNickShowsInMessages(t *testing.T) {
+// TestSetNickShowsInMessageCreate: a member's nickname shows where Discord shows it in a
+// MESSAGE_CREATE of a guild channel: the author's member object and, for each user the message
+// mentions, the mention's partial "member" (the gateway event's extra field).
+func TestSetNickShowsInMessageCreate(t *testing.T) {
 	w := newWorld(t)
 	ctx := testCtx(t)
 	bob := w.sim.CreateUser("bob")
@@ -22,8 +24,9 @@ func TestSetNickShowsInMessages(t *testing.T) {
 	if err := w.sim.SetNick(w.guild, w.sim.CreateUser("stranger"), "x"); err == nil {
 		t.Error("SetNick of a non-member: no error")
 	}
-	m, err := w.sim.Post(ctx, w.alice, w.text, "hi "+MentionUser(bob))
-	if err != nil {
+	gw, _ := identify(t, w.sim, w.sim.Token(), IntentGuilds|IntentGuildMessages|IntentMessageContent)
+	gw.until("GUILD_CREATE")
+	if _, err := w.sim.Post(ctx, w.alice, w.text, "hi "+MentionUser(bob)); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -33,7 +36,9 @@ func TestSetNickShowsInMessages(t *testing.T) {
 			Member *struct{ Nick *string } `json:"member"`
 		} `json:"mentions"`
 	}
-	rest(t, w.sim, "GET", "/api/v10/channels/"+string(w.text)+"/messages/"+string(m.ID), "Bot "+w.sim.Token(), nil, &got)
+	if err := json.Unmarshal(gw.until("MESSAGE_CREATE").D, &got); err != nil {
+		t.Fatal(err)
+	}
 	if len(got.Mentions) != 1 || got.Mentions[0].ID != bob || got.Mentions[0].Member == nil ||
 		got.Mentions[0].Member.Nick == nil || *got.Mentions[0].Member.Nick != "Bobby" {
 		t.Errorf("mentions %+v, want bob with member nick Bobby", got.Mentions)
