@@ -15,7 +15,8 @@ import (
 // the start or after a character that is not a letter, digit, underscore or '<', and followed by
 // none of those; the longest listed name wins ("@Ann Lee" over "@Ann"). A name two people
 // share links neither, "everyone" and "here" never link (they are mass mentions, defused when
-// sent), nor does anything in inline code or a code block (Discord shows no mention there).
+// sent), nor does an "@" inside a link, nor anything in inline code or a code block (Discord
+// shows no mention there).
 // Whether a mention pings is allowed_mentions' business, not this: the text pipeline lets
 // none ping but the replied-to author's, per permissions.pingRepliedUser.
 func linkMentions(text string, people []participant) string {
@@ -25,21 +26,24 @@ func linkMentions(text string, people []participant) string {
 	}
 	var b strings.Builder
 	b.Grow(len(text))
+	inURL := false // the word so far holds "://": an "@" in it is part of a link ("https://x.social/@Alice")
 	for i := 0; i < len(text); {
-		switch text[i] {
-		case '`':
+		switch c := text[i]; {
+		case c == '`':
 			n := codeSpan(text[i:])
 			b.WriteString(text[i : i+n])
 			i += n
 			continue
-		case '@':
-			if at := i; at == 0 || (!isNameRune(lastRune(text[:at])) && text[at-1] != '<') {
-				if name, ok := longestName(text[at+1:], names); ok {
-					b.WriteString("<@" + names[name] + ">")
-					i = at + 1 + len(name)
-					continue
-				}
+		case c == '@' && !inURL && (i == 0 || (!isNameRune(lastRune(text[:i])) && text[i-1] != '<')):
+			if name, ok := longestName(text[i+1:], names); ok {
+				b.WriteString("<@" + names[name] + ">")
+				i += 1 + len(name)
+				continue
 			}
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
+			inURL = false
+		case c == ':' && strings.HasPrefix(text[i:], "://"):
+			inURL = true
 		}
 		b.WriteByte(text[i])
 		i++

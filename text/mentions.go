@@ -46,11 +46,11 @@ func readableMentions(content string, names mentionNames) string {
 			b.WriteString(content)
 			return b.String()
 		}
-		// A '<' inside the candidate starts the next candidate instead ("<<@1>").
-		if j := strings.IndexByte(content[1:end], '<'); j >= 0 {
-			b.WriteString(content[:j+1])
-			content = content[j+1:]
-			continue
+		// The last '<' before the '>' starts the candidate ("<<@1>"): what precedes it is text.
+		if j := strings.LastIndexByte(content[:end], '<'); j > 0 {
+			b.WriteString(content[:j])
+			content = content[j:]
+			end -= j
 		}
 		if shown, ok := names.readable(content[1:end]); ok {
 			b.WriteString(shown)

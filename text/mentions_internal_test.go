@@ -133,6 +133,7 @@ func TestLinkMentions(t *testing.T) {
 		{"non-ASCII name", "@Zoë: hi", "<@555>: hi"},
 		{"twice", "@Alice @Alice", "<@111> <@111>"},
 		{"preferred name", "@Rob and @robert_42", "<@666> and <@666>"},
+		{"inside a link stays", "see https://example.social/@Alice and @Alice", "see https://example.social/@Alice and <@111>"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
