@@ -132,15 +132,18 @@ func addID(ids []string, id string) []string {
 }
 
 // resolveMentions names the ids the shown messages (and the topic) mention, as the model will
-// read them, and lists the mentioned users who are not among the participants (c.mentioned):
-// participants by the name they are listed under; other users by their nickname in the
-// session's state, else the name the book last saw; roles and channels by the state's names
-// (a channel the pipeline looked up before by its cached name). The bot's own mention and its
-// own roles are left as written (self). An id nothing names stays as Discord wrote it.
+// read them, and lists the mentioned users who have not spoken in it (c.mentioned, at most
+// limit): participants by the name they are listed under, people the participants' cap left
+// out by the name their lines carry; other users by their nickname in the session's state,
+// else the name the book last saw; roles and channels by the state's names (a channel the
+// pipeline looked up before by its cached name). The bot's own mention and its own roles are
+// left as written (self). An id nothing names stays as Discord wrote it.
 func (s *Service) resolveMentions(c *convo, limit int, self string, selfRoles []string) {
 	contents := []string{c.topic}
+	authors := map[string]string{} // the people who wrote a line shown, by the name it carries
 	for _, m := range c.all() {
 		contents = append(contents, m.Content)
+		authors[m.AuthorID] = m.AuthorName
 	}
 	refs := referencedIDs(contents...)
 	n := mentionNames{users: map[string]string{}, roles: map[string]string{}, channels: map[string]string{}, self: self, selfRoles: selfRoles}
@@ -151,6 +154,10 @@ func (s *Service) resolveMentions(c *convo, limit int, self string, selfRoles []
 	st := s.state.Load()
 	for _, id := range refs.users {
 		if _, ok := n.users[id]; ok || id == self {
+			continue
+		}
+		if name, spoke := authors[id]; spoke { // left out of the participants by their cap
+			n.users[id] = name
 			continue
 		}
 		name := memberName(st, guild, id)

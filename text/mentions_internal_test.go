@@ -197,3 +197,30 @@ func TestNameBook(t *testing.T) {
 		t.Errorf("the newest name is gone: %q", got)
 	}
 }
+
+// TestResolveMentions: a participant is named as listed; someone the participants' cap left out
+// by the name their line carries (not listed as "mentioned"); a member who has not spoken by
+// the name the book saw, listed with their id; an unknown id and the bot are not named.
+func TestResolveMentions(t *testing.T) {
+	s := &Service{names: newNameBook(), channels: map[string]*channelState{}}
+	s.names.learn("g", &discordgo.Message{Author: &discordgo.User{ID: "9"}, Mentions: []*discordgo.User{{ID: "3", Username: "carol"}}})
+	msg := func(id, author, name, content string) store.Message {
+		return store.Message{ID: id, GuildID: "g", AuthorID: author, AuthorName: name, Content: content}
+	}
+	bob := msg("1", "2", "bob", "hi")
+	trigger := msg("2", "1", "alice", "<@1> <@2> <@3> <@4> <@99>")
+	c := convo{primary: trigger, triggers: []store.Message{trigger}, cluster: []store.Message{bob, trigger},
+		people: []participant{{id: "1", name: "Alice"}}}
+	s.resolveMentions(&c, 5, "99", nil)
+	if got, want := readableMentions(trigger.Content, c.names), "@Alice @bob @carol <@4> <@99>"; got != want {
+		t.Errorf("the line reads %q, want %q", got, want)
+	}
+	if len(c.mentioned) != 1 || c.mentioned[0].id != "3" || c.mentioned[0].name != "carol" {
+		t.Errorf("mentioned %+v, want carol (3) only", c.mentioned)
+	}
+	c.mentioned = nil
+	s.resolveMentions(&c, 0, "99", nil)
+	if len(c.mentioned) != 0 || strings.Contains(readableMentions(trigger.Content, c.names), "@carol") {
+		t.Errorf("over the limit: mentioned %+v, names %v", c.mentioned, c.names.users)
+	}
+}
