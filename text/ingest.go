@@ -26,6 +26,7 @@ func (s *Service) ingest(m *discordgo.Message, remember bool) {
 	if m == nil || m.Author == nil || m.GuildID == "" {
 		return // direct messages are not banter's business
 	}
+	s.names.learn(m.GuildID, m) // whoever it shows, for their mentions, whatever becomes of it
 	cfg := s.cfg()
 	ctx := s.ctx
 	selfID := s.selfID()

@@ -185,6 +185,7 @@ func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, u
 }
 
 func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string, at time.Time) string {
+	s.names.forget(guild, userID)
 	if s.opts.Memory != nil {
 		s.opts.Memory.Drop(guild, userID)
 	}

@@ -98,6 +98,8 @@ type Service struct {
 	filt atomic.Pointer[configFilter]
 	// fetch is the image fetcher and the configuration it was built from.
 	fetch atomic.Pointer[configFetcher]
+	// names are the names of users seen in messages, for their mentions (mentionbook.go).
+	names *nameBook
 
 	ctx    context.Context // lifetime of queued work; cancelled by Shutdown's deadline
 	cancel context.CancelFunc
@@ -125,7 +127,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Sender == nil {
 		opts.Sender = post.New(opts.Discord, post.Options{Logger: opts.Logger})
 	}
-	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, started: opts.Now(), channels: map[string]*channelState{}}
+	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, started: opts.Now(), channels: map[string]*channelState{}, names: newNameBook()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
