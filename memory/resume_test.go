@@ -102,4 +102,3 @@ func (h *harness) extractor(t *testing.T) *Extractor {
 	t.Cleanup(func() { ex.Close(context.Background()) })
 	return ex
 }
-
