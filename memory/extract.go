@@ -59,6 +59,10 @@ type Extractor struct {
 	closed bool
 	chans  map[string]*channelBatch
 	pauses map[string]pauseState // by guild and member: what the store said, or a command set
+
+	cursors store.MemoryCursors // nil: the store keeps none (resume.go)
+	queued  queuedSet           // the messages this process has queued, with their words
+	started map[string]bool     // the channels whose cursor this process has started
 }
 
 // pauseState is a member's pause as last read (or set by /memory pause or resume).
@@ -90,7 +94,9 @@ func New(opts Options) (*Extractor, error) {
 	if opts.CacheTTL <= 0 {
 		opts.CacheTTL = cacheTTL
 	}
-	e := &Extractor{opts: opts, cache: NewCache(opts.Store, opts.CacheTTL), chans: map[string]*channelBatch{}, pauses: map[string]pauseState{}}
+	e := &Extractor{opts: opts, cache: NewCache(opts.Store, opts.CacheTTL), chans: map[string]*channelBatch{}, pauses: map[string]pauseState{},
+		queued: queuedSet{}, started: map[string]bool{}}
+	e.cursors, _ = store.NewMemoryCursors(opts.Store)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.followed = make(chan struct{})
 	go e.followChanges()
@@ -110,20 +116,23 @@ func (e *Extractor) Recall(ctx context.Context, guildID string, participants []s
 func (e *Extractor) Invalidate(guildID string) { e.cache.Invalidate(guildID) }
 
 // Observe queues a stored message for extraction when memory is on for its guild and its
-// author has not paused it. Bots, the bot itself and empty messages are never extracted; the
-// caller stores only what the content filter allows (blocked members, ban words).
-func (e *Extractor) Observe(ctx context.Context, m store.Message) {
+// author has not paused it, and reports whether it did (false too for a message this process
+// has queued already with the same words). Bots, the bot itself and empty messages are never
+// extracted; the caller stores only what the content filter allows (blocked members, ban
+// words).
+func (e *Extractor) Observe(ctx context.Context, m store.Message) bool {
 	cfg := e.opts.Config()
 	if !cfg.Memory.EnabledFor(m.GuildID) || m.IsBot || m.IsSelf || m.Deleted || strings.TrimSpace(m.Content) == "" {
-		return
+		return false
 	}
 	if e.paused(ctx, m.GuildID, m.AuthorID) {
-		return
+		return false
 	}
+	e.startCursor(ctx, m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return
+	if e.closed || !e.queued.add(m) {
+		return false
 	}
 	cb := e.chans[m.ChannelID]
 	if cb == nil {
@@ -141,7 +150,7 @@ func (e *Extractor) Observe(ctx context.Context, m store.Message) {
 	}
 	if len(cb.pending) >= cfg.Memory.BatchMessages {
 		e.startLocked(m.ChannelID, cb)
-		return
+		return true
 	}
 	if cb.timer != nil {
 		cb.timer.Stop()
@@ -154,6 +163,7 @@ func (e *Extractor) Observe(ctx context.Context, m store.Message) {
 			e.startLocked(ch, cb)
 		}
 	})
+	return true
 }
 
 // paused reports whether a member paused memory in a guild: from what the store said within
@@ -211,6 +221,7 @@ func (e *Extractor) startLocked(channelID string, cb *channelBatch) {
 			<-prev
 		}
 		e.extract(e.ctx, batch)
+		e.advanceCursor(batch)
 	}()
 }
 
@@ -229,9 +240,13 @@ func (e *Extractor) Drop(guildID, userID string) {
 	e.dropWhere(func(m store.Message) bool { return m.GuildID == guildID && m.AuthorID == userID })
 }
 
-// DropMessage removes a pending message (deleted).
+// DropMessage removes a pending message (deleted, or edited: Observe then queues its words
+// again, even when they are the same).
 func (e *Extractor) DropMessage(id string) {
 	e.dropWhere(func(m store.Message) bool { return m.ID == id })
+	e.mu.Lock()
+	delete(e.queued, id)
+	e.mu.Unlock()
 }
 
 func (e *Extractor) dropWhere(gone func(store.Message) bool) {

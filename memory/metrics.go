@@ -11,6 +11,7 @@ type Metrics struct {
 	refused     *prometheus.CounterVec
 	backfill    *prometheus.CounterVec
 	stops       *prometheus.CounterVec
+	resumes     prometheus.Counter
 }
 
 // NewMetrics registers the memory metrics with reg (nil: not registered):
@@ -22,6 +23,7 @@ type Metrics struct {
 //	banter_memory_embedded_texts_total{what,outcome}  texts sent to the embeddings model: messages, facts, query; ok or failed
 //	banter_memory_backfill_texts_total{what,outcome}  of those, the backfill's: messages, facts; embedded or failed
 //	banter_memory_backfill_stops_total{reason}        a guild's backfill pass stopped before it was done: budget, failed, lease, off
+//	banter_memory_requeued_messages_total              stored messages queued again for extraction after a process stopped before extracting them
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		extractions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_extractions_total", Help: "Memory extraction calls by outcome (ok, invalid, failed)."}, []string{"outcome"}),
@@ -31,9 +33,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		refused:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_forget_refused_total", Help: "Memory writes refused because their member ran /memory forget-me after the words were said (message, fact)."}, []string{"what"}),
 		backfill:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_backfill_texts_total", Help: "Texts the embedding backfill sent to the embeddings model (messages, facts), by outcome (embedded, failed)."}, []string{"what", "outcome"}),
 		stops:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "banter_memory_backfill_stops_total", Help: "Guild passes of the embedding backfill stopped before they were done, by reason (budget, failed, lease, off)."}, []string{"reason"}),
+		resumes:     prometheus.NewCounter(prometheus.CounterOpts{Name: "banter_memory_requeued_messages_total", Help: "Stored messages queued again for extraction because the process that queued them stopped before extracting them."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings, m.refused, m.backfill, m.stops)
+		reg.MustRegister(m.extractions, m.messages, m.facts, m.embeddings, m.refused, m.backfill, m.stops, m.resumes)
 	}
 	return m
 }
@@ -79,4 +82,11 @@ func (m *Metrics) backfillStop(reason string) {
 		return
 	}
 	m.stops.WithLabelValues(reason).Inc()
+}
+
+func (m *Metrics) resumed(messages int) {
+	if m == nil {
+		return
+	}
+	m.resumes.Add(float64(messages))
 }

@@ -165,7 +165,9 @@ func pgMigrations() []string {
 		backfillMigration,
 		// 15: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
-		// 16: the voice sessions joined by command, kept across restarts (voicesessions.go).
+		// 16: how far memory extraction has read each channel (memcursor.go).
+		memoryCursorsMigration,
+		// 17: the voice sessions joined by command, kept across restarts (voicesessions.go).
 		voiceSessionsMigration,
 	}
 }

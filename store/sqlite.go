@@ -153,7 +153,9 @@ func migrations() []string {
 		backfillMigration,
 		// 12: the text of a turn's reply, kept while the turn is open (turns.go).
 		turnReplyMigration,
-		// 13: the voice sessions joined by command, kept across restarts (voicesessions.go).
+		// 13: how far memory extraction has read each channel (memcursor.go).
+		memoryCursorsMigration,
+		// 14: the voice sessions joined by command, kept across restarts (voicesessions.go).
 		voiceSessionsMigration,
 	}
 }

@@ -66,6 +66,7 @@ func (s *Service) backfill(ctx context.Context, cfg *config.Config, m store.Mess
 		if dm.ChannelID != m.ChannelID {
 			continue
 		}
+		s.names.learn(m.GuildID, dm)
 		rec := storedFromDiscord(dm, info, dm.Author.ID == selfID)
 		if s.excluded(cfg, rec) != safety.Allowed {
 			ignored++

@@ -44,8 +44,12 @@ type convo struct {
 	persona  string          // the persona to answer in
 	topic    string          // the topic of a prefix command ("!banter(Persona) topic"), shown above the history
 	people   []participant
-	shown    map[string]bool // ids of messages the model was shown (valid targets)
-	images   imageSet        // the images of the messages shown
+	// mentioned are the users the lines mention who are not among people (resolveMentions),
+	// and names what the lines' mention markup reads as.
+	mentioned []participant
+	names     mentionNames
+	shown     map[string]bool // ids of messages the model was shown (valid targets)
+	images    imageSet        // the images of the messages shown
 }
 
 // participant is a person in the context with the persona they gave.
@@ -102,7 +106,9 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channe
 		c.shown[m.ID] = true
 	}
 	c.people = s.participants(ctx, cfg, c.all())
-	c.images = s.gatherImages(ctx, cfg, &c)
+	s.resolveMentions(&c, cfg.Context.MaxParticipants, s.selfID(), s.ownRoles(primary.msg.GuildID))
+	lastBot, _ := cs.snapshot()
+	c.images = s.gatherImages(ctx, cfg, &c, lastBot)
 	return c
 }
 

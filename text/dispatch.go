@@ -176,8 +176,8 @@ func storedIDs(ms []store.Message) []string {
 	return ids
 }
 
-// send posts the plan's text through the Sender (post): ban words scrubbed, mass mentions
-// defused, split into messages of at most 2000 characters at sentence or line boundaries,
+// send posts the plan's text through the Sender (post): ban words scrubbed, a listed person's
+// "@Name" the model wrote made their mention (linkMentions), mass mentions defused, split into messages of at most 2000 characters at sentence or line boundaries,
 // server errors retried with the same nonce. The first part carries the reply reference;
 // allowed_mentions never lets anything ping except, per config, the replied-to user. A reply
 // whose target was deleted meanwhile is sent as a plain message opened by an apology
@@ -194,6 +194,9 @@ func (s *Service) send(ctx context.Context, cfg *config.Config, t *turn, c *conv
 		text, plan.filtered = cfg.Safety.FilteredReplyText, true
 	}
 	text = s.filter(cfg).Scrub(text) // a notice or the canned text itself: never a ban word out
+	if !plan.notice && !plan.filtered && c != nil {
+		text = linkMentions(text, append(slices.Clone(c.people), c.mentioned...)) // "@Alice" as <@ID>
+	}
 	parts := post.Split(text, post.MaxLen)
 	persona := cfg.Bot.Persona
 	if c != nil {

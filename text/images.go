@@ -22,7 +22,8 @@ import (
 // Images in the conversation. Every message is stored with the images it shows (attachments
 // and image embeds, media.Refs); when a context is built, the images of the messages shown
 // (the turn's first, then the anchor's and the newest) become image inputs of the request, up
-// to images.maxPerTurn, each labelled in its message's line ("[image 1: cat.png]") and in a
+// to images.maxPerTurn — those the bot has not answered yet: an image posted before its last
+// message in the channel is labelled "[earlier image, …]" and not sent again — each labelled in its message's line ("[image 1: cat.png]") and in a
 // legend saying who posted it. In inline mode banter downloads each image (only from
 // Discord's CDN and media proxy, plus configured hosts) and sends its bytes; in url mode the
 // provider fetches Discord's URL itself. Discord's signed URLs expire: an expired one is
@@ -83,11 +84,14 @@ func (s *Service) fetcher(cfg *config.Config) *media.Fetcher {
 
 // shownImage is one image of the conversation and what became of it.
 type shownImage struct {
-	msg   store.Message
-	im    store.Image
-	n     int       // its number in the prompt (1-based); 0 when not sent
-	input llm.Image // what is sent
-	err   error     // why it could not be had
+	msg store.Message
+	im  store.Image
+	n   int // its number in the prompt (1-based); 0 when not sent
+	// earlier: posted before the bot's last message in the channel, and neither a trigger's
+	// nor the message replied to: labelled, not sent again (attachable).
+	earlier bool
+	input   llm.Image // what is sent
+	err     error     // why it could not be had
 }
 
 // imageSet is the images of one context: by message id, in their lines' order.
@@ -105,6 +109,8 @@ func (set *imageSet) label(id string, enabled bool) string {
 			fmt.Fprintf(&b, " [image %d: %s]", si.n, imageName(si.im))
 		case si.err != nil:
 			b.WriteString(" [image unavailable]")
+		case si.earlier && enabled:
+			fmt.Fprintf(&b, " [earlier image, not attached again: %s]", imageName(si.im))
 		case enabled:
 			fmt.Fprintf(&b, " [image not shown: %s]", imageName(si.im))
 		default:
@@ -114,11 +120,26 @@ func (set *imageSet) label(id string, enabled bool) string {
 	return b.String()
 }
 
+// hasEarlier reports whether a line is labelled with an earlier image (not attached again).
+func (set *imageSet) hasEarlier() bool {
+	for _, sis := range set.byMsg {
+		for _, si := range sis {
+			if si.earlier && si.err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // gatherImages picks the images of the messages shown (the triggers', newest first, the
 // anchor's, then the chain's and the cluster's, newest first), up to images.maxPerTurn, and
-// makes each an image input: fetched (inline) or by URL, refreshing expired URLs. Every image
-// of a shown message is labelled, including those over the cap.
-func (s *Service) gatherImages(ctx context.Context, cfg *config.Config, c *convo) imageSet {
+// makes each an image input: fetched (inline) or by URL, refreshing expired URLs. Only the
+// images the bot has not had its turn at are sent (attachable): an image posted before its
+// last message in the channel (lastBot) was in the requests of that reply, and is labelled,
+// not sent again with every later turn, unless a trigger shows it or replies to its message.
+// Every image of a shown message is labelled, including those over the cap.
+func (s *Service) gatherImages(ctx context.Context, cfg *config.Config, c *convo, lastBot time.Time) imageSet {
 	set := imageSet{byMsg: map[string][]*shownImage{}}
 	var order []store.Message
 	seen := map[string]bool{}
@@ -145,11 +166,12 @@ func (s *Service) gatherImages(ctx context.Context, cfg *config.Config, c *convo
 		return set
 	}
 	var picked []*shownImage
+	attach := attachable(c, lastBot)
 	for _, m := range order {
 		for _, im := range m.Images {
-			si := &shownImage{msg: m, im: im}
+			si := &shownImage{msg: m, im: im, earlier: !attach(m)}
 			set.byMsg[m.ID] = append(set.byMsg[m.ID], si)
-			if cfg.Images.Enabled && len(picked) < cfg.Images.MaxPerTurn {
+			if cfg.Images.Enabled && !si.earlier && len(picked) < cfg.Images.MaxPerTurn {
 				picked = append(picked, si)
 			}
 		}
@@ -165,6 +187,27 @@ func (s *Service) gatherImages(ctx context.Context, cfg *config.Config, c *convo
 		}
 	}
 	return set
+}
+
+// attachable reports whether a shown message's images are sent with the request: those of the
+// triggers and of the messages they reply to (the anchor), and those posted after the bot's
+// last message in the channel (lastBot, or its newest line shown, whichever is later).
+func attachable(c *convo, lastBot time.Time) func(store.Message) bool {
+	always := map[string]bool{c.primary.ID: true, c.primary.ReplyToID: true}
+	for _, t := range c.triggers {
+		always[t.ID], always[t.ReplyToID] = true, true
+	}
+	if c.anchor != nil {
+		always[c.anchor.ID] = true
+	}
+	for _, m := range c.all() {
+		if m.IsSelf && m.CreatedAt.After(lastBot) {
+			lastBot = m.CreatedAt
+		}
+	}
+	return func(m store.Message) bool {
+		return always[m.ID] || m.CreatedAt.After(lastBot)
+	}
 }
 
 // resolveImages makes each picked image an input, concurrently: a refreshed URL when the

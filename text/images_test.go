@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/gif"
@@ -81,14 +82,14 @@ func TestImageQuestion(t *testing.T) {
 		t.Fatalf("reply to %q", r.ReplyTo())
 	}
 	g = last(t, h.generations())
-	if len(g.Images) != 2 || withoutQuery(g.Images[1]) != withoutQuery(h.dsim.AttachmentURL(h.general, q.Attachments[0])) || !strings.Contains(g.Images[1], "&hm=") {
-		t.Fatalf("image inputs = %.60v, want the earlier image then the new one's signed CDN URL %s", g.Images, h.dsim.AttachmentURL(h.general, q.Attachments[0]))
+	if len(g.Images) != 1 || withoutQuery(g.Images[0]) != withoutQuery(h.dsim.AttachmentURL(h.general, q.Attachments[0])) || !strings.Contains(g.Images[0], "&hm=") {
+		t.Fatalf("image inputs = %.60v, want the new image's signed CDN URL %s (the earlier one, answered, not again)", g.Images, h.dsim.AttachmentURL(h.general, q.Attachments[0]))
 	}
-	if !strings.Contains(g.Prompt, "this one? [image 2: cat.png]") || !strings.Contains(g.Prompt, "2. alice's attachment cat.png, in msg "+string(q.ID)) {
-		t.Errorf("prompt does not number the new image 2:\n%s", g.Prompt)
+	if !strings.Contains(g.Prompt, "this one? [image 1: cat.png]") || !strings.Contains(g.Prompt, "1. alice's attachment cat.png, in msg "+string(q.ID)) {
+		t.Errorf("prompt does not number the new image 1:\n%s", g.Prompt)
 	}
-	if n := h.metric("banter_text_images_total", map[string]string{"result": "url"}); n != 2 {
-		t.Errorf("images_total{url} = %v, want 2 (both images of the second prompt)", n)
+	if n := h.metric("banter_text_images_total", map[string]string{"result": "url"}); n != 1 {
+		t.Errorf("images_total{url} = %v, want 1 (the new image of the second prompt)", n)
 	}
 }
 
@@ -204,5 +205,51 @@ func TestExpiredImageURLIsRefreshed(t *testing.T) {
 	}
 	if m := h.waitStored(old.ID, "refreshed", func(m store.Message) bool { return m.Images[0].URL != stored.Images[0].URL }); !strings.Contains(m.Images[0].URL, "ex=") {
 		t.Errorf("refreshed URL %q is not signed", m.Images[0].URL)
+	}
+}
+
+// TestImageSentUntilAnswered bounds the bill of an image: it is sent with the requests of the
+// turns up to the bot's next message in the channel, and after that only labelled in its line
+// (not attached again with every later turn while it stays in the conversation), unless a
+// trigger shows it or replies to its message. Six turns after one image: one image part in
+// all, where every request carried it before. An image posted since the bot's last reply is
+// sent; a reply to the earlier image's message sends that one again.
+func TestImageSentUntilAnswered(t *testing.T) {
+	pngData := pngBytes(t)
+	h := newHarness(t, nil, toolReply("", "reply", "", "Nice."))
+	pic := h.post(h.bob, "banter, look at my cat", discordsim.WithFile("red.png", "image/png", pngData))
+	h.waitBot(1)
+	for i := 2; i <= 6; i++ {
+		h.post(h.alice, fmt.Sprintf("banter, question %d?", i))
+		h.waitBot(i)
+	}
+	gens := h.generations()
+	if len(gens) != 6 {
+		t.Fatalf("%d generations, want 6", len(gens))
+	}
+	parts := 0
+	for _, g := range gens {
+		parts += len(g.Images)
+	}
+	if len(gens[0].Images) != 1 || parts != 1 {
+		t.Errorf("image parts per request: first %d, all %d; want 1 and 1 (sent once, then labelled)", len(gens[0].Images), parts)
+	}
+	if p := gens[5].Prompt; !strings.Contains(p, "look at my cat [earlier image, not attached again: red.png]") ||
+		!strings.Contains(p, `An "earlier image" was posted before your last message here`) {
+		t.Errorf("the last prompt does not label the earlier image:\n%s", p)
+	}
+
+	h.post(h.bob, "and my dog", discordsim.WithFile("blue.png", "image/png", pngData)) // newer than the bot's last reply
+	h.post(h.alice, "banter, cute?")
+	h.waitBot(7)
+	if g := last(t, h.generations()); len(g.Images) != 1 || !strings.Contains(g.Prompt, "and my dog [image 1: blue.png]") ||
+		!strings.Contains(g.Prompt, "[earlier image, not attached again: red.png]") {
+		t.Errorf("an image posted since the bot's last reply: %d image parts, want 1 (it), the earlier one labelled:\n%s", len(g.Images), g.Prompt)
+	}
+
+	h.post(h.alice, "banter, what colour was it again?", discordsim.ReplyTo(pic.ID))
+	h.waitBot(8)
+	if g := last(t, h.generations()); len(g.Images) != 1 || !strings.Contains(g.Prompt, "look at my cat [image 1: red.png]") {
+		t.Errorf("a reply to the image's message: %d image parts, want 1 numbered in its line:\n%s", len(g.Images), g.Prompt)
 	}
 }

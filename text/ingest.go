@@ -17,10 +17,16 @@ import (
 
 // HandleMessageCreate is the pipeline's entry (ingest): filter, store, addressing signals,
 // then admission (Stage A) and the channel's queue.
-func (s *Service) HandleMessageCreate(m *discordgo.Message) {
+func (s *Service) HandleMessageCreate(m *discordgo.Message) { s.ingest(m, true) }
+
+// ingest is HandleMessageCreate; remember is false for a message a process stored before
+// (an open turn's, requeued by turn recovery): memory extraction already has it, extracted or
+// after its channel's memory cursor (memory.Extractor.Resume), and is not offered it twice.
+func (s *Service) ingest(m *discordgo.Message, remember bool) {
 	if m == nil || m.Author == nil || m.GuildID == "" {
 		return // direct messages are not banter's business
 	}
+	s.names.learn(m.GuildID, m) // whoever it shows, for their mentions, whatever becomes of it
 	cfg := s.cfg()
 	ctx := s.ctx
 	selfID := s.selfID()
@@ -89,7 +95,9 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) {
 		return
 	}
 	s.opts.Metrics.ingested("stored")
-	s.remember(rec)
+	if remember {
+		s.remember(rec)
+	}
 
 	s.admit(ctx, cfg, cs, t, opened)
 }

@@ -61,7 +61,7 @@ var (
 	imageLookupTool = llm.Tool{
 		Name: imageLookupName,
 		Description: "Get a description of an image posted in this channel that you cannot see (a line marked " +
-			"[image not shown] or [image], or an older message), by the id of its message. It comes back before you answer.",
+			"[image not shown], [earlier image] or [image], or an older message), by the id of its message. It comes back before you answer.",
 		Parameters: map[string]any{
 			"type":                 "object",
 			"properties":           map[string]any{"message_id": map[string]any{"type": "string", "description": "Id of the message with the image."}},

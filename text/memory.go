@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/store"
@@ -60,6 +62,16 @@ func (s *Service) forgottenTurn(ctx context.Context, t *turn) bool {
 func (s *Service) remember(m store.Message) {
 	if s.opts.Memory != nil && !m.IsSelf {
 		s.opts.Memory.Observe(s.ctx, m)
+	}
+}
+
+// resumeMemory queues again, when this process starts owning a guild, the messages a process
+// that stopped had queued for memory extraction and not extracted (memory.Extractor.Resume).
+// It runs on the gateway's event goroutine, before the guild's catch-up and live messages, so
+// that a channel's older messages are queued first.
+func (s *Service) resumeMemory(g *discordgo.Guild) {
+	if s.opts.Memory != nil && g != nil && g.ID != "" && !g.Unavailable {
+		s.opts.Memory.Resume(s.ctx, g.ID)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -42,6 +43,10 @@ type memoryRequest struct {
 	member string // list: the member whose facts to list ("": every subject)
 	admin  bool   // the member may manage the server (Manage Server or Administrator)
 	public bool   // the prefix form: the answer is public
+	// at is when the member gave the command, by Discord's clock (its message's or
+	// interaction's id): forget-me forgets what they said before it, also when a catch-up runs
+	// a command given while banter was down (zero: now).
+	at time.Time
 }
 
 // memoryCommand is the /memory registration.
@@ -170,7 +175,7 @@ func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, u
 	case memForget:
 		return s.memoryForget(ctx, guild, userID, r.n)
 	case memForgetMe:
-		return s.memoryForgetMe(ctx, guild, userID)
+		return s.memoryForgetMe(ctx, guild, userID, r.at)
 	case memPause, memResume:
 		return s.memoryPause(ctx, guild, userID, r.action == memPause)
 	case memList, memDelete:
@@ -179,13 +184,19 @@ func (s *Service) memoryAction(ctx context.Context, cfg *config.Config, guild, u
 	return "Memory commands: show, forget <number>, forget-me, pause, resume; for server admins: list [member], delete <id>."
 }
 
-func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string) string {
+func (s *Service) memoryForgetMe(ctx context.Context, guild, userID string, at time.Time) string {
+	s.names.forget(guild, userID)
 	if s.opts.Memory != nil {
 		s.opts.Memory.Drop(guild, userID)
 	}
-	// Now is the watermark: whatever of theirs is still in flight (an extraction's answer, a
-	// transcript or message stored just after) and was said before it is refused (store).
-	r, err := s.opts.Store.ForgetMember(ctx, guild, userID, s.now())
+	// The command's time is the watermark: whatever of theirs is still in flight (an
+	// extraction's answer, a transcript or message stored just after) and was said before it is
+	// refused (store); what they said after it (read back by a catch-up when the command was
+	// given while banter was down) is kept.
+	if at.IsZero() {
+		at = s.now()
+	}
+	r, err := s.opts.Store.ForgetMember(ctx, guild, userID, at)
 	if err != nil {
 		s.logger.Error("store_failed", "op", "forget_member", "guild_id", guild, "error", err.Error())
 		return "Sorry, I couldn't forget that just now. Please try again."
@@ -292,6 +303,10 @@ func (s *Service) handleMemoryPrefix(cfg *config.Config, m *discordgo.Message) b
 		return true
 	}
 	r.admin = s.mayManage(m)
+	r.at = m.Timestamp // as its message's CreatedAt is stored
+	if r.at.IsZero() {
+		r.at = snowflakeTime(m.ID)
+	}
 	reply := s.memoryAction(s.ctx, cfg, m.GuildID, m.Author.ID, r)
 	if _, err := s.sender.Create(s.ctx, post.Message{ChannelID: m.ChannelID, GuildID: m.GuildID,
 		Content: reply, ReplyTo: m.ID, Addressee: m.Author.ID, TurnID: m.ID, Nonce: turnNonce(m.ID, 'm', 0)}); err != nil {

@@ -18,7 +18,9 @@ To answer, call send_discord_message with:
 - mode "reply" and target_message_id set to the id of the message you are answering, or
 - mode "broadcast" and target_message_id null to post to the channel.
 Put only your message in text: no labels, ids or names of your own in front. Keep it short
-and natural, like a person in chat. Never use @everyone or @here.`
+and natural, like a person in chat. Never use @everyone or @here.
+Mentions in the lines read as people see them: @Name for a person or a role, #name for a
+channel. To mention someone, write @ and their name exactly as listed under Participants.`
 
 // buildRequest renders the model request for a conversation.
 func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Time, self participant) llm.GenerateRequest {
@@ -88,7 +90,9 @@ func situationNotes(c *convo) []string {
 
 // renderConvo writes the context block the model reads. self is the bot: its name (bot.name)
 // and Discord user id, listed among the participants so that a mention of it in a line (<@ID>,
-// as Discord writes it) reads as one, as the other people's ids do.
+// as Discord writes it) reads as one. Other mentions read as names (readableMentions with
+// c.names): @Name for people, listed too with their ids (the users mentioned who are not
+// talking, c.mentioned, as such), @RoleName, #channel, :emoji:, UTC times.
 func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) string {
 	selfName := self.name
 	var b strings.Builder
@@ -103,6 +107,9 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 	for _, p := range c.people {
 		fmt.Fprintf(&b, "- %s (user id %s): %s\n", p.name, p.id, p.persona.Summary())
 	}
+	for _, p := range c.mentioned {
+		fmt.Fprintf(&b, "- %s (user id %s): mentioned in the conversation, not one of the people talking\n", p.name, p.id)
+	}
 	if self.id != "" && len(self.roleIDs) > 0 {
 		fmt.Fprintf(&b, "- %s (you, user id %s; a mention of your role, <@&%s>, means you too)\n\n", selfName, self.id, strings.Join(self.roleIDs, ">, <@&"))
 	} else if self.id != "" {
@@ -112,7 +119,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 	}
 	if c.topic != "" {
 		// The design's priority: the topic over the history.
-		fmt.Fprintf(&b, "Topic %s asked you about (it matters more than the history below): %s\n\n", c.nameOf(c.primary), c.topic)
+		fmt.Fprintf(&b, "Topic %s asked you about (it matters more than the history below): %s\n\n", c.nameOf(c.primary), readableMentions(c.topic, c.names))
 	}
 
 	// Each message is shown once: the anchor, or a reply chain's lines, are not repeated in the
@@ -135,7 +142,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 			if m.IsSelf {
 				who = selfName + " (you)"
 			}
-			fmt.Fprintf(&b, "[msg %s · %s] %s: %s%s\n", m.ID, age(now, m.CreatedAt), who, m.Content, c.images.label(m.ID, cfg.Images.Enabled))
+			fmt.Fprintf(&b, "[msg %s · %s] %s: %s%s\n", m.ID, age(now, m.CreatedAt), who, readableMentions(m.Content, c.names), c.images.label(m.ID, cfg.Images.Enabled))
 		}
 	}
 	switch c.kind {
@@ -162,7 +169,7 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 	if asks := c.askers(); len(asks) > 1 {
 		b.WriteString("Each person's message in the burst, all to be answered:\n")
 		for _, m := range asks {
-			fmt.Fprintf(&b, "- %s (msg %s): %s\n", c.nameOf(m), m.ID, m.Content)
+			fmt.Fprintf(&b, "- %s (msg %s): %s\n", c.nameOf(m), m.ID, readableMentions(m.Content, c.names))
 		}
 	}
 	if len(c.images.inputs) > 0 {
@@ -174,6 +181,10 @@ func renderConvo(cfg *config.Config, c *convo, now time.Time, self participant) 
 			}
 			fmt.Fprintf(&b, "%d. %s's %s %s, in msg %s\n", si.n, who, sourceName(si.im.Source), imageName(si.im), si.msg.ID)
 		}
+	}
+	if cfg.Images.Enabled && c.images.hasEarlier() {
+		b.WriteString("\nAn \"earlier image\" was posted before your last message here, with the conversation you " +
+			"answered then; it is not attached again (image_lookup describes one again when offered).\n")
 	}
 	return b.String()
 }

@@ -98,6 +98,8 @@ type Service struct {
 	filt atomic.Pointer[configFilter]
 	// fetch is the image fetcher and the configuration it was built from.
 	fetch atomic.Pointer[configFetcher]
+	// names are the names of users seen in messages, for their mentions (mentionbook.go).
+	names *nameBook
 
 	ctx    context.Context // lifetime of queued work; cancelled by Shutdown's deadline
 	cancel context.CancelFunc
@@ -125,7 +127,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Sender == nil {
 		opts.Sender = post.New(opts.Discord, post.Options{Logger: opts.Logger})
 	}
-	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, started: opts.Now(), channels: map[string]*channelState{}}
+	s := &Service{opts: opts, sender: opts.Sender, logger: opts.Logger, now: opts.Now, started: opts.Now(), channels: map[string]*channelState{}, names: newNameBook()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -159,7 +161,10 @@ func (s *Service) Attach(sess *discordgo.Session) (detach func()) {
 			s.CatchUp("ready") // a new session: nothing said since the last one was delivered
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { s.CatchUp("resumed") }),
-		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { s.CatchUpGuild(g.Guild) }),
+		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
+			s.resumeMemory(g.Guild)
+			s.CatchUpGuild(g.Guild)
+		}),
 		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildDelete) {
 			if g.Guild != nil && !g.Unavailable { // the bot left or was removed: no GUILD_CREATE will come
 				s.dropPendingCatchUps(g.ID)

@@ -73,6 +73,7 @@ func (s *Service) HandleInteraction(ctx context.Context, api Interactions, i *di
 	if data.Name == memoryCommandName {
 		r := memoryInteraction(data)
 		r.admin = i.Member != nil && i.Member.Permissions&adminPermissions != 0
+		r.at = snowflakeTime(i.ID)
 		reply = s.memoryAction(ctx, s.cfg(), i.GuildID, user.ID, r)
 	} else {
 		reply = s.personaCommand(ctx, user, data.Options)

@@ -191,9 +191,11 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 	if m.GuildID == "" {
 		m.GuildID = tr.GuildID // REST message objects carry no guild_id
 	}
+	_, err = s.opts.Store.Message(ctx, tr.MessageID)
+	stored := err == nil // else a crash came between the turn's record and its message's
 	s.opts.Metrics.turnRecovered("requeued")
 	s.logger.Info("turn_recovered", append(attrs, "result", "requeued")...)
-	s.HandleMessageCreate(m) // admitted again: the same row, reopened, then closed
+	s.ingest(m, !stored) // admitted again: the same row, reopened, then closed
 }
 
 // earlierReply looks for the bot's reply to an open turn (to it, or to the turn it was

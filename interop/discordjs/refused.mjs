@@ -11,20 +11,11 @@
 // "refused" with the DiscordAPIError's HTTP status, code and message (or "sent" if the send
 // succeeded), then exits 0.
 import { Client, DiscordAPIError, Events, GatewayIntentBits } from 'discord.js';
+import { deadline, emit, env, fail } from './script.mjs';
 
-const { SIM_API, SIM_TOKEN, SIM_CHANNEL } = process.env;
-if (!SIM_API || !SIM_TOKEN || !SIM_CHANNEL) {
-  console.error('SIM_API, SIM_TOKEN and SIM_CHANNEL are required');
-  process.exit(2);
-}
+const { SIM_API, SIM_TOKEN, SIM_CHANNEL } = env('SIM_API', 'SIM_TOKEN', 'SIM_CHANNEL');
 
-const emit = (event, data = {}) => console.log(JSON.stringify({ event, ...data }));
-const fail = (err) => {
-  console.error(err?.stack ?? String(err));
-  process.exit(1);
-};
-const timer = setTimeout(() => fail(new Error('timed out after 45 s')), 45_000);
-process.on('unhandledRejection', fail);
+const timer = deadline(45);
 
 const client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { api: SIM_API } });
 

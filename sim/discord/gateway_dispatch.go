@@ -38,11 +38,15 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 	case world.ChannelCreated:
 		g.channelCreatedLocked(v, e.Channel)
 	case world.ChannelUpdated:
-		for _, ss := range g.sessions {
-			if ss.sees(v, e.Channel.Guild) {
-				g.dispatchToLocked(ss, "CHANNEL_UPDATE", wireChannelOf(e.Channel), IntentGuilds)
-			}
-		}
+		g.guildEventLocked(v, e.Channel.Guild, "CHANNEL_UPDATE", wireChannelOf(e.Channel))
+	case world.RoleCreated:
+		g.guildEventLocked(v, e.Guild, "GUILD_ROLE_CREATE", wireRoleEvent{e.Guild, wireRoleOf(e.Guild, e.Role)})
+	case world.RoleUpdated:
+		g.guildEventLocked(v, e.Guild, "GUILD_ROLE_UPDATE", wireRoleEvent{e.Guild, wireRoleOf(e.Guild, e.Role)})
+	case world.RoleDeleted:
+		g.guildEventLocked(v, e.Guild, "GUILD_ROLE_DELETE", wireRoleDeleteEvent{e.Guild, e.Role})
+	case world.MemberUpdated:
+		g.memberUpdatedLocked(v, e)
 	case world.MessageCreated:
 		g.messageLocked(v, "MESSAGE_CREATE", e.Message)
 	case world.MessageUpdated:
@@ -60,12 +64,39 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 	}
 }
 
+// guildEventLocked sends a GUILDS-intent event of guild gid to every session that sees it.
+func (g *gateway) guildEventLocked(v *world.View, gid GuildID, t string, d any) {
+	for _, ss := range g.sessions {
+		if ss.sees(v, gid) {
+			g.dispatchToLocked(ss, t, d, IntentGuilds)
+		}
+	}
+}
+
+// memberUpdatedLocked sends GUILD_MEMBER_UPDATE to the member's own sessions whatever their
+// intents and to the other members' with GUILD_MEMBERS, as Discord does.
+// https://discord.com/developers/docs/events/gateway#gateway-intents
+func (g *gateway) memberUpdatedLocked(v *world.View, e world.MemberUpdated) {
+	gd, ok := v.Guild(e.Guild)
+	if !ok || !v.IsMember(e.Guild, e.User) {
+		return
+	}
+	ev := wireGuildMember{wireMemberOf(v, gd, e.User, true), e.Guild}
+	for _, ss := range g.sessions {
+		if !ss.sees(v, e.Guild) {
+			continue
+		}
+		intent := IntentGuildMembers
+		if ss.user == e.User {
+			intent = 0
+		}
+		g.dispatchToLocked(ss, "GUILD_MEMBER_UPDATE", ev, intent)
+	}
+}
+
 func (g *gateway) memberAddedLocked(v *world.View, e world.MemberAdded) {
 	gd, _ := v.Guild(e.Guild)
-	ev := struct {
-		wireMember
-		GuildID GuildID `json:"guild_id"`
-	}{wireMemberOf(v, gd, e.User, true), e.Guild}
+	ev := wireGuildMember{wireMemberOf(v, gd, e.User, true), e.Guild}
 	for _, ss := range g.sessions {
 		if !ss.ownsGuild(e.Guild) {
 			continue

@@ -88,16 +88,22 @@ func wireChannelOf(c world.Channel) wireChannel {
 func wireRolesOf(g world.Guild) []wireRole {
 	out := make([]wireRole, 0, len(g.Roles))
 	for _, r := range g.Roles {
-		wr := wireRole{
-			ID: r.ID, Name: r.Name, Position: r.Position, Permissions: r.Permissions,
-			Mentionable: r.ID != RoleID(g.ID), Managed: r.Managed,
-		}
-		if r.BotID != "" {
-			wr.Tags = &wireRoleTags{BotID: r.BotID}
-		}
-		out = append(out, wr)
+		out = append(out, wireRoleOf(g.ID, r))
 	}
 	return out
+}
+
+// wireRoleOf renders a role of guild g: every role but @everyone (whose id is g's) is
+// mentionable; a bot's managed role carries tags.bot_id.
+func wireRoleOf(g GuildID, r world.Role) wireRole {
+	w := wireRole{
+		ID: r.ID, Name: r.Name, Position: r.Position, Permissions: r.Permissions,
+		Mentionable: r.ID != RoleID(g), Managed: r.Managed,
+	}
+	if r.BotID != "" {
+		w.Tags = &wireRoleTags{BotID: r.BotID}
+	}
+	return w
 }
 
 // wireGuildOf is the REST guild object.

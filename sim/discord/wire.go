@@ -49,6 +49,24 @@ type wireMember struct {
 	Permissions                string    `json:"permissions,omitempty"` // interactions only
 }
 
+// wireGuildMember is a member with its guild: GUILD_MEMBER_ADD and GUILD_MEMBER_UPDATE.
+type wireGuildMember struct {
+	wireMember
+	GuildID GuildID `json:"guild_id"`
+}
+
+// wireRoleEvent is GUILD_ROLE_CREATE's and GUILD_ROLE_UPDATE's payload.
+type wireRoleEvent struct {
+	GuildID GuildID  `json:"guild_id"`
+	Role    wireRole `json:"role"`
+}
+
+// wireRoleDeleteEvent is GUILD_ROLE_DELETE's payload.
+type wireRoleDeleteEvent struct {
+	GuildID GuildID `json:"guild_id"`
+	RoleID  RoleID  `json:"role_id"`
+}
+
 type wireRole struct {
 	ID          RoleID `json:"id"`
 	Name        string `json:"name"`

@@ -6,9 +6,14 @@
 //
 // Each route maps onto the simulator's Go scripting API: post (with
 // attachments), edit, delete and react to messages as any member, create
-// members and channels, join or leave voice as a member and play a WAV into
-// it, read what the bot sent, inject gateway, REST, latency and voice
-// faults, and read the recorded requests.
+// members and channels, remove members and add them back, set nicknames,
+// create, edit, delete, give and take roles (the bot's managed role too),
+// set channel permission overwrites, start and end a guild outage, type,
+// run slash commands and read the bot's answers, set per-command overrides,
+// join or leave voice as a member and play a WAV into it, move anyone (the
+// bot too) between voice channels, read what the bot sent,
+// inject gateway, REST, latency and voice faults, and read the recorded
+// requests.
 package control
 
 import (
@@ -94,7 +99,9 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("POST /faults/latency", c.setLatency)
 	mux.HandleFunc("POST /faults/voice", c.voiceFault)
 	mux.HandleFunc("GET /requests", c.requests)
-	c.liveRoutes(mux) // events.go, stream.go
+	c.liveRoutes(mux)   // events.go, stream.go
+	c.guildRoutes(mux)  // guild.go
+	c.actionRoutes(mux) // actions.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no control route %s %s (see docs/simulator.md)", r.Method, r.URL.Path))
 	})

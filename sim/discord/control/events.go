@@ -23,7 +23,9 @@ type event struct {
 	Type    string               `json:"type"`
 	Message *eventMessage        `json:"message,omitempty"`    // message, message_update
 	Channel *eventChannel        `json:"channel,omitempty"`    // channel
-	Member  *memberView          `json:"member,omitempty"`     // member
+	Member  *memberDetail        `json:"member,omitempty"`     // member, member_update
+	Role    *roleView            `json:"role,omitempty"`       // role
+	RoleID  discordsim.RoleID    `json:"role_id,omitempty"`    // role_delete
 	ID      discordsim.MessageID `json:"id,omitempty"`         // message_delete
 	User    discordsim.UserID    `json:"user_id,omitempty"`    // typing, voice_state
 	Where   discordsim.ChannelID `json:"channel_id,omitempty"` // typing, voice_state (omitted: left voice)
@@ -48,17 +50,19 @@ type eventChannel struct {
 type watchState struct {
 	messages map[discordsim.MessageID]string // content, "\x00" and the edit time
 	channels map[discordsim.ChannelID]bool
-	members  map[discordsim.UserID]bool
+	members  map[discordsim.UserID]string // what member_update compares: in the guild, nick, roles
+	roles    map[discordsim.RoleID]string // name and permissions
 	voice    map[discordsim.UserID]discordsim.ChannelID
 	typing   int
 }
 
 // events is GET /events: a text/event-stream of what happens in the guild,
 // as it happens. It starts with "hello" (the bot and guild ids) and the
-// current world as events (every channel, member, voice state and live
-// message), then sends "channel", "member", "message", "message_update",
-// "message_delete", "typing" and "voice_state" events as the world
-// changes. Each event is one `data: {json}` line.
+// current world as events (every channel, member, role, voice state and
+// live message), then sends "channel", "member", "member_update" (nick,
+// roles, in_guild changed), "role" (new or changed), "role_delete",
+// "message", "message_update", "message_delete", "typing" and
+// "voice_state" events as the world changes. Each event is one `data: {json}` line.
 func (c *Controller) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -70,7 +74,7 @@ func (c *Controller) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	st := &watchState{messages: map[discordsim.MessageID]string{}, channels: map[discordsim.ChannelID]bool{},
-		members: map[discordsim.UserID]bool{}, voice: map[discordsim.UserID]discordsim.ChannelID{}}
+		members: map[discordsim.UserID]string{}, roles: map[discordsim.RoleID]string{}, voice: map[discordsim.UserID]discordsim.ChannelID{}}
 	send := func(e event) bool {
 		b, err := json.Marshal(e)
 		if err == nil {
@@ -110,11 +114,18 @@ func (c *Controller) diff(st *watchState) []event {
 	names := map[discordsim.UserID]string{}
 	for _, m := range c.members() {
 		names[m.ID] = m.Name
-		if !st.members[m.ID] {
-			st.members[m.ID] = true
-			out = append(out, event{Type: "member", Member: &m})
+		d := c.detailOf(m)
+		key := fmt.Sprint(d.InGuild, d.Nick, d.Roles)
+		old, known := st.members[m.ID]
+		st.members[m.ID] = key
+		switch {
+		case !known:
+			out = append(out, event{Type: "member", Member: &d})
+		case old != key:
+			out = append(out, event{Type: "member_update", Member: &d})
 		}
 	}
+	c.rolesDiff(st, &out)
 	chans := c.sim.Channels(c.guild)
 	inGuild := map[discordsim.ChannelID]bool{}
 	for _, ch := range chans {

@@ -29,10 +29,19 @@ type liveEvent struct {
 		ID, Name, Type string
 		Parent         string `json:"parent_id"`
 	} `json:"channel"`
-	Member *struct{ ID, Name string } `json:"member"`
-	ID     string                     `json:"id"`
-	User   string                     `json:"user_id"`
-	Where  string                     `json:"channel_id"`
+	Member *struct {
+		ID, Name, Nick string
+		Roles          []string
+		InGuild        bool `json:"in_guild"`
+	} `json:"member"`
+	Role *struct {
+		ID, Name, Permissions string
+		Managed               bool
+	} `json:"role"`
+	RoleID string `json:"role_id"`
+	ID     string `json:"id"`
+	User   string `json:"user_id"`
+	Where  string `json:"channel_id"`
 }
 
 // eventStream opens GET /events and returns a function that waits for the

@@ -108,8 +108,7 @@ type attachmentIn struct {
 
 func (c *Controller) postMessage(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		As          string         `json:"as"`
-		Channel     string         `json:"channel"`
+		asIn
 		Content     string         `json:"content"`
 		ReplyTo     string         `json:"reply_to"`
 		Attachments []attachmentIn `json:"attachments"`
@@ -117,14 +116,8 @@ func (c *Controller) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	u, err := c.user(in.As)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err)
-		return
-	}
-	ch, err := c.channel(in.Channel)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err)
+	u, ch, ok := c.resolve(w, in.asIn)
+	if !ok {
 		return
 	}
 	var opts []discordsim.PostOption

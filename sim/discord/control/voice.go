@@ -16,21 +16,12 @@ import (
 )
 
 func (c *Controller) joinVoice(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		As      string `json:"as"`
-		Channel string `json:"channel"`
-	}
+	var in asIn
 	if !decode(w, r, &in) {
 		return
 	}
-	u, err := c.user(in.As)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err)
-		return
-	}
-	ch, err := c.channel(in.Channel)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err)
+	u, ch, ok := c.resolve(w, in)
+	if !ok {
 		return
 	}
 	c.mu.Lock()

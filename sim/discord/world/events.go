@@ -36,6 +36,31 @@ type ChannelCreated struct{ Channel Channel }
 // ChannelUpdated: a channel's settings changed, its permission overwrites (CHANNEL_UPDATE).
 type ChannelUpdated struct{ Channel Channel }
 
+// RoleCreated: a role was made in a guild (GUILD_ROLE_CREATE to the members' sessions).
+type RoleCreated struct {
+	Guild GuildID
+	Role  Role
+}
+
+// RoleUpdated: a role's name or permissions changed (GUILD_ROLE_UPDATE).
+type RoleUpdated struct {
+	Guild GuildID
+	Role  Role
+}
+
+// RoleDeleted: a role was deleted; its holders lost it (GUILD_ROLE_DELETE).
+type RoleDeleted struct {
+	Guild GuildID
+	Role  RoleID
+}
+
+// MemberUpdated: a member's roles or nickname changed (GUILD_MEMBER_UPDATE to the sessions
+// with GUILD_MEMBERS, and to the member's own whatever their intents).
+type MemberUpdated struct {
+	Guild GuildID
+	User  UserID
+}
+
 // MessageCreated: a message was posted. Ephemeral interaction responses
 // are reported too; only their invoker sees them (no dispatch).
 type MessageCreated struct{ Message Message }
@@ -90,8 +115,8 @@ type VoiceStateChanged struct {
 // bot).
 type InteractionCreated struct{ Interaction Interaction }
 
-// Changed: something changed that no gateway event reports (a role, a
-// command, an interaction response); it wakes whoever waits on the world.
+// Changed: something changed that no gateway event reports (a command, an
+// interaction response); it wakes whoever waits on the world.
 type Changed struct{ What string }
 
 func (GuildCreated) event()       {}
@@ -100,6 +125,10 @@ func (MemberRemoved) event()      {}
 func (GuildAvailability) event()  {}
 func (ChannelCreated) event()     {}
 func (ChannelUpdated) event()     {}
+func (RoleCreated) event()        {}
+func (RoleUpdated) event()        {}
+func (RoleDeleted) event()        {}
+func (MemberUpdated) event()      {}
 func (MessageCreated) event()     {}
 func (MessageUpdated) event()     {}
 func (MessageDeleted) event()     {}

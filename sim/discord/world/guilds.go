@@ -244,7 +244,8 @@ func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
 }
 
 // RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
-// get GUILD_DELETE without unavailable. The owner cannot be removed.
+// get GUILD_DELETE without unavailable, the other members' GUILD_MEMBER_REMOVE. A bot's managed
+// role goes with it (GUILD_ROLE_DELETE), as on Discord. The owner cannot be removed.
 func (w *World) RemoveMember(g GuildID, u UserID) error {
 	w.lock()
 	defer w.mu.Unlock()
@@ -261,6 +262,7 @@ func (w *World) RemoveMember(g GuildID, u UserID) error {
 	delete(gd.members, u)
 	gd.memberOrder = slices.DeleteFunc(gd.memberOrder, func(m UserID) bool { return m == u })
 	w.emitLocked(MemberRemoved{Guild: g, User: u})
+	w.deleteBotRolesLocked(gd, u)
 	return nil
 }
 
@@ -280,77 +282,6 @@ func (w *World) SetGuildAvailable(g GuildID, available bool) error {
 	}
 	gd.unavailable = !available
 	w.emitLocked(GuildAvailability{Guild: g, Available: available})
-	return nil
-}
-
-// CreateRole creates a mentionable role in a guild.
-func (w *World) CreateRole(g GuildID, name string) (RoleID, error) {
-	w.lock()
-	defer w.mu.Unlock()
-	gd, ok := w.st.guilds[g]
-	if !ok {
-		return "", fmt.Errorf("create role: unknown guild %s", g)
-	}
-	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles)}
-	gd.roles = append(gd.roles, r)
-	w.emitLocked(Changed{What: "role"})
-	return r.ID, nil
-}
-
-// CreateBotRole makes the bot's own managed role in a guild, as Discord does when the bot is
-// invited with permissions: named after the bot, managed, tagged with its id, mentionable (so
-// a member's "@banter" may pick it instead of the bot user) and held by the bot. Call it before
-// the bot connects: the simulator sends no role or member updates, only GUILD_CREATE.
-func (w *World) CreateBotRole(g GuildID) (RoleID, error) {
-	w.lock()
-	defer w.mu.Unlock()
-	gd := w.st.guilds[g]
-	if gd == nil || gd.members[w.st.bot] == nil {
-		return "", fmt.Errorf("create bot role: the bot is not a member of %s", g)
-	}
-	name := "bot"
-	if u := w.st.users[w.st.bot]; u != nil {
-		name = u.name
-	}
-	r := Role{ID: RoleID(w.ids.nextString()), Name: name, Permissions: "0", Position: len(gd.roles), Managed: true, BotID: w.st.bot}
-	gd.roles = append(gd.roles, r)
-	gd.members[w.st.bot].Roles = append(gd.members[w.st.bot].Roles, r.ID)
-	w.emitLocked(Changed{What: "role"})
-	return r.ID, nil
-}
-
-// SetRolePermissions sets a role's permissions (a decimal bit set, as on the wire): the
-// members holding it get them in their interactions' member.permissions.
-func (w *World) SetRolePermissions(g GuildID, r RoleID, permissions string) error {
-	w.lock()
-	defer w.mu.Unlock()
-	gd := w.st.guilds[g]
-	if gd == nil {
-		return fmt.Errorf("set role permissions: unknown guild %s", g)
-	}
-	for i := range gd.roles {
-		if gd.roles[i].ID == r {
-			gd.roles[i].Permissions = permissions
-			w.emitLocked(Changed{What: "role"})
-			return nil
-		}
-	}
-	return fmt.Errorf("set role permissions: unknown role %s", r)
-}
-
-// GiveRole adds a role to a member.
-func (w *World) GiveRole(g GuildID, u UserID, r RoleID) error {
-	w.lock()
-	defer w.mu.Unlock()
-	gd := w.st.guilds[g]
-	if gd == nil || gd.members[u] == nil {
-		return fmt.Errorf("give role: %s is not a member of %s", u, g)
-	}
-	if !slices.ContainsFunc(gd.roles, func(x Role) bool { return x.ID == r }) {
-		return fmt.Errorf("give role: unknown role %s", r)
-	}
-	gd.members[u].Roles = append(gd.members[u].Roles, r)
-	w.emitLocked(Changed{What: "member"})
 	return nil
 }
 

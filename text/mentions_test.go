@@ -1,0 +1,93 @@
+package text_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/banterbot/banter/config"
+	discordsim "github.com/banterbot/banter/sim/discord"
+)
+
+// TestMentionsReadAsNames: a line mentioning a member who has not spoken, a role and a channel
+// reaches the model with their names, as a person sees them in the client, not as Discord's
+// markup: the member by nickname when the session's state knows the member (GUILD_CREATE), by
+// the name the message's mentions carry when it does not (a member who joined later), the role
+// and the channel by the state's names. The mentioned members are listed with their ids; an id
+// nothing names, and the bot's own mention, stay as written.
+func TestMentionsReadAsNames(t *testing.T) {
+	h := newHarness(t, nil, toolReply("", "reply", "", "ok"))
+	carol := h.dsim.CreateUser("carol")
+	if err := h.dsim.AddMember(h.guild, carol); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.dsim.SetNick(h.guild, carol, "Caz"); err != nil {
+		t.Fatal(err)
+	}
+	mods, err := h.dsim.CreateRole(h.guild, "mods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offTopic := h.dsim.CreateTextChannel(h.guild, "off-topic")
+	h.restart() // the state learns members, roles and channels from GUILD_CREATE
+
+	dave := h.dsim.CreateUser("dave") // joins after GUILD_CREATE: not in the state
+	if err := h.dsim.AddMember(h.guild, dave); err != nil {
+		t.Fatal(err)
+	}
+	m := h.post(h.alice, mention(h.dsim.BotID())+" should "+mention(carol)+" and "+mention(dave)+
+		" ask "+discordsim.MentionRole(mods)+" in <#"+string(offTopic)+">? not <@123456789>")
+	h.waitBot(1)
+
+	prompt := h.lastGeneration().Prompt
+	want := "[msg " + string(m.ID)
+	line := ""
+	for _, l := range strings.Split(prompt, "\n") {
+		if strings.HasPrefix(l, want) {
+			line = l
+		}
+	}
+	if wantLine := "alice: " + mention(h.dsim.BotID()) + " should @Caz and @dave ask @mods in #off-topic? not <@123456789>"; !strings.HasSuffix(line, wantLine) {
+		t.Errorf("the line reads %q, want it to end %q; prompt:\n%s", line, wantLine, prompt)
+	}
+	for _, listed := range []string{
+		"- Caz (user id " + string(carol) + "): mentioned in the conversation, not one of the people talking",
+		"- dave (user id " + string(dave) + "): mentioned in the conversation, not one of the people talking",
+	} {
+		if !strings.Contains(prompt, listed) {
+			t.Errorf("the prompt does not list %q:\n%s", listed, prompt)
+		}
+	}
+}
+
+// TestModelAtNameBecomesMention: the model writes "@Name" of a person listed in its prompt, as
+// the lines show mentions; Discord receives their mention, <@ID>, so that the name links to
+// them, with allowed_mentions as the config says: nothing parsed, only the replied-to author
+// pinged, and only with permissions.pingRepliedUser. A name not listed stays plain text.
+func TestModelAtNameBecomesMention(t *testing.T) {
+	for _, ping := range []bool{true, false} {
+		t.Run(map[bool]string{true: "pingRepliedUser", false: "no pings"}[ping], func(t *testing.T) {
+			h := newHarness(t, func(c *config.Config) { c.Permissions.PingRepliedUser = ping },
+				toolReply("who won", "reply", "", "@bob won, @alice, ask @Zed"))
+			h.post(h.bob, "I won the quiz")
+			m := h.post(h.alice, "banter, who won the quiz?")
+			r := h.waitBot(1)
+
+			if want := mention(h.bob) + " won, " + mention(h.alice) + ", ask @Zed"; r.Content != want {
+				t.Errorf("the reply reached Discord as %q, want %q", r.Content, want)
+			}
+			if r.ReplyTo() != m.ID {
+				t.Errorf("reply references %q, want %q", r.ReplyTo(), m.ID)
+			}
+			am := r.AllowedMentions
+			if am == nil || len(am.Parse) != 0 || len(am.Users) != 0 || len(am.Roles) != 0 || am.RepliedUser != ping {
+				t.Fatalf("allowed_mentions %+v, want parse [] with no users or roles and replied_user %v", am, ping)
+			}
+			if r.MentionsUser(h.bob) {
+				t.Error("bob was pinged: only the replied-to author may be")
+			}
+			if r.MentionsUser(h.alice) != ping {
+				t.Errorf("alice pinged: %v, want %v (pingRepliedUser)", r.MentionsUser(h.alice), ping)
+			}
+		})
+	}
+}
