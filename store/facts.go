@@ -94,7 +94,8 @@ type Memory interface {
 	ForgetMessage(ctx context.Context, messageID string) (int, error)
 	// ForgetMember deletes, in one guild, every fact about the member, every fact one of their
 	// messages is a source of, every stored message of theirs and the bot's replies to them,
-	// their turns and prompt-ledger rows, and the reply links of other messages to theirs; and
+	// their turns and prompt-ledger rows, and the reply links of other messages to theirs; it
+	// blanks their name on the guild's kept voice session (VoiceSession.RequestedBy); and
 	// records at as their watermark: from then on, writes of messages and facts refuse what
 	// they said at or before it (forgets.go).
 	ForgetMember(ctx context.Context, guildID, userID string, at time.Time) (ForgetReport, error)
@@ -443,8 +444,9 @@ func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string, at t
 			`UPDATE turns SET answer_id=message_id WHERE answer_id IN (` + theirs + `)`,
 			`UPDATE messages SET reply_to_id='' WHERE guild_id=? AND reply_to_id IN (SELECT id FROM messages WHERE guild_id=? AND author_id=?)`,
 			`DELETE FROM prompt_ledger WHERE user_id=? AND channel_id IN (SELECT DISTINCT channel_id FROM messages WHERE guild_id=?)`,
+			`UPDATE voice_sessions SET requested_by='' WHERE guild_id=? AND requested_by=?`,
 		}
-		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}}
+		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}, {guildID, userID}}
 		for i, q := range steps {
 			if _, err := db.exec(ctx, q, args[i]...); err != nil {
 				return err

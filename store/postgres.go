@@ -167,6 +167,8 @@ func pgMigrations() []string {
 		turnReplyMigration,
 		// 16: how far memory extraction has read each channel (memcursor.go).
 		memoryCursorsMigration,
+		// 17: the voice sessions joined by command, kept across restarts (voicesessions.go).
+		voiceSessionsMigration,
 	}
 }
 

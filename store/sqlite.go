@@ -155,6 +155,8 @@ func migrations() []string {
 		turnReplyMigration,
 		// 13: how far memory extraction has read each channel (memcursor.go).
 		memoryCursorsMigration,
+		// 14: the voice sessions joined by command, kept across restarts (voicesessions.go).
+		voiceSessionsMigration,
 	}
 }
 

@@ -208,6 +208,9 @@ type Store interface {
 	Memory
 	// Embeddings finds facts and messages by meaning (embeddings.go).
 	Embeddings
+	// VoiceSessions keeps the voice sessions joined by command across restarts
+	// (voicesessions.go).
+	VoiceSessions
 
 	// Prune deletes messages and turns created before cutoff and ledger rows older than an
 	// hour before now, and reports how many messages went.

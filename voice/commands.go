@@ -36,11 +36,14 @@ func (svc *Service) HandleInteraction(ctx context.Context, s *discordgo.Session,
 	var work func() string
 	switch data.Name {
 	case "join":
-		ch := channelOption(data.Options)
-		if ch == "" && i.Member != nil && i.Member.User != nil {
-			ch = svc.userVoiceChannel(s, i.GuildID, i.Member.User.ID)
+		ch, who := channelOption(data.Options), ""
+		if i.Member != nil && i.Member.User != nil {
+			who = i.Member.User.ID
+			if ch == "" {
+				ch = svc.userVoiceChannel(s, i.GuildID, who)
+			}
 		}
-		work = func() string { return svc.commandJoin(svc.ctx, i.GuildID, ch) }
+		work = func() string { return svc.commandJoin(svc.ctx, i.GuildID, ch, who) }
 	case "leave":
 		work = func() string { return svc.commandLeave(svc.ctx, i.GuildID) }
 	default:
@@ -92,7 +95,7 @@ func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *
 	switch strings.TrimSpace(strings.ToLower(m.Content)) {
 	case prefix + "join":
 		ch := svc.userVoiceChannel(s, m.GuildID, m.Author.ID)
-		work = func() string { return svc.commandJoin(svc.ctx, m.GuildID, ch) }
+		work = func() string { return svc.commandJoin(svc.ctx, m.GuildID, ch, m.Author.ID) }
 	case prefix + "leave":
 		work = func() string { return svc.commandLeave(svc.ctx, m.GuildID) }
 	default:
@@ -108,7 +111,9 @@ func (svc *Service) HandleMessage(ctx context.Context, s *discordgo.Session, m *
 	return true
 }
 
-func (svc *Service) commandJoin(ctx context.Context, guildID, channelID string) string {
+// commandJoin joins channelID on userID's request: the session is kept across restarts
+// (Options.KeptSessions) until it ends for a reason that means "stay out".
+func (svc *Service) commandJoin(ctx context.Context, guildID, channelID, userID string) string {
 	if !svc.cfg().Voice.Enabled {
 		return "Voice is turned off."
 	}
@@ -117,7 +122,7 @@ func (svc *Service) commandJoin(ctx context.Context, guildID, channelID string) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := svc.Join(ctx, guildID, channelID); err != nil {
+	if err := svc.join(ctx, guildID, channelID, joinHow{keep: true, requestedBy: userID}); err != nil {
 		svc.log.Warn("voice_join_failed", "guild_id", guildID, "channel_id", channelID, "error", err)
 		return "I couldn't join that channel."
 	}

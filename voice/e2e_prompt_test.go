@@ -1,7 +1,6 @@
 package voice_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,11 +28,7 @@ func (w *world) streamed() []openaisim.Recorded {
 // a member without one is said to have none.
 func TestPromptShowsPersonas(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "banter.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := tempStore(t)
 	w := newWorldWith(t, worldOptions{personas: st}, nil, genRule("Sunny, Ali."))
 	if err := st.SavePersona(t.Context(), store.UserPersona{UserID: string(w.users["alice"]), PreferredName: "Ali",
 		Pronouns: "she/her", Description: "plays the cello in a quartet"}); err != nil {

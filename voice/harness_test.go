@@ -38,6 +38,7 @@ import (
 	"github.com/banterbot/banter/sim/discord/voicesim/voicetest"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
+	"github.com/banterbot/banter/store"
 	"github.com/banterbot/banter/voice"
 )
 
@@ -76,6 +77,7 @@ func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule
 type worldOptions struct {
 	sim      []openaisim.Option  // more OpenAI simulator options
 	personas voice.PersonaLookup // the members' /persona descriptions (a store)
+	kept     store.VoiceSessions // voice.Options.KeptSessions (a store)
 	encoder  opus.EncoderConfig  // voice.Options.SpeakEncoder
 	timeout  time.Duration       // bounds the world's whole life (0: 3 × guard)
 	// budget, when set, builds the daily budgets' Guard on the world's live config: it gates
@@ -184,7 +186,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
 		SendClock: clock, SpeakEncoder: o.encoder, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
-		Budget: quiet,
+		Budget: quiet, KeptSessions: o.kept,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +204,17 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		}
 	})
 	return w
+}
+
+// tempStore opens a SQLite store in the test's folder, closed at cleanup.
+func tempStore(t testing.TB) *store.SQLite {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "banter.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // reconfigure switches the service to a copy of its configuration changed by mutate (read

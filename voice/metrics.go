@@ -56,6 +56,7 @@ type Metrics struct {
 	failures    *prometheus.CounterVec
 	sessions    prometheus.Gauge
 	sessionEnds *prometheus.CounterVec
+	rejoins     *prometheus.CounterVec
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
 	underruns   prometheus.Counter
@@ -77,7 +78,9 @@ type Metrics struct {
 //	banter_voice_barge_ins_total
 //	banter_voice_failures_total{stage}         stt, classifier, generation, tts, send
 //	banter_voice_sessions                      sessions open
-//	banter_voice_session_ends_total{reason}    left, alone, max_session, disconnected, reconnect_timeout
+//	banter_voice_session_ends_total{reason}    left, shutdown, alone, max_session, disconnected, reconnect_timeout
+//	banter_voice_rejoins_total{result}         kept sessions taken up at start: rejoined, already_in_voice,
+//	                                           expired, guild_gone, channel_gone, no_permission, failed
 //	banter_voice_utterances_total
 //	banter_voice_frames_sent_total             reply frames handed to the connection
 //	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
@@ -112,8 +115,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		sessionEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_voice_session_ends_total",
-			Help: "Voice sessions ended, by reason: left (command, move, shutdown), alone, max_session, disconnected (close 4014/4022), reconnect_timeout.",
+			Help: "Voice sessions ended, by reason: left (/leave, !leave, a move by command), shutdown (the process stopping), alone, max_session, disconnected (close 4014/4022), reconnect_timeout.",
 		}, []string{"reason"}),
+		rejoins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_rejoins_total",
+			Help: "Voice sessions joined by command and kept across a restart, as the next process took them up: rejoined, already_in_voice, expired (older than voice.maxSessionMinutes), guild_gone, channel_gone, no_permission (record dropped), failed (kept for the next start).",
+		}, []string{"result"}),
 		utterances: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_utterances_total", Help: "Utterances endpointed.",
 		}),
@@ -150,7 +157,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}, []string{"reason"})
 	m.ignoredBot, m.ignoredBlocked = ignored.WithLabelValues(unheardBot.String()), ignored.WithLabelValues(blockedUser.String())
 	if reg != nil {
-		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds,
+		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds, m.rejoins,
 			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, m.falseEnds, ignored)
 	}
 	return m
@@ -218,6 +225,12 @@ func (m *Metrics) sessionDelta(d float64) {
 func (m *Metrics) sessionEnd(reason string) {
 	if m != nil {
 		m.sessionEnds.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) rejoin(result string) {
+	if m != nil {
+		m.rejoins.WithLabelValues(result).Inc()
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/banterbot/banter/discord/post"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/llm"
+	"github.com/banterbot/banter/store"
 )
 
 // Model is what the STT pipeline needs from the OpenAI client; *llm.Client
@@ -71,6 +72,10 @@ type Options struct {
 	// Personas looks up the members' /persona descriptions for the prompt
 	// (the store); nil lists the members by name only.
 	Personas PersonaLookup
+	// KeptSessions, when set, keeps the sessions joined by /join and !join across restarts
+	// (the store): recorded when they start, dropped when they end for a reason that means
+	// "stay out" (rejoin.go), taken up again by Rejoin in the next process.
+	KeptSessions store.VoiceSessions
 	// ChatImages, when set, shows a voice turn's model the last image posted in the voice
 	// channel's text chat (images.voiceChatMinutes; nil: never).
 	ChatImages ChatImageLookup
@@ -137,6 +142,7 @@ type SessionInfo struct {
 type Service struct {
 	opts Options
 	log  *slog.Logger
+	gw   dvoice.MainGateway // Options.Gateway, else Discord
 	mgr  *dvoice.Manager
 	ctx  context.Context
 	stop context.CancelFunc
@@ -211,6 +217,7 @@ func New(opts Options) (*Service, error) {
 	if gw == nil {
 		gw = opts.Discord
 	}
+	svc.gw = gw
 	svc.mgr = dvoice.NewManager(gw, mc)
 	return svc, nil
 }
@@ -218,6 +225,9 @@ func New(opts Options) (*Service, error) {
 func (svc *Service) cfg() *config.Config { return svc.opts.Config() }
 func (svc *Service) now() time.Time      { return svc.opts.Now() }
 func (svc *Service) userID() string      { return svc.opts.Discord.State.User.ID }
+
+// gateway is the main gateway: every shard's events, voice signalling.
+func (svc *Service) gateway() dvoice.MainGateway { return svc.gw }
 
 // state is the gateway state that holds the guild.
 func (svc *Service) state(guildID string) *discordgo.State {
@@ -273,6 +283,19 @@ func (svc *Service) onConnect(guildID string, c *dvoice.Conn) {
 // Join joins (or moves to) channelID in guildID and starts the guild's
 // session. Joining the channel the session is already in does nothing.
 func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
+	return svc.join(ctx, guildID, channelID, joinHow{})
+}
+
+// joinHow says how a session is joined: by a member's command (kept across restarts), by a
+// rejoin of a kept session (since: when it began), or else (autoJoin) neither.
+type joinHow struct {
+	keep        bool
+	requestedBy string
+	since       time.Time
+}
+
+// join is Join, the session started as how says.
+func (svc *Service) join(ctx context.Context, guildID, channelID string, how joinHow) error {
 	svc.mu.Lock()
 	if svc.closed {
 		svc.mu.Unlock()
@@ -294,6 +317,9 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 	}
 	s, err := newSession(svc, guildID, channelID, conn)
 	if err == nil {
+		if !how.since.IsZero() && how.since.Before(s.since) {
+			s.since = how.since
+		}
 		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Logger: s.log})
 		if err != nil {
 			s.cancel()
@@ -307,41 +333,54 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 	svc.sessions[guildID] = s
 	svc.mu.Unlock()
 	s.log.Info("voice_session_start")
-	svc.wg.Go(func() {
-		s.run()
-		svc.mu.Lock()
-		if svc.sessions[guildID] == s {
-			delete(svc.sessions, guildID)
-		}
-		svc.mu.Unlock()
-		reason := s.endReason
-		if reason != "" { // the session ended itself: leave the channel
-			lctx, cancel := context.WithTimeout(svc.ctx, 5*time.Second)
-			if err := svc.mgr.Leave(lctx, guildID); err != nil {
-				s.log.Warn("voice_leave_failed", "error", err)
-			}
-			cancel()
-		} else {
-			reason = "left" // Leave: a command, a move, shutdown
-		}
-		svc.opts.Metrics.sessionEnd(reason)
-		// Turns still waiting for Stage A or for the bot's turn end with the session.
-		pending := len(s.queue) + len(s.deferred) + len(s.held)
-		if s.deciding {
-			pending++
-		}
-		s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
-	})
+	if how.keep {
+		svc.keepRecord(ctx, s, how.requestedBy)
+	}
+	svc.wg.Go(func() { svc.runSession(s) })
 	return nil
 }
 
-// Leave ends the guild's session and leaves its voice channel.
+// runSession runs the session until it ends, leaves the channel when it ended itself, and
+// logs and counts its end.
+func (svc *Service) runSession(s *session) {
+	s.run()
+	svc.mu.Lock()
+	if svc.sessions[s.guildID] == s {
+		delete(svc.sessions, s.guildID)
+	}
+	svc.mu.Unlock()
+	reason := s.reason()
+	if s.endReason != "" { // the session ended itself: leave the channel
+		lctx, cancel := context.WithTimeout(svc.ctx, 5*time.Second)
+		if err := svc.mgr.Leave(lctx, s.guildID); err != nil {
+			s.log.Warn("voice_leave_failed", "error", err)
+		}
+		cancel()
+	}
+	svc.opts.Metrics.sessionEnd(reason)
+	// Turns still waiting for Stage A or for the bot's turn end with the session.
+	pending := len(s.queue) + len(s.deferred) + len(s.held)
+	if s.deciding {
+		pending++
+	}
+	s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
+}
+
+// Leave ends the guild's session (reason left) and leaves its voice channel.
 func (svc *Service) Leave(ctx context.Context, guildID string) error {
+	return svc.leave(ctx, guildID, endLeft)
+}
+
+// leave is Leave, the session ending for reason (left, shutdown).
+func (svc *Service) leave(ctx context.Context, guildID, reason string) error {
 	svc.mu.Lock()
 	s := svc.sessions[guildID]
 	delete(svc.sessions, guildID)
 	svc.mu.Unlock()
 	if s != nil {
+		s.mu.Lock()
+		s.leftFor = reason
+		s.mu.Unlock()
 		s.cancel()
 		select {
 		case <-s.done:
@@ -392,8 +431,8 @@ func (svc *Service) Shutdown(ctx context.Context) error {
 	}
 	svc.mu.Unlock()
 	var errs []error
-	for _, g := range guilds {
-		if err := svc.Leave(ctx, g); err != nil {
+	for _, g := range guilds { // ended "shutdown": their records are kept for the next process
+		if err := svc.leave(ctx, g, endShutdown); err != nil {
 			errs = append(errs, err)
 		}
 	}

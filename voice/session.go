@@ -68,7 +68,10 @@ type session struct {
 	wg                 sync.WaitGroup
 	done               chan struct{} // closed when run and every goroutine ended
 	started            time.Time
-	greetPending       bool // the join greeting may still start (session loop only)
+	// since is when the session began for voice.maxSessionMinutes: started, or the start of
+	// the kept session a rejoin took up again (rejoin.go).
+	since        time.Time
+	greetPending bool // the join greeting may still start (session loop only)
 
 	// The loop's inboxes: turns entering the conversation (admit), Stage A
 	// decisions, replies done (record), fresh connections, and the log
@@ -106,7 +109,10 @@ type session struct {
 	lineSeq    uint64 // lines added to the timeline so far
 	replySeq   uint64
 	aloneSince time.Time
-	endReason  string
+	endReason  string // why the session ended itself ("" when it was left)
+	// leftFor is why the Service left it (left, shutdown), set before it is cancelled; guarded
+	// by mu (the loop may be ending itself meanwhile).
+	leftFor string
 }
 
 func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*session, error) {
@@ -114,11 +120,12 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 	if err != nil {
 		return nil, err
 	}
+	now := svc.now()
 	s := &session{
 		svc: svc, guildID: guildID, channelID: channelID, metrics: svc.opts.Metrics,
 		log:     svc.log.With("guild_id", guildID, "channel_id", channelID),
 		done:    make(chan struct{}),
-		started: svc.now(),
+		started: now, since: now,
 		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
 		specEvents: make(chan specEvent, 16), falseEnds: make(chan falseEnd, 4), lastEntry: map[string]uint64{},
 		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64), memCh: make(chan store.Message, captureQueue),
@@ -208,7 +215,24 @@ func (s *session) windDown() {
 		}
 	}
 	s.metrics.sessionDelta(-1)
+	// Before done: a Leave returns once the record is settled, so that a join following it
+	// (a !leave, then a !join of the same channel) keeps its own.
+	s.svc.settleRecord(s, s.reason())
 	close(s.done)
+}
+
+// reason is why the session ended: its own reason (alone, max_session, …) or the Service's
+// (left, shutdown). Called once run has returned.
+func (s *session) reason() string {
+	if s.endReason != "" {
+		return s.endReason
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leftFor != "" {
+		return s.leftFor
+	}
+	return endLeft
 }
 
 // useConn switches the session to a fresh voice connection (the manager's
@@ -277,8 +301,8 @@ func (s *session) connEnded() string {
 	s.mu.Unlock()
 	var ce *dvoice.CloseError
 	if errors.As(err, &ce) && ce.Action() == gateway.ActionStop {
-		s.log.Warn("voice_session_leave", "reason", "disconnected", "close_code", int(ce.Code), "error", err.Error())
-		return "disconnected"
+		s.log.Warn("voice_session_leave", "reason", endDisconnected, "close_code", int(ce.Code), "error", err.Error())
+		return endDisconnected
 	}
 	msg := ""
 	if err != nil {
@@ -311,8 +335,8 @@ func (s *session) onTick(lostAt time.Time) string {
 	s.maybeGreet()
 	now := s.svc.now()
 	if !lostAt.IsZero() && now.Sub(lostAt) >= reconnectGrace {
-		s.log.Warn("voice_session_leave", "reason", "reconnect_timeout", "waited_ms", ms(now.Sub(lostAt)))
-		return "reconnect_timeout"
+		s.log.Warn("voice_session_leave", "reason", endReconnectTimeout, "waited_ms", ms(now.Sub(lostAt)))
+		return endReconnectTimeout
 	}
 	for i := 0; i < len(s.held); {
 		h := s.held[i]
@@ -330,18 +354,18 @@ func (s *session) onTick(lostAt time.Time) string {
 	s.pump()
 	v := s.svc.cfg().Voice
 	reason := ""
-	if v.MaxSessionMinutes > 0 && now.Sub(s.started) >= time.Duration(v.MaxSessionMinutes)*time.Minute {
-		reason = "max_session"
+	if v.MaxSessionMinutes > 0 && now.Sub(s.since) >= time.Duration(v.MaxSessionMinutes)*time.Minute {
+		reason = endMaxSession
 	} else if len(s.others()) > 0 {
 		s.aloneSince = time.Time{}
 	} else if s.aloneSince.IsZero() {
 		s.aloneSince = now
 	} else if now.Sub(s.aloneSince) >= time.Duration(v.InactivityLeaveSeconds)*time.Second {
-		reason = "alone"
+		reason = endAlone
 	}
 	if reason != "" {
 		attrs := []any{"reason", reason, "session_ms", ms(now.Sub(s.started))}
-		if reason == "alone" {
+		if reason == endAlone {
 			attrs = append(attrs, "alone_ms", ms(now.Sub(s.aloneSince)))
 		}
 		s.log.Info("voice_session_leave", attrs...)

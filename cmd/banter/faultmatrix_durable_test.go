@@ -141,6 +141,13 @@ type osBot struct {
 // first process.
 func newOSBot(t *testing.T, ctx context.Context, bin, extra string, setup func(*botProcess), opts ...discordsim.Option) *osBot {
 	t.Helper()
+	return newOSBotWith(t, ctx, bin, "", extra, setup, opts...)
+}
+
+// newOSBotWith is newOSBot with discordExtra added to the config's discord section (lines
+// indented by two spaces). The bot's SQLite file is its storeDSN.
+func newOSBotWith(t *testing.T, ctx context.Context, bin, discordExtra, extra string, setup func(*botProcess), opts ...discordsim.Option) *osBot {
+	t.Helper()
 	b := &botProcess{dsim: simtest.Serve(t, opts...), osim: openaitest.Serve(t), logs: newMatrixLog()}
 	b.guild = b.dsim.CreateGuild("g")
 	b.ch = b.dsim.CreateTextChannel(b.guild, "general")
@@ -152,8 +159,9 @@ func newOSBot(t *testing.T, ctx context.Context, bin, extra string, setup func(*
 	}
 	dir := t.TempDir()
 	b.cfgPath = filepath.Join(dir, "banter.yaml")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\nmetrics:\n  listen: \"\"\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
-		b.dsim.APIBaseURL(), filepath.Join(dir, "banter.db"), strings.ReplaceAll(extra, "$CHANNEL", string(b.ch)))
+	b.storeDriver, b.storeDSN = "sqlite", filepath.Join(dir, "banter.db")
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: \"\"\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
+		b.dsim.APIBaseURL(), discordExtra, b.storeDSN, strings.ReplaceAll(extra, "$CHANNEL", string(b.ch)))
 	if err := os.WriteFile(b.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -332,7 +332,8 @@ type pipelines struct {
 }
 
 // startPipelines builds the text and voice services, attaches them to every shard, opens the
-// shards and, once connected, registers the slash commands and joins voice.autoJoin.
+// shards and, once connected, registers the slash commands and joins the kept voice sessions
+// and voice.autoJoin.
 func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *config.Watcher, shards *discord.Shards, st store.Store, reg prometheus.Registerer) (*pipelines, error) {
 	// REST is not bound to a shard: the pipelines send through any session.
 	session := shards.Any()
@@ -373,8 +374,8 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 		voiceRef.Store(p.voice)
 	}
 	a.registerCommands(ctx, shards, p)
-	if p.voice != nil && len(a.cfg.Voice.AutoJoin) > 0 {
-		wg.Go(func() { a.autoJoin(ctx, shards, p.voice) })
+	if p.voice != nil {
+		wg.Go(func() { a.joinVoice(ctx, shards, p.voice) })
 	}
 	return p, nil
 }
@@ -436,13 +437,21 @@ func (a *app) registerCommands(ctx context.Context, shards *discord.Shards, p *p
 	}
 }
 
-// autoJoin joins the voice.autoJoin channels of the guilds this process's shards own; another
-// process joins the others (its shard receives their voice events).
-func (a *app) autoJoin(ctx context.Context, shards *discord.Shards, v *voice.Service) {
+// joinVoice joins, in the guilds this process's shards own, the voice sessions kept from the
+// previous process (/join, !join: voice.Service.Rejoin), then the voice.autoJoin channels of
+// the guilds left without a session; another process joins the others (its shard receives
+// their voice events).
+func (a *app) joinVoice(ctx context.Context, shards *discord.Shards, v *voice.Service) {
+	v.Rejoin(ctx, shards.Owns)
 	for _, ref := range a.cfg.Voice.AutoJoin {
 		if !shards.Owns(ref.GuildID) {
 			a.logger.Debug("voice_autojoin_skipped", "guild_id", ref.GuildID, "channel_id", ref.ChannelID,
 				"reason", "guild_on_another_process_shard")
+			continue
+		}
+		if in := v.Channel(ref.GuildID); in != "" { // a kept session came back: one session a guild
+			a.logger.Info("voice_autojoin_skipped", "guild_id", ref.GuildID, "channel_id", ref.ChannelID,
+				"reason", "rejoined_kept_session", "in_channel_id", in)
 			continue
 		}
 		if err := v.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {

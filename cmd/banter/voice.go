@@ -67,6 +67,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		Engine:           engine,
 		Budget:           a.voiceBudget(),
 		Personas:         st,
+		KeptSessions:     st,   // /join and !join sessions come back after a restart (rejoin at start)
 		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
