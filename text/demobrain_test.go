@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -110,7 +111,9 @@ func playLabelled(t *testing.T, set []labelledLine, mutate func(*config.Config),
 			for start := 0; start < len(set); start += playPart {
 				part := set[start:min(start+playPart, len(set))]
 				// The parts of one level run one after another (the levels run side by side).
+				began := time.Now()
 				playPartOf(sequentialT{t}, tc.level, part, mutate, tally)
+				t.Logf("eagerness %d: lines %d-%d played in %v", tc.level, start+1, start+len(part), time.Since(began).Round(time.Second))
 			}
 			t.Logf("eagerness %d: Stage A misread the address of %d lines:\n%s", tc.level, len(tally.stageAErrors), strings.Join(tally.stageAErrors, "\n"))
 			if len(tally.stageAErrors) > stageAErrors {
@@ -156,7 +159,7 @@ func playPartOf(t sequentialT, level int, part []labelledLine, mutate func(*conf
 		}
 		// People take turns a few minutes apart (the prompt budget counts an hour).
 		h.clock.Advance(3 * time.Minute)
-		m := h.post(who, strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
+		m := postLine(h, who, strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
 		answered := h.answered(m.ID)
 		labelled := l.label == "addressed" || l.label == "direct_question"
 		if h.stageAAddressed(m.ID) != labelled {
@@ -171,6 +174,21 @@ func playPartOf(t sequentialT, level int, part []labelledLine, mutate func(*conf
 			tally.quietOn = append(tally.quietOn, l.label+": "+l.text)
 		}
 	}
+}
+
+// postLine posts one line of a part as u, under a failure guard of its own. Not h.post: the
+// harness's context bounds its whole life (60 s), and a part of playPart lines outlasts that
+// on a loaded machine under -race ("discordsim: post: context deadline exceeded" at 60 s,
+// though each line was answered in time); each line's verdict has its own guard (answered).
+func postLine(h *harness, u discordsim.UserID, content string) discordsim.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := h.dsim.Post(ctx, u, h.general, content)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
 }
 
 // stageAAddressed reports whether Stage A admitted message id as addressed to the bot (by a
