@@ -36,6 +36,7 @@ import (
 // (Alerts are only checked for "firing": those with a `for` clause need minutes of the
 // condition, so a passing run cannot prove they stay quiet; alerts_test.yml covers that.)
 func TestRealPrometheus(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Fatalf("prometheus not found (%v): run `make test-deps` or `apt-get install prometheus`", err)
