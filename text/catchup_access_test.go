@@ -19,7 +19,7 @@ import (
 // result=no_access and counts it, while the other channels are caught up: a message the
 // gateway never delivered is answered.
 func TestCatchUpWithoutAccess(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarnessWith(t, false, []discordsim.Option{discordsim.WithIdentifySpacing(identifyHold)}, nil)
 	g := h.dsim.CreateGuildOwnedBy("Alice's", h.alice)
 	open := h.dsim.CreateTextChannel(g, "open")
 	secret := h.dsim.CreateTextChannel(g, "secret")
@@ -41,6 +41,7 @@ func TestCatchUpWithoutAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.clock.Advance(identifyHold) // the bot may identify again
 	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayIdentified, readies+1); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +113,15 @@ func TestPendingCatchUpDroppedWhenRemoved(t *testing.T) {
 		}
 	}
 }
+
+// identifyHold is the session start limit's spacing (discordsim.WithIdentifySpacing, on the
+// harness's settable clock) in the tests that post a message while the bot has no session:
+// after op 9, discordgo identifies again at once on the same socket and is refused (op 9
+// again) until the test advances the clock by identifyHold, so the message is posted before
+// the new session exists, whatever the scheduler does. Without it, a test goroutine delayed
+// on a loaded machine posted after the new READY, and the message came live (its catch-up
+// found nothing new). Within text.catchUpMaxAgeMinutes: the message is not stale after it.
+const identifyHold = 5 * time.Minute
 
 // denyBot sets the bot's member overwrite on channel ch, denying it perms (binding in a guild
 // it does not own).

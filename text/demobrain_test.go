@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -110,7 +111,9 @@ func playLabelled(t *testing.T, set []labelledLine, mutate func(*config.Config),
 			for start := 0; start < len(set); start += playPart {
 				part := set[start:min(start+playPart, len(set))]
 				// The parts of one level run one after another (the levels run side by side).
+				began := time.Now()
 				playPartOf(sequentialT{t}, tc.level, part, mutate, tally)
+				t.Logf("eagerness %d: lines %d-%d played in %v", tc.level, start+1, start+len(part), time.Since(began).Round(time.Second))
 			}
 			t.Logf("eagerness %d: Stage A misread the address of %d lines:\n%s", tc.level, len(tally.stageAErrors), strings.Join(tally.stageAErrors, "\n"))
 			if len(tally.stageAErrors) > stageAErrors {
@@ -156,10 +159,11 @@ func playPartOf(t sequentialT, level int, part []labelledLine, mutate func(*conf
 		}
 		// People take turns a few minutes apart (the prompt budget counts an hour).
 		h.clock.Advance(3 * time.Minute)
-		m := h.post(who, strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
-		answered := h.answered(m.ID)
+		off := h.logs.Len() // the line's log lines come after
+		m := postLine(h, who, strings.ReplaceAll(l.text, "@bot", mention(h.dsim.BotID())))
+		answered := h.answered(m.ID, off)
 		labelled := l.label == "addressed" || l.label == "direct_question"
-		if h.stageAAddressed(m.ID) != labelled {
+		if h.stageAAddressed(m.ID, off) != labelled {
 			tally.stageAErrors = append(tally.stageAErrors, l.label+": "+l.text)
 			continue
 		}
@@ -173,12 +177,28 @@ func playPartOf(t sequentialT, level int, part []labelledLine, mutate func(*conf
 	}
 }
 
+// postLine posts one line of a part as u, under a failure guard of its own. Not h.post: the
+// harness's context bounds its whole life (60 s), and a part of playPart lines outlasts that
+// on a loaded machine under -race ("discordsim: post: context deadline exceeded" at 60 s,
+// though each line was answered in time); each line's verdict has its own guard (answered).
+func postLine(h *harness, u discordsim.UserID, content string) discordsim.Message {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := h.dsim.Post(ctx, u, h.general, content)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
 // stageAAddressed reports whether Stage A admitted message id as addressed to the bot (by a
-// mention, its name or an alias, a reply to it), from its reply_admission line.
-func (h *harness) stageAAddressed(id discordsim.MessageID) bool {
+// mention, its name or an alias, a reply to it), from its reply_admission line in the log
+// written after offset off.
+func (h *harness) stageAAddressed(id discordsim.MessageID, off int) bool {
 	h.t.Helper()
 	quoted := `"` + string(id) + `"`
-	for _, line := range strings.Split(h.logs.String(), "\n") {
+	for _, line := range strings.Split(h.logs.Since(off), "\n") {
 		if !strings.Contains(line, `"msg":"reply_admission"`) ||
 			(!strings.Contains(line, `"message_id":`+quoted) && !strings.Contains(line, `"turnId":`+quoted)) {
 			continue
@@ -194,14 +214,18 @@ func (h *harness) stageAAddressed(id discordsim.MessageID) bool {
 	return false
 }
 
-// answered waits for the bot's verdict on message id: a reply sent (not the forced-reply
-// placeholder), or a skip, or a Stage A deny.
-func (h *harness) answered(id discordsim.MessageID) bool {
+// answered waits for the bot's verdict on message id in the log written after offset off (read
+// again at each write, not polled: a set of hundreds of lines under -race is otherwise spent
+// copying and splitting the whole log): a reply sent (not the forced-reply placeholder), or a
+// skip, or a Stage A deny.
+func (h *harness) answered(id discordsim.MessageID, off int) bool {
 	h.t.Helper()
 	quoted := `"` + string(id) + `"`
-	deadline := time.Now().Add(20 * time.Second) // a failure guard, not a timing assertion
-	for time.Now().Before(deadline) {
-		for _, line := range strings.Split(h.logs.String(), "\n") {
+	guard := time.NewTimer(20 * time.Second) // a failure guard, not a timing assertion
+	defer guard.Stop()
+	for {
+		changed := h.logs.Changed()
+		for _, line := range strings.Split(h.logs.Since(off), "\n") {
 			if !strings.Contains(line, `"message_id":`+quoted) && !strings.Contains(line, `"turnId":`+quoted) {
 				continue
 			}
@@ -218,8 +242,10 @@ func (h *harness) answered(id discordsim.MessageID) bool {
 				h.t.Fatalf("message %s: %s", id, line)
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-guard.C:
+			h.t.Fatalf("no verdict on message %s; logs:\n%s", id, h.tail())
+		}
 	}
-	h.t.Fatalf("no verdict on message %s; logs:\n%s", id, h.tail())
-	return false
 }

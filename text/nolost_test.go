@@ -119,7 +119,7 @@ func (h *harness) botTyping() int {
 // posted before the new session is READY never arrives over the gateway; the catch-up after
 // READY fetches it and it is answered, once.
 func TestCatchUpAfterInvalidSession(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarnessWith(t, false, []discordsim.Option{discordsim.WithIdentifySpacing(identifyHold)}, nil)
 	first := h.post(h.alice, mention(h.dsim.BotID())+" hello?")
 	if r := h.waitBot(1); r.ReplyTo() != first.ID {
 		t.Fatalf("first reply references %q", r.ReplyTo())
@@ -130,6 +130,7 @@ func TestCatchUpAfterInvalidSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	missed := h.post(h.alice, mention(h.dsim.BotID())+" did you miss this one?") // no session: not delivered
+	h.clock.Advance(identifyHold)                                                // the bot may identify again
 	if _, err := simtest.WaitGateway(h.ctx, h.dsim, discordsim.GatewayIdentified, readies+1); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
 // TestReplyAudioSameOnSendClock: what a member decodes of a reply is the
@@ -13,6 +15,7 @@ import (
 // bucket for all connections).
 func TestReplyAudioSameOnSendClock(t *testing.T) {
 	var heard [2][]int16
+	var stats [2]voicesim.MemberStats // for a failure's message
 	for i, mode := range []string{"", "shared"} {
 		t.Setenv("BANTER_TEST_SEND_CLOCK", mode)
 		w := newWorld(t, nil, genRule("It is sunny and warm today, with a light breeze from the sea."))
@@ -30,13 +33,14 @@ func TestReplyAudioSameOnSendClock(t *testing.T) {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
-		heard[i] = alice.HeardPCM(w.botID)
+		heard[i], stats[i] = alice.HeardPCM(w.botID), alice.Stats()
 		if len(heard[i]) == 0 {
 			t.Fatalf("mode %q: nothing heard", mode)
 		}
 	}
 	if len(heard[0]) != len(heard[1]) {
-		t.Fatalf("paced per connection: %d samples; on the send clock: %d", len(heard[0]), len(heard[1]))
+		t.Fatalf("paced per connection: %d samples; on the send clock: %d (alice received %+v, then %+v)",
+			len(heard[0]), len(heard[1]), stats[0], stats[1])
 	}
 	if !slices.Equal(heard[0], heard[1]) {
 		j := 0

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/banterbot/banter/config"
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
@@ -105,11 +108,15 @@ func keepBotLog(t *testing.T, path string) {
 	}
 }
 
-// startCLI runs banter with args in this process, from an empty folder, until it prints the
-// playground's address; it returns the address and what was printed before it.
+// startCLI runs banter with args in this process, from the package's folder, which holds no
+// ./banter.yaml (checked: banter would start from it), until it prints the playground's
+// address; it returns the address and what was printed before it. It does not change the
+// working folder, so that parallel subtests may use it.
 func startCLI(t *testing.T, vars map[string]string, args ...string) (url, printed string) {
 	t.Helper()
-	t.Chdir(t.TempDir()) // no ./banter.yaml
+	if _, err := os.Stat(config.DefaultPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("./%s in the test's working folder (%v): the playground would start from it", config.DefaultPath, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

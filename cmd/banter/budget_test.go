@@ -17,6 +17,7 @@ import (
 // never sent, it is logged (llm_over_budget, reply_failed) and the asker gets the apology of a
 // failed model call.
 func TestRequestBudgetDeclinesWithApology(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	b := startBot(t, ctx, nil, "", "  requestsPerMinute: 1\n", nil)

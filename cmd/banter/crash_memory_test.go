@@ -18,6 +18,7 @@ import (
 // its answer), so the startup catch-up reads it back: it must not run again, neither answered
 // twice nor forgetting what the member said after it.
 func TestMemoryCommandOnceAcrossRestart(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
 	ctx := context.Background()
 	var other discordsim.ChannelID
 	o := newOSBot(t, ctx, banterBinary(t), "", func(b *botProcess) { other = b.dsim.CreateTextChannel(b.guild, "other") })

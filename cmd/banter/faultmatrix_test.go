@@ -413,20 +413,30 @@ func TestFaultMatrix(t *testing.T) {
 	signal.Stop(sig)
 	before := goleak.IgnoreCurrent()
 
-	// The text rows and the two voice bots' rows share nothing (each bot has its own
-	// simulators, folder and store) and mostly wait on the simulators and real-time audio: they
-	// run side by side in two parallel subtests, the STT pipeline bot's rows (the longest) in
-	// one, the text rows then the realtime bot's in the other, and are tallied once both ended.
-	var text, stt, realtime []row
+	// The text rows and the voice bots' rows share nothing (each bot has its own simulators,
+	// folder and store) and mostly wait on the simulators and real-time audio: they run side by
+	// side in three parallel subtests, the STT pipeline rows (the longest) split between two
+	// bots of that mode, the text rows then the realtime bot's in the third, and are tallied
+	// once all ended.
+	var text, sttFirst, sttSecond, realtime []row
+	stt := voiceFaults()
+	half := len(stt) / 2
 	t.Run("rows", func(t *testing.T) {
-		t.Run("stt_pipeline", func(t *testing.T) { t.Parallel(); stt = runVoiceBot(t, ctx, "stt_pipeline", voiceFaults()) })
+		t.Run("stt_pipeline_1", func(t *testing.T) {
+			t.Parallel()
+			sttFirst = runVoiceBot(t, ctx, "stt_pipeline", stt[:half])
+		})
+		t.Run("stt_pipeline_2", func(t *testing.T) {
+			t.Parallel()
+			sttSecond = runVoiceBot(t, ctx, "stt_pipeline", stt[half:])
+		})
 		t.Run("text_realtime", func(t *testing.T) {
 			t.Parallel()
 			t.Run("text", func(t *testing.T) { text = runTextRows(t, ctx) })
 			t.Run("realtime", func(t *testing.T) { realtime = runVoiceBot(t, ctx, "realtime", realtimeFaults()) })
 		})
 	})
-	rows := slices.Concat(text, stt, realtime)
+	rows := slices.Concat(text, sttFirst, sttSecond, realtime)
 
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)

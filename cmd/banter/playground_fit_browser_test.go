@@ -24,6 +24,9 @@ func TestPlaygroundFits(t *testing.T) {
 	}{{1280, 800, 50, 2}, {1920, 1080, 90, 7}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
 		t.Run(name, func(t *testing.T) {
+			// The sizes share nothing (a browser and a playground each) and mostly wait on
+			// the demo brain: they run side by side.
+			t.Parallel()
 			ctx := browser(t)
 			problems := watchPage(t, ctx)
 			url := startPlayground(t, nil)

@@ -36,6 +36,8 @@ import (
 // (Alerts are only checked for "firing": those with a `for` clause need minutes of the
 // condition, so a passing run cannot prove they stay quiet; alerts_test.yml covers that.)
 func TestRealPrometheus(t *testing.T) {
+	// Not parallel: Prometheus scrapes every 250 ms with a 200 ms timeout, and one scrape that
+	// times out marks every series stale, so the dashboard's instant queries come back empty.
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Fatalf("prometheus not found (%v): run `make test-deps` or `apt-get install prometheus`", err)

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -32,9 +34,29 @@ type sharedSetup struct {
 var shared sharedSetup
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		// See "Parallel tests" below: they wait, they do not compute.
+		if err := flag.Set("test.parallel", strconv.Itoa(endToEndParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, "set -test.parallel:", err)
+			os.Exit(2)
+		}
+	}
 	code := m.Run()
 	shared.close()
 	os.Exit(code)
+}
+
+// endToEndParallel is how many parallel tests run at once when -parallel is not given: more
+// than go test's default (GOMAXPROCS, 2 on the CI machine), which suits tests that compute,
+// since these mostly wait on simulators and real-time audio (see "Parallel tests" below).
+const endToEndParallel = 6
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // banterBinary returns the banter binary built from this package, building it on first use.
@@ -104,7 +126,7 @@ func (s *sharedSetup) close() {
 // process-wide check such as the fault matrix's goroutine leak check (it runs while they are
 // paused). They spend nearly all their time waiting on the simulators and real-time audio (a
 // voice case uses about 7 % of a core, a three-process cluster test well under half a core, its
-// build aside). They run after the sequential tests, at most -parallel (GOMAXPROCS by default)
-// at a time. Tests whose assertions depend on the timing of the audio the member hears (the
+// build aside). They run after the sequential tests, at most -parallel (endToEndParallel unless
+// given) at a time. Tests whose assertions depend on the timing of the audio the member hears (the
 // pause sweep, turn taking) and the tests that change the working folder (t.Chdir: the
 // playground's) stay sequential.

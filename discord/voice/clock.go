@@ -397,6 +397,12 @@ func (k *SendClock) slot(c *Conn, t int64, skipped int) bool {
 	if skipped > 0 {
 		k.stats.skipped.Add(uint64(skipped))
 	}
+	if cs.batched {
+		// A second slot of c in one wake-up (a late slot, then the next within Lead, after a
+		// stall): its packet in the batch lives in c's one seal buffer, which the next seal
+		// overwrites. It leaves first.
+		k.flush()
+	}
 	pkt, err := c.seal(f.data())
 	c.q.release()
 	if err != nil {
@@ -404,7 +410,7 @@ func (k *SendClock) slot(c *Conn, t int64, skipped int) bool {
 		return true
 	}
 	if k.mux != nil && c.shared {
-		cs.bufs[0], cs.dueAt, cs.skipped = pkt, k.tickTime(t), skipped
+		cs.bufs[0], cs.dueAt, cs.skipped, cs.batched = pkt, k.tickTime(t), skipped, true
 		k.batch = append(k.batch, ipv4.Message{Buffers: cs.bufs[:], Addr: c.serverUDP})
 		k.pending = append(k.pending, c)
 		if len(k.batch) == clockMaxBatch {
@@ -440,6 +446,7 @@ func (k *SendClock) flush() {
 	}
 	now := time.Now()
 	for _, c := range k.pending {
+		c.clk.batched = false
 		k.sent(c, now.Sub(c.clk.dueAt), c.clk.skipped)
 	}
 	ms := k.batch

@@ -208,4 +208,5 @@ type clockState struct {
 	bufs     [1][]byte // the batch entry's buffers
 	dueAt    time.Time // the batched frame's slot
 	skipped  int       // and the slots skipped before it
+	batched  bool      // bufs[0] is in the clock's batch, not yet written
 }

@@ -68,13 +68,15 @@ func (b *Buffer) Len() int {
 	return b.buf.Len()
 }
 
-// Since returns what was written after the first off bytes.
+// Since returns what was written after the first off bytes (copying only that).
 func (b *Buffer) Since(off int) string {
-	s := b.String()
-	if off < 0 || off > len(s) {
-		off = len(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := b.buf.Bytes()
+	if off < 0 || off > len(all) {
+		off = len(all)
 	}
-	return s[off:]
+	return string(all[off:])
 }
 
 // Count returns how many non-empty lines contain every one of subs.
