@@ -54,56 +54,12 @@ var (
 	_ MemoryCursors = (*Postgres)(nil)
 )
 
-// StartMemoryCursor implements MemoryCursors.
-func (s *SQLite) StartMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO memory_cursors (channel_id, guild_id, through_at) VALUES (?, ?, ?)
-		ON CONFLICT (channel_id) DO NOTHING`, channelID, guildID, ms(through))
-	if err != nil {
-		return fmt.Errorf("store: start memory cursor of %s: %w", channelID, err)
-	}
-	return nil
-}
-
-// AdvanceMemoryCursor implements MemoryCursors.
-func (s *SQLite) AdvanceMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO memory_cursors (channel_id, guild_id, through_at) VALUES (?, ?, ?)
-		ON CONFLICT (channel_id) DO UPDATE SET through_at = max(through_at, excluded.through_at)`, channelID, guildID, ms(through))
-	if err != nil {
-		return fmt.Errorf("store: advance memory cursor of %s: %w", channelID, err)
-	}
-	return nil
-}
-
-// GuildMemoryCursors implements MemoryCursors.
-func (s *SQLite) GuildMemoryCursors(ctx context.Context, guildID string) ([]MemoryCursor, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT channel_id, through_at FROM memory_cursors WHERE guild_id = ? ORDER BY channel_id`, guildID)
-	if err != nil {
-		return nil, fmt.Errorf("store: memory cursors of %s: %w", guildID, err)
-	}
-	defer rows.Close()
-	return scanMemoryCursors(rows, guildID)
-}
-
-// MessagesAfter implements MemoryCursors.
-func (s *SQLite) MessagesAfter(ctx context.Context, channelID string, after time.Time, limit int) ([]Message, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
-		WHERE channel_id=? AND created_at > ? AND deleted=0
-		ORDER BY created_at, id LIMIT ?`, channelID, ms(after), limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: messages of %s after %s: %w", channelID, after.Format(time.RFC3339Nano), err)
-	}
-	defer rows.Close()
-	return scanMessagesAfter(rows, channelID)
-}
+// The MemoryCursors methods, written once over either driver (factsSQL).
 
 // StartMemoryCursor implements MemoryCursors.
-func (s *Postgres) StartMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO memory_cursors (channel_id, guild_id, through_at) VALUES ($1, $2, $3)
-		ON CONFLICT (channel_id) DO NOTHING`, channelID, guildID, ms(through))
-	if err != nil {
+func (m factsSQL) StartMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
+	if _, err := m.db.exec(ctx, `INSERT INTO memory_cursors (channel_id, guild_id, through_at) VALUES (?, ?, ?)
+		ON CONFLICT (channel_id) DO NOTHING`, channelID, guildID, ms(through)); err != nil {
 		return fmt.Errorf("store: start memory cursor of %s: %w", channelID, err)
 	}
 	return nil
@@ -111,48 +67,22 @@ func (s *Postgres) StartMemoryCursor(ctx context.Context, guildID, channelID str
 
 // AdvanceMemoryCursor implements MemoryCursors: one statement, so two processes that both
 // advance a channel's cursor (a shard moved between them) leave the later time.
-func (s *Postgres) AdvanceMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO memory_cursors AS c (channel_id, guild_id, through_at) VALUES ($1, $2, $3)
-		ON CONFLICT (channel_id) DO UPDATE SET through_at = GREATEST(c.through_at, EXCLUDED.through_at)`, channelID, guildID, ms(through))
-	if err != nil {
+func (m factsSQL) AdvanceMemoryCursor(ctx context.Context, guildID, channelID string, through time.Time) error {
+	if _, err := m.db.exec(ctx, `INSERT INTO memory_cursors (channel_id, guild_id, through_at) VALUES (?, ?, ?)
+		ON CONFLICT (channel_id) DO UPDATE SET through_at = excluded.through_at
+		WHERE excluded.through_at > memory_cursors.through_at`, channelID, guildID, ms(through)); err != nil {
 		return fmt.Errorf("store: advance memory cursor of %s: %w", channelID, err)
 	}
 	return nil
 }
 
 // GuildMemoryCursors implements MemoryCursors.
-func (s *Postgres) GuildMemoryCursors(ctx context.Context, guildID string) ([]MemoryCursor, error) {
-	rows, err := s.pool.Query(ctx, `SELECT channel_id, through_at FROM memory_cursors WHERE guild_id = $1 ORDER BY channel_id`, guildID)
+func (m factsSQL) GuildMemoryCursors(ctx context.Context, guildID string) ([]MemoryCursor, error) {
+	rows, err := m.db.query(ctx, `SELECT channel_id, through_at FROM memory_cursors WHERE guild_id = ? ORDER BY channel_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("store: memory cursors of %s: %w", guildID, err)
 	}
 	defer rows.Close()
-	return scanMemoryCursors(rows, guildID)
-}
-
-// MessagesAfter implements MemoryCursors.
-func (s *Postgres) MessagesAfter(ctx context.Context, channelID string, after time.Time, limit int) ([]Message, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+messageColumns+` FROM messages
-		WHERE channel_id=$1 AND created_at > $2 AND NOT deleted
-		ORDER BY created_at, id LIMIT $3`, channelID, ms(after), limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: messages of %s after %s: %w", channelID, after.Format(time.RFC3339Nano), err)
-	}
-	defer rows.Close()
-	return scanMessagesAfter(rows, channelID)
-}
-
-// rowScanner is what the two drivers' row sets share.
-type rowScanner interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-func scanMemoryCursors(rows rowScanner, guildID string) ([]MemoryCursor, error) {
 	var out []MemoryCursor
 	for rows.Next() {
 		var c MemoryCursor
@@ -169,14 +99,24 @@ func scanMemoryCursors(rows rowScanner, guildID string) ([]MemoryCursor, error) 
 	return out, nil
 }
 
-func scanMessagesAfter(rows rowScanner, channelID string) ([]Message, error) {
+// MessagesAfter implements MemoryCursors.
+func (m factsSQL) MessagesAfter(ctx context.Context, channelID string, after time.Time, limit int) ([]Message, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := m.db.query(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE channel_id = ? AND created_at > ? AND NOT deleted ORDER BY created_at, id LIMIT ?`, channelID, ms(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: messages of %s after %s: %w", channelID, after.Format(time.RFC3339Nano), err)
+	}
+	defer rows.Close()
 	var out []Message
 	for rows.Next() {
-		m, err := scanMessage(rows)
+		msg, err := scanMessage(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store: messages of %s after: %w", channelID, err)
 		}
-		out = append(out, m)
+		out = append(out, msg)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: messages of %s after: %w", channelID, err)
