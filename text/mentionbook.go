@@ -236,3 +236,40 @@ func (s *Service) channelName(st *discordgo.State, id string) string {
 	info, _ := cs.cachedInfo()
 	return info.name
 }
+
+// classifierNames are the names the direct-address classifier reads in place of the mention
+// markup of contents (the message judged and the lines before it): people, roles and channels
+// as resolveMentions names them, and the bot's own mention and its own roles' as @botName,
+// since the classifier's prompt knows the assistant by that name and not by an id. An id
+// nothing names stays as Discord wrote it.
+func (s *Service) classifierNames(guild, botName string, contents []string) mentionNames {
+	refs := referencedIDs(contents...)
+	n := mentionNames{users: map[string]string{}, roles: map[string]string{}, channels: map[string]string{}}
+	st := s.state.Load()
+	self := s.selfID()
+	for _, id := range refs.users {
+		name := botName
+		if id != self {
+			if name = memberName(st, guild, id); name == "" {
+				name = s.names.name(guild, id)
+			}
+		}
+		if name != "" {
+			n.users[id] = name
+		}
+	}
+	own := s.ownRoles(guild)
+	for _, id := range refs.roles {
+		if slices.Contains(own, id) {
+			n.roles[id] = botName
+		} else if name := roleName(st, guild, id); name != "" {
+			n.roles[id] = name
+		}
+	}
+	for _, id := range refs.channels {
+		if name := s.channelName(st, id); name != "" {
+			n.channels[id] = name
+		}
+	}
+	return n
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
 // TestMentionsReadAsNames: a line mentioning a member who has not spoken, a role and a channel
@@ -89,5 +90,40 @@ func TestModelAtNameBecomesMention(t *testing.T) {
 				t.Errorf("alice pinged: %v, want %v (pingRepliedUser)", r.MentionsUser(h.alice), ping)
 			}
 		})
+	}
+}
+
+// TestClassifierReadsMentionsAsNames: the direct-address classifier reads mentions as people
+// see them in the client. "<@alice> can you check the oven" before the judged message reads
+// "@alice can you check the oven" (aimed at Alice, which the model cannot tell from an id), and
+// a message that mentions the bot without addressing it ("why is @banter so slow") shows the
+// mention as the name the classifier's prompt knows the assistant by, and says so. Before, the
+// judged message kept "<@ID>" and the prompt said the name appeared as "".
+func TestClassifierReadsMentionsAsNames(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.LLM.DirectAddressClassifier.Enabled = true
+		c.LLM.DirectAddressClassifier.Model = "gpt-5-nano"
+	}, openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano"}, Reply: openaisim.Reply{Text: "0.1"}})
+	h.post(h.bob, mention(h.alice)+" can you check the oven in <#"+string(h.general)+">?")
+	m := h.post(h.alice, "why is "+mention(h.dsim.BotID())+" so slow today")
+	h.waitLog(`"msg":"reply_admission"`, string(m.ID), `"reason":"llm_no"`)
+
+	var prompt string
+	for _, rq := range h.osim.Requests() {
+		if rq.Model == "gpt-5-nano" {
+			prompt = rq.Prompt
+		}
+	}
+	for _, want := range []string{
+		"[bob] @alice can you check the oven in #general?",
+		"from alice:\nwhy is @banter so slow today\n",
+		`The name appears as "@banter".`,
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the classifier's prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, "<@") || strings.Contains(prompt, "<#") {
+		t.Errorf("the classifier's prompt holds mention markup:\n%s", prompt)
 	}
 }
