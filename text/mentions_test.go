@@ -127,3 +127,45 @@ func TestClassifierReadsMentionsAsNames(t *testing.T) {
 		t.Errorf("the classifier's prompt holds mention markup:\n%s", prompt)
 	}
 }
+
+// TestMentionNamesFetched: the session's state does not list members who are in no voice channel
+// (GUILD_CREATE without the presences intent), and a mention's user carries no nickname, so a
+// member mentioned who has not spoken is asked of Discord (GET /guilds/{guild}/members/{user})
+// once and read by their nickname from then on; a mentioned id Discord does not know as a member
+// is asked once and stays as written.
+func TestMentionNamesFetched(t *testing.T) {
+	h := newHarness(t, nil, toolReply("", "reply", "", "ok"))
+	carol := h.dsim.CreateUser("carol")
+	if err := h.dsim.AddMember(h.guild, carol); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.dsim.SetNick(h.guild, carol, "Caz"); err != nil {
+		t.Fatal(err)
+	}
+	h.restart() // a new process: nothing seen of carol but GUILD_CREATE, which does not list her
+	stranger := h.dsim.CreateUser("stranger") // not a member of the guild
+
+	memberFetches := func(user discordsim.UserID) int {
+		n := 0
+		for _, r := range h.dsim.RESTLog() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/members/"+string(user)) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 2 {
+		m := h.post(h.alice, "banter, is "+mention(carol)+" around? or "+mention(stranger)+"?")
+		h.waitBot(i + 1)
+		prompt := h.lastGeneration().Prompt
+		if want := "alice: banter, is @Caz around? or " + mention(stranger) + "?"; !strings.Contains(prompt, want) {
+			t.Errorf("message %d (%s) does not read %q:\n%s", i+1, m.ID, want, prompt)
+		}
+	}
+	if n := memberFetches(carol); n != 1 {
+		t.Errorf("carol's member fetched %d times, want once", n)
+	}
+	if n := memberFetches(stranger); n != 1 {
+		t.Errorf("the stranger's member fetched %d times, want once (Discord's 404 kept)", n)
+	}
+}

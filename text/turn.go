@@ -146,7 +146,7 @@ func (s *Service) classifierView(ctx context.Context, cfg *config.Config, cs *ch
 	for _, b := range before {
 		contents = append(contents, b.Content)
 	}
-	names := s.classifierNames(t.msg.GuildID, cfg.Bot.Name, append(contents, tt.Content))
+	names := s.classifierNames(ctx, t.msg.GuildID, cfg.Bot.Name, append(contents, tt.Content))
 	tt.Recent = make([]decision.ContextLine, len(before))
 	for i, b := range before {
 		tt.Recent[i] = decision.ContextLine{Speaker: b.AuthorName, Text: readableMentions(b.Content, names), Bot: b.IsSelf}
