@@ -160,3 +160,22 @@ func ReplyDecision(p Pipeline, reply string, force bool) (string, Decision) {
 	}
 	return cleaned, d
 }
+
+// Following gives the Stage B decision d the addressing of the Stage A decision a that admitted
+// its turn (signal, confidence, directAddressed, eagerness, isEagerTurn) and a's turn, channel and
+// user ids where d has none, so that reply_accepted and reply_skipped say how the turn came to
+// be answered; d's own outcome, reason and force stay.
+func (d Decision) Following(a Decision) Decision {
+	d.Signal, d.Confidence, d.DirectAddressed = a.Signal, a.Confidence, a.DirectAddressed
+	d.Eagerness, d.EagerTurn = a.Eagerness, a.EagerTurn
+	if d.TurnID == "" {
+		d.TurnID = a.TurnID
+	}
+	if d.ChannelID == "" {
+		d.ChannelID = a.ChannelID
+	}
+	if d.UserID == "" {
+		d.UserID = a.UserID
+	}
+	return d
+}

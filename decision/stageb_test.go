@@ -260,3 +260,31 @@ func BenchmarkStreamFilterBracketRun(b *testing.B) {
 		f.Finish()
 	}
 }
+
+// TestStageBFollowsStageA: Stage B's decision keeps its own verdict and says how its turn was
+// addressed (Stage A's signal and confidence), so reply_accepted no longer logs confidence 0 for a
+// turn the classifier admitted at 0.9.
+func TestStageBFollowsStageA(t *testing.T) {
+	a := Decision{Pipeline: PipelineText, Stage: StageA, Outcome: OutcomeAllow, Reason: ReasonLLMDirectAddress,
+		Signal: SignalLLMDirectAddress, Confidence: 0.9, DirectAddressed: true, Eagerness: 40, TurnID: "t1", ChannelID: "c1", UserID: "u1"}
+	for _, tt := range []struct {
+		reply       string
+		wantOutcome Outcome
+	}{
+		{"sure thing", OutcomeAllow},
+		{"[SKIP]", OutcomeDeny},
+	} {
+		_, own := ReplyDecision(PipelineText, tt.reply, true)
+		own.TurnID = "own"
+		b := own.Following(a)
+		if b.Stage != StageB || b.Outcome != tt.wantOutcome || b.Reason != own.Reason || !b.Force {
+			t.Errorf("%q: stage %v outcome %v reason %v force %v, want Stage B's own (%v, %v, forced)", tt.reply, b.Stage, b.Outcome, b.Reason, b.Force, tt.wantOutcome, own.Reason)
+		}
+		if b.Signal != a.Signal || b.Confidence != 0.9 || !b.DirectAddressed || b.Eagerness != 40 {
+			t.Errorf("%q: addressing %v %v %v %v, want Stage A's", tt.reply, b.Signal, b.Confidence, b.DirectAddressed, b.Eagerness)
+		}
+		if b.TurnID != "own" || b.ChannelID != "c1" || b.UserID != "u1" {
+			t.Errorf("%q: ids %q %q %q, want own turn id and Stage A's channel and user", tt.reply, b.TurnID, b.ChannelID, b.UserID)
+		}
+	}
+}

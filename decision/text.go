@@ -108,6 +108,10 @@ type TextTurn struct {
 	// Recent is optional context for the direct-address classifier,
 	// oldest first.
 	Recent []ContextLine
+	// Shown is Content as people read it in the client, for the direct-address
+	// classifier's prompt: mentions as @Name, the bot's own as @BotName (empty:
+	// the classifier reads Content). Stage A's own rules read Content.
+	Shown string
 }
 
 // ContextLine is one earlier line of a conversation, for classifier prompts.
@@ -335,17 +339,20 @@ func directAddressUserPrompt(tp TextPolicy, t *TextTurn, m NameMatch) string {
 		writeLine(&recent, l.Speaker, l.Text, l.Bot, tp.BotName)
 	}
 	author := nonEmpty(t.AuthorName, "someone")
+	content := clip(nonEmpty(t.Shown, t.Content), maxJudgedBytes)
 	if tmpl := tp.DirectAddress.UserPrompt; tmpl != "" {
-		return strings.NewReplacer("{{botName}}", tp.BotName, "{{author}}", author, "{{content}}", clip(t.Content, maxJudgedBytes),
+		return strings.NewReplacer("{{botName}}", tp.BotName, "{{author}}", author, "{{content}}", content,
 			"{{recent}}", recent.String()).Replace(tmpl)
 	}
 	var b strings.Builder
 	if recent.Len() > 0 {
 		b.WriteString("Recent messages, oldest first:\n" + recent.String() + "\n")
 	}
-	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", author, clip(t.Content, maxJudgedBytes))
-	if m.Kind != MatchNone {
-		fmt.Fprintf(&b, "\nThe name appears as %q.\n", t.Content[m.Start:m.End])
+	fmt.Fprintf(&b, "Message to judge, from %s:\n%s\n", author, content)
+	if name := t.Content[m.Start:m.End]; name != "" {
+		fmt.Fprintf(&b, "\nThe name appears as %q.\n", name)
+	} else if m.Kind == MatchMention && t.MentionsBot {
+		fmt.Fprintf(&b, "\nThe name appears as %q.\n", "@"+tp.BotName) // as the client shows the mention
 	}
 	b.WriteString("Confidence (0 to 1) that the message is addressed to the assistant:")
 	return b.String()

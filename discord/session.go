@@ -59,6 +59,7 @@ func newSession(opts SessionOptions) (*discordgo.Session, *restLimiter, error) {
 	}
 	s.Identify.Intents = Intents
 	s.StateEnabled = true
+	s.AddHandler(learnVoiceMember)
 	// Handlers run in the gateway's order, one at a time, so that a burst of messages reaches
 	// the pipelines as it was sent. Handlers must therefore return quickly.
 	s.SyncEvents = true
@@ -84,6 +85,20 @@ func newSession(opts SessionOptions) (*discordgo.Session, *restLimiter, error) {
 	}
 	s.Client = &http.Client{Timeout: timeout, Transport: rt}
 	return s, lim, nil
+}
+
+// learnVoiceMember keeps the member a VOICE_STATE_UPDATE carries in the session's state.
+// discordgo records the voice state but not its member, and without the presences intent
+// GUILD_CREATE lists only the bot and the members already in voice, so this is how the state
+// learns the members who join voice later: their nickname (the voice pipeline's names), their
+// roles and whether they are bots.
+func learnVoiceMember(s *discordgo.Session, v *discordgo.VoiceStateUpdate) {
+	if s.State == nil || v.VoiceState == nil || v.Member == nil || v.Member.User == nil || v.GuildID == "" {
+		return
+	}
+	m := *v.Member
+	m.GuildID = v.GuildID
+	_ = s.State.MemberAdd(&m) // fails only for a guild the state does not hold: nothing to keep it in
 }
 
 // hostRewriter sends every request to another host, keeping method, path, query and body.

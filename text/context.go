@@ -106,7 +106,7 @@ func (s *Service) buildConvo(ctx context.Context, cfg *config.Config, cs *channe
 		c.shown[m.ID] = true
 	}
 	c.people = s.participants(ctx, cfg, c.all())
-	s.resolveMentions(&c, cfg.Context.MaxParticipants, s.selfID(), s.ownRoles(primary.msg.GuildID))
+	s.resolveMentions(ctx, &c, cfg.Context.MaxParticipants, s.selfID(), s.ownRoles(primary.msg.GuildID))
 	lastBot, _ := cs.snapshot()
 	c.images = s.gatherImages(ctx, cfg, &c, lastBot)
 	return c

@@ -125,7 +125,7 @@ func (s *Service) review(ctx context.Context, a *attempt, pass string) bool {
 	a.fallback = fallback
 	text, stageB := decision.ReplyDecision(decision.PipelineText, text, p.decision.Force)
 	stageB.TurnID, stageB.ChannelID, stageB.UserID = p.msg.ID, p.msg.ChannelID, p.msg.AuthorID
-	stageB.Signal, stageB.DirectAddressed = p.decision.Signal, p.decision.DirectAddressed
+	stageB = stageB.Following(p.decision)
 	if stageB.Outcome != decision.OutcomeAllow {
 		// A skip is the turn's outcome: logged once, by declined (reply_skipped, or the
 		// placeholder's sent_reply), not as a Stage B event of its own as well.

@@ -160,7 +160,7 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 	// The classifier may take seconds: the turn is durable before it is asked, so that a
 	// crash meanwhile does not lose it.
 	if !s.spawn(func() {
-		tt.Recent = s.recentLines(ctx, cfg, cs, t)
+		s.classifierView(ctx, cfg, cs, t, &tt)
 		decide()
 	}) {
 		s.shed(t, "shutting_down")

@@ -1,9 +1,13 @@
 package text
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -13,23 +17,32 @@ const nameBookSize = 20000
 
 // nameBook remembers the names of users seen in messages (their authors and the users they
 // mention, as Discord lists them in mentions), by guild, so that a mention of someone who has
-// not spoken in the conversation shown reads as a name. The session's state knows members only
-// with the privileged members intent; a message's mentions carry the users it mentions anyway.
-// It is held in memory only, bounded (the older of two generations is dropped when the newer
-// fills), and forgets a member who runs forget-me.
+// not spoken in the conversation shown reads as a name. The session's state knows few members
+// (GUILD_CREATE lists only the bot and the members in voice without the presences intent); a
+// message's mentions carry the users it mentions anyway. A name is *sure* when it is the one the
+// guild shows (a live message's author, with the member's nickname; a member fetched over REST)
+// and not sure when it may lack a nickname (a mention: discordgo keeps no member of a mention;
+// the author of a message read back over REST). It is held in memory only, bounded (the older
+// of two generations is dropped when the newer fills), and forgets a member who runs forget-me.
 type nameBook struct {
 	mu       sync.Mutex
-	cur, old map[nameKey]string
+	cur, old map[nameKey]bookName
 }
 
 type nameKey struct{ guild, user string }
 
+// bookName is one entry: name "" and sure means Discord said there is no such member.
+type bookName struct {
+	name string
+	sure bool
+}
+
 func newNameBook() *nameBook {
-	return &nameBook{cur: map[nameKey]string{}, old: map[nameKey]string{}}
+	return &nameBook{cur: map[nameKey]bookName{}, old: map[nameKey]bookName{}}
 }
 
 // learn records the names m, a message of guild, shows: its author's (with the member's
-// nickname) and those of the users it mentions (discordgo keeps no member of a mention: global
+// nickname when the message carries the member) and those of the users it mentions (global
 // name, else username).
 func (b *nameBook) learn(guild string, m *discordgo.Message) {
 	if m == nil || guild == "" {
@@ -38,39 +51,57 @@ func (b *nameBook) learn(guild string, m *discordgo.Message) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if m.Author != nil && m.Author.ID != "" {
-		b.putLocked(nameKey{guild, m.Author.ID}, displayName(m))
+		b.putLocked(nameKey{guild, m.Author.ID}, bookName{displayName(m), m.Member != nil})
 	}
 	for _, u := range m.Mentions {
 		if u == nil || u.ID == "" {
 			continue
 		}
-		k := nameKey{guild, u.ID}
-		if _, known := b.cur[k]; known && m.Author != nil && u.ID == m.Author.ID {
-			continue // the author's nickname, just recorded, is better
-		}
-		b.putLocked(k, userName(u))
+		b.putLocked(nameKey{guild, u.ID}, bookName{name: userName(u)})
 	}
 }
 
-func (b *nameBook) putLocked(k nameKey, name string) {
-	if name == "" {
+// putLocked records n for k; a name that is not sure does not replace a sure one.
+func (b *nameBook) putLocked(k nameKey, n bookName) {
+	if n.name == "" && !n.sure {
+		return
+	}
+	if had, ok := b.getLocked(k); ok && had.sure && !n.sure {
 		return
 	}
 	if _, ok := b.cur[k]; !ok && len(b.cur) >= nameBookSize {
-		b.old, b.cur = b.cur, map[nameKey]string{}
+		b.old, b.cur = b.cur, map[nameKey]bookName{}
 	}
-	b.cur[k] = name
+	b.cur[k] = n
+}
+
+func (b *nameBook) getLocked(k nameKey) (bookName, bool) {
+	if n, ok := b.cur[k]; ok {
+		return n, true
+	}
+	n, ok := b.old[k]
+	return n, ok
 }
 
 // name is the name last seen for user in guild, or "".
 func (b *nameBook) name(guild, user string) string {
+	n, _ := b.lookup(guild, user)
+	return n.name
+}
+
+// lookup is what the book holds of user in guild, and whether it holds anything.
+func (b *nameBook) lookup(guild, user string) (bookName, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := nameKey{guild, user}
-	if n, ok := b.cur[k]; ok {
-		return n
-	}
-	return b.old[k]
+	return b.getLocked(nameKey{guild, user})
+}
+
+// put records the name Discord gave for user in guild (sure), or, with name "", that Discord
+// knows no such member (so that they are not asked for again while the book holds it).
+func (b *nameBook) put(guild, user, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.putLocked(nameKey{guild, user}, bookName{name, true})
 }
 
 // forget drops what the book holds of user in guild.
@@ -138,7 +169,7 @@ func addID(ids []string, id string) []string {
 // else the name the book last saw; roles and channels by the state's names (a channel the
 // pipeline looked up before by its cached name). The bot's own mention and its own roles are
 // left as written (self). An id nothing names stays as Discord wrote it.
-func (s *Service) resolveMentions(c *convo, limit int, self string, selfRoles []string) {
+func (s *Service) resolveMentions(ctx context.Context, c *convo, limit int, self string, selfRoles []string) {
 	contents := []string{c.topic}
 	authors := map[string]string{} // the people who wrote a line shown, by the name it carries
 	for _, m := range c.all() {
@@ -152,6 +183,7 @@ func (s *Service) resolveMentions(c *convo, limit int, self string, selfRoles []
 	}
 	guild := c.primary.GuildID
 	st := s.state.Load()
+	fetches := mentionFetches
 	for _, id := range refs.users {
 		if _, ok := n.users[id]; ok || id == self {
 			continue
@@ -160,11 +192,11 @@ func (s *Service) resolveMentions(c *convo, limit int, self string, selfRoles []
 			n.users[id] = name
 			continue
 		}
-		name := memberName(st, guild, id)
-		if name == "" {
-			name = s.names.name(guild, id)
+		if len(c.mentioned) >= limit {
+			continue
 		}
-		if name == "" || len(c.mentioned) >= limit {
+		name := s.userName(ctx, st, guild, id, &fetches)
+		if name == "" {
 			continue
 		}
 		n.users[id] = name
@@ -235,4 +267,87 @@ func (s *Service) channelName(st *discordgo.State, id string) string {
 	}
 	info, _ := cs.cachedInfo()
 	return info.name
+}
+
+// classifierNames are the names the direct-address classifier reads in place of the mention
+// markup of contents (the message judged and the lines before it): people, roles and channels
+// as resolveMentions names them, and the bot's own mention and its own roles' as @botName,
+// since the classifier's prompt knows the assistant by that name and not by an id. An id
+// nothing names stays as Discord wrote it.
+func (s *Service) classifierNames(ctx context.Context, guild, botName string, contents []string) mentionNames {
+	refs := referencedIDs(contents...)
+	n := mentionNames{users: map[string]string{}, roles: map[string]string{}, channels: map[string]string{}}
+	st := s.state.Load()
+	self := s.selfID()
+	fetches := mentionFetches
+	for _, id := range refs.users {
+		name := botName
+		if id != self {
+			name = s.userName(ctx, st, guild, id, &fetches)
+		}
+		if name != "" {
+			n.users[id] = name
+		}
+	}
+	own := s.ownRoles(guild)
+	for _, id := range refs.roles {
+		if slices.Contains(own, id) {
+			n.roles[id] = botName
+		} else if name := roleName(st, guild, id); name != "" {
+			n.roles[id] = name
+		}
+	}
+	for _, id := range refs.channels {
+		if name := s.channelName(st, id); name != "" {
+			n.channels[id] = name
+		}
+	}
+	return n
+}
+
+// mentionFetches bounds the members one prompt asks Discord about (userName), so that a message
+// mentioning many unknown ids costs a bounded wait; mentionFetchTimeout bounds each request.
+const (
+	mentionFetches      = 5
+	mentionFetchTimeout = 3 * time.Second
+)
+
+// userName is the name people see of a mentioned user of guild: the member's nickname in the
+// session's state, else the name last seen for them in the guild (nameBook), else, while
+// *fetches lasts, the member as Discord's REST API returns it (GET /guilds/{guild}/members/{user},
+// which needs no privileged intent), kept in the book: after a restart the state holds no
+// members without the members intent and the book is empty, and a mention of someone who has
+// not spoken since would read as <@id>. Discord's 404 (no such member: they left) is kept too,
+// so they are not asked for again; other failures are logged at debug and leave "".
+func (s *Service) userName(ctx context.Context, st *discordgo.State, guild, user string, fetches *int) string {
+	if name := memberName(st, guild, user); name != "" {
+		return name
+	}
+	had, known := s.names.lookup(guild, user)
+	if (known && had.sure) || guild == "" || *fetches <= 0 {
+		return had.name
+	}
+	*fetches--
+	ctx, cancel := context.WithTimeout(ctx, mentionFetchTimeout)
+	defer cancel()
+	m, err := s.opts.Discord.GuildMember(guild, user, discordgo.WithContext(ctx))
+	if err != nil {
+		var re *discordgo.RESTError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+			s.names.put(guild, user, "")
+			s.logger.Debug("mention_member_unknown", "guild_id", guild, "user_id", user)
+			return ""
+		}
+		s.logger.Debug("mention_member_fetch_failed", "guild_id", guild, "user_id", user, "error", err.Error())
+		return had.name
+	}
+	name := ""
+	if m != nil {
+		name = m.Nick
+		if name == "" && m.User != nil {
+			name = userName(m.User)
+		}
+	}
+	s.names.put(guild, user, name)
+	return name
 }

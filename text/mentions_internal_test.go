@@ -1,6 +1,7 @@
 package text
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,6 +184,24 @@ func TestNameBook(t *testing.T) {
 			t.Errorf("name(%s, %s) = %q, want %q", tc.guild, tc.user, got, tc.want)
 		}
 	}
+	// Sure names: a live message's author (with its member) and what Discord returned; a
+	// mention's name (no nickname) is not sure, and never replaces a sure one.
+	b.learn("g1", &discordgo.Message{Author: &discordgo.User{ID: "2", Username: "bob"}, Mentions: []*discordgo.User{{ID: "1", Username: "alice"}}})
+	b.put("g1", "3", "Caz")
+	b.learn("g1", &discordgo.Message{Author: &discordgo.User{ID: "5", Username: "eve"}, Member: &discordgo.Member{}, Mentions: []*discordgo.User{{ID: "3", Username: "carol"}}})
+	b.put("g1", "6", "")
+	for _, tc := range []struct {
+		user, want  string
+		known, sure bool
+	}{
+		{"1", "Ali", true, true}, {"2", "bob", true, false}, {"3", "Caz", true, true}, {"5", "eve", true, true},
+		{"6", "", true, true}, {"7", "", false, false},
+	} {
+		n, known := b.lookup("g1", tc.user)
+		if n.name != tc.want || known != tc.known || n.sure != tc.sure {
+			t.Errorf("lookup(g1, %s) = %+v, %v; want %q, known %v, sure %v", tc.user, n, known, tc.want, tc.known, tc.sure)
+		}
+	}
 	b.forget("g1", "2")
 	if got := b.name("g1", "2"); got != "" {
 		t.Errorf("after forget: %q", got)
@@ -203,7 +222,8 @@ func TestNameBook(t *testing.T) {
 // the name the book saw, listed with their id; an unknown id and the bot are not named.
 func TestResolveMentions(t *testing.T) {
 	s := &Service{names: newNameBook(), channels: map[string]*channelState{}}
-	s.names.learn("g", &discordgo.Message{Author: &discordgo.User{ID: "9"}, Mentions: []*discordgo.User{{ID: "3", Username: "carol"}}})
+	s.names.put("g", "3", "carol") // fetched before (a sure name: no REST client here)
+	s.names.put("g", "4", "")      // Discord said no such member: not asked again
 	msg := func(id, author, name, content string) store.Message {
 		return store.Message{ID: id, GuildID: "g", AuthorID: author, AuthorName: name, Content: content}
 	}
@@ -211,7 +231,7 @@ func TestResolveMentions(t *testing.T) {
 	trigger := msg("2", "1", "alice", "<@1> <@2> <@3> <@4> <@99>")
 	c := convo{primary: trigger, triggers: []store.Message{trigger}, cluster: []store.Message{bob, trigger},
 		people: []participant{{id: "1", name: "Alice"}}}
-	s.resolveMentions(&c, 5, "99", nil)
+	s.resolveMentions(context.Background(), &c, 5, "99", nil)
 	if got, want := readableMentions(trigger.Content, c.names), "@Alice @bob @carol <@4> <@99>"; got != want {
 		t.Errorf("the line reads %q, want %q", got, want)
 	}
@@ -219,7 +239,7 @@ func TestResolveMentions(t *testing.T) {
 		t.Errorf("mentioned %+v, want carol (3) only", c.mentioned)
 	}
 	c.mentioned = nil
-	s.resolveMentions(&c, 0, "99", nil)
+	s.resolveMentions(context.Background(), &c, 0, "99", nil)
 	if len(c.mentioned) != 0 || strings.Contains(readableMentions(trigger.Content, c.names), "@carol") {
 		t.Errorf("over the limit: mentioned %+v, names %v", c.mentioned, c.names.users)
 	}

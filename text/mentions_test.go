@@ -6,6 +6,7 @@ import (
 
 	"github.com/banterbot/banter/config"
 	discordsim "github.com/banterbot/banter/sim/discord"
+	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
 // TestMentionsReadAsNames: a line mentioning a member who has not spoken, a role and a channel
@@ -89,5 +90,82 @@ func TestModelAtNameBecomesMention(t *testing.T) {
 				t.Errorf("alice pinged: %v, want %v (pingRepliedUser)", r.MentionsUser(h.alice), ping)
 			}
 		})
+	}
+}
+
+// TestClassifierReadsMentionsAsNames: the direct-address classifier reads mentions as people
+// see them in the client. "<@alice> can you check the oven" before the judged message reads
+// "@alice can you check the oven" (aimed at Alice, which the model cannot tell from an id), and
+// a message that mentions the bot without addressing it ("why is @banter so slow") shows the
+// mention as the name the classifier's prompt knows the assistant by, and says so. Before, the
+// judged message kept "<@ID>" and the prompt said the name appeared as "".
+func TestClassifierReadsMentionsAsNames(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.LLM.DirectAddressClassifier.Enabled = true
+		c.LLM.DirectAddressClassifier.Model = "gpt-5-nano"
+	}, openaisim.Rule{Match: openaisim.Match{Model: "gpt-5-nano"}, Reply: openaisim.Reply{Text: "0.1"}})
+	h.post(h.bob, mention(h.alice)+" can you check the oven in <#"+string(h.general)+">?")
+	m := h.post(h.alice, "why is "+mention(h.dsim.BotID())+" so slow today")
+	h.waitLog(`"msg":"reply_admission"`, string(m.ID), `"reason":"llm_no"`)
+
+	var prompt string
+	for _, rq := range h.osim.Requests() {
+		if rq.Model == "gpt-5-nano" {
+			prompt = rq.Prompt
+		}
+	}
+	for _, want := range []string{
+		"[bob] @alice can you check the oven in #general?",
+		"from alice:\nwhy is @banter so slow today\n",
+		`The name appears as "@banter".`,
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the classifier's prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, "<@") || strings.Contains(prompt, "<#") {
+		t.Errorf("the classifier's prompt holds mention markup:\n%s", prompt)
+	}
+}
+
+// TestMentionNamesFetched: the session's state does not list members who are in no voice channel
+// (GUILD_CREATE without the presences intent), and a mention's user carries no nickname, so a
+// member mentioned who has not spoken is asked of Discord (GET /guilds/{guild}/members/{user})
+// once and read by their nickname from then on; a mentioned id Discord does not know as a member
+// is asked once and stays as written.
+func TestMentionNamesFetched(t *testing.T) {
+	h := newHarness(t, nil, toolReply("", "reply", "", "ok"))
+	carol := h.dsim.CreateUser("carol")
+	if err := h.dsim.AddMember(h.guild, carol); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.dsim.SetNick(h.guild, carol, "Caz"); err != nil {
+		t.Fatal(err)
+	}
+	h.restart() // a new process: nothing seen of carol but GUILD_CREATE, which does not list her
+	stranger := h.dsim.CreateUser("stranger") // not a member of the guild
+
+	memberFetches := func(user discordsim.UserID) int {
+		n := 0
+		for _, r := range h.dsim.RESTLog() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/members/"+string(user)) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 2 {
+		m := h.post(h.alice, "banter, is "+mention(carol)+" around? or "+mention(stranger)+"?")
+		h.waitBot(i + 1)
+		prompt := h.lastGeneration().Prompt
+		if want := "alice: banter, is @Caz around? or " + mention(stranger) + "?"; !strings.Contains(prompt, want) {
+			t.Errorf("message %d (%s) does not read %q:\n%s", i+1, m.ID, want, prompt)
+		}
+	}
+	if n := memberFetches(carol); n != 1 {
+		t.Errorf("carol's member fetched %d times, want once", n)
+	}
+	if n := memberFetches(stranger); n != 1 {
+		t.Errorf("the stranger's member fetched %d times, want once (Discord's 404 kept)", n)
 	}
 }

@@ -321,6 +321,8 @@ func TestDirectAddressClassifier(t *testing.T) {
 		t.Errorf("reply %q to %q, want the scripted answer to %q", r.Content, r.ReplyTo(), m.ID)
 	}
 	h.waitLog(`"msg":"reply_admission"`, string(m.ID), `"reason":"llm_direct_address"`)
+	// Stage B's event says how the turn was addressed (it logged confidence 0 before).
+	h.waitLog(`"msg":"reply_accepted"`, `"signal":"llm_direct_address","confidence":0.9`, string(m.ID))
 	n := h.post(h.bob, "I told banter about the cheese yesterday") // a maybe: a plain topic ("banter is a funny name") costs no call
 	h.waitLog(`"msg":"reply_admission"`, string(n.ID), `"reason":"llm_no"`)
 

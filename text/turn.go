@@ -135,14 +135,21 @@ func (s *Service) historyOf(ctx context.Context, cfg *config.Config, cs *channel
 	return cs.withoutDeleted(t.history)
 }
 
-// recentLines are the messages before t in its channel, oldest first, for the direct-address
-// classifier's prompt.
-func (s *Service) recentLines(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) []decision.ContextLine {
+// classifierView fills in what the direct-address classifier reads of tt: the messages before t
+// in its channel, oldest first (Recent), and tt's content as people read it in the client
+// (Shown). Mentions in both read as names (classifierNames): "<@1234> can you check this" is
+// "@Alice can you check this", aimed at Alice, and the bot's own mention reads as its name.
+func (s *Service) classifierView(ctx context.Context, cfg *config.Config, cs *channelState, t *turn, tt *decision.TextTurn) {
 	before := s.shownOnly(cfg, s.historyOf(ctx, cfg, cs, t)) // stored before a reload of the ban words or blocked users
 	before = before[max(0, len(before)-classifierLines):]
-	lines := make([]decision.ContextLine, len(before))
-	for i, b := range before {
-		lines[i] = decision.ContextLine{Speaker: b.AuthorName, Text: b.Content, Bot: b.IsSelf}
+	contents := make([]string, 0, len(before)+1)
+	for _, b := range before {
+		contents = append(contents, b.Content)
 	}
-	return lines
+	names := s.classifierNames(ctx, t.msg.GuildID, cfg.Bot.Name, append(contents, tt.Content))
+	tt.Recent = make([]decision.ContextLine, len(before))
+	for i, b := range before {
+		tt.Recent[i] = decision.ContextLine{Speaker: b.AuthorName, Text: readableMentions(b.Content, names), Bot: b.IsSelf}
+	}
+	tt.Shown = readableMentions(tt.Content, names)
 }

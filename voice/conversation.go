@@ -156,6 +156,7 @@ func (s *session) onReplyDone(r replyDone) {
 		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
 		sb := r.res.StageB
 		sb.TurnID, sb.ChannelID, sb.UserID = t.ID, s.channelID, t.SpeakerID
+		sb = sb.Following(rp.d)
 		sb.Log(s.ctx, s.svc.log, slog.String("guild_id", s.guildID))
 	}
 	switch {

@@ -2,11 +2,14 @@ package voice_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/discord/bots"
@@ -55,6 +58,10 @@ func (w *world) forget(userID string) {
 		}
 	}
 	st.Unlock()
+	// The member its VOICE_STATE_UPDATE carried, which discord.NewSession keeps in the state.
+	if err := st.MemberRemove(&discordgo.Member{GuildID: string(w.guild), User: &discordgo.User{ID: userID}}); err != nil && !errors.Is(err, discordgo.ErrStateNotFound) {
+		w.t.Fatal(err)
+	}
 	if k := bots.InState(st, string(w.guild), userID); k != bots.Unknown {
 		w.t.Fatalf("the state still knows %s: %v", userID, k)
 	}

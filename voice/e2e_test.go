@@ -120,7 +120,7 @@ func TestSkip(t *testing.T) {
 	w.osim.QueueTranscripts("that's just banter, man")
 	w.play(bob, "thats-just-banter")
 	w.waitLog(`"msg":"stt_pipeline_reply_skipped"`)
-	w.waitLog(`"msg":"reply_skipped"`, `"reason":"llm_skip"`) // Stage B's own event
+	w.waitLog(`"msg":"reply_skipped"`, `"reason":"llm_skip"`, `"eagerness":90`) // Stage B's own event, with how its turn was admitted
 	if n := len(w.osim.RequestsFor(openaisim.EndpointSpeech)); n != 0 {
 		t.Errorf("%d speech requests for a skipped reply", n)
 	}

@@ -189,6 +189,7 @@ func (r *runner) stageB(ctx context.Context, res *Result, d decision.Decision, p
 	}
 	cleaned, sd := decision.ReplyDecision(p, raw, d.Force)
 	sd.TurnID, sd.ChannelID, sd.UserID = d.TurnID, d.ChannelID, d.UserID
+	sd = sd.Following(d)
 	rec := &decision.Recorder{Logger: r.opts.Logger, Metrics: r.opts.Metrics}
 	skipped := sd.Skipped()
 	if skipped && p == decision.PipelineText {

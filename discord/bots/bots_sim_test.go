@@ -30,6 +30,11 @@ func TestBotsThroughTheGateway(t *testing.T) {
 		if err := sim.AddMember(g, u); err != nil {
 			t.Fatal(err)
 		}
+		// In voice before the session starts: GUILD_CREATE lists them (without the presences
+		// intent it lists only the bot and the members in voice, as Discord does).
+		if _, err := sim.JoinVoice(u, vc); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s, err := discord.NewSession(discord.SessionOptions{Token: sim.Token(), APIURL: sim.APIBaseURL()})
 	if err != nil {

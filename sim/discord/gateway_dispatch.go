@@ -18,7 +18,7 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 	case world.GuildCreated:
 		for _, ss := range g.sessions {
 			if ss.user == v.Bot() && ss.ownsGuild(e.Guild) {
-				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild, ss), IntentGuilds)
 			}
 		}
 	case world.MemberAdded:
@@ -30,7 +30,7 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 			switch {
 			case !ss.sees(v, e.Guild):
 			case e.Available:
-				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild, ss), IntentGuilds)
 			default:
 				g.dispatchToLocked(ss, "GUILD_DELETE", wireUnavailableGuild{ID: e.Guild, Unavailable: true}, IntentGuilds)
 			}
@@ -103,7 +103,7 @@ func (g *gateway) memberAddedLocked(v *world.View, e world.MemberAdded) {
 		}
 		if ss.user == e.User {
 			if v.GuildAvailable(e.Guild) {
-				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild), IntentGuilds)
+				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild, ss), IntentGuilds)
 			}
 		} else if v.IsMember(e.Guild, ss.user) {
 			g.dispatchToLocked(ss, "GUILD_MEMBER_ADD", ev, IntentGuildMembers)

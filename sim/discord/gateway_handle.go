@@ -113,7 +113,7 @@ func (c *gwConn) identify(v *world.View, id *identifyCommand) CloseCode {
 	g.dispatchToLocked(ss, "READY", g.ready(v, ss, shard), 0)
 	for _, gid := range v.Guilds() {
 		if ss.sees(v, gid) && v.GuildAvailable(gid) { // one in an outage stays a stub
-			g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, gid), IntentGuilds)
+			g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, gid, ss), IntentGuilds)
 		}
 	}
 	return 0

@@ -123,9 +123,15 @@ func wireGuildOf(v *world.View, g world.Guild) wireGuild {
 	}
 }
 
-// wireGuildCreateOf is the GUILD_CREATE payload: the guild plus channels,
-// members, voice states and threads (discord-clients.md §4 E).
-func wireGuildCreateOf(v *world.View, id GuildID) wireGuildCreate {
+// wireGuildCreateOf is the GUILD_CREATE payload for session ss: the guild plus
+// channels, members, voice states and threads (discord-clients.md §4 E). As on
+// Discord, members lists every member only for a session with the presences
+// intent; without it, only the session's own user and the members in voice
+// channels ("If your bot does not have the GUILD_PRESENCES Gateway Intent …,
+// members and presences returned in this event will only contain your bot and
+// users in voice channels"): other members come from REST, GUILD_MEMBER_* events
+// or messages.
+func wireGuildCreateOf(v *world.View, id GuildID, ss *session) wireGuildCreate {
 	g, _ := v.Guild(id)
 	w := wireGuildCreate{wireGuild: wireGuildOf(v, g)}
 	empty := []json.RawMessage{}
@@ -142,8 +148,11 @@ func wireGuildCreateOf(v *world.View, id GuildID) wireGuildCreate {
 	}
 	w.Members = make([]wireMember, 0, len(g.Members))
 	w.VoiceStates = []wireVoiceState{}
+	all := ss.intents&IntentGuildPresences != 0
 	for _, u := range g.Members {
-		w.Members = append(w.Members, wireMemberOf(v, g, u, true))
+		if _, inVoice := v.VoiceState(id, u); all || inVoice || u == ss.user {
+			w.Members = append(w.Members, wireMemberOf(v, g, u, true))
+		}
 	}
 	for _, u := range g.Members {
 		if vs, ok := v.VoiceState(id, u); ok {
