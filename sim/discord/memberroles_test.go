@@ -1,6 +1,7 @@
 package discordsim
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -138,4 +139,49 @@ func mapsEqual(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// FuzzModifyMember feeds untrusted PATCH /guilds/{g}/members/{u} bodies through decoding and
+// the role change: no panics, every refusal a 4xx world.Error, and whatever is accepted leaves
+// the member with unique, existing roles, never the managed one nor @everyone.
+func FuzzModifyMember(f *testing.F) {
+	s := New()
+	g := s.CreateGuild("g")
+	alice := s.CreateUser("alice")
+	_ = s.AddMember(g, alice)
+	own, _ := s.CreateBotRole(g)
+	mods, _ := s.CreateRole(g, "mods")
+	for _, seed := range []string{
+		`{"roles":["` + string(mods) + `"]}`,
+		`{"roles":["` + string(mods) + `","` + string(own) + `"]}`,
+		`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`,
+		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{}`, `{"roles":["1"]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) != nil {
+			return
+		}
+		roles, err := modifyMemberRoles(m)
+		if err == nil && roles != nil {
+			err = s.ChangeMemberRoles(world.MemberRoleChange{Guild: g, User: alice, By: s.BotID(), Set: roles})
+		}
+		var we *world.Error
+		if err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499) {
+			t.Fatalf("error without a 4xx: %v", err)
+		}
+		s.Read(func(v *world.View) {
+			mem, _ := v.Member(g, alice)
+			gd, _ := v.Guild(g)
+			seen := map[RoleID]bool{}
+			for _, r := range mem.Roles {
+				if seen[r] || r == own || r == RoleID(g) || !slices.ContainsFunc(gd.Roles, func(x world.Role) bool { return x.ID == r }) {
+					t.Fatalf("alice holds %v", mem.Roles)
+				}
+				seen[r] = true
+			}
+		})
+	})
 }

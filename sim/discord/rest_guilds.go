@@ -251,16 +251,9 @@ func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 	if err := decodeBody(q, &body); err != nil {
 		return 0, nil, err
 	}
-	var roles []RoleID
-	for k, raw := range body {
-		if k != "roles" {
-			return 0, nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
-				Message: fmt.Sprintf("Invalid Form Body: %s: not simulated (only roles is)", k)}
-		}
-		if err := json.Unmarshal(raw, &roles); err != nil || roles == nil {
-			return 0, nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
-				Message: "Invalid Form Body: roles: must be an array of role ids"}
-		}
+	roles, err := modifyMemberRoles(body)
+	if err != nil {
+		return 0, nil, err
 	}
 	c := world.MemberRoleChange{Guild: GuildID(q.PathValue("guild_id")), User: UserID(q.PathValue("user_id")), By: q.user, Set: roles}
 	if err := a.callerInGuild(c.Guild, q.user); err != nil {
@@ -277,4 +270,22 @@ func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 		}
 		return wireMemberOf(v, g, c.User, true), nil
 	})
+}
+
+// modifyMemberRoles reads a PATCH /guilds/{g}/members/{u} body: its "roles" (nil when it has
+// none), or 400 50035 naming a field that is not simulated or roles that are not an array of
+// ids.
+func modifyMemberRoles(body map[string]json.RawMessage) ([]RoleID, error) {
+	var roles []RoleID
+	for k, raw := range body {
+		if k != "roles" {
+			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
+				Message: fmt.Sprintf("Invalid Form Body: %s: not simulated (only roles is)", k)}
+		}
+		if err := json.Unmarshal(raw, &roles); err != nil || roles == nil {
+			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
+				Message: "Invalid Form Body: roles: must be an array of role ids"}
+		}
+	}
+	return roles, nil
 }
