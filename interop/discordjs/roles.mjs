@@ -8,7 +8,8 @@
 //   SIM_GUILD    the guild the Go side changes
 //
 // Protocol: one JSON object per stdout line. After login the script reports "ready"; then it
-// reports each role created ("roleCreate"), updated ("roleUpdate") and deleted ("roleDelete"),
+// reports each role created ("roleCreate", with its rawPosition, as Discord sent it, and the
+// position discord.js ranks it at among the guild's roles), updated ("roleUpdate") and deleted ("roleDelete"),
 // and each update of its own member ("meUpdate": the roles in its cache and the bot role
 // discord.js finds by tags.bot_id), all read from the client's cache. It exits 0 after the
 // first deletion.
@@ -32,7 +33,10 @@ client.once(Events.ClientReady, (c) => {
 
 client.on(Events.GuildRoleCreate, (role) => {
   const r = cached(role.id);
-  emit('roleCreate', { id: role.id, name: r?.name, managed: r?.managed, botId: r?.tags?.botId ?? null });
+  emit('roleCreate', {
+    id: role.id, name: r?.name, managed: r?.managed, botId: r?.tags?.botId ?? null,
+    rawPosition: r?.rawPosition, position: r?.position,
+  });
 });
 
 client.on(Events.GuildRoleUpdate, (_old, role) => {

@@ -125,8 +125,16 @@ func (ss *session) ownsGuild(g world.GuildID) bool {
 }
 
 // sees reports whether a session receives a guild's events: its user is a
-// member and the guild is on its shard.
+// member, the guild is on its shard and not in an outage. During an outage
+// Discord sends nothing for the guild; the GUILD_CREATE that ends it carries
+// the state as it is then (roles, members, channels, voice states).
 func (ss *session) sees(v *world.View, g world.GuildID) bool {
+	return ss.inGuild(v, g) && v.GuildAvailable(g)
+}
+
+// inGuild reports whether a session's user is a member of a guild on its shard, available or
+// not: READY lists it, its outages begin and end for the session.
+func (ss *session) inGuild(v *world.View, g world.GuildID) bool {
 	return v.IsMember(g, ss.user) && ss.ownsGuild(g)
 }
 

@@ -28,7 +28,7 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 	case world.GuildAvailability:
 		for _, ss := range g.sessions {
 			switch {
-			case !ss.sees(v, e.Guild):
+			case !ss.inGuild(v, e.Guild):
 			case e.Available:
 				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild, ss), IntentGuilds)
 			default:
@@ -105,7 +105,7 @@ func (g *gateway) memberAddedLocked(v *world.View, e world.MemberAdded) {
 			if v.GuildAvailable(e.Guild) {
 				g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, e.Guild, ss), IntentGuilds)
 			}
-		} else if v.IsMember(e.Guild, ss.user) {
+		} else if ss.sees(v, e.Guild) {
 			g.dispatchToLocked(ss, "GUILD_MEMBER_ADD", ev, IntentGuildMembers)
 		}
 	}
@@ -124,7 +124,7 @@ func (g *gateway) memberRemovedLocked(v *world.View, e world.MemberRemoved) {
 		}
 		if ss.user == e.User {
 			g.dispatchToLocked(ss, "GUILD_DELETE", wireUnavailableGuild{ID: e.Guild}, IntentGuilds)
-		} else if v.IsMember(e.Guild, ss.user) {
+		} else if ss.sees(v, e.Guild) {
 			g.dispatchToLocked(ss, "GUILD_MEMBER_REMOVE", ev, IntentGuildMembers)
 		}
 	}

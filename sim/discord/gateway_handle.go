@@ -112,7 +112,7 @@ func (c *gwConn) identify(v *world.View, id *identifyCommand) CloseCode {
 	g.recordLocked(ev)
 	g.dispatchToLocked(ss, "READY", g.ready(v, ss, shard), 0)
 	for _, gid := range v.Guilds() {
-		if ss.sees(v, gid) && v.GuildAvailable(gid) { // one in an outage stays a stub
+		if ss.sees(v, gid) { // one in an outage stays a stub
 			g.dispatchToLocked(ss, "GUILD_CREATE", wireGuildCreateOf(v, gid, ss), IntentGuilds)
 		}
 	}
@@ -195,7 +195,7 @@ type readyPayload struct {
 func (g *gateway) ready(v *world.View, ss *session, shard []int) readyPayload {
 	stubs := []wireUnavailableGuild{}
 	for _, gid := range v.Guilds() {
-		if ss.sees(v, gid) {
+		if ss.inGuild(v, gid) {
 			stubs = append(stubs, wireUnavailableGuild{ID: gid, Unavailable: true})
 		}
 	}

@@ -175,8 +175,12 @@ func wireVoiceStateOf(v *world.View, g world.Guild, u UserID, vs *world.VoiceSta
 	}
 	if full {
 		w.GuildID = g.ID
-		m := wireMemberOf(v, g, u, true)
-		w.Member = &m
+		// A user removed from the guild (and so from voice) is no member: no member object,
+		// which discord.js would otherwise put back in its cache.
+		if v.IsMember(g.ID, u) {
+			m := wireMemberOf(v, g, u, true)
+			w.Member = &m
+		}
 	}
 	return w
 }

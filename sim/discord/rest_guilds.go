@@ -210,3 +210,82 @@ func snowflakeParam(q *apiRequest, name string) (string, error) {
 	}
 	return v, nil
 }
+
+// PUT and DELETE /guilds/{g}/members/{u}/roles/{r}: give or take one role (204), as the
+// caller; Discord's checks in world.ChangeMemberRoles (a managed role is 403 50013).
+// https://discord.com/developers/docs/resources/guild#add-guild-member-role
+func (a *restAPI) addMemberRole(q *apiRequest) (int, any, error) {
+	return a.memberRoles(q, world.MemberRoleChange{Add: RoleID(q.PathValue("role_id"))})
+}
+
+// https://discord.com/developers/docs/resources/guild#remove-guild-member-role
+func (a *restAPI) removeMemberRole(q *apiRequest) (int, any, error) {
+	return a.memberRoles(q, world.MemberRoleChange{Remove: RoleID(q.PathValue("role_id"))})
+}
+
+func (a *restAPI) memberRoles(q *apiRequest, c world.MemberRoleChange) (int, any, error) {
+	c.Guild, c.User, c.By = GuildID(q.PathValue("guild_id")), UserID(q.PathValue("user_id")), q.user
+	if err := a.callerInGuild(c.Guild, q.user); err != nil {
+		return 0, nil, err
+	}
+	if err := a.world.ChangeMemberRoles(c); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// callerInGuild refuses a caller who is not a member of g (404 Unknown Guild for an unknown
+// guild, 403 Missing Access for a stranger), as inGuild does.
+func (a *restAPI) callerInGuild(g GuildID, u UserID) error {
+	var err error
+	a.world.Read(func(v *world.View) { _, err = v.GuildFor(g, u) })
+	return err
+}
+
+// PATCH /guilds/{g}/members/{u} with "roles": the member's whole list of roles, as
+// discord.js's member.roles.set sends it; 200 with the member. Only "roles" is simulated:
+// any other field is 400 50035 naming it, rather than silently ignored.
+// https://discord.com/developers/docs/resources/guild#modify-guild-member
+func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
+	var body map[string]json.RawMessage
+	if err := decodeBody(q, &body); err != nil {
+		return 0, nil, err
+	}
+	roles, err := modifyMemberRoles(body)
+	if err != nil {
+		return 0, nil, err
+	}
+	c := world.MemberRoleChange{Guild: GuildID(q.PathValue("guild_id")), User: UserID(q.PathValue("user_id")), By: q.user, Set: roles}
+	if err := a.callerInGuild(c.Guild, q.user); err != nil {
+		return 0, nil, err
+	}
+	if roles != nil {
+		if err := a.world.ChangeMemberRoles(c); err != nil {
+			return 0, nil, err
+		}
+	}
+	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
+		if !v.IsMember(g.ID, c.User) {
+			return nil, world.ErrUnknownMember
+		}
+		return wireMemberOf(v, g, c.User, true), nil
+	})
+}
+
+// modifyMemberRoles reads a PATCH /guilds/{g}/members/{u} body: its "roles" (nil when it has
+// none), or 400 50035 naming a field that is not simulated or roles that are not an array of
+// ids.
+func modifyMemberRoles(body map[string]json.RawMessage) ([]RoleID, error) {
+	var roles []RoleID
+	for k, raw := range body {
+		if k != "roles" {
+			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
+				Message: fmt.Sprintf("Invalid Form Body: %s: not simulated (only roles is)", k)}
+		}
+		if err := json.Unmarshal(raw, &roles); err != nil || roles == nil {
+			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
+				Message: "Invalid Form Body: roles: must be an array of role ids"}
+		}
+	}
+	return roles, nil
+}

@@ -99,6 +99,19 @@ func (s *Server) leaveVoice(g GuildID, u UserID) bool {
 	return true
 }
 
+// RemoveMember removes u from guild g (world.RemoveMember: GUILD_MEMBER_REMOVE, then
+// VOICE_STATE_UPDATE with channel_id null if u was in voice) and, as Discord disconnects a
+// removed member from voice, ends u's voice connection there: the VoiceBackend revokes it
+// (voicesim closes a client's voice WebSocket with 4014 and takes a simulated member out of
+// the channel).
+func (s *Server) RemoveMember(g GuildID, u UserID) error {
+	left, err := s.RemoveMemberFromVoice(g, u)
+	if left && s.voice != nil {
+		s.voice.Revoke(g, u)
+	}
+	return err
+}
+
 // JoinVoice puts a simulated member into a voice channel and dispatches
 // their VOICE_STATE_UPDATE to the bot and every other member session. It
 // returns the grant (session id and voice token) so a simulated voice

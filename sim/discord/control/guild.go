@@ -77,10 +77,17 @@ func (c *Controller) memberAndRole(w http.ResponseWriter, r *http.Request) (disc
 	return u, role.ID, true
 }
 
-// done answers a change: 400 with the world's reason when it refused it, else the state now.
+// done answers a change: when the world refused it, the status Discord answers that refusal
+// with (a world.Error's, e.g. 403 for a managed role given by hand) or else 400, with the
+// world's reason; otherwise the state now.
 func done(w http.ResponseWriter, err error, view func() any) {
 	if err != nil {
-		fail(w, http.StatusBadRequest, err)
+		status := http.StatusBadRequest
+		var we *world.Error
+		if errors.As(err, &we) {
+			status = we.Status
+		}
+		fail(w, status, err)
 		return
 	}
 	reply(w, http.StatusOK, view())

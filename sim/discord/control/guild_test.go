@@ -76,6 +76,28 @@ func TestControlGuildAdmin(t *testing.T) {
 	if st := call(t, "POST", ctl+"/roles/bot", nil, &own); st != 409 || own.Error == "" {
 		t.Errorf("a second bot role: %d %+v, want 409", st, own)
 	}
+	var roles []struct {
+		Name     string `json:"name"`
+		Position int    `json:"position"`
+	}
+	call(t, "GET", ctl+"/roles", nil, &roles)
+	for _, r := range roles {
+		want := 1
+		if r.Name == "@everyone" {
+			want = 0
+		}
+		if r.Position != want {
+			t.Errorf("role %s at position %d: new roles go to 1, @everyone stays at 0", r.Name, r.Position)
+		}
+	}
+	var refused memberAnswer
+	if st := call(t, "PUT", ctl+"/members/alice/roles/"+own.ID, nil, &refused); st != 403 || !strings.Contains(refused.Error, "managed") {
+		t.Errorf("give alice the bot's managed role: %d %+v, want 403 (managed)", st, refused)
+	}
+	if st := call(t, "DELETE", ctl+"/members/bot/roles/"+own.ID, nil, &refused); st != 403 || !strings.Contains(refused.Error, "managed") {
+		t.Errorf("take the bot's managed role: %d %+v, want 403 (managed)", st, refused)
+	}
+	expect("managed role given and taken by hand: refused")
 
 	var m memberAnswer
 	if st := call(t, "PUT", ctl+"/members/alice/roles/mods", nil, &m); st != 200 || !slices.Equal(m.Roles, []string{mods.ID}) {

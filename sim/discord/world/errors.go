@@ -22,6 +22,7 @@ const (
 	CodeUnknownGuild     = 10004
 	CodeUnknownMember    = 10007
 	CodeUnknownMessage   = 10008
+	CodeUnknownRole      = 10011
 	CodeUnknownUser      = 10013
 	CodeUnknownEmoji     = 10014
 	CodeUnknownWebhook   = 10015
@@ -54,6 +55,7 @@ var (
 	ErrUnknownMember      = &Error{404, CodeUnknownMember, "Unknown Member"}
 	ErrUnknownMessage     = &Error{404, CodeUnknownMessage, "Unknown Message"}
 	ErrUnknownUser        = &Error{404, CodeUnknownUser, "Unknown User"}
+	ErrUnknownRole        = &Error{404, CodeUnknownRole, "Unknown Role"}
 	ErrUnknownEmoji       = &Error{400, CodeUnknownEmoji, "Unknown Emoji"}
 	ErrUnknownWebhook     = &Error{404, CodeUnknownWebhook, "Unknown Webhook"}
 	ErrUnknownInteraction = &Error{404, CodeUnknownInteract, "Unknown interaction"}
@@ -61,6 +63,14 @@ var (
 	ErrMissingAccess      = &Error{403, CodeMissingAccess, "Missing Access"}
 	ErrMissingPermissions = &Error{403, CodeMissingPerms, "Missing Permissions"}
 	ErrTooLarge           = &Error{413, CodeTooLarge, "Request entity too large"}
+	// ErrManagedRole is a managed role (a bot's, a booster's, an integration's) given to or
+	// taken from a member by hand, through PUT or DELETE /guilds/{g}/members/{u}/roles/{r} or
+	// PATCH /guilds/{g}/members/{u} "roles": Discord answers 403 (DSharpPlus/DSharpPlus#1651,
+	// a PATCH that dropped a booster's managed role; V-Warden/discord#35: "permission errors")
+	// with Missing Permissions, its code for every 403 refusal of a member's role change
+	// (e.g. jonathonor/syncBot#23: PUT …/roles/{r} → 403 {"message":"Missing
+	// Permissions","code":50013}). The API docs do not list this case; 50013 is the body.
+	ErrManagedRole = &Error{403, CodeMissingPerms, "Missing Permissions"}
 	// ErrCannotReference is answered with 403, as 160002 was (discord.py raised
 	// Forbidden for it); no published source gives 160009's status. Clients should match the
 	// JSON code, not the status.

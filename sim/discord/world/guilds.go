@@ -244,26 +244,41 @@ func (w *World) guildLocked(op string, g GuildID) (*guild, error) {
 }
 
 // RemoveMember removes u from guild g (a kick, or the bot removed from a server): u's sessions
-// get GUILD_DELETE without unavailable, the other members' GUILD_MEMBER_REMOVE. A bot's managed
-// role goes with it (GUILD_ROLE_DELETE), as on Discord. The owner cannot be removed.
+// get GUILD_DELETE without unavailable, the other members' GUILD_MEMBER_REMOVE. A member in
+// voice is disconnected, then: VOICE_STATE_UPDATE with channel_id null follows (after
+// GUILD_MEMBER_REMOVE, in the order Discord sends them: discord/discord-api-docs#1319,
+// discordjs/discord.js#3289). A bot's managed role goes with it
+// (GUILD_ROLE_DELETE), as on Discord. The owner cannot be removed.
 func (w *World) RemoveMember(g GuildID, u UserID) error {
+	_, err := w.RemoveMemberFromVoice(g, u)
+	return err
+}
+
+// RemoveMemberFromVoice is RemoveMember that also reports whether u was in a voice channel of
+// g, so that the transport can end u's voice connection.
+func (w *World) RemoveMemberFromVoice(g GuildID, u UserID) (leftVoice bool, err error) {
 	w.lock()
 	defer w.mu.Unlock()
 	gd, err := w.guildLocked("remove member", g)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if gd.owner == u {
-		return fmt.Errorf("remove member: %s owns guild %s", u, g)
+		return false, fmt.Errorf("remove member: %s owns guild %s", u, g)
 	}
 	if _, ok := gd.members[u]; !ok {
-		return nil
+		return false, nil
 	}
 	delete(gd.members, u)
 	gd.memberOrder = slices.DeleteFunc(gd.memberOrder, func(m UserID) bool { return m == u })
 	w.emitLocked(MemberRemoved{Guild: g, User: u})
+	if gd.voice[u] != nil {
+		delete(gd.voice, u)
+		leftVoice = true
+		w.emitLocked(VoiceStateChanged{Guild: g, User: u})
+	}
 	w.deleteBotRolesLocked(gd, u)
-	return nil
+	return leftVoice, nil
 }
 
 // SetGuildAvailable starts (false) or ends (true) an outage of guild g, as Discord's: while it

@@ -61,9 +61,20 @@ func checkPermissions(permissions string) error {
 	return nil
 }
 
-// addRoleLocked appends r to gd's roles (at the next position) and reports it.
+// newRolePosition is where Discord puts a new role, a bot's managed role included: position 1,
+// just above @everyone (0). No other role moves, so several roles may share position 1; among
+// roles of equal position the older (lower id) is the higher, so a new role is the lowest but
+// @everyone. The role object's doc: "roles with the same position are sorted by id"; a
+// discord.js maintainer: "Roles will only change the position when actually moved. In other
+// words: If you create multiple roles they will have the same position."
+// (discordjs/discord.js#3308); discord.js's RoleManager.comparePositions breaks a tie for the
+// lower id.
+// https://discord.com/developers/docs/topics/permissions#role-object
+const newRolePosition = 1
+
+// addRoleLocked appends r to gd's roles (at position 1) and reports it.
 func (w *World) addRoleLocked(gd *guild, r Role) Role {
-	r.Position = len(gd.roles)
+	r.Position = newRolePosition
 	gd.roles = append(gd.roles, r)
 	w.emitLocked(RoleCreated{Guild: gd.id, Role: r})
 	return r
@@ -199,39 +210,165 @@ func (w *World) deleteBotRolesLocked(gd *guild, u UserID) {
 }
 
 // GiveRole adds a role to a member (GUILD_MEMBER_UPDATE); a member holding it already is left
-// as is.
+// as is. A managed role is refused as Discord refuses it (ErrManagedRole).
 func (w *World) GiveRole(g GuildID, u UserID, r RoleID) error {
-	return w.setMemberRole("give role", g, u, r, true)
+	return w.changeRoles("give role", "", g, u, func(cur []RoleID) []RoleID {
+		return append(cur, r)
+	}, []RoleID{r})
 }
 
 // TakeRole removes a role from a member (GUILD_MEMBER_UPDATE); a member without it is left as
-// is.
+// is. A managed role is refused as Discord refuses it (ErrManagedRole).
 func (w *World) TakeRole(g GuildID, u UserID, r RoleID) error {
-	return w.setMemberRole("take role", g, u, r, false)
+	return w.changeRoles("take role", "", g, u, func(cur []RoleID) []RoleID {
+		return slices.DeleteFunc(cur, func(x RoleID) bool { return x == r })
+	}, []RoleID{r})
 }
 
-// setMemberRole gives (hold) or takes role r from member u of g, reporting a change.
-// @everyone is everyone's: giving it changes nothing.
-func (w *World) setMemberRole(op string, g GuildID, u UserID, r RoleID, hold bool) error {
+// MemberRoleChange is a change of a member's roles through Discord's REST API, by the user By:
+// Add or Remove one role (PUT or DELETE /guilds/{g}/members/{u}/roles/{r}), or Set the member's
+// whole list (PATCH /guilds/{g}/members/{u} with "roles"; Set non-nil).
+type MemberRoleChange struct {
+	Guild  GuildID
+	User   UserID
+	By     UserID
+	Add    RoleID
+	Remove RoleID
+	Set    []RoleID
+}
+
+// ChangeMemberRoles applies a REST change of a member's roles (one GUILD_MEMBER_UPDATE if the
+// roles changed), with Discord's checks and answers: an unknown member 404 10007, an unknown
+// role 404 10011, a caller without Manage Roles, or a role not below the
+// caller's highest role (unless the caller owns the guild), 403 50013, and a managed role
+// added or removed 403 50013 (ErrManagedRole).
+// https://discord.com/developers/docs/resources/guild#add-guild-member-role
+func (w *World) ChangeMemberRoles(c MemberRoleChange) error {
+	op, named := "change member roles", []RoleID{c.Add}
+	switch {
+	case c.Set != nil:
+		named = c.Set
+	case c.Remove != "":
+		named = []RoleID{c.Remove}
+	}
+	if c.By == "" {
+		return fmt.Errorf("%s: no caller", op)
+	}
+	return w.changeRoles(op, c.By, c.Guild, c.User, func(cur []RoleID) []RoleID {
+		switch {
+		case c.Set != nil:
+			return slices.Clone(c.Set)
+		case c.Remove != "":
+			return slices.DeleteFunc(cur, func(x RoleID) bool { return x == c.Remove })
+		}
+		return append(cur, c.Add)
+	}, named)
+}
+
+// changeRoles replaces member u's roles in g with what next makes of them, reporting a change
+// (GUILD_MEMBER_UPDATE). named are the roles the request names, each of which must exist. by
+// is the REST caller whose permissions are checked, or "" for the world's own scripting (an
+// administrator in the playground or a test), which only the managed-role rule binds.
+// @everyone is everyone's: it is never held explicitly.
+func (w *World) changeRoles(op string, by UserID, g GuildID, u UserID, next func([]RoleID) []RoleID, named []RoleID) error {
 	w.lock()
 	defer w.mu.Unlock()
-	_, m, err := w.memberLocked(op, g, u)
+	gd, err := w.guildLocked(op, g)
 	if err != nil {
+		if by != "" {
+			return ErrUnknownGuild
+		}
 		return err
 	}
-	if _, _, err := w.roleLocked(op, g, r); err != nil {
-		return err
+	m := gd.members[u]
+	if m == nil {
+		if by != "" {
+			return ErrUnknownMember
+		}
+		return fmt.Errorf("%s: %s is not a member of %s", op, u, g)
 	}
-	if r == RoleID(g) || slices.Contains(m.Roles, r) == hold {
+	for _, r := range named {
+		if !slices.ContainsFunc(gd.roles, func(x Role) bool { return x.ID == r }) {
+			if by != "" {
+				return ErrUnknownRole
+			}
+			return fmt.Errorf("%s: unknown role %s in guild %s", op, r, g)
+		}
+	}
+	want := next(slices.Clone(m.Roles))
+	want = slices.DeleteFunc(want, func(x RoleID) bool { return x == RoleID(g) })
+	slices.Sort(want)
+	want = slices.Compact(want)
+	var changed []RoleID
+	for _, r := range want {
+		if !slices.Contains(m.Roles, r) {
+			changed = append(changed, r)
+		}
+	}
+	for _, r := range m.Roles {
+		if !slices.Contains(want, r) {
+			changed = append(changed, r)
+		}
+	}
+	if len(changed) == 0 {
 		return nil
 	}
-	if hold {
-		m.Roles = append(m.Roles, r)
-	} else {
-		m.Roles = slices.DeleteFunc(m.Roles, func(x RoleID) bool { return x == r })
+	for _, r := range changed {
+		role := gd.roles[slices.IndexFunc(gd.roles, func(x Role) bool { return x.ID == r })]
+		if role.Managed {
+			return fmt.Errorf("%s: %s (%s) is managed by an integration: %w", op, r, role.Name, ErrManagedRole)
+		}
+		if by != "" {
+			if err := w.mayAssignLocked(gd, by, role); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+		}
 	}
+	// Keep the member's order: the roles held before, then the new ones in the order given.
+	kept := slices.DeleteFunc(slices.Clone(m.Roles), func(x RoleID) bool { return !slices.Contains(want, x) })
+	for _, r := range changed {
+		if slices.Contains(want, r) && !slices.Contains(kept, r) {
+			kept = append(kept, r)
+		}
+	}
+	m.Roles = kept
 	w.emitLocked(MemberUpdated{Guild: g, User: u})
 	return nil
+}
+
+// mayAssignLocked checks that by may give or take role r in gd, as Discord does: the owner
+// may; anyone else needs Manage Roles (Administrator grants it) and a highest role above r.
+// https://discord.com/developers/docs/topics/permissions#permission-hierarchy
+func (w *World) mayAssignLocked(gd *guild, by UserID, r Role) error {
+	if gd.owner == by {
+		return nil
+	}
+	v := &View{st: &w.st}
+	perms := v.MemberPermissions(gd.id, by)
+	if perms&(PermManageRoles|PermAdministrator) == 0 {
+		return fmt.Errorf("%s lacks Manage Roles: %w", by, ErrMissingPermissions)
+	}
+	top := gd.roles[0] // @everyone
+	if m := gd.members[by]; m != nil {
+		for _, id := range m.Roles {
+			if i := slices.IndexFunc(gd.roles, func(x Role) bool { return x.ID == id }); i >= 0 && roleAbove(gd.roles[i], top) {
+				top = gd.roles[i]
+			}
+		}
+	}
+	if !roleAbove(top, r) {
+		return fmt.Errorf("%s's highest role %s is not above %s: %w", by, top.ID, r.ID, ErrMissingPermissions)
+	}
+	return nil
+}
+
+// roleAbove reports whether a is higher than b in the role hierarchy: a higher position, or
+// the same position and a lower (older) id, as Discord and discord.js sort them.
+func roleAbove(a, b Role) bool {
+	if a.Position != b.Position {
+		return a.Position > b.Position
+	}
+	return SnowflakeLess(string(a.ID), string(b.ID))
 }
 
 // SetNick sets a member's nickname in a guild ("" clears it; GUILD_MEMBER_UPDATE).
