@@ -23,7 +23,8 @@ const { SIM_API, SIM_TOKEN, SIM_GUILD } = env('SIM_API', 'SIM_TOKEN', 'SIM_GUILD
 const timer = deadline(45);
 
 const client = new Client({
-  intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildVoiceStates],
+  // GuildPresences: GUILD_CREATE then lists every member (without it, only the bot and voice members).
+  intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildPresences, GatewayIntentBits.GuildVoiceStates],
   rest: { api: SIM_API },
 });
 

@@ -75,7 +75,7 @@ func TestDiscordJSRoles(t *testing.T) {
 }
 
 // TestDiscordJSKickAndOutage runs the unmodified discord.js 14 client in
-// interop/discordjs/guild.mjs, logged in as the bot with GUILD_MEMBERS and GUILD_VOICE_STATES:
+// interop/discordjs/guild.mjs, logged in as the bot with GUILD_MEMBERS, GUILD_PRESENCES (every member in GUILD_CREATE) and GUILD_VOICE_STATES:
 // a member in voice is removed (discord.js must drop the member and its voice state, and hear
 // of the voice state's end after GUILD_MEMBER_REMOVE without putting the member back), then the
 // guild goes through an outage during which roles, members' roles and nicknames and membership

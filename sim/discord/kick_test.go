@@ -74,7 +74,8 @@ func TestNoGuildEventsDuringOutage(t *testing.T) {
 	must(t, w.sim.AddMember(w.guild, carol))
 	sessions := map[string]*rawGW{}
 	for name, token := range map[string]string{"bot": w.sim.Token(), "alice": w.sim.UserToken(w.alice)} {
-		g, _ := identify(t, w.sim, token, allIntents)
+		// With the presences intent GUILD_CREATE lists every member, not only those in voice.
+		g, _ := identify(t, w.sim, token, allIntents|IntentGuildPresences)
 		g.until("GUILD_CREATE")
 		sessions[name] = g
 	}
