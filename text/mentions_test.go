@@ -142,7 +142,7 @@ func TestMentionNamesFetched(t *testing.T) {
 	if err := h.dsim.SetNick(h.guild, carol, "Caz"); err != nil {
 		t.Fatal(err)
 	}
-	h.restart() // a new process: nothing seen of carol but GUILD_CREATE, which does not list her
+	h.restart()                               // a new process: nothing seen of carol but GUILD_CREATE, which does not list her
 	stranger := h.dsim.CreateUser("stranger") // not a member of the guild
 
 	memberFetches := func(user discordsim.UserID) int {
