@@ -32,8 +32,7 @@ import (
 // (maybeMember). Until the room has taken roomReadyN frames (or a steady start, steadyRoom)
 // it is not known: the network alone classifies, an utterance that ends before it is known is
 // kept on the network's word alone (Endpointer.neuralNoise), and speech counts as the member's
-// for confirmation only over earlyLevel (a voice at the microphone: over earlyFloorDB, and
-// earlyOverDB over the stream's quieter sound so far).
+// for confirmation only over earlyFloorDB (a voice at the microphone).
 type neural struct {
 	net      *silero.Stream
 	rs       *resample.Resampler // the stream's rate to 16 kHz; nil at 16 kHz
@@ -256,28 +255,6 @@ func (n *neural) maybeMember(over float64, p float32) bool {
 	return n.near&1 == 1 && bits.OnesCount64(n.near&(1<<nearWindow-1)) >= nearMinN
 }
 
-// earlyLevel is the level, in dBFS, the member's speech must reach to confirm while the room is
-// not known: earlyFloorDB (a voice at the microphone), and earlyOverDB over the stream's quieter
-// sound so far (the 20th percentile of its first steadyN frames of sound, first). A voice at the
-// microphone has gaps between its syllables and words, so its loud syllables stand well over its
-// own quieter frames; chatter or music the stream starts in holds its level (its 20th to 80th
-// percentile within 3.4–5.8 dB on bench/vad's dev split), and only its rarer loud moments reach
-// that far over its quiet. Before, a stream that started in chatter 5 dB under a member's level
-// (about −31 dBFS) confirmed on the chatter's moments over −30 dBFS and interrupted the bot.
-func (n *neural) earlyLevel() float64 {
-	if n.firstN == 0 {
-		return earlyFloorDB
-	}
-	want, cum := n.firstN/5, 0
-	for k, c := range n.first {
-		cum += int(c)
-		if cum > want {
-			return max(earlyFloorDB, float64(k-(bgBins-1))+earlyOverDB)
-		}
-	}
-	return earlyFloorDB
-}
-
 // roomKnown reports whether the room has been heard for roomReadyN frames.
 func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
 
@@ -350,13 +327,6 @@ const (
 	// earlyFloorDB: before the room is known, speech over this level (dBFS) counts as the
 	// member's for confirmation (a voice at the microphone; the room behind it is quieter).
 	earlyFloorDB = -30
-	// earlyOverDB: before the room is known, the member's speech also stands this far over the
-	// stream's quieter sound so far (earlyLevel). Chosen on bench/vad's dev split (-starts):
-	// of 11 streams starting in its babble at 5 dB, 11 barged in at 0 dB, 6 at 6, 1 at 8, none
-	// at 9 or 10; of 21 items of a member over that babble or folk music at 5 dB from the
-	// stream's first frame, 21 and 21 barged in at 0 dB, 21 and 20 at 6, 19 and 18 at 8, 13 and
-	// 14 at 9, 6 and 13 at 10 (0.5 s or more into the stream nearly all, at every margin).
-	earlyOverDB = 8
 )
 
 // memberSpeech counts, among the buffered frames from..to, those the network calls speech
@@ -366,7 +336,7 @@ func (e *Endpointer) memberSpeech(from, to int) int {
 	on := float32(e.cfg.SpeechProb)
 	thr := float32(e.det.net.reference(e.det.bg) + e.det.net.need())
 	if !e.det.net.roomKnown() {
-		thr = float32(e.det.net.earlyLevel())
+		thr = earlyFloorDB
 	}
 	n := 0
 	for i := max(from, 0); i < to; i++ {
