@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +42,10 @@ func TestRunVoiceTurnTaking(t *testing.T) {
 		t.Errorf("%d answers to one question", n)
 	}
 
-	// A false end: she stops, the end silence passes, the bot answers, she goes on.
+	// A false end: she stops, the end silence passes, the bot answers, she goes on. What she
+	// heard of the first answer is counted once its talk spurt has reached her to its end (the
+	// five silence frames that close it), not when the bot logs it.
+	v.until(t, "the first answer's closing silence frames", func() bool { return v.member.Stats().Silence >= 5 })
 	v.osim.QueueTranscripts(half, more)
 	heard := len(v.member.Heard(bot))
 	if err := v.member.PlayPCM(v.ctx, question); err != nil {
@@ -66,13 +70,24 @@ func TestRunVoiceTurnTaking(t *testing.T) {
 	if n := len(v.events("stt_pipeline_reply_spoken")); n != 2 {
 		t.Errorf("%d answers spoken, want 2 (one a question)", n)
 	}
+	// One generation for the whole question, and at most one more for each held reply to it that
+	// a speculation at a dip inside her going on started and discarded (a stall of her packets
+	// under load makes a dip between words a pause: see voice TestFalseEnd).
+	held := 0
+	for _, d := range v.events("voice_speculation_discarded") {
+		if d["stage"] == "reply" && strings.Contains(fmt.Sprint(d["transcript"]), more) {
+			held++
+		}
+	}
 	var prompts []string
 	for _, r := range v.osim.RequestsFor(openaisim.EndpointResponses) {
 		if r.Stream && strings.Contains(r.LastUserText, half+" "+more) {
 			prompts = append(prompts, r.Prompt)
 		}
 	}
-	if len(prompts) != 1 || strings.Contains(prompts[0], "fog over the hills") || strings.Contains(prompts[0], "[interrupted]") {
-		t.Errorf("generations for the whole question: %q\nwant one, with nothing of the half-answer", prompts)
+	if len(prompts) < 1 || len(prompts) > 1+held || slices.ContainsFunc(prompts, func(p string) bool {
+		return strings.Contains(p, "fog over the hills") || strings.Contains(p, "[interrupted]")
+	}) {
+		t.Errorf("generations for the whole question: %q\nwant one (and %d discarded held replies), with nothing of the half-answer", prompts, held)
 	}
 }
