@@ -27,10 +27,11 @@ type VoiceSession struct {
 type VoiceSessions interface {
 	// KeepVoiceSession records the guild's session, replacing its previous record.
 	KeepVoiceSession(ctx context.Context, v VoiceSession) error
-	// DropVoiceSession deletes the guild's record when it names channelID (so that the end of
-	// a session moved away from channelID leaves the newer record alone); an absent record is
-	// no error.
-	DropVoiceSession(ctx context.Context, guildID, channelID string) error
+	// DropVoiceSession deletes the guild's record when it names channelID and was joined at or
+	// before since (to the millisecond): the end of a session, or of the record read at start,
+	// drops its own record (or an older one of the same channel), never a newer session's
+	// (one moved elsewhere, or one a /join started since). An absent record is no error.
+	DropVoiceSession(ctx context.Context, guildID, channelID string, since time.Time) error
 	// KeptVoiceSessions returns every record, oldest first.
 	KeptVoiceSessions(ctx context.Context) ([]VoiceSession, error)
 }
@@ -59,8 +60,9 @@ func (m factsSQL) KeepVoiceSession(ctx context.Context, v VoiceSession) error {
 }
 
 // DropVoiceSession implements VoiceSessions.
-func (m factsSQL) DropVoiceSession(ctx context.Context, guildID, channelID string) error {
-	if _, err := m.db.exec(ctx, `DELETE FROM voice_sessions WHERE guild_id = ? AND channel_id = ?`, guildID, channelID); err != nil {
+func (m factsSQL) DropVoiceSession(ctx context.Context, guildID, channelID string, since time.Time) error {
+	if _, err := m.db.exec(ctx, `DELETE FROM voice_sessions WHERE guild_id = ? AND channel_id = ? AND joined_at <= ?`,
+		guildID, channelID, ms(since)); err != nil {
 		return fmt.Errorf("store: drop voice session %s/%s: %w", guildID, channelID, err)
 	}
 	return nil
@@ -96,8 +98,8 @@ func (i *instrumented) KeepVoiceSession(ctx context.Context, v VoiceSession) err
 	return i.count("keep_voice_session", i.s.KeepVoiceSession(ctx, v))
 }
 
-func (i *instrumented) DropVoiceSession(ctx context.Context, guildID, channelID string) error {
-	return i.count("drop_voice_session", i.s.DropVoiceSession(ctx, guildID, channelID))
+func (i *instrumented) DropVoiceSession(ctx context.Context, guildID, channelID string, since time.Time) error {
+	return i.count("drop_voice_session", i.s.DropVoiceSession(ctx, guildID, channelID, since))
 }
 
 func (i *instrumented) KeptVoiceSessions(ctx context.Context) ([]VoiceSession, error) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestKeptVoiceSessions: a guild's record is replaced by the next (a move), dropped only by the
-// end of the session in the channel it names, and kept across a reopen of the database (a
+// end of the session in the channel it names that started it (or an older one), and kept across a reopen of the database (a
 // restart) on both drivers.
 func TestKeptVoiceSessions(t *testing.T) { forEachDriverAt(t, testKeptVoiceSessions) }
 
@@ -42,16 +42,21 @@ func testKeptVoiceSessions(t *testing.T, s Store, driver, dsn string) {
 		t.Fatalf("kept = %+v, want %+v (oldest first)", got, want)
 	}
 	// The end of the session moved away from v1 leaves the newer record alone.
-	if err := s.DropVoiceSession(ctx, "g1", "v1"); err != nil {
+	if err := s.DropVoiceSession(ctx, "g1", "v1", base.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DropVoiceSession(ctx, "g9", "v9"); err != nil {
+	// So does the end of an older session of the same channel (one that ended on its own as a
+	// /join started this record): a record joined after since stays.
+	if err := s.DropVoiceSession(ctx, "g1", "v1b", moved.JoinedAt.Add(-time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropVoiceSession(ctx, "g9", "v9", base); err != nil {
 		t.Errorf("dropping an absent record: %v", err)
 	}
 	if got := list(s); !slices.Equal(got, want) {
 		t.Fatalf("after dropping other channels: %+v, want %+v", got, want)
 	}
-	if err := s.DropVoiceSession(ctx, "g2", "v2"); err != nil {
+	if err := s.DropVoiceSession(ctx, "g2", "v2", base); err != nil { // its own record
 		t.Fatal(err)
 	}
 	reopened, err := OpenDriver(ctx, driver, dsn)

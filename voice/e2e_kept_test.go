@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +21,13 @@ import (
 func keptWorld(t *testing.T) (*world, *store.SQLite) {
 	t.Helper()
 	st := tempStore(t)
-	w := newWorldWith(t, worldOptions{kept: st}, nil, genRule("Hello."))
+	return keptWorldOn(t, st), st
+}
+
+// keptWorldOn is keptWorld keeping its sessions in kept.
+func keptWorldOn(t *testing.T, kept store.VoiceSessions) *world {
+	t.Helper()
+	w := newWorldWith(t, worldOptions{kept: kept}, nil, genRule("Hello."))
 	w.sess.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) { w.svc.HandleMessage(w.ctx, s, m.Message) })
 	w.sess.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		w.svc.HandleInteraction(w.ctx, s, ic.Interaction)
@@ -28,7 +35,7 @@ func keptWorld(t *testing.T) (*world, *store.SQLite) {
 	if _, err := w.sess.ApplicationCommandBulkOverwrite(w.botID, "", w.svc.Commands()); err != nil {
 		t.Fatal(err)
 	}
-	return w, st
+	return w
 }
 
 // kept returns the store's records as "guild/channel/requester".
@@ -157,5 +164,116 @@ func TestRejoinKeptSession(t *testing.T) {
 	}
 	if got, want := kept(t, st), []string{rec.GuildID + "/" + rec.ChannelID + "/someone"}; !slices.Equal(got, want) {
 		t.Errorf("records after the rejoin: %v, want %v", got, want)
+	}
+}
+
+// heldDrop is the real store with its first record drop held (entered, then waiting for
+// release): the end of a session stays in progress, its session still the guild's, while the
+// test acts.
+type heldDrop struct {
+	store.VoiceSessions
+	held             atomic.Bool
+	entered, release chan struct{}
+}
+
+func (h *heldDrop) DropVoiceSession(ctx context.Context, guildID, channelID string, since time.Time) error {
+	if h.held.CompareAndSwap(false, true) {
+		close(h.entered)
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return h.VoiceSessions.DropVoiceSession(ctx, guildID, channelID, since)
+}
+
+// TestJoinAsSessionEnds: a session joined by !join ends on its own (alone) and, while it is
+// still ending (its record being dropped), alice comes back and types !join in the same
+// channel. The !join waits for the end (voice_join_waiting) and joins afresh: once the old
+// session's end is logged, the bot is in the channel on a live session that answers her, and
+// the record names the new session. (Before, the !join found the ending session, answered
+// "Joined" and did nothing, and the ending session then left the channel.)
+func TestJoinAsSessionEnds(t *testing.T) {
+	t.Parallel()
+	st := tempStore(t)
+	held := &heldDrop{VoiceSessions: st, entered: make(chan struct{}), release: make(chan struct{})}
+	w := keptWorldOn(t, held)
+	w.cfg.Voice.InactivityLeaveSeconds = 1 // below what a file allows (10 s): a short test
+	alice := w.member("alice")
+	w.commandJoin(t)
+	first := kept(t, st)
+
+	alice.Leave()
+	if err := w.dsim.LeaveVoice(w.users["alice"], w.vc); err != nil {
+		t.Fatal(err)
+	}
+	select { // the session ends alone: its record's drop is held
+	case <-held.entered:
+	case <-w.ctx.Done():
+		t.Fatal("the session never ended")
+	}
+	alice = w.member("alice")
+	for voice.VoiceChannelOf(w.sess.State, string(w.guild), string(w.users["alice"])) != string(w.vc) {
+		select {
+		case <-w.ctx.Done():
+			t.Fatal("alice's voice state never reached the bot")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	q, err := w.dsim.Post(w.ctx, w.users["alice"], w.text, "!join")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(m discordsim.Message) bool {
+		return m.Reference != nil && m.Reference.MessageID == q.ID && strings.HasPrefix(m.Content, "Joined")
+	}
+	// The !join is either waiting for the end or (the fault) answered already.
+	for w.logs.Count(`"msg":"voice_join_waiting"`, `"reason":"session_ending"`) == 0 &&
+		!slices.ContainsFunc(w.dsim.SentSince(0), answered) {
+		select {
+		case <-w.ctx.Done():
+			t.Fatal("the !join was neither waiting nor answered")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	close(held.release)
+	if _, err := simtest.WaitMessage(w.ctx, w.dsim, answered); err != nil {
+		t.Fatalf("!join: %v", err)
+	}
+	w.waitLog(`"msg":"voice_session_end"`, `"reason":"alone"`)
+
+	if ch := w.svc.Channel(string(w.guild)); ch != string(w.vc) {
+		t.Fatalf("after the old session's end the bot's session is in %q, want %s", ch, w.vc)
+	}
+	if got := kept(t, st); !slices.Equal(got, first) {
+		t.Errorf("records after the !join: %v, want %v", got, first)
+	}
+	var starts int
+	for _, ev := range w.logs.Events("voice_session_start") {
+		if ev["channel_id"] == string(w.vc) {
+			starts++
+		}
+	}
+	if starts != 2 {
+		t.Errorf("%d sessions started, want 2 (the first, then the !join's)", starts)
+	}
+	// The new session is live: it answers alice.
+	for {
+		st := w.vsim.DAVE(string(w.guild), string(w.vc))
+		if st.Version == 1 && st.Established && !st.Busy && len(st.Members) == 2 {
+			break
+		}
+		select {
+		case <-w.ctx.Done():
+			t.Fatalf("DAVE group not ready: %+v", st)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	before := len(alice.Heard(w.botID))
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	w.play(alice, "hey-banter-weather")
+	if err := alice.WaitHeard(w.ctx, w.botID, before+10); err != nil {
+		t.Fatalf("the new session did not answer: %v", err)
 	}
 }

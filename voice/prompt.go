@@ -55,7 +55,7 @@ type promptInput struct {
 	words      string // what they said (memory recall)
 	d          decision.Decision
 	greeting   bool
-	justJoined bool // inside voice.joinGreetingWindowSeconds
+	justJoined bool // inside voice.joinGreetingWindowSeconds (never for a rejoined session)
 }
 
 // promptInput snapshots the conversation for a reply (session loop only).
@@ -69,7 +69,7 @@ func (s *session) promptInput(t *Turn, d decision.Decision, greeting bool) promp
 	if t != nil {
 		in.speaker, in.speakerID, in.words = t.SpeakerName, t.SpeakerID, t.Transcript
 	}
-	if w := cfg.Voice.JoinGreetingWindowSeconds; w > 0 && s.svc.now().Sub(s.started) < time.Duration(w)*time.Second {
+	if w := cfg.Voice.JoinGreetingWindowSeconds; w > 0 && !s.rejoined && s.svc.now().Sub(s.started) < time.Duration(w)*time.Second {
 		in.justJoined = true
 	}
 	return in

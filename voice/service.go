@@ -156,6 +156,9 @@ type Service struct {
 	mu       sync.Mutex // guards following
 	sessions map[string]*session
 	closed   bool
+	// guildOps holds each guild's operation lock (lockGuild): a buffered channel of one,
+	// made at the guild's first join or leave and kept (one a guild the bot has been in).
+	guildOps map[string]chan struct{}
 }
 
 // New builds the Service and its voice connection manager on opts.Discord.
@@ -185,7 +188,7 @@ func New(opts Options) (*Service, error) {
 	if opts.SpeakFormat.Rate == 0 {
 		opts.SpeakFormat = pcm.Mono24k()
 	}
-	svc := &Service{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	svc := &Service{opts: opts, log: opts.Logger, sessions: map[string]*session{}, guildOps: map[string]chan struct{}{}}
 	if opts.NewResponder == nil {
 		v := opts.Config().Voice
 		if v.Mode == "realtime" {
@@ -287,15 +290,47 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 }
 
 // joinHow says how a session is joined: by a member's command (kept across restarts), by a
-// rejoin of a kept session (since: when it began), or else (autoJoin) neither.
+// rejoin of a kept session (since: when it began), or else (autoJoin) neither. ifIdle joins
+// only a guild without a session (a rejoin, autoJoin at start): else errBusy.
 type joinHow struct {
 	keep        bool
 	requestedBy string
 	since       time.Time
+	ifIdle      bool
 }
 
-// join is Join, the session started as how says.
+// errBusy: a join that asked for an idle guild found a session there.
+var errBusy = errors.New("voice: join: the guild has a session already")
+
+// lockGuild takes the guild's operation lock: one join, leave or end of a session at a time
+// in a guild, so that the end of a session (its leaving the channel, its record) never
+// undoes a join that came after it. The returned function releases it.
+func (svc *Service) lockGuild(ctx context.Context, guildID string) (unlock func(), err error) {
+	svc.mu.Lock()
+	op := svc.guildOps[guildID]
+	if op == nil {
+		op = make(chan struct{}, 1)
+		svc.guildOps[guildID] = op
+	}
+	svc.mu.Unlock()
+	select {
+	case op <- struct{}{}:
+		return func() { <-op }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("voice: guild %s busy: %w", guildID, ctx.Err())
+	}
+}
+
+// join is Join, the session started as how says. A session of the guild that is ending on
+// its own (alone, max_session, disconnected…) is waited for, then the channel joined afresh,
+// even the same channel (voice_join_waiting): a join a moment after such an end is never
+// lost to it.
 func (svc *Service) join(ctx context.Context, guildID, channelID string, how joinHow) error {
+	unlock, err := svc.lockGuild(ctx, guildID)
+	if err != nil {
+		return fmt.Errorf("voice: join %s/%s: %w", guildID, channelID, err)
+	}
+	defer unlock()
 	svc.mu.Lock()
 	if svc.closed {
 		svc.mu.Unlock()
@@ -304,10 +339,16 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	old := svc.sessions[guildID]
 	svc.mu.Unlock()
 	if old != nil {
-		if old.channelID == channelID {
+		ending := old.ending.Load()
+		switch {
+		case ending:
+			old.log.Info("voice_join_waiting", "reason", "session_ending", "join_channel_id", channelID)
+		case how.ifIdle:
+			return errBusy
+		case old.channelID == channelID:
 			return nil
 		}
-		if err := svc.Leave(ctx, guildID); err != nil {
+		if err := svc.leaveLocked(ctx, guildID, endLeft); err != nil {
 			return err
 		}
 	}
@@ -317,8 +358,11 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	}
 	s, err := newSession(svc, guildID, channelID, conn)
 	if err == nil {
-		if !how.since.IsZero() && how.since.Before(s.since) {
-			s.since = how.since
+		if !how.since.IsZero() {
+			s.rejoined = true
+			if how.since.Before(s.since) {
+				s.since = how.since
+			}
 		}
 		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Logger: s.log})
 		if err != nil {
@@ -332,7 +376,11 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	svc.mu.Lock()
 	svc.sessions[guildID] = s
 	svc.mu.Unlock()
-	s.log.Info("voice_session_start")
+	if s.rejoined {
+		s.log.Info("voice_session_start", "rejoined", true)
+	} else {
+		s.log.Info("voice_session_start")
+	}
 	if how.keep {
 		svc.keepRecord(ctx, s, how.requestedBy)
 	}
@@ -340,23 +388,12 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	return nil
 }
 
-// runSession runs the session until it ends, leaves the channel when it ended itself, and
-// logs and counts its end.
+// runSession runs the session until it ends, leaves the channel when it ended itself (and no
+// join or leave took the guild over meanwhile), and logs and counts its end.
 func (svc *Service) runSession(s *session) {
 	s.run()
-	svc.mu.Lock()
-	if svc.sessions[s.guildID] == s {
-		delete(svc.sessions, s.guildID)
-	}
-	svc.mu.Unlock()
 	reason := s.reason()
-	if s.endReason != "" { // the session ended itself: leave the channel
-		lctx, cancel := context.WithTimeout(svc.ctx, 5*time.Second)
-		if err := svc.mgr.Leave(lctx, s.guildID); err != nil {
-			s.log.Warn("voice_leave_failed", "error", err)
-		}
-		cancel()
-	}
+	svc.endSession(s)
 	svc.opts.Metrics.sessionEnd(reason)
 	// Turns still waiting for Stage A or for the bot's turn end with the session.
 	pending := len(s.queue) + len(s.deferred) + len(s.held)
@@ -366,6 +403,34 @@ func (svc *Service) runSession(s *session) {
 	s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
 }
 
+// endSession takes a session that ended out of the guild's place, under the guild's lock:
+// when it is still the guild's session it ended itself, and leaves the channel. A session a
+// leave or a join took out already is theirs to leave: the channel may be a new session's.
+func (svc *Service) endSession(s *session) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(svc.ctx), 30*time.Second)
+	defer cancel()
+	unlock, err := svc.lockGuild(ctx, s.guildID)
+	if err != nil { // a join or leave stuck past its own bounds: do not touch the guild
+		s.log.Warn("voice_leave_failed", "error", err)
+		return
+	}
+	defer unlock()
+	svc.mu.Lock()
+	mine := svc.sessions[s.guildID] == s
+	if mine {
+		delete(svc.sessions, s.guildID)
+	}
+	svc.mu.Unlock()
+	if !mine || s.endReason == "" {
+		return
+	}
+	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer lcancel()
+	if err := svc.mgr.Leave(lctx, s.guildID); err != nil {
+		s.log.Warn("voice_leave_failed", "error", err)
+	}
+}
+
 // Leave ends the guild's session (reason left) and leaves its voice channel.
 func (svc *Service) Leave(ctx context.Context, guildID string) error {
 	return svc.leave(ctx, guildID, endLeft)
@@ -373,6 +438,16 @@ func (svc *Service) Leave(ctx context.Context, guildID string) error {
 
 // leave is Leave, the session ending for reason (left, shutdown).
 func (svc *Service) leave(ctx context.Context, guildID, reason string) error {
+	unlock, err := svc.lockGuild(ctx, guildID)
+	if err != nil {
+		return fmt.Errorf("voice: leave %s: %w", guildID, err)
+	}
+	defer unlock()
+	return svc.leaveLocked(ctx, guildID, reason)
+}
+
+// leaveLocked is leave, under the guild's lock.
+func (svc *Service) leaveLocked(ctx context.Context, guildID, reason string) error {
 	svc.mu.Lock()
 	s := svc.sessions[guildID]
 	delete(svc.sessions, guildID)

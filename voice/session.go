@@ -70,8 +70,14 @@ type session struct {
 	started            time.Time
 	// since is when the session began for voice.maxSessionMinutes: started, or the start of
 	// the kept session a rejoin took up again (rejoin.go).
-	since        time.Time
+	since time.Time
+	// rejoined: the session took up a kept session of an earlier process (rejoin.go): the
+	// room had it already, so it does not greet as a join does. Set before run.
+	rejoined     bool
 	greetPending bool // the join greeting may still start (session loop only)
+	// ending is set once the session is ending (its loop returned): a join that finds it
+	// waits for its end instead of taking it for the guild's live session.
+	ending atomic.Bool
 
 	// The loop's inboxes: turns entering the conversation (admit), Stage A
 	// decisions, replies done (record), fresh connections, and the log
@@ -149,8 +155,9 @@ func (s *session) run() {
 	}
 	streams := s.conn.Streams()
 	// Greet when others were in the channel as the bot joined (the gateway's
-	// voice states, which arrive before the bot's own join completes).
-	s.greetPending = s.svc.cfg().Voice.JoinGreetingWindowSeconds > 0 && s.othersInState()
+	// voice states, which arrive before the bot's own join completes); a rejoined session
+	// was in the channel before the restart and does not.
+	s.greetPending = !s.rejoined && s.svc.cfg().Voice.JoinGreetingWindowSeconds > 0 && s.othersInState()
 	s.maybeGreet()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -198,6 +205,7 @@ func (s *session) run() {
 // windDown ends the session once its loop returned: every goroutine stops,
 // a reply that ended with the session is recorded, the Responder is closed.
 func (s *session) windDown() {
+	s.ending.Store(true)
 	s.cancel()
 	s.wg.Wait()
 	for { // a reply that ended as the session did may wait here unrecorded

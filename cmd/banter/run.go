@@ -438,26 +438,11 @@ func (a *app) registerCommands(ctx context.Context, shards *discord.Shards, p *p
 }
 
 // joinVoice joins, in the guilds this process's shards own, the voice sessions kept from the
-// previous process (/join, !join: voice.Service.Rejoin), then the voice.autoJoin channels of
-// the guilds left without a session; another process joins the others (its shard receives
-// their voice events).
+// previous process (/join, !join) and the voice.autoJoin channels of the guilds left without a
+// session, each guild on its own (voice.Service.JoinAtStart); another process joins the
+// others (its shard receives their voice events).
 func (a *app) joinVoice(ctx context.Context, shards *discord.Shards, v *voice.Service) {
-	v.Rejoin(ctx, shards.Owns)
-	for _, ref := range a.cfg.Voice.AutoJoin {
-		if !shards.Owns(ref.GuildID) {
-			a.logger.Debug("voice_autojoin_skipped", "guild_id", ref.GuildID, "channel_id", ref.ChannelID,
-				"reason", "guild_on_another_process_shard")
-			continue
-		}
-		if in := v.Channel(ref.GuildID); in != "" { // a kept session came back: one session a guild
-			a.logger.Info("voice_autojoin_skipped", "guild_id", ref.GuildID, "channel_id", ref.ChannelID,
-				"reason", "rejoined_kept_session", "in_channel_id", in)
-			continue
-		}
-		if err := v.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {
-			a.logger.Warn("voice_autojoin_failed", "guild_id", ref.GuildID, "channel_id", ref.ChannelID, "error", err.Error())
-		}
-	}
+	v.JoinAtStart(ctx, shards.Owns)
 }
 
 // shutdown stops intake, lets in-flight replies finish up to discord.shutdownTimeoutSeconds,

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +32,11 @@ func newRejoinBot(t *testing.T, ctx context.Context, extra string, setup func(*b
 	t.Helper()
 	vs := voicetest.Serve(t, voicesim.WithDAVE())
 	r := &rejoinBot{}
-	o := newOSBotWith(t, ctx, banterBinary(t), "  voiceCaFile: "+vs.CAFile()+"\n",
-		"voice:\n  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer\n"+extra,
+	voiceCfg := "voice:\n"
+	if !strings.Contains(extra, "joinGreetingWindowSeconds") {
+		voiceCfg += "  joinGreetingWindowSeconds: 0 # whatever the bot says is an answer\n"
+	}
+	o := newOSBotWith(t, ctx, banterBinary(t), "  voiceCaFile: "+vs.CAFile()+"\n", voiceCfg+extra,
 		func(b *botProcess) {
 			r.vc = b.dsim.CreateVoiceChannel(b.guild, "Voice")
 			for _, rule := range openaisim.SaidRules("voice question", voiceQuestion) {
@@ -273,4 +279,138 @@ func TestKeptVoiceSessionWaitsForItsGuild(t *testing.T) {
 	outage(false)
 	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"result": "rejoined", "channel_id": string(r.vc)})
 	r.botVoiceSession(t, ctx, r.guild, r.vc, session)
+}
+
+// greetings are the bot's join greetings (spoken, skipped or cut) logged after offset off.
+func (r *rejoinBot) greetings(off int) []logLine {
+	var out []logLine
+	for _, line := range r.logs.since(off) {
+		if _, ok := line["greeting_attempt"]; ok {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// waitGreeting waits for a join greeting logged after offset off.
+func (r *rejoinBot) waitGreeting(t *testing.T, ctx context.Context, off int) {
+	t.Helper()
+	g, cancel := guard(ctx)
+	defer cancel()
+	if !r.logs.wait(g, func() bool { return len(r.greetings(off)) > 0 }) {
+		t.Fatalf("no join greeting:\n%s", r.logs.String())
+	}
+}
+
+// TestRejoinedSessionDoesNotGreet: with the join greeting on and alice in the voice channel, a
+// !join greets the room. After a restart the session comes back without a greeting: alice's
+// question is the first thing the bot answers, no greeting is logged before or with it, and no
+// prompt of the new process says it just joined. A fresh !join in that process greets again.
+func TestRejoinedSessionDoesNotGreet(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
+	ctx := context.Background()
+	r := newRejoinBot(t, ctx, "  joinGreetingWindowSeconds: 120\n", nil)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	room := &voiceRoom{guild: r.guild, channel: r.vc, user: r.alice, member: r.aliceIn(t, ctx, r.vc)}
+	join := "Joined <#" + string(r.vc) + ">."
+
+	off := r.logs.Len()
+	r.command(t, ctx, "!join", join)
+	first := r.botVoiceSession(t, ctx, r.guild, r.vc, "")
+	r.waitGreeting(t, ctx, off)
+
+	off = r.restart(t, ctx, syscall.SIGKILL)
+	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"result": "rejoined", "channel_id": string(r.vc)})
+	r.botVoiceSession(t, ctx, r.guild, r.vc, first)
+	gens := len(r.osim.RequestsFor(openaisim.EndpointResponses))
+	room.ask(wctx, t, r.dsim, voiceQuestionPCM(t), r.logs.String)
+	g, gcancel := guard(ctx)
+	defer gcancel()
+	answered := func() bool {
+		for _, line := range r.logs.since(off) {
+			if line.msg() == "stt_pipeline_reply_spoken" && line.str("turn_id") != "" {
+				return true
+			}
+		}
+		return false
+	}
+	if !r.logs.wait(g, answered) {
+		t.Fatalf("no answer to alice's question after the rejoin:\n%s", r.logs.String())
+	}
+	// A greeting would have started as soon as alice was connected, before her question was
+	// heard, and ended (logged) before the answer could start.
+	if gr := r.greetings(off); len(gr) > 0 {
+		t.Errorf("the rejoined session greeted: %v", gr)
+	}
+	for _, req := range r.osim.RequestsFor(openaisim.EndpointResponses)[gens:] {
+		if strings.Contains(req.Prompt, "just joined") {
+			t.Errorf("a prompt of the rejoined session says it just joined:\n%s", req.Prompt)
+		}
+	}
+
+	r.command(t, ctx, "!leave", "Left the voice channel.")
+	off = r.logs.Len()
+	r.command(t, ctx, "!join", join)
+	r.waitGreeting(t, ctx, off)
+}
+
+// TestKeptVoiceSessionsRejoinOnTheirOwn: two kept sessions, the older one's guild in an outage
+// at start, and a voice.autoJoin channel in a third guild. The other guild's session comes back
+// and the autoJoin channel is joined while the first guild is still out (its rejoin waiting,
+// no voice_rejoin for it yet); once its outage ends, it comes back too.
+func TestKeptVoiceSessionsRejoinOnTheirOwn(t *testing.T) {
+	t.Parallel() // an independent end-to-end test: see "Parallel tests" in shared_test.go
+	ctx := context.Background()
+	var other, auto discordsim.GuildID
+	var otherVC, autoVC discordsim.ChannelID
+	r := newRejoinBot(t, ctx, "", func(b *botProcess) {
+		other, auto = b.dsim.CreateGuild("other"), b.dsim.CreateGuild("auto")
+		otherVC, autoVC = b.dsim.CreateVoiceChannel(other, "Voice"), b.dsim.CreateVoiceChannel(auto, "Voice")
+	})
+	if err := r.end(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, r.storeDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []store.VoiceSession{ // oldest first: the guild in an outage
+		{GuildID: string(r.guild), ChannelID: string(r.vc), RequestedBy: string(r.alice), JoinedAt: time.Now().Add(-2 * time.Minute)},
+		{GuildID: string(other), ChannelID: string(otherVC), RequestedBy: string(r.alice), JoinedAt: time.Now().Add(-time.Minute)},
+	} {
+		if err := st.KeepVoiceSession(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	cfg, err := os.ReadFile(r.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	autoJoin := fmt.Sprintf("voice:\n  autoJoin:\n    - guildId: %q\n      channelId: %q\n", auto, autoVC)
+	if err := os.WriteFile(r.cfgPath, []byte(strings.Replace(string(cfg), "voice:\n", autoJoin, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.dsim.SetGuildAvailable(r.guild, false); err != nil {
+		t.Fatal(err)
+	}
+
+	off := r.logs.Len()
+	r.start(t, ctx)
+	r.waitLine(t, ctx, off, 1, "voice_rejoin_waiting", map[string]string{"guild_id": string(r.guild)})
+	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"guild_id": string(other), "result": "rejoined"})
+	r.botVoiceSession(t, ctx, other, otherVC, "")
+	r.botVoiceSession(t, ctx, auto, autoVC, "")
+	for _, line := range r.logs.since(off) {
+		if line.msg() == "voice_rejoin" && line.str("guild_id") == string(r.guild) {
+			t.Fatalf("the guild in an outage settled before the others came back: %v\n%s", line, r.logs.String())
+		}
+	}
+	if err := r.dsim.SetGuildAvailable(r.guild, true); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLine(t, ctx, off, 1, "voice_rejoin", map[string]string{"guild_id": string(r.guild), "result": "rejoined"})
+	r.botVoiceSession(t, ctx, r.guild, r.vc, "")
+	r.waitLine(t, ctx, off, 1, "voice_rejoin_done", nil)
 }
