@@ -138,6 +138,12 @@ func (d *Directory) Resolve(ctx context.Context, guildID, userID string) (Kind, 
 	d.mu.Lock()
 	c, waiting := d.calls[key]
 	if !waiting {
+		// A call that ended since the check above added the member to the state before it
+		// left calls (under mu): look again rather than ask Discord a second time.
+		if k := d.Kind(guildID, userID); k != Unknown {
+			d.mu.Unlock()
+			return k, nil
+		}
 		c = &call{done: make(chan struct{})}
 		d.calls[key] = c
 	}
