@@ -479,22 +479,6 @@ func (svc *Service) Channel(guildID string) string {
 	return ""
 }
 
-// AutoJoin joins every voice.autoJoin channel; failures are logged and
-// joined into the returned error.
-func (svc *Service) AutoJoin(ctx context.Context) error {
-	if !svc.cfg().Voice.Enabled {
-		return nil
-	}
-	var errs []error
-	for _, ref := range svc.cfg().Voice.AutoJoin {
-		if err := svc.Join(ctx, ref.GuildID, ref.ChannelID); err != nil {
-			svc.log.Warn("voice_autojoin_failed", "guild_id", ref.GuildID, "channel_id", ref.ChannelID, "error", err)
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Shutdown leaves every channel and stops the Service, waiting for all of
 // its goroutines (bounded by ctx).
 func (svc *Service) Shutdown(ctx context.Context) error {
