@@ -306,8 +306,8 @@ func TestDiscordgoVoiceSignalling(t *testing.T) {
 		e, ok := v.(*discordgo.VoiceStateUpdate)
 		return ok && e.UserID == dg.State.User.ID && e.ChannelID == ""
 	})
-	if len(backend.revoked()) != 1 || backend.revoked()[0] != w.sim.BotID() {
-		t.Fatalf("revoked %v", backend.revoked())
+	if got := backend.awaitRevoked(t, 1); len(got) != 1 || got[0] != w.sim.BotID() {
+		t.Fatalf("revoked %v", got)
 	}
 	if err := w.sim.MoveVoice(w.guild, w.sim.BotID(), other); err == nil {
 		t.Fatal("moving a user who is not in voice must fail")

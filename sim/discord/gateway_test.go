@@ -5,9 +5,7 @@ import (
 	"compress/zlib"
 	"encoding/json"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -464,8 +462,8 @@ func TestVoiceSignallingOrder(t *testing.T) {
 	if f.typ() != "VOICE_STATE_UPDATE" || !strings.Contains(string(f.D), `"channel_id":null`) {
 		t.Fatalf("leave: got %s %s", f.typ(), f.D)
 	}
-	if len(backend.revoked()) != 1 || backend.revoked()[0] != w.sim.BotID() {
-		t.Fatalf("revoked %v", backend.revoked())
+	if got := backend.awaitRevoked(t, 1); len(got) != 1 || got[0] != w.sim.BotID() {
+		t.Fatalf("revoked %v", got)
 	}
 	if _, ok := w.sim.VoiceStateOf(w.guild, w.sim.BotID()); ok {
 		t.Fatal("bot still in voice")
@@ -488,42 +486,6 @@ func TestVoiceSignallingOrder(t *testing.T) {
 	if f := g.read(); !strings.Contains(string(f.D), `"channel_id":null`) {
 		t.Fatalf("scripted leave: %s", f.D)
 	}
-}
-
-// fakeVoice is a VoiceBackend that records grants and revocations.
-type fakeVoice struct {
-	endpoint string
-
-	mu       sync.Mutex // guards following
-	grantLog []VoiceGrant
-	revokes  []UserID
-}
-
-func (f *fakeVoice) Endpoint() string { return f.endpoint }
-
-func (f *fakeVoice) Authorize(g VoiceGrant) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.grantLog = append(f.grantLog, g)
-	return nil
-}
-
-func (f *fakeVoice) Revoke(_ GuildID, u UserID) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.revokes = append(f.revokes, u)
-}
-
-func (f *fakeVoice) grants() []VoiceGrant {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.grantLog)
-}
-
-func (f *fakeVoice) revoked() []UserID {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.revokes)
 }
 
 func TestGatewayAnyPath(t *testing.T) {

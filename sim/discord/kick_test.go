@@ -42,7 +42,7 @@ func TestRemovedMemberLeavesVoice(t *testing.T) {
 	if _, ok := w.sim.VoiceStateOf(w.guild, bob); ok {
 		t.Error("bob still has a voice state after his removal")
 	}
-	if got := backend.revoked(); !slices.Equal(got, []UserID{bob}) {
+	if got := backend.awaitRevoked(t, 1); !slices.Equal(got, []UserID{bob}) {
 		t.Errorf("voice sessions revoked: %v, want bob's", got)
 	}
 
