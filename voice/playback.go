@@ -51,6 +51,9 @@ type Playback struct {
 	onFirst func(time.Time)
 	emitFn  func([]byte) error
 	err     error
+	// noKey: this reply's first frame waited e2eeWait for DAVE's first key in vain; every
+	// later frame of the reply fails at once (the reply ends) instead of waiting again.
+	noKey bool
 }
 
 // NewPlayback returns a Playback for PCM in format in (llm.SpeechSampleRate
@@ -99,7 +102,7 @@ func (p *Playback) Begin(onFirst func(time.Time)) {
 	p.talker.Reset()
 	p.frames.Store(0)
 	p.dropped.Store(0)
-	p.first, p.onFirst, p.err = time.Time{}, onFirst, nil
+	p.first, p.onFirst, p.err, p.noKey = time.Time{}, onFirst, nil, false
 }
 
 // WritePCM converts b (little-endian samples of the input format, split
@@ -131,6 +134,9 @@ func (p *Playback) End(ctx context.Context, flush bool) error {
 
 // e2eeWait bounds how long a reply's first frame waits for DAVE's first key.
 const e2eeWait = 10 * time.Second
+
+// errNoKey ends a reply whose first frame found no DAVE key within e2eeWait.
+var errNoKey = fmt.Errorf("voice: send: no end-to-end encryption key within %s: %w", e2eeWait, dave.ErrNotReady)
 
 // awaitE2EE retries the first frame of a reply every frame time until the
 // E2EE layer can encrypt it, ctx ends or e2eeWait passes.
@@ -198,10 +204,21 @@ func (p *Playback) emit(pkt []byte) error {
 	}
 	err := p.conn.Load().SendOpus(p.ctx, pkt)
 	if errors.Is(err, dave.ErrNotReady) && p.frames.Load() == 0 {
+		if p.noKey {
+			p.metrics.unencrypted()
+			return errNoKey
+		}
 		// DAVE has no sender key yet (right after joining, before the
 		// first transition): hold the reply's first frame until it has
-		// one rather than lose the start of what the bot says.
-		err = p.awaitE2EE(pkt)
+		// one rather than lose the start of what the bot says. Once: a
+		// reply whose first frame found no key in e2eeWait ends there
+		// (each of its frames waiting in turn would hold the session
+		// e2eeWait a frame), and the next reply tries again.
+		if err = p.awaitE2EE(pkt); errors.Is(err, dave.ErrNotReady) {
+			p.noKey = true
+			p.metrics.unencrypted()
+			return errNoKey
+		}
 	}
 	if errors.Is(err, dave.ErrNotReady) {
 		// The key went away mid-reply (a transition): the frame cannot be
