@@ -431,6 +431,23 @@ func (svc *Service) endSession(s *session) {
 	}
 }
 
+// shutdownGuild ends the guild's session, if it has one once the guild's lock is free, for
+// reason shutdown. Joins after it fail: the service is closed.
+func (svc *Service) shutdownGuild(ctx context.Context, guildID string) error {
+	unlock, err := svc.lockGuild(ctx, guildID)
+	if err != nil {
+		return fmt.Errorf("voice: shutdown %s: %w", guildID, err)
+	}
+	defer unlock()
+	svc.mu.Lock()
+	s := svc.sessions[guildID]
+	svc.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return svc.leaveLocked(ctx, guildID, endShutdown)
+}
+
 // Leave ends the guild's session (reason left) and leaves its voice channel.
 func (svc *Service) Leave(ctx context.Context, guildID string) error {
 	return svc.leave(ctx, guildID, endLeft)
@@ -484,14 +501,18 @@ func (svc *Service) Channel(guildID string) string {
 func (svc *Service) Shutdown(ctx context.Context) error {
 	svc.mu.Lock()
 	svc.closed = true
-	guilds := make([]string, 0, len(svc.sessions))
-	for g := range svc.sessions {
+	// Every guild a join, leave or end has locked, not only those with a session now: a join
+	// in flight (waiting for Discord) holds its guild's lock and starts its session after
+	// this; taking each guild's lock in turn waits for it, and then leaves its session.
+	guilds := make([]string, 0, len(svc.guildOps))
+	for g := range svc.guildOps {
 		guilds = append(guilds, g)
 	}
 	svc.mu.Unlock()
+	svc.log.Info("voice_shutdown", "guilds", len(guilds))
 	var errs []error
 	for _, g := range guilds { // ended "shutdown": their records are kept for the next process
-		if err := svc.leave(ctx, g, endShutdown); err != nil {
+		if err := svc.shutdownGuild(ctx, g); err != nil {
 			errs = append(errs, err)
 		}
 	}
