@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/sim/discord/world"
 )
@@ -57,7 +58,7 @@ func TestMemberRolesREST(t *testing.T) {
 		{"PATCH adding the managed role", bot, "PATCH", string(w.alice), map[string]any{"roles": []RoleID{mods, own}}, 403, 50013, w.alice, []RoleID{mods}},
 		{"PATCH dropping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{}}, 403, 50013, w.sim.BotID(), []RoleID{own}},
 		{"PATCH keeping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{own, mods}}, 200, 0, w.sim.BotID(), sorted(own, mods)},
-		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"nick": "x"}, 400, 50035, w.alice, []RoleID{mods}},
+		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"deaf": true}, 400, 50035, w.alice, []RoleID{mods}},
 		{"unknown role", bot, "PUT", string(w.alice) + "/roles/1", nil, 404, 10011, w.alice, []RoleID{mods}},
 		{"unknown member", bot, "PUT", "1/roles/" + string(mods), nil, 404, 10007, w.alice, []RoleID{mods}},
 		{"without Manage Roles", alice, "PUT", string(bob) + "/roles/" + string(junior), nil, 403, 50013, bob, nil},
@@ -155,7 +156,7 @@ func FuzzModifyMember(f *testing.F) {
 		`{"roles":["` + string(mods) + `"]}`,
 		`{"roles":["` + string(mods) + `","` + string(own) + `"]}`,
 		`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`,
-		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{}`, `{"roles":["1"]}`,
+		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{}`, `{"roles":["1"]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -164,9 +165,12 @@ func FuzzModifyMember(f *testing.F) {
 		if json.Unmarshal(body, &m) != nil {
 			return
 		}
-		roles, err := modifyMemberRoles(m)
-		if err == nil && roles != nil {
-			err = s.ChangeMemberRoles(world.MemberRoleChange{Guild: g, User: alice, By: s.BotID(), Set: roles})
+		e, err := parseModifyMember(m)
+		if err == nil && e.nick != nil {
+			err = s.ChangeNick(s.BotID(), g, alice, *e.nick)
+		}
+		if err == nil && e.roles != nil {
+			err = s.ChangeMemberRoles(world.MemberRoleChange{Guild: g, User: alice, By: s.BotID(), Set: e.roles})
 		}
 		var we *world.Error
 		if err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499) {
@@ -175,6 +179,9 @@ func FuzzModifyMember(f *testing.F) {
 		s.Read(func(v *world.View) {
 			mem, _ := v.Member(g, alice)
 			gd, _ := v.Guild(g)
+			if utf8.RuneCountInString(mem.Nick) > 32 {
+				t.Fatalf("alice's nick %q is over 32 characters", mem.Nick)
+			}
 			seen := map[RoleID]bool{}
 			for _, r := range mem.Roles {
 				if seen[r] || r == own || r == RoleID(g) || !slices.ContainsFunc(gd.Roles, func(x world.Role) bool { return x.ID == r }) {
@@ -184,4 +191,53 @@ func FuzzModifyMember(f *testing.F) {
 			}
 		})
 	})
+}
+
+// TestMemberNickREST: PATCH /guilds/{g}/members/{u} "nick" sets a member's nickname as
+// Discord does: the caller needs Manage Nicknames (the owner needs nothing), else 403 50013
+// and nothing changes; null or "" clears it; more than 32 characters is 400 50035; "@me"
+// names the caller.
+func TestMemberNickREST(t *testing.T) {
+	w := newWorld(t) // the bot owns the guild
+	bob := w.sim.CreateUser("bob")
+	must(t, w.sim.AddMember(w.guild, bob))
+	base := "/api/v10/guilds/" + string(w.guild) + "/members/"
+	bot, alice := "Bot "+w.sim.Token(), w.sim.UserToken(w.alice)
+	nickOf := func(u UserID) string {
+		var m world.Member
+		w.sim.Read(func(v *world.View) { m, _ = v.Member(w.guild, u) })
+		return m.Nick
+	}
+	long := "123456789012345678901234567890123"
+	for _, tc := range []struct {
+		name         string
+		auth, path   string
+		body         any
+		status, code int
+		user         UserID
+		nick         string // the user's nick afterwards
+	}{
+		{"owner names alice", bot, string(w.alice), map[string]any{"nick": "Al"}, 200, 0, w.alice, "Al"},
+		{"alice without Manage Nicknames", alice, string(bob), map[string]any{"nick": "B"}, 403, 50013, bob, ""},
+		{"too long", bot, string(bob), map[string]any{"nick": long}, 400, 50035, bob, ""},
+		{"not a string", bot, string(bob), map[string]any{"nick": 3}, 400, 50035, bob, ""},
+		{"the bot's own via @me", bot, "@me", map[string]any{"nick": "Banter"}, 200, 0, w.sim.BotID(), "Banter"},
+		{"null clears", bot, string(w.alice), map[string]any{"nick": nil}, 200, 0, w.alice, ""},
+	} {
+		var e struct {
+			Message string `json:"message"`
+			Code    int    `json:"code"`
+		}
+		var out any = &e
+		if tc.status < 300 {
+			out = nil
+		}
+		resp := rest(t, w.sim, "PATCH", base+tc.path, tc.auth, tc.body, out)
+		if resp.StatusCode != tc.status || e.Code != tc.code {
+			t.Errorf("%s: %d %+v, want %d code %d", tc.name, resp.StatusCode, e, tc.status, tc.code)
+		}
+		if got := nickOf(tc.user); got != tc.nick {
+			t.Errorf("%s: %s's nick %q, want %q", tc.name, tc.user, got, tc.nick)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/banterbot/banter/sim/discord/world"
 )
@@ -242,24 +243,33 @@ func (a *restAPI) callerInGuild(g GuildID, u UserID) error {
 	return err
 }
 
-// PATCH /guilds/{g}/members/{u} with "roles": the member's whole list of roles, as
-// discord.js's member.roles.set sends it; 200 with the member. Only "roles" is simulated:
-// any other field is 400 50035 naming it, rather than silently ignored.
+// PATCH /guilds/{g}/members/{u} with "roles" (the member's whole list of roles, as
+// discord.js's member.roles.set sends it) and/or "nick" (a string, or null or "" to clear it;
+// Manage Nicknames, or Change Nickname for the caller's own); 200 with the member. Other
+// fields are not simulated yet: 400 50035 naming them, rather than silently ignored.
 // https://discord.com/developers/docs/resources/guild#modify-guild-member
 func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 	var body map[string]json.RawMessage
 	if err := decodeBody(q, &body); err != nil {
 		return 0, nil, err
 	}
-	roles, err := modifyMemberRoles(body)
+	edit, err := parseModifyMember(body)
 	if err != nil {
 		return 0, nil, err
 	}
-	c := world.MemberRoleChange{Guild: GuildID(q.PathValue("guild_id")), User: UserID(q.PathValue("user_id")), By: q.user, Set: roles}
+	c := world.MemberRoleChange{Guild: GuildID(q.PathValue("guild_id")), User: UserID(q.PathValue("user_id")), By: q.user, Set: edit.roles}
+	if c.User == "@me" {
+		c.User = q.user
+	}
 	if err := a.callerInGuild(c.Guild, q.user); err != nil {
 		return 0, nil, err
 	}
-	if roles != nil {
+	if edit.nick != nil {
+		if err := a.world.ChangeNick(q.user, c.Guild, c.User, *edit.nick); err != nil {
+			return 0, nil, err
+		}
+	}
+	if edit.roles != nil {
 		if err := a.world.ChangeMemberRoles(c); err != nil {
 			return 0, nil, err
 		}
@@ -272,20 +282,50 @@ func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 	})
 }
 
-// modifyMemberRoles reads a PATCH /guilds/{g}/members/{u} body: its "roles" (nil when it has
-// none), or 400 50035 naming a field that is not simulated or roles that are not an array of
-// ids.
-func modifyMemberRoles(body map[string]json.RawMessage) ([]RoleID, error) {
-	var roles []RoleID
+// memberEdit is what a PATCH /guilds/{g}/members/{u} body asks: roles (nil when it names
+// none) and nick (nil when it names none; "" clears it).
+type memberEdit struct {
+	roles []RoleID
+	nick  *string
+}
+
+// maxNickChars is the longest nickname Discord takes.
+const maxNickChars = 32
+
+// parseModifyMember reads a PATCH /guilds/{g}/members/{u} body, or 400 50035 naming a field
+// that is not simulated or one of the wrong shape.
+func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
+	var e memberEdit
+	bad := func(msg string) (memberEdit, error) {
+		return memberEdit{}, &world.Error{Status: 400, Code: world.CodeInvalidBody, Message: "Invalid Form Body: " + msg}
+	}
 	for k, raw := range body {
-		if k != "roles" {
-			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
-				Message: fmt.Sprintf("Invalid Form Body: %s: not simulated (only roles is)", k)}
-		}
-		if err := json.Unmarshal(raw, &roles); err != nil || roles == nil {
-			return nil, &world.Error{Status: 400, Code: world.CodeInvalidBody,
-				Message: "Invalid Form Body: roles: must be an array of role ids"}
+		switch k {
+		case "roles":
+			if err := json.Unmarshal(raw, &e.roles); err != nil || e.roles == nil {
+				return bad("roles: must be an array of role ids")
+			}
+		case "nick":
+			var n *string
+			if err := json.Unmarshal(raw, &n); err != nil {
+				return bad("nick: must be a string or null")
+			}
+			if n == nil {
+				n = new(string)
+			}
+			if utf8.RuneCountInString(*n) > maxNickChars {
+				return bad(fmt.Sprintf("nick: Must be %d or fewer in length.", maxNickChars))
+			}
+			e.nick = n
+		default:
+			return bad(fmt.Sprintf("%s: not simulated (only roles and nick are)", k))
 		}
 	}
-	return roles, nil
+	return e, nil
+}
+
+// modifyMemberRoles is parseModifyMember's roles.
+func modifyMemberRoles(body map[string]json.RawMessage) ([]RoleID, error) {
+	e, err := parseModifyMember(body)
+	return e.roles, err
 }

@@ -22,6 +22,8 @@ const (
 	PermAttachFiles           uint64 = 1 << 15
 	PermReadMessageHistory    uint64 = 1 << 16
 	PermMentionEveryone       uint64 = 1 << 17
+	PermChangeNickname        uint64 = 1 << 26
+	PermManageNicknames       uint64 = 1 << 27
 	PermManageRoles           uint64 = 1 << 28
 	PermSendMessagesInThreads uint64 = 1 << 38
 	permAll                   uint64 = 1<<53 - 1

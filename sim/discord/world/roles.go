@@ -373,11 +373,32 @@ func roleAbove(a, b Role) bool {
 
 // SetNick sets a member's nickname in a guild ("" clears it; GUILD_MEMBER_UPDATE).
 func (w *World) SetNick(g GuildID, u UserID, nick string) error {
+	return w.ChangeNick("", g, u, nick)
+}
+
+// ChangeNick sets member u's nickname in g as REST caller by asks ("" clears it;
+// GUILD_MEMBER_UPDATE). by "" is the world's own scripting; otherwise by needs Manage
+// Nicknames (Administrator or ownership grants it), or Change Nickname for its own nick.
+// https://discord.com/developers/docs/resources/guild#modify-guild-member
+func (w *World) ChangeNick(by UserID, g GuildID, u UserID, nick string) error {
 	w.lock()
 	defer w.mu.Unlock()
-	_, m, err := w.memberLocked("set nick", g, u)
+	gd, m, err := w.memberLocked("set nick", g, u)
 	if err != nil {
+		if by != "" {
+			return ErrUnknownMember
+		}
 		return err
+	}
+	if by != "" {
+		need := PermManageNicknames
+		if by == u {
+			need |= PermChangeNickname
+		}
+		v := &View{st: &w.st}
+		if by != gd.owner && v.MemberPermissions(g, by)&(need|PermAdministrator) == 0 {
+			return fmt.Errorf("set nick: %s lacks Manage Nicknames: %w", by, ErrMissingPermissions)
+		}
 	}
 	if utf8.RuneCountInString(nick) > maxNick {
 		return fmt.Errorf("set nick: nick %q: at most %d characters", nick, maxNick)
