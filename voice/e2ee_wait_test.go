@@ -23,8 +23,9 @@ import (
 // TestReplyWithoutE2EEKeyEndsOnce: the bot's DAVE session never gets a sender key (the
 // voice server's op 22 Execute Transition for the bot is lost, and the bot's own transition
 // timeout is off), and a reply of two seconds is spoken into it. Its first frame waits for a
-// key, in vain; then the reply ends with an error that says so, counted once. Before, each frame of the reply waited in turn (about 10 s a frame): the
-// reply's WritePCM would run into the test's deadline instead.
+// key, in vain; then the reply ends with an error that says so, counted once. Before, each
+// frame of the reply waited in turn (about 10 s a frame): the reply's WritePCM would run into
+// the test's deadline instead.
 func TestReplyWithoutE2EEKeyEndsOnce(t *testing.T) {
 	t.Parallel()
 	const guild, channel = "1100000000000000001", "1100000000000000003"
@@ -82,22 +83,7 @@ func TestReplyWithoutE2EEKeyEndsOnce(t *testing.T) {
 	if st := alice.Stats(); pb.Played() != 0 || st.Frames != st.Silence {
 		t.Errorf("played %v, alice heard %d frames besides silence: want nothing", pb.Played(), st.Frames-st.Silence)
 	}
-	if n := counterValue(t, reg, "banter_voice_frames_unencrypted_dropped_total"); n != 1 {
+	if n := metricValue(t, reg, "banter_voice_frames_unencrypted_dropped_total", ""); n != 1 {
 		t.Errorf("frames dropped for want of a key = %v, want 1 (the reply's first)", n)
 	}
-}
-
-// counterValue is the value of the unlabelled counter name in reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
 }

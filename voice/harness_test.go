@@ -315,7 +315,7 @@ func (w *world) waitEventWith(name, key string, value any) map[string]any {
 }
 
 // metricValue sums the counter name over its series with a label of value label in reg (0 if
-// there is none).
+// there is none); label "" is the counter without labels.
 func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -328,6 +328,9 @@ func metricValue(t testing.TB, reg *prometheus.Registry, name, label string) flo
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			if label == "" && len(m.GetLabel()) == 0 { // an unlabelled counter
+				sum += m.GetCounter().GetValue()
+			}
 			for _, lp := range m.GetLabel() {
 				if lp.GetValue() == label {
 					sum += m.GetCounter().GetValue()

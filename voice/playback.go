@@ -204,17 +204,16 @@ func (p *Playback) emit(pkt []byte) error {
 	}
 	err := p.conn.Load().SendOpus(p.ctx, pkt)
 	if errors.Is(err, dave.ErrNotReady) && p.frames.Load() == 0 {
-		if p.noKey {
-			p.metrics.unencrypted()
-			return errNoKey
-		}
 		// DAVE has no sender key yet (right after joining, before the
 		// first transition): hold the reply's first frame until it has
 		// one rather than lose the start of what the bot says. Once: a
 		// reply whose first frame found no key in e2eeWait ends there
 		// (each of its frames waiting in turn would hold the session
 		// e2eeWait a frame), and the next reply tries again.
-		if err = p.awaitE2EE(pkt); errors.Is(err, dave.ErrNotReady) {
+		if !p.noKey {
+			err = p.awaitE2EE(pkt)
+		}
+		if errors.Is(err, dave.ErrNotReady) {
 			p.noKey = true
 			p.metrics.unencrypted()
 			return errNoKey

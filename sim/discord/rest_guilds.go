@@ -289,9 +289,6 @@ type memberEdit struct {
 	nick  *string
 }
 
-// maxNickChars is the longest nickname Discord takes.
-const maxNickChars = 32
-
 // parseModifyMember reads a PATCH /guilds/{g}/members/{u} body, or 400 50035 naming a field
 // that is not simulated or one of the wrong shape.
 func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
@@ -313,8 +310,8 @@ func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
 			if n == nil {
 				n = new(string)
 			}
-			if utf8.RuneCountInString(*n) > maxNickChars {
-				return bad(fmt.Sprintf("nick: Must be %d or fewer in length.", maxNickChars))
+			if utf8.RuneCountInString(*n) > world.MaxNick {
+				return bad(fmt.Sprintf("nick: Must be %d or fewer in length.", world.MaxNick))
 			}
 			e.nick = n
 		default:
@@ -322,10 +319,4 @@ func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
 		}
 	}
 	return e, nil
-}
-
-// modifyMemberRoles is parseModifyMember's roles.
-func modifyMemberRoles(body map[string]json.RawMessage) ([]RoleID, error) {
-	e, err := parseModifyMember(body)
-	return e.roles, err
 }

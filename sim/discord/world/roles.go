@@ -13,8 +13,8 @@ import (
 // RoleUpdated, RoleDeleted) and GUILD_MEMBER_UPDATE (MemberUpdated).
 // https://discord.com/developers/docs/events/gateway-events#guild-role-create
 
-// maxNick is the longest nickname Discord takes (in characters).
-const maxNick = 32
+// MaxNick is the longest nickname Discord takes (in characters).
+const MaxNick = 32
 
 // maxRoleName is the longest role name Discord takes (in characters).
 const maxRoleName = 100
@@ -400,8 +400,8 @@ func (w *World) ChangeNick(by UserID, g GuildID, u UserID, nick string) error {
 			return fmt.Errorf("set nick: %s lacks Manage Nicknames: %w", by, ErrMissingPermissions)
 		}
 	}
-	if utf8.RuneCountInString(nick) > maxNick {
-		return fmt.Errorf("set nick: nick %q: at most %d characters", nick, maxNick)
+	if utf8.RuneCountInString(nick) > MaxNick {
+		return fmt.Errorf("set nick: nick %q: at most %d characters", nick, MaxNick)
 	}
 	if m.Nick == nick {
 		return nil
