@@ -216,7 +216,14 @@ func fromMS(v int64) time.Time {
 // after its time, or it is banter's reply to words so forgotten (forgets.go); another member's
 // reply to them loses the link. Checked in the insert itself.
 func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO messages
+	return saveMessageSQLite(ctx, s.db, m)
+}
+
+// saveMessageSQLite is SaveMessage on db (the pool, or a transaction of SaveMessages).
+func saveMessageSQLite(ctx context.Context, db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, m Message) error {
+	res, err := db.ExecContext(ctx, `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, images)
 		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN `+forgottenSQL("?17", "?18")+` THEN '' ELSE ?12 END, ?13,?14,?15
@@ -238,6 +245,30 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// SaveMessages implements Store: one transaction (one commit) for all of ms.
+func (s *SQLite) SaveMessages(ctx context.Context, msgs []Message) ([]error, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: save %d messages: begin: %w", len(msgs), err)
+	}
+	results := make([]error, len(msgs))
+	for i, m := range msgs {
+		err := saveMessageSQLite(ctx, tx, m)
+		if err != nil && !errors.Is(err, ErrForgotten) {
+			tx.Rollback()
+			return nil, fmt.Errorf("store: save %d messages: %w", len(msgs), err)
+		}
+		results[i] = err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: save %d messages: commit: %w", len(msgs), err)
+	}
+	return results, nil
 }
 
 // savedOrForgotten reads a message insert's row count: none means its author forgot it.
