@@ -35,9 +35,11 @@ func missedPages(h *harness) discordsim.Message {
 // missed message was stored and that the addressed one's turn was recorded and closed.
 func caughtUp(t *testing.T, h *harness, asked discordsim.Message) {
 	t.Helper()
-	if r := h.waitBot(2); r.ReplyTo() != asked.ID {
+	r := h.waitBot(2)
+	if r.ReplyTo() != asked.ID {
 		t.Errorf("reply references %q, want %q", r.ReplyTo(), asked.ID)
 	}
+	h.waitStored(r.ID, "saved", func(store.Message) bool { return true }) // saved after it is sent
 	h.waitLog(`"msg":"catch_up"`, `"from":"stored"`, `"new":400`, `"stale":250`, `"skipped":false`)
 	stored, err := h.st.RecentMessages(h.ctx, string(h.general), time.Time{}, 1000)
 	if err != nil {
