@@ -43,6 +43,18 @@ func (i *instrumented) SaveMessage(ctx context.Context, m Message) error {
 	return i.count("save_message", i.s.SaveMessage(ctx, m))
 }
 
+// SaveMessages counts the call (ok or error) as save_messages, and each message of it the store
+// refused as save_messages forgotten.
+func (i *instrumented) SaveMessages(ctx context.Context, ms []Message) ([]error, error) {
+	results, err := i.s.SaveMessages(ctx, ms)
+	for _, r := range results {
+		if errors.Is(r, ErrForgotten) {
+			i.ops.WithLabelValues("save_messages", "forgotten").Inc()
+		}
+	}
+	return results, i.count("save_messages", err)
+}
+
 func (i *instrumented) EditMessage(ctx context.Context, id, content string, editedAt time.Time) error {
 	return i.count("edit_message", i.s.EditMessage(ctx, id, content, editedAt))
 }

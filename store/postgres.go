@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -235,27 +236,83 @@ func (s *Postgres) SchemaVersion(ctx context.Context) (int, error) {
 // reply to them loses the link. The insert checks the watermark under the guild's forget lock
 // (lockedWrite).
 func (s *Postgres) SaveMessage(ctx context.Context, m Message) error {
-	err := s.lockedWrite(ctx, m.GuildID, `INSERT INTO messages
+	err := s.lockedWrite(ctx, m.GuildID, pgSaveMessageSQL(), pgSaveMessageArgs(m)...)
+	if err != nil {
+		return fmt.Errorf("store: save message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// SaveMessages implements Store: one batch, one round trip and one implicit transaction, that
+// takes the forget lock of each guild of msgs (shared, in key order), then saves each message
+// as SaveMessage does.
+func (s *Postgres) SaveMessages(ctx context.Context, msgs []Message) ([]error, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	var locks []int64
+	for _, m := range msgs {
+		if id := guildLockID(m.GuildID); !slices.Contains(locks, id) {
+			locks = append(locks, id)
+		}
+	}
+	slices.Sort(locks)
+	b := &pgx.Batch{}
+	for _, id := range locks {
+		b.Queue(`SELECT pg_advisory_xact_lock_shared($1::bigint)`, id)
+	}
+	for _, m := range msgs {
+		b.Queue(pgSaveMessageSQL(), pgSaveMessageArgs(m)...)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	results := make([]error, len(msgs))
+	var err error
+	for range locks {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	for i := 0; err == nil && i < len(msgs); i++ {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil && tag.RowsAffected() == 0 {
+			results[i] = fmt.Errorf("store: save message %s: %w", msgs[i].ID, ErrForgotten)
+		} else if err != nil {
+			err = fmt.Errorf("store: save message %s: %w", msgs[i].ID, err)
+		}
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: save %d messages: %w", len(msgs), err)
+	}
+	return results, nil
+}
+
+// pgSaveMessageSQL saves one message (pgSaveMessageArgs); it writes no row for one refused by
+// a forget-me watermark.
+func pgSaveMessageSQL() string {
+	return `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
 		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
 		SELECT $1::text,$2::text,$3::text,$4::text,$5::text,$6::text,$7::boolean,$8::boolean,$9::text,
-		 $10::bigint,$11::bigint, CASE WHEN `+forgottenSQL("$18::text", "$19::bigint")+` THEN '' ELSE $12::text END,
+		 $10::bigint,$11::bigint, CASE WHEN ` + forgottenSQL("$18::text", "$19::bigint") + ` THEN '' ELSE $12::text END,
 		 $13::text,$14::boolean,$15::text,$16::text
-		WHERE NOT `+forgottenSQL("$17::text", "$10::bigint")+`
-		  AND NOT ($8::boolean AND `+forgottenSQL("$18::text", "$19::bigint")+`)
+		WHERE NOT ` + forgottenSQL("$17::text", "$10::bigint") + `
+		  AND NOT ($8::boolean AND ` + forgottenSQL("$18::text", "$19::bigint") + `)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
 		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
 		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
 		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
 		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text, images=excluded.images`,
-		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
+		 deleted=(messages.deleted OR excluded.deleted), search_text=excluded.search_text, images=excluded.images`
+}
+
+// pgSaveMessageArgs are pgSaveMessageSQL's arguments for m.
+func pgSaveMessageArgs(m Message) []any {
+	return []any{m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images),
-		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
-	if err != nil {
-		return fmt.Errorf("store: save message %s: %w", m.ID, err)
-	}
-	return nil
+		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At)}
 }
 
 // lockedWrite runs a write that checks a forget watermark in its statement (forgets.go) under

@@ -216,19 +216,19 @@ func fromMS(v int64) time.Time {
 // after its time, or it is banter's reply to words so forgotten (forgets.go); another member's
 // reply to them loses the link. Checked in the insert itself.
 func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO messages
-		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted, images)
-		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN `+forgottenSQL("?17", "?18")+` THEN '' ELSE ?12 END, ?13,?14,?15
-		WHERE NOT `+forgottenSQL("?16", "?10")+`
-		  AND NOT (?8 AND `+forgottenSQL("?17", "?18")+`)
-		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
-		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
-		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
-		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
-		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
-		 deleted=MAX(messages.deleted, excluded.deleted), images=excluded.images`,
-		m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
+	return saveMessageSQLite(ctx, s.db, m)
+}
+
+// saveMessageSQLite is SaveMessage on db (the pool, or a transaction of SaveMessages).
+func saveMessageSQLite(ctx context.Context, db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, m Message) error {
+	return execSaveMessage(m, func(args ...any) (sql.Result, error) { return db.ExecContext(ctx, sqliteSaveMessageSQL(), args...) })
+}
+
+// execSaveMessage runs sqliteSaveMessageSQL for m through exec.
+func execSaveMessage(m Message, exec func(args ...any) (sql.Result, error)) error {
+	res, err := exec(m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images),
 		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
 	if err == nil {
@@ -238,6 +238,53 @@ func (s *SQLite) SaveMessage(ctx context.Context, m Message) error {
 		return fmt.Errorf("store: save message %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// sqliteSaveMessageSQL saves one message (execSaveMessage); it writes no row for one refused by
+// a forget-me watermark.
+func sqliteSaveMessageSQL() string {
+	return `INSERT INTO messages
+		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
+		 created_at, edited_at, reply_to_id, persona, deleted, images)
+		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN ` + forgottenSQL("?17", "?18") + ` THEN '' ELSE ?12 END, ?13,?14,?15
+		WHERE NOT ` + forgottenSQL("?16", "?10") + `
+		  AND NOT (?8 AND ` + forgottenSQL("?17", "?18") + `)
+		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
+		 thread_id=excluded.thread_id, author_id=excluded.author_id, author_name=excluded.author_name,
+		 is_bot=excluded.is_bot, is_self=excluded.is_self, content=excluded.content,
+		 created_at=excluded.created_at, edited_at=excluded.edited_at, reply_to_id=excluded.reply_to_id,
+		 persona=CASE WHEN excluded.persona <> '' THEN excluded.persona ELSE messages.persona END,
+		 deleted=MAX(messages.deleted, excluded.deleted), images=excluded.images`
+}
+
+// SaveMessages implements Store: one transaction (one commit) for all of ms.
+func (s *SQLite) SaveMessages(ctx context.Context, msgs []Message) ([]error, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: save %d messages: begin: %w", len(msgs), err)
+	}
+	stmt, err := tx.PrepareContext(ctx, sqliteSaveMessageSQL())
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("store: save %d messages: prepare: %w", len(msgs), err)
+	}
+	defer stmt.Close()
+	results := make([]error, len(msgs))
+	for i, m := range msgs {
+		err := execSaveMessage(m, func(args ...any) (sql.Result, error) { return stmt.ExecContext(ctx, args...) })
+		if err != nil && !errors.Is(err, ErrForgotten) {
+			tx.Rollback()
+			return nil, fmt.Errorf("store: save %d messages: %w", len(msgs), err)
+		}
+		results[i] = err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: save %d messages: commit: %w", len(msgs), err)
+	}
+	return results, nil
 }
 
 // savedOrForgotten reads a message insert's row count: none means its author forgot it.

@@ -158,6 +158,12 @@ type Store interface {
 	// before running forget-me in the guild, or banter's reply to one, is refused
 	// (ErrForgotten; forgets.go).
 	SaveMessage(ctx context.Context, m Message) error
+	// SaveMessages saves ms in one transaction, each as SaveMessage saves it, in order (a
+	// later message with an id saved before replaces it as a later SaveMessage would). It
+	// returns each message's result: nil, or ErrForgotten (wrapped, naming the message) for one
+	// refused, and an error when the transaction failed: then none of ms was saved (the caller
+	// may save them one by one). An empty ms is no write.
+	SaveMessages(ctx context.Context, ms []Message) ([]error, error)
 	// EditMessage updates a stored message's content; ErrNotFound when it was never stored.
 	EditMessage(ctx context.Context, id, content string, editedAt time.Time) error
 	// DeleteMessage marks a message deleted; ErrNotFound when it was never stored.

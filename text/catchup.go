@@ -13,6 +13,7 @@ import (
 	"github.com/banterbot/banter/config"
 	"github.com/banterbot/banter/discord/perms"
 	"github.com/banterbot/banter/safety"
+	"github.com/banterbot/banter/store"
 )
 
 // Catch-up: at start and after every gateway gap, every readable text channel of the bot's
@@ -191,6 +192,17 @@ type catchUpRun struct {
 	pages, inBound        int
 	skipped, truncated    bool
 	floor                 string // the oldest id still answerable (now − max age)
+	batch                 catchUpBatch
+}
+
+// catchUpBatch is what a catch-up stores in one write (Store.SaveMessages, catchup_batch.go)
+// before the pipeline sees it: the page's stale messages and the fresh ones that cannot record
+// a durable turn (prestorable), in page order, up to the next message that may.
+type catchUpBatch struct {
+	recs    []store.Message
+	stale   []bool               // recs[i] is a stale message's (else a fresh one's, fed to the pipeline after the write)
+	fresh   []*discordgo.Message // the fresh messages of recs, in order
+	freshAt []int                // the index in recs of each of fresh
 }
 
 // catchUpStart is where a channel's catch-up reads from: after the message after, found as from
@@ -240,6 +252,7 @@ func (s *Service) catchUpChannel(cs *channelState, reason string, start catchUpS
 		for _, m := range msgs {
 			s.catchUpMessage(cfg, r, m)
 		}
+		s.flushCatchUp(r)
 		if len(msgs) < catchUpPageSize {
 			break
 		}
@@ -294,9 +307,16 @@ func (s *Service) catchUpMessage(cfg *config.Config, r *catchUpRun, m *discordgo
 		r.stale++
 		s.logger.Info("message_ignored", "reason", "catch_up_stale", "message_id", m.ID, "channel_id", r.cs.id,
 			"age_s", int(age.Seconds()))
-		s.storeOnly(m)
+		if rec, ok := s.storeOnly(m); ok {
+			r.batch.addStale(rec)
+		}
 		return
 	}
+	if rec, ok := s.prestorable(cfg, m); ok {
+		r.batch.addFresh(rec, m)
+		return
+	}
+	s.flushCatchUp(r) // what is older is stored first, then this message may record its turn
 	s.HandleMessageCreate(m)
 }
 
@@ -328,26 +348,24 @@ func snowflakeAt(t time.Time) string {
 	return strconv.FormatUint(uint64(ms)<<22, 10)
 }
 
-// storeOnly records a missed message without answering it, and marks it seen. It stores what
-// ingest would have: not other bots' messages, nor those that must stay out of the context
-// (blocked authors, ban words).
-func (s *Service) storeOnly(m *discordgo.Message) {
+// storeOnly marks a missed message that will not be answered seen, and returns its record
+// when it is to be stored: it stores what ingest would have, not other bots' messages, nor those
+// that must stay out of the context (blocked authors, ban words). The caller stores it
+// (catchUpBatch).
+func (s *Service) storeOnly(m *discordgo.Message) (store.Message, bool) {
 	cs := s.channel(m.ChannelID)
 	if !cs.firstSight(m.ID, m.GuildID) || m.Author == nil {
-		return
+		return store.Message{}, false
 	}
 	selfID := s.selfID()
 	isSelf := selfID != "" && m.Author.ID == selfID
 	if m.Author.Bot && !isSelf {
-		return
+		return store.Message{}, false
 	}
-	cfg := s.cfg()
 	rec := storedFromDiscord(m, s.channelInfo(s.ctx, m.ChannelID), isSelf)
-	if why := s.excluded(cfg, rec); why != safety.Allowed {
+	if why := s.excluded(s.cfg(), rec); why != safety.Allowed {
 		s.logger.Info("message_ignored", "reason", string(why), "source", "catch_up", "message_id", m.ID, "channel_id", m.ChannelID)
-		return
+		return store.Message{}, false
 	}
-	if _, err := s.saveMessage(s.ctx, rec, "catch_up"); err != nil {
-		s.logger.Warn("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
-	}
+	return rec, true
 }

@@ -17,12 +17,14 @@ import (
 
 // HandleMessageCreate is the pipeline's entry (ingest): filter, store, addressing signals,
 // then admission (Stage A) and the channel's queue.
-func (s *Service) HandleMessageCreate(m *discordgo.Message) { s.ingest(m, true) }
+func (s *Service) HandleMessageCreate(m *discordgo.Message) { s.ingest(m, true, nil) }
 
 // ingest is HandleMessageCreate; remember is false for a message a process stored before
 // (an open turn's, requeued by turn recovery): memory extraction already has it, extracted or
 // after its channel's memory cursor (memory.Extractor.Resume), and is not offered it twice.
-func (s *Service) ingest(m *discordgo.Message, remember bool) {
+// pre, when not nil, is the catch-up's write of the message (catchup_batch.go): the same
+// record is not written again.
+func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
 	if m == nil || m.Author == nil || m.GuildID == "" {
 		return // direct messages are not banter's business
 	}
@@ -73,7 +75,7 @@ func (s *Service) ingest(m *discordgo.Message, remember bool) {
 		t = s.newTurn(ctx, cfg, m, rec)
 		opened = s.openBeforeStore(ctx, cfg, cs, t)
 	}
-	refused, err := s.saveMessage(ctx, rec, "ingest")
+	refused, err := s.saveOnce(ctx, rec, "ingest", pre)
 	if err != nil {
 		s.logger.Error("store_failed", "op", "save_message", "message_id", m.ID, "error", err.Error())
 	}

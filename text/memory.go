@@ -25,11 +25,17 @@ import (
 func (s *Service) saveMessage(ctx context.Context, rec store.Message, source string) (refused bool, err error) {
 	err = s.opts.Store.SaveMessage(ctx, rec)
 	if errors.Is(err, store.ErrForgotten) {
-		s.logger.Info("memory_write_refused", "guild_id", rec.GuildID, "channel_id", rec.ChannelID, "message_id", rec.ID,
-			"what", "message", "op", source, "reason", "forgotten")
+		s.logRefused(rec, source)
 		return true, nil
 	}
 	return false, err
+}
+
+// logRefused logs a message the store refused because its author ran /memory forget-me after
+// saying it (or it is banter's reply to such words); source names the write.
+func (s *Service) logRefused(rec store.Message, source string) {
+	s.logger.Info("memory_write_refused", "guild_id", rec.GuildID, "channel_id", rec.ChannelID, "message_id", rec.ID,
+		"what", "message", "op", source, "reason", "forgotten")
 }
 
 // writeRefused logs a write about t the store refused because its author ran /memory

@@ -195,7 +195,7 @@ func (s *Service) recoverTurn(ctx context.Context, tr store.Turn) {
 	stored := err == nil // else a crash came between the turn's record and its message's
 	s.opts.Metrics.turnRecovered("requeued")
 	s.logger.Info("turn_recovered", append(attrs, "result", "requeued")...)
-	s.ingest(m, !stored) // admitted again: the same row, reopened, then closed
+	s.ingest(m, !stored, nil) // admitted again: the same row, reopened, then closed
 }
 
 // earlierReply looks for the bot's reply to an open turn (to it, or to the turn it was
