@@ -445,8 +445,9 @@ func (m factsSQL) ForgetMember(ctx context.Context, guildID, userID string, at t
 			`UPDATE messages SET reply_to_id='' WHERE guild_id=? AND reply_to_id IN (SELECT id FROM messages WHERE guild_id=? AND author_id=?)`,
 			`DELETE FROM prompt_ledger WHERE user_id=? AND channel_id IN (SELECT DISTINCT channel_id FROM messages WHERE guild_id=?)`,
 			`UPDATE voice_sessions SET requested_by='' WHERE guild_id=? AND requested_by=?`,
+			`DELETE FROM voice_open_turns WHERE guild_id=? AND speaker_id=?`,
 		}
-		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}, {guildID, userID}}
+		args := [][]any{{guildID, userID}, {guildID, userID}, {guildID, userID}, {guildID, guildID, userID}, {userID, guildID}, {guildID, userID}, {guildID, userID}}
 		for i, q := range steps {
 			if _, err := db.exec(ctx, q, args[i]...); err != nil {
 				return err

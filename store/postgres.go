@@ -170,6 +170,8 @@ func pgMigrations() []string {
 		memoryCursorsMigration,
 		// 17: the voice sessions joined by command, kept across restarts (voicesessions.go).
 		voiceSessionsMigration,
+		// 18: the utterance the bot is answering in each guild's voice session (voiceturns.go).
+		openVoiceTurnsMigration,
 	}
 }
 
@@ -553,6 +555,9 @@ func (s *Postgres) Prune(ctx context.Context, cutoff, now time.Time) (int, error
 	}
 	if _, err := s.pool.Exec(ctx, `DELETE FROM turns WHERE admitted_at < $1`, ms(cutoff)); err != nil {
 		return int(tag.RowsAffected()), fmt.Errorf("store: prune turns: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM voice_open_turns WHERE heard_at < $1`, ms(cutoff)); err != nil {
+		return int(tag.RowsAffected()), fmt.Errorf("store: prune open voice turns: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

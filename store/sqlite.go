@@ -157,6 +157,8 @@ func migrations() []string {
 		memoryCursorsMigration,
 		// 14: the voice sessions joined by command, kept across restarts (voicesessions.go).
 		voiceSessionsMigration,
+		// 15: the utterance the bot is answering in each guild's voice session (voiceturns.go).
+		openVoiceTurnsMigration,
 	}
 }
 
@@ -550,6 +552,9 @@ func (s *SQLite) Prune(ctx context.Context, cutoff, now time.Time) (int, error) 
 	}
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM turns WHERE admitted_at < ?`, ms(cutoff)); err != nil {
 		return int(n), fmt.Errorf("store: prune turns: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM voice_open_turns WHERE heard_at < ?`, ms(cutoff)); err != nil {
+		return int(n), fmt.Errorf("store: prune open voice turns: %w", err)
 	}
 	return int(n), nil
 }

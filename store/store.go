@@ -217,9 +217,12 @@ type Store interface {
 	// VoiceSessions keeps the voice sessions joined by command across restarts
 	// (voicesessions.go).
 	VoiceSessions
+	// OpenVoiceTurns keeps the utterance the bot is answering in each guild's voice session
+	// (voiceturns.go).
+	OpenVoiceTurns
 
-	// Prune deletes messages and turns created before cutoff and ledger rows older than an
-	// hour before now, and reports how many messages went.
+	// Prune deletes messages, turns and open voice turns created before cutoff and ledger rows
+	// older than an hour before now, and reports how many messages went.
 	Prune(ctx context.Context, cutoff, now time.Time) (int, error)
 	// Close flushes and closes the store.
 	Close() error

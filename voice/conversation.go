@@ -21,6 +21,9 @@ import (
 // someone else is still talking (room-aware coalescing).
 func (s *session) enter(t *turn) {
 	s.addTurn(t)
+	if t.contextOnly { // a recovered utterance whose member has left: what was asked, not answered
+		return
+	}
 	hold := time.Duration(s.svc.cfg().Voice.Endpointing.RoomHoldMs) * time.Millisecond
 	if !t.Addressed && hold > 0 && s.othersActive(t.SpeakerID) {
 		s.held = append(s.held, heldTurn{t: t, until: s.svc.now().Add(hold)})
@@ -31,10 +34,16 @@ func (s *session) enter(t *turn) {
 }
 
 // addTurn puts the turn's line in the timeline (and the log channel).
+// A recovered turn (openturns.go) was posted and captured by the process that heard it.
 func (s *session) addTurn(t *turn) {
-	s.addLine(line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}})
+	l := line{turnID: t.ID, ContextLine: decision.ContextLine{Speaker: t.SpeakerName, Text: t.Transcript}}
+	if t.recovered {
+		s.appendLine(l)
+	} else {
+		s.addLine(l)
+		s.capture(t)
+	}
 	s.countEntry(t.SpeakerID)
-	s.capture(t)
 	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
 }
 
@@ -124,6 +133,7 @@ func (s *session) startReply(t *turn, d decision.Decision, greeting int) {
 	rp.prompt = s.promptInput(rp.turn, d, greeting > 0)
 	s.cur.Store(rp.ar)
 	if t != nil {
+		s.setOpen(t)
 		t.steps <- step{reply: rp}
 		return
 	}
@@ -140,6 +150,7 @@ func (s *session) onReplyDone(r replyDone) {
 	}
 	s.cur.Store(nil)
 	rp := r.rp
+	s.clearOpen(rp.owner)
 	interrupted, falseEnd := rp.ar.interrupted.Load(), rp.ar.falseEnd.Load()
 	if !falseEnd {
 		s.recordReply(rp, r, interrupted)
@@ -266,18 +277,23 @@ func failStage(err error) string {
 	return "reply"
 }
 
-// addLine appends to the timeline (capped at timelineCap lines) and to the log channel.
+// addLine appends to the timeline and to the log channel.
 func (s *session) addLine(l line) {
-	s.lineSeq++
-	s.timeline = append(s.timeline, l)
-	if n := len(s.timeline) - timelineCap; n > 0 {
-		s.timeline = append(s.timeline[:0], s.timeline[n:]...)
-	}
+	s.appendLine(l)
 	if s.svc.cfg().Voice.LogChannelID != "" {
 		select {
 		case s.logCh <- fmt.Sprintf("**%s**: %s", l.Speaker, l.Text):
 		default: // the log channel is behind: drop the line, never the turn
 		}
+	}
+}
+
+// appendLine appends to the timeline, capped at timelineCap lines.
+func (s *session) appendLine(l line) {
+	s.lineSeq++
+	s.timeline = append(s.timeline, l)
+	if n := len(s.timeline) - timelineCap; n > 0 {
+		s.timeline = append(s.timeline[:0], s.timeline[n:]...)
 	}
 }
 

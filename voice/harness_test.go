@@ -75,11 +75,12 @@ func newWorld(t testing.TB, mutate func(*config.Config), rules ...openaisim.Rule
 
 // worldOptions are a world's optional parts.
 type worldOptions struct {
-	sim      []openaisim.Option  // more OpenAI simulator options
-	personas voice.PersonaLookup // the members' /persona descriptions (a store)
-	kept     store.VoiceSessions // voice.Options.KeptSessions (a store)
-	encoder  opus.EncoderConfig  // voice.Options.SpeakEncoder
-	timeout  time.Duration       // bounds the world's whole life (0: 3 × guard)
+	sim      []openaisim.Option   // more OpenAI simulator options
+	personas voice.PersonaLookup  // the members' /persona descriptions (a store)
+	kept     store.VoiceSessions  // voice.Options.KeptSessions (a store)
+	open     store.OpenVoiceTurns // voice.Options.OpenTurns (a store)
+	encoder  opus.EncoderConfig   // voice.Options.SpeakEncoder
+	timeout  time.Duration        // bounds the world's whole life (0: 3 × guard)
 	// budget, when set, builds the daily budgets' Guard on the world's live config: it gates
 	// the model client and quiets the service (budget_test.go).
 	budget func(conf func() *config.Config) *budget.Guard
@@ -186,7 +187,7 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 		Config: w.conf.Load, Discord: sess, LLM: client, Engine: engine,
 		VoiceTLS: &tls.Config{RootCAs: pool}, Logger: logger, Metrics: voice.NewMetrics(w.reg), Personas: o.personas,
 		SendClock: clock, SpeakEncoder: o.encoder, AudioMetrics: audio.NewMetrics(w.reg), TransportMetrics: dvoice.NewMetrics(w.reg),
-		Budget: quiet, KeptSessions: o.kept,
+		Budget: quiet, KeptSessions: o.kept, OpenTurns: o.open,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -57,6 +57,7 @@ type Metrics struct {
 	sessions    prometheus.Gauge
 	sessionEnds *prometheus.CounterVec
 	rejoins     *prometheus.CounterVec
+	recovered   *prometheus.CounterVec
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
 	underruns   prometheus.Counter
@@ -81,6 +82,8 @@ type Metrics struct {
 //	banter_voice_session_ends_total{reason}    left, shutdown, alone, max_session, disconnected, reconnect_timeout
 //	banter_voice_rejoins_total{result}         kept sessions taken up at start: rejoined, already_in_voice,
 //	                                           expired, guild_gone, channel_gone, no_permission, failed
+//	banter_voice_turns_recovered_total{result} open turns a crash or shutdown left, taken by the guild's next
+//	                                           session: requeued, in_conversation, expired, channel_changed, excluded
 //	banter_voice_utterances_total
 //	banter_voice_frames_sent_total             reply frames handed to the connection
 //	banter_voice_frame_slots_skipped_total (audio not ready for a slot: underrun or stall)
@@ -121,6 +124,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "banter_voice_rejoins_total",
 			Help: "Voice sessions joined by command and kept across a restart, as the next process took them up: rejoined, already_in_voice, expired (older than voice.maxSessionMinutes), guild_gone, channel_gone, no_permission (record dropped), failed (kept for the next start).",
 		}, []string{"result"}),
+		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_turns_recovered_total",
+			Help: "Utterances the bot was answering when its process crashed or stopped, taken by the guild's next voice session: requeued (answered again), in_conversation (its member gone: kept in the timeline), expired (older than 2 min), channel_changed, excluded (a blocked member or a ban word).",
+		}, []string{"result"}),
 		utterances: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_utterances_total", Help: "Utterances endpointed.",
 		}),
@@ -157,7 +164,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}, []string{"reason"})
 	m.ignoredBot, m.ignoredBlocked = ignored.WithLabelValues(unheardBot.String()), ignored.WithLabelValues(blockedUser.String())
 	if reg != nil {
-		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds, m.rejoins,
+		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds, m.rejoins, m.recovered,
 			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, m.falseEnds, ignored)
 	}
 	return m
@@ -231,6 +238,12 @@ func (m *Metrics) sessionEnd(reason string) {
 func (m *Metrics) rejoin(result string) {
 	if m != nil {
 		m.rejoins.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *Metrics) recover(result string) {
+	if m != nil {
+		m.recovered.WithLabelValues(result).Inc()
 	}
 }
 

@@ -43,7 +43,15 @@ import (
 // line: the session loop holds each step until the turn's end is confirmed, and after a held
 // reply it says whether the turn goes on (its reply could not be used) or is over.
 func (s *session) runTurn(t *turn) {
-	if !s.transcribe(t) || !toLoop(s, s.entered, t) {
+	if s.transcribe(t) {
+		s.carry(t)
+	}
+}
+
+// carry takes a transcribed turn on from the conversation's door: admit → generate → speak.
+// A recovered turn (openturns.go) starts here; one that only enters the timeline ends there.
+func (s *session) carry(t *turn) {
+	if !toLoop(s, s.entered, t) || t.contextOnly {
 		return
 	}
 	for {

@@ -76,6 +76,11 @@ type Options struct {
 	// (the store): recorded when they start, dropped when they end for a reason that means
 	// "stay out" (rejoin.go), taken up again by Rejoin in the next process.
 	KeptSessions store.VoiceSessions
+	// OpenTurns, when set, records the utterance the bot is answering in each guild while it
+	// answers (the store), so that a crash or a stop does not lose it: the guild's next session
+	// takes the record and answers it again, keeps it in its conversation or logs it as too old
+	// (openturns.go).
+	OpenTurns store.OpenVoiceTurns
 	// ChatImages, when set, shows a voice turn's model the last image posted in the voice
 	// channel's text chat (images.voiceChatMinutes; nil: never).
 	ChatImages ChatImageLookup

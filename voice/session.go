@@ -92,6 +92,8 @@ type session struct {
 	memCh      chan store.Message // transcripts on their way to memory (captureLoop)
 
 	cur atomic.Pointer[activeReply]
+	// open is the record of the utterance the bot is answering (openturns.go).
+	open openTurns
 
 	mu       sync.Mutex // guards following
 	speakers map[string]*speaker
@@ -137,6 +139,7 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64), memCh: make(chan store.Message, captureQueue),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
+	s.open.kick = make(chan struct{}, 1)
 	// Every model call of the session is charged to its guild (slots set at each call).
 	s.ctx, s.cancel = context.WithCancel(llm.WithAccount(svc.ctx, llm.Account{Guild: guildID}))
 	return s, nil
@@ -152,6 +155,9 @@ func (s *session) run() {
 	}
 	if s.svc.opts.Memory != nil {
 		s.wg.Go(s.captureLoop)
+	}
+	if s.svc.opts.OpenTurns != nil {
+		s.wg.Go(s.keepOpenTurns)
 	}
 	streams := s.conn.Streams()
 	// Greet when others were in the channel as the bot joined (the gateway's
@@ -223,9 +229,13 @@ func (s *session) windDown() {
 		}
 	}
 	s.metrics.sessionDelta(-1)
+	reason := s.reason()
+	// Before done, as the kept session's record below: the guild's next session takes what
+	// this one left open.
+	s.settleOpen(reason)
 	// Before done: a Leave returns once the record is settled, so that a join following it
 	// (a !leave, then a !join of the same channel) keeps its own.
-	s.svc.settleRecord(s, s.reason())
+	s.svc.settleRecord(s, reason)
 	close(s.done)
 }
 

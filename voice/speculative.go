@@ -165,6 +165,7 @@ func (s *session) confirmSpec(t *turn, end time.Time) {
 		s.metrics.observePhase(PhaseAdmission, sp.decidedAt.Sub(end))
 		rp := sp.reply
 		s.cur.Store(rp.ar)
+		s.setOpen(t)
 		rp.released.Store(true)
 		s.playback.Begin(rp.onFirstPacket)
 		close(rp.hold)

@@ -84,6 +84,10 @@ type turn struct {
 	// go on with it, then claimed by their resumption (the hearing clock) or closed by the
 	// loop once its answer was heard to the end.
 	resume atomic.Uint32
+	// recovered: the turn is an utterance an earlier process was answering (openturns.go),
+	// heard at heardAt; contextOnly: it only enters the timeline (its member has left).
+	recovered, contextOnly bool
+	heardAt                time.Time
 }
 
 func newTurn(t Turn, chunks []*sttFuture) *turn {

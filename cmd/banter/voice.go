@@ -68,6 +68,7 @@ func (a *app) newVoice(w *config.Watcher, shards *discord.Shards, st store.Store
 		Budget:           a.voiceBudget(),
 		Personas:         st,
 		KeptSessions:     st,   // /join and !join sessions come back after a restart (rejoin at start)
+		OpenTurns:        st,   // the utterance being answered comes back after a crash or a stop
 		ChatImages:       chat, // images.voiceChatMinutes: the chat image of the voice channel
 		VoiceTLS:         tlsConfig,
 		Logger:           a.logger,
