@@ -169,6 +169,8 @@ func pgMigrations() []string {
 		memoryCursorsMigration,
 		// 17: the voice sessions joined by command, kept across restarts (voicesessions.go).
 		voiceSessionsMigration,
+		// 18: the guilds banter was removed from, until their data is purged (guildsleft.go).
+		guildsLeftMigration,
 	}
 }
 

@@ -211,6 +211,9 @@ type Store interface {
 	// VoiceSessions keeps the voice sessions joined by command across restarts
 	// (voicesessions.go).
 	VoiceSessions
+	// GuildsLeft records the servers banter was removed from and purges their data after a
+	// grace period (guildsleft.go).
+	GuildsLeft
 
 	// Prune deletes messages and turns created before cutoff and ledger rows older than an
 	// hour before now, and reports how many messages went.
