@@ -10,14 +10,15 @@ import (
 // Removed servers (docs/store.md, "Removed servers"): when a server removes banter, a record
 // of it (guilds_left) starts a grace period; re-added within it, the server keeps everything
 // (GuildReturned clears the record); after it, PurgeLeftGuilds deletes every row banter stored
-// about the server, then the record.
+// about the server. The record outlives the first purge by one more: a write that was in
+// flight when the server went (a memory extraction finishing, a reply being stored) is
+// deleted by the next purge, and a purge that finds nothing more drops the record.
 //
 // On Postgres, several processes may run the purge at once: each guild is purged in one
 // transaction that first takes the guild's forget lock exclusively (as ForgetMember does:
-// writes in flight finish first, forgets.go) and then deletes the guild's record, still
-// before the cutoff, as its claim. A second process's delete of the same record waits for
-// the first transaction, then finds nothing and leaves the guild alone; so does a purge that
-// a return (GuildReturned) beat.
+// writes in flight finish first, forgets.go), then locks the guild's record (SELECT … FOR
+// UPDATE). A second process's purge of the same guild waits for the first transaction, then
+// finds nothing left to delete; a purge that a return (GuildReturned) beat finds no record.
 
 // GuildsLeft keeps the record of the servers banter was removed from and purges their data.
 type GuildsLeft interface {
@@ -33,9 +34,10 @@ type GuildsLeft interface {
 	// memory pauses or a kept voice session are stored.
 	GuildsWithData(ctx context.Context) ([]string, error)
 	// PurgeLeftGuilds deletes every stored row of each guild left at or before cutoff that
-	// owns reports true for (nil: every guild), then its record, each guild in one
-	// transaction, and reports what went. A guild another process purged meanwhile, or that
-	// returned, is left out. The guild's spend is kept in the day totals as RemovedGuildsSpend.
+	// owns reports true for (nil: every guild), each guild in one transaction, and reports
+	// the guilds it purged for the first time or found rows of again. The record stays until
+	// a purge after the first finds nothing (then it goes, unreported). A guild that returned
+	// is left out. The guild's spend is kept in the day totals as RemovedGuildsSpend.
 	PurgeLeftGuilds(ctx context.Context, cutoff time.Time, owns func(guildID string) bool) ([]GuildPurge, error)
 }
 
@@ -64,8 +66,9 @@ func (p GuildPurge) Total() int {
 // guildsLeftMigration is the record of the guilds banter was removed from (SQLite's 15th
 // migration, Postgres's 18th).
 const guildsLeftMigration = `CREATE TABLE guilds_left (
-			guild_id TEXT PRIMARY KEY,
-			left_at  BIGINT NOT NULL
+			guild_id  TEXT PRIMARY KEY,
+			left_at   BIGINT NOT NULL,
+			purged_at BIGINT NOT NULL DEFAULT 0
 		);`
 
 var (
@@ -193,19 +196,26 @@ func (m factsSQL) PurgeLeftGuilds(ctx context.Context, cutoff time.Time, owns fu
 }
 
 // purgeGuild deletes the guild's rows in one transaction if its record is still there and
-// older than cutoff (false: another process purged it, or it returned).
+// older than cutoff; it reports whether the purge is worth reporting (the first, or one that
+// found rows again). A later purge that finds nothing drops the record.
 func (m factsSQL) purgeGuild(ctx context.Context, guildID string, cutoff time.Time) (GuildPurge, bool, error) {
 	p := GuildPurge{GuildID: guildID, Rows: map[string]int{}}
-	claimed := false
+	report := false
 	err := m.db.tx(ctx, func(db factDB) error {
 		if err := m.lockGuild(ctx, db, guildID, true); err != nil {
 			return err
 		}
-		n, err := db.exec(ctx, `DELETE FROM guilds_left WHERE guild_id = ? AND left_at <= ?`, guildID, ms(cutoff))
-		if err != nil || n == 0 {
+		q := `SELECT purged_at FROM guilds_left WHERE guild_id = ? AND left_at <= ?`
+		if m.pg {
+			q += ` FOR UPDATE`
+		}
+		var purgedAt int64
+		if err := db.queryRow(ctx, q, guildID, ms(cutoff)).Scan(&purgedAt); err != nil {
+			if isNoRows(err) {
+				return nil // returned, or purged for good by another process
+			}
 			return err
 		}
-		claimed = true
 		for _, step := range guildPurgeSteps {
 			args := make([]any, countPlaceholders(step.sql))
 			for i := range args {
@@ -219,12 +229,19 @@ func (m factsSQL) purgeGuild(ctx context.Context, guildID string, cutoff time.Ti
 				p.Rows[step.table] += int(n)
 			}
 		}
-		return nil
+		report = purgedAt == 0 || p.Total() > 0
+		var err error
+		if report {
+			_, err = db.exec(ctx, `UPDATE guilds_left SET purged_at = ? WHERE guild_id = ?`, ms(time.Now()), guildID)
+		} else {
+			_, err = db.exec(ctx, `DELETE FROM guilds_left WHERE guild_id = ?`, guildID)
+		}
+		return err
 	})
 	if err != nil {
 		return GuildPurge{}, false, fmt.Errorf("store: purge removed guild %s: %w", guildID, err)
 	}
-	return p, claimed, nil
+	return p, report, nil
 }
 
 // countPlaceholders counts the ? of a statement.

@@ -65,22 +65,12 @@ func testGuildsLeft(t *testing.T, s Store, driver, _ string) {
 		t.Fatalf("the left guild's rows went before its purge: %v", rows)
 	}
 
-	// Two purges at once (two processes): the guild is purged once.
-	var wg sync.WaitGroup
-	results := make([][]GuildPurge, 2)
-	for i := range results {
-		wg.Go(func() {
-			ps, err := s.PurgeLeftGuilds(ctx, base, func(g string) bool { return g == gone })
-			if err != nil {
-				t.Error(err)
-			}
-			results[i] = ps
-		})
+	ps, err := s.PurgeLeftGuilds(ctx, base, func(g string) bool { return g == gone })
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	ps := slices.Concat(results...)
 	if len(ps) != 1 || ps[0].GuildID != gone || !ps[0].LeftAt.Equal(base) {
-		t.Fatalf("purges = %+v; want %s once", ps, gone)
+		t.Fatalf("purges = %+v; want %s", ps, gone)
 	}
 	for _, table := range []string{"messages", "facts", "turns", "prompt_ledger", "memory_cursors", "memory_pauses",
 		"voice_sessions", "message_embeddings", "fact_embeddings", "embedding_backfill_leases", "cap_notices", "spend"} {
@@ -88,8 +78,8 @@ func testGuildsLeft(t *testing.T, s Store, driver, _ string) {
 			t.Errorf("the purge reports no %s rows: %v", table, ps[0].Rows)
 		}
 	}
-	if rows := guildRows(t, s, driver, gone); len(rows) > 0 {
-		t.Errorf("rows of the purged guild left: %v", rows)
+	if rows := guildRows(t, s, driver, gone); len(rows) != 1 || rows["guilds_left"] != 1 {
+		t.Errorf("rows of the purged guild left: %v (want only its record, until the next purge)", rows)
 	}
 	if got := guildRows(t, s, driver, stays); !maps.Equal(got, stayRows) {
 		t.Errorf("the other guild's rows changed: %v, want %v", got, stayRows)
@@ -103,8 +93,22 @@ func testGuildsLeft(t *testing.T, s Store, driver, _ string) {
 	if gs, err := s.GuildsWithData(ctx); err != nil || !slices.Equal(gs, []string{stays}) {
 		t.Errorf("guilds with data after the purge = %v, %v; want %s", gs, err, stays)
 	}
+	// A write that was in flight when the guild went is deleted by the next purge; a purge
+	// that finds nothing more drops the record.
+	if err := s.SaveMessage(ctx, Message{ID: "late", ChannelID: "c1", GuildID: gone, AuthorID: "alice", Content: "late", CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := s.PurgeLeftGuilds(ctx, base, nil); err != nil || len(ps) != 1 || ps[0].Rows["messages"] != 1 {
+		t.Fatalf("purge after a late write = %+v, %v; want its message", ps, err)
+	}
+	if ps, err := s.PurgeLeftGuilds(ctx, base, nil); err != nil || len(ps) != 0 {
+		t.Fatalf("purge with nothing left = %+v, %v; want nothing reported", ps, err)
+	}
 	if l, err := s.LeftGuilds(ctx); err != nil || len(l) != 0 {
-		t.Errorf("left guilds after the purge = %v, %v; want none", l, err)
+		t.Errorf("left guilds after the purges = %v, %v; want none", l, err)
+	}
+	if rows := guildRows(t, s, driver, gone); len(rows) > 0 {
+		t.Errorf("rows of the purged guild left: %v", rows)
 	}
 	if _, all, err := ledger.SpendTotals(ctx, "2026-11-28", gone); err != nil || all != allBefore {
 		t.Errorf("the day's spend over every guild = %v, %v; want %v (kept as %q)", all, err, allBefore, RemovedGuildsSpend)
@@ -118,6 +122,36 @@ func testGuildsLeft(t *testing.T, s Store, driver, _ string) {
 			t.Errorf("the full-text index still finds the purged guild's words: %d, %v", n, err)
 		}
 	}
+}
+
+// TestGuildPurgeConcurrent: two purges at once (two processes) purge a guild once: one reports
+// it, the other finds nothing to delete.
+func TestGuildPurgeConcurrent(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		const g = "1000000000000000003"
+		fillGuild(t, s, g, "c3", "3")
+		at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+		if _, err := s.GuildLeft(ctx, g, at); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		results := make([][]GuildPurge, 2)
+		for i := range results {
+			wg.Go(func() {
+				ps, err := s.PurgeLeftGuilds(ctx, at, nil)
+				if err != nil {
+					t.Error(err)
+				}
+				results[i] = ps
+			})
+		}
+		wg.Wait()
+		ps := slices.Concat(results...)
+		if len(ps) != 1 || ps[0].Rows["messages"] != 2 {
+			t.Fatalf("purges = %+v; want one, with the guild's 2 messages", ps)
+		}
+	})
 }
 
 // fillGuild stores a row of guild g in every table that holds guild data (channel ch; ids
