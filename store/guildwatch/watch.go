@@ -47,9 +47,19 @@ type Watch struct {
 	events chan event
 }
 
+// eventKind is which gateway event an event is.
+type eventKind int
+
+const (
+	eventUnknown eventKind = iota
+	eventDelete            // GUILD_DELETE without unavailable
+	eventCreate            // GUILD_CREATE
+	eventReady             // READY
+)
+
 // event is one gateway event Run handles.
 type event struct {
-	kind  string // "delete", "create" or "ready"
+	kind  eventKind
 	guild string
 	// ready's shard and the guilds it lists
 	shard, shards int
@@ -88,16 +98,16 @@ func (w *Watch) Attach(ctx context.Context, sess *discordgo.Session) (detach fun
 			for _, g := range r.Guilds {
 				listed[g.ID] = true
 			}
-			queue(event{kind: "ready", shard: s.ShardID, shards: s.ShardCount, listed: listed})
+			queue(event{kind: eventReady, shard: s.ShardID, shards: s.ShardCount, listed: listed})
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) {
 			if g.Guild != nil {
-				queue(event{kind: "create", guild: g.ID})
+				queue(event{kind: eventCreate, guild: g.ID})
 			}
 		}),
 		sess.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildDelete) {
 			if g.Guild != nil && !g.Unavailable { // unavailable: an outage, the bot is still in it
-				queue(event{kind: "delete", guild: g.ID})
+				queue(event{kind: eventDelete, guild: g.ID})
 			}
 		}),
 	}
@@ -127,13 +137,13 @@ func (w *Watch) Run(ctx context.Context) {
 
 func (w *Watch) handle(ctx context.Context, e event) {
 	switch e.kind {
-	case "delete":
+	case eventDelete:
 		if w.left(ctx, e.guild, "guild_delete") && w.opts.AfterDays == 0 {
 			w.Purge(ctx)
 		}
-	case "create":
+	case eventCreate:
 		w.returned(ctx, e.guild, nil)
-	case "ready":
+	case eventReady:
 		w.ready(ctx, e)
 	}
 }

@@ -50,7 +50,7 @@ func TestReadyOnlyOwnShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := New(Options{Store: st, AfterDays: -1})
-	w.handle(ctx, event{kind: "ready", shard: 0, shards: 2, listed: map[string]bool{listed: true}})
+	w.handle(ctx, event{kind: eventReady, shard: 0, shards: 2, listed: map[string]bool{listed: true}})
 	left, err := st.LeftGuilds(ctx)
 	if err != nil {
 		t.Fatal(err)
