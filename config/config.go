@@ -543,6 +543,11 @@ type Store struct {
 	DSN string `yaml:"dsn"`
 	// RetentionDays prunes stored messages older than this; 0 keeps them forever.
 	RetentionDays int `yaml:"retentionDays"`
+	// ForgetRemovedGuildAfterDays is how long banter keeps what it stored about a server after
+	// it was removed from it (docs/store.md, "Removed servers"): re-added within that many
+	// days, the server keeps everything; after, every row of it is deleted. 0 deletes at
+	// once; -1 never (then only the retention periods apply).
+	ForgetRemovedGuildAfterDays int `yaml:"forgetRemovedGuildAfterDays"`
 	// PGVector is how the postgres driver searches embeddings: "auto" uses the pgvector
 	// extension when it can be created, else searches in process; "off" always searches in
 	// process.

@@ -96,7 +96,7 @@ func Default() *Config {
 		},
 		Voice:   defaultVoice(),
 		Metrics: Metrics{Listen: "127.0.0.1:9090"},
-		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90, PGVector: "auto"},
+		Store:   Store{Driver: "sqlite", DSN: "./data/banter.db", RetentionDays: 90, ForgetRemovedGuildAfterDays: 30, PGVector: "auto"},
 		Log:     Log{Level: "info", Format: "json"},
 	}
 }

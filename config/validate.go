@@ -269,6 +269,7 @@ func (v *validator) validateOperations(c *Config) {
 		v.addf("store.dsn: with store.driver postgres, want a connection string such as postgres://banter@db:5432/banter or host=db dbname=banter (put the password in PGPASSWORD, not the file)")
 	}
 	v.intRange("store.retentionDays", c.Store.RetentionDays, 0, 36500)
+	v.intRange("store.forgetRemovedGuildAfterDays", c.Store.ForgetRemovedGuildAfterDays, -1, 36500)
 	v.enum("store.pgvector", c.Store.PGVector, []string{"auto", "off"})
 	v.enum("log.level", c.Log.Level, logLevels)
 	v.enum("log.format", c.Log.Format, logFormats)

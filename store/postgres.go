@@ -172,6 +172,8 @@ func pgMigrations() []string {
 		voiceSessionsMigration,
 		// 18: the utterance the bot is answering in each guild's voice session (voiceturns.go).
 		openVoiceTurnsMigration,
+		// 19: the guilds banter was removed from, until their data is purged (guildsleft.go).
+		guildsLeftMigration,
 	}
 }
 

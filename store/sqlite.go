@@ -159,6 +159,8 @@ func migrations() []string {
 		voiceSessionsMigration,
 		// 15: the utterance the bot is answering in each guild's voice session (voiceturns.go).
 		openVoiceTurnsMigration,
+		// 16: the guilds banter was removed from, until their data is purged (guildsleft.go).
+		guildsLeftMigration,
 	}
 }
 
@@ -588,4 +590,19 @@ func (s *SQLite) ForgetMember(ctx context.Context, guildID, userID string, at ti
 		return r, fmt.Errorf("store: forget member %s in %s: merge the search index: %w", userID, guildID, err)
 	}
 	return r, nil
+}
+
+// PurgeLeftGuilds implements GuildsLeft, then merges the full-text index's segments (as
+// ForgetMember does) when messages went.
+func (s *SQLite) PurgeLeftGuilds(ctx context.Context, cutoff time.Time, owns func(string) bool) ([]GuildPurge, error) {
+	ps, err := s.factsSQL.PurgeLeftGuilds(ctx, cutoff, owns)
+	for _, p := range ps {
+		if p.Rows["messages"] > 0 {
+			if _, oerr := s.db.ExecContext(ctx, `INSERT INTO messages_fts(messages_fts) VALUES ('optimize')`); oerr != nil {
+				return ps, errors.Join(err, fmt.Errorf("store: purge removed guilds: merge the search index: %w", oerr))
+			}
+			break
+		}
+	}
+	return ps, err
 }

@@ -220,6 +220,9 @@ type Store interface {
 	// OpenVoiceTurns keeps the utterance the bot is answering in each guild's voice session
 	// (voiceturns.go).
 	OpenVoiceTurns
+	// GuildsLeft records the servers banter was removed from and purges their data after a
+	// grace period (guildsleft.go).
+	GuildsLeft
 
 	// Prune deletes messages, turns and open voice turns created before cutoff and ledger rows
 	// older than an hour before now, and reports how many messages went.

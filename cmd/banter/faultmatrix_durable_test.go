@@ -160,8 +160,8 @@ func newOSBotWith(t *testing.T, ctx context.Context, bin, discordExtra, extra st
 	dir := t.TempDir()
 	b.cfgPath = filepath.Join(dir, "banter.yaml")
 	b.storeDriver, b.storeDSN = "sqlite", filepath.Join(dir, "banter.db")
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: \"\"\nstore:\n  dsn: %s\nactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
-		b.dsim.APIBaseURL(), discordExtra, b.storeDSN, strings.ReplaceAll(extra, "$CHANNEL", string(b.ch)))
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: \"\"\nstore:\n  dsn: %s\n%sactivity:\n  replyCoalesceWindowSeconds: 0\n%s",
+		b.dsim.APIBaseURL(), discordExtra, b.storeDSN, b.storeExtra, strings.ReplaceAll(extra, "$CHANNEL", string(b.ch)))
 	if err := os.WriteFile(b.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type botProcess struct {
 	// storeDriver and storeDSN are the bot's store: a setup may set them (default: a SQLite file
 	// in the test's folder, set by startBot).
 	storeDriver, storeDSN string
+	// storeExtra is added to the config's store section (lines indented by two spaces): a
+	// setup may set it.
+	storeExtra string
 }
 
 // startBot runs banter against fresh simulators; discordExtra is added to the config's discord
@@ -72,8 +75,8 @@ func startBot(t *testing.T, ctx context.Context, dopts []discordsim.Option, disc
 	if b.storeDriver == "" {
 		b.storeDriver, b.storeDSN = "sqlite", filepath.Join(dir, "banter.db")
 	}
-	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: 127.0.0.1:0\nstore:\n  driver: %s\n  dsn: %q\nllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
-		b.dsim.APIBaseURL(), discordExtra, b.storeDriver, b.storeDSN, extra)
+	cfg := fmt.Sprintf("discord:\n  apiUrl: %s\n  shutdownTimeoutSeconds: 5\n%smetrics:\n  listen: 127.0.0.1:0\nstore:\n  driver: %s\n  dsn: %q\n%sllm:\n  maxRetries: 1\n  timeoutSeconds: 5\n%s",
+		b.dsim.APIBaseURL(), discordExtra, b.storeDriver, b.storeDSN, b.storeExtra, extra)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/banterbot/banter/memory"
 	"github.com/banterbot/banter/metrics"
 	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/store/guildwatch"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
 	"github.com/banterbot/banter/voice/realtime"
@@ -86,6 +87,7 @@ func catalogue(t *testing.T) []string {
 	discord.NewGatewayMonitor(nil, reg)
 	discord.NewRESTMetrics(reg)
 	store.Instrument(nil, reg)
+	guildwatch.NewMetrics(reg)
 	metrics.RegisterReady(reg, nil)
 	config.NewReloadMetrics(reg)
 	registerLibopusInfo(reg)

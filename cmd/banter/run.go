@@ -31,6 +31,7 @@ import (
 	"github.com/banterbot/banter/playground"
 	"github.com/banterbot/banter/redact"
 	"github.com/banterbot/banter/store"
+	"github.com/banterbot/banter/store/guildwatch"
 	"github.com/banterbot/banter/text"
 	"github.com/banterbot/banter/voice"
 )
@@ -358,6 +359,7 @@ func (a *app) startPipelines(ctx context.Context, wg *sync.WaitGroup, watcher *c
 	// Open find it through voiceRef once it exists.
 	var voiceRef atomic.Pointer[voice.Service]
 	p.detachText = a.attachHandlers(ctx, shards, textSvc, &voiceRef)
+	a.watchGuilds(ctx, wg, shards, st, reg)
 	if err := shards.Open(ctx); err != nil {
 		return nil, fmt.Errorf("discord: log in: %w (check DISCORD_TOKEN and discord.apiUrl)", err)
 	}
@@ -414,6 +416,18 @@ func (a *app) attachHandlers(ctx context.Context, shards *discord.Shards, textSv
 			d()
 		}
 	}
+}
+
+// watchGuilds records the servers banter is removed from (GUILD_DELETE, READY) and purges
+// their data after store.forgetRemovedGuildAfterDays, at start and then hourly, as pruneLoop
+// prunes: each process the guilds of its own shards (store/guildwatch).
+func (a *app) watchGuilds(ctx context.Context, wg *sync.WaitGroup, shards *discord.Shards, st store.Store, reg prometheus.Registerer) {
+	w := guildwatch.New(guildwatch.Options{Store: st, Logger: a.logger, Metrics: guildwatch.NewMetrics(reg),
+		AfterDays: a.cfg.Store.ForgetRemovedGuildAfterDays, Owns: shards.Owns})
+	for _, id := range shards.IDs() {
+		w.Attach(ctx, shards.Session(id)) // the sessions close at shutdown
+	}
+	wg.Go(func() { w.Run(ctx) })
 }
 
 // registerCommands registers the global slash commands (discord.registerSlashCommands). They
