@@ -56,7 +56,14 @@ func NicknameName(nick string) (name, reason string) {
 		if !ok {
 			break
 		}
-		w, _ := trimWord(tz.s[tok.start:tok.end])
+		w := tz.s[tok.start:tok.end]
+		for { // quotes, underscores and a possessive, as the matcher trims the words it reads
+			t, _ := trimWord(w)
+			if t == w {
+				break
+			}
+			w = t
+		}
 		hasAlnum := false
 		for _, r := range w {
 			switch {

@@ -186,3 +186,34 @@ func TestDirectAddressPromptNamesNickname(t *testing.T) {
 		t.Errorf("system prompt does not name the nickname: %s", got)
 	}
 }
+
+// FuzzNicknameName: any nickname Discord may hold is either ignored with a reason or gives a
+// name that is no longer than it, matches itself as a name and leaves the bot's own name working.
+func FuzzNicknameName(f *testing.F) {
+	for _, s := range []string{"", "Jarvis", "Jarvis 🤖", "[AI] Jarvis (he/him)", "ok", "!!!", "J", "Big J", "R2-D2",
+		"((((", "]]Jarvis[[", "Zoë", "ジャービス", "'jarvis'", "jarvis's", strings.Repeat("ab ", 30), "\xff\xfe"} {
+		f.Add(s)
+	}
+	base := NewNameMatcher("banter", "bant")
+	f.Fuzz(func(t *testing.T, nick string) {
+		name, reason := NicknameName(nick)
+		if (name == "") == (reason == "") && strings.TrimSpace(nick) != "" {
+			t.Fatalf("NicknameName(%q) = %q, %q: want exactly one of a name and a reason", nick, name, reason)
+		}
+		if name == "" {
+			return
+		}
+		if len(name) > len(nick) {
+			t.Fatalf("NicknameName(%q) = %q: longer than the nickname", nick, name)
+		}
+		m := base.WithNickname(name)
+		// Lower case: the matcher folds by byte length, so a letter whose case changes its
+		// length ("İ") matches only as the form it compiled (the same holds for aliases).
+		if s := strings.ToLower(name) + ", hi"; m.MatchText(s).Kind == MatchNone {
+			t.Errorf("nickname %q (from %q) does not match %q", name, nick, s)
+		}
+		if got := m.MatchText("banter, hi"); got.Kind != MatchAddress {
+			t.Errorf("with nickname %q the name no longer addresses: %+v", name, got)
+		}
+	})
+}
