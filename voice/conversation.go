@@ -44,6 +44,15 @@ func (s *session) nickname() string {
 	return s.svc.opts.Engine.Nickname(s.guildID, s.svc.botNickname(s.guildID))
 }
 
+// sttPrompt is the recognition prompt: the bot's name, and its nickname in this guild when it
+// answers to one ("banter, Jarvis"), so that speech recognition spells the names it listens for.
+func (s *session) sttPrompt(name string) string {
+	if nick := s.nickname(); nick != "" {
+		return name + ", " + nick
+	}
+	return name
+}
+
 // pump lets the next queued turn run Stage A unless one is being decided.
 func (s *session) pump() {
 	if s.deciding || len(s.queue) == 0 {

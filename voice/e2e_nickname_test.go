@@ -5,11 +5,14 @@ import (
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
+
+	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
 // TestNicknameAddressesBotInVoice: with the bot renamed "Jarvis" in the guild (its nickname, set
 // as an admin would), "hey jarvis, …" takes the direct-address fast path with the signal
-// name_nickname and the reply's instructions say what the server calls it; once the nickname
+// name_nickname, the reply's instructions say what the server calls it and speech recognition
+// is prompted with it; once the nickname
 // is cleared the same words are not its name (the classifier, here saying NO, decides).
 func TestNicknameAddressesBotInVoice(t *testing.T) {
 	t.Parallel()
@@ -49,6 +52,15 @@ func TestNicknameAddressesBotInVoice(t *testing.T) {
 	gens := w.streamed()
 	if len(gens) != 1 || !strings.Contains(gens[0].Instructions, `In this server you are called "Jarvis"`) {
 		t.Errorf("%d generations; the instructions do not name the nickname", len(gens))
+	}
+	stt := w.osim.RequestsFor(openaisim.EndpointTranscriptions)
+	if len(stt) == 0 {
+		t.Error("no transcription request")
+	}
+	for _, r := range stt {
+		if r.TranscriptionPrompt != "banter, Jarvis" {
+			t.Errorf("recognition prompt %q, want the name and the nickname", r.TranscriptionPrompt)
+		}
 	}
 
 	setNick("")
