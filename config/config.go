@@ -51,6 +51,9 @@ type Bot struct {
 	Name string `yaml:"name"`
 	// Aliases are other names that address the bot.
 	Aliases []string `yaml:"aliases"`
+	// AnswerToNickname: the bot's nickname in a guild (set by the server's admins) is one more
+	// name in that guild, matched like an alias and named in the persona prompt (default true).
+	AnswerToNickname bool `yaml:"answerToNickname"`
 	// Persona names the default persona, a key of Personas.
 	Persona string `yaml:"persona"`
 	// Personas are the characters the bot can play, by name.

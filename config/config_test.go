@@ -88,7 +88,9 @@ func TestValidationMessages(t *testing.T) {
 		want []string // every fragment must appear in the error
 	}{
 		{"unknown key with suggestion", "bot:\n  nmae: x\n",
-			[]string{"bot.nmae (line 2): unknown key", `did you mean "name"?`, "allowed keys: aliases, commandPrefix, name, persona, personas"}},
+			[]string{"bot.nmae (line 2): unknown key", `did you mean "name"?`, "allowed keys: aliases, answerToNickname, commandPrefix, name, persona, personas"}},
+		{"bad answerToNickname", "bot:\n  answerToNickname: sometimes\n",
+			[]string{`bot.answerToNickname (line 2): "sometimes" is not a valid boolean (true or false)`}},
 		{"unknown top-level section", "voic:\n  mode: realtime\n",
 			[]string{"voic (line 1): unknown key", `did you mean "voice"?`}},
 		{"bad enum", "voice:\n  mode: sst\n",
@@ -192,8 +194,12 @@ func TestOverlayKeepsDefaultsForUnsetKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Bot.Name != "pip" || cfg.Bot.Aliases[0] != "pipster" {
+	if cfg.Bot.Name != "pip" || cfg.Bot.Aliases[0] != "pipster" || !cfg.Bot.AnswerToNickname {
 		t.Errorf("bot = %+v", cfg.Bot)
+	}
+	off, err := Parse([]byte("bot:\n  answerToNickname: false\n"))
+	if err != nil || off.Bot.AnswerToNickname {
+		t.Errorf("answerToNickname: false: %v, %v", off.Bot.AnswerToNickname, err)
 	}
 	if _, ok := cfg.Bot.Personas["default"]; !ok {
 		t.Error("adding a persona dropped the default persona")

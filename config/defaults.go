@@ -16,8 +16,9 @@ const DefaultFilteredReplyText = "Sorry, I can't say that here."
 func Default() *Config {
 	return &Config{
 		Bot: Bot{
-			Name:    "banter",
-			Persona: "default",
+			Name:             "banter",
+			AnswerToNickname: true,
+			Persona:          "default",
 			Personas: map[string]Persona{
 				"default": {Prompt: DefaultPersonaPrompt, Description: "banter's own easy-going self"},
 			},

@@ -24,7 +24,7 @@ type Decision struct {
 	// path), else 0.
 	Confidence float64
 	// Force is set for turns that must be answered ([SKIP] only for safety):
-	// direct, name_exact, name_alias and explicit commands.
+	// direct, name_exact, name_alias, name_nickname and explicit commands.
 	Force bool
 	// DirectAddressed is true when the turn addresses the bot (any signal
 	// except llm_decides).

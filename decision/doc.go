@@ -5,7 +5,7 @@
 // VoiceEngine evaluate a turn (TextTurn, VoiceTurn) against a policy
 // (TextPolicy, VoicePolicy) and return a Decision: outcome, Reason (a
 // stable code such as "direct_address_fast_path"), addressing Signal
-// ("direct", "name_exact", "name_alias", "llm_direct_address",
+// ("direct", "name_exact", "name_alias", "name_nickname", "llm_direct_address",
 // "llm_decides"), confidence, whether the reply is forced, and the
 // classifier's model and raw answer when one was asked. Admit is the
 // deterministic part: a pure function of the turn, no I/O, no allocation.
@@ -25,7 +25,10 @@
 // banter, ...", "banter, ...", "..., banter?", "heybanter", "@banter") or
 // as a mere mention ("I asked banter"), never inside other words
 // ("bantering"); for speech transcripts also speech-recognition variants
-// ("hey banner, ...") with a confidence.
+// ("hey banner, ...") with a confidence. WithNickname adds the bot's
+// guild nickname (cleaned by NicknameName) as one more name; the engines
+// keep one such matcher per guild (TextTurn.BotNickname,
+// VoiceTurn.BotNickname, with AnswerToNickname).
 //
 // The package does no I/O of its own and imports nothing of text, voice,
 // llm or discord; the replay subpackage runs recorded conversations through

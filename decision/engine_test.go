@@ -86,6 +86,9 @@ func textCases() []textCase {
 			turn: textTurn("c1", "banter, tell us a joke"), want: ReasonNameAddress, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "alias", turn: textTurn("c1", "bant, you there?"),
 			want: ReasonAliasAddress, outcome: OutcomeAllow, signal: SignalNameAlias, force: true},
+		{name: "guild nickname", policy: func(p *TextPolicy) { p.AnswerToNickname = true },
+			turn: mod(textTurn("c1", "jarvis, what's up?"), func(t *TextTurn) { t.GuildID, t.BotNickname = "g1", "Jarvis" }),
+			want: ReasonNicknameAddress, outcome: OutcomeAllow, signal: SignalNameNickname, force: true},
 		{name: "addressed never stale", turn: mod(textTurn("c1", "banter, still there?"), func(t *TextTurn) {
 			t.Phase, t.NewerMessages, t.Now = PhasePreGeneration, 50, t0.Add(time.Hour)
 		}), want: ReasonNameAddress, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
@@ -241,6 +244,9 @@ func voiceCases() []voiceCase {
 			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameExact, force: true},
 		{name: "fast path alias", policy: func(p *VoicePolicy) { p.Aliases = []string{"bant"} }, turn: voiceTurn("yo bant, are you there"),
 			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameAlias, force: true},
+		{name: "fast path nickname", policy: func(p *VoicePolicy) { p.AnswerToNickname = true },
+			turn: mod(voiceTurn("hey jarvis, what's the weather like"), func(t *VoiceTurn) { t.GuildID, t.BotNickname = "g1", "Jarvis" }),
+			want: ReasonDirectAddressFastPath, outcome: OutcomeAllow, signal: SignalNameNickname, force: true},
 		{name: "aimed at mike", turn: voiceTurn("mike, can you hear me?"), want: ReasonAddressedToOther, outcome: OutcomeDeny},
 		{name: "aimed at mike while focused", turn: focused(voiceTurn("mike, can you hear me?"), 2*time.Second),
 			want: ReasonAddressedToOther, outcome: OutcomeDeny},
@@ -475,7 +481,7 @@ func TestSpeechFixtureTranscripts(t *testing.T) {
 		if d := e.Admit(&turn); d.Reason != w {
 			t.Errorf("%s %q: %v, want %v", f[0], f[2], d.Reason, w)
 		}
-		if m := e.MatchName(f[2]); m.Addressed() != (w == ReasonDirectAddressFastPath) {
+		if m := e.MatchName("", "", f[2]); m.Addressed() != (w == ReasonDirectAddressFastPath) {
 			t.Errorf("%s: MatchName addressed = %v", f[0], m.Addressed())
 		}
 	}

@@ -85,7 +85,7 @@ func ClassifierBias(level int) string { return classifierBias[Band(level)] }
 const SkipInstruction = "If you decide not to reply, answer exactly [SKIP] and nothing else."
 
 // ForceReplyLines returns the prompt lines for a force-responded turn (a
-// direct, name_exact or name_alias signal, or an explicit command): the
+// direct, name_exact, name_alias or name_nickname signal, or an explicit command): the
 // reply is required and [SKIP] is reserved for safety. who names the
 // person (may be empty). For other signals it returns nil.
 func ForceReplyLines(d Decision, who string) []string {
@@ -99,7 +99,7 @@ func ForceReplyLines(d Decision, who string) []string {
 		how = "mentioned you"
 	case ReasonReplyToBot:
 		how = "replied to your message"
-	case ReasonNameAddress, ReasonAliasAddress, ReasonDirectAddressFastPath, ReasonWakePing:
+	case ReasonNameAddress, ReasonAliasAddress, ReasonNicknameAddress, ReasonDirectAddressFastPath, ReasonWakePing:
 		how = "called you by name"
 	case ReasonCommand:
 		how = "invoked you with a command"

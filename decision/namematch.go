@@ -57,6 +57,9 @@ type NameMatch struct {
 	Position Position
 	// Alias is true when a configured alias matched rather than the name.
 	Alias bool
+	// Nickname is true when the bot's guild nickname matched (see
+	// NameMatcher.WithNickname).
+	Nickname bool
 	// Variant is true when a speech-recognition variant matched ("banner"
 	// for "banter"), never for text.
 	Variant bool
@@ -90,6 +93,7 @@ type nameForm struct {
 	key     [keyMax]byte
 	keyLen  int
 	alias   bool
+	nick    bool // the bot's guild nickname
 }
 
 // NameMatcher finds the bot's name and aliases in text and transcripts. It
@@ -112,8 +116,12 @@ func NewNameMatcher(name string, aliases ...string) *NameMatcher {
 }
 
 func (m *NameMatcher) add(name string, alias bool) {
+	m.addForm(name, alias, false)
+}
+
+func (m *NameMatcher) addForm(name string, alias, nick bool) {
 	var f nameForm
-	f.alias = alias
+	f.alias, f.nick = alias, nick
 	tz := tokenizer{s: name}
 	for {
 		tok, ok := tz.next()
@@ -298,7 +306,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 	case possessive || len(word) < 2:
 		return NameMatch{}
 	case st.lead && len(word) > len(f.compact) && mergedGreeting(word, f.compact):
-		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias,
+		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias, Nickname: f.nick,
 			Confidence: confMerged, Start: tok.start, End: tok.end}
 	case voice && firstWord && cutName(word, f):
 		sim, variant, cut = cutSim, true, true
@@ -311,7 +319,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 		if sim = mergedVariant(word, f); sim == 0 {
 			return NameMatch{}
 		}
-		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias, Variant: true,
+		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias, Nickname: f.nick, Variant: true,
 			Confidence: confMerged * sim, Start: tok.start, End: tok.end}
 	default:
 		var ok bool
@@ -332,7 +340,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 			return NameMatch{}
 		}
 	}
-	nm := NameMatch{Kind: MatchAddress, Position: pos, Alias: f.alias, Variant: variant, Confidence: conf * sim,
+	nm := NameMatch{Kind: MatchAddress, Position: pos, Alias: f.alias, Nickname: f.nick, Variant: variant, Confidence: conf * sim,
 		Start: tok.start, End: end}
 	if pos == PositionMention {
 		nm.Kind = MatchMention

@@ -17,6 +17,7 @@ const (
 	ReasonReplyToBot        // allow, force: a reply to one of the bot's messages
 	ReasonNameAddress       // allow, force: the bot's name used to address it
 	ReasonAliasAddress      // allow, force: a configured alias used to address it
+	ReasonNicknameAddress   // allow, force: the bot's guild nickname used to address it
 	ReasonLLMDirectAddress  // allow: the direct-address classifier is confident enough
 	ReasonInitiativeChannel // allow: initiative replies on, initiative channel
 	ReasonRecentBotActivity // allow: initiative replies on, the bot spoke recently here
@@ -65,6 +66,7 @@ var reasonNames = [reasonCount]string{
 	ReasonReplyToBot:            "reply_to_bot",
 	ReasonNameAddress:           "name_address",
 	ReasonAliasAddress:          "alias_address",
+	ReasonNicknameAddress:       "nickname_address",
 	ReasonLLMDirectAddress:      "llm_direct_address",
 	ReasonInitiativeChannel:     "initiative_channel",
 	ReasonRecentBotActivity:     "recent_bot_activity",
@@ -135,6 +137,7 @@ const (
 	SignalDirect                  // mention, or a reply to the bot's own message
 	SignalNameExact               // the bot's name used to address it
 	SignalNameAlias               // a configured alias used to address it
+	SignalNameNickname            // the bot's guild nickname used to address it
 	SignalLLMDirectAddress        // the direct-address classifier was confident
 	SignalLLMDecides              // no addressing signal: the model decides
 )
@@ -144,6 +147,7 @@ var signalNames = [...]string{
 	SignalDirect:           "direct",
 	SignalNameExact:        "name_exact",
 	SignalNameAlias:        "name_alias",
+	SignalNameNickname:     "name_nickname",
 	SignalLLMDirectAddress: "llm_direct_address",
 	SignalLLMDecides:       "llm_decides",
 }
@@ -160,9 +164,9 @@ func (s Signal) String() string {
 func (s Signal) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // HighCertainty reports whether the signal is certain enough to force a
-// reply (direct, name_exact, name_alias).
+// reply (direct, name_exact, name_alias, name_nickname).
 func (s Signal) HighCertainty() bool {
-	return s == SignalDirect || s == SignalNameExact || s == SignalNameAlias
+	return s == SignalDirect || s == SignalNameExact || s == SignalNameAlias || s == SignalNameNickname
 }
 
 // Outcome is the verdict of a decision.

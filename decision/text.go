@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,10 @@ type TextPolicy struct {
 	// bot.aliases).
 	BotName string
 	Aliases []string
+	// AnswerToNickname: the bot's nickname in a guild (TextTurn.BotNickname)
+	// is one more name there, when it is a usable name (NicknameName)
+	// (bot.answerToNickname).
+	AnswerToNickname bool
 	// AllowInitiativeReplies lets the bot join unaddressed conversations
 	// (permissions.allowInitiativeReplies).
 	AllowInitiativeReplies bool
@@ -74,11 +79,15 @@ func DefaultTextPolicy(name string) TextPolicy {
 // TextTurn is one incoming chat message as Stage A sees it. The text
 // pipeline fills it from the gateway event and its store.
 type TextTurn struct {
-	MessageID  string
-	ChannelID  string
-	AuthorID   string
-	AuthorName string
-	Content    string
+	MessageID string
+	ChannelID string
+	// GuildID and BotNickname: the guild of the message and the bot's
+	// nickname there ("" none), an extra name with AnswerToNickname.
+	GuildID     string
+	BotNickname string
+	AuthorID    string
+	AuthorName  string
+	Content     string
 	// IsSelf marks the bot's own messages, IsBot other bots' messages.
 	IsSelf bool
 	IsBot  bool
@@ -136,7 +145,7 @@ type EngineOptions struct {
 
 type textConfig struct {
 	p          TextPolicy
-	names      *NameMatcher
+	names      *guildNames
 	initiative map[string]struct{}
 }
 
@@ -170,7 +179,8 @@ func (e *TextEngine) SetPolicy(p TextPolicy) {
 	}
 	p.ReplyLevelInitiative = clampLevel(p.ReplyLevelInitiative)
 	p.ReplyLevelNonInitiative = clampLevel(p.ReplyLevelNonInitiative)
-	c := &textConfig{p: p, names: NewNameMatcher(p.BotName, p.Aliases...), initiative: make(map[string]struct{}, len(p.InitiativeChannelIDs))}
+	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineText.String(), e.rec.Logger)
+	c := &textConfig{p: p, names: names, initiative: make(map[string]struct{}, len(p.InitiativeChannelIDs))}
 	for _, id := range p.InitiativeChannelIDs {
 		c.initiative[id] = struct{}{}
 	}
@@ -181,9 +191,17 @@ func (e *TextEngine) SetPolicy(p TextPolicy) {
 func (e *TextEngine) Policy() TextPolicy { return e.cfg.Load().p }
 
 // MatchName runs the text name matcher of the policy in force on a
-// message. It does not allocate.
-func (e *TextEngine) MatchName(content string) NameMatch {
-	return e.cfg.Load().names.MatchText(content)
+// message in guild, where the bot's nickname is nick. It does not allocate
+// (unless the guild's nickname changed).
+func (e *TextEngine) MatchName(guild, nick, content string) NameMatch {
+	return e.cfg.Load().names.get(guild, nick).names.MatchText(content)
+}
+
+// Nickname returns the name the bot answers to in guild, where its
+// nickname is nick: the cleaned nickname (NicknameName), or "" when it has
+// none, it is not usable or AnswerToNickname is off.
+func (e *TextEngine) Nickname(guild, nick string) string {
+	return e.cfg.Load().names.get(guild, nick).name
 }
 
 func clampLevel(v int) int { return min(max(v, 0), 100) }
@@ -192,7 +210,7 @@ func clampLevel(v int) int { return min(max(v, 0), 100) }
 // allocation. In order, first match wins:
 //
 //	own_message, bot_author (deny); command, direct_mention, reply_to_bot,
-//	name_address, alias_address (allow, force); room_moved_on (deny,
+//	name_address, alias_address, nickname_address (allow, force); room_moved_on (deny,
 //	pre-generation only); then the initiative rules: quiet_hours,
 //	initiative_disabled,
 //	eagerness_disabled_without_direct_address, initiative_channel,
@@ -235,7 +253,8 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 			return force(ReasonDirectMention, SignalDirect, 1), NameMatch{}
 		}
 	}
-	m := c.names.MatchText(t.Content)
+	gn := c.names.get(t.GuildID, t.BotNickname)
+	m := gn.names.MatchText(t.Content)
 	if m.Kind == MatchAddress && (memberNamed(t.Content, m, t.Recent) || (m.Variant && speakerNamed(t.Recent, t.Content[m.Start:m.End]))) {
 		m = NameMatch{} // "banter bob, gg" with Banter Bob around, "hey baxter" with Baxter: theirs
 	}
@@ -246,7 +265,10 @@ func (e *TextEngine) admit(c *textConfig, t *TextTurn) (Decision, NameMatch) {
 		return force(ReasonReplyToBot, SignalDirect, 1), NameMatch{}
 	}
 	if m.Kind == MatchAddress {
-		if m.Alias {
+		switch {
+		case m.Nickname:
+			return force(ReasonNicknameAddress, SignalNameNickname, m.Confidence), m
+		case m.Alias:
 			return force(ReasonAliasAddress, SignalNameAlias, m.Confidence), m
 		}
 		return force(ReasonNameAddress, SignalNameExact, m.Confidence), m
@@ -297,7 +319,7 @@ func (e *TextEngine) Decide(ctx context.Context, t *TextTurn, extra ...slog.Attr
 	if d.Outcome == OutcomePending && e.classifier != nil {
 		p := c.p.DirectAddress
 		req := ClassifierRequest{Purpose: PurposeDirectAddress, Model: p.Model, MaxTokens: classifierMaxTokens,
-			System: directAddressSystemPrompt(c.p, p), User: directAddressUserPrompt(c.p, t, m)}
+			System: directAddressSystemPrompt(c.p, p, c.names.get(t.GuildID, t.BotNickname).name), User: directAddressUserPrompt(c.p, t, m)}
 		var conf float64
 		res := runClassifier(ctx, e.classifier, p, req, e.now, func(raw string) bool {
 			v, ok := ParseConfidence(raw)
@@ -319,14 +341,18 @@ func (e *TextEngine) Decide(ctx context.Context, t *TextTurn, extra ...slog.Attr
 	return d
 }
 
-func directAddressSystemPrompt(tp TextPolicy, p ClassifierPolicy) string {
+func directAddressSystemPrompt(tp TextPolicy, p ClassifierPolicy, nick string) string {
 	if p.SystemPrompt != "" {
 		return p.SystemPrompt
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You judge whether a Discord chat message is addressed to the assistant named %q", tp.BotName)
-	if len(tp.Aliases) > 0 {
-		fmt.Fprintf(&b, " (also called %s)", strings.Join(tp.Aliases, ", "))
+	also := tp.Aliases
+	if nick != "" {
+		also = append(slices.Clip(also), nick)
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(&b, " (also called %s)", strings.Join(also, ", "))
 	}
 	b.WriteString(": spoken to, asked or told something, as opposed to merely mentioned or talked about. ")
 	b.WriteString("Answer with only a number from 0 to 1: your confidence that the message is addressed to the assistant.")

@@ -17,6 +17,10 @@ import (
 type VoicePolicy struct {
 	BotName string
 	Aliases []string
+	// AnswerToNickname: the bot's nickname in a guild (VoiceTurn.BotNickname)
+	// is one more name there, when it is a usable name (NicknameName)
+	// (bot.answerToNickname).
+	AnswerToNickname bool
 	// ReplyEagerness 0-100 (voice.replyEagerness, default 30): 0 answers
 	// only direct addresses and follow-ups; otherwise it biases the
 	// classifier and the generation guidance.
@@ -63,8 +67,12 @@ func DefaultVoicePolicy(name string) VoicePolicy {
 
 // VoiceTurn is one transcribed utterance as voice Stage A sees it.
 type VoiceTurn struct {
-	ID          string
-	ChannelID   string
+	ID        string
+	ChannelID string
+	// GuildID and BotNickname: the guild of the channel and the bot's
+	// nickname there ("" none), an extra name with AnswerToNickname.
+	GuildID     string
+	BotNickname string
 	SpeakerID   string
 	SpeakerName string
 	Transcript  string
@@ -125,7 +133,7 @@ func (g *Engagement) BotReplied(speakerID string, at time.Time) {
 
 type voiceConfig struct {
 	p     VoicePolicy
-	names *NameMatcher
+	names *guildNames
 }
 
 // VoiceEngine is voice Stage A. It is safe for concurrent use; SetPolicy
@@ -158,17 +166,26 @@ func (e *VoiceEngine) SetPolicy(p VoicePolicy) {
 		p.DirectAddressConfidence = DefaultDirectAddressConfidence
 	}
 	p.ReplyEagerness = clampLevel(p.ReplyEagerness)
-	e.cfg.Store(&voiceConfig{p: p, names: NewNameMatcher(p.BotName, p.Aliases...)})
+	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineVoice.String(), e.rec.Logger)
+	e.cfg.Store(&voiceConfig{p: p, names: names})
 }
 
 // Policy returns the policy in force (with defaults applied).
 func (e *VoiceEngine) Policy() VoicePolicy { return e.cfg.Load().p }
 
 // MatchName runs the voice name matcher of the policy in force on a
-// transcript, e.g. to let a turn that addresses the bot skip room-aware
-// holding. It does not allocate.
-func (e *VoiceEngine) MatchName(transcript string) NameMatch {
-	return e.cfg.Load().names.MatchVoice(transcript)
+// transcript in guild, where the bot's nickname is nick, e.g. to let a
+// turn that addresses the bot skip room-aware holding. It does not
+// allocate (unless the guild's nickname changed).
+func (e *VoiceEngine) MatchName(guild, nick, transcript string) NameMatch {
+	return e.cfg.Load().names.get(guild, nick).names.MatchVoice(transcript)
+}
+
+// Nickname returns the name the bot answers to in guild, where its
+// nickname is nick: the cleaned nickname (NicknameName), or "" when it has
+// none, it is not usable or AnswerToNickname is off.
+func (e *VoiceEngine) Nickname(guild, nick string) string {
+	return e.cfg.Load().names.get(guild, nick).name
 }
 
 // fragment describes the words of a transcript.
@@ -273,7 +290,8 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 		}
 		return d, NameMatch{}
 	}
-	m := c.names.MatchVoice(t.Transcript)
+	names := c.names.get(t.GuildID, t.BotNickname).names
+	m := names.MatchVoice(t.Transcript)
 	if m.Variant && participantNamed(t, t.Transcript[m.Start:m.End]) {
 		m = NameMatch{} // "hey Bender" with Bender in the channel: their name, not a look-alike of ours
 	}
@@ -286,7 +304,10 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 	}
 	if addressed {
 		d.Signal, d.Force, d.DirectAddressed = SignalNameExact, true, true
-		if m.Alias {
+		switch {
+		case m.Nickname:
+			d.Signal = SignalNameNickname
+		case m.Alias:
 			d.Signal = SignalNameAlias
 		}
 	}
@@ -315,7 +336,7 @@ func (e *VoiceEngine) admit(c *voiceConfig, t *VoiceTurn) (Decision, NameMatch) 
 	}
 	for i := range t.Participants {
 		pt := &t.Participants[i]
-		if pt.ID == t.SpeakerID || (pt.Name != "" && c.names.MatchText(pt.Name).Kind != MatchNone) {
+		if pt.ID == t.SpeakerID || (pt.Name != "" && names.MatchText(pt.Name).Kind != MatchNone) {
 			continue
 		}
 		if addressesName(t.Transcript, pt.Name) {
@@ -353,7 +374,7 @@ func (e *VoiceEngine) Decide(ctx context.Context, t *VoiceTurn, extra ...slog.At
 	if d.Outcome == OutcomePending && e.classifier != nil {
 		p := c.p.Classifier
 		req := ClassifierRequest{Purpose: PurposeReplyDecision, Model: p.Model, MaxTokens: classifierMaxTokens,
-			System: ReplyClassifierSystemPrompt(&c.p), User: replyClassifierUserPrompt(&c.p, t, m)}
+			System: ReplyClassifierSystemPrompt(&c.p), User: replyClassifierUserPrompt(&c.p, t, m, c.names.get(t.GuildID, t.BotNickname).name)}
 		var ans YesNo
 		res := runClassifier(ctx, e.classifier, p, req, e.now, func(raw string) bool {
 			ans = ParseYesNo(raw)
@@ -393,7 +414,8 @@ func ReplyClassifierSystemPrompt(p *VoicePolicy) string {
 	return b.String()
 }
 
-func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string {
+// nick is the bot's nickname in the turn's guild, when it answers to one.
+func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch, nick string) string {
 	name := nonEmpty(p.BotName, "the assistant")
 	var parts strings.Builder
 	for i, pt := range t.Participants {
@@ -423,7 +445,11 @@ func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string
 	if m.Kind != MatchNone {
 		cue = "the transcript contains \"" + t.Transcript[m.Start:m.End] + "\""
 		if m.Variant {
-			cue += ", possibly a misheard \"" + p.BotName + "\""
+			heard := p.BotName
+			if m.Nickname {
+				heard = nick
+			}
+			cue += ", possibly a misheard \"" + heard + "\""
 		}
 		cue += ", not in an addressing position."
 	}
@@ -434,6 +460,9 @@ func replyClassifierUserPrompt(p *VoicePolicy, t *VoiceTurn, m NameMatch) string
 			"{{timeline}}", timeline.String(), "{{nameCue}}", cue).Replace(tmpl)
 	}
 	var b strings.Builder
+	if nick != "" {
+		b.WriteString("In this server " + name + " is also called \"" + nick + "\".\n")
+	}
 	b.WriteString("Participants: " + parts.String() + "\n")
 	b.WriteString("Engagement: " + engagement + "\n")
 	b.WriteString("Eagerness: " + strconv.Itoa(p.ReplyEagerness) + "/100\n")

@@ -104,3 +104,20 @@ func (s *Service) mentionsOwnRole(m *discordgo.Message) bool {
 	}
 	return false
 }
+
+// botNickname returns the bot's nickname in a guild according to the session's state ("" none
+// or unknown): GUILD_CREATE lists the bot's member, and Discord sends the bot its own
+// GUILD_MEMBER_UPDATE when it is renamed, so the state follows renames as they happen.
+func (s *Service) botNickname(guildID string) string {
+	st, selfID := s.state.Load(), s.selfID()
+	if st == nil || guildID == "" || selfID == "" {
+		return ""
+	}
+	member, err := st.Member(guildID, selfID)
+	if err != nil {
+		return ""
+	}
+	st.RLock() // the state updates a member in place
+	defer st.RUnlock()
+	return member.Nick
+}

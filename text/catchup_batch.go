@@ -21,7 +21,7 @@ import (
 //     batched as they are read;
 //   - a fresh message joins the batch when the pipeline would store it and it cannot record a
 //     durable turn (prestorable: no mention of anyone, no reply, no command, neither the bot's
-//     name nor an alias); it then goes through the whole pipeline after the write, whose own
+//     name, an alias nor its guild nickname); it then goes through the whole pipeline after the write, whose own
 //     save sees the record written already and does not write it again (saveOnce);
 //   - any other fresh message (one that may address the bot) writes the batch first, then goes
 //     through the pipeline alone, which records its turn before it stores it: no message newer
@@ -53,7 +53,7 @@ func (b *catchUpBatch) addFresh(rec store.Message, m *discordgo.Message) {
 // prestorable returns the record of a fresh caught-up message the pipeline would store and
 // which cannot record a durable turn before it is stored (openBeforeStore): a member's message
 // (not the bot's, not another bot's) the content filter and the channel allow, without a
-// mention of anyone, a reply, a prefix command, or the bot's name or an alias as a word. It is
+// mention of anyone, a reply, a prefix command, or the bot's name, an alias or its guild nickname as a word. It is
 // conservative: what it refuses goes through the pipeline alone.
 func (s *Service) prestorable(cfg *config.Config, m *discordgo.Message) (store.Message, bool) {
 	if m.Author == nil || m.GuildID == "" || m.Author.Bot {
@@ -64,7 +64,7 @@ func (s *Service) prestorable(cfg *config.Config, m *discordgo.Message) (store.M
 	}
 	if m.MessageReference != nil || len(m.Mentions) > 0 || len(m.MentionRoles) > 0 || m.MentionEveryone ||
 		strings.Contains(m.Content, "<@") || parsePrefixCommand(cfg, m.Content) != nil ||
-		s.opts.Engine.MatchName(m.Content).Kind != decision.MatchNone {
+		s.opts.Engine.MatchName(m.GuildID, s.botNickname(m.GuildID), m.Content).Kind != decision.MatchNone {
 		return store.Message{}, false
 	}
 	ch := s.channelInfo(s.ctx, m.ChannelID)

@@ -57,6 +57,7 @@ type participant struct {
 	id, name string
 	persona  *store.UserPersona
 	roleIDs  []string // the bot's own roles, for the bot itself (a mention of one is a mention of it)
+	nick     string   // for the bot itself: the nickname it answers to in this guild ("" none)
 }
 
 // buildConvo gathers the context for answering batch (primary is its main turn): the reply

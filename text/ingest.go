@@ -110,7 +110,7 @@ func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
 // turn's record would lose it; the other way round, the next process finds the open turn.
 // Stage A closes it (explained) when it does not admit it. It reports whether it recorded one.
 func (s *Service) openBeforeStore(ctx context.Context, cfg *config.Config, cs *channelState, t *turn) bool {
-	tt := t.stageATurn(cfg, s.now(), cs)
+	tt := t.stageATurn(cfg, s.now(), cs, s.botNickname(t.msg.GuildID))
 	d := s.opts.Engine.Admit(&tt)
 	if !d.DirectAddressed && t.command == nil && d.Outcome != decision.OutcomePending {
 		return false
@@ -132,7 +132,7 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 		s.cannotAnswer(t, opened, why) // nothing could be sent: ask no model
 		return
 	}
-	tt := t.stageATurn(cfg, s.now(), cs)
+	tt := t.stageATurn(cfg, s.now(), cs, s.botNickname(t.msg.GuildID))
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
 	ctx = llm.WithAccount(ctx, llm.Account{Guild: t.msg.GuildID, Slot: SlotClassifier})
 	if pending && !opened { // the policy changed since openBeforeStore (a reload)

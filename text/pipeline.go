@@ -131,7 +131,7 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 			s.logger.Info("message_ignored", "reason", string(why), "source", "queue", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID)
 			continue
 		}
-		tt := t.stageATurn(cfg, s.now(), cs)
+		tt := t.stageATurn(cfg, s.now(), cs, s.botNickname(t.msg.GuildID))
 		var d decision.Decision
 		if t.decision.Reason == decision.ReasonLLMDirectAddress && s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending {
 			d = t.decision // the classifier judged this message at enqueue: do not ask (and pay) again
@@ -166,7 +166,9 @@ func (s *Service) stageAAgain(ctx context.Context, cfg *config.Config, cs *chann
 // buildContext gathers what the model sees and renders the request.
 func (s *Service) buildContext(ctx context.Context, a *attempt) {
 	a.c = s.buildConvo(ctx, a.cfg, a.cs, a.primary, a.admitted)
-	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), participant{id: s.selfID(), name: a.cfg.Bot.Name, roleIDs: s.ownRoles(a.primary.msg.GuildID)})
+	guild := a.primary.msg.GuildID
+	a.req = buildRequest(a.cfg, &a.c, a.primary.decision, s.now(), participant{id: s.selfID(), name: a.cfg.Bot.Name,
+		roleIDs: s.ownRoles(guild), nick: s.opts.Engine.Nickname(guild, s.botNickname(guild))})
 	s.addMemories(ctx, a)
 	if lookups := lookupsOffered(a.cfg); len(lookups) > 0 {
 		a.req.Tools = append(a.req.Tools, lookups...)

@@ -11,6 +11,7 @@ import (
 func Policy(c *config.Config) decision.TextPolicy {
 	p := decision.DefaultTextPolicy(c.Bot.Name)
 	p.Aliases = c.Bot.Aliases
+	p.AnswerToNickname = c.Bot.AnswerToNickname
 	p.AllowInitiativeReplies = c.Permissions.AllowInitiativeReplies
 	p.InitiativeChannelIDs = c.Permissions.InitiativeChannelIDs
 	p.RecentWindow = time.Duration(c.Activity.RecentWindowSeconds) * time.Second

@@ -34,7 +34,11 @@ func buildRequest(cfg *config.Config, c *convo, d decision.Decision, now time.Ti
 		sys.WriteString(strings.Join(cfg.Bot.Aliases, ", "))
 		sys.WriteString(")")
 	}
-	sys.WriteString(".\n\n")
+	sys.WriteString(".")
+	if self.nick != "" {
+		fmt.Fprintf(&sys, " In this server you are called %q: people may address you by that name.", self.nick)
+	}
+	sys.WriteString("\n\n")
 	sys.WriteString(toolInstructions)
 	sys.WriteString("\n\n")
 	sys.WriteString(constraints(cfg, c, now))

@@ -90,12 +90,15 @@ func (s *Service) resolveReference(ctx context.Context, m *discordgo.Message, t 
 	}
 }
 
-// stageATurn renders the turn for Stage A at time now (the guild's quiet hours from cfg).
-func (t *turn) stageATurn(cfg *config.Config, now time.Time, cs *channelState) decision.TextTurn {
+// stageATurn renders the turn for Stage A at time now (the guild's quiet hours from cfg); nick
+// is the bot's nickname in the turn's guild.
+func (t *turn) stageATurn(cfg *config.Config, now time.Time, cs *channelState, nick string) decision.TextTurn {
 	lastBot, seq := cs.snapshot()
 	tt := decision.TextTurn{
 		MessageID:      t.msg.ID,
 		ChannelID:      t.msg.ChannelID,
+		GuildID:        t.msg.GuildID,
+		BotNickname:    nick,
 		AuthorID:       t.msg.AuthorID,
 		AuthorName:     t.msg.AuthorName,
 		Content:        t.msg.Content,

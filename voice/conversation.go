@@ -44,7 +44,22 @@ func (s *session) addTurn(t *turn) {
 		s.capture(t)
 	}
 	s.countEntry(t.SpeakerID)
-	t.Addressed = s.svc.opts.Engine.MatchName(t.Transcript).Addressed()
+	t.Addressed = s.svc.opts.Engine.MatchName(s.guildID, s.svc.botNickname(s.guildID), t.Transcript).Addressed()
+}
+
+// nickname returns the name the bot answers to in the session's guild besides its name and
+// aliases: its guild nickname, when bot.answerToNickname is on and it is a usable name.
+func (s *session) nickname() string {
+	return s.svc.opts.Engine.Nickname(s.guildID, s.svc.botNickname(s.guildID))
+}
+
+// sttPrompt is the recognition prompt: the bot's name, and its nickname in this guild when it
+// answers to one ("banter, Jarvis"), so that speech recognition spells the names it listens for.
+func (s *session) sttPrompt(name string) string {
+	if nick := s.nickname(); nick != "" {
+		return name + ", " + nick
+	}
+	return name
 }
 
 // pump lets the next queued turn run Stage A unless one is being decided.
@@ -61,7 +76,7 @@ func (s *session) pump() {
 // voiceTurn is Stage A's input for t as the conversation stands, at time at.
 func (s *session) voiceTurn(t *turn, at time.Time) *decision.VoiceTurn {
 	vt := &decision.VoiceTurn{
-		ID: t.ID, ChannelID: s.channelID, SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
+		ID: t.ID, ChannelID: s.channelID, GuildID: s.guildID, BotNickname: s.svc.botNickname(s.guildID), SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
 		Transcript: t.Transcript, Duration: t.Duration, At: at,
 		Participants: s.others(), Timeline: s.contextLines(t.ID), Engagement: s.engagement,
 	}

@@ -299,7 +299,7 @@ func (s *session) transcribeChunk(samples []int16, f pcm.Format, heard *llm.Tall
 	cfg := s.svc.cfg()
 	body := wav.Encode(f, samples)
 	tr, err := s.svc.opts.LLM.Transcribe(s.chargeTo(SlotTranscription, heard), cfg.Voice.STTPipeline.TranscriptionModel, body,
-		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name,
+		llm.TranscribeOptions{Language: cfg.Voice.STTPipeline.Language, Prompt: s.sttPrompt(cfg.Bot.Name),
 			Stream: cfg.Voice.STTPipeline.StreamTranscription})
 	if err != nil {
 		return sttResult{err: err}

@@ -31,6 +31,7 @@ import (
 func Policy(c *config.Config) decision.VoicePolicy {
 	p := decision.DefaultVoicePolicy(c.Bot.Name)
 	p.Aliases = c.Bot.Aliases
+	p.AnswerToNickname = c.Bot.AnswerToNickname
 	p.ReplyEagerness = c.Voice.ReplyEagerness
 	p.FocusedSpeakerWindow = time.Duration(c.Voice.FocusedSpeakerWindowSeconds) * time.Second
 	p.RecentReplyWindow = time.Duration(c.Voice.RecentReplyWindowSeconds) * time.Second

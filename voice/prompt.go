@@ -55,14 +55,15 @@ type promptInput struct {
 	words      string // what they said (memory recall)
 	d          decision.Decision
 	greeting   bool
-	justJoined bool // inside voice.joinGreetingWindowSeconds (never for a rejoined session)
+	justJoined bool   // inside voice.joinGreetingWindowSeconds (never for a rejoined session)
+	nick       string // the nickname the bot answers to in this guild ("" none)
 }
 
 // promptInput snapshots the conversation for a reply (session loop only).
 func (s *session) promptInput(t *Turn, d decision.Decision, greeting bool) promptInput {
 	cfg := s.svc.cfg()
 	in := promptInput{cfg: cfg, people: s.others(), d: d, greeting: greeting,
-		lines: make([]decision.ContextLine, len(s.timeline))}
+		lines: make([]decision.ContextLine, len(s.timeline)), nick: s.nickname()}
 	for i, l := range s.timeline {
 		in.lines[i] = l.ContextLine
 	}
@@ -86,6 +87,9 @@ func (s *session) render(ctx context.Context, in promptInput) (string, []llm.Mes
 		b.WriteString(p.Prompt)
 	} else {
 		fmt.Fprintf(&b, "You are %s, a friendly member of a Discord server.", cfg.Bot.Name)
+	}
+	if in.nick != "" {
+		fmt.Fprintf(&b, "\nIn this server you are called %q: people may address you by that name.", in.nick)
 	}
 	b.WriteString("\nYou are talking in a Discord voice channel: everything you write is spoken aloud." +
 		" Answer in one to three short spoken sentences, no lists, no markdown, no emoji.")

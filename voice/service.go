@@ -247,6 +247,19 @@ func (svc *Service) state(guildID string) *discordgo.State {
 	return svc.opts.Discord.State
 }
 
+// botNickname returns the bot's nickname in a guild from the gateway state ("" none or unknown):
+// Discord sends the bot its own GUILD_MEMBER_UPDATE when it is renamed.
+func (svc *Service) botNickname(guildID string) string {
+	st := svc.state(guildID)
+	m, err := st.Member(guildID, svc.userID())
+	if err != nil || m == nil {
+		return ""
+	}
+	st.RLock() // discordgo updates members in place under the state's lock
+	defer st.RUnlock()
+	return m.Nick
+}
+
 // name returns a member's display name from the gateway state, or the id.
 func (svc *Service) name(guildID, userID string) string {
 	st := svc.state(guildID)

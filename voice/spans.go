@@ -130,7 +130,7 @@ func (sp *speaker) dialSpans(heard *llm.Tally) (*realtime.Transcriber, *resample
 	}
 	cfg := s.svc.cfg()
 	tr, err := s.svc.opts.LLM.(SessionTranscriber).OpenTranscription(s.chargeTo(SlotTranscription, heard), realtime.TranscriptionOptions{
-		Model: cfg.Voice.STTPipeline.TranscriptionModel, Language: cfg.Voice.STTPipeline.Language, Prompt: cfg.Bot.Name})
+		Model: cfg.Voice.STTPipeline.TranscriptionModel, Language: cfg.Voice.STTPipeline.Language, Prompt: s.sttPrompt(cfg.Bot.Name)})
 	if err != nil {
 		if s.ctx.Err() == nil {
 			s.svc.spansOffUntil.Store(s.svc.now().Add(spanRetryAfter).UnixNano())

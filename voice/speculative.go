@@ -73,7 +73,7 @@ func (s *session) canSpeculate(t *turn) bool {
 // coalescing: it does not address the bot).
 func (s *session) roomHold(t *turn) bool {
 	hold := time.Duration(s.svc.cfg().Voice.Endpointing.RoomHoldMs) * time.Millisecond
-	return hold > 0 && !s.svc.opts.Engine.MatchName(t.Transcript).Addressed() && s.othersActive(t.SpeakerID)
+	return hold > 0 && !s.svc.opts.Engine.MatchName(s.guildID, s.svc.botNickname(s.guildID), t.Transcript).Addressed() && s.othersActive(t.SpeakerID)
 }
 
 // onSpecDecided takes speculative Stage A's decision: an admitted turn gets a held reply when
