@@ -53,6 +53,9 @@ const (
 	// Budgets.
 	ReasonBudgetCap // deny: the guild's daily spending cap is reached (voice stops speaking)
 
+	// Voice state.
+	ReasonServerMuted // deny (voice): a moderator server-muted the bot; a reply would go unheard
+
 	reasonCount // number of reasons; keep last
 )
 
@@ -92,6 +95,7 @@ var reasonNames = [reasonCount]string{
 	ReasonLLMSkip:               "llm_skip",
 	ReasonEmptyReply:            "empty_reply",
 	ReasonBudgetCap:             "budget_cap",
+	ReasonServerMuted:           "server_muted",
 }
 
 // String returns the stable reason code, e.g. "direct_address_fast_path".

@@ -16,7 +16,7 @@ import (
 	openaisim "github.com/banterbot/banter/sim/openai"
 )
 
-// moderator adds a member with Move Members (and Connect) to the world's guild and returns
+// moderator adds a member with Move Members and Mute Members (and Connect) to the world's guild and returns
 // a function that sends, as that member's client does, PATCH /guilds/{g}/members/{bot} with
 // body.
 func (w *world) moderator(t *testing.T) func(body map[string]any) {
@@ -26,7 +26,7 @@ func (w *world) moderator(t *testing.T) func(body map[string]any) {
 		t.Fatal(err)
 	}
 	role, err := w.dsim.CreateRoleWithPermissions(w.guild, "movers",
-		strconv.FormatUint(simworld.PermMoveMembers|simworld.PermConnect|simworld.PermViewChannel, 10))
+		strconv.FormatUint(simworld.PermMoveMembers|simworld.PermMuteMembers|simworld.PermConnect|simworld.PermViewChannel, 10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +138,67 @@ func TestMovedByModerator(t *testing.T) {
 			t.Fatalf("records after the move: %v, want %v", got, want)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// botMuted reports whether the bot's gateway state says it is server-muted.
+func (w *world) botMuted() bool {
+	st := w.sess.State
+	g, err := st.Guild(string(w.guild))
+	if err != nil {
+		return false
+	}
+	st.RLock()
+	defer st.RUnlock()
+	for _, vs := range g.VoiceStates {
+		if vs.UserID == w.botID {
+			return vs.Mute
+		}
+	}
+	return false
+}
+
+// TestServerMutedBotStaysQuiet: a moderator server-mutes the bot (PATCH mute). alice asks it
+// by name: the turn is denied (server_muted) before any model is asked to answer, and nothing
+// is spoken. Unmuted, the bot answers her next question.
+func TestServerMutedBotStaysQuiet(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil, genRule("Loud and clear."))
+	moderate := w.moderator(t)
+	alice := w.member("alice")
+	w.join()
+	moderate(map[string]any{"mute": true})
+	for !w.botMuted() {
+		select {
+		case <-w.ctx.Done():
+			t.Fatal("the bot's mute never reached its gateway state")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	w.play(alice, "hey-banter-weather")
+	ev := w.waitEvent("stt_pipeline_reply_denied")
+	if ev["reason"] != "server_muted" {
+		t.Fatalf("denied with %v, want server_muted", ev["reason"])
+	}
+	if n := len(w.osim.RequestsFor(openaisim.EndpointResponses)); n != 0 {
+		t.Errorf("%d generation or classification requests while server-muted, want none", n)
+	}
+	if n := len(alice.Heard(w.botID)); n != 0 {
+		t.Errorf("alice heard %d frames from the muted bot", n)
+	}
+
+	moderate(map[string]any{"mute": false})
+	for w.botMuted() {
+		select {
+		case <-w.ctx.Done():
+			t.Fatal("the bot's unmute never reached its gateway state")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	w.osim.QueueTranscripts("hey banter, what's the weather like today?")
+	w.play(alice, "hey-banter-weather")
+	if err := alice.WaitHeard(w.ctx, w.botID, 10); err != nil {
+		t.Fatalf("not answered once unmuted: %v", err)
 	}
 }

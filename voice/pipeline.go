@@ -177,6 +177,9 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 		}
 		d, capped := s.budgetCapped()
 		if !capped {
+			d, capped = s.serverMuted()
+		}
+		if !capped {
 			d = s.svc.opts.Engine.Decide(s.chargeTo(SlotReplyDecision, t.heard), st.decide, attrs...)
 		}
 		if !toLoop(s, s.decided, decided{t: t, vt: st.decide, d: d}) {
