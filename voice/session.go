@@ -129,6 +129,7 @@ type session struct {
 	// known yet (moveSettle).
 	movePending bool
 	stoppedAt   time.Time
+	stopCode    int // the close code of that connection
 	// leftFor is why the Service left it (left, shutdown), set before it is cancelled; guarded
 	// by mu (the loop may be ending itself meanwhile).
 	leftFor string
@@ -368,7 +369,7 @@ func (s *session) connEnded() string {
 		s.logger().Info("voice_connection_lost", "error", msg, "reason", "moved", "grace_ms", reconnectGrace.Milliseconds())
 		return ""
 	case stop:
-		s.stoppedAt = s.svc.now()
+		s.stoppedAt, s.stopCode = s.svc.now(), int(ce.Code)
 		s.logger().Info("voice_connection_lost", "error", msg, "reason", "disconnected", "close_code", int(ce.Code),
 			"settle_ms", moveSettle.Milliseconds())
 		return ""
@@ -400,7 +401,8 @@ func (s *session) onTick(lostAt time.Time) string {
 	s.maybeGreet()
 	now := s.svc.now()
 	if !s.stoppedAt.IsZero() && (s.svc.mgr.Channel(s.guildID) == "" || now.Sub(s.stoppedAt) >= moveSettle) {
-		s.logger().Warn("voice_session_leave", "reason", endDisconnected, "waited_ms", ms(now.Sub(s.stoppedAt)))
+		s.logger().Warn("voice_session_leave", "reason", endDisconnected, "close_code", s.stopCode,
+			"waited_ms", ms(now.Sub(s.stoppedAt)))
 		return endDisconnected
 	}
 	if !lostAt.IsZero() && now.Sub(lostAt) >= reconnectGrace {
