@@ -58,7 +58,7 @@ func TestMemberRolesREST(t *testing.T) {
 		{"PATCH adding the managed role", bot, "PATCH", string(w.alice), map[string]any{"roles": []RoleID{mods, own}}, 403, 50013, w.alice, []RoleID{mods}},
 		{"PATCH dropping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{}}, 403, 50013, w.sim.BotID(), []RoleID{own}},
 		{"PATCH keeping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{own, mods}}, 200, 0, w.sim.BotID(), sorted(own, mods)},
-		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"deaf": true}, 400, 50035, w.alice, []RoleID{mods}},
+		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"communication_disabled_until": nil}, 400, 50035, w.alice, []RoleID{mods}},
 		{"unknown role", bot, "PUT", string(w.alice) + "/roles/1", nil, 404, 10011, w.alice, []RoleID{mods}},
 		{"unknown member", bot, "PUT", "1/roles/" + string(mods), nil, 404, 10007, w.alice, []RoleID{mods}},
 		{"without Manage Roles", alice, "PUT", string(bob) + "/roles/" + string(junior), nil, 403, 50013, bob, nil},
@@ -159,7 +159,7 @@ func FuzzModifyMember(f *testing.F) {
 		`{"roles":["` + string(mods) + `"]}`,
 		`{"roles":["` + string(mods) + `","` + string(own) + `"]}`,
 		`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`,
-		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{}`, `{"roles":["1"]}`,
+		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{"flags":0}`, `{}`, `{"roles":["1"]}`,
 		`{"channel_id":"` + string(vc) + `"}`, `{"channel_id":null}`, `{"channel_id":"abc"}`, `{"channel_id":7}`,
 		`{"channel_id":"` + string(tc) + `"}`, `{"mute":true,"deaf":false}`, `{"mute":null}`, `{"deaf":"yes"}`,
 	} {
