@@ -352,6 +352,8 @@ func TestEveryReasonCovered(t *testing.T) {
 	}
 	// budget_cap is decided by the voice pipeline, not the engine: voice's TestVoiceQuietAtCap.
 	seen[ReasonBudgetCap] = true
+	// server_muted likewise: voice's TestServerMutedBotStaysQuiet.
+	seen[ReasonServerMuted] = true
 	for _, r := range Reasons() {
 		if !seen[r] {
 			t.Errorf("reason %v has no table test", r)

@@ -54,6 +54,9 @@ const (
 	// Budgets.
 	ReasonBudgetCap // deny: the guild's daily spending cap is reached (voice stops speaking)
 
+	// Voice state.
+	ReasonServerMuted // deny (voice): a moderator server-muted the bot; a reply would go unheard
+
 	reasonCount // number of reasons; keep last
 )
 
@@ -94,6 +97,7 @@ var reasonNames = [reasonCount]string{
 	ReasonLLMSkip:               "llm_skip",
 	ReasonEmptyReply:            "empty_reply",
 	ReasonBudgetCap:             "budget_cap",
+	ReasonServerMuted:           "server_muted",
 }
 
 // String returns the stable reason code, e.g. "direct_address_fast_path".

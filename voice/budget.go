@@ -26,3 +26,23 @@ func (s *session) budgetCapped() (decision.Decision, bool) {
 	return decision.Decision{Pipeline: decision.PipelineVoice, Stage: decision.StageA,
 		Outcome: decision.OutcomeDeny, Reason: decision.ReasonBudgetCap}, true
 }
+
+// serverMuted is the Stage A decision of a turn while a moderator has server-muted the bot
+// (its voice state's mute, from the gateway state): denied (server_muted), no model asked,
+// since nobody would hear the reply. Commands are still heard.
+func (s *session) serverMuted() (decision.Decision, bool) {
+	st := s.svc.state(s.guildID)
+	g, err := st.Guild(s.guildID)
+	if err != nil || g == nil {
+		return decision.Decision{}, false
+	}
+	st.RLock()
+	defer st.RUnlock()
+	for _, vs := range g.VoiceStates {
+		if vs != nil && vs.UserID == s.svc.userID() && vs.Mute {
+			return decision.Decision{Pipeline: decision.PipelineVoice, Stage: decision.StageA,
+				Outcome: decision.OutcomeDeny, Reason: decision.ReasonServerMuted}, true
+		}
+	}
+	return decision.Decision{}, false
+}

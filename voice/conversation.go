@@ -76,7 +76,7 @@ func (s *session) pump() {
 // voiceTurn is Stage A's input for t as the conversation stands, at time at.
 func (s *session) voiceTurn(t *turn, at time.Time) *decision.VoiceTurn {
 	vt := &decision.VoiceTurn{
-		ID: t.ID, ChannelID: s.channelID, GuildID: s.guildID, BotNickname: s.svc.botNickname(s.guildID), SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
+		ID: t.ID, ChannelID: s.channel(), GuildID: s.guildID, BotNickname: s.svc.botNickname(s.guildID), SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName,
 		Transcript: t.Transcript, Duration: t.Duration, At: at,
 		Participants: s.others(), Timeline: s.contextLines(t.ID), Engagement: s.engagement,
 	}
@@ -117,7 +117,7 @@ func (s *session) onDecided(dd decided) {
 			"reason", d.Reason.String(), "transcript", t.Transcript, "cost_usd", t.heardUSD(),
 			"admission_ms", ms(t.marks.get(PhaseAdmission).Sub(t.SpeechEnd))}, classifierAttrs(d)...)
 		attrs = append(attrs, turnAttrs(t)...)
-		s.log.Info("stt_pipeline_reply_denied", append(attrs, specAttrs(t.spec)...)...)
+		s.logger().Info("stt_pipeline_reply_denied", append(attrs, specAttrs(t.spec)...)...)
 		t.steps <- step{}
 	}
 	s.pump()
@@ -181,7 +181,7 @@ func (s *session) onReplyDone(r replyDone) {
 	if t := rp.turn; t != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {
 		// Stage B's own event (reply_skipped / reply_accepted), as text logs it.
 		sb := r.res.StageB
-		sb.TurnID, sb.ChannelID, sb.UserID = t.ID, s.channelID, t.SpeakerID
+		sb.TurnID, sb.ChannelID, sb.UserID = t.ID, s.channel(), t.SpeakerID
 		sb = sb.Following(rp.d)
 		sb.Log(s.ctx, s.svc.log, slog.String("guild_id", s.guildID))
 	}
@@ -193,20 +193,20 @@ func (s *session) onReplyDone(r replyDone) {
 			outcome = "false_end"
 		}
 		s.metrics.turn(outcome)
-		s.log.Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by, "false_end", falseEnd)...)
+		s.logger().Info("stt_pipeline_reply_interrupted", append(attrs, "interrupted_by", by, "false_end", falseEnd)...)
 	case r.err != nil && !errors.Is(r.err, context.Canceled):
 		s.metrics.turn("failed")
-		s.log.Warn("voice_turn_failed", append(attrs, "stage", failStage(r.err), "error", r.err.Error())...)
+		s.logger().Warn("voice_turn_failed", append(attrs, "stage", failStage(r.err), "error", r.err.Error())...)
 	case r.res.Skipped || r.res.Spoken == "":
 		s.metrics.turn("skipped")
-		s.log.Info("stt_pipeline_reply_skipped", append(attrs, "stage_b", r.res.StageB.Reason.String())...)
+		s.logger().Info("stt_pipeline_reply_skipped", append(attrs, "stage_b", r.res.StageB.Reason.String())...)
 		if rp.greeting == 1 && s.ctx.Err() == nil {
 			s.startGreeting(2) // one retry when the first greeting stayed silent
 			return
 		}
 	default:
 		s.metrics.turn("spoken")
-		s.log.Info(spokenEvent(s.responder), attrs...)
+		s.logger().Info(spokenEvent(s.responder), attrs...)
 	}
 	if rp.hold != nil {
 		rp.owner.steps <- step{} // a released speculative reply: its turn is over
@@ -336,12 +336,12 @@ func (s *session) postLogs() {
 			return
 		case l := <-s.logCh:
 			if refused {
-				s.log.Debug("voice_log_line_dropped", "channel_id", ch, "reason", "refused")
+				s.logger().Debug("voice_log_line_dropped", "channel_id", ch, "reason", "refused")
 				continue
 			}
 			if _, err := s.svc.opts.Sender.Post(s.ctx, ch, l, "voice-log"); err != nil {
 				why := post.Refusal(err)
-				s.log.Warn("voice_log_post_failed", "channel_id", ch, "reason", why, "error", err)
+				s.logger().Warn("voice_log_post_failed", "channel_id", ch, "reason", why, "error", err)
 				refused = why != ""
 			}
 		}

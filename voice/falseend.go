@@ -108,7 +108,7 @@ func (sp *speaker) onSpeaking(ev vad.Event) {
 	}
 	if reason != "" {
 		s.metrics.falseEnd("rejected", reason)
-		s.log.Info("voice_false_end_rejected", "turn_id", p.ID, "user_id", sp.userID, "reason", reason,
+		s.logger().Info("voice_false_end_rejected", "turn_id", p.ID, "user_id", sp.userID, "reason", reason,
 			"gap_ms", ms(gap), "window_ms", window.Milliseconds(), "answering", answering)
 		return
 	}
@@ -216,7 +216,7 @@ func (s *session) onFalseEnd(fe falseEnd) {
 		reason = falseEndDuringReply
 	}
 	s.metrics.falseEnd("merged", reason)
-	s.log.Info("voice_false_end", "turn_id", p.ID, "user_id", p.SpeakerID, "reason", reason, "gap_ms", ms(fe.gap),
+	s.logger().Info("voice_false_end", "turn_id", p.ID, "user_id", p.SpeakerID, "reason", reason, "gap_ms", ms(fe.gap),
 		"stopped", fe.stopped, "played_ms", ms(fe.played), "was_waiting", waiting, "lines_dropped", lines)
 	s.pump()
 }

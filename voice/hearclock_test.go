@@ -31,7 +31,8 @@ func TestHearClock(t *testing.T) {
 	var sessions []*session
 	var streams [][]chan dvoice.Frame
 	for i := range 2 {
-		s := &session{svc: svc, speakers: map[string]*speaker{}, log: slog.New(slog.DiscardHandler)}
+		s := &session{svc: svc, speakers: map[string]*speaker{}}
+		s.lg.Store(slog.New(slog.DiscardHandler))
 		s.ctx, s.cancel = context.WithCancel(ctx)
 		defer s.cancel()
 		var chs []chan dvoice.Frame

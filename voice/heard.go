@@ -90,7 +90,7 @@ func (sp *speaker) ignore(n int, end bool) {
 		s.metrics.ignored(sp.mode, n)
 		if !sp.announced {
 			sp.announced = true
-			s.log.Info("voice_speaker_ignored", "user_id", sp.userID, "reason", sp.mode.String())
+			s.logger().Info("voice_speaker_ignored", "user_id", sp.userID, "reason", sp.mode.String())
 		}
 	}
 	if sp.mode != blockedUser {
@@ -121,10 +121,10 @@ func (sp *speaker) lookUp() {
 	k, err := s.svc.bots.Resolve(ctx, s.guildID, sp.userID)
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.log.Warn("voice_speaker_lookup_failed", "user_id", sp.userID, "error", err.Error(), "heard_as", bots.Person.String())
+			s.logger().Warn("voice_speaker_lookup_failed", "user_id", sp.userID, "error", err.Error(), "heard_as", bots.Person.String())
 		}
 		return
 	}
 	sp.resolved.Store(uint32(k))
-	s.log.Debug("voice_speaker_looked_up", "user_id", sp.userID, "kind", k.String())
+	s.logger().Debug("voice_speaker_looked_up", "user_id", sp.userID, "kind", k.String())
 }

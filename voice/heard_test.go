@@ -69,8 +69,8 @@ func newHeardWorld(t *testing.T, mutate func(*config.Config)) *heardWorld {
 	hw.cfg.Store(cfg)
 	svc := &Service{opts: Options{Config: hw.cfg.Load, Now: time.Now, AudioMetrics: audio.NewMetrics(hw.reg), Metrics: NewMetrics(hw.reg)},
 		bots: bots.New(func(string) *discordgo.State { return st }, fetch)}
-	s := &session{svc: svc, guildID: hwGuild, speakers: map[string]*speaker{}, metrics: svc.opts.Metrics,
-		log: slog.New(slog.NewJSONHandler(hw.logs, nil))}
+	s := &session{svc: svc, guildID: hwGuild, speakers: map[string]*speaker{}, metrics: svc.opts.Metrics}
+	s.lg.Store(slog.New(slog.NewJSONHandler(hw.logs, nil)))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t.Cleanup(func() { s.cancel(); s.wg.Wait() })
 	hw.s = s

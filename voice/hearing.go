@@ -134,7 +134,7 @@ func (s *session) newSpeaker(userID string, frames <-chan dvoice.Frame) *speaker
 func (sp *speaker) listen() error {
 	l, err := audio.NewListener(sp.s.listenerConfig(), sp.handle, sp.s.svc.opts.AudioMetrics)
 	if err != nil {
-		sp.s.log.Error("voice_listener_failed", "user_id", sp.userID, "error", err)
+		sp.s.logger().Error("voice_listener_failed", "user_id", sp.userID, "error", err)
 		return fmt.Errorf("voice: listener for %s: %w", sp.userID, err)
 	}
 	sp.l, sp.format = l, l.Format()
@@ -280,7 +280,7 @@ func (sp *speaker) finish(ev vad.Event) {
 	end := s.svc.now()
 	sp.n++
 	t := newTurn(Turn{
-		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channelID,
+		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channel(),
 		SpeakerID: sp.userID, SpeakerName: s.svc.name(s.guildID, sp.userID),
 		Audio: sp.audio, Format: sp.format, SpeechEnd: end,
 		Duration: time.Duration(len(sp.audio)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
@@ -310,7 +310,7 @@ func (s *session) transcribeChunk(samples []int16, f pcm.Format, heard *llm.Tall
 // droppedBlocked counts and logs an utterance of a blocked member, dropped unheard.
 func (s *session) droppedBlocked(userID string) {
 	s.metrics.drop(DropBlockedUser)
-	s.log.Debug("voice_transcript_dropped", "user_id", userID, "reason", DropBlockedUser.String())
+	s.logger().Debug("voice_transcript_dropped", "user_id", userID, "reason", DropBlockedUser.String())
 }
 
 // blocked reports whether permissions.blockedUserIds lists the user.
@@ -363,7 +363,7 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 		// ahead of their slots: what has played is then final.
 		ar.cancel()
 		s.playback.Interrupt()
-		s.log.Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase),
+		s.logger().Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase),
 			"played_ms", ms(s.playback.Played()))
 		s.metrics.bargeIn()
 	}

@@ -51,14 +51,14 @@ func (s *session) capture(t *turn) {
 		at = s.svc.now()
 	}
 	m := store.Message{
-		ID:        fmt.Sprintf("voice-%s-%d-%s", s.channelID, s.started.UnixMilli(), first.ID),
-		ChannelID: store.VoiceChannelID(s.channelID), GuildID: s.guildID,
+		ID:        fmt.Sprintf("voice-%s-%d-%s", s.channel(), s.started.UnixMilli(), first.ID),
+		ChannelID: store.VoiceChannelID(s.channel()), GuildID: s.guildID,
 		AuthorID: t.SpeakerID, AuthorName: t.SpeakerName, Content: t.Transcript, CreatedAt: at,
 	}
 	select {
 	case s.memCh <- m:
 	default:
-		s.log.Warn("voice_memory_capture_dropped", "turn_id", t.ID, "user_id", t.SpeakerID, "reason", "queue_full")
+		s.logger().Warn("voice_memory_capture_dropped", "turn_id", t.ID, "user_id", t.SpeakerID, "reason", "queue_full")
 	}
 }
 
@@ -88,9 +88,9 @@ func (s *session) capture1(m store.Message) {
 	stored, err := s.svc.opts.Memory.Capture(ctx, m)
 	switch {
 	case err != nil:
-		s.log.Warn("voice_memory_capture_failed", "message_id", m.ID, "user_id", m.AuthorID, "error", err.Error())
+		s.logger().Warn("voice_memory_capture_failed", "message_id", m.ID, "user_id", m.AuthorID, "error", err.Error())
 	case stored:
-		s.log.Debug("voice_memory_captured", "message_id", m.ID, "user_id", m.AuthorID)
+		s.logger().Debug("voice_memory_captured", "message_id", m.ID, "user_id", m.AuthorID)
 	}
 }
 
@@ -112,7 +112,7 @@ func (s *session) writeMemories(ctx context.Context, b *strings.Builder, in prom
 	defer cancel()
 	facts, err := mem.Recall(ctx, s.guildID, ids, in.words, cfg.Memory.PromptTokens)
 	if err != nil {
-		s.log.Warn("store_failed", "op", "memory_recall", "error", err.Error())
+		s.logger().Warn("store_failed", "op", "memory_recall", "error", err.Error())
 		return
 	}
 	if block := memory.Render(facts, s.svc.now()); block != "" {

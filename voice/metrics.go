@@ -58,6 +58,7 @@ type Metrics struct {
 	sessionEnds *prometheus.CounterVec
 	rejoins     *prometheus.CounterVec
 	recovered   *prometheus.CounterVec
+	moves       *prometheus.CounterVec
 	utterances  prometheus.Counter
 	framesSent  prometheus.Counter
 	underruns   prometheus.Counter
@@ -118,8 +119,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		sessionEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_voice_session_ends_total",
-			Help: "Voice sessions ended, by reason: left (/leave, !leave, a move by command), shutdown (the process stopping), alone, max_session, disconnected (close 4014/4022), reconnect_timeout.",
+			Help: "Voice sessions ended, by reason: left (/leave, !leave, a move by command), shutdown (the process stopping), alone, max_session, disconnected (kicked from voice, channel deleted: close 4014/4022), reconnect_timeout, moved_afk (moved into the AFK channel), moved_no_speak (moved into a channel the bot may not speak in).",
 		}, []string{"reason"}),
+		moves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "banter_voice_session_moves_total",
+			Help: "Moves of the bot by someone else (a moderator) to another voice channel of the guild, by result: followed (the session goes on there), moved_afk, moved_no_speak (the session ends).",
+		}, []string{"result"}),
 		rejoins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_voice_rejoins_total",
 			Help: "Voice sessions joined by command and kept across a restart, as the next process took them up: rejoined, already_in_voice, expired (older than voice.maxSessionMinutes), guild_gone, channel_gone, no_permission (record dropped), failed (kept for the next start).",
@@ -164,7 +169,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}, []string{"reason"})
 	m.ignoredBot, m.ignoredBlocked = ignored.WithLabelValues(unheardBot.String()), ignored.WithLabelValues(blockedUser.String())
 	if reg != nil {
-		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds, m.rejoins, m.recovered,
+		reg.MustRegister(m.phase, m.turns, m.dropped, m.bargeIns, m.failures, m.sessions, m.sessionEnds, m.rejoins, m.recovered, m.moves,
 			m.utterances, m.framesSent, m.underruns, m.encryptSkip, m.specs, m.specSaved, m.spanStreams, m.falseEnds, ignored)
 	}
 	return m
@@ -232,6 +237,12 @@ func (m *Metrics) sessionDelta(d float64) {
 func (m *Metrics) sessionEnd(reason string) {
 	if m != nil {
 		m.sessionEnds.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) move(result string) {
+	if m != nil {
+		m.moves.WithLabelValues(result).Inc()
 	}
 }
 

@@ -48,7 +48,7 @@ func (s *session) setOpen(t *turn) {
 	if heard.IsZero() {
 		heard = t.SpeechEnd
 	}
-	s.open.want.Store(&store.OpenVoiceTurn{GuildID: s.guildID, ChannelID: s.channelID, TurnID: t.ID,
+	s.open.want.Store(&store.OpenVoiceTurn{GuildID: s.guildID, ChannelID: s.channel(), TurnID: t.ID,
 		SpeakerID: t.SpeakerID, SpeakerName: t.SpeakerName, Transcript: t.Transcript, Addressed: t.Addressed,
 		Audio: t.Duration, HeardAt: heard})
 	s.kickOpen()
@@ -102,13 +102,13 @@ func (s *session) syncOpen(ctx context.Context) {
 		err = s.svc.opts.OpenTurns.DropOpenVoiceTurn(ctx, s.guildID, had.TurnID)
 	}
 	if err != nil {
-		s.log.Warn("voice_open_turn_write_failed", "error", err.Error())
+		s.logger().Warn("voice_open_turn_write_failed", "error", err.Error())
 		return
 	}
 	if want != nil {
-		s.log.Debug("voice_open_turn_kept", "turn_id", want.TurnID)
+		s.logger().Debug("voice_open_turn_kept", "turn_id", want.TurnID)
 	} else {
-		s.log.Debug("voice_open_turn_dropped", "turn_id", had.TurnID)
+		s.logger().Debug("voice_open_turn_dropped", "turn_id", had.TurnID)
 	}
 	s.open.written = want
 }
@@ -123,7 +123,7 @@ func (s *session) settleOpen(reason string) {
 	if reason != endShutdown {
 		s.open.want.Store(nil)
 	} else if w := s.open.want.Load(); w != nil {
-		s.log.Info("voice_turn_left_open", "turn_id", w.TurnID, "user_id", w.SpeakerID, "transcript", w.Transcript)
+		s.logger().Info("voice_turn_left_open", "turn_id", w.TurnID, "user_id", w.SpeakerID, "transcript", w.Transcript)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
 	defer cancel()
@@ -139,7 +139,7 @@ func (s *session) recoverTurn() {
 	cancel()
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.log.Warn("voice_turn_recover_failed", "error", err.Error())
+			s.logger().Warn("voice_turn_recover_failed", "error", err.Error())
 		}
 		return
 	}
@@ -149,7 +149,7 @@ func (s *session) recoverTurn() {
 	age := s.svc.now().Sub(rec.HeardAt)
 	result := recoverRequeued
 	switch {
-	case rec.ChannelID != s.channelID:
+	case rec.ChannelID != s.channel():
 		result = recoverChannelChanged
 	case age > recoverMaxAge:
 		result = recoverExpired
@@ -166,11 +166,11 @@ func (s *session) recoverTurn() {
 	if result == recoverChannelChanged {
 		attrs = append(attrs, "turn_channel_id", rec.ChannelID)
 	}
-	s.log.Info("voice_turn_recovered", attrs...)
+	s.logger().Info("voice_turn_recovered", attrs...)
 	if result != recoverRequeued && result != recoverInConversation {
 		return
 	}
-	t := newTurn(Turn{ID: "r-" + rec.TurnID, GuildID: s.guildID, ChannelID: s.channelID, SpeakerID: rec.SpeakerID,
+	t := newTurn(Turn{ID: "r-" + rec.TurnID, GuildID: s.guildID, ChannelID: s.channel(), SpeakerID: rec.SpeakerID,
 		SpeakerName: rec.SpeakerName, Transcript: rec.Transcript, Format: s.svc.opts.ListenFormat,
 		Duration: rec.Audio, SpeechEnd: s.svc.now(), Addressed: rec.Addressed}, nil)
 	t.heardAt, t.recovered, t.contextOnly = rec.HeardAt, true, result == recoverInConversation
@@ -189,7 +189,7 @@ func (s *session) inChannel(userID string) bool {
 	defer st.RUnlock()
 	for _, vs := range g.VoiceStates {
 		if vs != nil && vs.UserID == userID {
-			return vs.ChannelID == s.channelID
+			return vs.ChannelID == s.channel()
 		}
 	}
 	return false

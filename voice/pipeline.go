@@ -144,7 +144,7 @@ func (s *session) sttFailed(t *turn, err error) {
 	}
 	s.metrics.failure("stt")
 	s.metrics.turn("failed")
-	s.log.Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", err)
+	s.logger().Warn("voice_turn_failed", "stage", "stt", "turn_id", t.ID, "user_id", t.SpeakerID, "error", err)
 }
 
 // dropTranscript logs and counts a transcript that does not make a turn.
@@ -153,11 +153,11 @@ func (s *session) dropTranscript(t *turn, reason DropReason) {
 	s.metrics.drop(reason)
 	if reason == DropBanWord {
 		// Like a text message with a ban word: never in the timeline, the log channel or a prompt.
-		s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
+		s.logger().Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
 			"reason", reason.String(), "audio_ms", t.Duration.Milliseconds())
 		return
 	}
-	s.log.Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
+	s.logger().Info("voice_transcript_dropped", "turn_id", t.ID, "user_id", t.SpeakerID,
 		"reason", reason.String(), "transcript", t.merged, "audio_ms", t.Duration.Milliseconds())
 }
 
@@ -184,6 +184,9 @@ func (s *session) admit(t *turn) (*replyRun, bool) {
 			attrs = append(attrs, slog.Bool("speculative", true))
 		}
 		d, capped := s.budgetCapped()
+		if !capped {
+			d, capped = s.serverMuted()
+		}
 		if !capped {
 			d = s.svc.opts.Engine.Decide(s.chargeTo(SlotReplyDecision, t.heard), st.decide, attrs...)
 		}
@@ -215,7 +218,7 @@ func (s *session) respond(rp *replyRun) {
 		endCtx, endCancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Second)
 		if eerr := pb.End(endCtx, !rp.ar.interrupted.Load() && err == nil); eerr != nil && s.ctx.Err() == nil {
 			// The reply itself went out; only the spurt's tail did not.
-			s.log.Warn("voice_stop_speaking_failed", "error", eerr)
+			s.logger().Warn("voice_stop_speaking_failed", "error", eerr)
 		}
 		endCancel()
 		done.played = pb.Played()
@@ -243,7 +246,7 @@ func (s *session) sessionEndedDuring(r replyDone) {
 		attrs = append(attrs, "error", r.err.Error())
 	}
 	s.metrics.turn("failed")
-	s.log.Warn("voice_turn_failed", attrs...)
+	s.logger().Warn("voice_turn_failed", attrs...)
 }
 
 // toLoop sends v to the session loop unless the session ends first.

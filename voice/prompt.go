@@ -132,7 +132,7 @@ func (s *session) attachChatImage(ctx context.Context, msgs []llm.Message) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, personaTimeout)
 	defer cancel()
-	img, caption, ok := lookup.ChatImage(ctx, s.channelID)
+	img, caption, ok := lookup.ChatImage(ctx, s.channel())
 	if !ok {
 		return
 	}
@@ -167,7 +167,7 @@ func (s *session) writePeople(ctx context.Context, b *strings.Builder, people []
 	defer cancel()
 	personas, err := lookup.Personas(lctx, ids)
 	if err != nil && ctx.Err() == nil {
-		s.log.Warn("voice_personas_failed", "error", err)
+		s.logger().Warn("voice_personas_failed", "error", err)
 	}
 	b.WriteString("\nIn the channel:")
 	for _, p := range people {

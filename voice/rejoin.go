@@ -24,7 +24,7 @@ const (
 	endShutdown         = "shutdown"          // the process stopping (SIGTERM): Shutdown
 	endAlone            = "alone"             // nobody else for voice.inactivityLeaveSeconds
 	endMaxSession       = "max_session"       // voice.maxSessionMinutes
-	endDisconnected     = "disconnected"      // close 4014 (kicked, moved out, channel deleted) or 4022
+	endDisconnected     = "disconnected"      // kicked from voice, channel deleted (4014/4022; not a move: move.go)
 	endReconnectTimeout = "reconnect_timeout" // no new voice connection within 30 s
 )
 
@@ -59,9 +59,9 @@ func (svc *Service) keepRecord(ctx context.Context, s *session, requestedBy stri
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	rec := store.VoiceSession{GuildID: s.guildID, ChannelID: s.channelID, RequestedBy: requestedBy, JoinedAt: s.started}
+	rec := store.VoiceSession{GuildID: s.guildID, ChannelID: s.channel(), RequestedBy: requestedBy, JoinedAt: s.started}
 	if err := svc.opts.KeptSessions.KeepVoiceSession(ctx, rec); err != nil {
-		s.log.Warn("voice_session_record_failed", "op", "keep", "error", err.Error())
+		s.logger().Warn("voice_session_record_failed", "op", "keep", "error", err.Error())
 	}
 }
 
@@ -74,8 +74,8 @@ func (svc *Service) settleRecord(s *session, reason string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), recordTimeout)
 	defer cancel()
-	if err := svc.opts.KeptSessions.DropVoiceSession(ctx, s.guildID, s.channelID, s.since); err != nil {
-		s.log.Warn("voice_session_record_failed", "op", "drop", "reason", reason, "error", err.Error())
+	if err := svc.opts.KeptSessions.DropVoiceSession(ctx, s.guildID, s.channel(), s.since); err != nil {
+		s.logger().Warn("voice_session_record_failed", "op", "drop", "reason", reason, "error", err.Error())
 	}
 }
 
@@ -291,7 +291,7 @@ func (p *rejoinPass) rejoin(ctx context.Context, k store.VoiceSession) (string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
 	defer cancel()
-	err := svc.join(ctx, k.GuildID, k.ChannelID, joinHow{since: k.JoinedAt, ifIdle: true})
+	err := svc.join(ctx, k.GuildID, k.ChannelID, joinHow{since: k.JoinedAt, requestedBy: k.RequestedBy, ifIdle: true})
 	switch {
 	case errors.Is(err, errBusy): // a /join came first
 		return rejoinBusy, nil

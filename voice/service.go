@@ -135,7 +135,8 @@ type Options struct {
 type ResponderFactory func(ctx context.Context, s SessionInfo) (Responder, error)
 
 // SessionInfo identifies a voice session to its ResponderFactory: one per
-// guild at a time; a move to another channel is a new session.
+// guild at a time. A join of another channel by command is a new session; a move of the bot
+// by a moderator is not (the session and its Responder go on in the new channel).
 type SessionInfo struct {
 	GuildID, ChannelID string
 	// Logger is the session's logger (guild and channel ids attached).
@@ -210,6 +211,7 @@ func New(opts Options) (*Service, error) {
 	mc := dvoice.ManagerConfig{
 		UserID:    opts.Discord.State.User.ID,
 		OnConnect: svc.onConnect,
+		OnMove:    svc.onMove,
 		Conn: dvoice.Config{TLSConfig: opts.VoiceTLS, Logger: opts.Logger, Metrics: opts.TransportMetrics,
 			SendRealtimePriority: opts.SendRealtimePriority, SendSpin: opts.SendSpin, Clock: opts.SendClock},
 	}
@@ -308,7 +310,8 @@ func (svc *Service) Join(ctx context.Context, guildID, channelID string) error {
 }
 
 // joinHow says how a session is joined: by a member's command (kept across restarts), by a
-// rejoin of a kept session (since: when it began), or else (autoJoin) neither. ifIdle joins
+// rejoin of a kept session (since: when it began; requestedBy: who asked, from the record), or
+// else (autoJoin) neither. ifIdle joins
 // only a guild without a session (a rejoin, autoJoin at start): else errBusy.
 type joinHow struct {
 	keep        bool
@@ -360,10 +363,10 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 		ending := old.ending.Load()
 		switch {
 		case ending:
-			old.log.Info("voice_join_waiting", "reason", "session_ending", "join_channel_id", channelID)
+			old.logger().Info("voice_join_waiting", "reason", "session_ending", "join_channel_id", channelID)
 		case how.ifIdle:
 			return errBusy
-		case old.channelID == channelID:
+		case old.channel() == channelID:
 			return nil
 		}
 		if err := svc.leaveLocked(ctx, guildID, endLeft); err != nil {
@@ -376,13 +379,14 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	}
 	s, err := newSession(svc, guildID, channelID, conn)
 	if err == nil {
+		s.kept, s.requestedBy = how.keep || !how.since.IsZero(), how.requestedBy
 		if !how.since.IsZero() {
 			s.rejoined = true
 			if how.since.Before(s.since) {
 				s.since = how.since
 			}
 		}
-		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Logger: s.log})
+		s.responder, err = svc.opts.NewResponder(s.ctx, SessionInfo{GuildID: guildID, ChannelID: channelID, Logger: s.logger()})
 		if err != nil {
 			s.cancel()
 			err = fmt.Errorf("voice: join: responder: %w", err)
@@ -395,9 +399,9 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	svc.sessions[guildID] = s
 	svc.mu.Unlock()
 	if s.rejoined {
-		s.log.Info("voice_session_start", "rejoined", true)
+		s.logger().Info("voice_session_start", "rejoined", true)
 	} else {
-		s.log.Info("voice_session_start")
+		s.logger().Info("voice_session_start")
 	}
 	if how.keep {
 		svc.keepRecord(ctx, s, how.requestedBy)
@@ -418,7 +422,7 @@ func (svc *Service) runSession(s *session) {
 	if s.deciding {
 		pending++
 	}
-	s.log.Info("voice_session_end", "reason", reason, "pending_turns", pending)
+	s.logger().Info("voice_session_end", "reason", reason, "pending_turns", pending)
 }
 
 // endSession takes a session that ended out of the guild's place, under the guild's lock:
@@ -429,7 +433,7 @@ func (svc *Service) endSession(s *session) {
 	defer cancel()
 	unlock, err := svc.lockGuild(ctx, s.guildID)
 	if err != nil { // a join or leave stuck past its own bounds: do not touch the guild
-		s.log.Warn("voice_leave_failed", "error", err)
+		s.logger().Warn("voice_leave_failed", "error", err)
 		return
 	}
 	defer unlock()
@@ -445,7 +449,7 @@ func (svc *Service) endSession(s *session) {
 	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer lcancel()
 	if err := svc.mgr.Leave(lctx, s.guildID); err != nil {
-		s.log.Warn("voice_leave_failed", "error", err)
+		s.logger().Warn("voice_leave_failed", "error", err)
 	}
 }
 
@@ -509,7 +513,7 @@ func (svc *Service) Channel(guildID string) string {
 	svc.mu.Lock()
 	defer svc.mu.Unlock()
 	if s := svc.sessions[guildID]; s != nil {
-		return s.channelID
+		return s.channel()
 	}
 	return ""
 }

@@ -59,21 +59,28 @@ type heldTurn struct {
 // turn runs on its own goroutine (runTurn), asking the loop at every step; one
 // reply at a time owns the Playback.
 type session struct {
-	svc                *Service
-	guildID, channelID string
-	log                *slog.Logger
-	metrics            *Metrics
-	ctx                context.Context
-	cancel             context.CancelFunc
-	wg                 sync.WaitGroup
-	done               chan struct{} // closed when run and every goroutine ended
-	started            time.Time
+	svc     *Service
+	guildID string
+	// ch is the voice channel (a move by a moderator changes it: move.go); lg the session's
+	// logger, with the guild and the channel. Read them with channel() and logger().
+	ch      atomic.Pointer[string]
+	lg      atomic.Pointer[slog.Logger]
+	metrics *Metrics
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	done    chan struct{} // closed when run and every goroutine ended
+	started time.Time
 	// since is when the session began for voice.maxSessionMinutes: started, or the start of
 	// the kept session a rejoin took up again (rejoin.go).
 	since time.Time
 	// rejoined: the session took up a kept session of an earlier process (rejoin.go): the
 	// room had it already, so it does not greet as a join does. Set before run.
-	rejoined     bool
+	rejoined bool
+	// kept: the session has a record (joined by command, or rejoined) naming requestedBy;
+	// a move updates it (move.go). Set before run.
+	kept         bool
+	requestedBy  string
 	greetPending bool // the join greeting may still start (session loop only)
 	// ending is set once the session is ending (its loop returned): a join that finds it
 	// waits for its end instead of taking it for the guild's live session.
@@ -88,6 +95,7 @@ type session struct {
 	specEvents chan specEvent
 	falseEnds  chan falseEnd
 	conns      chan *dvoice.Conn
+	moves      chan move // moves of the bot by someone else (move.go)
 	logCh      chan string
 	memCh      chan store.Message // transcripts on their way to memory (captureLoop)
 
@@ -118,6 +126,12 @@ type session struct {
 	replySeq   uint64
 	aloneSince time.Time
 	endReason  string // why the session ended itself ("" when it was left)
+	// movePending: the bot was moved (move.go) and the new channel's connection is not up
+	// yet; stoppedAt: the connection was closed "do not reconnect" with no move or kick
+	// known yet (moveSettle).
+	movePending bool
+	stoppedAt   time.Time
+	stopCode    int // the close code of that connection
 	// leftFor is why the Service left it (left, shutdown), set before it is cancelled; guarded
 	// by mu (the loop may be ending itself meanwhile).
 	leftFor string
@@ -130,19 +144,36 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 	}
 	now := svc.now()
 	s := &session{
-		svc: svc, guildID: guildID, channelID: channelID, metrics: svc.opts.Metrics,
-		log:     svc.log.With("guild_id", guildID, "channel_id", channelID),
+		svc: svc, guildID: guildID, metrics: svc.opts.Metrics,
 		done:    make(chan struct{}),
 		started: now, since: now,
 		entered: make(chan *turn, 16), replies: make(chan replyDone, 1), decided: make(chan decided, 1),
 		specEvents: make(chan specEvent, 16), falseEnds: make(chan falseEnd, 4), lastEntry: map[string]uint64{},
-		conns: make(chan *dvoice.Conn, 1), logCh: make(chan string, 64), memCh: make(chan store.Message, captureQueue),
+		conns: make(chan *dvoice.Conn, 1), moves: make(chan move, 4), logCh: make(chan string, 64), memCh: make(chan store.Message, captureQueue),
 		speakers: map[string]*speaker{}, conn: conn, playback: pb,
 	}
 	s.open.kick = make(chan struct{}, 1)
+	s.setChannel(channelID)
 	// Every model call of the session is charged to its guild (slots set at each call).
 	s.ctx, s.cancel = context.WithCancel(llm.WithAccount(svc.ctx, llm.Account{Guild: guildID}))
 	return s, nil
+}
+
+// channel is the session's voice channel.
+func (s *session) channel() string {
+	if c := s.ch.Load(); c != nil {
+		return *c
+	}
+	return ""
+}
+
+// logger is the session's logger (guild and channel ids attached).
+func (s *session) logger() *slog.Logger { return s.lg.Load() }
+
+// setChannel puts the session in channelID (at start, and after a move).
+func (s *session) setChannel(channelID string) {
+	s.ch.Store(&channelID)
+	s.lg.Store(s.svc.log.With("guild_id", s.guildID, "channel_id", channelID))
 }
 
 // run is the session loop. It returns when the session ends (ctx, alone,
@@ -186,6 +217,11 @@ func (s *session) run() {
 				continue
 			}
 			s.hear(st)
+		case mv := <-s.moves:
+			if reason := s.onMoved(mv); reason != "" {
+				s.endReason = reason
+				return
+			}
 		case c := <-s.conns:
 			s.useConn(c, lostAt)
 			streams, connDone, lostAt = c.Streams(), c.Done(), time.Time{}
@@ -225,7 +261,7 @@ func (s *session) windDown() {
 	}
 	if c, ok := s.responder.(io.Closer); ok {
 		if err := c.Close(); err != nil {
-			s.log.Warn("voice_responder_close_failed", "error", err)
+			s.logger().Warn("voice_responder_close_failed", "error", err)
 		}
 	}
 	s.metrics.sessionDelta(-1)
@@ -259,12 +295,13 @@ func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
 	s.mu.Lock()
 	s.conn = c
 	s.mu.Unlock()
+	s.movePending, s.stoppedAt = false, time.Time{}
 	s.playback.SetSender(c)
 	attrs := []any{}
 	if !lostAt.IsZero() {
 		attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
 	}
-	s.log.Info("voice_connection_restored", attrs...)
+	s.logger().Info("voice_connection_restored", attrs...)
 }
 
 // othersInState reports whether the gateway's voice states put anyone but
@@ -278,7 +315,7 @@ func (s *session) othersInState() bool {
 	st.RLock()
 	defer st.RUnlock()
 	for _, vs := range g.VoiceStates {
-		if vs != nil && vs.ChannelID == s.channelID && vs.UserID != s.svc.userID() {
+		if vs != nil && vs.ChannelID == s.channel() && vs.UserID != s.svc.userID() {
 			return true
 		}
 	}
@@ -309,24 +346,45 @@ func (s *session) maybeGreet() {
 // itself, so that a bot that cannot get back never sits in the channel deaf.
 const reconnectGrace = 30 * time.Second
 
-// connEnded handles the end of the session's voice connection: a close that means "do not
-// reconnect" (4014 disconnected, 4022 call terminated) ends the session (the reason is
-// returned); otherwise the manager reconnects and the session waits for the new connection.
+// connEnded handles the end of the session's voice connection, and returns the reason when
+// the session ends with it:
+//   - the bot is in no channel per its latest VOICE_STATE_UPDATE (kicked, its channel
+//     deleted): it ends (disconnected);
+//   - the bot was moved (move.go): the move's new connection is on its way;
+//   - a close that means "do not reconnect" (4014, 4022) with neither known yet: the gateway
+//     has moveSettle to say which (onTick);
+//   - otherwise the manager reconnects and the session waits for the new connection.
+//
 // A reply in flight on the dead connection fails and is logged by its turn (voice_turn_failed).
 func (s *session) connEnded() string {
 	s.mu.Lock()
 	err := s.conn.Err()
 	s.mu.Unlock()
 	var ce *dvoice.CloseError
-	if errors.As(err, &ce) && ce.Action() == gateway.ActionStop {
-		s.log.Warn("voice_session_leave", "reason", endDisconnected, "close_code", int(ce.Code), "error", err.Error())
-		return endDisconnected
-	}
+	stop := errors.As(err, &ce) && ce.Action() == gateway.ActionStop
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
-	s.log.Warn("voice_connection_lost", "error", msg, "grace_ms", reconnectGrace.Milliseconds())
+	in := s.svc.mgr.Channel(s.guildID)
+	switch {
+	case in == "":
+		attrs := []any{"reason", endDisconnected, "error", msg}
+		if ce != nil {
+			attrs = append(attrs, "close_code", int(ce.Code))
+		}
+		s.logger().Warn("voice_session_leave", attrs...)
+		return endDisconnected
+	case s.movePending || in != s.channel():
+		s.logger().Info("voice_connection_lost", "error", msg, "reason", "moved", "grace_ms", reconnectGrace.Milliseconds())
+		return ""
+	case stop:
+		s.stoppedAt, s.stopCode = s.svc.now(), int(ce.Code)
+		s.logger().Info("voice_connection_lost", "error", msg, "reason", "disconnected", "close_code", int(ce.Code),
+			"settle_ms", moveSettle.Milliseconds())
+		return ""
+	}
+	s.logger().Warn("voice_connection_lost", "error", msg, "grace_ms", reconnectGrace.Milliseconds())
 	return ""
 }
 
@@ -352,8 +410,13 @@ func (s *session) others() []decision.Participant {
 func (s *session) onTick(lostAt time.Time) string {
 	s.maybeGreet()
 	now := s.svc.now()
+	if !s.stoppedAt.IsZero() && (s.svc.mgr.Channel(s.guildID) == "" || now.Sub(s.stoppedAt) >= moveSettle) {
+		s.logger().Warn("voice_session_leave", "reason", endDisconnected, "close_code", s.stopCode,
+			"waited_ms", ms(now.Sub(s.stoppedAt)))
+		return endDisconnected
+	}
 	if !lostAt.IsZero() && now.Sub(lostAt) >= reconnectGrace {
-		s.log.Warn("voice_session_leave", "reason", endReconnectTimeout, "waited_ms", ms(now.Sub(lostAt)))
+		s.logger().Warn("voice_session_leave", "reason", endReconnectTimeout, "waited_ms", ms(now.Sub(lostAt)))
 		return endReconnectTimeout
 	}
 	for i := 0; i < len(s.held); {
@@ -386,7 +449,7 @@ func (s *session) onTick(lostAt time.Time) string {
 		if reason == endAlone {
 			attrs = append(attrs, "alone_ms", ms(now.Sub(s.aloneSince)))
 		}
-		s.log.Info("voice_session_leave", attrs...)
+		s.logger().Info("voice_session_leave", attrs...)
 	}
 	return reason
 }

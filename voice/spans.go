@@ -135,7 +135,7 @@ func (sp *speaker) dialSpans(heard *llm.Tally) (*realtime.Transcriber, *resample
 		if s.ctx.Err() == nil {
 			s.svc.spansOffUntil.Store(s.svc.now().Add(spanRetryAfter).UnixNano())
 			s.metrics.spanSession("refused")
-			s.log.Warn("voice_span_session_failed", "user_id", sp.userID, "error", err,
+			s.logger().Warn("voice_span_session_failed", "user_id", sp.userID, "error", err,
 				"retry_after_s", spanRetryAfter.Seconds())
 		}
 		return nil, nil, err
@@ -193,7 +193,7 @@ func (sp *speaker) transcribeSpans(utt uint64, chunk int, audio []int16) *sttFut
 			if r.err != nil {
 				if !errors.Is(r.err, errNoSession) { // a refused session was counted and logged once
 					s.metrics.spanSession("fell_back")
-					s.log.Warn("voice_span_failed", "user_id", sp.userID, "error", r.err)
+					s.logger().Warn("voice_span_failed", "user_id", sp.userID, "error", r.err)
 				}
 				whole.set(s.transcribeChunk(audio, sp.format, heard))
 				return

@@ -222,7 +222,7 @@ func (sp *speaker) startSpec(p vad.Partial, silence time.Duration) {
 	sp.n++
 	all := append(slices.Clone(sp.audio), chunk...)
 	t := newTurn(Turn{
-		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channelID,
+		ID: fmt.Sprintf("u%s-%d", sp.userID, sp.n), GuildID: s.guildID, ChannelID: s.channel(),
 		SpeakerID: sp.userID, SpeakerName: s.svc.name(s.guildID, sp.userID), Audio: all, Format: sp.format,
 		Duration: time.Duration(len(all)) * time.Second / time.Duration(max(sp.format.Rate, 1)),
 	}, append(slices.Clone(sp.chunks), f))
@@ -231,7 +231,7 @@ func (sp *speaker) startSpec(p vad.Partial, silence time.Duration) {
 	t.spec = &speculation{started: s.svc.now(), utt: p.Utterance, chunk: p.Chunk, speechEnd: p.SpeechEnd,
 		samples: len(chunk), hints: sp.hints, lastSilence: silence}
 	sp.spec = t
-	s.log.Debug("voice_speculation_started", "turn_id", t.ID, "user_id", sp.userID, "pause_ms", ms(silence),
+	s.logger().Debug("voice_speculation_started", "turn_id", t.ID, "user_id", sp.userID, "pause_ms", ms(silence),
 		"audio_ms", t.Duration.Milliseconds())
 	s.wg.Go(func() { s.runTurn(t) })
 }
@@ -301,7 +301,7 @@ func (sp *speaker) onHint(l *audio.Listener, h specHint) {
 	if t.spec.endSilence > 0 {
 		l.SetEndSilence(t.spec.endSilence)
 	}
-	sp.s.log.Debug("voice_end_adapted", "turn_id", t.ID, "user_id", sp.userID, "turn_shape", t.spec.shape.String(),
+	sp.s.logger().Debug("voice_end_adapted", "turn_id", t.ID, "user_id", sp.userID, "turn_shape", t.spec.shape.String(),
 		"end_silence_ms", t.spec.endSilence.Milliseconds(), "silence_ms", ms(l.Silence()))
 	if t.spec.waitUntil > 0 && l.Silence() < t.spec.waitUntil {
 		return // proceeds in watch

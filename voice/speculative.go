@@ -242,7 +242,7 @@ func (s *session) logDiscard(sp *speculation, t *Turn, reason, stage, reply stri
 	if reply != "" {
 		attrs = append(attrs, "reply", reply)
 	}
-	s.log.Info("voice_speculation_discarded", attrs...)
+	s.logger().Info("voice_speculation_discarded", attrs...)
 }
 
 // specAttrs are the speculation fields of a turn's event: how far the speculation had got

@@ -38,6 +38,14 @@ type ManagerConfig struct {
 	// (the first, and each fresh one after a move or a lost session), on
 	// the guild's goroutine; it must not block. Resumes keep the Conn.
 	OnConnect func(guildID string, c *Conn)
+	// OnMove, if set, makes the Manager follow a move by someone else (a moderator drags the
+	// bot): when the bot's own VOICE_STATE_UPDATE puts it in another channel of the guild
+	// than the one it was in and wanted, that channel becomes the wanted one (the connection
+	// is made afresh with the move's VOICE_SERVER_UPDATE, and OnConnect called with it), and
+	// OnMove is called with the channels before and after, on the main gateway's event
+	// goroutine; it must not block. Nil: a move is not followed (the old connection ends,
+	// 4014, and the Manager waits for a join).
+	OnMove func(guildID, from, to string)
 	// Conn is the template for connections (TLSConfig, Logger, Metrics,
 	// timeouts); the identity fields are filled in per connection.
 	Conn Config
@@ -241,13 +249,34 @@ func (m *Manager) onVoiceState(e *discordgo.VoiceStateUpdate) {
 	}
 	m.mu.Lock()
 	g := m.guilds[e.GuildID]
+	from := ""
 	if g != nil {
+		// Moved by someone else: we were in the channel we wanted and are now in another one
+		// (a VOICE_STATE_UPDATE answering our own join or move names the wanted channel).
+		if m.cfg.OnMove != nil && g.want != "" && g.channel == g.want && e.ChannelID != "" && e.ChannelID != g.want {
+			from, g.want = g.want, e.ChannelID
+		}
 		g.sessionID, g.channel = e.SessionID, e.ChannelID
 	}
 	m.mu.Unlock()
 	if g != nil {
 		g.wake()
 	}
+	if from != "" {
+		m.log.Info("voice: moved by someone else; following", "guild", e.GuildID, "from", from, "to", e.ChannelID)
+		m.cfg.OnMove(e.GuildID, from, e.ChannelID)
+	}
+}
+
+// Channel returns the channel the bot is in per its latest VOICE_STATE_UPDATE in the guild
+// ("" when disconnected, or when the Manager has not joined there).
+func (m *Manager) Channel(guildID string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.guilds[guildID]; g != nil {
+		return g.channel
+	}
+	return ""
 }
 
 // onVoiceServerUpdate takes VOICE_SERVER_UPDATE: a new token (each join and

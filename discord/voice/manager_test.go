@@ -340,3 +340,50 @@ func TestManagerGatewayClosed(t *testing.T) {
 		t.Fatalf("Join = %v", err)
 	}
 }
+
+// TestManagerFollowsMove: with OnMove set, a move of the bot by someone else (the bot's own
+// VOICE_STATE_UPDATE in another channel, then VOICE_SERVER_UPDATE) is followed: OnMove
+// reports it, and a fresh connection to the new channel is made with the move's token.
+// A disconnect (channel null) is no move: nothing is reported and Channel says "".
+func TestManagerFollowsMove(t *testing.T) {
+	type move struct{ from, to string }
+	moves := make(chan move, 4)
+	w := newWorld(t, ManagerConfig{OnMove: func(_, from, to string) { moves <- move{from, to} }})
+	ctx := testContext(t)
+	c1, err := w.mgr.Join(ctx, w.guild, w.chanA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.nextConnect(t, 5*time.Second); got != c1 {
+		t.Fatalf("OnConnect %p, Join %p", got, c1)
+	}
+	bot := discordsim.UserID(w.dg.State.User.ID)
+	if err := w.main.MoveVoice(discordsim.GuildID(w.guild), bot, discordsim.ChannelID(w.chanB)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case mv := <-moves:
+		if mv.from != w.chanA || mv.to != w.chanB {
+			t.Fatalf("OnMove %+v, want %s → %s", mv, w.chanA, w.chanB)
+		}
+	case <-ctx.Done():
+		t.Fatal("the move was not reported")
+	}
+	c2 := w.nextConnect(t, 5*time.Second)
+	if c2 == c1 || c2.cfg.ChannelID != w.chanB || c2.cfg.Token == c1.cfg.Token {
+		t.Fatalf("after the move: connection to %s with token %s (old %s)", c2.cfg.ChannelID, c2.cfg.Token, c1.cfg.Token)
+	}
+	if got := w.mgr.Channel(w.guild); got != w.chanB {
+		t.Errorf("Channel = %q, want %s", got, w.chanB)
+	}
+
+	if err := w.main.MoveVoice(discordsim.GuildID(w.guild), bot, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Channel empty after the disconnect", func() bool { return w.mgr.Channel(w.guild) == "" })
+	select {
+	case mv := <-moves:
+		t.Errorf("a disconnect reported as a move: %+v", mv)
+	default:
+	}
+}

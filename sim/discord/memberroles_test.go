@@ -58,7 +58,7 @@ func TestMemberRolesREST(t *testing.T) {
 		{"PATCH adding the managed role", bot, "PATCH", string(w.alice), map[string]any{"roles": []RoleID{mods, own}}, 403, 50013, w.alice, []RoleID{mods}},
 		{"PATCH dropping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{}}, 403, 50013, w.sim.BotID(), []RoleID{own}},
 		{"PATCH keeping the managed role", bot, "PATCH", string(w.sim.BotID()), map[string]any{"roles": []RoleID{own, mods}}, 200, 0, w.sim.BotID(), sorted(own, mods)},
-		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"deaf": true}, 400, 50035, w.alice, []RoleID{mods}},
+		{"PATCH another field", bot, "PATCH", string(w.alice), map[string]any{"communication_disabled_until": nil}, 400, 50035, w.alice, []RoleID{mods}},
 		{"unknown role", bot, "PUT", string(w.alice) + "/roles/1", nil, 404, 10011, w.alice, []RoleID{mods}},
 		{"unknown member", bot, "PUT", "1/roles/" + string(mods), nil, 404, 10007, w.alice, []RoleID{mods}},
 		{"without Manage Roles", alice, "PUT", string(bob) + "/roles/" + string(junior), nil, 403, 50013, bob, nil},
@@ -143,8 +143,9 @@ func mapsEqual(a, b map[string]int) bool {
 }
 
 // FuzzModifyMember feeds untrusted PATCH /guilds/{g}/members/{u} bodies through decoding and
-// the role change: no panics, every refusal a 4xx world.Error, and whatever is accepted leaves
-// the member with unique, existing roles, never the managed one nor @everyone.
+// the role, nick and voice changes: no panics, every refusal a 4xx world.Error, and whatever is
+// accepted leaves the member with unique, existing roles, never the managed one nor @everyone,
+// and in voice only in a voice channel of the guild.
 func FuzzModifyMember(f *testing.F) {
 	s := New()
 	g := s.CreateGuild("g")
@@ -152,11 +153,15 @@ func FuzzModifyMember(f *testing.F) {
 	_ = s.AddMember(g, alice)
 	own, _ := s.CreateBotRole(g)
 	mods, _ := s.CreateRole(g, "mods")
+	vc, tc := s.CreateVoiceChannel(g, "v"), s.CreateTextChannel(g, "t")
+	_, _ = s.JoinVoice(alice, vc)
 	for _, seed := range []string{
 		`{"roles":["` + string(mods) + `"]}`,
 		`{"roles":["` + string(mods) + `","` + string(own) + `"]}`,
 		`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`,
-		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{}`, `{"roles":["1"]}`,
+		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{"flags":0}`, `{}`, `{"roles":["1"]}`,
+		`{"channel_id":"` + string(vc) + `"}`, `{"channel_id":null}`, `{"channel_id":"abc"}`, `{"channel_id":7}`,
+		`{"channel_id":"` + string(tc) + `"}`, `{"mute":true,"deaf":false}`, `{"mute":null}`, `{"deaf":"yes"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -172,6 +177,12 @@ func FuzzModifyMember(f *testing.F) {
 		if err == nil && e.roles != nil {
 			err = s.ChangeMemberRoles(world.MemberRoleChange{Guild: g, User: alice, By: s.BotID(), Set: e.roles})
 		}
+		if err == nil && e.voice != (world.VoiceEdit{}) {
+			err = s.moderateVoice(s.BotID(), g, alice, e.voice)
+			if _, in := s.VoiceStateOf(g, alice); !in { // disconnected: back in for the next input
+				_, _ = s.JoinVoice(alice, vc)
+			}
+		}
 		var we *world.Error
 		if err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499) {
 			t.Fatalf("error without a 4xx: %v", err)
@@ -179,6 +190,9 @@ func FuzzModifyMember(f *testing.F) {
 		s.Read(func(v *world.View) {
 			mem, _ := v.Member(g, alice)
 			gd, _ := v.Guild(g)
+			if vs, ok := v.VoiceState(g, alice); ok && vs.Channel != vc {
+				t.Fatalf("alice in voice channel %s, want %s (the guild's only one)", vs.Channel, vc)
+			}
 			if utf8.RuneCountInString(mem.Nick) > 32 {
 				t.Fatalf("alice's nick %q is over 32 characters", mem.Nick)
 			}

@@ -172,6 +172,7 @@ func wireVoiceStateOf(v *world.View, g world.Guild, u UserID, vs *world.VoiceSta
 		w.SessionID = vs.SessionID
 		w.SelfDeaf = vs.SelfDeaf
 		w.SelfMute = vs.SelfMute
+		w.Mute, w.Deaf = vs.Mute, vs.Deaf
 	}
 	if full {
 		w.GuildID = g.ID

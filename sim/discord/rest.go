@@ -29,8 +29,10 @@ type restAPI struct {
 	cdn        *cdn
 	gatewayURL func() string
 	notify     func()
-	done       chan struct{} // closed by close: ends hanging requests
-	closeOnce  sync.Once
+	// moderateVoice applies a PATCH /guilds/{g}/members/{u}'s voice fields (Server.moderateVoice).
+	moderateVoice func(by UserID, g GuildID, u UserID, e world.VoiceEdit) error
+	done          chan struct{} // closed by close: ends hanging requests
+	closeOnce     sync.Once
 
 	mu      sync.Mutex // guards following
 	reqs    []RESTRequest

@@ -244,8 +244,11 @@ func (a *restAPI) callerInGuild(g GuildID, u UserID) error {
 }
 
 // PATCH /guilds/{g}/members/{u} with "roles" (the member's whole list of roles, as
-// discord.js's member.roles.set sends it) and/or "nick" (a string, or null or "" to clear it;
-// Manage Nicknames, or Change Nickname for the caller's own); 200 with the member. Other
+// discord.js's member.roles.set sends it), "nick" (a string, or null or "" to clear it;
+// Manage Nicknames, or Change Nickname for the caller's own), and the voice fields a
+// moderator's client sends: "channel_id" (move the member to that voice channel, or null to
+// disconnect them), "mute" and "deaf" (server mute and deafen; null leaves them), checked by
+// world.ModerateVoice (the member must be in voice: 400 40032). 200 with the member. Other
 // fields are not simulated yet: 400 50035 naming them, rather than silently ignored.
 // https://discord.com/developers/docs/resources/guild#modify-guild-member
 func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
@@ -274,6 +277,11 @@ func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 			return 0, nil, err
 		}
 	}
+	if edit.voice != (world.VoiceEdit{}) {
+		if err := a.moderateVoice(q.user, c.Guild, c.User, edit.voice); err != nil {
+			return 0, nil, err
+		}
+	}
 	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
 		if !v.IsMember(g.ID, c.User) {
 			return nil, world.ErrUnknownMember
@@ -283,10 +291,12 @@ func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 }
 
 // memberEdit is what a PATCH /guilds/{g}/members/{u} body asks: roles (nil when it names
-// none) and nick (nil when it names none; "" clears it).
+// none), nick (nil when it names none; "" clears it) and the voice fields (zero when it names
+// none).
 type memberEdit struct {
 	roles []RoleID
 	nick  *string
+	voice world.VoiceEdit
 }
 
 // parseModifyMember reads a PATCH /guilds/{g}/members/{u} body, or 400 50035 naming a field
@@ -314,8 +324,31 @@ func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
 				return bad(fmt.Sprintf("nick: Must be %d or fewer in length.", world.MaxNick))
 			}
 			e.nick = n
+		case "channel_id":
+			var ch *string
+			if err := json.Unmarshal(raw, &ch); err != nil {
+				return bad("channel_id: must be a snowflake or null")
+			}
+			target := ChannelID("")
+			if ch != nil {
+				if _, err := strconv.ParseUint(*ch, 10, 64); err != nil {
+					return bad(fmt.Sprintf("channel_id: Value %q is not snowflake.", *ch))
+				}
+				target = ChannelID(*ch)
+			}
+			e.voice.Channel = &target
+		case "mute", "deaf":
+			var b *bool
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return bad(k + ": must be a boolean or null")
+			}
+			if k == "mute" {
+				e.voice.Mute = b
+			} else {
+				e.voice.Deaf = b
+			}
 		default:
-			return bad(fmt.Sprintf("%s: not simulated (only roles and nick are)", k))
+			return bad(fmt.Sprintf("%s: not simulated (only roles, nick, channel_id, mute and deaf are)", k))
 		}
 	}
 	return e, nil

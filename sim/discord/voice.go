@@ -174,6 +174,35 @@ func (s *Server) MoveVoice(g GuildID, u UserID, ch ChannelID) error {
 	return nil
 }
 
+// moderateVoice is what a moderator's client does to u's voice state in g (REST PATCH
+// /guilds/{g}/members/{u} with channel_id, mute or deaf), checked by world.ModerateVoice:
+// everyone with GUILD_VOICE_STATES, and u's own gateway session (the bot's), get the
+// VOICE_STATE_UPDATE; a move then hands out a fresh voice token as MoveVoice does
+// (VOICE_SERVER_UPDATE to u's session; the VoiceBackend closes the old voice connection with
+// 4014), and a disconnect (channel_id null) revokes u's voice session (4014).
+func (s *Server) moderateVoice(by UserID, g GuildID, u UserID, e world.VoiceEdit) error {
+	owner := ""
+	if vs, ok := s.VoiceStateOf(g, u); ok {
+		if ref, ok := s.gw.sessionOf(vs.SessionID, u); ok {
+			owner = ref.id
+		}
+	}
+	after, moved, err := s.ModerateVoice(by, g, u, e, owner)
+	switch {
+	case err != nil:
+		return err
+	case after == nil:
+		if s.voice != nil {
+			s.voice.Revoke(g, u)
+		}
+	case moved:
+		if _, err := s.grantVoice(*after, owner); err != nil {
+			return fmt.Errorf("discordsim: move voice: %w", err)
+		}
+	}
+	return nil
+}
+
 // channel looks a channel up.
 func (s *Server) channel(id ChannelID) (world.Channel, bool) {
 	var c world.Channel

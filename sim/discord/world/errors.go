@@ -29,6 +29,7 @@ const (
 	CodeUnknownInteract  = 10062
 	CodeUnknownCommand   = 10063
 	CodeTooLarge         = 40005
+	CodeNotInVoice       = 40032
 	CodeAlreadyAcked     = 40060
 	CodeCallbackType     = 40043
 	CodeMissingAccess    = 50001

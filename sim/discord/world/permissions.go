@@ -22,6 +22,11 @@ const (
 	PermAttachFiles           uint64 = 1 << 15
 	PermReadMessageHistory    uint64 = 1 << 16
 	PermMentionEveryone       uint64 = 1 << 17
+	PermConnect               uint64 = 1 << 20
+	PermSpeak                 uint64 = 1 << 21
+	PermMuteMembers           uint64 = 1 << 22
+	PermDeafenMembers         uint64 = 1 << 23
+	PermMoveMembers           uint64 = 1 << 24
 	PermChangeNickname        uint64 = 1 << 26
 	PermManageNicknames       uint64 = 1 << 27
 	PermManageRoles           uint64 = 1 << 28
