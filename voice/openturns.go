@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/banterbot/banter/safety"
 	"github.com/banterbot/banter/store"
 )
@@ -180,17 +182,6 @@ func (s *session) recoverTurn() {
 
 // inChannel reports whether the gateway's voice states put userID in the session's channel.
 func (s *session) inChannel(userID string) bool {
-	st := s.svc.state(s.guildID)
-	g, err := st.Guild(s.guildID)
-	if err != nil || g == nil {
-		return false
-	}
-	st.RLock()
-	defer st.RUnlock()
-	for _, vs := range g.VoiceStates {
-		if vs != nil && vs.UserID == userID {
-			return vs.ChannelID == s.channel()
-		}
-	}
-	return false
+	ch := s.channel()
+	return s.anyVoiceState(func(vs *discordgo.VoiceState) bool { return vs.UserID == userID && vs.ChannelID == ch })
 }

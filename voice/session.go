@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/banterbot/banter/decision"
 	dvoice "github.com/banterbot/banter/discord/voice"
 	"github.com/banterbot/banter/discord/voice/gateway"
@@ -307,6 +309,12 @@ func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
 // othersInState reports whether the gateway's voice states put anyone but
 // the bot in the session's channel.
 func (s *session) othersInState() bool {
+	ch, self := s.channel(), s.svc.userID()
+	return s.anyVoiceState(func(vs *discordgo.VoiceState) bool { return vs.ChannelID == ch && vs.UserID != self })
+}
+
+// anyVoiceState reports whether one of the guild's voice states in the gateway state matches.
+func (s *session) anyVoiceState(match func(*discordgo.VoiceState) bool) bool {
 	st := s.svc.state(s.guildID)
 	g, err := st.Guild(s.guildID)
 	if err != nil || g == nil {
@@ -315,7 +323,7 @@ func (s *session) othersInState() bool {
 	st.RLock()
 	defer st.RUnlock()
 	for _, vs := range g.VoiceStates {
-		if vs != nil && vs.ChannelID == s.channel() && vs.UserID != s.svc.userID() {
+		if vs != nil && match(vs) {
 			return true
 		}
 	}
