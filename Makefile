@@ -20,7 +20,7 @@ build: deps
 # detector, and every other package without it (to keep the suite within its
 # CI budget on 2 cores).
 RACE_PKGS ?= ./text/ ./voice/ ./voice/realtime/ ./discord/voice/... ./discord/dave/ \
-	./discord/dave/voiceadapter/ ./discord/ ./discord/bots/ ./decision/ ./config/ ./store/ ./llm/realtime/ ./llm/gemini/ ./sim/... ./playground/
+	./discord/dave/voiceadapter/ ./discord/ ./discord/bots/ ./decision/ ./config/ ./store/ ./llm/ ./llm/realtime/ ./llm/gemini/ ./sim/... ./playground/
 
 # ARTIFACTS keeps what tests save for people to look at (the playground's browser screenshots).
 ARTIFACTS ?= $(CURDIR)/bin/artifacts

@@ -44,10 +44,10 @@ type SpeechStream struct {
 	primed    []byte
 	firstByte time.Duration
 	attempts  int
-	bytes     int64
 	chars     int
 
 	mu       sync.Mutex // guards following
+	bytes    int64      // written by Read, read by finish (Close may run on another goroutine)
 	done     bool
 	closed   bool
 	finalErr error
@@ -154,7 +154,10 @@ func (s *SpeechStream) Read(p []byte) (int, error) {
 	s.idle.Reset(s.c.opts.IdleTimeout)
 	n, err := s.body.Read(p)
 	s.idle.Stop()
+	// A Close on another goroutine (a barge-in's context.AfterFunc) reads bytes in finish.
+	s.mu.Lock()
 	s.bytes += int64(n)
+	s.mu.Unlock()
 	if err == io.EOF {
 		s.finish(nil)
 		return n, io.EOF

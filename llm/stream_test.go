@@ -10,6 +10,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 var voiceReq = GenerateRequest{
@@ -309,6 +310,46 @@ func TestSpeakCloseEarly(t *testing.T) {
 		t.Error("Read after Close succeeded")
 	}
 	_ = s.Close()
+}
+
+// TestSpeakCloseWhileReading closes a speech stream from another goroutine while a Read
+// waits for audio, as a barge-in does (context.AfterFunc in voice's synthesize): under -race
+// the byte count Read keeps and the one Close's finish meters must not race, and the cost
+// counts what was received.
+func TestSpeakCloseWhileReading(t *testing.T) {
+	env := newEnv(t, Options{Meter: NewMeter(testPrices, nil, prometheus.NewRegistry())},
+		openaisim.Rule{Name: "slow", Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech},
+			Latency: openaisim.Latency{PerAudioChunk: 20 * time.Millisecond}})
+	s, err := env.client.Speak(context.Background(), "gpt-4o-mini-tts", "alloy", "A long answer that the listener interrupts halfway through.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := s.(*SpeechStream)
+	read := make(chan error, 1)
+	got := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4800)
+		first := true
+		for {
+			_, err := stream.Read(buf)
+			if first {
+				close(got)
+				first = false
+			}
+			if err != nil {
+				read <- err
+				return
+			}
+		}
+	}()
+	<-got
+	_ = stream.Close()
+	if err := <-read; err == nil {
+		t.Fatal("Read after Close succeeded")
+	}
+	if stream.Cost() <= 0 {
+		t.Errorf("cost %v after audio was received, want > 0", stream.Cost())
+	}
 }
 
 func TestTranscribe(t *testing.T) {
