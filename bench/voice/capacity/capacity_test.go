@@ -78,7 +78,14 @@ func TestCapacitySmall(t *testing.T) {
 			if rep.Turns["spoken"] == 0 {
 				t.Fatalf("the bot answered nothing: %v", rep)
 			}
-			if rep.ReplyFrames == 0 || rep.Sent == 0 || rep.Sent < rep.ReplyFrames {
+			// Every reply frame handed to a connection is sent (and observed in the lateness
+			// histogram), unless the send clock dropped it from its queue because its turn
+			// was cut short (a barge-in or a false end, more frequent under load).
+			var dropped uint64
+			if rep.Clock != nil {
+				dropped = rep.Clock.Dropped
+			}
+			if rep.ReplyFrames == 0 || rep.Sent == 0 || rep.Sent+dropped < rep.ReplyFrames {
 				t.Fatalf("no reply frames flowed, or the lateness histogram missed some: %v", rep)
 			}
 			if p.Clock && (rep.Clock == nil || rep.Clock.Frames == 0 || rep.Clock.Writes > rep.Clock.Frames) {
