@@ -71,6 +71,10 @@ type Member struct {
 	Nick     string
 	Roles    []RoleID
 	JoinedAt time.Time
+	// Mute and Deaf are the server mute and deafen (the guild member object's mute and deaf):
+	// a moderator sets them while the member is in voice (ModifyMember), and they stay with the
+	// member when it leaves voice, applying again when it rejoins.
+	Mute, Deaf bool
 }
 
 // Role is a guild role.
