@@ -48,9 +48,15 @@ const noVoiceEndpoint = "localhost:0"
 // (§4 G; @discordjs/voice needs this order). A null channel leaves. Every
 // join or move gets a new token. Updates for guilds the user is not in, or
 // for channels that are not voice channels of the guild, are ignored, as
-// Discord does.
+// Discord does; so are those for a guild in an outage (SetGuildAvailable
+// false), join and leave alike: the guild is unavailable to the session.
 // https://discord.com/developers/docs/topics/voice-connections#retrieving-voice-server-information
 func (s *Server) voiceStateFromGateway(ss sessionRef, cmd *voiceStateCommand) {
+	var available bool
+	s.Read(func(v *world.View) { available = v.GuildAvailable(cmd.GuildID) })
+	if !available {
+		return
+	}
 	if cmd.ChannelID == nil || *cmd.ChannelID == "" {
 		s.leaveVoice(cmd.GuildID, ss.user)
 		return
@@ -83,7 +89,7 @@ func (s *Server) grantVoice(vs world.VoiceState, toSession string) (VoiceGrant, 
 			GuildID  GuildID `json:"guild_id"`
 			Endpoint string  `json:"endpoint"`
 		}{grant.Token, vs.Guild, endpoint}
-		s.gw.sendTo(toSession, "VOICE_SERVER_UPDATE", ev)
+		s.gw.sendGuildEventTo(toSession, vs.Guild, "VOICE_SERVER_UPDATE", ev)
 	}
 	return grant, nil
 }
