@@ -227,7 +227,8 @@ func (w *World) TakeRole(g GuildID, u UserID, r RoleID) error {
 
 // MemberRoleChange is a change of a member's roles through Discord's REST API, by the user By:
 // Add or Remove one role (PUT or DELETE /guilds/{g}/members/{u}/roles/{r}), or Set the member's
-// whole list (PATCH /guilds/{g}/members/{u} with "roles"; Set non-nil).
+// whole list (Set non-nil; the REST PATCH /guilds/{g}/members/{u} goes through ModifyMember,
+// which checks "roles" the same way along with the request's other fields).
 type MemberRoleChange struct {
 	Guild  GuildID
 	User   UserID
