@@ -29,6 +29,11 @@ func TestRequest(t *testing.T) {
 		{"message with an attachment entry", d, "POST", "/api/v10/channels/123/messages", `{"content":"look","attachments":[{"id":"0","filename":"cat.png"}]}`, ""},
 		{"typing without body", d, "POST", "/api/v10/channels/123/typing", ``, ""},
 		{"users @me", d, "GET", "/api/v10/users/@me", ``, ""},
+		{"member nick, roles and mute", d, "PATCH", "/api/v10/guilds/1/members/2", `{"nick":"n","roles":["3"],"mute":true}`, ""},
+		// Modify Current Member, its own operation (nick, avatar, bio, banner), not Modify Guild Member's.
+		{"current member nick", d, "PATCH", "/api/v10/guilds/1/members/@me", `{"nick":"n"}`, ""},
+		{"current member nick too long", d, "PATCH", "/api/v10/guilds/1/members/@me", `{"nick":"` + strings.Repeat("n", 33) + `"}`, "nick"},
+		{"current member bio too long", d, "PATCH", "/api/v10/guilds/1/members/@me", `{"bio":"` + strings.Repeat("b", 191) + `"}`, "bio"},
 		{"unknown route", d, "POST", "/api/v10/channels/123/bogus", `{}`, "not an operation"},
 		{"wrong method", d, "PUT", "/api/v10/channels/123/messages", `{}`, "not an operation"},
 		{"responses", o, "POST", "/v1/responses", `{"model":"gpt-5-mini","input":"hi","max_output_tokens":100}`, ""},

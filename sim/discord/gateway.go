@@ -160,13 +160,17 @@ func (g *gateway) dispatchToLocked(ss *session, t string, d any, intent Intents)
 	}
 }
 
-// sendTo dispatches to one session by id (VOICE_SERVER_UPDATE).
-func (g *gateway) sendTo(sessionID, t string, d any) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if ss := g.sessions[sessionID]; ss != nil {
-		g.dispatchToLocked(ss, t, d, 0)
-	}
+// sendGuildEventTo dispatches an event of guild gid to one session by id
+// (VOICE_SERVER_UPDATE), whatever its intents, if the session sees the guild:
+// never during an outage of it. It must be called with no lock held.
+func (g *gateway) sendGuildEventTo(sessionID string, gid world.GuildID, t string, d any) {
+	g.world.Read(func(v *world.View) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if ss := g.sessions[sessionID]; ss != nil && ss.sees(v, gid) {
+			g.dispatchToLocked(ss, t, d, 0)
+		}
+	})
 }
 
 // sessionOf returns the session with that id if it belongs to u.

@@ -259,7 +259,8 @@ func (g *gateway) reactionLocked(v *world.View, e world.Event) {
 
 // voiceStateLocked sends VOICE_STATE_UPDATE to the session the state
 // belongs to (whatever its intents) and to every other member session with
-// GUILD_VOICE_STATES.
+// GUILD_VOICE_STATES; during an outage of the guild to none, the state's own
+// session included (the GUILD_CREATE that ends it carries the voice states).
 func (g *gateway) voiceStateLocked(v *world.View, e world.VoiceStateChanged) {
 	gd, ok := v.Guild(e.Guild)
 	if !ok {
@@ -267,7 +268,7 @@ func (g *gateway) voiceStateLocked(v *world.View, e world.VoiceStateChanged) {
 	}
 	w := wireVoiceStateOf(v, gd, e.User, e.State, true)
 	self := g.sessions[e.Session]
-	if self != nil {
+	if self != nil && self.sees(v, e.Guild) {
 		g.dispatchToLocked(self, "VOICE_STATE_UPDATE", w, 0)
 	}
 	for _, ss := range g.sessions {
@@ -279,7 +280,8 @@ func (g *gateway) voiceStateLocked(v *world.View, e world.VoiceStateChanged) {
 
 // interactionLocked sends INTERACTION_CREATE to the application's sessions
 // (§4 I), with what discord.js needs: entitlements, channel, member.user,
-// app_permissions.
+// app_permissions; never during an outage of the guild (InvokeCommand refuses
+// one then).
 func (g *gateway) interactionLocked(v *world.View, it world.Interaction) {
 	gd, _ := v.Guild(it.Guild)
 	c, _ := v.Channel(it.Channel)
@@ -293,7 +295,7 @@ func (g *gateway) interactionLocked(v *world.View, it world.Interaction) {
 		"data": map[string]any{"id": it.CommandID, "name": it.Command, "type": 1, "options": it.Options, "guild_id": it.CommandGuild},
 	}
 	for _, ss := range g.sessions {
-		if ss.user == v.Bot() && ss.ownsGuild(it.Guild) {
+		if ss.user == v.Bot() && ss.sees(v, it.Guild) {
 			g.dispatchToLocked(ss, "INTERACTION_CREATE", ev, 0)
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 
@@ -142,50 +144,93 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-// FuzzModifyMember feeds untrusted PATCH /guilds/{g}/members/{u} bodies through decoding and
-// the role, nick and voice changes: no panics, every refusal a 4xx world.Error, and whatever is
-// accepted leaves the member with unique, existing roles, never the managed one nor @everyone,
-// and in voice only in a voice channel of the guild.
+// FuzzModifyMember feeds untrusted PATCH /guilds/{g}/members/{u} bodies (and, with current,
+// /members/@me ones) through decoding and Server.modifyMember, as the owner, a moderator above
+// alice, a peer with Manage Nicknames but no higher role, or alice herself: no panics, every
+// refusal a 4xx world.Error that changed nothing (the request is all or nothing), and whatever
+// is accepted applied its nick and leaves the member with unique, existing roles, never the
+// managed one nor @everyone, and in voice only in a voice channel of the guild.
 func FuzzModifyMember(f *testing.F) {
 	s := New()
 	g := s.CreateGuild("g")
-	alice := s.CreateUser("alice")
-	_ = s.AddMember(g, alice)
+	alice, mod, peer := s.CreateUser("alice"), s.CreateUser("mod"), s.CreateUser("peer")
 	own, _ := s.CreateBotRole(g)
-	mods, _ := s.CreateRole(g, "mods")
+	mods, _ := s.CreateRoleWithPermissions(g, "mods", strconv.FormatUint(world.PermManageNicknames|world.PermManageRoles|
+		world.PermMuteMembers|world.PermDeafenMembers|world.PermMoveMembers|world.PermConnect|world.PermViewChannel, 10))
+	junior, _ := s.CreateRoleWithPermissions(g, "junior", strconv.FormatUint(world.PermManageNicknames, 10)) // below mods
+	for u, r := range map[UserID]RoleID{alice: junior, mod: mods, peer: junior} {
+		_ = s.AddMember(g, u)
+		_ = s.GiveRole(g, u, r)
+	}
+	actors := []UserID{s.BotID(), mod, peer, alice}
 	vc, tc := s.CreateVoiceChannel(g, "v"), s.CreateTextChannel(g, "t")
 	_, _ = s.JoinVoice(alice, vc)
-	for _, seed := range []string{
-		`{"roles":["` + string(mods) + `"]}`,
-		`{"roles":["` + string(mods) + `","` + string(own) + `"]}`,
-		`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`,
-		`{"roles":[]}`, `{"roles":null}`, `{"roles":[1,2]}`, `{"nick":"x"}`, `{"nick":null}`, `{"nick":3}`, `{"nick":"123456789012345678901234567890123"}`, `{"deaf":true}`, `{"flags":0}`, `{}`, `{"roles":["1"]}`,
-		`{"channel_id":"` + string(vc) + `"}`, `{"channel_id":null}`, `{"channel_id":"abc"}`, `{"channel_id":7}`,
-		`{"channel_id":"` + string(tc) + `"}`, `{"mute":true,"deaf":false}`, `{"mute":null}`, `{"deaf":"yes"}`,
+	for _, seed := range []struct {
+		body    string
+		actor   uint8
+		current bool
+	}{
+		{`{"roles":["` + string(mods) + `"]}`, 0, false},
+		{`{"roles":["` + string(mods) + `","` + string(own) + `"]}`, 0, false},
+		{`{"roles":["` + string(g) + `","` + string(mods) + `","` + string(mods) + `"]}`, 0, false},
+		{`{"roles":[]}`, 0, false}, {`{"roles":null}`, 0, false}, {`{"roles":[1,2]}`, 0, false}, {`{"nick":"x"}`, 0, false},
+		{`{"nick":null}`, 0, false}, {`{"nick":3}`, 0, false}, {`{"nick":"123456789012345678901234567890123"}`, 0, false},
+		{`{"deaf":true}`, 0, false}, {`{"flags":0}`, 0, false}, {`{}`, 0, false}, {`{"roles":["1"]}`, 0, false},
+		{`{"channel_id":"` + string(vc) + `"}`, 0, false}, {`{"channel_id":null}`, 0, false}, {`{"channel_id":"abc"}`, 0, false},
+		{`{"channel_id":7}`, 0, false}, {`{"channel_id":"` + string(tc) + `"}`, 0, false}, {`{"mute":true,"deaf":false}`, 0, false},
+		{`{"mute":null}`, 0, false}, {`{"deaf":"yes"}`, 0, false},
+		// Several fields, one refused: nothing applies.
+		{`{"nick":"half","roles":["` + string(own) + `"]}`, 0, false},
+		{`{"nick":"half","roles":["` + string(mods) + `"]}`, 1, false},
+		{`{"nick":"half","mute":true}`, 2, false},
+		{`{"nick":"half","channel_id":"` + string(tc) + `"}`, 1, false},
+		{`{"roles":["` + string(junior) + `"],"channel_id":null}`, 1, false},
+		// Another's nick: Manage Nicknames and a higher role; one's own: Change Nickname.
+		{`{"nick":"by mod"}`, 1, false}, {`{"nick":"by peer"}`, 2, false}, {`{"nick":"mine"}`, 3, false},
+		{`{"nick":"mine"}`, 3, true}, {`{"nick":null}`, 2, true}, {`{"roles":[]}`, 3, true}, {`{"avatar":null}`, 1, true},
 	} {
-		f.Add([]byte(seed))
+		f.Add([]byte(seed.body), seed.actor, seed.current)
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
+	type snapshot struct {
+		member world.Member
+		voice  world.VoiceState
+		in     bool
+	}
+	snap := func(u UserID) snapshot {
+		var sn snapshot
+		s.Read(func(v *world.View) {
+			sn.member, _ = v.Member(g, u)
+			sn.voice, sn.in = v.VoiceState(g, u)
+		})
+		return sn
+	}
+	f.Fuzz(func(t *testing.T, body []byte, actor uint8, current bool) {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(body, &m) != nil {
 			return
 		}
-		e, err := parseModifyMember(m)
-		if err == nil && e.nick != nil {
-			err = s.ChangeNick(s.BotID(), g, alice, *e.nick)
+		by := actors[int(actor)%len(actors)]
+		target := alice
+		if current {
+			target = by
 		}
-		if err == nil && e.roles != nil {
-			err = s.ChangeMemberRoles(world.MemberRoleChange{Guild: g, User: alice, By: s.BotID(), Set: e.roles})
+		before := snap(target)
+		e, err := parseModifyMember(m, current)
+		if err == nil {
+			err = s.modifyMember(by, g, target, e)
 		}
-		if err == nil && e.voice != (world.VoiceEdit{}) {
-			err = s.moderateVoice(s.BotID(), g, alice, e.voice)
-			if _, in := s.VoiceStateOf(g, alice); !in { // disconnected: back in for the next input
-				_, _ = s.JoinVoice(alice, vc)
-			}
-		}
+		after := snap(target)
 		var we *world.Error
-		if err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499) {
+		switch {
+		case err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499):
 			t.Fatalf("error without a 4xx: %v", err)
+		case err != nil && !reflect.DeepEqual(before, after):
+			t.Fatalf("refused (%v), yet %s went from %+v to %+v", err, target, before, after)
+		case err == nil && e.Nick != nil && after.member.Nick != *e.Nick:
+			t.Fatalf("accepted, yet %s's nick is %q, want %q", target, after.member.Nick, *e.Nick)
+		}
+		if _, in := s.VoiceStateOf(g, alice); !in { // disconnected: back in for the next input
+			_, _ = s.JoinVoice(alice, vc)
 		}
 		s.Read(func(v *world.View) {
 			mem, _ := v.Member(g, alice)

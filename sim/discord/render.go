@@ -41,6 +41,7 @@ func wireMemberOf(v *world.View, g world.Guild, u UserID, withUser bool) wireMem
 		if m.Nick != "" {
 			w.Nick = strp(m.Nick)
 		}
+		w.Mute, w.Deaf = m.Mute, m.Deaf
 	}
 	if withUser {
 		wu := wireUserOf(v, u)
@@ -173,6 +174,8 @@ func wireVoiceStateOf(v *world.View, g world.Guild, u UserID, vs *world.VoiceSta
 		w.SelfDeaf = vs.SelfDeaf
 		w.SelfMute = vs.SelfMute
 		w.Mute, w.Deaf = vs.Mute, vs.Deaf
+	} else if m, ok := v.Member(g.ID, u); ok { // a leave: the member's own, which stay
+		w.Mute, w.Deaf = m.Mute, m.Deaf
 	}
 	if full {
 		w.GuildID = g.ID

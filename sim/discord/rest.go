@@ -29,10 +29,10 @@ type restAPI struct {
 	cdn        *cdn
 	gatewayURL func() string
 	notify     func()
-	// moderateVoice applies a PATCH /guilds/{g}/members/{u}'s voice fields (Server.moderateVoice).
-	moderateVoice func(by UserID, g GuildID, u UserID, e world.VoiceEdit) error
-	done          chan struct{} // closed by close: ends hanging requests
-	closeOnce     sync.Once
+	// applyMemberEdit applies a PATCH /guilds/{g}/members/{u} (Server.modifyMember).
+	applyMemberEdit func(by UserID, g GuildID, u UserID, e world.MemberEdit) error
+	done            chan struct{} // closed by close: ends hanging requests
+	closeOnce       sync.Once
 
 	mu      sync.Mutex // guards following
 	reqs    []RESTRequest

@@ -243,73 +243,65 @@ func (a *restAPI) callerInGuild(g GuildID, u UserID) error {
 	return err
 }
 
-// PATCH /guilds/{g}/members/{u} with "roles" (the member's whole list of roles, as
-// discord.js's member.roles.set sends it), "nick" (a string, or null or "" to clear it;
-// Manage Nicknames, or Change Nickname for the caller's own), and the voice fields a
-// moderator's client sends: "channel_id" (move the member to that voice channel, or null to
-// disconnect them), "mute" and "deaf" (server mute and deafen; null leaves them), checked by
-// world.ModerateVoice (the member must be in voice: 400 40032). 200 with the member. Other
-// fields are not simulated yet: 400 50035 naming them, rather than silently ignored.
+// PATCH /guilds/{g}/members/{u} (Modify Guild Member) with "roles" (the member's whole list
+// of roles, as discord.js's member.roles.set sends it), "nick" (a string, or null or "" to
+// clear it), and the voice fields a moderator's client sends: "channel_id" (move the member
+// to that voice channel, or null to disconnect them), "mute" and "deaf" (server mute and
+// deafen; null leaves them). The whole request is checked before anything changes, and
+// applies entirely or not at all (world.ModifyMember): 200 with the member. Other fields are
+// not simulated yet: 400 50035 naming them, rather than silently ignored.
+//
+// PATCH /guilds/{g}/members/@me (Modify Current Member) takes "nick" alone, which needs
+// Change Nickname; its other fields (avatar, bio, banner) are not simulated, and a field of
+// Modify Guild Member there is 400 50035 too.
 // https://discord.com/developers/docs/resources/guild#modify-guild-member
+// https://discord.com/developers/docs/resources/guild#modify-current-member
 func (a *restAPI) modifyMember(q *apiRequest) (int, any, error) {
 	var body map[string]json.RawMessage
 	if err := decodeBody(q, &body); err != nil {
 		return 0, nil, err
 	}
-	edit, err := parseModifyMember(body)
+	g, u := GuildID(q.PathValue("guild_id")), UserID(q.PathValue("user_id"))
+	current := u == "@me"
+	edit, err := parseModifyMember(body, current)
 	if err != nil {
 		return 0, nil, err
 	}
-	c := world.MemberRoleChange{Guild: GuildID(q.PathValue("guild_id")), User: UserID(q.PathValue("user_id")), By: q.user, Set: edit.roles}
-	if c.User == "@me" {
-		c.User = q.user
+	if current {
+		u = q.user
 	}
-	if err := a.callerInGuild(c.Guild, q.user); err != nil {
+	if err := a.callerInGuild(g, q.user); err != nil {
 		return 0, nil, err
 	}
-	if edit.nick != nil {
-		if err := a.world.ChangeNick(q.user, c.Guild, c.User, *edit.nick); err != nil {
-			return 0, nil, err
-		}
+	if err := a.applyMemberEdit(q.user, g, u, edit); err != nil {
+		return 0, nil, err
 	}
-	if edit.roles != nil {
-		if err := a.world.ChangeMemberRoles(c); err != nil {
-			return 0, nil, err
-		}
-	}
-	if edit.voice != (world.VoiceEdit{}) {
-		if err := a.moderateVoice(q.user, c.Guild, c.User, edit.voice); err != nil {
-			return 0, nil, err
-		}
-	}
-	return a.inGuild(q, func(v *world.View, g world.Guild) (any, error) {
-		if !v.IsMember(g.ID, c.User) {
+	return a.inGuild(q, func(v *world.View, gd world.Guild) (any, error) {
+		if !v.IsMember(gd.ID, u) {
 			return nil, world.ErrUnknownMember
 		}
-		return wireMemberOf(v, g, c.User, true), nil
+		return wireMemberOf(v, gd, u, true), nil
 	})
 }
 
-// memberEdit is what a PATCH /guilds/{g}/members/{u} body asks: roles (nil when it names
-// none), nick (nil when it names none; "" clears it) and the voice fields (zero when it names
-// none).
-type memberEdit struct {
-	roles []RoleID
-	nick  *string
-	voice world.VoiceEdit
-}
-
-// parseModifyMember reads a PATCH /guilds/{g}/members/{u} body, or 400 50035 naming a field
-// that is not simulated or one of the wrong shape.
-func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
-	var e memberEdit
-	bad := func(msg string) (memberEdit, error) {
-		return memberEdit{}, &world.Error{Status: 400, Code: world.CodeInvalidBody, Message: "Invalid Form Body: " + msg}
+// parseModifyMember reads a Modify Guild Member body (Modify Current Member's with current),
+// or 400 50035 naming a field that is not simulated, not the route's, or of the wrong shape.
+func parseModifyMember(body map[string]json.RawMessage, current bool) (world.MemberEdit, error) {
+	var e world.MemberEdit
+	bad := func(msg string) (world.MemberEdit, error) {
+		return world.MemberEdit{}, &world.Error{Status: 400, Code: world.CodeInvalidBody, Message: "Invalid Form Body: " + msg}
 	}
 	for k, raw := range body {
+		if current && k != "nick" {
+			switch k {
+			case "avatar", "bio", "banner":
+				return bad(fmt.Sprintf("%s: not simulated (only nick is, for @me)", k))
+			}
+			return bad(fmt.Sprintf("%s: not a field of Modify Current Member (@me takes nick, avatar, bio, banner)", k))
+		}
 		switch k {
 		case "roles":
-			if err := json.Unmarshal(raw, &e.roles); err != nil || e.roles == nil {
+			if err := json.Unmarshal(raw, &e.Roles); err != nil || e.Roles == nil {
 				return bad("roles: must be an array of role ids")
 			}
 		case "nick":
@@ -323,7 +315,7 @@ func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
 			if utf8.RuneCountInString(*n) > world.MaxNick {
 				return bad(fmt.Sprintf("nick: Must be %d or fewer in length.", world.MaxNick))
 			}
-			e.nick = n
+			e.Nick = n
 		case "channel_id":
 			var ch *string
 			if err := json.Unmarshal(raw, &ch); err != nil {
@@ -336,16 +328,16 @@ func parseModifyMember(body map[string]json.RawMessage) (memberEdit, error) {
 				}
 				target = ChannelID(*ch)
 			}
-			e.voice.Channel = &target
+			e.Voice.Channel = &target
 		case "mute", "deaf":
 			var b *bool
 			if err := json.Unmarshal(raw, &b); err != nil {
 				return bad(k + ": must be a boolean or null")
 			}
 			if k == "mute" {
-				e.voice.Mute = b
+				e.Voice.Mute = b
 			} else {
-				e.voice.Deaf = b
+				e.Voice.Deaf = b
 			}
 		default:
 			return bad(fmt.Sprintf("%s: not simulated (only roles, nick, channel_id, mute and deaf are)", k))

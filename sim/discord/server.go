@@ -51,7 +51,7 @@ func New(opts ...Option) *Server {
 	s.gw = newGateway(s.World, &s.cfg, s.GatewayURL, s.changes.notify, &s.wg, s.cdn)
 	s.gw.onVoiceState = s.voiceStateFromGateway
 	s.rest = newRESTAPI(s.World, &s.cfg, s.GatewayURL, s.changes.notify, s.cdn)
-	s.rest.moderateVoice = s.moderateVoice
+	s.rest.applyMemberEdit = s.modifyMember
 	s.World.Observe(func(v *world.View, e world.Event) {
 		s.gw.observe(v, e)
 		s.changes.notify()

@@ -111,6 +111,9 @@ const (
 // the member (default_member_permissions, the guild's overrides).
 var ErrCommandHidden = world.ErrCommandHidden
 
+// ErrGuildUnavailable is InvokeCommand's error in a guild in an outage (SetGuildAvailable).
+var ErrGuildUnavailable = world.ErrGuildUnavailable
+
 // SnowflakeTime returns the creation time encoded in a snowflake id, or the
 // zero time when id is not a number.
 func SnowflakeTime(id string) time.Time { return world.SnowflakeTime(id) }

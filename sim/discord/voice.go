@@ -48,9 +48,15 @@ const noVoiceEndpoint = "localhost:0"
 // (§4 G; @discordjs/voice needs this order). A null channel leaves. Every
 // join or move gets a new token. Updates for guilds the user is not in, or
 // for channels that are not voice channels of the guild, are ignored, as
-// Discord does.
+// Discord does; so are those for a guild in an outage (SetGuildAvailable
+// false), join and leave alike: the guild is unavailable to the session.
 // https://discord.com/developers/docs/topics/voice-connections#retrieving-voice-server-information
 func (s *Server) voiceStateFromGateway(ss sessionRef, cmd *voiceStateCommand) {
+	var available bool
+	s.Read(func(v *world.View) { available = v.GuildAvailable(cmd.GuildID) })
+	if !available {
+		return
+	}
 	if cmd.ChannelID == nil || *cmd.ChannelID == "" {
 		s.leaveVoice(cmd.GuildID, ss.user)
 		return
@@ -83,7 +89,7 @@ func (s *Server) grantVoice(vs world.VoiceState, toSession string) (VoiceGrant, 
 			GuildID  GuildID `json:"guild_id"`
 			Endpoint string  `json:"endpoint"`
 		}{grant.Token, vs.Guild, endpoint}
-		s.gw.sendTo(toSession, "VOICE_SERVER_UPDATE", ev)
+		s.gw.sendGuildEventTo(toSession, vs.Guild, "VOICE_SERVER_UPDATE", ev)
 	}
 	return grant, nil
 }
@@ -174,29 +180,29 @@ func (s *Server) MoveVoice(g GuildID, u UserID, ch ChannelID) error {
 	return nil
 }
 
-// moderateVoice is what a moderator's client does to u's voice state in g (REST PATCH
-// /guilds/{g}/members/{u} with channel_id, mute or deaf), checked by world.ModerateVoice:
-// everyone with GUILD_VOICE_STATES, and u's own gateway session (the bot's), get the
-// VOICE_STATE_UPDATE; a move then hands out a fresh voice token as MoveVoice does
-// (VOICE_SERVER_UPDATE to u's session; the VoiceBackend closes the old voice connection with
-// 4014), and a disconnect (channel_id null) revokes u's voice session (4014).
-func (s *Server) moderateVoice(by UserID, g GuildID, u UserID, e world.VoiceEdit) error {
+// modifyMember applies a Modify Guild Member request (REST PATCH /guilds/{g}/members/{u}) by
+// the caller by, all or nothing (world.ModifyMember): GUILD_MEMBER_UPDATE for a new nick or
+// roles; for the voice fields everyone with GUILD_VOICE_STATES, and u's own gateway session
+// (the bot's), get the VOICE_STATE_UPDATE; a move then hands out a fresh voice token as
+// MoveVoice does (VOICE_SERVER_UPDATE to u's session; the VoiceBackend closes the old voice
+// connection with 4014), and a disconnect (channel_id null) revokes u's voice session (4014).
+func (s *Server) modifyMember(by UserID, g GuildID, u UserID, e world.MemberEdit) error {
 	owner := ""
 	if vs, ok := s.VoiceStateOf(g, u); ok {
 		if ref, ok := s.gw.sessionOf(vs.SessionID, u); ok {
 			owner = ref.id
 		}
 	}
-	after, moved, err := s.ModerateVoice(by, g, u, e, owner)
+	res, err := s.ModifyMember(by, g, u, e, owner)
 	switch {
 	case err != nil:
 		return err
-	case after == nil:
+	case res.Disconnected:
 		if s.voice != nil {
 			s.voice.Revoke(g, u)
 		}
-	case moved:
-		if _, err := s.grantVoice(*after, owner); err != nil {
+	case res.Moved:
+		if _, err := s.grantVoice(res.Voice, owner); err != nil {
 			return fmt.Errorf("discordsim: move voice: %w", err)
 		}
 	}

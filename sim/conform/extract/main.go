@@ -33,7 +33,7 @@ var specs = []spec{
 			"GET /gateway", "GET /gateway/bot", "GET /users/@me", "GET /users/{user_id}", "GET /applications/@me",
 			"GET /guilds/{guild_id}", "GET /guilds/{guild_id}/channels", "GET /guilds/{guild_id}/roles",
 			"GET /guilds/{guild_id}/members", "GET /guilds/{guild_id}/members/{user_id}",
-			"PATCH /guilds/{guild_id}/members/{user_id}",
+			"PATCH /guilds/{guild_id}/members/{user_id}", "PATCH /guilds/{guild_id}/members/@me",
 			"GET /guilds/{guild_id}/threads/active", "GET /channels/{channel_id}",
 			"GET /channels/{channel_id}/messages", "POST /channels/{channel_id}/messages",
 			"GET /channels/{channel_id}/messages/{message_id}", "PATCH /channels/{channel_id}/messages/{message_id}",

@@ -97,7 +97,7 @@ func (c *Controller) interactionView(it discordsim.Interaction) interactionView 
 
 // invokeCommand is POST /commands/{name} {"as", "channel", "options"}: the member runs the
 // slash command (INTERACTION_CREATE to the bot). 403 when Discord's client would not offer it
-// to the member; GET /interactions/{id} reads the answer.
+// to the member, 409 while the guild is in an outage; GET /interactions/{id} reads the answer.
 func (c *Controller) invokeCommand(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		asIn
@@ -114,6 +114,8 @@ func (c *Controller) invokeCommand(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, world.ErrCommandHidden):
 		fail(w, http.StatusForbidden, err)
+	case errors.Is(err, world.ErrGuildUnavailable):
+		fail(w, http.StatusConflict, err)
 	case err != nil:
 		fail(w, http.StatusBadRequest, err)
 	default:

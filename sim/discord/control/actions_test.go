@@ -66,6 +66,13 @@ func TestControlActions(t *testing.T) {
 	if st := call(t, "POST", ctl+"/commands/ping", map[string]any{"as": "alice", "channel": "general"}, &refused); st != 403 || !strings.Contains(refused.Error, "not shown") {
 		t.Errorf("/ping by alice denied: %d %+v, want 403", st, refused)
 	}
+	// In an outage of the guild, no command can be run there: 409, before any other check.
+	call(t, "POST", ctl+"/guild/availability", map[string]any{"available": false}, nil)
+	if st := call(t, "POST", ctl+"/commands/ping", map[string]any{"as": "alice", "channel": "general"}, &refused); st != 409 || !strings.Contains(refused.Error, "outage") {
+		t.Errorf("/ping during an outage: %d %+v, want 409", st, refused)
+	}
+	call(t, "POST", ctl+"/guild/availability", map[string]any{"available": true}, nil)
+	g.until("GUILD_CREATE after the outage", dispatch("GUILD_CREATE"))
 
 	next := eventStream(t, ctl)
 	if st := call(t, "POST", ctl+"/typing", map[string]any{"as": "alice", "channel": "general"}, nil); st != 200 {

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,6 +72,10 @@ type Member struct {
 	Nick     string
 	Roles    []RoleID
 	JoinedAt time.Time
+	// Mute and Deaf are the server mute and deafen (the guild member object's mute and deaf):
+	// a moderator sets them while the member is in voice (ModifyMember), and they stay with the
+	// member when it leaves voice, applying again when it rejoins.
+	Mute, Deaf bool
 }
 
 // Role is a guild role.
@@ -281,10 +286,15 @@ func (w *World) RemoveMemberFromVoice(g GuildID, u UserID) (leftVoice bool, err 
 	return leftVoice, nil
 }
 
+// ErrGuildUnavailable is the refusal of what a member cannot do in a guild in an outage
+// (SetGuildAvailable false): InvokeCommand.
+var ErrGuildUnavailable = errors.New("the guild is unavailable (an outage)")
+
 // SetGuildAvailable starts (false) or ends (true) an outage of guild g, as Discord's: while it
 // lasts the members' sessions got GUILD_DELETE with unavailable true, and a new session's READY
 // lists the guild as an unavailable stub with no GUILD_CREATE after it; at its end they get
-// GUILD_CREATE.
+// GUILD_CREATE. The gateway sends nothing else of the guild meanwhile (docs/simulator.md,
+// "Guild outages", says what an outage covers).
 func (w *World) SetGuildAvailable(g GuildID, available bool) error {
 	w.lock()
 	defer w.mu.Unlock()

@@ -98,7 +98,9 @@ func (it *interaction) snapshot() Interaction {
 // InvokeCommand has user u run the registered slash command name in
 // channel ch: INTERACTION_CREATE goes to the application. A command the
 // client would not show u (its default_member_permissions, the guild's
-// overrides: SetCommandPermissions) is refused with ErrCommandHidden.
+// overrides: SetCommandPermissions) is refused with ErrCommandHidden, and any
+// command in a guild in an outage with ErrGuildUnavailable: Discord's client
+// shows such a guild as unavailable, and no gateway session gets its events.
 func (w *World) InvokeCommand(u UserID, ch ChannelID, name string, opts ...CommandOption) (Interaction, error) {
 	w.lock()
 	defer w.mu.Unlock()
@@ -109,6 +111,9 @@ func (w *World) InvokeCommand(u UserID, ch ChannelID, name string, opts ...Comma
 	g := w.st.guilds[c.guild]
 	if g.members[u] == nil {
 		return Interaction{}, fmt.Errorf("invoke %q: %s is not a member", name, u)
+	}
+	if g.unavailable {
+		return Interaction{}, fmt.Errorf("invoke %q in %s: %w", name, g.id, ErrGuildUnavailable)
 	}
 	var cmd *Command
 	for _, scope := range []GuildID{g.id, ""} {

@@ -227,7 +227,8 @@ func (w *World) TakeRole(g GuildID, u UserID, r RoleID) error {
 
 // MemberRoleChange is a change of a member's roles through Discord's REST API, by the user By:
 // Add or Remove one role (PUT or DELETE /guilds/{g}/members/{u}/roles/{r}), or Set the member's
-// whole list (PATCH /guilds/{g}/members/{u} with "roles"; Set non-nil).
+// whole list (Set non-nil; the REST PATCH /guilds/{g}/members/{u} goes through ModifyMember,
+// which checks "roles" the same way along with the request's other fields).
 type MemberRoleChange struct {
 	Guild  GuildID
 	User   UserID
@@ -287,16 +288,29 @@ func (w *World) changeRoles(op string, by UserID, g GuildID, u UserID, next func
 		}
 		return fmt.Errorf("%s: %s is not a member of %s", op, u, g)
 	}
+	roles, changed, err := w.planRolesLocked(op, by, gd, m, next, named)
+	if err != nil || !changed {
+		return err
+	}
+	m.Roles = roles
+	w.emitLocked(MemberUpdated{Guild: g, User: u})
+	return nil
+}
+
+// planRolesLocked works out member m's roles after next, checked as changeRoles says, and
+// changes nothing: it returns the new list and whether it differs from m's. w.mu must be
+// held.
+func (w *World) planRolesLocked(op string, by UserID, gd *guild, m *Member, next func([]RoleID) []RoleID, named []RoleID) ([]RoleID, bool, error) {
 	for _, r := range named {
 		if !slices.ContainsFunc(gd.roles, func(x Role) bool { return x.ID == r }) {
 			if by != "" {
-				return ErrUnknownRole
+				return nil, false, ErrUnknownRole
 			}
-			return fmt.Errorf("%s: unknown role %s in guild %s", op, r, g)
+			return nil, false, fmt.Errorf("%s: unknown role %s in guild %s", op, r, gd.id)
 		}
 	}
 	want := next(slices.Clone(m.Roles))
-	want = slices.DeleteFunc(want, func(x RoleID) bool { return x == RoleID(g) })
+	want = slices.DeleteFunc(want, func(x RoleID) bool { return x == RoleID(gd.id) })
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var changed []RoleID
@@ -311,16 +325,16 @@ func (w *World) changeRoles(op string, by UserID, g GuildID, u UserID, next func
 		}
 	}
 	if len(changed) == 0 {
-		return nil
+		return m.Roles, false, nil
 	}
 	for _, r := range changed {
 		role := gd.roles[slices.IndexFunc(gd.roles, func(x Role) bool { return x.ID == r })]
 		if role.Managed {
-			return fmt.Errorf("%s: %s (%s) is managed by an integration: %w", op, r, role.Name, ErrManagedRole)
+			return nil, false, fmt.Errorf("%s: %s (%s) is managed by an integration: %w", op, r, role.Name, ErrManagedRole)
 		}
 		if by != "" {
 			if err := w.mayAssignLocked(gd, by, role); err != nil {
-				return fmt.Errorf("%s: %w", op, err)
+				return nil, false, fmt.Errorf("%s: %w", op, err)
 			}
 		}
 	}
@@ -331,9 +345,7 @@ func (w *World) changeRoles(op string, by UserID, g GuildID, u UserID, next func
 			kept = append(kept, r)
 		}
 	}
-	m.Roles = kept
-	w.emitLocked(MemberUpdated{Guild: g, User: u})
-	return nil
+	return kept, true, nil
 }
 
 // mayAssignLocked checks that by may give or take role r in gd, as Discord does: the owner
@@ -348,18 +360,25 @@ func (w *World) mayAssignLocked(gd *guild, by UserID, r Role) error {
 	if perms&(PermManageRoles|PermAdministrator) == 0 {
 		return fmt.Errorf("%s lacks Manage Roles: %w", by, ErrMissingPermissions)
 	}
+	top := topRoleLocked(gd, by)
+	if !roleAbove(top, r) {
+		return fmt.Errorf("%s's highest role %s is not above %s: %w", by, top.ID, r.ID, ErrMissingPermissions)
+	}
+	return nil
+}
+
+// topRoleLocked returns u's highest role in gd, @everyone for a member holding none. w.mu must
+// be held.
+func topRoleLocked(gd *guild, u UserID) Role {
 	top := gd.roles[0] // @everyone
-	if m := gd.members[by]; m != nil {
+	if m := gd.members[u]; m != nil {
 		for _, id := range m.Roles {
 			if i := slices.IndexFunc(gd.roles, func(x Role) bool { return x.ID == id }); i >= 0 && roleAbove(gd.roles[i], top) {
 				top = gd.roles[i]
 			}
 		}
 	}
-	if !roleAbove(top, r) {
-		return fmt.Errorf("%s's highest role %s is not above %s: %w", by, top.ID, r.ID, ErrMissingPermissions)
-	}
-	return nil
+	return top
 }
 
 // roleAbove reports whether a is higher than b in the role hierarchy: a higher position, or
@@ -369,44 +388,4 @@ func roleAbove(a, b Role) bool {
 		return a.Position > b.Position
 	}
 	return SnowflakeLess(string(a.ID), string(b.ID))
-}
-
-// SetNick sets a member's nickname in a guild ("" clears it; GUILD_MEMBER_UPDATE).
-func (w *World) SetNick(g GuildID, u UserID, nick string) error {
-	return w.ChangeNick("", g, u, nick)
-}
-
-// ChangeNick sets member u's nickname in g as REST caller by asks ("" clears it;
-// GUILD_MEMBER_UPDATE). by "" is the world's own scripting; otherwise by needs Manage
-// Nicknames (Administrator or ownership grants it), or Change Nickname for its own nick.
-// https://discord.com/developers/docs/resources/guild#modify-guild-member
-func (w *World) ChangeNick(by UserID, g GuildID, u UserID, nick string) error {
-	w.lock()
-	defer w.mu.Unlock()
-	gd, m, err := w.memberLocked("set nick", g, u)
-	if err != nil {
-		if by != "" {
-			return ErrUnknownMember
-		}
-		return err
-	}
-	if by != "" {
-		need := PermManageNicknames
-		if by == u {
-			need |= PermChangeNickname
-		}
-		v := &View{st: &w.st}
-		if by != gd.owner && v.MemberPermissions(g, by)&(need|PermAdministrator) == 0 {
-			return fmt.Errorf("set nick: %s lacks Manage Nicknames: %w", by, ErrMissingPermissions)
-		}
-	}
-	if utf8.RuneCountInString(nick) > MaxNick {
-		return fmt.Errorf("set nick: nick %q: at most %d characters", nick, MaxNick)
-	}
-	if m.Nick == nick {
-		return nil
-	}
-	m.Nick = nick
-	w.emitLocked(MemberUpdated{Guild: g, User: u})
-	return nil
 }

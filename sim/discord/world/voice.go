@@ -10,8 +10,9 @@ type VoiceState struct {
 	SessionID string // the gateway session (or simulated client) that joined
 	SelfMute  bool
 	SelfDeaf  bool
-	// Mute and Deaf are the server mute and deafen a moderator set (ModerateVoice); they stay
-	// with the member across moves, as on Discord.
+	// Mute and Deaf are the server mute and deafen a moderator set (ModifyMember). They are
+	// the member's (Member.Mute, Member.Deaf): they stay across moves and when the member
+	// leaves voice, and a join carries them again, as on Discord.
 	Mute, Deaf bool
 }
 
@@ -30,9 +31,8 @@ func (w *World) SetVoiceState(s VoiceState, announce string) error {
 		return fmt.Errorf("voice: %s is not a voice channel of %s", s.Channel, s.Guild)
 	}
 	st := s
-	if old := g.voice[s.User]; old != nil { // a server mute or deafen stays with the member
-		st.Mute, st.Deaf = old.Mute, old.Deaf
-	}
+	m := g.members[s.User] // a server mute or deafen is the member's: a join carries it
+	st.Mute, st.Deaf = m.Mute, m.Deaf
 	g.voice[s.User] = &st
 	snap := st
 	w.emitLocked(VoiceStateChanged{Guild: g.id, User: s.User, State: &snap, Session: announce})
@@ -69,81 +69,65 @@ type VoiceEdit struct {
 	Mute, Deaf *bool
 }
 
-// ModerateVoice applies e to u's voice state in g as by (a moderator; "" for the simulator
-// itself, which needs no permission), checked as Discord checks it:
-//   - u must be in a voice channel of g: else 400 40032 "Target user is not connected to voice";
+// planVoiceLocked works out u's voice state in gd after e, as by (a moderator; "" for the
+// simulator itself, which needs no permission) asks, checked as Discord checks it, and changes
+// nothing:
+//   - u must be in a voice channel of gd: else 400 40032 "Target user is not connected to
+//     voice." (the docs: mute and deaf "will throw a 400 error if the user is not in a voice
+//     channel"; restcord/restcord#170 shows the body);
 //   - mute needs Mute Members and deaf Deafen Members in u's channel, a move or disconnect
 //     Move Members there; a move also needs Move Members and Connect in the target: else 403
 //     50013;
-//   - the target must be a voice channel of g: 404 10003 for an unknown channel or one of
+//   - the target must be a voice channel of gd: 404 10003 for an unknown channel or one of
 //     another guild, 400 50024 for a channel of another type.
 //
-// A change emits one VoiceStateChanged (VOICE_STATE_UPDATE; State nil for a disconnect),
-// announced to the gateway session announce whatever its intents (the member's own session,
-// so that a bot hears of its move); no change emits nothing. It returns the state after the
-// edit (nil when disconnected) and whether u changed channel: the caller hands out a voice
-// token for a move and revokes the voice session for a disconnect.
+// It returns the state after the edit; leave is true for a disconnect (next then holds the
+// member's mute and deaf). w.mu must be held.
 // https://discord.com/developers/docs/resources/guild#modify-guild-member
-func (w *World) ModerateVoice(by UserID, g GuildID, u UserID, e VoiceEdit, announce string) (*VoiceState, bool, error) {
-	v := w.lock()
-	defer w.mu.Unlock()
-	gd, _, err := w.memberLocked("moderate voice", g, u)
-	if err != nil {
-		if by != "" {
-			return nil, false, ErrUnknownMember
-		}
-		return nil, false, err
-	}
+func (w *World) planVoiceLocked(by UserID, gd *guild, u UserID, e VoiceEdit) (next VoiceState, leave bool, err error) {
 	cur := gd.voice[u]
 	if cur == nil {
-		return nil, false, &Error{Status: 400, Code: CodeNotInVoice, Message: "Target user is not connected to voice."}
+		return VoiceState{}, false, &Error{Status: 400, Code: CodeNotInVoice, Message: "Target user is not connected to voice."}
 	}
+	v := &View{st: &w.st}
 	need := func(ch ChannelID, perms uint64, what string) error {
 		if by == "" || v.ChannelPermissions(ch, by)&perms == perms {
 			return nil
 		}
 		return fmt.Errorf("moderate voice: %s lacks %s in %s: %w", by, what, ch, ErrMissingPermissions)
 	}
-	next := *cur
+	next = *cur
 	if e.Mute != nil {
 		if err := need(cur.Channel, PermMuteMembers, "Mute Members"); err != nil {
-			return nil, false, err
+			return VoiceState{}, false, err
 		}
 		next.Mute = *e.Mute
 	}
 	if e.Deaf != nil {
 		if err := need(cur.Channel, PermDeafenMembers, "Deafen Members"); err != nil {
-			return nil, false, err
+			return VoiceState{}, false, err
 		}
 		next.Deaf = *e.Deaf
 	}
-	if e.Channel != nil {
-		if err := need(cur.Channel, PermMoveMembers, "Move Members"); err != nil {
-			return nil, false, err
-		}
-		if *e.Channel == "" {
-			delete(gd.voice, u)
-			w.emitLocked(VoiceStateChanged{Guild: g, User: u, Session: announce})
-			return nil, false, nil
-		}
-		c := w.st.channels[*e.Channel]
-		switch {
-		case c == nil || c.guild != g:
-			return nil, false, ErrUnknownChannel
-		case c.typ != ChannelVoice:
-			return nil, false, &Error{Status: 400, Code: CodeChannelType, Message: "Cannot execute action on this channel type"}
-		}
-		if err := need(*e.Channel, PermMoveMembers|PermConnect, "Move Members and Connect"); err != nil {
-			return nil, false, err
-		}
-		next.Channel = *e.Channel
+	if e.Channel == nil {
+		return next, false, nil
 	}
-	moved := next.Channel != cur.Channel
-	if next == *cur {
-		return &next, false, nil
+	if err := need(cur.Channel, PermMoveMembers, "Move Members"); err != nil {
+		return VoiceState{}, false, err
 	}
-	gd.voice[u] = &next
-	snap := next
-	w.emitLocked(VoiceStateChanged{Guild: g, User: u, State: &snap, Session: announce})
-	return &next, moved, nil
+	if *e.Channel == "" {
+		return next, true, nil
+	}
+	c := w.st.channels[*e.Channel]
+	switch {
+	case c == nil || c.guild != gd.id:
+		return VoiceState{}, false, ErrUnknownChannel
+	case c.typ != ChannelVoice:
+		return VoiceState{}, false, &Error{Status: 400, Code: CodeChannelType, Message: "Cannot execute action on this channel type"}
+	}
+	if err := need(*e.Channel, PermMoveMembers|PermConnect, "Move Members and Connect"); err != nil {
+		return VoiceState{}, false, err
+	}
+	next.Channel = *e.Channel
+	return next, false, nil
 }
