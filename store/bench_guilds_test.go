@@ -52,7 +52,7 @@ func BenchmarkGuildsWithData(b *testing.B) {
 			defer s.Close()
 			fillGuilds(b, s, driver, messages, turns, facts, guilds)
 			db := storeDB(s)
-			for _, arm := range []struct{ name, sql string }{{"distinct", distinctGuildsSQL}, {"loose_scan", guildsWithDataSQL}} {
+			for _, arm := range []struct{ name, sql string }{{"distinct", distinctGuildsSQL}, {"loose_scan", guildsWithDataSQL()}} {
 				b.Run(arm.name, func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {

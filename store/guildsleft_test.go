@@ -316,7 +316,7 @@ func TestGuildsWithDataLooseScan(t *testing.T) {
 		if _, ok := s.(*SQLite); !ok {
 			return // Postgres plans by its statistics: BenchmarkGuildsWithData shows the index scans
 		}
-		rows, err = storeDB(s).query(ctx, `EXPLAIN QUERY PLAN `+guildsWithDataSQL)
+		rows, err = storeDB(s).query(ctx, `EXPLAIN QUERY PLAN `+guildsWithDataSQL())
 		must(err)
 		defer rows.Close()
 		searched := map[string]bool{}
