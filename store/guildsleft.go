@@ -31,7 +31,8 @@ type GuildsLeft interface {
 	// LeftGuilds returns the recorded guilds with when banter left each.
 	LeftGuilds(ctx context.Context) (map[string]time.Time, error)
 	// GuildsWithData returns the guilds of which messages, facts, turns, memory cursors,
-	// memory pauses or a kept voice session are stored.
+	// memory pauses, a kept voice session or an open voice turn are stored, in id order. Its
+	// cost grows with the number of guilds, not of rows (a loose index scan).
 	GuildsWithData(ctx context.Context) ([]string, error)
 	// PurgeLeftGuilds deletes every stored row of each guild left at or before cutoff that
 	// owns reports true for (nil: every guild), each guild in one transaction, and reports
@@ -122,15 +123,10 @@ func (m factsSQL) LeftGuilds(ctx context.Context) (map[string]time.Time, error) 
 	return out, nil
 }
 
-// GuildsWithData implements GuildsLeft.
+// GuildsWithData implements GuildsLeft. It reads each table's distinct guild ids by a loose
+// index scan (guildsWithDataSQL), so its cost grows with the number of guilds, not of rows.
 func (m factsSQL) GuildsWithData(ctx context.Context) ([]string, error) {
-	rows, err := m.db.query(ctx, `SELECT guild_id FROM messages WHERE guild_id <> ''
-		UNION SELECT guild_id FROM facts
-		UNION SELECT guild_id FROM turns WHERE guild_id <> ''
-		UNION SELECT guild_id FROM memory_cursors
-		UNION SELECT guild_id FROM memory_pauses
-		UNION SELECT guild_id FROM voice_sessions
-		UNION SELECT guild_id FROM voice_open_turns`)
+	rows, err := m.db.query(ctx, guildsWithDataSQL())
 	if err != nil {
 		return nil, fmt.Errorf("store: guilds with data: %w", err)
 	}
@@ -148,6 +144,41 @@ func (m factsSQL) GuildsWithData(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// guildsWithDataSQL lists the guilds with data, in order. The tables that grow with the
+// conversation (messages, facts, turns) and those with a row per channel or member (memory
+// cursors, pauses) are read by a loose index scan on an index led by guild_id: one index
+// descent to the next larger guild id at a time, a few page reads per guild and table whatever
+// the table's size (reading every row or index entry takes seconds at millions of messages).
+// voice_sessions and voice_open_turns hold one row per guild at most and are read whole.
+// Indexes: messages_guild_author or messages_guild_created, facts_guild_subject, turns_guild
+// (guildScanMigration), the memory_pauses primary key, memory_cursors_guild.
+// BenchmarkGuildsWithData compares it with the whole-table UNION it replaced.
+func guildsWithDataSQL() string {
+	return `WITH RECURSIVE ` + looseScan("m", "messages") + `, ` + looseScan("f", "facts") + `, ` +
+		looseScan("t", "turns") + `, ` + looseScan("p", "memory_pauses") + `, ` + looseScan("c", "memory_cursors") + `
+		SELECT g FROM m WHERE g IS NOT NULL
+		UNION SELECT g FROM f WHERE g IS NOT NULL
+		UNION SELECT g FROM t WHERE g IS NOT NULL
+		UNION SELECT g FROM p WHERE g IS NOT NULL
+		UNION SELECT g FROM c WHERE g IS NOT NULL
+		UNION SELECT guild_id FROM voice_sessions
+		UNION SELECT guild_id FROM voice_open_turns
+		ORDER BY 1`
+}
+
+// looseScan is a recursive common table expression, named name, of table's distinct non-empty
+// guild ids, each found from the one before by one index descent; its last row is NULL.
+func looseScan(name, table string) string {
+	next := func(after string) string {
+		return `(SELECT guild_id FROM ` + table + ` WHERE guild_id > ` + after + ` ORDER BY guild_id LIMIT 1)`
+	}
+	return name + `(g) AS (SELECT ` + next("''") + ` UNION ALL SELECT ` + next(name+".g") + ` FROM ` + name + ` WHERE ` + name + `.g IS NOT NULL)`
+}
+
+// guildScanMigration indexes turns by guild, for GuildsWithData's loose index scan (SQLite's
+// 17th migration, Postgres's 20th).
+const guildScanMigration = `CREATE INDEX turns_guild ON turns (guild_id);`
 
 // guildPurgeSteps delete a guild's rows, in order (each statement takes the guild id once per
 // ?). The prompt ledger has no guild column: its rows go by the guild's channels, read before

@@ -174,6 +174,8 @@ func pgMigrations() []string {
 		openVoiceTurnsMigration,
 		// 19: the guilds banter was removed from, until their data is purged (guildsleft.go).
 		guildsLeftMigration,
+		// 20: turns indexed by guild, for the removed-guild check at READY (guildsleft.go).
+		guildScanMigration,
 	}
 }
 

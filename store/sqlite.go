@@ -161,6 +161,8 @@ func migrations() []string {
 		openVoiceTurnsMigration,
 		// 16: the guilds banter was removed from, until their data is purged (guildsleft.go).
 		guildsLeftMigration,
+		// 17: turns indexed by guild, for the removed-guild check at READY (guildsleft.go).
+		guildScanMigration,
 	}
 }
 

@@ -150,16 +150,18 @@ func (w *Watch) handle(ctx context.Context, e event) {
 
 // ready compares a shard's READY with the store: a guild of the shard the store holds data of
 // and READY does not list was left while banter was offline; a recorded guild READY lists is
-// back.
+// back. It logs guilds_checked when done (the store's reads included: took_ms).
 func (w *Watch) ready(ctx context.Context, e event) {
+	start := time.Now()
 	left, err := w.opts.Store.LeftGuilds(ctx)
 	if err != nil {
 		w.failed(ctx, "left_guilds", err)
 		return
 	}
+	returned := 0
 	for g, at := range left {
-		if e.listed[g] {
-			w.returned(ctx, g, &at)
+		if e.listed[g] && w.returned(ctx, g, &at) {
+			returned++
 		}
 	}
 	known, err := w.opts.Store.GuildsWithData(ctx)
@@ -167,7 +169,7 @@ func (w *Watch) ready(ctx context.Context, e event) {
 		w.failed(ctx, "guilds_with_data", err)
 		return
 	}
-	removed := false
+	removed := 0
 	for _, g := range known {
 		if e.listed[g] {
 			continue
@@ -175,9 +177,14 @@ func (w *Watch) ready(ctx context.Context, e event) {
 		if shard, err := discord.ShardOf(g, e.shards); err != nil || shard != e.shard {
 			continue // another shard's (or not a guild id)
 		}
-		removed = w.left(ctx, g, "ready") || removed
+		if w.left(ctx, g, "ready") {
+			removed++
+		}
 	}
-	if removed && w.opts.AfterDays == 0 {
+	w.log.LogAttrs(ctx, slog.LevelInfo, "guilds_checked", slog.Int("shard", e.shard), slog.Int("listed", len(e.listed)),
+		slog.Int("with_data", len(known)), slog.Int("removed", removed), slog.Int("returned", returned),
+		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000))
+	if removed > 0 && w.opts.AfterDays == 0 {
 		w.Purge(ctx)
 	}
 }
@@ -197,12 +204,13 @@ func (w *Watch) left(ctx context.Context, guild, via string) bool {
 	return ok
 }
 
-// returned clears the guild's record, if any (at: when it was left, when known).
-func (w *Watch) returned(ctx context.Context, guild string, at *time.Time) {
+// returned clears the guild's record, if any (at: when it was left, when known), and reports
+// whether there was one.
+func (w *Watch) returned(ctx context.Context, guild string, at *time.Time) bool {
 	ok, err := w.opts.Store.GuildReturned(ctx, guild)
 	if err != nil {
 		w.failed(ctx, "guild_returned", err)
-		return
+		return false
 	}
 	if ok {
 		attrs := []slog.Attr{slog.String("guild_id", guild)}
@@ -212,6 +220,7 @@ func (w *Watch) returned(ctx context.Context, guild string, at *time.Time) {
 		w.log.LogAttrs(ctx, slog.LevelInfo, "guild_returned", attrs...)
 		w.opts.Metrics.event("returned")
 	}
+	return ok
 }
 
 // Purge deletes the data of the guilds left more than AfterDays ago that this process owns,
