@@ -138,8 +138,11 @@ type ResponderFactory func(ctx context.Context, s SessionInfo) (Responder, error
 // guild at a time. A join of another channel by command is a new session; a move of the bot
 // by a moderator is not (the session and its Responder go on in the new channel).
 type SessionInfo struct {
+	// GuildID and ChannelID are where the session starts (a move changes the channel).
 	GuildID, ChannelID string
-	// Logger is the session's logger (guild and channel ids attached).
+	// Logger is the session's logger: its lines carry guild_id, and channel_id the channel
+	// the session is in when the line is logged (after a move, the new one). A Responder
+	// that keeps it for the session's life follows the move.
 	Logger *slog.Logger
 }
 
