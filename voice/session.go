@@ -88,6 +88,9 @@ type session struct {
 	// ending is set once the session is ending (its loop returned): a join that finds it
 	// waits for its end instead of taking it for the guild's live session.
 	ending atomic.Bool
+	// settling mirrors stoppedAt (below) for joins: the connection was closed "do not
+	// reconnect" and the session waits to learn whether it was moved or kicked (moveSettle).
+	settling atomic.Bool
 
 	// The loop's inboxes: turns entering the conversation (admit), Stage A
 	// decisions, replies done (record), fresh connections, and the log
@@ -328,12 +331,21 @@ func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
 	s.conn = c
 	s.mu.Unlock()
 	s.movePending, s.stoppedAt = false, time.Time{}
+	s.settling.Store(false)
 	s.playback.SetSender(c)
 	attrs := []any{}
 	if !lostAt.IsZero() {
 		attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
 	}
 	s.logger().Info("voice_connection_restored", attrs...)
+}
+
+// endingSoon reports whether the session is ending, or may be about to without having taken
+// it in yet: its connection closed "do not reconnect" with no move known (moveSettle), or the
+// bot's voice state no longer in the session's channel (a move or a disconnect the session
+// loop has not handled). A join does not take such a session for the guild's live one.
+func (s *session) endingSoon() bool {
+	return s.ending.Load() || s.settling.Load() || s.svc.mgr.Channel(s.guildID) != s.channel()
 }
 
 // othersInState reports whether the gateway's voice states put anyone but
@@ -418,6 +430,7 @@ func (s *session) connEnded() string {
 		return ""
 	case stop:
 		s.stoppedAt, s.stopCode = s.svc.now(), int(ce.Code)
+		s.settling.Store(true)
 		s.logger().Info("voice_connection_lost", "error", msg, "reason", "disconnected", "close_code", int(ce.Code),
 			"settle_ms", moveSettle.Milliseconds())
 		return ""
