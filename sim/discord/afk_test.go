@@ -2,6 +2,7 @@ package discordsim
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"testing"
 
@@ -83,4 +84,46 @@ func TestModifyGuildAFK(t *testing.T) {
 	if string(upd["afk_channel_id"]) != "null" {
 		t.Errorf("GUILD_UPDATE after clearing: afk_channel_id %s, want null", upd["afk_channel_id"])
 	}
+}
+
+// FuzzModifyGuild feeds untrusted PATCH /guilds/{g} bodies through decoding and the edit: no
+// panics, every refusal a 4xx world.Error, and whatever is accepted leaves the guild with no
+// AFK channel or a voice channel of its own, and a timeout Discord offers.
+func FuzzModifyGuild(f *testing.F) {
+	s := New()
+	g := s.CreateGuild("g")
+	vc, tc := s.CreateVoiceChannel(g, "v"), s.CreateTextChannel(g, "t")
+	for _, seed := range []string{
+		`{"afk_channel_id":"` + string(vc) + `"}`, `{"afk_channel_id":"` + string(tc) + `"}`, `{"afk_channel_id":null}`,
+		`{"afk_channel_id":"abc"}`, `{"afk_channel_id":7}`, `{"afk_channel_id":"1"}`, `{"afk_timeout":60}`,
+		`{"afk_timeout":61}`, `{"afk_timeout":null}`, `{"afk_timeout":"300"}`, `{"afk_timeout":3600.5}`,
+		`{"afk_channel_id":"` + string(vc) + `","afk_timeout":900}`, `{"name":"x"}`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) != nil {
+			return
+		}
+		e, err := parseModifyGuild(m)
+		if err == nil {
+			_, err = s.EditGuild(s.BotID(), g, e)
+		}
+		var we *world.Error
+		if err != nil && (!errors.As(err, &we) || we.Status < 400 || we.Status > 499) {
+			t.Fatalf("error without a 4xx: %v", err)
+		}
+		s.Read(func(v *world.View) {
+			gd, _ := v.Guild(g)
+			if gd.AFKChannel != "" && gd.AFKChannel != vc {
+				t.Fatalf("AFK channel %s, want none or %s (the guild's only voice channel)", gd.AFKChannel, vc)
+			}
+			switch gd.AFKTimeout {
+			case 60, 300, 900, 1800, 3600:
+			default:
+				t.Fatalf("afk_timeout %d", gd.AFKTimeout)
+			}
+		})
+	})
 }
