@@ -27,7 +27,13 @@ func keptWorld(t *testing.T) (*world, *store.SQLite) {
 // keptWorldOn is keptWorld keeping its sessions in kept.
 func keptWorldOn(t *testing.T, kept store.VoiceSessions) *world {
 	t.Helper()
-	w := newWorldWith(t, worldOptions{kept: kept}, nil, genRule("Hello."))
+	return keptWorldWith(t, worldOptions{kept: kept})
+}
+
+// keptWorldWith is keptWorld with options (o.kept keeps the sessions).
+func keptWorldWith(t *testing.T, o worldOptions) *world {
+	t.Helper()
+	w := newWorldWith(t, o, nil, genRule("Hello."))
 	w.sess.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) { w.svc.HandleMessage(w.ctx, s, m.Message) })
 	w.sess.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
 		w.svc.HandleInteraction(w.ctx, s, ic.Interaction)

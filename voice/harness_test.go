@@ -81,6 +81,9 @@ type worldOptions struct {
 	open     store.OpenVoiceTurns // voice.Options.OpenTurns (a store)
 	encoder  opus.EncoderConfig   // voice.Options.SpeakEncoder
 	timeout  time.Duration        // bounds the world's whole life (0: 3 × guard)
+	// owner, when set, names a user who owns the guild instead of the bot: the bot then has
+	// @everyone's permissions, and channel overwrites apply to it (the owner bypasses them).
+	owner string
 	// budget, when set, builds the daily budgets' Guard on the world's live config: it gates
 	// the model client and quiets the service (budget_test.go).
 	budget func(conf func() *config.Config) *budget.Guard
@@ -95,7 +98,13 @@ func newWorldWith(t testing.TB, o worldOptions, mutate func(*config.Config), rul
 	w.vsim = voicetest.Serve(t, voicesim.WithDAVE())
 	w.dsim = simtest.Serve(t, discordsim.WithVoiceSim(w.vsim))
 	w.osim = openaitest.Serve(t, append([]openaisim.Option{openaisim.WithRules(rules...)}, o.sim...)...)
-	w.guild = w.dsim.CreateGuild("Voice Test")
+	if o.owner != "" {
+		owner := w.dsim.CreateUser(o.owner)
+		w.users[o.owner] = owner
+		w.guild = w.dsim.CreateGuildOwnedBy("Voice Test", owner)
+	} else {
+		w.guild = w.dsim.CreateGuild("Voice Test")
+	}
 	w.vc = w.dsim.CreateVoiceChannel(w.guild, "Lounge")
 	w.text = w.dsim.CreateTextChannel(w.guild, "voice-log")
 	for _, name := range []string{"alice", "bob"} {

@@ -32,7 +32,7 @@ func TestHearClock(t *testing.T) {
 	var streams [][]chan dvoice.Frame
 	for i := range 2 {
 		s := &session{svc: svc, speakers: map[string]*speaker{}}
-		s.lg.Store(slog.New(slog.DiscardHandler))
+		s.lg = slog.New(slog.DiscardHandler)
 		s.ctx, s.cancel = context.WithCancel(ctx)
 		defer s.cancel()
 		var chs []chan dvoice.Frame

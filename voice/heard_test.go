@@ -70,7 +70,7 @@ func newHeardWorld(t *testing.T, mutate func(*config.Config)) *heardWorld {
 	svc := &Service{opts: Options{Config: hw.cfg.Load, Now: time.Now, AudioMetrics: audio.NewMetrics(hw.reg), Metrics: NewMetrics(hw.reg)},
 		bots: bots.New(func(string) *discordgo.State { return st }, fetch)}
 	s := &session{svc: svc, guildID: hwGuild, speakers: map[string]*speaker{}, metrics: svc.opts.Metrics}
-	s.lg.Store(slog.New(slog.NewJSONHandler(hw.logs, nil)))
+	s.lg = slog.New(slog.NewJSONHandler(hw.logs, nil))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t.Cleanup(func() { s.cancel(); s.wg.Wait() })
 	hw.s = s

@@ -64,6 +64,7 @@ func (s *session) onMoved(mv move) string {
 		return reason
 	}
 	s.movePending, s.stoppedAt = true, time.Time{}
+	s.settling.Store(false)
 	s.setChannel(mv.to)
 	s.metrics.move(moveFollowed)
 	// Discord does not say who moved the bot (only the audit log would): no "by".

@@ -138,8 +138,11 @@ type ResponderFactory func(ctx context.Context, s SessionInfo) (Responder, error
 // guild at a time. A join of another channel by command is a new session; a move of the bot
 // by a moderator is not (the session and its Responder go on in the new channel).
 type SessionInfo struct {
+	// GuildID and ChannelID are where the session starts (a move changes the channel).
 	GuildID, ChannelID string
-	// Logger is the session's logger (guild and channel ids attached).
+	// Logger is the session's logger: its lines carry guild_id, and channel_id the channel
+	// the session is in when the line is logged (after a move, the new one). A Responder
+	// that keeps it for the session's life follows the move.
 	Logger *slog.Logger
 }
 
@@ -343,9 +346,11 @@ func (svc *Service) lockGuild(ctx context.Context, guildID string) (unlock func(
 }
 
 // join is Join, the session started as how says. A session of the guild that is ending on
-// its own (alone, max_session, disconnected…) is waited for, then the channel joined afresh,
-// even the same channel (voice_join_waiting): a join a moment after such an end is never
-// lost to it.
+// its own (alone, max_session, disconnected, moved_afk…), or about to without having taken
+// it in yet (session.endingSoon: its connection closed 4014 with no move known yet, the bot's
+// voice state already out of its channel), is ended and waited for, then the channel joined
+// afresh, even the same channel (voice_join_waiting): a join a moment after such an end is
+// never lost to it.
 func (svc *Service) join(ctx context.Context, guildID, channelID string, how joinHow) error {
 	unlock, err := svc.lockGuild(ctx, guildID)
 	if err != nil {
@@ -360,9 +365,8 @@ func (svc *Service) join(ctx context.Context, guildID, channelID string, how joi
 	old := svc.sessions[guildID]
 	svc.mu.Unlock()
 	if old != nil {
-		ending := old.ending.Load()
 		switch {
-		case ending:
+		case old.endingSoon():
 			old.logger().Info("voice_join_waiting", "reason", "session_ending", "join_channel_id", channelID)
 		case how.ifIdle:
 			return errBusy

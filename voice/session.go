@@ -64,9 +64,10 @@ type session struct {
 	svc     *Service
 	guildID string
 	// ch is the voice channel (a move by a moderator changes it: move.go); lg the session's
-	// logger, with the guild and the channel. Read them with channel() and logger().
+	// logger, with the guild and the channel it is in when it logs (channelHandler). Read them
+	// with channel() and logger().
 	ch      atomic.Pointer[string]
-	lg      atomic.Pointer[slog.Logger]
+	lg      *slog.Logger
 	metrics *Metrics
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -87,6 +88,9 @@ type session struct {
 	// ending is set once the session is ending (its loop returned): a join that finds it
 	// waits for its end instead of taking it for the guild's live session.
 	ending atomic.Bool
+	// settling mirrors stoppedAt (below) for joins: the connection was closed "do not
+	// reconnect" and the session waits to learn whether it was moved or kicked (moveSettle).
+	settling atomic.Bool
 
 	// The loop's inboxes: turns entering the conversation (admit), Stage A
 	// decisions, replies done (record), fresh connections, and the log
@@ -156,6 +160,7 @@ func newSession(svc *Service, guildID, channelID string, conn *dvoice.Conn) (*se
 	}
 	s.open.kick = make(chan struct{}, 1)
 	s.setChannel(channelID)
+	s.lg = slog.New(channelHandler{svc.log.With("guild_id", guildID).Handler(), s.channel})
 	// Every model call of the session is charged to its guild (slots set at each call).
 	s.ctx, s.cancel = context.WithCancel(llm.WithAccount(svc.ctx, llm.Account{Guild: guildID}))
 	return s, nil
@@ -169,13 +174,41 @@ func (s *session) channel() string {
 	return ""
 }
 
-// logger is the session's logger (guild and channel ids attached).
-func (s *session) logger() *slog.Logger { return s.lg.Load() }
+// logger is the session's logger: guild_id, and channel_id the channel the session is in
+// when a line is logged, so that whoever keeps it (the Responder, a realtime socket) follows
+// a move.
+func (s *session) logger() *slog.Logger { return s.lg }
 
 // setChannel puts the session in channelID (at start, and after a move).
-func (s *session) setChannel(channelID string) {
-	s.ch.Store(&channelID)
-	s.lg.Store(s.svc.log.With("guild_id", s.guildID, "channel_id", channelID))
+func (s *session) setChannel(channelID string) { s.ch.Store(&channelID) }
+
+// channelHandler adds channel_id, the session's channel at the time, to every record, before
+// the record's own attributes (a line that names another channel_id, the log channel's, keeps
+// its own last). Loggers derived with With or WithGroup keep adding it.
+type channelHandler struct {
+	slog.Handler
+	channel func() string
+}
+
+// Handle implements slog.Handler.
+func (h channelHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	out.AddAttrs(slog.String("channel_id", h.channel()))
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(a)
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+// WithAttrs implements slog.Handler.
+func (h channelHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return channelHandler{h.Handler.WithAttrs(as), h.channel}
+}
+
+// WithGroup implements slog.Handler.
+func (h channelHandler) WithGroup(name string) slog.Handler {
+	return channelHandler{h.Handler.WithGroup(name), h.channel}
 }
 
 // run is the session loop. It returns when the session ends (ctx, alone,
@@ -298,12 +331,21 @@ func (s *session) useConn(c *dvoice.Conn, lostAt time.Time) {
 	s.conn = c
 	s.mu.Unlock()
 	s.movePending, s.stoppedAt = false, time.Time{}
+	s.settling.Store(false)
 	s.playback.SetSender(c)
 	attrs := []any{}
 	if !lostAt.IsZero() {
 		attrs = append(attrs, "lost_ms", ms(s.svc.now().Sub(lostAt)))
 	}
 	s.logger().Info("voice_connection_restored", attrs...)
+}
+
+// endingSoon reports whether the session is ending, or may be about to without having taken
+// it in yet: its connection closed "do not reconnect" with no move known (moveSettle), or the
+// bot's voice state no longer in the session's channel (a move or a disconnect the session
+// loop has not handled). A join does not take such a session for the guild's live one.
+func (s *session) endingSoon() bool {
+	return s.ending.Load() || s.settling.Load() || s.svc.mgr.Channel(s.guildID) != s.channel()
 }
 
 // othersInState reports whether the gateway's voice states put anyone but
@@ -388,6 +430,7 @@ func (s *session) connEnded() string {
 		return ""
 	case stop:
 		s.stoppedAt, s.stopCode = s.svc.now(), int(ce.Code)
+		s.settling.Store(true)
 		s.logger().Info("voice_connection_lost", "error", msg, "reason", "disconnected", "close_code", int(ce.Code),
 			"settle_ms", moveSettle.Milliseconds())
 		return ""

@@ -35,6 +35,10 @@ func (g *gateway) observe(v *world.View, e world.Event) {
 				g.dispatchToLocked(ss, "GUILD_DELETE", wireUnavailableGuild{ID: e.Guild, Unavailable: true}, IntentGuilds)
 			}
 		}
+	case world.GuildUpdated:
+		if gd, ok := v.Guild(e.Guild); ok {
+			g.guildEventLocked(v, e.Guild, "GUILD_UPDATE", wireGuildOf(v, gd))
+		}
 	case world.ChannelCreated:
 		g.channelCreatedLocked(v, e.Channel)
 	case world.ChannelUpdated:

@@ -116,12 +116,16 @@ func wireGuildOf(v *world.View, g world.Guild) wireGuild {
 			break
 		}
 	}
-	return wireGuild{
+	w := wireGuild{
 		ID: g.ID, Name: g.Name, OwnerID: g.Owner, MemberCount: len(g.Members),
-		JoinedAt: fmtTime(g.CreatedAt), Features: []string{}, AFKTimeout: 300,
+		JoinedAt: fmtTime(g.CreatedAt), Features: []string{}, AFKTimeout: g.AFKTimeout,
 		SystemChannelID: system, PreferredLocale: "en-US", Roles: wireRolesOf(g),
 		Emojis: []json.RawMessage{}, Stickers: []json.RawMessage{},
 	}
+	if g.AFKChannel != "" {
+		w.AFKChannelID = &g.AFKChannel
+	}
+	return w
 }
 
 // wireGuildCreateOf is the GUILD_CREATE payload for session ss: the guild plus

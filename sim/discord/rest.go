@@ -378,6 +378,7 @@ func (a *restAPI) routes(add func(Route, routeOpts, apiFunc)) {
 	add("GET /users/{user_id}", routeOpts{}, a.getUser)
 	add("GET /applications/@me", routeOpts{}, a.getApplication)
 	add("GET /guilds/{guild_id}", gd, a.getGuild)
+	add("PATCH /guilds/{guild_id}", gd, a.modifyGuild)
 	add("GET /guilds/{guild_id}/channels", gd, a.getGuildChannels)
 	add("GET /guilds/{guild_id}/roles", gd, a.getGuildRoles)
 	add("GET /guilds/{guild_id}/members", gd, a.listMembers)

@@ -84,14 +84,21 @@ type Responder struct {
 
 // NewResponder returns the Responder of the voice session s; ctx is the
 // session's (the Bridge stops when it ends). Nothing is dialled before the
-// first reply. Close it when the session ends.
+// first reply. Close it when the session ends. It logs, and its Bridges log, through
+// s.Logger when the session gives one and o.Config has a Logger (the session's lines name
+// the channel the session is in at the time: a move of the bot is followed), else through
+// o.Config.Logger with s's guild and channel ids.
 func NewResponder(ctx context.Context, o ResponderOptions, s voice.SessionInfo) (*Responder, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	cfg := o.Config
 	cfg.giveUpDefaults()
-	if cfg.Logger != nil && s.GuildID != "" {
+	switch {
+	case cfg.Logger != nil && s.Logger != nil:
+		// The session's own: its channel_id follows a move of the bot (voice.SessionInfo).
+		cfg.Logger = s.Logger
+	case cfg.Logger != nil && s.GuildID != "":
 		cfg.Logger = cfg.Logger.With("guild_id", s.GuildID, "channel_id", s.ChannelID)
 	}
 	return &Responder{opts: o, cfg: cfg, ctx: ctx}, nil

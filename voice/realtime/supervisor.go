@@ -239,11 +239,17 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	b.mu.Lock()
 	r := b.resp
 	b.resp = nil
+	// A cut (Bridge.cut, on the reply's goroutine) sets interrupted and played under b.mu:
+	// read them under it too. A cut that comes after this sees the response no longer
+	// active and amends the history itself.
+	var interrupted bool
+	var played uint64
 	if r != nil {
 		r.status = ev.Response.Status
 		if r.transcript == "" {
 			r.transcript = r.deltas.String()
 		}
+		interrupted, played = r.interrupted, r.played
 	}
 	b.mu.Unlock()
 	if r == nil {
@@ -258,9 +264,9 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 			"reason", ev.Response.StatusDetails.Reason, "code", ev.Response.StatusDetails.Error.Code)
 	}
 	text := r.transcript
-	if r.interrupted {
-		text = cutText(text, int(r.played)*frameBytes, r.audioBytes)
+	if interrupted {
+		text = cutText(text, int(played)*frameBytes, r.audioBytes)
 	}
-	b.hist.add("", text, r.interrupted)
+	b.hist.add("", text, interrupted)
 	close(r.done)
 }

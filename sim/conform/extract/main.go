@@ -31,7 +31,7 @@ var specs = []spec{
 		src: "discord-openapi.json", out: "discord.json",
 		ops: []string{
 			"GET /gateway", "GET /gateway/bot", "GET /users/@me", "GET /users/{user_id}", "GET /applications/@me",
-			"GET /guilds/{guild_id}", "GET /guilds/{guild_id}/channels", "GET /guilds/{guild_id}/roles",
+			"GET /guilds/{guild_id}", "PATCH /guilds/{guild_id}", "GET /guilds/{guild_id}/channels", "GET /guilds/{guild_id}/roles",
 			"GET /guilds/{guild_id}/members", "GET /guilds/{guild_id}/members/{user_id}",
 			"PATCH /guilds/{guild_id}/members/{user_id}", "PATCH /guilds/{guild_id}/members/@me",
 			"GET /guilds/{guild_id}/threads/active", "GET /channels/{channel_id}",

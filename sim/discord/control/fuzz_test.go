@@ -68,6 +68,8 @@ func FuzzControlAPI(f *testing.F) {
 		{"PUT", "/channels/general/permissions/mods", `{"type":"role","allow":"x"}`},
 		{"POST", "/guild/availability", `{"available":false}`},
 		{"POST", "/guild/availability", `{"available":"no"}`},
+		{"PATCH", "/guild", `{"afk_channel":"Voice","afk_timeout":60}`},
+		{"PATCH", "/guild", `{"afk_channel":null,"afk_timeout":7}`},
 		{"POST", "/typing", `{"as":"alice","channel":"general"}`},
 		{"POST", "/commands/ping", `{"as":"alice","channel":"general","options":[{"name":"what","type":3,"value":"x"}]}`},
 		{"POST", "/commands/ping", `{"as":"alice","channel":"general","options":[{"options":[{"options":[]}]}]}`},

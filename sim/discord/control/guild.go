@@ -26,6 +26,7 @@ func (c *Controller) guildRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PATCH /roles/{role}", c.editRole)
 	mux.HandleFunc("DELETE /roles/{role}", c.deleteRole)
 	mux.HandleFunc("PUT /channels/{channel}/permissions/{target}", c.setOverwrite)
+	mux.HandleFunc("PATCH /guild", c.editGuild)
 	mux.HandleFunc("POST /guild/availability", c.setAvailability)
 }
 

@@ -29,6 +29,10 @@ type GuildAvailability struct {
 	Available bool
 }
 
+// GuildUpdated: a guild's settings changed, its AFK channel or timeout (GUILD_UPDATE to the
+// members' sessions).
+type GuildUpdated struct{ Guild GuildID }
+
 // ChannelCreated: a channel or thread exists (CHANNEL_CREATE or
 // THREAD_CREATE).
 type ChannelCreated struct{ Channel Channel }
@@ -123,6 +127,7 @@ func (GuildCreated) event()       {}
 func (MemberAdded) event()        {}
 func (MemberRemoved) event()      {}
 func (GuildAvailability) event()  {}
+func (GuildUpdated) event()       {}
 func (ChannelCreated) event()     {}
 func (ChannelUpdated) event()     {}
 func (RoleCreated) event()        {}

@@ -64,6 +64,11 @@ type Guild struct {
 	Channels  []ChannelID // in creation order, threads included
 	Members   []UserID    // in join order
 	Roles     []Role      // @everyone (id = guild id) first
+
+	// AFKChannel is the guild's AFK voice channel ("" none); AFKTimeout how many seconds a
+	// member idle in voice waits before Discord moves them there (EditGuild).
+	AFKChannel ChannelID
+	AFKTimeout int
 }
 
 // Member is a user's membership of a guild.
@@ -122,6 +127,8 @@ type guild struct {
 	name        string
 	owner       UserID
 	createdAt   time.Time
+	afkChannel  ChannelID // "" none (EditGuild)
+	afkTimeout  int       // seconds; 0 is Discord's default, 300
 	channels    []ChannelID
 	members     map[UserID]*Member
 	memberOrder []UserID

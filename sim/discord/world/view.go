@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -45,6 +46,7 @@ func (v *View) Guild(id GuildID) (Guild, bool) {
 		return Guild{}, false
 	}
 	return Guild{ID: g.id, Name: g.name, Owner: g.owner, CreatedAt: g.createdAt,
+		AFKChannel: g.afkChannel, AFKTimeout: cmp.Or(g.afkTimeout, DefaultAFKTimeout),
 		Channels: slices.Clone(g.channels), Members: slices.Clone(g.memberOrder), Roles: slices.Clone(g.roles)}, true
 }
 
