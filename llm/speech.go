@@ -118,6 +118,9 @@ func (s *SpeechStream) open(ctx context.Context, voice, text string, a *attempt)
 	n, err := io.ReadAtLeast(res.Body, buf, 1)
 	if err != nil {
 		_ = res.Body.Close()
+		// The provider took the request and answered with audio: its text is billed even
+		// though no audio was read (cancelled before the first byte, or an empty body).
+		s.c.opts.Meter.Record(s.callCtx, AccountFrom(s.callCtx), s.model, Usage{Characters: s.chars})
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("speech: %w (empty body)", errTruncated)
 		}

@@ -350,6 +350,19 @@ func TestSpeakCloseWhileReading(t *testing.T) {
 	if stream.Cost() <= 0 {
 		t.Errorf("cost %v after audio was received, want > 0", stream.Cost())
 	}
+	// The simulator bills the audio it sent before the client went away, not the whole.
+	var recs []openaisim.Recorded
+	for range 2000 {
+		if recs = env.sim.Requests(); len(recs) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rec := last(t, recs)
+	full := len(openaisim.Synthesize(rec.LastUserText, "alloy", 1)) &^ 1
+	if !rec.ClientGone || rec.AudioBytes <= 0 || rec.AudioBytes >= full {
+		t.Errorf("recorded client gone %v after %d of %d bytes, want gone part way", rec.ClientGone, rec.AudioBytes, full)
+	}
 }
 
 func TestTranscribe(t *testing.T) {

@@ -53,8 +53,12 @@ type Recorded struct {
 	ReasoningEffort string
 	// AudioDuration is the duration of uploaded or committed audio.
 	AudioDuration time.Duration
-	// AudioBytes is the size of uploaded audio, or of synthesized speech.
+	// AudioBytes is the size of uploaded audio, or of the synthesized speech sent to the
+	// client (all of it unless the client went away: ClientGone).
 	AudioBytes int
+	// ClientGone reports a speech request whose client went away (closed the stream,
+	// cancelled) before the whole answer was sent: before the first byte when Status is 0.
+	ClientGone bool
 	// Voice and Format are the speech voice and response_format (or the
 	// transcription response_format).
 	Voice, Format string

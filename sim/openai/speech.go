@@ -109,10 +109,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	} else {
 		pcm = Synthesize(req.Input, voice, speed)
 	}
-	rec.AudioBytes = len(pcm)
 	rec.AudioDuration = pcmDuration(len(pcm), SpeechRate)
+	// AudioBytes counts the speech sent (written to the client): a client that goes away
+	// (a barge-in, a speculation thrown away) is billed the audio it was sent, not the rest.
 	pc := s.newPacer(r.Context(), o.latency, &rec.Injected)
 	if !pc.wait(o.latency.TTSFirstByte, &rec.Injected.TTSFirstByte) {
+		rec.ClientGone = true
 		return
 	}
 	rec.Status = http.StatusOK
@@ -120,10 +122,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		sw := s.newSSE(w, r, false, o.fault)
 		for i := 0; i < len(pcm); i += speechChunk {
 			if i > 0 && !pc.wait(o.latency.PerAudioChunk, &rec.Injected.AudioChunks) {
+				rec.ClientGone = true
 				return
 			}
 			chunk := pcm[i:min(i+speechChunk, len(pcm))]
 			sw.event("speech.audio.delta", map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(chunk)}, true)
+			rec.AudioBytes += len(chunk)
 		}
 		in := countTokens(req.Input)
 		out := len(pcm) / 2 / 480 // ~20 ms per audio token
@@ -146,6 +150,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	for i := 0; i < len(pcm); i += speechChunk {
 		if i > 0 && !pc.wait(o.latency.PerAudioChunk, &rec.Injected.AudioChunks) {
+			rec.ClientGone = true
 			return
 		}
 		if o.fault.TruncateAfterEvents > 0 && n >= o.fault.TruncateAfterEvents {
@@ -158,11 +163,17 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 			}
 			panic(http.ErrAbortHandler)
 		}
+		chunk := pcm[i:min(i+speechChunk, len(pcm))]
 		if i+speechChunk >= len(pcm) {
+			rec.AudioBytes += len(chunk)
 			s.record(rec)
 		}
-		if _, err := w.Write(pcm[i:min(i+speechChunk, len(pcm))]); err != nil {
+		if _, err := w.Write(chunk); err != nil {
+			rec.ClientGone = true
 			return
+		}
+		if i+speechChunk < len(pcm) {
+			rec.AudioBytes += len(chunk)
 		}
 		n++
 		if fl != nil {
