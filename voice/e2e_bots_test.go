@@ -156,7 +156,10 @@ func TestMusicBotNotHeard(t *testing.T) {
 func TestMusicBotNeverBargesIn(t *testing.T) {
 	t.Parallel()
 	reply := "Let me tell you all about the weather. In the morning there is fog over the hills. " +
-		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west."
+		"By noon the sun comes out and it gets quite warm. In the evening clouds roll in from the west. " +
+		// Long enough that the song's verse overlaps it by several seconds even when a loaded
+		// machine starts the song late (150 packets are asserted below).
+		"Overnight the wind picks up and brings a little rain. Tomorrow starts grey but clears by lunch."
 	for _, heard := range []bool{false, true} {
 		t.Run(fmt.Sprintf("heard=%v", heard), func(t *testing.T) {
 			t.Parallel()
