@@ -191,7 +191,8 @@ func TestDirectAddressPromptNamesNickname(t *testing.T) {
 // name that is no longer than it, matches itself as a name and leaves the bot's own name working.
 func FuzzNicknameName(f *testing.F) {
 	for _, s := range []string{"", "Jarvis", "Jarvis 🤖", "[AI] Jarvis (he/him)", "ok", "!!!", "J", "Big J", "R2-D2",
-		"((((", "]]Jarvis[[", "Zoë", "ジャービス", "'jarvis'", "jarvis's", strings.Repeat("ab ", 30), "\xff\xfe"} {
+		"((((", "]]Jarvis[[", "Zoë", "ジャービス", "'jarvis'", "jarvis's", strings.Repeat("ab ", 30), "\xff\xfe",
+		"İlkay 🤖", "[AI] STRAẞE", "Kai", "Ωmega", "Büyük İlkay", "ſam", "ǅemal"} {
 		f.Add(s)
 	}
 	base := NewNameMatcher("banter", "bant")
@@ -207,10 +208,15 @@ func FuzzNicknameName(f *testing.F) {
 			t.Fatalf("NicknameName(%q) = %q: longer than the nickname", nick, name)
 		}
 		m := base.WithNickname(name)
-		// Lower case: the matcher folds by byte length, so a letter whose case changes its
-		// length ("İ") matches only as the form it compiled (the same holds for aliases).
-		if s := strings.ToLower(name) + ", hi"; m.MatchText(s).Kind == MatchNone {
-			t.Errorf("nickname %q (from %q) does not match %q", name, nick, s)
+		// As written, and in its other case forms (simple folding: "STRAẞE" is "straße",
+		// "\u212Aai" is "kai"), alone between spaces or addressing.
+		for v, i := name, 0; i < 3; i++ {
+			for _, s := range []string{" " + v + " ", v + ", hi"} {
+				if got := m.MatchText(s); got.Kind == MatchNone || got.Start < 0 || got.End > len(s) || got.Start >= got.End {
+					t.Errorf("nickname %q (from %q) does not match %q: %+v", name, nick, s, got)
+				}
+			}
+			v = foldVariant(v)
 		}
 		if got := m.MatchText("banter, hi"); got.Kind != MatchAddress {
 			t.Errorf("with nickname %q the name no longer addresses: %+v", name, got)
