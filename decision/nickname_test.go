@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestNicknameName(t *testing.T) {
@@ -134,6 +137,54 @@ func TestNicknameChangesLive(t *testing.T) {
 	turn.GuildID, turn.BotNickname = "g1", "Jarvis"
 	if d := e.Admit(&turn); d.Reason != ReasonInitiativeDisabled {
 		t.Errorf("answerToNickname off after reload: %v", d.Reason)
+	}
+}
+
+// TestNicknameIgnoredCounted: a nickname the engines do not answer to is counted once per
+// engine and change, by pipeline and reason, like its bot_nickname line.
+func TestNicknameIgnoredCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	tp := textPolicy()
+	tp.AnswerToNickname = true
+	vp := voicePolicy()
+	vp.AnswerToNickname = true
+	te := NewTextEngine(tp, EngineOptions{Metrics: m})
+	ve := NewVoiceEngine(vp, EngineOptions{Metrics: m})
+	steps := []struct{ guild, nick string }{
+		{"g1", "ok"}, {"g1", "ok"}, {"g1", "!!"}, {"g2", "J"}, {"g2", "Jarvis"}, {"g2", "J"}, {"g3", ""}, {"g3", "The One"},
+	}
+	for _, st := range steps {
+		te.MatchName(st.guild, st.nick, "hi")
+	}
+	ve.MatchName("g1", "🤖", "hi")
+	want := map[string]float64{
+		"text/" + NicknameCommonWord: 2, "text/" + NicknameNoWords: 1, "text/" + NicknameFewLetters: 2, "voice/" + NicknameNoWords: 1,
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "banter_bot_nickname_ignored_total" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			var pipeline, reason string
+			for _, l := range s.GetLabel() {
+				switch l.GetName() {
+				case "pipeline":
+					pipeline = l.GetValue()
+				case "reason":
+					reason = l.GetValue()
+				}
+			}
+			got[pipeline+"/"+reason] = s.GetCounter().GetValue()
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("banter_bot_nickname_ignored_total = %v, want %v", got, want)
 	}
 }
 
