@@ -1,6 +1,10 @@
 package decision
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Who a message is aimed at when Discord's own signals say "the bot": a
 // mention of the bot inside a sentence about it ("why is @banter so slow
@@ -168,7 +172,7 @@ func memberNamed[L ContextLine | Participant](s string, m NameMatch, people []L)
 		case *Participant:
 			name = p.Name
 		}
-		if len(name) > m.End-m.Start && hasPrefixFold(rest, name) && (len(rest) == len(name) || !isAlnum(rest[len(name)])) {
+		if n := foldPrefixLen(rest, name); n > m.End-m.Start && (n == len(rest) || !alnumAt(rest, n)) {
 			return true
 		}
 	}
@@ -186,4 +190,13 @@ func speakerNamed(recent []ContextLine, word string) bool {
 		}
 	}
 	return false
+}
+
+// alnumAt reports whether a letter or digit starts at s[i].
+func alnumAt(s string, i int) bool {
+	if s[i] < utf8.RuneSelf {
+		return isAlnum(s[i])
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }

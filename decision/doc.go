@@ -25,7 +25,9 @@
 // banter, ...", "banter, ...", "..., banter?", "heybanter", "@banter") or
 // as a mere mention ("I asked banter"), never inside other words
 // ("bantering"); for speech transcripts also speech-recognition variants
-// ("hey banner, ...") with a confidence. WithNickname adds the bot's
+// ("hey banner, ...") with a confidence. Names match in any case under
+// Unicode simple case folding, also where a letter's other case has another
+// length ("STRAẞE" is "Straße"). WithNickname adds the bot's
 // guild nickname (cleaned by NicknameName) as one more name; the engines
 // keep one such matcher per guild (TextTurn.BotNickname,
 // VoiceTurn.BotNickname, with AnswerToNickname).

@@ -118,11 +118,14 @@ func osaDistance(a, b []byte) int {
 // compoundOf reports whether word is the single-word name form f with
 // "bot" attached ("banterbot", "banter-bot", "banter_bot").
 func compoundOf(word string, f *nameForm) bool {
-	name := f.compact
-	if len(f.words) != 1 || len(word) < len(name)+3 || !hasPrefixFold(word, name) {
+	if len(f.words) != 1 || len(word) < f.minC+3 {
 		return false
 	}
-	rest := word[len(name):]
+	n := foldPrefixLen(word, f.compact)
+	if n < 0 || len(word) < n+3 {
+		return false
+	}
+	rest := word[n:]
 	if rest[0] == '-' || rest[0] == '_' {
 		rest = rest[1:]
 	}
@@ -136,7 +139,7 @@ func compoundOf(word string, f *nameForm) bool {
 func cutName(word string, f *nameForm) bool {
 	name := f.compact
 	return len(f.words) == 1 && len(name) >= minTypoName && len(word) >= minCutLen && len(word) < len(name) &&
-		hasSuffixFold(name, word) && lookupWord(word) == 0 && isASCII(word)
+		foldSuffixStart(name, word) >= 0 && lookupWord(word) == 0 && isASCII(word)
 }
 
 // typoOf reports whether word is a typo or an elongation of f, setting

@@ -88,12 +88,57 @@ const (
 
 // nameForm is one compiled name or alias.
 type nameForm struct {
-	words   []string // lower-case words
+	words   []string // the words, lower-cased where that folds to the same letter (foldLower)
 	compact string   // words joined without separators, for merged forms
 	key     [keyMax]byte
 	keyLen  int
 	alias   bool
 	nick    bool // the bot's guild nickname
+	// Byte lengths of the words as they may be written (case folding may
+	// change a letter's length: "K", U+212A, is "k"): the first word's
+	// shortest and longest, and the compact form's shortest.
+	min0, max0, minC int
+	// anchor is the longest ASCII run of the first word (the whole word
+	// when it is ASCII), "" when it has none of 2 bytes: a text without it
+	// (ASCII case-insensitively) cannot hold the name (containsAnyForm).
+	// anchorKS: it has a k or an s, which may be written "K" or "ſ".
+	anchor   string
+	anchorKS bool
+}
+
+// prepare computes the length bounds and the anchor of f from its words.
+// It does not allocate.
+func (f *nameForm) prepare() {
+	f.min0, f.max0 = foldLenBounds(f.words[0])
+	f.minC = f.min0
+	if len(f.words) > 1 {
+		f.minC, _ = foldLenBounds(f.compact)
+	}
+	w := f.words[0]
+	f.anchor = ""
+	for i := 0; i < len(w); {
+		j := i
+		for j < len(w) && w[j] < utf8.RuneSelf {
+			j++
+		}
+		if j-i > len(f.anchor) {
+			f.anchor = w[i:j]
+		}
+		for j < len(w) && w[j] >= utf8.RuneSelf {
+			j++
+		}
+		i = j
+	}
+	if len(f.anchor) < 2 && len(f.anchor) < len(w) {
+		f.anchor = ""
+	}
+	f.anchorKS = strings.ContainsAny(f.anchor, "kKsS")
+}
+
+// firstWordMay reports whether word is as long as the first word of f may
+// be under case folding: the cheap check before strings.EqualFold.
+func (f *nameForm) firstWordMay(word string) bool {
+	return len(word) >= f.min0 && len(word) <= f.max0
 }
 
 // NameMatcher finds the bot's name and aliases in text and transcripts. It
@@ -104,8 +149,11 @@ type NameMatcher struct {
 }
 
 // NewNameMatcher compiles the bot's name and its aliases. Names are matched
-// case-insensitively as whole words; multi-word names must appear with
-// only spaces between their words. Empty names are ignored.
+// as whole words, case-insensitively under Unicode simple case folding
+// (strings.EqualFold: "STRAẞE" is "Straße", "\u212Aai" with the Kelvin
+// sign is "Kai"; a name with "İ" also matches its lower-case spelling:
+// "İlkay" is "İLKAY", "ilkay" and "ILKAY"); multi-word names must appear
+// with only spaces between their words. Empty names are ignored.
 func NewNameMatcher(name string, aliases ...string) *NameMatcher {
 	m := &NameMatcher{}
 	m.add(name, false)
@@ -120,6 +168,19 @@ func (m *NameMatcher) add(name string, alias bool) {
 }
 
 func (m *NameMatcher) addForm(name string, alias, nick bool) {
+	m.addSpelling(name, alias, nick, foldLower)
+	// Simple folding leaves a letter whose lower case is another letter
+	// ("İ", lower case "i") equal to itself only; people also write the
+	// name with that lower case ("ilkay" for "İlkay"): match that spelling
+	// too.
+	if l := strings.ToLower(name); !strings.EqualFold(l, name) {
+		m.addSpelling(l, alias, nick, foldLower)
+	}
+}
+
+// addSpelling compiles name, its words lower-cased by lowerWord, as a
+// form, unless the matcher has it already.
+func (m *NameMatcher) addSpelling(name string, alias, nick bool, lowerWord func(string) string) {
 	var f nameForm
 	f.alias, f.nick = alias, nick
 	tz := tokenizer{s: name}
@@ -128,7 +189,13 @@ func (m *NameMatcher) addForm(name string, alias, nick bool) {
 		if !ok {
 			break
 		}
-		w := strings.ToLower(name[tok.start:tok.end])
+		// Trimmed as the matcher trims the words it reads, so that the name
+		// written in a text is the name ("'bant'" is "bant").
+		w, _ := trimWord(name[tok.start:tok.end])
+		if w == "" {
+			continue
+		}
+		w = lowerWord(w)
 		f.words = append(f.words, w)
 		f.compact += w
 	}
@@ -136,10 +203,11 @@ func (m *NameMatcher) addForm(name string, alias, nick bool) {
 		return
 	}
 	for _, existing := range m.forms {
-		if existing.compact == f.compact {
+		if strings.EqualFold(existing.compact, f.compact) {
 			return
 		}
 	}
+	f.prepare()
 	f.keyLen = phoneticKey(f.compact, &f.key)
 	m.forms = append(m.forms, f)
 }
@@ -180,6 +248,7 @@ func addressesName(s, name string) bool {
 	var forms [1]nameForm
 	forms[0].words = words[:]
 	forms[0].compact = first
+	forms[0].prepare()
 	return scanNames(s, forms[:], false, true).Kind == MatchAddress
 }
 
@@ -260,11 +329,12 @@ func scanNames(s string, forms []nameForm, voice, addressOnly bool) NameMatch {
 func mayMatch(word string, f *nameForm, lead, voice, first bool) bool {
 	d := len(word) - len(f.compact)
 	switch {
-	case len(word) == len(f.words[0]), lead && d > 0:
-		return true
-	case len(f.words) == 1 && len(word) >= minTypoName-1 && d >= -1 && lower(word[0]) == lower(f.compact[0]):
+	case f.firstWordMay(word), lead && len(word) > f.minC:
+		return true // the name, or a greeting glued to it
+	case len(f.words) == 1 && len(word) >= minTypoName-1 && (d >= -1 || len(word) >= f.minC+3) &&
+		(lower(word[0]) == lower(f.compact[0]) || (word[0]|f.compact[0] >= utf8.RuneSelf && sameFirstRuneFold(word, f.compact))):
 		return true // a typo, an elongation or a compound
-	case first && d < 0 && len(word) >= minCutLen && hasSuffixFold(f.compact, word):
+	case first && d < 0 && len(word) >= minCutLen && foldSuffixStart(f.compact, word) >= 0:
 		return true // a cut name
 	case !voice || len(f.words) != 1 || len(word) < 2:
 		return false
@@ -284,7 +354,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 	end := tok.end
 	first := f.words[0]
 	switch {
-	case len(word) == len(first) && strings.EqualFold(word, first):
+	case f.firstWordMay(word) && strings.EqualFold(word, first):
 		if len(f.words) == 1 {
 			end, possessive = botAfter(s, &tz, end, possessive) // "banter bot"
 		}
@@ -305,7 +375,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 		// "banterbot", "banter-bot": the name itself.
 	case possessive || len(word) < 2:
 		return NameMatch{}
-	case st.lead && len(word) > len(f.compact) && mergedGreeting(word, f.compact):
+	case st.lead && len(word) > f.minC && mergedGreeting(word, f.compact):
 		return NameMatch{Kind: MatchAddress, Position: PositionMerged, Alias: f.alias, Nickname: f.nick,
 			Confidence: confMerged, Start: tok.start, End: tok.end}
 	case voice && firstWord && cutName(word, f):
@@ -354,7 +424,7 @@ func matchFormAt(s string, tz tokenizer, tok token, word string, possessive bool
 // the similarity (-1 for a look-alike: not computed yet), where the name ends (tokEnd unless it was split: tz then
 // moves past the second part) and whether it ends in 's.
 func voiceVariant(s string, tz *tokenizer, tokEnd int, word string, f *nameForm) (sim float64, end int, possessive, ok bool) {
-	if len(word) < len(f.compact) && hasPrefixFold(f.compact, word) {
+	if len(word) < len(f.compact) && foldPrefixLen(f.compact, word) >= 0 {
 		t2 := *tz
 		if nt, ok := t2.next(); ok && nt.pre == sepSpace {
 			nw, pos := trimWord(s[nt.start:nt.end])
@@ -370,16 +440,21 @@ func voiceVariant(s string, tz *tokenizer, tokEnd int, word string, f *nameForm)
 	return -1, tokEnd, false, true // the similarity is computed once the position addresses
 }
 
-// containsAnyForm reports whether the compact form or the first word of any
-// form occurs in s (ASCII case-insensitive substring): a cheap pre-check
-// before the word walk.
+// containsAnyForm reports whether the anchor of any form (its first word,
+// or the longest ASCII part of it) occurs in s (ASCII case-insensitive
+// substring): a cheap pre-check before the word walk. The first word of a
+// form is a prefix of its compact form, so this finds merged forms too.
 func containsAnyForm(s string, forms []nameForm) bool {
 	for i := range forms {
-		if !isASCII(forms[i].compact) {
-			return true // the ASCII pre-check cannot fold it: walk the words
+		f := &forms[i]
+		if f.anchor == "" {
+			return true // nothing ASCII to look for: walk the words
 		}
-		if indexFold(s, forms[i].words[0]) >= 0 || (len(forms[i].words) > 1 && indexFold(s, forms[i].compact) >= 0) {
+		if indexFold(s, f.anchor) >= 0 {
 			return true
+		}
+		if f.anchorKS && hasFoldToASCII(s) {
+			return true // a k or an s of the name may be written "K" (U+212A) or "ſ"
 		}
 	}
 	return false
@@ -388,10 +463,11 @@ func containsAnyForm(s string, forms []nameForm) bool {
 // mergedGreeting reports whether word is a greeting glued to the name:
 // "heybanter", "yo_banter".
 func mergedGreeting(word, compact string) bool {
-	if len(word) <= len(compact) || !hasSuffixFold(word, compact) {
+	i := foldSuffixStart(word, compact)
+	if i <= 0 {
 		return false
 	}
-	head := word[:len(word)-len(compact)]
+	head := word[:i]
 	for len(head) > 0 && head[len(head)-1] == '_' {
 		head = head[:len(head)-1]
 	}

@@ -155,12 +155,14 @@ type guildName struct {
 // guildNames caches the matcher of each guild whose turns carried a bot
 // nickname, for one policy (a new policy starts a new cache). A guild's
 // entry is replaced when its nickname changes; the change is logged once
-// (bot_nickname).
+// (bot_nickname), and an ignored nickname counted once
+// (banter_bot_nickname_ignored_total).
 type guildNames struct {
 	base     *guildName
 	on       bool // bot.answerToNickname
 	pipeline string
 	logger   *slog.Logger
+	metrics  *Metrics // nil: not counted
 	byGuild  sync.Map // guild ID → *guildName
 }
 
@@ -169,11 +171,12 @@ type guildNames struct {
 // reason) or cleared.
 const EventBotNickname = "bot_nickname"
 
-func newGuildNames(names *NameMatcher, on bool, pipeline string, logger *slog.Logger) *guildNames {
+func newGuildNames(names *NameMatcher, on bool, pipeline string, rec Recorder) *guildNames {
+	logger := rec.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &guildNames{base: &guildName{names: names}, on: on, pipeline: pipeline, logger: logger}
+	return &guildNames{base: &guildName{names: names}, on: on, pipeline: pipeline, logger: logger, metrics: rec.Metrics}
 }
 
 // get returns the matcher for a turn in guild whose bot nickname is nick.
@@ -207,6 +210,7 @@ func (g *guildNames) get(guild, nick string) *guildName {
 		case nick == "":
 			g.logger.Info(EventBotNickname, append(attrs, "status", "cleared")...)
 		case name == "":
+			g.metrics.NicknameIgnored(g.pipeline, reason)
 			g.logger.Warn(EventBotNickname, append(attrs, "status", "ignored", "reason", reason)...)
 		default:
 			g.logger.Info(EventBotNickname, append(attrs, "status", "in_use", "name", name)...)

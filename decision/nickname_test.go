@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestNicknameName(t *testing.T) {
@@ -137,6 +140,54 @@ func TestNicknameChangesLive(t *testing.T) {
 	}
 }
 
+// TestNicknameIgnoredCounted: a nickname the engines do not answer to is counted once per
+// engine and change, by pipeline and reason, like its bot_nickname line.
+func TestNicknameIgnoredCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	tp := textPolicy()
+	tp.AnswerToNickname = true
+	vp := voicePolicy()
+	vp.AnswerToNickname = true
+	te := NewTextEngine(tp, EngineOptions{Metrics: m})
+	ve := NewVoiceEngine(vp, EngineOptions{Metrics: m})
+	steps := []struct{ guild, nick string }{
+		{"g1", "ok"}, {"g1", "ok"}, {"g1", "!!"}, {"g2", "J"}, {"g2", "Jarvis"}, {"g2", "J"}, {"g3", ""}, {"g3", "The One"},
+	}
+	for _, st := range steps {
+		te.MatchName(st.guild, st.nick, "hi")
+	}
+	ve.MatchName("g1", "🤖", "hi")
+	want := map[string]float64{
+		"text/" + NicknameCommonWord: 2, "text/" + NicknameNoWords: 1, "text/" + NicknameFewLetters: 2, "voice/" + NicknameNoWords: 1,
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "banter_bot_nickname_ignored_total" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			var pipeline, reason string
+			for _, l := range s.GetLabel() {
+				switch l.GetName() {
+				case "pipeline":
+					pipeline = l.GetValue()
+				case "reason":
+					reason = l.GetValue()
+				}
+			}
+			got[pipeline+"/"+reason] = s.GetCounter().GetValue()
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("banter_bot_nickname_ignored_total = %v, want %v", got, want)
+	}
+}
+
 func TestVoiceNicknamePerGuild(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -191,7 +242,8 @@ func TestDirectAddressPromptNamesNickname(t *testing.T) {
 // name that is no longer than it, matches itself as a name and leaves the bot's own name working.
 func FuzzNicknameName(f *testing.F) {
 	for _, s := range []string{"", "Jarvis", "Jarvis 🤖", "[AI] Jarvis (he/him)", "ok", "!!!", "J", "Big J", "R2-D2",
-		"((((", "]]Jarvis[[", "Zoë", "ジャービス", "'jarvis'", "jarvis's", strings.Repeat("ab ", 30), "\xff\xfe"} {
+		"((((", "]]Jarvis[[", "Zoë", "ジャービス", "'jarvis'", "jarvis's", strings.Repeat("ab ", 30), "\xff\xfe",
+		"İlkay 🤖", "[AI] STRAẞE", "Kai", "Ωmega", "Büyük İlkay", "ſam", "ǅemal"} {
 		f.Add(s)
 	}
 	base := NewNameMatcher("banter", "bant")
@@ -207,10 +259,15 @@ func FuzzNicknameName(f *testing.F) {
 			t.Fatalf("NicknameName(%q) = %q: longer than the nickname", nick, name)
 		}
 		m := base.WithNickname(name)
-		// Lower case: the matcher folds by byte length, so a letter whose case changes its
-		// length ("İ") matches only as the form it compiled (the same holds for aliases).
-		if s := strings.ToLower(name) + ", hi"; m.MatchText(s).Kind == MatchNone {
-			t.Errorf("nickname %q (from %q) does not match %q", name, nick, s)
+		// As written, and in its other case forms (simple folding: "STRAẞE" is "straße",
+		// "\u212Aai" is "kai"), alone between spaces or addressing.
+		for v, i := name, 0; i < 3; i++ {
+			for _, s := range []string{" " + v + " ", v + ", hi"} {
+				if got := m.MatchText(s); got.Kind == MatchNone || got.Start < 0 || got.End > len(s) || got.Start >= got.End {
+					t.Errorf("nickname %q (from %q) does not match %q: %+v", name, nick, s, got)
+				}
+			}
+			v = foldVariant(v)
 		}
 		if got := m.MatchText("banter, hi"); got.Kind != MatchAddress {
 			t.Errorf("with nickname %q the name no longer addresses: %+v", name, got)

@@ -105,7 +105,7 @@ func maybeVariant(word string, f *nameForm) bool {
 	if d := len(word) - len(f.compact); d > 2 || d < -1 || len(word) < 3 || f.keyLen == 0 {
 		return false // a word two letters shorter ("band") is another word
 	}
-	if len(word) > len(f.compact) && hasPrefixFold(word, f.compact) {
+	if len(word) > len(f.compact) && foldPrefixLen(word, f.compact) >= 0 {
 		return false // "banters", "zorviks": the name inflected, a different word
 	}
 	return firstSound(word) == f.key[0]

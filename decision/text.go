@@ -179,7 +179,7 @@ func (e *TextEngine) SetPolicy(p TextPolicy) {
 	}
 	p.ReplyLevelInitiative = clampLevel(p.ReplyLevelInitiative)
 	p.ReplyLevelNonInitiative = clampLevel(p.ReplyLevelNonInitiative)
-	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineText.String(), e.rec.Logger)
+	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineText.String(), e.rec)
 	c := &textConfig{p: p, names: names, initiative: make(map[string]struct{}, len(p.InitiativeChannelIDs))}
 	for _, id := range p.InitiativeChannelIDs {
 		c.initiative[id] = struct{}{}

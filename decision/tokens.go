@@ -223,7 +223,7 @@ func (t *tokenizer) skipSeparators(pos int, class sepClass) (int, sepClass, bool
 func wordEnd(s string, pos int) int {
 	for pos < len(s) {
 		c := byteClasses[s[pos]]
-		if c == bcWord || (joiner(s[pos]) && isAlnum(s[pos-1]) && pos+1 < len(s) && isAlnum(s[pos+1])) {
+		if c == bcWord || (joiner(s[pos]) && pos > 0 && joinsBefore(s, pos) && pos+1 < len(s) && joinsAt(s, pos+1)) {
 			// '.', '/' and '-' inside a word join it: "banter.yaml",
 			// "cmd/banter", "banter-bot" are single words.
 			pos++
@@ -239,6 +239,25 @@ func wordEnd(s string, pos int) int {
 		pos += size
 	}
 	return pos
+}
+
+// joinsAt and joinsBefore report whether an ASCII letter or digit starts
+// s[i] (ends s[:i]), or a letter that folds to one ("K", U+212A, is "k";
+// "ſ" is "s"), so that a name joins words the same way in any case form.
+func joinsAt(s string, i int) bool {
+	if s[i] < utf8.RuneSelf {
+		return isAlnum(s[i])
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return foldsToASCII(r)
+}
+
+func joinsBefore(s string, i int) bool {
+	if s[i-1] < utf8.RuneSelf {
+		return isAlnum(s[i-1])
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return foldsToASCII(r)
 }
 
 // questionAfter reports whether a question mark follows the word that ends
@@ -304,11 +323,12 @@ func trimWord(w string) (core string, possessive bool) {
 	for strings.HasPrefix(w, "’") {
 		w = w[len("’"):]
 	}
-	switch {
-	case hasSuffixFold(w, "'s"):
-		return w[:len(w)-2], true
-	case hasSuffixFold(w, "’s"):
-		return w[:len(w)-len("’s")], true
+	// A possessive ending in any case form ("'S", "'ſ"), as names fold.
+	if i := foldSuffixStart(w, "'s"); i >= 0 {
+		return w[:i], true
+	}
+	if i := foldSuffixStart(w, "’s"); i >= 0 {
+		return w[:i], true
 	}
 	for len(w) > 0 && (w[len(w)-1] == '\'' || w[len(w)-1] == '_') {
 		w = w[:len(w)-1]

@@ -166,7 +166,7 @@ func (e *VoiceEngine) SetPolicy(p VoicePolicy) {
 		p.DirectAddressConfidence = DefaultDirectAddressConfidence
 	}
 	p.ReplyEagerness = clampLevel(p.ReplyEagerness)
-	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineVoice.String(), e.rec.Logger)
+	names := newGuildNames(NewNameMatcher(p.BotName, p.Aliases...), p.AnswerToNickname, PipelineVoice.String(), e.rec)
 	e.cfg.Store(&voiceConfig{p: p, names: names})
 }
 

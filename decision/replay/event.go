@@ -18,6 +18,9 @@ import (
 //
 // is_self marks the bot's own messages; reply_to is a message id. A voice
 // event's ts is when the utterance started; it ends duration_ms later.
+// Either type may say in which guild it was and the bot's nickname there at
+// the time ("guild_id":"g1","bot_nickname":"Jarvis 🤖"), which the engines
+// match as a name with bot.answerToNickname, as they did live.
 //
 // A labelled corpus (replay -labels) adds to each message or voice event
 // "addressed" (true when a person would say the turn addresses the bot) and
@@ -31,6 +34,12 @@ type Event struct {
 	ID        string    `json:"id"`
 	ChannelID string    `json:"channel_id"`
 	TS        time.Time `json:"ts"`
+
+	// The guild of a message or utterance and the bot's nickname there
+	// when it was said ("" none): the nickname is a name in that guild
+	// (decision.TextTurn.BotNickname). A nickname needs a guild.
+	GuildID     string `json:"guild_id,omitempty"`
+	BotNickname string `json:"bot_nickname,omitempty"`
 
 	// Text messages.
 	AuthorID    string  `json:"author_id,omitempty"`
@@ -100,6 +109,8 @@ func ParseEvent(line []byte) (Event, error) {
 		return Event{}, missing("speaker_id")
 	case e.DurationMS < 0:
 		return Event{}, fmt.Errorf("%w: voice %q: negative duration_ms %d", errBadEvent, e.ID, e.DurationMS)
+	case e.BotNickname != "" && e.GuildID == "":
+		return Event{}, fmt.Errorf("%w: %s %q: bot_nickname %q without guild_id", errBadEvent, e.Type, e.ID, e.BotNickname)
 	}
 	return e, nil
 }

@@ -309,6 +309,9 @@ func FuzzParseEvent(f *testing.F) {
 		f.Add(l)
 	}
 	f.Add(`{"type":"voice","id":"v","channel_id":"c","speaker_id":"s","duration_ms":1e3,"ts":"2026-11-21T10:00:00Z"}`)
+	f.Add(`{"type":"message","id":"1","channel_id":"c","guild_id":"g","bot_nickname":"İlkay 🤖","author_id":"u","content":"İLKAY, selam","ts":"2026-11-21T10:00:00Z"}`)
+	f.Add(`{"type":"voice","id":"v","channel_id":"c","guild_id":"g","bot_nickname":"ok","speaker_id":"s","transcript":"ok","ts":"2026-11-21T10:00:00Z"}`)
+	f.Add(`{"type":"message","id":"1","channel_id":"c","bot_nickname":"Jarvis","author_id":"u","ts":"2026-11-21T10:00:00Z"}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		ev, err := ParseEvent([]byte(line))
 		if err != nil {
@@ -318,7 +321,8 @@ func FuzzParseEvent(f *testing.F) {
 			if ev.Name == "" {
 				t.Fatalf("accepted a bot switch without a name: %+v", ev)
 			}
-		} else if ev.ID == "" || ev.ChannelID == "" || ev.TS.IsZero() || (ev.Type != TypeMessage && ev.Type != TypeVoice) {
+		} else if ev.ID == "" || ev.ChannelID == "" || ev.TS.IsZero() || (ev.Type != TypeMessage && ev.Type != TypeVoice) ||
+			(ev.BotNickname != "" && ev.GuildID == "") {
 			t.Fatalf("accepted an invalid event: %+v", ev)
 		}
 		// Whatever parses must replay without panicking.

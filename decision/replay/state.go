@@ -91,7 +91,8 @@ func (r *runner) handle(ctx context.Context, ev Event) (res Result, ok bool) {
 func (r *runner) handleText(ctx context.Context, ev Event) (Result, decision.Decision) {
 	c := r.channel(ev.ChannelID)
 	turn := decision.TextTurn{
-		MessageID: ev.ID, ChannelID: ev.ChannelID, AuthorID: ev.AuthorID, AuthorName: ev.AuthorName,
+		MessageID: ev.ID, ChannelID: ev.ChannelID, GuildID: ev.GuildID, BotNickname: ev.BotNickname,
+		AuthorID: ev.AuthorID, AuthorName: ev.AuthorName,
 		Content: ev.Content, IsSelf: ev.IsSelf, IsBot: ev.IsBot, MentionsBot: ev.MentionsBot,
 		At: ev.TS, Now: ev.TS, BotLastSpokeAt: c.botLastSpoke, Recent: c.recent,
 	}
@@ -102,7 +103,7 @@ func (r *runner) handleText(ctx context.Context, ev Event) (Result, decision.Dec
 	d := r.text.Decide(ctx, &turn)
 	res := result(ev.ID, d)
 	if d.Allowed() && r.opts.Generator != nil {
-		sd := r.stageB(ctx, &res, d, decision.PipelineText, ev.AuthorName, c.recent, ev.Content)
+		sd := r.stageB(ctx, &res, d, decision.PipelineText, r.text.Nickname(ev.GuildID, ev.BotNickname), ev.AuthorName, c.recent, ev.Content)
 		r.textOutcome(ctx, &res, ev, d, sd)
 	}
 	if ev.IsSelf {
@@ -124,7 +125,8 @@ func (r *runner) handleVoice(ctx context.Context, ev Event) (Result, decision.De
 		g.BotSpeechEndsAt = c.speechEnds
 	}
 	turn := decision.VoiceTurn{
-		ID: ev.ID, ChannelID: ev.ChannelID, SpeakerID: ev.SpeakerID, SpeakerName: ev.SpeakerName,
+		ID: ev.ID, ChannelID: ev.ChannelID, GuildID: ev.GuildID, BotNickname: ev.BotNickname,
+		SpeakerID: ev.SpeakerID, SpeakerName: ev.SpeakerName,
 		Transcript: ev.Transcript, Duration: time.Duration(ev.DurationMS) * time.Millisecond, At: end,
 		Participants: c.participants, Timeline: c.recent, Engagement: g,
 	}
@@ -133,7 +135,8 @@ func (r *runner) handleVoice(ctx context.Context, ev Event) (Result, decision.De
 	c.remember(decision.ContextLine{Speaker: ev.SpeakerName, Text: ev.Transcript})
 	replied := d.Allowed()
 	if replied && r.opts.Generator != nil {
-		r.stageB(ctx, &res, d, decision.PipelineVoice, ev.SpeakerName, c.recent[:len(c.recent)-1], ev.Transcript)
+		r.stageB(ctx, &res, d, decision.PipelineVoice, r.voice.Nickname(ev.GuildID, ev.BotNickname), ev.SpeakerName,
+			c.recent[:len(c.recent)-1], ev.Transcript)
 		replied = res.Skipped != nil && !*res.Skipped
 		if replied {
 			c.remember(decision.ContextLine{Text: res.Reply, Bot: true})
@@ -160,16 +163,22 @@ func (c *channelState) addParticipant(id, name string) {
 	c.participants = append(c.participants, decision.Participant{ID: id, Name: name})
 }
 
-// stageB asks the generator for a reply and applies Stage B to it. A text skip is counted,
-// not logged: the turn's reply_skipped line (textOutcome) carries it, as in the live pipeline.
-func (r *runner) stageB(ctx context.Context, res *Result, d decision.Decision, p decision.Pipeline, who string,
+// stageB asks the generator for a reply and applies Stage B to it. nick is the name the bot
+// answers to in the turn's guild ("" none), named in the prompt as the live prompts name it. A
+// text skip is counted, not logged: the turn's reply_skipped line (textOutcome) carries it, as
+// in the live pipeline.
+func (r *runner) stageB(ctx context.Context, res *Result, d decision.Decision, p decision.Pipeline, nick, who string,
 	recent []decision.ContextLine, latest string) decision.Decision {
 	name := r.opts.Text.BotName
 	where := "a Discord text channel"
 	if p == decision.PipelineVoice {
 		name, where = r.opts.Voice.BotName, "a Discord voice channel (your reply will be spoken)"
 	}
-	system := fmt.Sprintf("You are %s, a friendly companion in %s. Keep replies short.\n%s", name, where, decision.Guidance(d, who))
+	system := fmt.Sprintf("You are %s, a friendly companion in %s. Keep replies short.\n", name, where)
+	if nick != "" {
+		system += fmt.Sprintf("In this server you are called %q: people may address you by that name.\n", nick)
+	}
+	system += decision.Guidance(d, who)
 	var b strings.Builder
 	if len(recent) > 0 {
 		b.WriteString("Recent conversation, oldest first:\n")
