@@ -187,8 +187,9 @@ func (p *Playback) SetSender(conn Sender) { p.conn.Store(&senderBox{conn}) }
 func (p *Playback) Played() time.Duration {
 	n := p.frames.Load() - p.dropped.Load()
 	if q, ok := p.conn.Load().Sender.(queuer); ok {
-		// Queued also holds the end-of-spurt silence frames while End waits for them: never
-		// more than the reply's own frames.
+		// Queued counts the reply's audio only, not the end-of-spurt silence End queues behind
+		// it: a barge-in that reads Played after End queued its silence reads the same as one
+		// before (it read 100 ms short under load: TestBargeInPlayedIsHeard).
 		n -= min(int64(q.Queued()), n)
 	}
 	return time.Duration(max(n, 0)) * pcm.FrameDuration

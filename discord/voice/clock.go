@@ -344,7 +344,7 @@ func (k *SendClock) bucket(t int64, early bool) {
 	w := 0
 	for _, c := range b {
 		cs := &c.clk
-		if cs.due > t || early && c.q.queued() == 0 {
+		if cs.due > t || early && c.q.len() == 0 {
 			b[w] = c
 			w++
 			continue

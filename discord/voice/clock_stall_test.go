@@ -29,7 +29,7 @@ func TestClockStallSendsEveryFrame(t *testing.T) {
 	frame := opusFrames(t, 1)[0]
 	ctx := context.Background()
 	for range 4 {
-		if kick, err := c.q.push(ctx, nil, frame); err != nil {
+		if kick, err := c.q.push(ctx, nil, frame, false); err != nil {
 			t.Fatal(err)
 		} else if kick {
 			k.kick(c, false)

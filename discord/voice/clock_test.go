@@ -282,7 +282,7 @@ func clockRig(t testing.TB, n int, shared bool) (*SendClock, []*Conn) {
 func serveSlot(k *SendClock, conns []*Conn, frame []byte) {
 	ctx := context.Background()
 	for _, c := range conns {
-		if kick, _ := c.q.push(ctx, nil, frame); kick {
+		if kick, _ := c.q.push(ctx, nil, frame, false); kick {
 			c.clk.due = k.tick
 			c.clk.onWheel = true
 			k.wheel[k.tick%k.nb] = append(k.wheel[k.tick%k.nb], c)
@@ -440,13 +440,13 @@ func TestClockLead(t *testing.T) {
 			ctx := context.Background()
 			full, sparse := conns[0], conns[1]
 			for range 3 {
-				if kick, err := full.q.push(ctx, nil, frame); err != nil {
+				if kick, err := full.q.push(ctx, nil, frame, false); err != nil {
 					t.Fatal(err)
 				} else if kick {
 					k.kick(full, false)
 				}
 			}
-			if kick, _ := sparse.q.push(ctx, nil, frame); kick {
+			if kick, _ := sparse.q.push(ctx, nil, frame, false); kick {
 				k.kick(sparse, false)
 			}
 			k.serve(ms(0)) // both spurts start: their first frames leave at once

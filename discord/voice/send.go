@@ -55,7 +55,8 @@ func (c *Conn) SendOpus(ctx context.Context, opus []byte) error {
 }
 
 // Interrupt drops the frames queued on the send clock and not yet sent (a
-// barge-in: nothing more of the reply may be heard) and returns how many.
+// barge-in: nothing more of the reply may be heard) and returns how many of
+// them were audio (SendOpus's; not StopSpeaking's silence).
 // It may be called from any goroutine, also while SendOpus blocks; without
 // a Clock it does nothing (SendOpus sends each frame in its call).
 func (c *Conn) Interrupt() int {
@@ -65,15 +66,16 @@ func (c *Conn) Interrupt() int {
 	return c.q.discard()
 }
 
-// Queued returns how many frames wait on the send clock for their slot
-// (queued by SendOpus or StopSpeaking, not yet sent nor dropped); 0 without
-// a Clock. Frames handed to SendOpus minus Queued minus what Interrupt
-// dropped is what has gone out. Safe from any goroutine.
+// Queued returns how many audio frames wait on the send clock for their
+// slot (queued by SendOpus, not yet sent nor dropped; StopSpeaking's closing
+// silence is not counted); 0 without a Clock. Frames handed to SendOpus minus
+// Queued minus what Interrupt dropped is what has gone out, whenever it is
+// read. Safe from any goroutine.
 func (c *Conn) Queued() int {
 	if c.clock == nil {
 		return 0
 	}
-	return c.q.queued()
+	return c.q.audio()
 }
 
 // queueFrame end-to-end encrypts opus (e2ee) and queues it for the clock.
@@ -93,7 +95,7 @@ func (c *Conn) queueFrame(ctx context.Context, opus []byte, e2ee bool) error {
 		}
 		c.e2eeBuf = payload[:0]
 	}
-	kick, err := c.q.push(ctx, c.ctx.Done(), payload)
+	kick, err := c.q.push(ctx, c.ctx.Done(), payload, !e2ee)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return c.endErr()

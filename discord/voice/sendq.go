@@ -22,12 +22,14 @@ type outQueue struct {
 	drained  chan struct{} // capacity 1: stopping and empty
 	popped   *outFrame     // the frame the clock is sealing (until release)
 	dropped  int           // discarded since the clock last looked
+	silences int           // queued frames that are a spurt's closing silence, not audio
 }
 
 // outFrame is one queued frame.
 type outFrame struct {
-	buf [maxQueuedFrame]byte
-	n   int
+	buf     [maxQueuedFrame]byte
+	n       int
+	silence bool // a spurt's closing silence frame (StopSpeaking), not audio
 }
 
 var errFrameTooLarge = errors.New("voice: send: frame larger than 1400 bytes")
@@ -45,9 +47,9 @@ func (q *outQueue) init(size int) {
 	q.drained = make(chan struct{}, 1)
 }
 
-// push queues b, waiting while the queue is full. It reports whether the
-// caller must kick the clock (the queue was not being served).
-func (q *outQueue) push(ctx context.Context, connDone <-chan struct{}, b []byte) (kick bool, err error) {
+// push queues b (silence: a spurt's closing silence frame), waiting while the queue is full.
+// It reports whether the caller must kick the clock (the queue was not being served).
+func (q *outQueue) push(ctx context.Context, connDone <-chan struct{}, b []byte, silence bool) (kick bool, err error) {
 	if len(b) > maxQueuedFrame {
 		return false, errFrameTooLarge
 	}
@@ -83,7 +85,11 @@ func (q *outQueue) push(ctx context.Context, connDone <-chan struct{}, b []byte)
 	}
 	f := &q.frames[(q.head+q.n)%len(q.frames)]
 	f.n = copy(f.buf[:], b)
+	f.silence = silence
 	q.n++
+	if silence {
+		q.silences++
+	}
 	kick = !q.onWheel
 	q.onWheel = true
 	q.mu.Unlock()
@@ -118,6 +124,9 @@ func (q *outQueue) pop() (f *outFrame, dropped int, keep bool) {
 		f = &q.frames[q.head]
 		q.head = (q.head + 1) % len(q.frames)
 		q.n--
+		if f.silence {
+			q.silences--
+		}
 		if q.n == q.low {
 			select {
 			case q.space <- struct{}{}:
@@ -153,11 +162,19 @@ func (q *outQueue) release() {
 	}
 }
 
-// queued returns how many frames wait for their slot.
-func (q *outQueue) queued() int {
+// len returns how many frames wait for their slot.
+func (q *outQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.n
+}
+
+// audio returns how many of the frames waiting for their slot are audio (not a spurt's
+// closing silence).
+func (q *outQueue) audio() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n - q.silences
 }
 
 // leave takes the queue off the wheel (the connection ended).
@@ -180,22 +197,24 @@ func (q *outQueue) leaveIfEmpty() bool {
 }
 
 // discard drops every queued frame (a barge-in: nothing more of the
-// reply may be heard) and returns how many.
-func (q *outQueue) discard() int {
+// reply may be heard) and returns how many were audio (the rest are a
+// spurt's closing silence).
+func (q *outQueue) discard() (audio int) {
 	q.mu.Lock()
 	n := q.n
+	audio = n - q.silences
 	// The head stays: the frame the clock may be sealing is the one just
 	// behind it, and push never writes there while it is popped (its room
 	// counts one slot fewer). Moving the head past the dropped frames would
 	// put that slot in the producer's way.
-	q.n = 0
+	q.n, q.silences = 0, 0
 	q.dropped += n
 	q.mu.Unlock()
 	select {
 	case q.space <- struct{}{}:
 	default:
 	}
-	return n
+	return audio
 }
 
 // clockState is a connection's place on its SendClock's wheel, owned by the
