@@ -18,10 +18,10 @@ import (
 // own there) asks for the channel's marked messages first. With none, it starts after the
 // newest stored message, as before. With some, it starts just before the oldest of them
 // (from=unhandled): each marked one is fed through the pipeline again, without being stored
-// twice (and not offered to memory extraction again: the channel's memory cursor has it); the
-// other messages up to the newest stored one were handled by the earlier process and are
-// passed over (neither stored nor handled again: an open turn among them is turn recovery's,
-// turns.go); what is newer is caught up as usual.
+// twice (nor offered to memory extraction again: its requeue from the channel's memory cursor
+// covers it); the other messages up to the newest stored one were handled by the earlier
+// process and are passed over (neither stored nor handled again: an open turn among them is
+// turn recovery's, turns.go); what is newer is caught up as usual.
 
 // unhandledLimit bounds the marked messages a catch-up takes up per channel (oldest first):
 // one page in flight and the channel's queue hold far fewer.
