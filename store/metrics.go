@@ -122,8 +122,8 @@ func (i *instrumented) OpenTurns(ctx context.Context, guildID string) ([]Turn, e
 	return ts, i.count("open_turns", err)
 }
 
-func (i *instrumented) UnhandledMessages(ctx context.Context, channelID string, limit int) ([]string, error) {
-	ids, err := i.s.UnhandledMessages(ctx, channelID, limit)
+func (i *instrumented) UnhandledMessages(ctx context.Context, channelID string, since time.Time, limit int) ([]string, error) {
+	ids, err := i.s.UnhandledMessages(ctx, channelID, since, limit)
 	return ids, i.count("unhandled_messages", err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Unhandled messages. A catch-up stores a page of missed messages in one write (SaveMessages)
@@ -16,19 +17,19 @@ import (
 
 // UnhandledMessages marks the messages a catch-up stored before the pipeline handled them.
 type UnhandledMessages interface {
-	// UnhandledMessages returns the ids of a channel's messages still marked unhandled, oldest
-	// first (at most limit of them).
-	UnhandledMessages(ctx context.Context, channelID string, limit int) ([]string, error)
+	// UnhandledMessages returns the ids of a channel's messages created at or after since that
+	// are still marked unhandled, oldest first (at most limit of them).
+	UnhandledMessages(ctx context.Context, channelID string, since time.Time, limit int) ([]string, error)
 	// MarkHandled clears the mark of the messages ids; ids not stored, or not marked, are
 	// ignored. An empty ids is no write.
 	MarkHandled(ctx context.Context, ids []string) error
 }
 
-// unhandledMigration adds the mark (SQLite's 17th migration, Postgres's 20th). Only marked rows
-// are indexed: there are few of them, and none once every catch-up's pipeline is done.
+// unhandledMigration adds the mark (SQLite's 17th migration, Postgres's 20th). It has no index
+// of its own, which every write would maintain: UnhandledMessages reads a channel's recent
+// messages by messages_channel_created, over the window a catch-up answers.
 func unhandledMigration(boolType string) string {
-	return `ALTER TABLE messages ADD COLUMN unhandled ` + boolType + ` NOT NULL DEFAULT FALSE;
-		CREATE INDEX messages_unhandled ON messages (channel_id, created_at) WHERE unhandled;`
+	return `ALTER TABLE messages ADD COLUMN unhandled ` + boolType + ` NOT NULL DEFAULT FALSE;`
 }
 
 var (
@@ -37,12 +38,12 @@ var (
 )
 
 // UnhandledMessages implements UnhandledMessages.
-func (m factsSQL) UnhandledMessages(ctx context.Context, channelID string, limit int) ([]string, error) {
+func (m factsSQL) UnhandledMessages(ctx context.Context, channelID string, since time.Time, limit int) ([]string, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := m.db.query(ctx, `SELECT id FROM messages WHERE channel_id = ? AND unhandled
-		ORDER BY created_at, id LIMIT ?`, channelID, limit)
+	rows, err := m.db.query(ctx, `SELECT id FROM messages WHERE channel_id = ? AND created_at >= ? AND unhandled
+		ORDER BY created_at, id LIMIT ?`, channelID, ms(since), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unhandled messages of %s: %w", channelID, err)
 	}

@@ -21,7 +21,7 @@ func testUnhandledMessages(t *testing.T, s Store) {
 	}
 	want := func(ch string, limit int, ids ...string) {
 		t.Helper()
-		got, err := s.UnhandledMessages(ctx, ch, limit)
+		got, err := s.UnhandledMessages(ctx, ch, base, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,6 +38,9 @@ func testUnhandledMessages(t *testing.T, s Store) {
 	want("c1", 2, "102", "103")
 	want("c2", 10, "201")
 	want("c3", 10)
+	if got, err := s.UnhandledMessages(ctx, "c1", base.Add(3*time.Second), 10); err != nil || !slices.Equal(got, []string{"103", "104"}) {
+		t.Errorf("unhandled in c1 since 3 s = %v, %v; want [103 104]", got, err)
+	}
 
 	mustSave(t, s, msg("103", "c1", 3, false)) // saved again: the mark stays
 	if _, err := s.SaveMessages(ctx, []Message{msg("100", "c1", 0, true)}); err != nil {

@@ -234,7 +234,7 @@ func (s *Service) startOf(cfg *config.Config, cs *channelState) catchUpStart {
 		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", cs.id, "error", err.Error())
 	}
 	if len(recent) > 0 {
-		if start, ok := s.unhandledStart(cs.id, recent[0].ID); ok {
+		if start, ok := s.unhandledStart(cs.id, recent[0].ID, s.now().Add(-cfg.Text.CatchUpMaxAge())); ok {
 			return start
 		}
 		return catchUpStart{after: recent[0].ID, from: "stored"}

@@ -56,7 +56,7 @@ func caughtUp(t *testing.T, h *harness, asked discordsim.Message) {
 	}
 	// The pipeline is done with every message (the chatter declined by Stage A): none is left
 	// marked for the next process to take up again.
-	if marked, err := h.st.UnhandledMessages(h.ctx, string(h.general), 1000); err != nil || len(marked) != 0 {
+	if marked, err := h.st.UnhandledMessages(h.ctx, string(h.general), time.Time{}, 1000); err != nil || len(marked) != 0 {
 		t.Errorf("%d messages left marked unhandled (%v), want none", len(marked), err)
 	}
 }

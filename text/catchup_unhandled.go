@@ -3,6 +3,7 @@ package text
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -36,10 +37,11 @@ type takeUp struct {
 }
 
 // unhandledStart returns where a catch-up from the store starts when the store holds messages
-// of the channel marked unhandled (after the message before the oldest of them), with what it
-// takes up; ok is false when there are none (or they cannot be read: logged).
-func (s *Service) unhandledStart(channelID, newest string) (catchUpStart, bool) {
-	ids, err := s.opts.Store.UnhandledMessages(s.ctx, channelID, unhandledLimit)
+// of the channel marked unhandled, within the window it answers (after floor: older ones would
+// be declined stale), after the message before the oldest of them, with what it takes up; ok
+// is false when there are none (or they cannot be read: logged).
+func (s *Service) unhandledStart(channelID, newest string, floor time.Time) (catchUpStart, bool) {
+	ids, err := s.opts.Store.UnhandledMessages(s.ctx, channelID, floor, unhandledLimit)
 	if err != nil {
 		s.logger.Warn("store_failed", "op", "unhandled_messages", "channel_id", channelID, "error", err.Error())
 		return catchUpStart{}, false
