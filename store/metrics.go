@@ -122,6 +122,15 @@ func (i *instrumented) OpenTurns(ctx context.Context, guildID string) ([]Turn, e
 	return ts, i.count("open_turns", err)
 }
 
+func (i *instrumented) UnhandledMessages(ctx context.Context, channelID string, since time.Time, limit int) ([]string, error) {
+	ids, err := i.s.UnhandledMessages(ctx, channelID, since, limit)
+	return ids, i.count("unhandled_messages", err)
+}
+
+func (i *instrumented) MarkHandled(ctx context.Context, ids []string) error {
+	return i.count("mark_handled", i.s.MarkHandled(ctx, ids))
+}
+
 func (i *instrumented) Prune(ctx context.Context, cutoff, now time.Time) (int, error) {
 	n, err := i.s.Prune(ctx, cutoff, now)
 	return n, i.count("prune", err)

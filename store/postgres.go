@@ -176,6 +176,8 @@ func pgMigrations() []string {
 		guildsLeftMigration,
 		// 20: turns indexed by guild, for the removed-guild check at READY (guildsleft.go).
 		guildScanMigration,
+		// 21: the messages a catch-up stored before the pipeline handled them (unhandled.go).
+		unhandledMigration("BOOLEAN"),
 	}
 }
 
@@ -296,14 +298,14 @@ func (s *Postgres) SaveMessages(ctx context.Context, msgs []Message) ([]error, e
 }
 
 // pgSaveMessageSQL saves one message (pgSaveMessageArgs); it writes no row for one refused by
-// a forget-me watermark.
+// a forget-me watermark. The unhandled mark is written by an insert only (Message.Unhandled).
 func pgSaveMessageSQL() string {
 	return `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images)
+		 created_at, edited_at, reply_to_id, persona, deleted, search_text, images, unhandled)
 		SELECT $1::text,$2::text,$3::text,$4::text,$5::text,$6::text,$7::boolean,$8::boolean,$9::text,
 		 $10::bigint,$11::bigint, CASE WHEN ` + forgottenSQL("$18::text", "$19::bigint") + ` THEN '' ELSE $12::text END,
-		 $13::text,$14::boolean,$15::text,$16::text
+		 $13::text,$14::boolean,$15::text,$16::text,$20::boolean
 		WHERE NOT ` + forgottenSQL("$17::text", "$10::bigint") + `
 		  AND NOT ($8::boolean AND ` + forgottenSQL("$18::text", "$19::bigint") + `)
 		ON CONFLICT (id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
@@ -318,7 +320,7 @@ func pgSaveMessageSQL() string {
 func pgSaveMessageArgs(m Message) []any {
 	return []any{m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, foldText(m.Content), encodeImages(m.Images),
-		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At)}
+		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At), m.Unhandled}
 }
 
 // lockedWrite runs a write that checks a forget watermark in its statement (forgets.go) under
@@ -352,7 +354,7 @@ func (s *Postgres) EditMessage(ctx context.Context, id, content string, editedAt
 
 // DeleteMessage implements Store.
 func (s *Postgres) DeleteMessage(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE messages SET deleted=TRUE WHERE id=$1`, id)
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET deleted=TRUE, unhandled=FALSE WHERE id=$1`, id)
 	if err != nil {
 		return fmt.Errorf("store: delete message %s: %w", id, err)
 	}

@@ -163,6 +163,8 @@ func migrations() []string {
 		guildsLeftMigration,
 		// 17: turns indexed by guild, for the removed-guild check at READY (guildsleft.go).
 		guildScanMigration,
+		// 18: the messages a catch-up stored before the pipeline handled them (unhandled.go).
+		unhandledMigration("INTEGER"),
 	}
 }
 
@@ -236,7 +238,7 @@ func saveMessageSQLite(ctx context.Context, db interface {
 func execSaveMessage(m Message, exec func(args ...any) (sql.Result, error)) error {
 	res, err := exec(m.ID, m.ChannelID, m.GuildID, m.ThreadID, m.AuthorID, m.AuthorName, m.IsBot, m.IsSelf, m.Content,
 		ms(m.CreatedAt), ms(m.EditedAt), m.ReplyToID, m.Persona, m.Deleted, encodeImages(m.Images),
-		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At))
+		memberKey(m.GuildID, m.AuthorID), replyKey(m), ms(m.ReplyToOrigin.At), m.Unhandled)
 	if err == nil {
 		err = savedOrForgotten(res.RowsAffected())
 	}
@@ -247,12 +249,12 @@ func execSaveMessage(m Message, exec func(args ...any) (sql.Result, error)) erro
 }
 
 // sqliteSaveMessageSQL saves one message (execSaveMessage); it writes no row for one refused by
-// a forget-me watermark.
+// a forget-me watermark. The unhandled mark is written by an insert only (Message.Unhandled).
 func sqliteSaveMessageSQL() string {
 	return `INSERT INTO messages
 		(id, channel_id, guild_id, thread_id, author_id, author_name, is_bot, is_self, content,
-		 created_at, edited_at, reply_to_id, persona, deleted, images)
-		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN ` + forgottenSQL("?17", "?18") + ` THEN '' ELSE ?12 END, ?13,?14,?15
+		 created_at, edited_at, reply_to_id, persona, deleted, images, unhandled)
+		SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11, CASE WHEN ` + forgottenSQL("?17", "?18") + ` THEN '' ELSE ?12 END, ?13,?14,?15,?19
 		WHERE NOT ` + forgottenSQL("?16", "?10") + `
 		  AND NOT (?8 AND ` + forgottenSQL("?17", "?18") + `)
 		ON CONFLICT(id) DO UPDATE SET channel_id=excluded.channel_id, guild_id=excluded.guild_id,
@@ -282,7 +284,7 @@ func (s *SQLite) EditMessage(ctx context.Context, id, content string, editedAt t
 
 // DeleteMessage implements Store.
 func (s *SQLite) DeleteMessage(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE messages SET deleted=1 WHERE id=?`, id)
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET deleted=1, unhandled=0 WHERE id=?`, id)
 	if err != nil {
 		return fmt.Errorf("store: delete message %s: %w", id, err)
 	}

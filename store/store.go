@@ -43,6 +43,10 @@ type Message struct {
 	// Images are the images the message shows (attachments, image embeds), as Discord
 	// described them when the message was stored.
 	Images []Image
+	// Unhandled marks a message stored before the text pipeline handled it (a catch-up's
+	// batch: unhandled.go) when the save inserts it; a save of a message stored already leaves
+	// its mark as it is. Not read back: UnhandledMessages lists the marked ones.
+	Unhandled bool
 }
 
 // Image is one image a message shows, as Discord described it. Its URLs are signed and expire
@@ -166,7 +170,8 @@ type Store interface {
 	SaveMessages(ctx context.Context, ms []Message) ([]error, error)
 	// EditMessage updates a stored message's content; ErrNotFound when it was never stored.
 	EditMessage(ctx context.Context, id, content string, editedAt time.Time) error
-	// DeleteMessage marks a message deleted; ErrNotFound when it was never stored.
+	// DeleteMessage marks a message deleted (and no longer unhandled); ErrNotFound when it was
+	// never stored.
 	DeleteMessage(ctx context.Context, id string) error
 	// Message returns one message, deleted ones included (check Deleted).
 	Message(ctx context.Context, id string) (Message, error)
@@ -223,6 +228,9 @@ type Store interface {
 	// GuildsLeft records the servers banter was removed from and purges their data after a
 	// grace period (guildsleft.go).
 	GuildsLeft
+	// UnhandledMessages marks the messages a catch-up stored before the pipeline handled them
+	// (unhandled.go).
+	UnhandledMessages
 
 	// Prune deletes messages, turns and open voice turns created before cutoff and ledger rows
 	// older than an hour before now, and reports how many messages went.

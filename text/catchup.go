@@ -26,10 +26,13 @@ import (
 //
 // Where a channel's catch-up starts:
 //
-//	seen     the newest message this process has seen there (live or in an earlier catch-up)
-//	stored   else the newest message the store holds for it (an earlier process saw it)
-//	window   else text.catchUpMaxAgeMinutes back from now (a quiet channel, or one created
-//	         while the bot was down): older messages could not be answered anyway
+//	seen       the newest message this process has seen there (live or in an earlier catch-up)
+//	unhandled  else, when the store holds messages of it an earlier process's catch-up stored
+//	           and did not finish handling, just before the oldest of them
+//	           (catchup_unhandled.go)
+//	stored     else the newest message the store holds for it (an earlier process saw it)
+//	window     else text.catchUpMaxAgeMinutes back from now (a quiet channel, or one created
+//	           while the bot was down): older messages could not be answered anyway
 //
 // A missed message older than text.catchUpMaxAgeMinutes is stored and declined (logged
 // message_ignored reason=catch_up_stale, by id). Paging is bounded: past catchUpMaxPages pages
@@ -193,6 +196,8 @@ type catchUpRun struct {
 	skipped, truncated    bool
 	floor                 string // the oldest id still answerable (now − max age)
 	batch                 catchUpBatch
+	takeUp                *takeUp // from=unhandled: what an earlier process left unhandled
+	takenUp               int     // marked messages fed through the pipeline again
 }
 
 // catchUpBatch is what a catch-up stores in one write (Store.SaveMessages, catchup_batch.go)
@@ -203,14 +208,20 @@ type catchUpBatch struct {
 	stale   []bool               // recs[i] is a stale message's (else a fresh one's, fed to the pipeline after the write)
 	fresh   []*discordgo.Message // the fresh messages of recs, in order
 	freshAt []int                // the index in recs of each of fresh
+	again   []bool               // fresh[k] was stored marked unhandled by an earlier process: not written again
+	handled []string             // marked messages to clear with the page's: stale ones taken up again
 }
 
 // catchUpStart is where a channel's catch-up reads from: after the message after, found as from
-// ("seen", "stored" or "window").
-type catchUpStart struct{ after, from string }
+// ("seen", "unhandled", "stored" or "window"); takeUp is set with "unhandled".
+type catchUpStart struct {
+	after, from string
+	takeUp      *takeUp
+}
 
 // startOf is where a channel's catch-up starts: the newest message this process has seen there,
-// else the newest the store holds, else text.catchUpMaxAgeMinutes back. It is resolved when the
+// else before the oldest the store holds marked unhandled, else the newest the store holds,
+// else text.catchUpMaxAgeMinutes back. It is resolved when the
 // gap is noticed, on the gateway's event goroutine (handlers run in order, before any later
 // event's): resolved later, on the catch-up's own goroutine, a live message handled meanwhile,
 // or the history its turn backfills into the store, would move the start past what was missed.
@@ -223,6 +234,9 @@ func (s *Service) startOf(cfg *config.Config, cs *channelState) catchUpStart {
 		s.logger.Warn("store_failed", "op", "recent_messages", "channel_id", cs.id, "error", err.Error())
 	}
 	if len(recent) > 0 {
+		if start, ok := s.unhandledStart(cs.id, recent[0].ID, s.now().Add(-cfg.Text.CatchUpMaxAge())); ok {
+			return start
+		}
 		return catchUpStart{after: recent[0].ID, from: "stored"}
 	}
 	return catchUpStart{after: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge())), from: "window"}
@@ -240,7 +254,7 @@ func (s *Service) catchUpChannel(cs *channelState, reason string, start catchUpS
 	_, guildID := cs.position()
 	after := start.after
 	r := &catchUpRun{cs: cs, reason: reason, from: start.from, guildID: guildID,
-		floor: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge()))}
+		floor: snowflakeAt(s.now().Add(-cfg.Text.CatchUpMaxAge())), takeUp: start.takeUp}
 	for {
 		msgs, err := s.opts.Discord.ChannelMessages(cs.id, catchUpPageSize, "", after, "", discordgo.WithContext(ctx))
 		if err != nil {
@@ -269,9 +283,14 @@ func (s *Service) catchUpChannel(cs *channelState, reason string, start catchUpS
 			break
 		}
 	}
+	s.markHandled(r.leftMarked(after))
 	s.opts.Metrics.catchUp(reason, "done", r.fresh)
-	s.logger.Info("catch_up", "channel_id", cs.id, "reason", reason, "from", r.from, "fetched", r.fetched, "new", r.fresh,
-		"stale", r.stale, "pages", r.pages, "skipped", r.skipped, "truncated", r.truncated)
+	attrs := []any{"channel_id", cs.id, "reason", reason, "from", r.from, "fetched", r.fetched, "new", r.fresh,
+		"stale", r.stale, "pages", r.pages, "skipped", r.skipped, "truncated", r.truncated}
+	if r.takeUp != nil {
+		attrs = append(attrs, "taken_up", r.takenUp)
+	}
+	s.logger.Info("catch_up", attrs...)
 }
 
 // next is where the page after one ending at last starts: after last, or, once catchUpMaxPages
@@ -299,25 +318,37 @@ func (s *Service) catchUpMessage(cfg *config.Config, r *catchUpRun, m *discordgo
 		m.GuildID = r.guildID // REST message objects carry no guild_id
 	}
 	r.fetched++
-	if r.cs.seen(m.ID) {
+	if r.cs.seen(m.ID) || r.handledBefore(m) {
 		return
 	}
 	r.fresh++
+	again := r.markedBefore(m.ID) // stored (marked) by an earlier process, not handled to the end
 	if age := s.now().Sub(snowflakeTime(m.ID)); age > cfg.Text.CatchUpMaxAge() {
 		r.stale++
 		s.logger.Info("message_ignored", "reason", "catch_up_stale", "message_id", m.ID, "channel_id", r.cs.id,
 			"age_s", int(age.Seconds()))
-		if rec, ok := s.storeOnly(m); ok {
+		if again {
+			r.cs.firstSight(m.ID, m.GuildID)
+			r.batch.handled = append(r.batch.handled, m.ID)
+		} else if rec, ok := s.storeOnly(m); ok {
 			r.batch.addStale(rec)
 		}
 		return
 	}
 	if rec, ok := s.prestorable(cfg, m); ok {
-		r.batch.addFresh(rec, m)
+		r.batch.addFresh(rec, m, again)
 		return
 	}
 	s.flushCatchUp(r) // what is older is stored first, then this message may record its turn
-	s.HandleMessageCreate(m)
+	if !again {
+		s.HandleMessageCreate(m)
+		return
+	}
+	// Stored by the earlier process: not written again (nor offered to memory extraction).
+	pre := &prestored{rec: storedFromDiscord(m, s.channelInfo(s.ctx, m.ChannelID), false), marked: true}
+	if !s.ingest(m, false, pre) {
+		s.markHandled([]string{m.ID})
+	}
 }
 
 // catchUpFailed logs a catch-up that could not read its channel: a channel the bot may not

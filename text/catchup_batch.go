@@ -31,11 +31,18 @@ import (
 // bot, so a message is stored before the pipeline handles it and before anything newer.
 // When the write fails, every message is stored one by one as before (store_failed logged
 // for each that fails).
+//
+// The fresh messages are written marked unhandled, and the marks are cleared once the
+// pipeline is done with them (catchup_unhandled.go): a crash between the write and the
+// pipeline leaves them marked, and the next process's catch-up takes them up again.
 
 // prestored is the catch-up's write of a fresh message, for the pipeline's save (saveOnce).
 type prestored struct {
 	rec store.Message
 	err error // the message's result: nil, or store.ErrForgotten
+	// marked: the row is marked unhandled (written so by this catch-up, or by an earlier
+	// process's); the pipeline clears the mark when it is done with the message.
+	marked bool
 }
 
 func (b *catchUpBatch) addStale(rec store.Message) {
@@ -43,9 +50,13 @@ func (b *catchUpBatch) addStale(rec store.Message) {
 	b.stale = append(b.stale, true)
 }
 
-func (b *catchUpBatch) addFresh(rec store.Message, m *discordgo.Message) {
+// addFresh adds a fresh message, written marked unhandled; again says an earlier process stored
+// it so already (it is not written again).
+func (b *catchUpBatch) addFresh(rec store.Message, m *discordgo.Message, again bool) {
+	rec.Unhandled = true
 	b.freshAt = append(b.freshAt, len(b.recs))
 	b.fresh = append(b.fresh, m)
+	b.again = append(b.again, again)
 	b.recs = append(b.recs, rec)
 	b.stale = append(b.stale, false)
 }
@@ -79,27 +90,33 @@ func (s *Service) prestorable(cfg *config.Config, m *discordgo.Message) (store.M
 }
 
 // flushCatchUp writes a catch-up's batch, then feeds its fresh messages through the pipeline,
-// in order. A fresh message seen meanwhile (live) is left out of the write: the pipeline
-// finds it a duplicate, as it did before.
+// in order, and clears in one write the unhandled marks of those the pipeline was done with at
+// once. A fresh message seen meanwhile (live) is left out of the write: the pipeline finds it
+// a duplicate, as it did before; so is one an earlier process stored (again).
 func (s *Service) flushCatchUp(r *catchUpRun) {
 	b := r.batch
 	r.batch = catchUpBatch{}
 	if len(b.recs) == 0 {
+		s.markHandled(b.handled)
 		return
 	}
 	recs, idx := b.recs[:0:0], make([]int, len(b.recs)) // idx: where each of b.recs is in recs, or -1
-	live := make(map[int]bool, len(b.fresh))
-	for _, i := range b.freshAt {
-		live[i] = r.cs.seen(b.recs[i].ID)
+	skip := make(map[int]bool, len(b.fresh))
+	for k, i := range b.freshAt {
+		skip[i] = b.again[k] || r.cs.seen(b.recs[i].ID)
 	}
 	for i, rec := range b.recs {
 		idx[i] = -1
-		if !live[i] {
+		if !skip[i] {
 			idx[i] = len(recs)
 			recs = append(recs, rec)
 		}
 	}
-	results, err := s.opts.Store.SaveMessages(s.ctx, recs)
+	var results []error
+	var err error
+	if len(recs) > 0 {
+		results, err = s.opts.Store.SaveMessages(s.ctx, recs)
+	}
 	if err != nil {
 		s.logger.Warn("store_failed", "op", "save_messages", "channel_id", r.cs.id, "messages", len(recs), "error", err.Error())
 	}
@@ -117,25 +134,39 @@ func (s *Service) flushCatchUp(r *catchUpRun) {
 			s.logRefused(rec, "catch_up")
 		}
 	}
+	handled := b.handled
 	for k, m := range b.fresh {
 		i := b.freshAt[k]
 		var pre *prestored
-		if err == nil && idx[i] >= 0 {
-			pre = &prestored{rec: b.recs[i], err: results[idx[i]]}
+		switch {
+		case b.again[k]:
+			pre = &prestored{rec: b.recs[i], marked: true}
+		case err == nil && idx[i] >= 0:
+			pre = &prestored{rec: b.recs[i], err: results[idx[i]], marked: results[idx[i]] == nil}
 		}
-		s.ingest(m, true, pre)
+		if !s.ingest(m, !b.again[k], pre) && pre != nil && pre.marked {
+			handled = append(handled, m.ID)
+		}
 	}
+	s.markHandled(handled)
 }
 
 // saveOnce is saveMessage, unless pre is the catch-up's write of the same record: then it is
 // that write's result, logged as saveMessage logs it.
 func (s *Service) saveOnce(ctx context.Context, rec store.Message, source string, pre *prestored) (refused bool, err error) {
-	if pre == nil || !reflect.DeepEqual(pre.rec, rec) {
-		return s.saveMessage(ctx, rec, source)
+	if pre == nil || !sameRecord(pre.rec, rec) {
+		return s.saveMessage(ctx, rec, source) // a stored row keeps its unhandled mark
 	}
 	if errors.Is(pre.err, store.ErrForgotten) {
 		s.logRefused(rec, source)
 		return true, nil
 	}
 	return false, pre.err
+}
+
+// sameRecord reports whether two records of a message are the same but for the unhandled
+// mark, which only the catch-up's write sets.
+func sameRecord(a, b store.Message) bool {
+	a.Unhandled = b.Unhandled
+	return reflect.DeepEqual(a, b)
 }

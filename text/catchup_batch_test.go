@@ -54,6 +54,11 @@ func caughtUp(t *testing.T, h *harness, asked discordsim.Message) {
 	if err != nil || len(open) != 0 {
 		t.Errorf("open turns after the answer: %+v, %v; want none", open, err)
 	}
+	// The pipeline is done with every message (the chatter declined by Stage A): none is left
+	// marked for the next process to take up again.
+	if marked, err := h.st.UnhandledMessages(h.ctx, string(h.general), time.Time{}, 1000); err != nil || len(marked) != 0 {
+		t.Errorf("%d messages left marked unhandled (%v), want none", len(marked), err)
+	}
 }
 
 // TestCatchUpStoresPagesInOneWrite: a catch-up stores the missed messages a page at a time, in
@@ -80,6 +85,11 @@ func TestCatchUpStoresPagesInOneWrite(t *testing.T) {
 	if batches, single := ops("save_messages"), ops("save_message"); batches != 5 || single < 2 || single > 3 {
 		t.Errorf("store writes of messages: %v batches and %v single saves, want 5 and 2 or 3 (one by one: 401 or more saves); logs:\n%s",
 			batches, single, h.tail())
+	}
+	// The unhandled marks of the fresh messages Stage A declined are cleared in one write per
+	// batch that had any (the three with fresh messages), not one per message.
+	if marks := ops("mark_handled"); marks != 3 {
+		t.Errorf("mark_handled writes: %v, want 3 (one per batch with fresh messages)", marks)
 	}
 }
 

@@ -23,10 +23,11 @@ func (s *Service) HandleMessageCreate(m *discordgo.Message) { s.ingest(m, true, 
 // (an open turn's, requeued by turn recovery): memory extraction already has it, extracted or
 // after its channel's memory cursor (memory.Extractor.Resume), and is not offered it twice.
 // pre, when not nil, is the catch-up's write of the message (catchup_batch.go): the same
-// record is not written again.
-func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
+// record is not written again. It reports whether the message went on as a turn that clears
+// pre's unhandled mark when it ends (turnsHandled); otherwise the pipeline is done with it.
+func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) bool {
 	if m == nil || m.Author == nil || m.GuildID == "" {
-		return // direct messages are not banter's business
+		return false // direct messages are not banter's business
 	}
 	s.names.learn(m.GuildID, m) // whoever it shows, for their mentions, whatever becomes of it
 	cfg := s.cfg()
@@ -37,35 +38,35 @@ func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
 	if !isSelf {
 		if m.Author.Bot {
 			s.opts.Metrics.ingested("other_bot")
-			return
+			return false
 		}
 		if s.filter(cfg).Blocked(m.Author.ID) {
 			s.opts.Metrics.ingested("blocked_user")
 			s.logger.Debug("message_ignored", "reason", "blocked_user", "message_id", m.ID, "channel_id", m.ChannelID)
-			return
+			return false
 		}
 	}
 	ch := s.channelInfo(ctx, m.ChannelID)
 	if !s.channelAllowed(cfg.Permissions.AllowedChannelIDs, ch) {
 		s.opts.Metrics.ingested("channel_not_allowed")
-		return
+		return false
 	}
 	if !s.channel(m.ChannelID).firstSight(m.ID, m.GuildID) {
 		s.opts.Metrics.ingested("duplicate") // seen live and again in a catch-up
-		return
+		return false
 	}
 	if s.filter(cfg).Exclude(m.Author.ID, m.Content, isSelf) == safety.BanWord {
 		s.opts.Metrics.ingested("ban_word")
 		s.logger.Info("message_ignored", "reason", "ban_word", "message_id", m.ID, "channel_id", m.ChannelID, "user_id", m.Author.ID)
-		return
+		return false
 	}
 
 	if !isSelf && s.handleMemoryPrefix(cfg, m) {
-		return // "!banter memory …": answered, not stored
+		return false // "!banter memory …": answered, not stored
 	}
 	if isSelf && answersMemoryCommand(cfg, m) {
 		s.opts.Metrics.ingested("memory_command")
-		return // nor is the answer to one
+		return false // nor is the answer to one
 	}
 	rec := storedFromDiscord(m, ch, isSelf)
 	cs := s.channel(m.ChannelID)
@@ -73,6 +74,7 @@ func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
 	opened := false
 	if !isSelf {
 		t = s.newTurn(ctx, cfg, m, rec)
+		t.unhandled = pre != nil && pre.marked
 		opened = s.openBeforeStore(ctx, cfg, cs, t)
 	}
 	refused, err := s.saveOnce(ctx, rec, "ingest", pre)
@@ -89,19 +91,19 @@ func (s *Service) ingest(m *discordgo.Message, remember bool, pre *prestored) {
 				s.logger.Error("store_failed", "op", "drop_turn", "message_id", m.ID, "error", err.Error())
 			}
 		}
-		return // a member's: neither remembered nor answered
+		return false // a member's: neither remembered nor answered
 	}
 	cs.noteMessage(isSelf, rec.CreatedAt)
 	if isSelf {
 		s.opts.Metrics.ingested("self")
-		return
+		return false
 	}
 	s.opts.Metrics.ingested("stored")
 	if remember {
 		s.remember(rec)
 	}
 
-	s.admit(ctx, cfg, cs, t, opened)
+	return s.admit(ctx, cfg, cs, t, opened)
 }
 
 // openBeforeStore records the durable turn of a message that addresses the bot, or may (the
@@ -127,10 +129,11 @@ func (s *Service) openBeforeStore(ctx context.Context, cfg *config.Config, cs *c
 // opened says its durable turn is recorded already (openBeforeStore); one Stage A declines, or
 // finds not addressed after all, is closed (explained: the decision is logged). In a channel
 // where the bot may not post (the session's state says so) no Stage A runs (cannotAnswer).
-func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn, opened bool) {
+// It reports whether the turn went on (queued, or to the classifier), as ingest does.
+func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelState, t *turn, opened bool) bool {
 	if why := s.sendRefusal(t.msg.ChannelID); why != "" {
 		s.cannotAnswer(t, opened, why) // nothing could be sent: ask no model
-		return
+		return false
 	}
 	tt := t.stageATurn(cfg, s.now(), cs, s.botNickname(t.msg.GuildID))
 	pending := s.opts.Engine.Admit(&tt).Outcome == decision.OutcomePending
@@ -139,7 +142,7 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 		s.openTurn(ctx, t, nil)
 		opened = true
 	}
-	decide := func() {
+	decide := func() bool {
 		d := s.opts.Engine.Decide(ctx, &tt, t.logAttrs()...)
 		allowed := d.Outcome == decision.OutcomeAllow
 		if allowed {
@@ -154,19 +157,22 @@ func (s *Service) admit(ctx context.Context, cfg *config.Config, cs *channelStat
 		if allowed {
 			s.enqueue(cs, t)
 		}
+		return allowed
 	}
 	if !pending {
-		decide()
-		return
+		return decide()
 	}
 	// The classifier may take seconds: the turn is durable before it is asked, so that a
 	// crash meanwhile does not lose it.
 	if !s.spawn(func() {
 		s.classifierView(ctx, cfg, cs, t, &tt)
-		decide()
+		if !decide() {
+			s.turnsHandled(t)
+		}
 	}) {
-		s.shed(t, "shutting_down")
+		s.shed(t, "shutting_down") // its mark stays: the next process takes it up
 	}
+	return true
 }
 
 // spawn runs fn on a goroutine owned by the service (Shutdown waits for it); it returns false,

@@ -73,6 +73,7 @@ func (s *Service) enqueue(cs *channelState, t *turn) {
 	s.opts.Metrics.queueDepth(depth)
 	if shed != nil {
 		s.shed(shed, shedWhy)
+		s.turnsHandled(shed)
 	}
 	if swamped {
 		s.swamped(t, depth)
@@ -91,7 +92,10 @@ func (s *Service) swamped(t *turn, depth int) {
 	s.opts.Metrics.reply("swamped")
 	s.logger.Warn("turn_swamped", "message_id", t.msg.ID, "channel_id", t.msg.ChannelID, "user_id", t.msg.AuthorID,
 		"queue_depth", depth)
-	if !s.spawn(func() { s.closeTurns([]*turn{t}, outcomeOf(s.sendNotice(s.ctx, t, swampedNotice))) }) {
+	if !s.spawn(func() {
+		s.closeTurns([]*turn{t}, outcomeOf(s.sendNotice(s.ctx, t, swampedNotice)))
+		s.turnsHandled(t)
+	}) {
 		s.shed(t, "shutting_down")
 	}
 }

@@ -33,6 +33,11 @@ type turn struct {
 
 	history      []store.Message // the channel's messages before msg, oldest first
 	historyEpoch uint64          // the channel's history epoch when read (0: not read)
+
+	// unhandled: a catch-up stored msg marked unhandled (catchup_unhandled.go); the mark is
+	// cleared when the turn ends (turnsHandled), or left for the next process when shutdown or
+	// a crash cuts it.
+	unhandled bool
 }
 
 func (t *turn) addressed() bool { return t.decision.DirectAddressed || t.command != nil }

@@ -85,7 +85,8 @@ func (s *Service) closeTurnIDs(ids []string, outcome string) {
 
 // closeAttempt closes the durable turns of a batch once its attempt has ended: those admitted
 // again take the attempt's outcome, the others (denied at the second Stage A, filtered after a
-// reload: logged) are explained.
+// reload: logged) are explained. The unhandled marks of its messages (a catch-up's) are
+// cleared, unless shutdown cut the attempt short: the next process takes them up.
 func (s *Service) closeAttempt(batch []*turn, a *attempt) {
 	var others []*turn
 	for _, t := range batch {
@@ -95,6 +96,9 @@ func (s *Service) closeAttempt(batch []*turn, a *attempt) {
 	}
 	s.closeTurns(a.admitted, a.outcome)
 	s.closeTurns(others, store.TurnExplained)
+	if a.outcome != "" || s.ctx.Err() == nil {
+		s.turnsHandled(batch...)
+	}
 }
 
 // outcomeOf is a send's outcome.
