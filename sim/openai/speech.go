@@ -136,15 +136,22 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 			"input_tokens": in, "output_tokens": out, "total_tokens": in + out}}, false)
 		return
 	}
+	s.writeSpeech(w, r, rec, &o, pc, pcm, req.ResponseFormat == "wav")
+}
+
+// writeSpeech writes a non-streamed speech answer: PCM (or a WAV) in chunks of speechChunk, at
+// the pace and with the faults o asks for. rec counts the audio written (AudioBytes) and whether
+// the client went away (ClientGone); it is recorded just before the last chunk.
+func (s *Server) writeSpeech(w http.ResponseWriter, r *http.Request, rec *Recorded, o *outcome, pc *pacer, pcm []byte, wav bool) {
 	h := w.Header()
-	if req.ResponseFormat == "wav" {
+	if wav {
 		h.Set("Content-Type", "audio/wav")
 	} else {
 		h.Set("Content-Type", "audio/pcm")
 	}
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
-	if req.ResponseFormat == "wav" {
+	if wav {
 		_, _ = w.Write(appendWAVHeader(nil, len(pcm), SpeechRate, 1))
 	}
 	n := 0
