@@ -43,16 +43,9 @@ func parseModifyGuild(body map[string]json.RawMessage) (world.GuildEdit, error) 
 	for k, raw := range body {
 		switch k {
 		case "afk_channel_id":
-			var ch *string
-			if err := json.Unmarshal(raw, &ch); err != nil {
-				return bad("afk_channel_id: must be a snowflake or null")
-			}
-			target := ChannelID("")
-			if ch != nil {
-				if _, err := strconv.ParseUint(*ch, 10, 64); err != nil {
-					return bad(fmt.Sprintf("afk_channel_id: Value %q is not snowflake.", *ch))
-				}
-				target = ChannelID(*ch)
+			target, msg := nullableChannel(raw, k)
+			if msg != "" {
+				return bad(msg)
 			}
 			e.AFKChannel = &target
 		case "afk_timeout":
@@ -66,4 +59,20 @@ func parseModifyGuild(body map[string]json.RawMessage) (world.GuildEdit, error) 
 		}
 	}
 	return e, nil
+}
+
+// nullableChannel reads a body field that is a channel's snowflake or null ("" for null), or
+// returns the Invalid Form Body message naming field.
+func nullableChannel(raw json.RawMessage, field string) (ChannelID, string) {
+	var ch *string
+	if err := json.Unmarshal(raw, &ch); err != nil {
+		return "", field + ": must be a snowflake or null"
+	}
+	if ch == nil {
+		return "", ""
+	}
+	if _, err := strconv.ParseUint(*ch, 10, 64); err != nil {
+		return "", fmt.Sprintf("%s: Value %q is not snowflake.", field, *ch)
+	}
+	return ChannelID(*ch), ""
 }

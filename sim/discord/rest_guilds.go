@@ -317,16 +317,9 @@ func parseModifyMember(body map[string]json.RawMessage, current bool) (world.Mem
 			}
 			e.Nick = n
 		case "channel_id":
-			var ch *string
-			if err := json.Unmarshal(raw, &ch); err != nil {
-				return bad("channel_id: must be a snowflake or null")
-			}
-			target := ChannelID("")
-			if ch != nil {
-				if _, err := strconv.ParseUint(*ch, 10, 64); err != nil {
-					return bad(fmt.Sprintf("channel_id: Value %q is not snowflake.", *ch))
-				}
-				target = ChannelID(*ch)
+			target, msg := nullableChannel(raw, k)
+			if msg != "" {
+				return bad(msg)
 			}
 			e.Voice.Channel = &target
 		case "mute", "deaf":
