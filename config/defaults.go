@@ -141,11 +141,11 @@ func defaultVoice() Voice {
 			SessionMaxMinutes: 55,
 		},
 		Endpointing: Endpointing{
-			SilenceMs:         900,
+			SilenceMs:         800,
 			MinUtteranceMs:    300,
 			MaxUtteranceMs:    15000,
 			RoomHoldMs:        1500,
-			CompleteSilenceMs: 900,
+			CompleteSilenceMs: 800,
 			TrailingSilenceMs: 1200,
 			FalseEndMs:        1500,
 			Detector:          "neural",

@@ -117,6 +117,12 @@ type Measure struct {
 	// the background (AlgorithmSpeech), or a speech frame that stands out
 	// of the background (AlgorithmNeural): what confirms speech.
 	Strong bool
+	// Onset: a silent frame that stands out of the room 6 dB more than the member's speech
+	// must (AlgorithmNeural; before the room is known, one over ThresholdDB and 5 dB over the
+	// frames heard so far), at most 3 dB under the frame before it: maybe the start of a
+	// word, which the network takes up to four 32 ms steps to call speech. It holds off the
+	// end of an utterance (Endpointer: onsetHoldN); it does not continue one.
+	Onset bool
 	// Prob is the network's speech probability for the latest 32 ms that
 	// ended in this frame (AlgorithmNeural), else 0.
 	Prob float64

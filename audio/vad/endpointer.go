@@ -119,6 +119,7 @@ type Endpointer struct {
 	lastSpeech int    // buf index of the last speech frame in this chunk, -1 if none
 	lastPos    uint64 // end position of the last speech frame of the utterance
 	silence    int    // consecutive non-speech frames
+	onset      int    // of those, the last ones that were Onset frames (up to onsetHoldN)
 	endCur     int    // silence frames that end this utterance (endN unless SetEndSilence)
 	speechN    int    // speech frames in the utterance
 	speaking   bool
@@ -247,7 +248,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		if e.far(m) {
 			// the room, not this speaker: it does not keep the utterance
 			// going (chatter or music after the speaker stopped)
-			m.Class = ClassSilence
+			m.Class, m.Onset = ClassSilence, false
 		}
 		e.append(frame, m.Class)
 		e.meas.buffered(e.bufN-1, m)
@@ -259,8 +260,13 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 
 	if m.Class == ClassSilence {
 		e.silence++
+		if m.Onset {
+			e.onset = min(e.onset+1, onsetHoldN)
+		} else {
+			e.onset = 0
+		}
 	} else {
-		e.silence = 0
+		e.silence, e.onset = 0, 0
 		e.lastSpeech = e.bufN - 1
 		e.lastPos = e.pos
 		e.speechN++
@@ -286,7 +292,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		ev = append(ev, e.event(EventSpeaking))
 	}
 	switch {
-	case e.silence >= e.endCur:
+	case e.silence-e.onset >= e.endCur:
 		ev = append(ev, e.finish())
 	case e.bufN >= e.maxN && e.chunk == 0 && e.noise():
 		// the same checks as an end: music or hum never reaches STT
@@ -345,7 +351,7 @@ func (e *Endpointer) begin() {
 	e.firstPos = e.pos - uint64(run)
 	e.lastSpeech = n - 1
 	e.speechRun = 0
-	e.silence = 0
+	e.silence, e.onset = 0, 0
 	e.endCur = e.endN
 }
 
@@ -443,6 +449,13 @@ func (e *Endpointer) confirmed() bool {
 	}
 	return bits.OnesCount64(e.strong&(1<<50-1)) >= confirmStrong
 }
+
+// onsetHoldN is how long Onset frames may hold off the end of an utterance (140 ms: the
+// network's four 32 ms steps to call a soft onset speech, and a frame). While the silence that
+// ends the utterance is reached on Onset frames, the end waits for the network's word on them:
+// speech continues the utterance; silence, or onsetHoldN of them, ends it. So a pause is heard
+// as long as it is, not as long as the network takes to call the next word.
+const onsetHoldN = 7
 
 // AlgorithmSpeech's utterance checks.
 const (

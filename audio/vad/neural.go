@@ -38,6 +38,9 @@ type neural struct {
 	rs       *resample.Resampler // the stream's rate to 16 kHz; nil at 16 kHz
 	rsOut    []int16
 	on, hold float32
+	// thresholdDB is Config.ThresholdDB: an Onset frame before the room is known is over it
+	thresholdDB float64
+	prevDB      float64 // the previous frame's level
 	// room is how much the room itself sounds like speech to the network: the share of the
 	// frames at the background level it does not call silence (0 quiet or noise, 1 chatter).
 	room   float32
@@ -91,6 +94,11 @@ const (
 	// made 2; 5 makes at most one, at the cost of speech 5 dB over babble (dev: 6 % unheard).
 	strongMinDB = 3
 	strongMaxDB = 5
+	// onsetOverDB: a silent frame this much louder than one that would be the member's speech
+	// may be the onset of their next word (Measure.Onset).
+	onsetOverDB = 6
+	// onsetFallDB: an Onset frame is at most this much quieter than the frame before it.
+	onsetFallDB = 3
 	// roomLoudShare: the percentile of the room's levels a voice must stand out of in a room
 	// that talks.
 	roomLoudShare = 0.8
@@ -114,7 +122,7 @@ func newNeural(c Config) (*neural, error) {
 		return nil, fmt.Errorf("vad: neural detector: %w", err)
 	}
 	n := &neural{net: m.NewStream(), on: float32(c.SpeechProb), hold: float32(c.HoldProb), room: roomPrior,
-		sinceMember: weakHoldN}
+		sinceMember: weakHoldN, thresholdDB: c.ThresholdDB}
 	if c.SampleRate != silero.SampleRate {
 		n.rs, err = resample.New(pcm.Format{Rate: c.SampleRate, Channels: 1}, pcm.Speech16k())
 		if err != nil {
@@ -158,6 +166,17 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 		// just after the member's speech (the room's own speech would hold the turn open)
 		m.Class = ClassWeak
 	}
+	if m.Class == ClassSilence {
+		// as loud as the member's speech; before the room is known, over the absolute
+		// threshold and the most a member's speech must stand out of a room
+		m.Onset = over >= need+onsetOverDB
+		if !n.roomKnown() {
+			m.Onset = m.EnergyDB >= n.thresholdDB && over >= strongMaxDB
+		}
+		// a word's first frames grow or hold; a click's or a note's fall away
+		m.Onset = m.Onset && m.EnergyDB >= n.prevDB-onsetFallDB
+	}
+	n.prevDB = m.EnergyDB
 	n.sinceMember = min(n.sinceMember+1, weakHoldN)
 	if m.Strong {
 		n.sinceMember = 0
@@ -260,6 +279,7 @@ func (n *neural) roomKnown() bool { return n.heard >= roomReadyN }
 
 func (n *neural) reset() {
 	n.net.Reset()
+	n.prevDB = 0
 	n.room, n.roomN, n.heard, n.sound, n.frozen, n.sinceMember, n.near = roomPrior, 0, 0, 0, 0, weakHoldN, 0
 	n.first, n.firstN, n.firstTalk = [bgBins]uint8{}, 0, 0
 	if n.rs != nil {

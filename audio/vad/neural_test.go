@@ -340,3 +340,44 @@ func TestNeuralStreamStartsInChatter(t *testing.T) {
 		t.Errorf("%d of %d items heard, want at least %d", heard, items, items*7/10)
 	}
 }
+
+// TestNeuralOnsetHoldsTheEnd: a sound as loud as the member's speech that the network does not
+// (yet) call speech, reached as the end silence runs out, holds the end off for at most
+// onsetHoldN frames: it may be the next word's onset, which the network takes up to four steps
+// to call. Anywhere earlier in the pause it changes nothing. The sound here is a burst of white
+// noise, which the network never calls speech, so the end comes after the hold.
+func TestNeuralOnsetHoldsTheEnd(t *testing.T) {
+	item := testaudio.Voiced(t, "banter-joke.wav")
+	const end = 700 * ms
+	finalEnd := func(pauseToBurst time.Duration, burst time.Duration) time.Duration {
+		t.Helper()
+		s := slices.Concat(silenceOf(400*ms), item, silenceOf(pauseToBurst), addNoise(silenceOf(burst), -20))
+		e, _ := New(Config{EndSilence: end})
+		var at time.Duration
+		for _, ev := range feed(t, e, s, 2*time.Second) {
+			if ev.Kind == EventEnd && ev.Final {
+				if at != 0 {
+					t.Errorf("burst %v after the item: two utterances", pauseToBurst)
+				}
+				at = ev.At
+			}
+			if ev.Kind == EventStart && ev.Utterance > 1 {
+				t.Errorf("burst %v after the item: the noise started an utterance", pauseToBurst)
+			}
+		}
+		if at == 0 {
+			t.Fatalf("burst %v after the item: no end", pauseToBurst)
+		}
+		return at
+	}
+	quiet := finalEnd(3*time.Second, 0)
+	// the burst starts 100 ms before the end silence runs out (the network's hold after the
+	// item's last word makes the silence start a little after the item's end)
+	late := finalEnd(end-100*ms, 600*ms)
+	if d := late - quiet; d <= 0 || d > onsetHoldN*pcm.FrameDuration {
+		t.Errorf("a loud sound at the end of the silence moved the end by %v, want (0, %v]", d, onsetHoldN*pcm.FrameDuration)
+	}
+	if early := finalEnd(100*ms, 200*ms); early != quiet {
+		t.Errorf("a loud sound early in the pause moved the end by %v, want 0", early-quiet)
+	}
+}

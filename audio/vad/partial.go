@@ -29,12 +29,13 @@ type Partial struct {
 }
 
 // Silence returns the run of silence at the end of the utterance in progress (0 between
-// utterances and while speech goes on).
+// utterances and while speech goes on), as the end of the utterance counts it: without the
+// last frames when they may be the next word's onset (Measure.Onset).
 func (e *Endpointer) Silence() time.Duration {
 	if !e.active {
 		return 0
 	}
-	return dur(uint64(e.silence))
+	return dur(uint64(e.silence - e.onset))
 }
 
 // Partial returns the chunk in progress as it would end now, and whether it would be kept:
