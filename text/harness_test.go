@@ -265,10 +265,11 @@ func (h *harness) botMessages() []discordsim.Message {
 	return bot
 }
 
-// waitLog waits for a log line containing all fragments.
+// waitLog waits for a log line containing all fragments. The guard is long: a catch-up of
+// hundreds of messages under -race on a loaded 2-core machine once took over 10 s to log.
 func (h *harness) waitLog(fragments ...string) string {
 	h.t.Helper()
-	return h.waitLogAfter(0, 10*time.Second, fragments...)
+	return h.waitLogAfter(0, 30*time.Second, fragments...)
 }
 
 // waitLogAfter is waitLog over the log written after offset off, with its own failure guard.

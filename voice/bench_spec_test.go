@@ -91,7 +91,7 @@ type specTurn struct {
 // injected provider latencies (STT 150 ms, first token 200 ms, TTS first byte 120 ms), the
 // serial pipeline (speculation off, fixed 700 ms end of turn: banter before issue 23) with the
 // speculative one (the defaults: speculation at 200 ms pauses, the shipped end of turn,
-// 900/900/1200 ms), turn by turn over specFixtures, each fixture said live by a member in both arms in turn.
+// 800/800/1200 ms), turn by turn over specFixtures, each fixture said live by a member in both arms in turn.
 // Measured on the audio timeline: from the moment the frame with the utterance's last speech
 // sample is sent to the first frame of the bot's answer the member receives. Reported: the
 // medians and p90s, their ratio, provider calls per turn (ratio), and wrong starts (bot audio

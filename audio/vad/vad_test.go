@@ -335,8 +335,8 @@ func BenchmarkPush(b *testing.B) {
 }
 
 // BenchmarkPushSpurt is a talking member's stream as a Listener pushes it: a talk spurt (the
-// clip bench/voice's members say) and then the 900 ms of zeros (the default end silence) it
-// feeds after the member stops sending, until the utterance ends.
+// clip bench/voice's members say) and then the 900 ms of zeros it feeds after the member stops
+// sending, until the utterance ends (the default end silence before the onset hold; 800 ms now).
 func BenchmarkPushSpurt(b *testing.B) {
 	s := slices.Concat(testaudio.Speech16k(b, "hey-banter-weather.wav"), make([]int16, 16000*9/10))
 	e, _ := New(Config{Algorithm: AlgorithmNeural})
