@@ -16,6 +16,9 @@ func (c *Config) Warnings() [][]any {
 	if w := c.memoryOutlivesMessages(); w != nil {
 		out = append(out, w)
 	}
+	if w := c.pauseMayEndTurn(); w != nil {
+		out = append(out, w)
+	}
 	return out
 }
 
@@ -41,4 +44,29 @@ func (c *Config) memoryOutlivesMessages() []any {
 	}
 	return []any{"warning", "memory_outlives_messages", "memory.retentionDays", m, "store.retentionDays", s,
 		"detail", detail + "; set memory.retentionDays to at most store.retentionDays if facts must not outlive their sources"}
+}
+
+// pauseMayEndTurn warns when an end silence is short enough that a pause of up to 700 ms
+// inside a sentence may end the turn, so that the first half is answered (docs/voice.md,
+// "Where a turn ends"): the neural detector hears such a pause as up to 740 ms, the pitch and
+// energy detectors as up to 880 ms. The shipped 800 ms is safe with the neural detector only.
+func (c *Config) pauseMayEndTurn() []any {
+	e := c.Voice.Endpointing
+	if !c.Voice.Enabled {
+		return nil
+	}
+	need, heard := 760, 740
+	if e.Detector == "pitch" || e.Detector == "energy" {
+		need, heard = 900, 880
+	}
+	field, ms := "voice.endpointing.silenceMs", e.SilenceMs
+	if e.CompleteSilenceMs != 0 && e.CompleteSilenceMs < ms {
+		field, ms = "voice.endpointing.completeSilenceMs", e.CompleteSilenceMs
+	}
+	if ms >= need {
+		return nil
+	}
+	return []any{"warning", "pause_may_end_turn", field, ms, "voice.endpointing.detector", e.Detector,
+		"detail", fmt.Sprintf("the %s detector hears a 700 ms pause inside a sentence as up to %d ms, so a member who pauses that long "+
+			"may be answered half a sentence (then cut off by the false end); %d ms or more keeps such a turn whole", e.Detector, heard, need)}
 }

@@ -85,3 +85,52 @@ func TestReloadLogsWarnings(t *testing.T) {
 		t.Errorf("%d config_warning events after a reload that fixed it, want the first one only", n)
 	}
 }
+
+// TestPauseMayEndTurnWarning: an end silence short enough that the detector may hear a 700 ms
+// pause inside a sentence as the end of the turn warns, naming the shortest end silence, its
+// value and the detector; the shipped defaults, long enough ends and voice off do not.
+func TestPauseMayEndTurnWarning(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		voice             bool
+		detector          string
+		silence, complete int
+		wantField         string // "" for no warning
+		wantMs            int
+	}{
+		{"defaults", true, "neural", 800, 800, "", 0},
+		{"neural at 760", true, "neural", 760, 0, "", 0},
+		{"neural at 740", true, "neural", 740, 0, "voice.endpointing.silenceMs", 740},
+		{"complete end shorter", true, "neural", 800, 600, "voice.endpointing.completeSilenceMs", 600},
+		{"pitch with the default", true, "pitch", 800, 800, "voice.endpointing.silenceMs", 800},
+		{"pitch at 900", true, "pitch", 900, 900, "", 0},
+		{"energy at 880", true, "energy", 900, 880, "voice.endpointing.completeSilenceMs", 880},
+		{"voice off", false, "pitch", 500, 500, "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Default()
+			cfg.Memory.Enabled = false
+			cfg.Voice.Enabled = c.voice
+			e := &cfg.Voice.Endpointing
+			e.Detector, e.SilenceMs, e.CompleteSilenceMs = c.detector, c.silence, c.complete
+			ws := cfg.Warnings()
+			if c.wantField == "" {
+				if len(ws) != 0 {
+					t.Errorf("warnings = %v, want none", ws)
+				}
+				return
+			}
+			if len(ws) != 1 {
+				t.Fatalf("warnings = %v, want one", ws)
+			}
+			attrs := map[string]any{}
+			for i := 0; i+1 < len(ws[0]); i += 2 {
+				attrs[ws[0][i].(string)] = ws[0][i+1]
+			}
+			if attrs["warning"] != "pause_may_end_turn" || attrs[c.wantField] != c.wantMs ||
+				attrs["voice.endpointing.detector"] != c.detector || !strings.Contains(attrs["detail"].(string), "half a sentence") {
+				t.Errorf("warning = %v", attrs)
+			}
+		})
+	}
+}
