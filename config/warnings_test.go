@@ -27,19 +27,9 @@ func TestMemoryOutlivesMessagesWarning(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Default()
 			cfg.Memory.Enabled, cfg.Memory.RetentionDays, cfg.Store.RetentionDays = c.enabled, c.memory, c.stored
-			ws := cfg.Warnings()
-			if c.want == "" {
-				if len(ws) != 0 {
-					t.Errorf("warnings = %v, want none", ws)
-				}
+			attrs := onlyWarning(t, cfg.Warnings(), c.want != "")
+			if attrs == nil {
 				return
-			}
-			if len(ws) != 1 {
-				t.Fatalf("warnings = %v, want one", ws)
-			}
-			attrs := map[string]any{}
-			for i := 0; i+1 < len(ws[0]); i += 2 {
-				attrs[ws[0][i].(string)] = ws[0][i+1]
 			}
 			if attrs["warning"] != "memory_outlives_messages" || attrs["memory.retentionDays"] != c.memory ||
 				attrs["store.retentionDays"] != c.stored || !strings.Contains(attrs["detail"].(string), c.want) {
@@ -113,19 +103,9 @@ func TestPauseMayEndTurnWarning(t *testing.T) {
 			cfg.Voice.Enabled = c.voice
 			e := &cfg.Voice.Endpointing
 			e.Detector, e.SilenceMs, e.CompleteSilenceMs = c.detector, c.silence, c.complete
-			ws := cfg.Warnings()
-			if c.wantField == "" {
-				if len(ws) != 0 {
-					t.Errorf("warnings = %v, want none", ws)
-				}
+			attrs := onlyWarning(t, cfg.Warnings(), c.wantField != "")
+			if attrs == nil {
 				return
-			}
-			if len(ws) != 1 {
-				t.Fatalf("warnings = %v, want one", ws)
-			}
-			attrs := map[string]any{}
-			for i := 0; i+1 < len(ws[0]); i += 2 {
-				attrs[ws[0][i].(string)] = ws[0][i+1]
 			}
 			if attrs["warning"] != "pause_may_end_turn" || attrs[c.wantField] != c.wantMs ||
 				attrs["voice.endpointing.detector"] != c.detector || !strings.Contains(attrs["detail"].(string), "half a sentence") {
@@ -133,4 +113,24 @@ func TestPauseMayEndTurnWarning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onlyWarning checks that ws holds one warning (want) or none, and returns that warning's
+// key-value pairs as a map (nil for none).
+func onlyWarning(t *testing.T, ws [][]any, want bool) map[string]any {
+	t.Helper()
+	if !want {
+		if len(ws) != 0 {
+			t.Errorf("warnings = %v, want none", ws)
+		}
+		return nil
+	}
+	if len(ws) != 1 {
+		t.Fatalf("warnings = %v, want one", ws)
+	}
+	attrs := map[string]any{}
+	for i := 0; i+1 < len(ws[0]); i += 2 {
+		attrs[ws[0][i].(string)] = ws[0][i+1]
+	}
+	return attrs
 }

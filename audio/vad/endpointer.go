@@ -292,7 +292,7 @@ func (e *Endpointer) Push(frame []int16) ([]Event, error) {
 		ev = append(ev, e.event(EventSpeaking))
 	}
 	switch {
-	case e.silence-e.onset >= e.endCur:
+	case e.endingSilence() >= e.endCur:
 		ev = append(ev, e.finish())
 	case e.bufN >= e.maxN && e.chunk == 0 && e.noise():
 		// the same checks as an end: music or hum never reaches STT
@@ -449,6 +449,10 @@ func (e *Endpointer) confirmed() bool {
 	}
 	return bits.OnesCount64(e.strong&(1<<50-1)) >= confirmStrong
 }
+
+// endingSilence is the silence that ends the utterance: the run of silent frames without the
+// last ones that may be the next word's onset (up to onsetHoldN).
+func (e *Endpointer) endingSilence() int { return e.silence - e.onset }
 
 // onsetHoldN is how long Onset frames may hold off the end of an utterance (140 ms: the
 // network's four 32 ms steps to call a soft onset speech, and a frame). While the silence that

@@ -167,8 +167,8 @@ func (n *neural) classify(frame []int16, bg *background, inUtterance bool, m *Me
 		m.Class = ClassWeak
 	}
 	if m.Class == ClassSilence {
-		// as loud as the member's speech; before the room is known, over the absolute
-		// threshold and the most a member's speech must stand out of a room
+		// onsetOverDB louder than the member's speech must be; before the room is known, over
+		// the absolute threshold and the most a member's speech must stand out of a room
 		m.Onset = over >= need+onsetOverDB
 		if !n.roomKnown() {
 			m.Onset = m.EnergyDB >= n.thresholdDB && over >= strongMaxDB

@@ -341,8 +341,8 @@ func TestNeuralStreamStartsInChatter(t *testing.T) {
 	}
 }
 
-// TestNeuralOnsetHoldsTheEnd: a sound as loud as the member's speech that the network does not
-// (yet) call speech, reached as the end silence runs out, holds the end off for at most
+// TestNeuralOnsetHoldsTheEnd: a sound loud enough to be the member's next word (Measure.Onset)
+// that the network does not (yet) call speech, reached as the end silence runs out, holds the end off for at most
 // onsetHoldN frames: it may be the next word's onset, which the network takes up to four steps
 // to call. Anywhere earlier in the pause it changes nothing. The sound here is a burst of white
 // noise, which the network never calls speech, so the end comes after the hold.

@@ -35,7 +35,7 @@ func (e *Endpointer) Silence() time.Duration {
 	if !e.active {
 		return 0
 	}
-	return dur(uint64(e.silence - e.onset))
+	return dur(uint64(e.endingSilence()))
 }
 
 // Partial returns the chunk in progress as it would end now, and whether it would be kept:

@@ -9,6 +9,7 @@ import (
 	"github.com/banterbot/banter/audio"
 	"github.com/banterbot/banter/audio/jitter"
 	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/bench/vad/realset"
 )
@@ -69,7 +70,7 @@ func runPauses(w io.Writer, o realOptions) error {
 				if k == 0 {
 					counted++
 				}
-				from, to := time.Duration(it.Start/realset.FrameLen)*20*time.Millisecond, time.Duration(it.End/realset.FrameLen)*20*time.Millisecond
+				from, to := time.Duration(it.Start/realset.FrameLen)*pcm.FrameDuration, time.Duration(it.End/realset.FrameLen)*pcm.FrameDuration
 				n := 0
 				for _, ev := range events {
 					if ev.Kind == vad.EventEnd && ev.Final && ev.SpeechEnd > from && ev.SpeechStart < to {
