@@ -153,6 +153,55 @@ func decodeInto(cfg *Config, data []byte) error {
 	if err := doc.Content[0].Decode(cfg); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
+	detectorEndSilence(cfg, doc.Content[0])
+	return nil
+}
+
+// PitchEndSilenceMs is the end silence the pitch and energy detectors need: they hear a 700 ms
+// pause inside a sentence as up to 880 ms (the quiet edges of the words around it), where the
+// neural detector hears it as up to 740 ms and the defaults' 800 ms suffice (docs/voice.md,
+// "Where a turn ends").
+const PitchEndSilenceMs = 900
+
+// detectorEndSilence gives a document that picks the pitch or energy detector their end
+// silence: voice.endpointing.silenceMs and completeSilenceMs that the document leaves unset
+// are raised from the defaults to PitchEndSilenceMs. Values the document sets are kept (and
+// warned about when short: pause_may_end_turn).
+func detectorEndSilence(cfg *Config, root *yaml.Node) {
+	e := &cfg.Voice.Endpointing
+	if e.Detector != "pitch" && e.Detector != "energy" {
+		return
+	}
+	ep := mappingValue(mappingValue(root, "voice"), "endpointing")
+	if mappingValue(ep, "silenceMs") == nil {
+		e.SilenceMs = max(e.SilenceMs, PitchEndSilenceMs)
+	}
+	if mappingValue(ep, "completeSilenceMs") == nil && e.CompleteSilenceMs != 0 {
+		e.CompleteSilenceMs = max(e.CompleteSilenceMs, PitchEndSilenceMs)
+	}
+}
+
+// mappingValue returns the value of key in the mapping n (nil when n is not a mapping or has
+// no such key, or the value is null), following aliases.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			v := n.Content[i+1]
+			if v.Kind == yaml.AliasNode {
+				v = v.Alias
+			}
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				return nil
+			}
+			return v
+		}
+	}
 	return nil
 }
 

@@ -49,7 +49,8 @@ func (c *Config) memoryOutlivesMessages() []any {
 // pauseMayEndTurn warns when an end silence is short enough that a pause of up to 700 ms
 // inside a sentence may end the turn, so that the first half is answered (docs/voice.md,
 // "Where a turn ends"): the neural detector hears such a pause as up to 740 ms, the pitch and
-// energy detectors as up to 880 ms. The shipped 800 ms is safe with the neural detector only.
+// energy detectors as up to 880 ms. The shipped 800 ms is safe with the neural detector; a
+// document that picks pitch or energy gets PitchEndSilenceMs where it sets no end silence.
 func (c *Config) pauseMayEndTurn() []any {
 	e := c.Voice.Endpointing
 	if !c.Voice.Enabled {
@@ -57,7 +58,7 @@ func (c *Config) pauseMayEndTurn() []any {
 	}
 	need, heard := 760, 740
 	if e.Detector == "pitch" || e.Detector == "energy" {
-		need, heard = 900, 880
+		need, heard = PitchEndSilenceMs, PitchEndSilenceMs-20
 	}
 	field, ms := "voice.endpointing.silenceMs", e.SilenceMs
 	if e.CompleteSilenceMs != 0 && e.CompleteSilenceMs < ms {

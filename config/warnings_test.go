@@ -134,3 +134,37 @@ func onlyWarning(t *testing.T, ws [][]any, want bool) map[string]any {
 	}
 	return attrs
 }
+
+// TestDetectorEndSilence: a document that picks the pitch or energy detector and sets no end
+// silence gets PitchEndSilenceMs (and no pause_may_end_turn warning); what it sets is kept.
+func TestDetectorEndSilence(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		doc                    string
+		wantSilence, wantCompl int
+		wantWarning            bool
+	}{
+		{"neural default", "voice:\n  enabled: true\n", 800, 800, false},
+		{"pitch, nothing set", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n", PitchEndSilenceMs, PitchEndSilenceMs, false},
+		{"energy, nothing set", "voice:\n  enabled: true\n  endpointing:\n    detector: energy\n", PitchEndSilenceMs, PitchEndSilenceMs, false},
+		{"pitch, silence set", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n    silenceMs: 1000\n", 1000, PitchEndSilenceMs, false},
+		{"pitch, short silence kept", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n    silenceMs: 850\n", 850, PitchEndSilenceMs, true},
+		{"pitch, complete set", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n    completeSilenceMs: 820\n", PitchEndSilenceMs, 820, true},
+		{"pitch, complete off", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n    completeSilenceMs: 0\n", PitchEndSilenceMs, 0, false},
+		{"pitch, null silence", "voice:\n  enabled: true\n  endpointing:\n    detector: pitch\n    silenceMs: ~\n", PitchEndSilenceMs, PitchEndSilenceMs, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte("memory:\n  enabled: false\n" + c.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := cfg.Voice.Endpointing
+			if e.SilenceMs != c.wantSilence || e.CompleteSilenceMs != c.wantCompl {
+				t.Errorf("silenceMs, completeSilenceMs = %d, %d; want %d, %d", e.SilenceMs, e.CompleteSilenceMs, c.wantSilence, c.wantCompl)
+			}
+			if attrs := onlyWarning(t, cfg.Warnings(), c.wantWarning); attrs != nil && attrs["warning"] != "pause_may_end_turn" {
+				t.Errorf("warning = %v", attrs)
+			}
+		})
+	}
+}
