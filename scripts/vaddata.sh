@@ -8,24 +8,25 @@
 # complete (DIR/.complete holds the data version below); make vad-data runs
 # it (VADDATA=DIR, default ~/.cache/banter/vaddata).
 #
-# The Ogg Vorbis music is decoded when the set is built, by oggdec
-# (vorbis-tools): installed with apt-get when missing (through sudo when
-# not root). bench/vad/README.md lists the sources and their licences.
+# The Ogg Vorbis music and the GSM prompts are decoded when the set is
+# built, by oggdec (vorbis-tools) and sox: installed with apt-get when
+# missing (through sudo when not root). bench/vad/README.md lists the
+# sources and their licences.
 set -euo pipefail
 
 dir=${1:?usage: vaddata.sh DIR}
-version=1
+version=2
 
-if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$version" ] && command -v oggdec >/dev/null 2>&1; then
+if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$version" ] && command -v oggdec >/dev/null 2>&1 && command -v sox >/dev/null 2>&1; then
 	exit 0
 fi
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
-if ! command -v oggdec >/dev/null 2>&1; then
-	echo "vad-data: installing vorbis-tools (apt-get) for oggdec"
+if ! command -v oggdec >/dev/null 2>&1 || ! command -v sox >/dev/null 2>&1; then
+	echo "vad-data: installing vorbis-tools and sox (apt-get) for oggdec and sox"
 	$SUDO apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends vorbis-tools >/dev/null
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends vorbis-tools sox >/dev/null
 fi
 if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$version" ]; then
 	exit 0
@@ -43,6 +44,13 @@ declare -A dirs=(
 	[bucklespring-data]=./usr/share/buckle/wav
 	[wesnoth-1.16-music]=./usr/share/games/wesnoth/1.16/data/core/music
 	[freedroidrpg-data]=./usr/share/freedroidrpg/data/sound/music
+	# the fresh split (since data version 2)
+	[asterisk-prompt-es-co]=./usr/share/asterisk/sounds/es
+	[asterisk-prompt-fr-armelle]=./usr/share/asterisk/sounds/fr
+	[asterisk-prompt-it-menardi-wav]=./usr/share/asterisk/sounds/it_IT_f_Menardi
+	[colobot-common-sounds]=./usr/share/games/colobot/music
+	[fillets-ng-data-cs]=./usr/share/games/fillets-ng/sound
+	[fillets-ng-data-nl]=./usr/share/games/fillets-ng/sound
 )
 
 echo "vad-data: fetching ${#dirs[@]} Debian packages into $dir (about 460 MB to download, 270 MB kept)"

@@ -1,15 +1,16 @@
 // Command vad measures banter's speech detector through the real receive
 // pipeline: each clip is encoded to Opus as a Discord client would send it
 // (48 kHz stereo, VoIP, 64 kb/s) and played into an audio.Listener with
-// banter's default endpointing (700 ms silence, 300 ms minimum, 15 s
+// banter's default endpointing (800 ms silence, 300 ms minimum, 15 s
 // maximum, DirectDecode). Run from the repository root (make vad-data first
 // for the real set; README.md beside this file says more):
 //
-//	go run ./bench/vad [-set real|synthetic] [-split test|dev] [-data DIR] [-write DIR] [-v]
+//	go run ./bench/vad [-set real|synthetic] [-split test|dev|fresh] [-data DIR] [-write DIR] [-v]
 //
 // -set real (the default) is bench/vad/realset, built from real recordings
 // of speech, music and typing in the data directory, for one split (test,
-// the default, or dev, which is for tuning). Banter's default detector runs
+// the default; dev, which is for tuning; or fresh, a second held-out split
+// of other speakers and other music). Banter's default detector runs
 // beside Silero VAD v5 (bench/vad/silero: node and interop/vad/silero.js on
 // the same decoded audio). It prints per type and SNR: phantom utterances
 // per minute and barge-in false triggers per minute on the noise alone,
@@ -50,7 +51,7 @@ var levels = []float64{20, 10, 5}
 
 func main() {
 	set := flag.String("set", "real", "evaluation set: real (recordings, make vad-data) or synthetic (espeak-ng and synthetic noise)")
-	split := flag.String("split", "test", "real set: test (reported) or dev (for tuning)")
+	split := flag.String("split", "test", "real set: test (reported), dev (for tuning) or fresh (a second held-out split)")
 	data := flag.String("data", defaultData(), "real set: the data directory make vad-data fills ($VADDATA)")
 	interop := flag.String("interop", "interop", "real set: the interop directory with node_modules (make interop-deps)")
 	types := flag.String("types", "", "real set: only these noise types, comma-separated (default all)")

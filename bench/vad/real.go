@@ -67,6 +67,21 @@ type realResult struct {
 	pauseN          map[time.Duration]int // pause items by pause
 	pauseSplit      map[time.Duration]int // of those, split
 	perItem         []string
+	// bySpeaker: per speaker, speech frames missed and counted, and sentences with a
+	// 400-700 ms pause split and counted
+	bySpeaker map[string]speakerResult
+}
+
+// speakerResult is one speaker's share of a realResult.
+type speakerResult struct{ missed, speech, splits, pauses int }
+
+func (a *realResult) addSpeaker(name string, b speakerResult) {
+	if a.bySpeaker == nil {
+		a.bySpeaker = map[string]speakerResult{}
+	}
+	s := a.bySpeaker[name]
+	s.missed, s.speech, s.splits, s.pauses = s.missed+b.missed, s.speech+b.speech, s.splits+b.splits, s.pauses+b.pauses
+	a.bySpeaker[name] = s
 }
 
 func runReal(ctx context.Context, o realOptions) error {
@@ -245,6 +260,9 @@ func scoreReal(c realset.Clip, o outcome) realResult {
 		}
 		r.speechN += n
 		r.missedN += m
+		if it.Pause == 0 {
+			r.addSpeaker(it.Speaker, speakerResult{missed: m, speech: n})
+		}
 		r.perItem = append(r.perItem, fmt.Sprintf("%s:%d/%d", it.Name, m, n))
 
 		end := time.Duration(it.End/realset.FrameLen) * fd
@@ -278,6 +296,9 @@ func scoreReal(c realset.Clip, o outcome) realResult {
 			if utts > 1 {
 				r.pauseSplit[it.Pause]++
 			}
+			if it.Pause >= 400*time.Millisecond && it.Pause <= 700*time.Millisecond {
+				r.addSpeaker(it.Speaker, speakerResult{splits: min(1, utts-1), pauses: 1})
+			}
 		}
 	}
 	return r
@@ -298,6 +319,9 @@ func (a *realResult) merge(b realResult) {
 		}
 		a.pauseN[p] += n
 		a.pauseSplit[p] += b.pauseSplit[p]
+	}
+	for name, sp := range b.bySpeaker {
+		a.addSpeaker(name, sp)
 	}
 }
 
@@ -361,8 +385,11 @@ func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {
 	var missed5 [2][]float64
 	var missedClean [2]float64
 	var eosAll [2][]time.Duration
-	var pause [2]realResult
+	var pause, clean [2]realResult
 	for _, rw := range realRows(jobs) {
+		if rw.typ == "clean" {
+			clean = rw.sp
+		}
 		if rw.typ == "pause" {
 			for d := range 2 {
 				pause[d].merge(rw.sp[d])
@@ -400,6 +427,7 @@ func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {
 			label, ph[0], ph[1], bg[0], bg[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1])
 	}
 	// pause items
+	printBySpeaker(w, set, clean, pause)
 	var splits, counted [2]int
 	var lens []time.Duration
 	for p := range pause[0].pauseN {
@@ -437,6 +465,20 @@ func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {
 			prefix, median(eosAll[d]).Milliseconds(), prefix, splits[d], counted[d])
 	}
 	fmt.Fprintln(w, b.String())
+}
+
+// printBySpeaker prints, per speaker of the split, the clean speech missed and the sentences
+// with a 400-700 ms pause split, banter beside Silero: where the split's figures come from.
+func printBySpeaker(w io.Writer, set *realset.Set, clean, pause [2]realResult) {
+	fmt.Fprintln(w, "by speaker: clean missed %, sentences with a 400-700 ms pause split (banter | silero)")
+	for _, sp := range set.Speakers {
+		var cells [2]string
+		for d := range 2 {
+			c, p := clean[d].bySpeaker[sp.Name], pause[d].bySpeaker[sp.Name]
+			cells[d] = fmt.Sprintf("%5.1f %% %2d/%-2d", 100*float64(c.missed)/float64(max(1, c.speech)), p.splits, p.pauses)
+		}
+		fmt.Fprintf(w, "  %-20s %s | %s\n", sp.Name, cells[0], cells[1])
+	}
 }
 
 func writeRealClips(dir string, set *realset.Set) error {

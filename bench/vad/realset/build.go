@@ -149,6 +149,9 @@ func Build(o Options) (*Set, error) {
 	var babble [][][]float32
 	for _, sp := range Speakers() {
 		own := sp.Split == o.Split
+		if !own && sp.Split != BabbleSplit(o.Split) {
+			continue
+		}
 		info := &SpeakerInfo{Speaker: sp, GenderBy: "source"}
 		it, ps, rest, err := speakerItems(o.Dir, sp, info, o.Seed)
 		if err != nil {
@@ -160,7 +163,7 @@ func Build(o Options) (*Set, error) {
 			set.Speakers = append(set.Speakers, *info)
 			continue
 		}
-		// the other split's speakers talk in the babble, from recordings
+		// the babble split's speakers talk in the babble, from recordings
 		// that split does not use as items
 		if len(rest) == 0 {
 			rest = it
@@ -195,7 +198,13 @@ func Build(o Options) (*Set, error) {
 	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 
 	// one job per type, run on every core; clips keep the table order
-	sel := Types()
+	var sel []string
+	for _, t := range Types() {
+		// a music type with no track in the split is not the split's
+		if !strings.HasPrefix(t, "music-") || slices.ContainsFunc(set.Tracks, func(tr Track) bool { return tr.Type == t }) {
+			sel = append(sel, t)
+		}
+	}
 	if o.Types != nil {
 		for _, t := range o.Types {
 			if !slices.Contains(sel, t) {
@@ -254,7 +263,7 @@ func speakerItems(dir string, sp Speaker, info *SpeakerInfo, seed uint64) (items
 		}
 		rel, _ := filepath.Rel(dir, f)
 		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-		if sp.Prompts && (strings.Count(base, "-") < 2 || strings.ContainsAny(base, "0123456789") ||
+		if sp.Prompts && ((!sp.ShortNames && strings.Count(base, "-") < 2) || strings.ContainsAny(base, "0123456789") ||
 			strings.Contains(base, "tone") || strings.Contains(base, "beep")) {
 			continue
 		}

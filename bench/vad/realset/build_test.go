@@ -51,9 +51,9 @@ func TestCatalogue(t *testing.T) {
 		if count[split] < 6 {
 			t.Errorf("split %s: %d speakers, want at least 6", split, count[split])
 		}
-		// the babble of a split is the other split's speakers
-		if other := len(Speakers()) - count[split]; other < 4 {
-			t.Errorf("split %s: %d babble speakers, want at least 4", split, other)
+		// the babble of a split is another split's speakers
+		if b := BabbleSplit(split); b == split || count[b] < 4 {
+			t.Errorf("split %s: babble from split %s (%d speakers), want another split with at least 4", split, b, count[b])
 		}
 	}
 	trackSplit := map[string]string{}
@@ -71,14 +71,23 @@ func TestCatalogue(t *testing.T) {
 		}
 		perType[tr.Type][tr.Split]++
 	}
-	if len(perType) < 4 {
-		t.Errorf("%d music types, want at least 4", len(perType))
-	}
+	// the five music types of test and dev are in both; fresh has four of its own
+	// (music-melodic among them, its most periodic tracks)
+	types := map[string]int{}
 	for typ, m := range perType {
-		for _, split := range Splits() {
-			if m[split] == 0 {
-				t.Errorf("%s: no track in split %s", typ, split)
+		for split, n := range m {
+			types[split]++
+			if n < 2 {
+				t.Errorf("%s: %d track in split %s, want 2 or more", typ, n, split)
 			}
+		}
+		if (m["test"] == 0) != (m["dev"] == 0) {
+			t.Errorf("%s: tracks in test %d, dev %d: want both or neither", typ, m["test"], m["dev"])
+		}
+	}
+	for _, split := range Splits() {
+		if types[split] < 4 {
+			t.Errorf("split %s: %d music types, want at least 4", split, types[split])
 		}
 	}
 }
@@ -246,5 +255,43 @@ func TestBuild(t *testing.T) {
 	}
 	if pauseItems != sentences*len(Pauses()) {
 		t.Errorf("%d pause items, want %d", pauseItems, sentences*len(Pauses()))
+	}
+}
+
+// TestBuildFresh builds the fresh split's clean and pause clips: its own speakers, men and
+// women, babble from dev's, and each of its four music types in its tracks.
+func TestBuildFresh(t *testing.T) {
+	dir := dataDir(t)
+	set, err := Build(Options{Dir: dir, Split: "fresh", Seed: 7, Types: []string{"hum50"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genders := map[string]int{}
+	for _, sp := range set.Speakers {
+		genders[sp.Gender]++
+		if sp.Split != "fresh" {
+			t.Errorf("speaker %s of split %s in the fresh set", sp.Name, sp.Split)
+		}
+	}
+	if len(set.Speakers) < 6 || genders["f"] == 0 || genders["m"] == 0 {
+		t.Errorf("speakers %d, by gender %v: want 6 or more, men and women", len(set.Speakers), genders)
+	}
+	dev := map[string]bool{}
+	for _, sp := range Speakers() {
+		dev[sp.Name] = sp.Split == "dev"
+	}
+	for _, b := range set.Babble {
+		if !dev[b] {
+			t.Errorf("babble speaker %s is not dev's", b)
+		}
+	}
+	types := map[string]bool{}
+	for _, tr := range set.Tracks {
+		types[tr.Type] = true
+	}
+	for _, typ := range []string{MusicMelodic, MusicWesnoth, MusicFreedroid, MusicColobot} {
+		if !types[typ] {
+			t.Errorf("no %s track in the fresh split", typ)
+		}
 	}
 }

@@ -25,7 +25,8 @@ type Recording struct {
 // load decodes a file of the data directory by its extension: .wav (16-bit
 // PCM, mono or stereo, any rate audio/resample takes), .raw (8 kHz s16le
 // mono, as codec2-examples ships), .g722 (64 kbit/s G.722, 16 kHz, as
-// Asterisk's sound packages ship) or .ogg (Ogg Vorbis, through oggdec).
+// Asterisk's sound packages ship), .gsm (GSM 06.10, 8 kHz, through sox) or
+// .ogg (Ogg Vorbis, through oggdec).
 func load(dir, rel string) (Recording, error) {
 	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
@@ -47,6 +48,19 @@ func load(dir, rel string) (Recording, error) {
 		if s, f, err = wav.Decode(nil, out.Bytes()); err != nil {
 			return Recording{}, fmt.Errorf("realset: %s: oggdec output: %w", rel, err)
 		}
+	case ".gsm":
+		// GSM 06.10 (8 kHz, as older Asterisk prompt packages ship),
+		// decoded to raw s16le by sox
+		cmd := exec.Command("sox", "-t", "gsm", "-r", "8000", "-c", "1", "-", "-t", "raw", "-e", "signed-integer", "-b", "16", "-L", "-")
+		cmd.Stdin = bytes.NewReader(b)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return Recording{}, fmt.Errorf("realset: %s: sox (make vad-data installs it): %w %s", rel, err, strings.TrimSpace(errb.String()))
+		}
+		s = make([]int16, out.Len()/2)
+		pcm.FromBytes(s, out.Bytes()[:2*len(s)])
+		f = pcm.Format{Rate: 8000, Channels: 1}
 	case ".wav":
 		if s, f, err = wav.Decode(nil, b); err != nil {
 			return Recording{}, fmt.Errorf("realset: %s: %w", rel, err)

@@ -1,14 +1,16 @@
 // Package realset builds bench/vad's evaluation set from real recordings,
-// deterministically from a seed, at 16 kHz mono, for one of two splits:
-// dev (for tuning) and test (reported). The splits are disjoint by speaker
-// and by music track.
+// deterministically from a seed, at 16 kHz mono, for one of three splits:
+// dev (for tuning), test (reported) and fresh (a second held-out split, of
+// packages first used on 2026-11-29: other speakers, other music). The
+// splits are disjoint by speaker and by music track.
 //
 // The recordings come from Debian packages that make vad-data installs into
 // a data directory (scripts/vaddata.sh; Check says whether it is there):
 // Asterisk's voice prompts (professional speakers, 16 kHz G.722, decoded by
 // the g722 subpackage), codec2's test recordings (several speakers, mostly
-// 8 kHz), game and hold music (Ogg Vorbis through oggdec, and G.722), and
-// recordings of an IBM Model M keyboard. sources.go is the catalogue;
+// 8 kHz), older Asterisk prompt packages (8 kHz WAV and GSM, through sox),
+// Fish Fillets' voice actors (Ogg Vorbis), game and hold music (Ogg Vorbis
+// through oggdec, and G.722), and recordings of an IBM Model M keyboard. sources.go is the catalogue;
 // bench/vad/README.md lists sources, licences and the rules below.
 //
 // A split's clips (Build):

@@ -6,8 +6,20 @@ package realset
 // scripts/vaddata.sh). bench/vad/README.md lists the packages,
 // their licences and why each source is in the split it is in.
 
-// Splits returns the set's splits: test (reported) and dev (for tuning).
-func Splits() []string { return []string{"test", "dev"} }
+// Splits returns the set's splits: test (reported), dev (for tuning) and
+// fresh (a second held-out split, from packages never used while tuning or
+// reporting before 2026-11-29: other speakers, other music).
+func Splits() []string { return []string{"test", "dev", "fresh"} }
+
+// BabbleSplit returns the split whose speakers talk in split's babble: the
+// test split's babble is dev's voices, dev's is test's, and fresh's is
+// dev's (background only: the fresh split's own voices never).
+func BabbleSplit(split string) string {
+	if split == "dev" {
+		return "test"
+	}
+	return "dev"
+}
 
 // Speaker is one real talker and where their recordings are.
 type Speaker struct {
@@ -23,8 +35,12 @@ type Speaker struct {
 	// are used. Otherwise a file may hold several phrases, cut at pauses
 	// of 250 ms or more.
 	Prompts bool
-	Items   int // speech items to take
-	Pauses  int // sentences to take for pause items (Prompts only)
+	// ShortNames: the prompts' names are abbreviations, not their words
+	// (older Asterisk prompt packages: "conf-getpin"); any prompt of
+	// 1.5-8 s is used.
+	ShortNames bool
+	Items      int // speech items to take
+	Pauses     int // sentences to take for pause items (Prompts only)
 }
 
 // Track is one piece of real music.
@@ -42,6 +58,8 @@ const (
 	moh       = "root/usr/share/asterisk/moh/"
 	wesnoth   = "root/usr/share/games/wesnoth/1.16/data/core/music/"
 	freedroid = "root/usr/share/freedroidrpg/data/sound/music/"
+	colobot   = "root/usr/share/games/colobot/music/"
+	fillets   = "root/usr/share/games/fillets-ng/sound/"
 	// Keyboard is the directory of bucklespring's IBM Model M recordings:
 	// NN-0.wav a key's press and NN-1.wav its release, NN its scan code.
 	Keyboard = "root/usr/share/buckle/wav/"
@@ -71,6 +89,24 @@ func Speakers() []Speaker {
 		{Name: "codec2-morig", Split: "dev", Source: "codec2-examples", Files: []string{c2 + "morig.raw"}, Items: 1},
 		{Name: "codec2-mmt1", Split: "dev", Source: "codec2-examples", Files: []string{c2 + "mmt1.raw"}, Items: 1},
 		{Name: "codec2-big_dog", Split: "dev", Source: "codec2-examples", Files: []string{c2 + "big_dog.raw"}, Items: 1},
+		// fresh
+		{Name: "menardi", Split: "fresh", Gender: "f", Source: "asterisk-prompt-it-menardi-wav",
+			Files: []string{asterisk + "it_IT_f_Menardi/*.wav"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		{Name: "armelle", Split: "fresh", Gender: "f", Source: "asterisk-prompt-fr-armelle",
+			Files: []string{asterisk + "fr/*.gsm"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		{Name: "avatar-es-co", Split: "fresh", Source: "asterisk-prompt-es-co",
+			Files: []string{asterisk + "es/*.gsm"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		// Fish Fillets' voice actors, Czech and Dutch: the big fish (a man's voice,
+		// the game's male character) and the small fish (a woman's), one line of
+		// dialogue a file
+		{Name: "fillets-cs-big", Split: "fresh", Gender: "m", Source: "fillets-ng-data-cs",
+			Files: []string{fillets + "*/cs/*-v-*.ogg"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		{Name: "fillets-cs-small", Split: "fresh", Gender: "f", Source: "fillets-ng-data-cs",
+			Files: []string{fillets + "*/cs/*-m-*.ogg"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		{Name: "fillets-nl-big", Split: "fresh", Gender: "m", Source: "fillets-ng-data-nl",
+			Files: []string{fillets + "*/nl/*-v-*.ogg"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
+		{Name: "fillets-nl-small", Split: "fresh", Gender: "f", Source: "fillets-ng-data-nl",
+			Files: []string{fillets + "*/nl/*-m-*.ogg"}, Prompts: true, ShortNames: true, Items: 8, Pauses: 3},
 	}
 }
 
@@ -81,14 +117,25 @@ const (
 	MusicMelodic    = "music-melodic"
 	MusicAmbient    = "music-ambient"
 	MusicElectronic = "music-electronic"
+	// the fresh split's other music, named by its source: the pieces of
+	// Wesnoth and FreedroidRPG that test and dev do not use, and Colobot's
+	// (a third game and composer), whose least periodic tracks make
+	// music-colobot and whose most periodic (synthesizer leads) the fresh
+	// split's music-melodic
+	MusicWesnoth   = "music-wesnoth"
+	MusicFreedroid = "music-freedroid"
+	MusicColobot   = "music-colobot"
 )
 
 // Tracks returns the music. Types: orchestral (Wesnoth's orchestral themes),
 // folk (Wesnoth's folk-styled pieces and an acoustic guitar piece),
 // melodic (pieces where one melodic line carries the music: over a third
 // of their 20 ms frames are strongly periodic, the most of all tracks
-// looked at), ambient (pads and drones) and electronic (synthesizers and
-// drum machines).
+// looked at in test and dev), ambient (pads and drones) and electronic
+// (synthesizers and drum machines). The fresh split's music is named by its
+// source (MusicWesnoth, MusicFreedroid, MusicColobot) but for its
+// music-melodic: Colobot's four most periodic tracks (61-88 % of their
+// frames, where test's melodic tracks have 42 %).
 func Tracks() []Track {
 	return []Track{
 		{"loyalists", MusicOrchestral, "test", "wesnoth-1.16-music", wesnoth + "loyalists.ogg"},
@@ -121,6 +168,27 @@ func Tracks() []Track {
 		{"macroform-robot_dity", MusicElectronic, "dev", "asterisk-moh-opsound-g722", moh + "macroform-robot_dity.g722"},
 		{"Bleostrada", MusicElectronic, "dev", "freedroidrpg-data", freedroid + "Bleostrada.ogg"},
 		{"hellforce", MusicElectronic, "dev", "freedroidrpg-data", freedroid + "hellforce.ogg"},
+
+		// fresh
+		{"battle", MusicWesnoth, "fresh", "wesnoth-1.16-music", wesnoth + "battle.ogg"},
+		{"the_dangerous_symphony", MusicWesnoth, "fresh", "wesnoth-1.16-music", wesnoth + "the_dangerous_symphony.ogg"},
+		{"into_the_shadows", MusicWesnoth, "fresh", "wesnoth-1.16-music", wesnoth + "into_the_shadows.ogg"},
+		{"journeys_end", MusicWesnoth, "fresh", "wesnoth-1.16-music", wesnoth + "journeys_end.ogg"},
+
+		{"ImperialArmy", MusicFreedroid, "fresh", "freedroidrpg-data", freedroid + "ImperialArmy.ogg"},
+		{"town", MusicFreedroid, "fresh", "freedroidrpg-data", freedroid + "town.ogg"},
+		{"Suspicion", MusicFreedroid, "fresh", "freedroidrpg-data", freedroid + "Suspicion.ogg"},
+		{"NewTutorialStage", MusicFreedroid, "fresh", "freedroidrpg-data", freedroid + "NewTutorialStage.ogg"},
+
+		{"music002", MusicColobot, "fresh", "colobot-common-sounds", colobot + "music002.ogg"},
+		{"music008", MusicColobot, "fresh", "colobot-common-sounds", colobot + "music008.ogg"},
+		{"music012", MusicColobot, "fresh", "colobot-common-sounds", colobot + "music012.ogg"},
+		{"Infinite", MusicColobot, "fresh", "colobot-common-sounds", colobot + "Infinite.ogg"},
+
+		{"music004", MusicMelodic, "fresh", "colobot-common-sounds", colobot + "music004.ogg"},
+		{"Hv2", MusicMelodic, "fresh", "colobot-common-sounds", colobot + "Hv2.ogg"},
+		{"Proton", MusicMelodic, "fresh", "colobot-common-sounds", colobot + "Proton.ogg"},
+		{"Prototype", MusicMelodic, "fresh", "colobot-common-sounds", colobot + "Prototype.ogg"},
 	}
 }
 
@@ -129,6 +197,7 @@ func Tracks() []Track {
 func Types() []string {
 	return []string{
 		MusicOrchestral, MusicFolk, MusicMelodic, MusicAmbient, MusicElectronic,
+		MusicWesnoth, MusicFreedroid, MusicColobot,
 		"keyboard", "babble", "hum50", "hum60", "white", "pink", "brown",
 	}
 }
