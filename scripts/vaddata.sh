@@ -3,8 +3,8 @@
 # (bench/vad/realset) is built from into DIR, from Debian's archive:
 # `apt-get download` fetches the packages (nothing is installed), dpkg-deb
 # extracts the audio directories into DIR/root, each package's copyright
-# file goes to DIR/licenses, and the .deb files are deleted. About 460 MB
-# are downloaded and 270 MB kept. Idempotent and quiet when DIR is
+# file goes to DIR/licenses, and the .deb files are deleted. About 615 MB
+# are downloaded and 440 MB kept. Idempotent and quiet when DIR is
 # complete (DIR/.complete holds the data version below); make vad-data runs
 # it (VADDATA=DIR, default ~/.cache/banter/vaddata).
 #
@@ -53,7 +53,7 @@ declare -A dirs=(
 	[fillets-ng-data-nl]=./usr/share/games/fillets-ng/sound
 )
 
-echo "vad-data: fetching ${#dirs[@]} Debian packages into $dir (about 460 MB to download, 270 MB kept)"
+echo "vad-data: fetching ${#dirs[@]} Debian packages into $dir (about 615 MB to download, 440 MB kept)"
 rm -rf "$dir/root" "$dir/licenses" "$dir/debs" "$dir/.complete"
 mkdir -p "$dir/debs" "$dir/root" "$dir/licenses"
 cd "$dir/debs"

@@ -63,6 +63,7 @@ func main() {
 	write := flag.String("write", "", "also write every clip as a 16 kHz WAV into this directory")
 	stress := flag.Bool("stress", false, "real set, dev split only: banter on harder conditions (babble and folk music at 5, 3, 0 dB, items 400 ms apart)")
 	starts := flag.Bool("starts", false, "real set, dev split only: banter at the start of streams (streams starting in each noise alone; streams starting 0-2 s before each speech item)")
+	labels := flag.Bool("labels", false, "real set: audit the truth labels against the network, per speaker (labelled speech after its last speech frame, and under its hold)")
 	pauses := flag.Bool("pauses", false, "real set: only the pause items: the pause banter hears in each, and the sentences each end silence would split")
 	flag.Parse()
 	verboseFlag = verbose
@@ -80,6 +81,10 @@ func main() {
 		}
 		if *pauses {
 			err = runPauses(os.Stdout, o)
+			break
+		}
+		if *labels {
+			err = runLabels(os.Stdout, o)
 			break
 		}
 		if *starts {
