@@ -202,7 +202,7 @@ var (
 		"hey", "hi", "hello", "heya", "hiya", "howdy", "yo", "oi", "sup", "hallo", "hullo", "hola", "salut",
 		"ciao", "bonjour", "bonsoir", "coucou", "buenos", "buenas", "días", "dias", "tardes", "noches",
 		"olá", "ola", "bom", "boa", "dia", "noite", "guten", "morgen", "abend", "moin", "servus", "hej", "hei",
-		"hoi", "ahoj", "privet", "namaste", "salaam", "salam", "shalom", "merhaba", "konnichiwa", "buongiorno",
+		"hoi", "ahoj", "privet", "namaste", "salaam", "salam", "shalom", "merhaba", "selam", "günaydın", "gunaydin", "sağol", "sagol", "konnichiwa", "buongiorno",
 		"buonasera", "please", "pls", "plz", "thanks", "thank", "thx", "ty", "tysm", "cheers", "appreciated",
 		"gracias", "merci", "danke", "grazie", "obrigado", "obrigada", "tak", "kiitos", "morning", "evening",
 		"afternoon", "night", "nite", "gm", "gn", "bye", "goodbye", "cya", "welcome", "dear", "congrats",
