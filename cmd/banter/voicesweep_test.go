@@ -191,7 +191,9 @@ func (v *voiceBanter) sweep(t *testing.T, alice *djsMember, stt *sweepSTT, quest
 	if r.wrongSpurts != 0 || r.wrongFrames != 0 {
 		t.Errorf("pause %v: alice heard %d talk spurts, %d packets of the bot before her end of voice", pause, r.wrongSpurts, r.wrongFrames)
 	}
-	if r.answers != 1 || r.transcript != sweepHeard || r.spoken != sweepAnswer {
+	// the whole question, as the session heard it in two spans (sweepHeard) or, when the pause
+	// was heard as under speculation.pauseMs (a short pause of a real speaker), in one
+	if whole := r.transcript == sweepHeard || r.transcript == sweepWhole; r.answers != 1 || !whole || r.spoken != sweepAnswer {
 		t.Errorf("pause %v: answers %v: want one, %q to %q", pause, spoken, sweepAnswer, sweepHeard)
 	}
 	for _, name := range sweepTurnEvents[1:] {

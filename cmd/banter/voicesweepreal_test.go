@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/bench/vad/realset"
+	openaisim "github.com/banterbot/banter/sim/openai"
+)
+
+// realSentence is a sentence of a real speaker cut at its pause: the words before the pause (the
+// speaker's own gap included) and those after the silence bench/vad inserted, 48 kHz stereo.
+type realSentence struct {
+	name            string
+	pause, inserted time.Duration
+	before, after   []int16
+}
+
+// realPauseSentences returns, from bench/vad's real set (make vad-data), the first pause sentence
+// of each of the speakers of split, cut at its pause as the set's pause items are (the speaker's
+// own gap lengthened by inserted silence to each of the pauses). It skips the test when the data
+// is not installed, unless BANTER_REQUIRE_VADDATA=1.
+func realPauseSentences(t *testing.T, split string, speakers []string, pauses []time.Duration) []realSentence {
+	t.Helper()
+	dir := os.Getenv("VADDATA")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(home, ".cache", "banter", "vaddata")
+	}
+	if err := realset.Check(dir); err != nil {
+		if os.Getenv("BANTER_REQUIRE_VADDATA") == "1" {
+			t.Fatalf("BANTER_REQUIRE_VADDATA=1: %v", err)
+		}
+		t.Skipf("%v (make vad-data installs the real recordings)", err)
+	}
+	set, err := realset.Build(realset.Options{Dir: dir, Split: split, Seed: 22, NoiseSeconds: 1, Types: []string{"hum50"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := resample.New(pcm.Speech16k(), pcm.Format{Rate: 48000, Channels: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stereo48k := func(s []int16) []int16 {
+		// the resampler's delay line is flushed with zeros and its delay dropped
+		padded := append(slices.Clone(s), make([]int16, rs.Taps())...)
+		out := make([]int16, rs.MaxOut(len(padded)))
+		n, err := rs.Process(out, padded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := pcm.Format{Rate: 48000, Channels: 1}.Samples(rs.Delay())
+		mono := out[min(d, n):min(n, d+3*len(s))]
+		st := make([]int16, 2*len(mono))
+		for i, v := range mono {
+			st[2*i], st[2*i+1] = v, v
+		}
+		return st
+	}
+	var out []realSentence
+	first := map[string]string{} // speaker → the sentence used
+	for _, c := range set.Clips {
+		if c.Type != "pause" {
+			continue
+		}
+		for _, it := range c.Items {
+			if !slices.Contains(speakers, it.Speaker) || !slices.Contains(pauses, it.Pause) {
+				continue
+			}
+			sentence := it.Name[:len(it.Name)-len("+000ms")]
+			if s, ok := first[it.Speaker]; ok && s != sentence {
+				continue
+			}
+			first[it.Speaker] = sentence
+			edge := realset.Rate / 5 // 200 ms of the recording before the first word, as the set keeps
+			gapEnd := it.PauseAt + int(it.Inserted*realset.Rate/time.Second)
+			out = append(out, realSentence{name: it.Name, pause: it.Pause, inserted: it.Inserted,
+				before: stereo48k(c.Samples[max(0, it.Start-edge):it.PauseAt]),
+				after:  stereo48k(c.Samples[gapEnd:it.End])}) // the member's end of voice is the audio's
+		}
+	}
+	if len(out) != len(speakers)*len(pauses) {
+		t.Fatalf("%d sentences cut, want %d (speakers %v, pauses %v)", len(out), len(speakers)*len(pauses), speakers, pauses)
+	}
+	return out
+}
+
+// TestRunVoiceDiscordJSPauseSweepRealVoices is TestRunVoiceDiscordJSPauseSweep with real voices
+// instead of the synthesized fixtures: one sentence of each of bench/vad's real Asterisk
+// speakers of the test split (Allison, Carlo) and of the fresh split (Menardi, Armelle), cut at
+// a real gap between two words and the gap lengthened to a pause of 400, 500, 600 and 700 ms,
+// said by the unmodified discord.js member to `banter run` with the shipped defaults. For each:
+// no bot audio before the member's end of voice, one answer, to the whole, no false end. Fish
+// Fillets' voices are left out: their recordings' reverberation tails are labelled speech, so
+// their "700 ms" pauses last up to 1 s (bench/vad/README.md, Limits). Needs make vad-data.
+func TestRunVoiceDiscordJSPauseSweepRealVoices(t *testing.T) {
+	pauses := []time.Duration{400 * time.Millisecond, 500 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond}
+	sentences := slices.Concat(realPauseSentences(t, "test", []string{"allison", "carlo"}, pauses),
+		realPauseSentences(t, "fresh", []string{"menardi", "armelle"}, pauses))
+	node, dir := interopNode(t)
+	gen := func(pattern string) openaisim.Match {
+		return openaisim.Match{Endpoint: openaisim.EndpointResponses, Stream: openaisim.Bool(true), InputPattern: pattern}
+	}
+	stt := &sweepSTT{}
+	v := launchVoiceBanter(t, 10*time.Minute, "voice:\n  joinGreetingWindowSeconds: 0\n", append(stt.rules(),
+		openaisim.Rule{Match: gen(`like\?$`), Reply: openaisim.Reply{Text: "Let me tell you all about the weather. " +
+			"In the morning there is fog over the hills. By noon the sun comes out and it gets quite warm."}},
+		openaisim.Rule{Match: gen("Paris"), Reply: openaisim.Reply{Text: sweepAnswer}})...)
+	grant, err := v.dsim.JoinVoice(v.alice, v.vc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := startDJSMember(t, v.ctx, node, dir, v.vs.Endpoint(), v.vs.CAFile(), grant, v.dsim.BotID())
+	v.joinBot(t)
+	v.waitDAVE(t, alice)
+
+	t.Logf("sentence (pause: the speaker's gap and the silence inserted) | wrong starts (spurts/frames) | answers | end of voice → first bot audio at the member | banter: silence_ms, first_packet_ms")
+	for _, s := range sentences {
+		r := v.sweep(t, alice, stt, s.before, s.after, s.inserted)
+		t.Logf("%s (%v) | %d/%d | %d | %.1f ms | %v, %v", s.name, s.pause, r.wrongSpurts, r.wrongFrames, r.answers, r.ms, r.silenceMs, r.firstMs)
+	}
+}
