@@ -111,7 +111,7 @@ bench: deps interop-deps vad-data
 VADDATA ?= $(HOME)/.cache/banter/vaddata
 
 ## vad-data: the real recordings bench/vad's evaluation set is built from: Debian packages fetched with
-## apt-get download (nothing installed but vorbis-tools, for oggdec) and unpacked into $(VADDATA);
+## apt-get download (nothing installed but vorbis-tools and sox, for oggdec and GSM) and unpacked into $(VADDATA);
 ## idempotent and quiet when present (bench/vad/README.md lists sources and licences)
 vad-data:
 	@scripts/vaddata.sh "$(VADDATA)"

@@ -58,7 +58,7 @@ func (c *Config) pauseMayEndTurn() []any {
 	}
 	need, heard := 760, 740
 	if e.Detector == "pitch" || e.Detector == "energy" {
-		need, heard = PitchEndSilenceMs, PitchEndSilenceMs-20
+		need, heard = PitchEndSilenceMs, 880
 	}
 	field, ms := "voice.endpointing.silenceMs", e.SilenceMs
 	if e.CompleteSilenceMs != 0 && e.CompleteSilenceMs < ms {

@@ -53,6 +53,8 @@ func TestMatchText(t *testing.T) {
 		{"olá", "Olá banter, tudo bem?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"selam", "selam banter, nasılsın?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"günaydın", "Günaydın banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"günaydin", "Günaydin banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"sağol", "sağol banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"lead inversion", "banter is it going to rain", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead question", "banter can you help", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead then and", "banter, and you?", MatchAddress, PositionLeading, false, 0.9, "banter"},

@@ -15,7 +15,7 @@
 set -euo pipefail
 
 dir=${1:?usage: vaddata.sh DIR}
-version=2
+version=2 # bench/vad/realset.DataVersion
 
 if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$version" ] && command -v oggdec >/dev/null 2>&1 && command -v sox >/dev/null 2>&1; then
 	exit 0

@@ -11,9 +11,9 @@ import (
 
 // runLabels audits the split's truth labels against the network banter's detector runs (Silero
 // VAD v5, the same weights as the baseline): per speaker, over the clean clip's items, how long
-// the labelled speech runs on after the network's last speech frame (probability 0.5 or more,
-// plus two frames for its 32 ms window) and the share of labelled speech frames the network puts
-// under its hold threshold (0.35). Where both are large, the labels count as speech what no
+// the labelled speech runs on after the network's last speech frame (vad.Config.SpeechProb or
+// more, plus two frames for its 32 ms window) and the share of labelled speech frames the network
+// puts under its hold threshold (vad.Config.HoldProb). Where both are large, the labels count as speech what no
 // detector hears as speech (a reverberation tail, a breath), and missed frames and pauses heard
 // longer than labelled come from the labels as much as from the detector. It reads the clean
 // audio straight (no Opus), and is no baseline: a check of the labels, not of the detector.
@@ -25,7 +25,9 @@ func runLabels(w io.Writer, o realOptions) error {
 	if err != nil {
 		return err
 	}
-	const speechP, holdP, lag = 0.5, 0.35, 2
+	def := vad.DefaultConfig()
+	speechP, holdP := def.SpeechProb, def.HoldProb
+	const lag = 2 // frames: the network's 32 ms window
 	tails := map[string][]int{}
 	var quiet, labelled = map[string]int{}, map[string]int{}
 	for _, c := range set.Clips {

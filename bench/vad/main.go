@@ -37,6 +37,7 @@ import (
 	"github.com/banterbot/banter/audio/vad"
 	"github.com/banterbot/banter/audio/wav"
 	"github.com/banterbot/banter/bench/vad/noisyset"
+	"github.com/banterbot/banter/bench/vad/realset"
 )
 
 var names = []string{
@@ -52,7 +53,7 @@ var levels = []float64{20, 10, 5}
 func main() {
 	set := flag.String("set", "real", "evaluation set: real (recordings, make vad-data) or synthetic (espeak-ng and synthetic noise)")
 	split := flag.String("split", "test", "real set: test (reported), dev (for tuning) or fresh (a second held-out split)")
-	data := flag.String("data", defaultData(), "real set: the data directory make vad-data fills ($VADDATA)")
+	data := flag.String("data", realset.DefaultDir(), "real set: the data directory make vad-data fills ($VADDATA)")
 	interop := flag.String("interop", "interop", "real set: the interop directory with node_modules (make interop-deps)")
 	types := flag.String("types", "", "real set: only these noise types, comma-separated (default all)")
 	dir := flag.String("speech", "audio/testdata/speech", "synthetic set: directory of the 16 kHz speech items")
@@ -107,17 +108,6 @@ func main() {
 	}
 }
 
-// defaultData is $VADDATA, else make vad-data's default directory.
-func defaultData() string {
-	if d := os.Getenv("VADDATA"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "vaddata"
-	}
-	return filepath.Join(home, ".cache", "banter", "vaddata")
-}
 
 // job is one clip to measure with both detectors.
 type job struct {

@@ -426,8 +426,8 @@ func printRealTable(w io.Writer, set *realset.Set, jobs []*realJob) {
 		fmt.Fprintf(w, "%s | %6s %6s  | %6s %6s      | %6s %6s  | %6s %6s    | %d %d\n",
 			label, ph[0], ph[1], bg[0], bg[1], ms[0], ms[1], eos[0], eos[1], ne[0], ne[1])
 	}
-	// pause items
 	printBySpeaker(w, set, clean, pause)
+	// pause items
 	var splits, counted [2]int
 	var lens []time.Duration
 	for p := range pause[0].pauseN {

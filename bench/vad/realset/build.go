@@ -103,7 +103,7 @@ type Set struct {
 // Options selects and sizes a set.
 type Options struct {
 	Dir          string // the data directory (make vad-data)
-	Split        string // "test" or "dev"
+	Split        string // one of Splits: "test", "dev" or "fresh"
 	Seed         uint64 // fixed: the same seed gives the same samples
 	NoiseSeconds int    // length of each noise-alone clip (music: see MusicAloneSeconds)
 	// Types restricts the noise types (nil: all of Types); clean and pause
@@ -111,13 +111,36 @@ type Options struct {
 	Types []string
 }
 
-// Stamp is the file make vad-data writes last into the data directory.
+// Stamp is the file make vad-data writes last into the data directory; it
+// holds the data version.
 const Stamp = ".complete"
 
-// Check reports whether dir holds the data make vad-data installs.
+// DataVersion is the version of the data this catalogue needs
+// (scripts/vaddata.sh writes it into Stamp): 2 since the fresh split.
+const DataVersion = "2"
+
+// DefaultDir is where make vad-data installs the data: $VADDATA, else
+// ~/.cache/banter/vaddata.
+func DefaultDir() string {
+	if d := os.Getenv("VADDATA"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "vaddata"
+	}
+	return filepath.Join(home, ".cache", "banter", "vaddata")
+}
+
+// Check reports whether dir holds the data make vad-data installs, in the
+// version this catalogue needs.
 func Check(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, Stamp)); err != nil {
+	b, err := os.ReadFile(filepath.Join(dir, Stamp))
+	if err != nil {
 		return fmt.Errorf("realset: no vad data in %s (run make vad-data, or pass -data): %w", dir, err)
+	}
+	if v := strings.TrimSpace(string(b)); v != DataVersion {
+		return fmt.Errorf("realset: vad data in %s is version %s, this catalogue needs %s (run make vad-data)", dir, v, DataVersion)
 	}
 	return nil
 }
@@ -208,7 +231,7 @@ func Build(o Options) (*Set, error) {
 	if o.Types != nil {
 		for _, t := range o.Types {
 			if !slices.Contains(sel, t) {
-				return nil, fmt.Errorf("realset: unknown type %q (want one of %v)", t, sel)
+				return nil, fmt.Errorf("realset: type %q: not one of split %s's types %v", t, o.Split, sel)
 			}
 		}
 		sel = o.Types

@@ -16,14 +16,7 @@ import (
 // BANTER_REQUIRE_VADDATA=1.
 func dataDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("VADDATA")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(home, ".cache", "banter", "vaddata")
-	}
+	dir := DefaultDir()
 	if err := Check(dir); err != nil {
 		if os.Getenv("BANTER_REQUIRE_VADDATA") == "1" {
 			t.Fatalf("BANTER_REQUIRE_VADDATA=1: %v", err)

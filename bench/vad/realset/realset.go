@@ -8,7 +8,7 @@
 // a data directory (scripts/vaddata.sh; Check says whether it is there):
 // Asterisk's voice prompts (professional speakers, 16 kHz G.722, decoded by
 // the g722 subpackage), codec2's test recordings (several speakers, mostly
-// 8 kHz), older Asterisk prompt packages (8 kHz WAV and GSM, through sox),
+// 8 kHz), older Asterisk prompt packages (8 kHz WAV, and GSM through sox),
 // Fish Fillets' voice actors (Ogg Vorbis), game and hold music (Ogg Vorbis
 // through oggdec, and G.722), and recordings of an IBM Model M keyboard. sources.go is the catalogue;
 // bench/vad/README.md lists sources, licences and the rules below.

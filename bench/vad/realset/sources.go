@@ -36,8 +36,9 @@ type Speaker struct {
 	// of 250 ms or more.
 	Prompts bool
 	// ShortNames: the prompts' names are abbreviations, not their words
-	// (older Asterisk prompt packages: "conf-getpin"); any prompt of
-	// 1.5-8 s is used.
+	// (older Asterisk prompt packages: "conf-getpin"), so the three-word
+	// rule is off; names with digits, "tone" or "beep" are still left out,
+	// and every prompt is 1.5-8 s.
 	ShortNames bool
 	Items      int // speech items to take
 	Pauses     int // sentences to take for pause items (Prompts only)
@@ -66,9 +67,9 @@ const (
 )
 
 // Speakers returns every talker. Each split's speech items come from its own
-// speakers; its babble is made of the other split's speakers (their
-// recordings not used as that split's items), so babble never holds a
-// voice of the clip's own split.
+// speakers; its babble is made of BabbleSplit's speakers (their recordings
+// not used as that split's items), so babble never holds a voice of the
+// clip's own split.
 func Speakers() []Speaker {
 	return []Speaker{
 		// test
