@@ -54,6 +54,8 @@ func TestMatchText(t *testing.T) {
 		{"selam", "selam banter, nasılsın?", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"günaydın", "Günaydın banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"günaydin", "Günaydin banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"günaydın in capitals", "GÜNAYDIN BANTER", MatchAddress, PositionGreeting, false, 0.9, "BANTER"},
+		{"olá in capitals", "OLÁ BANTER", MatchAddress, PositionGreeting, false, 0.9, "BANTER"},
 		{"sağol", "sağol banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
 		{"lead inversion", "banter is it going to rain", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead question", "banter can you help", MatchAddress, PositionLeading, false, 0.85, "banter"},

@@ -149,8 +149,8 @@ func lookupFolded(w []byte) wordFlag {
 	return 0
 }
 
-// foldWord writes w lower-cased into buf (’ as ', Cyrillic capitals
-// folded) and returns its length, 0 when it is empty or too long for the
+// foldWord writes w lower-cased into buf (’ as ', Latin-1 and Cyrillic
+// capitals folded) and returns its length, 0 when it is empty or too long for the
 // lists.
 func foldWord(w string, buf *[maxListWord]byte) int {
 	if len(w) == 0 || len(w) > maxListWord*3 {
@@ -172,6 +172,13 @@ func foldWord(w string, buf *[maxListWord]byte) int {
 			if w[i+1] >= 0xA0 {
 				buf[n], buf[n+1] = 0xD1, w[i+1]-0x20
 			}
+			n += 2
+			i++
+			continue
+		case c == 0xC3 && i+1 < len(w) && w[i+1] >= 0x80 && w[i+1] <= 0x9E && w[i+1] != 0x97 && n+1 < len(buf):
+			// A Latin-1 capital (À-Þ, U+00C0-00DE but ×) folds to its small letter:
+			// "OLÁ", "GÜNAYDIN"
+			buf[n], buf[n+1] = 0xC3, w[i+1]+0x20
 			n += 2
 			i++
 			continue
