@@ -108,7 +108,6 @@ func main() {
 	}
 }
 
-
 // job is one clip to measure with both detectors.
 type job struct {
 	clip noisyset.Clip
