@@ -54,19 +54,22 @@ func awaitAnswer(t *testing.T, ctx context.Context, dsim *discordsim.Server, wak
 	g, cancel := guard(ctx)
 	defer cancel()
 	ok := wake.wait(g, func() bool {
+		// The log first: a skip with a notice (reply_skipped notice=true) is logged after the
+		// notice was sent, so the messages read after it hold the notice when there is one.
+		seen := false
+		for _, line := range lines() {
+			if line.msg() == "reply_skipped" && line.str("message_id") == string(id) {
+				seen = true
+			}
+		}
 		for _, m := range dsim.SentSince(0) {
 			if m.Author == dsim.BotID() && m.ReplyTo() == id {
 				reply = m.Content
 				return true
 			}
 		}
-		for _, line := range lines() {
-			if line.msg() == "reply_skipped" && line.str("message_id") == string(id) {
-				skipped = true
-				return true
-			}
-		}
-		return false
+		skipped = seen
+		return seen
 	})
 	if !ok {
 		t.Fatalf("message %s: neither answered nor skipped", id)
