@@ -20,10 +20,7 @@ import (
 // and, for each end silence from 600 to 1,000 ms, how many sentences with a 400–700 ms pause
 // it would split. The end silence to ship is one the split leaves whole with a margin.
 func runPauses(w io.Writer, o realOptions) error {
-	if err := realset.Check(o.data); err != nil {
-		return err
-	}
-	set, err := realset.Build(realset.Options{Dir: o.data, Split: o.split, Seed: o.seed, NoiseSeconds: 1, Types: []string{"hum50"}})
+	set, err := speechSet(o)
 	if err != nil {
 		return err
 	}
@@ -92,6 +89,15 @@ func runPauses(w io.Writer, o realOptions) error {
 		fmt.Fprintf(w, "end silence %4d ms: %d of %d sentences with a 400-700 ms pause split\n", e.Milliseconds(), splits[k], counted)
 	}
 	return nil
+}
+
+// speechSet builds the split's clean and pause clips (and, as Build always makes a noise
+// type, one second of hum), for the modes that look at speech alone.
+func speechSet(o realOptions) (*realset.Set, error) {
+	if err := realset.Check(o.data); err != nil {
+		return nil, err
+	}
+	return realset.Build(realset.Options{Dir: o.data, Split: o.split, Seed: o.seed, NoiseSeconds: 1, Types: []string{"hum50"}})
 }
 
 // listenAt plays the packets into a Listener with banter's default endpointing and the end

@@ -18,10 +18,7 @@ import (
 // longer than labelled come from the labels as much as from the detector. It reads the clean
 // audio straight (no Opus), and is no baseline: a check of the labels, not of the detector.
 func runLabels(w io.Writer, o realOptions) error {
-	if err := realset.Check(o.data); err != nil {
-		return err
-	}
-	set, err := realset.Build(realset.Options{Dir: o.data, Split: o.split, Seed: o.seed, NoiseSeconds: 1, Types: []string{"hum50"}})
+	set, err := speechSet(o)
 	if err != nil {
 		return err
 	}
