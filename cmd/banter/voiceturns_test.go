@@ -91,3 +91,54 @@ func TestRunVoiceTurnTaking(t *testing.T) {
 		t.Errorf("generations for the whole question: %q\nwant one (and %d discarded held replies), with nothing of the half-answer", prompts, held)
 	}
 }
+
+// TestRunVoiceRealtimeFalseEnd: the false end of TestRunVoiceTurnTaking with `voice.mode:
+// realtime` (native): alice asks, the realtime model starts to answer, she goes on. The answer
+// stops, its item and the item of her first half are deleted from the model's conversation, and
+// the whole is answered once, by a response that sees her once and nothing of the cut answer.
+func TestRunVoiceRealtimeFalseEnd(t *testing.T) {
+	const half, more, whole = "hey banter, what's the weather like?", "in Paris tomorrow?", "Sunny in Paris tomorrow."
+	answers := openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}
+	v := startVoiceBanter(t, "voice:\n  mode: realtime\n  realtimeReplyStrategy: native\n  joinGreetingWindowSeconds: 0\n"+
+		"  endpointing:\n    falseEndMs: 10000\n",
+		openaisim.Rule{Name: "half", Match: answers, Times: 1, Latency: openaisim.Latency{PerToken: 40 * time.Millisecond},
+			Reply: openaisim.Reply{Text: "Let me tell you all about the weather. In the morning there is fog over the hills. " +
+				"By noon the sun comes out and it gets quite warm."}},
+		openaisim.Rule{Name: "whole", Match: answers, Reply: openaisim.Reply{Text: whole}})
+	bot := string(v.dsim.BotID())
+	question, goOn := voiceFixture(t, "hey-banter-weather"), voiceFixture(t, "mike-hear-me")
+	v.osim.QueueTranscripts(half, more)
+	if err := v.member.PlayPCM(v.ctx, question); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.member.WaitHeard(v.ctx, bot, 5); err != nil {
+		t.Fatalf("no answer: %v\n%s", err, v.logs.String())
+	}
+	if err := v.member.PlayPCM(v.ctx, goOn); err != nil {
+		t.Fatal(err)
+	}
+	v.waitLog(t, `"msg":"realtime_reply_spoken"`, `"spoken":"`+whole+`"`)
+	fe, cut := v.events("voice_false_end"), v.events("realtime_interrupted")
+	if len(fe) != 1 || len(cut) != 1 || cut[0]["false_end"] != true || cut[0]["items_deleted"] != 2.0 {
+		t.Fatalf("false ends %v, cut answers %v: want the half-answer stopped by one false end, two items deleted", fe, cut)
+	}
+	if n := len(v.events("realtime_reply_spoken")); n != 1 {
+		t.Errorf("%d answers spoken, want 1", n)
+	}
+	rec := v.osim.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 2 || rec[1].Rule != "whole" {
+		t.Fatalf("%d realtime responses: want the half-answer's and the whole's", len(rec))
+	}
+	var users, assistants int
+	for _, l := range strings.Split(rec[1].Prompt, "\n") {
+		switch {
+		case strings.HasPrefix(l, "user:"):
+			users++
+		case strings.HasPrefix(l, "assistant:"):
+			assistants++
+		}
+	}
+	if users != 1 || assistants != 0 {
+		t.Errorf("the whole's response sees %d user and %d assistant items, want 1 and 0:\n%s", users, assistants, rec[1].Prompt)
+	}
+}

@@ -261,6 +261,25 @@ func (c ItemTruncateCommand) AppendJSON(b []byte) []byte {
 	}{c.Type(), c.ItemID, c.ContentIndex, c.AudioEnd.Milliseconds()})
 }
 
+// ItemDeleteCommand is conversation.item.delete: remove an item from the
+// conversation (the server answers conversation.item.deleted, or an error
+// when no item has that id). After a false end banter deletes the cut
+// answer and the first half of the turn it answered.
+type ItemDeleteCommand struct {
+	ItemID string
+}
+
+// Type implements Command.
+func (ItemDeleteCommand) Type() string { return "conversation.item.delete" }
+
+// AppendJSON implements Command.
+func (c ItemDeleteCommand) AppendJSON(b []byte) []byte {
+	return appendMarshal(b, struct {
+		Type   string `json:"type"`
+		ItemID string `json:"item_id"`
+	}{c.Type(), c.ItemID})
+}
+
 // appendMarshal appends the JSON of v. The values marshalled here are plain
 // structs of strings, ints and string maps, which cannot fail to encode.
 func appendMarshal(b []byte, v any) []byte {

@@ -179,6 +179,7 @@ func TestCommandsRoundTrip(t *testing.T) {
 		{ResponseCancelCommand{ResponseID: "resp_é"}, map[string]any{"response_id": "resp_é"}},
 		{ItemTruncateCommand{ItemID: "item_2", AudioEnd: 1234 * time.Millisecond},
 			map[string]any{"type": "conversation.item.truncate", "item_id": "item_2", "content_index": 0.0, "audio_end_ms": 1234.0}},
+		{ItemDeleteCommand{ItemID: "item_3"}, map[string]any{"type": "conversation.item.delete", "item_id": "item_3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd.Type(), func(t *testing.T) {

@@ -214,6 +214,9 @@ type Bridge struct {
 	connGen uint64
 	connCh  chan struct{} // closed while conn != nil
 	resp    *response     // the response in progress
+	// committed is the user item of the last input_audio_buffer.committed: the audio a
+	// native turn forwarded, taken by the response asked for next (response.created).
+	committed string
 }
 
 // response is one requested response, from response.create to response.done.
@@ -222,7 +225,10 @@ type response struct {
 	requestedAt time.Time
 	gen         uint64
 	id          string
-	item        string
+	item        string // the assistant item
+	forwarded   bool   // the turn's audio was forwarded before it (native)
+	userItem    string // the user item of that audio (input_audio_buffer.committed)
+	dropped     bool   // a false end cut it: it leaves the conversation and the history
 	audioBytes  int
 	transcript  string
 	deltas      strings.Builder // transcript deltas, for a cancelled response

@@ -27,12 +27,13 @@ import (
 // Goroutines: a supervisor (owns the connection and its read loop). Close stops and waits for
 // it. Replies are served one at a time.
 type geminiBridge struct {
-	cfg  Config
-	log  *slog.Logger
-	m    *Metrics
-	now  func() time.Time
-	hist history
-	away chan struct{} // goAway seen (buffered 1)
+	cfg   Config
+	log   *slog.Logger
+	m     *Metrics
+	now   func() time.Time
+	hist  history
+	away  chan struct{} // goAway seen (buffered 1)
+	fresh chan struct{} // a false end took a turn back: start a fresh session (buffered 1)
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the bridge stops
@@ -64,6 +65,7 @@ type gReply struct {
 	playedBytes int  // set when cut
 	muted       bool // cut by us: later audio is dropped
 	interrupted bool // the server said interrupted
+	dropped     bool // a false end cut it: it leaves the history (takeBack starts a fresh session)
 	lost        bool // the connection dropped first
 	// usage is the turn's last usageMetadata (nil: none yet), metered at turnComplete and
 	// charged to account.
@@ -84,7 +86,7 @@ func startGemini(ctx context.Context, cfg Config) (*geminiBridge, error) {
 	}
 	g := &geminiBridge{cfg: cfg, log: cfg.Logger.With("provider", string(ProviderGemini)), m: cfg.Metrics, now: cfg.Now,
 		guild: llm.AccountFrom(ctx).Guild,
-		hist:  history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars}, away: make(chan struct{}, 1),
+		hist:  history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars}, away: make(chan struct{}, 1), fresh: make(chan struct{}, 1),
 		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, 2*geminiChunk)}
 	conn, err := g.open(ctx)
 	if err != nil {
@@ -137,6 +139,17 @@ func (g *geminiBridge) inputFormat() pcm.Format { return gemini16k }
 
 func (g *geminiBridge) remember(speaker, text string) { g.hist.add(speaker, text, false) }
 
+// takeBack implements provider: the Live API cannot delete a turn from its conversation, so
+// after a false end the next reply waits for a fresh session that starts from banter's summary,
+// which no longer has the turn nor its answer. It opens while the member is still talking.
+func (g *geminiBridge) takeBack(speaker string) {
+	g.hist.forget(speaker)
+	select {
+	case g.fresh <- struct{}{}:
+	default:
+	}
+}
+
 func (g *geminiBridge) skipped(ctx context.Context, t *Turn, reason string) {
 	g.m.replySkipped(g.cfg.Strategy)
 	attrs := append(turnAttrs(g.cfg.Strategy, t), slog.String("skip_reason", reason))
@@ -162,7 +175,9 @@ func (g *geminiBridge) supervise(ctx context.Context, conn *gemini.Conn) {
 			}
 			conn = g.afterClose(ctx, err)
 		case <-g.away:
-			conn = g.resume(ctx, conn, readErr)
+			conn = g.resume(ctx, conn, readErr, false)
+		case <-g.fresh:
+			conn = g.resume(ctx, conn, readErr, true)
 		}
 	}
 }
@@ -187,10 +202,11 @@ func (g *geminiBridge) afterClose(ctx context.Context, err error) *gemini.Conn {
 	return g.reconnect(ctx, "drop")
 }
 
-// resume answers goAway: once the reply in progress has ended (new replies wait), the old
-// connection is closed (the API refuses a resumption while it is open) and a new one opened
-// with the last handle.
-func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-chan error) *gemini.Conn {
+// resume answers goAway (fresh false) or a false end (fresh): once the reply in progress has
+// ended (new replies wait), the old connection is closed (the API refuses a resumption while it
+// is open) and a new one opened, with the last handle, or without one (fresh: the conversation
+// starts again from banter's summary).
+func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-chan error, fresh bool) *gemini.Conn {
 	g.turnMu.Lock()
 	defer g.turnMu.Unlock()
 	g.mu.Lock()
@@ -207,6 +223,12 @@ func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-
 	g.dropConn()
 	if ctx.Err() != nil {
 		return nil
+	}
+	if fresh {
+		g.mu.Lock()
+		g.handle = "" // read loop done: no later handle comes in
+		g.mu.Unlock()
+		return g.reconnect(ctx, "false_end")
 	}
 	return g.reconnect(ctx, "go_away")
 }

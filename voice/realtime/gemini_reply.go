@@ -10,6 +10,7 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
+	"github.com/banterbot/banter/voice"
 )
 
 // readLoop reads server messages until the connection fails. A malformed message is counted
@@ -97,6 +98,7 @@ func (g *geminiBridge) finish() {
 	var text, heard string
 	cut := false
 	if r != nil {
+		cut = r.dropped
 		text, heard = r.transcript.String(), r.heard.String()
 		if r.muted {
 			text, cut = cutText(text, r.playedBytes, r.audioBytes), true
@@ -110,7 +112,9 @@ func (g *geminiBridge) finish() {
 	if r.usage != nil {
 		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, meteredUsage(*r.usage))
 	}
-	g.hist.add("", text, cut)
+	if !r.dropped {
+		g.hist.add("", text, cut)
+	}
 	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
 	close(r.done)
 }
@@ -266,8 +270,9 @@ func (g *geminiBridge) ready(ctx context.Context) (*gemini.Conn, error) {
 // nothing to truncate; banter's own history gets the played part.
 func (g *geminiBridge) cut(ctx context.Context, r *gReply, played time.Duration, cause error) (replyResult, error) {
 	playedBytes := int(played/(20*time.Millisecond)) * frameBytes
+	falseEnd := errors.Is(context.Cause(ctx), voice.ErrFalseEnd)
 	g.mu.Lock()
-	r.muted, r.playedBytes = true, playedBytes
+	r.muted, r.playedBytes, r.dropped = true, playedBytes, falseEnd
 	active, conn := g.resp == r, g.conn
 	g.mu.Unlock()
 	g.m.interrupted()
@@ -287,11 +292,14 @@ func (g *geminiBridge) cut(ctx context.Context, r *gReply, played time.Duration,
 	transcript, received := r.transcript.String(), r.audioBytes
 	g.mu.Unlock()
 	spoken := cutText(transcript, playedBytes, received)
-	if !active {
+	switch {
+	case falseEnd && !active: // turnComplete came first and added the answer's line
+		g.hist.dropLastBot()
+	case !active:
 		g.hist.amendLast(spoken)
 	}
 	g.log.Info("realtime_interrupted", "turn_id", r.turnID, "played_ms", playedBytes/(frameBytes/20),
-		"received_ms", received/(frameBytes/20), "cancelled", interrupted)
+		"received_ms", received/(frameBytes/20), "cancelled", interrupted, "false_end", falseEnd)
 	res := replyResult{transcript: transcript, spoken: spoken, interrupted: true}
 	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
 		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)

@@ -91,3 +91,25 @@ func (h *history) amendLast(text string) {
 		h.lines[n-1].text, h.lines[n-1].cut = text, true
 	}
 }
+
+// dropLastBot removes the last line if it is the bot's: an answer a false end took back.
+func (h *history) dropLastBot() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.lines); n > 0 && h.lines[n-1].who == "" {
+		h.lines = h.lines[:n-1]
+	}
+}
+
+// forget removes the last line of the member who: a turn a false end took back (its words come
+// again with the whole). Turns are answered one at a time, so it is the turn's own line.
+func (h *history) forget(who string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.lines) - 1; i >= 0; i-- {
+		if who != "" && h.lines[i].who == who {
+			h.lines = append(h.lines[:i], h.lines[i+1:]...)
+			return
+		}
+	}
+}

@@ -73,3 +73,54 @@ func TestCutText(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryTakeBack: after a false end the cut answer's line and the member's taken-back turn
+// leave the summary; the other lines (another member's, earlier answers) stay.
+func TestHistoryTakeBack(t *testing.T) {
+	tests := []struct {
+		name       string
+		lines      []historyLine
+		dropBot    bool   // the answer's line had been added (its response ended before the cut)
+		forget     string // the member whose turn is taken back
+		want, gone []string
+	}{
+		{name: "answer line added", dropBot: true, forget: "Alice",
+			lines: []historyLine{{who: "Bob", text: "hi all"}, {text: "hi Bob"}, {who: "Alice", text: "what's the weather like?"},
+				{text: "Let me tell you"}},
+			want: []string{"- Bob: hi all", "- You: hi Bob"}, gone: []string{"weather", "Let me"}},
+		{name: "answer line not added", forget: "Alice",
+			lines: []historyLine{{who: "Alice", text: "first"}, {text: "an answer"}, {who: "Alice", text: "what's the weather like?"}},
+			want:  []string{"- Alice: first", "- You: an answer"}, gone: []string{"weather"}},
+		{name: "last line a member's: no bot line dropped", dropBot: true,
+			lines: []historyLine{{text: "an answer"}, {who: "Alice", text: "go on"}},
+			want:  []string{"- You: an answer", "- Alice: go on"}},
+		{name: "no line of the member", forget: "Carol",
+			lines: []historyLine{{who: "Alice", text: "hello"}},
+			want:  []string{"- Alice: hello"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &history{max: 10, maxChars: 100}
+			for _, l := range tt.lines {
+				h.add(l.who, l.text, l.cut)
+			}
+			if tt.dropBot {
+				h.dropLastBot()
+			}
+			if tt.forget != "" {
+				h.forget(tt.forget)
+			}
+			got := h.summary()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.gone {
+				if strings.Contains(got, w) {
+					t.Errorf("summary %q still has %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
+	"github.com/banterbot/banter/voice"
 )
 
 // errReplyLost is returned when the socket dropped during a reply.
@@ -182,6 +183,7 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 		}
 	}
 	r := b.newResponse(t, gen)
+	r.forwarded = len(forward) > 0
 	r.account = llm.Account{Guild: b.guild, Slot: SlotRealtime, Tally: llm.AccountFrom(ctx).Tally}
 	r.out = make(chan []byte, 1024)
 	if err := b.send(ctx, conn, r, t, cmd); err != nil {
@@ -192,10 +194,13 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 
 // cut ends a reply early: further audio is dropped, the response (if still
 // streaming) is cancelled and awaited, and the item is truncated to played.
-// cause is returned wrapped unless it is ctx's own end.
+// After a false end (voice.ErrFalseEnd) the answer and the turn it answered
+// leave the conversation instead (drop). cause is returned wrapped unless it
+// is ctx's own end.
 func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cause error) (replyResult, error) {
+	falseEnd := errors.Is(context.Cause(ctx), voice.ErrFalseEnd)
 	b.mu.Lock()
-	r.muted, r.interrupted = true, true
+	r.muted, r.interrupted, r.dropped = true, true, falseEnd
 	r.played = uint64(played / (20 * time.Millisecond))
 	active := b.resp == r
 	conn, gen := b.conn, b.connGen
@@ -218,8 +223,12 @@ func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cau
 	if ref.transcript == "" {
 		ref.transcript = r.deltas.String()
 	}
+	userItem := r.userItem
 	conn, gen = b.conn, b.connGen
 	b.mu.Unlock()
+	if falseEnd {
+		return b.drop(cctx, conn, gen, r, ref, userItem, active, int(played/time.Millisecond), cancelled)
+	}
 	endMs, receivedMs, truncated := b.truncate(cctx, conn, gen, ref, int(played/time.Millisecond))
 	if !active {
 		b.hist.amendLast(cutText(ref.transcript, endMs, receivedMs))
@@ -231,6 +240,35 @@ func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cau
 		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)
 	}
 	return res, fmt.Errorf("realtime: play: %w", cause)
+}
+
+// drop takes a reply cut by a false end out of the conversation: its member went on, and the
+// turn is answered again as a whole, its audio forwarded again. The assistant item and the user
+// item of the turn's first half are deleted (conversation.item.delete) when they are in the
+// current session, so the model does not hear the first half twice nor its answer to it; the
+// history loses the answer's line (the Responder forgets the member's). Deletes are sent before
+// the next turn can forward anything, so the next response sees the conversation without them.
+func (b *Bridge) drop(ctx context.Context, conn *llmrt.Conn, gen uint64, r *response, ref itemRef, userItem string,
+	active bool, playedMs int, cancelled bool) (replyResult, error) {
+	if !active { // response.done came first and added the answer's line
+		b.hist.dropLastBot()
+	}
+	deleted := 0
+	for _, id := range []string{ref.id, userItem} {
+		if id == "" || ref.gen != gen || conn == nil {
+			continue
+		}
+		if err := conn.Send(ctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
+			b.log.Warn("realtime_delete_failed", "item_id", id, "err", err)
+			continue
+		}
+		deleted++
+	}
+	receivedMs := ref.audioBytes / (frameBytes / 20)
+	b.log.Info("realtime_interrupted", "turn_id", r.turnID, "item_id", ref.id, "played_ms", min(playedMs, receivedMs),
+		"received_ms", receivedMs, "cancelled", cancelled, "false_end", true, "items_deleted", deleted)
+	return replyResult{transcript: ref.transcript, interrupted: true},
+		fmt.Errorf("realtime: reply interrupted by a false end: %w", context.Canceled)
 }
 
 // truncate sends conversation.item.truncate for ref at playedMs (clamped

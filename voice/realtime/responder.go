@@ -196,6 +196,9 @@ func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, 
 	if err == nil {
 		p.answered()
 	}
+	if r.Turn != nil {
+		forgetFalseEnd(ctx, b, t)
+	}
 	return voice.Result{Spoken: res.spoken, Text: res.transcript, Skipped: res.transcript == "" && err == nil}, err
 }
 
@@ -230,11 +233,22 @@ func (p *Responder) brain(ctx context.Context, b provider, r *voice.Reply, t *Tu
 	if err == nil {
 		p.answered()
 	}
+	if t != nil {
+		forgetFalseEnd(ctx, b, t)
+	}
 	spoken := text
 	if res.interrupted {
 		spoken = res.spoken
 	}
 	return voice.Result{Spoken: spoken, Text: text, StageB: stageB}, err
+}
+
+// forgetFalseEnd takes t's line out of the provider's summary when a false end stopped its
+// answer (voice.ErrFalseEnd): its member went on, and the whole is answered as a turn of its own.
+func forgetFalseEnd(ctx context.Context, b provider, t *Turn) {
+	if errors.Is(context.Cause(ctx), voice.ErrFalseEnd) {
+		b.takeBack(speakerName(t))
+	}
 }
 
 // now is the Responder's clock (Config.Now, else time.Now).

@@ -56,6 +56,14 @@ func newServiceWorld(t *testing.T, strategy string, eagerness int, rules ...open
 // as cmd/banter wires it.
 func newServiceWorldOn(t *testing.T, p Provider, strategy string, eagerness int, rules ...openaisim.Rule) *serviceWorld {
 	t.Helper()
+	return newServiceWorldWith(t, p, strategy, eagerness, nil, rules...)
+}
+
+// newServiceWorldWith is newServiceWorldOn with tweak (nil: none) applied to the bot's config
+// before it is validated.
+func newServiceWorldWith(t *testing.T, p Provider, strategy string, eagerness int, tweak func(*config.Config),
+	rules ...openaisim.Rule) *serviceWorld {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
 	t.Cleanup(cancel)
 	w := &serviceWorld{t: t, ctx: ctx, logs: newTestLog()}
@@ -76,6 +84,9 @@ func newServiceWorldOn(t *testing.T, p Provider, strategy string, eagerness int,
 	cfg.Voice.ReplyEagerness = eagerness
 	cfg.Voice.JoinGreetingWindowSeconds = 0
 	cfg.Voice.Endpointing.SilenceMs = 500
+	if tweak != nil {
+		tweak(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {
 	if b.conn == nil {
 		close(b.connCh)
 	}
-	b.conn, b.connGen = c, gen
+	b.conn, b.connGen, b.committed = c, gen, ""
 }
 
 // dropConn forgets the session gen (its socket is gone): the response in
@@ -182,10 +182,23 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		default: // audio of no response of ours
 			b.m.audioDropped(len(ev.Audio))
 		}
+	case llmrt.EventInputAudioCommitted:
+		b.mu.Lock()
+		b.committed = ev.ItemID
+		b.mu.Unlock()
+	case llmrt.EventItemAdded, llmrt.EventItemCreated:
+		b.mu.Lock()
+		if r := b.resp; r != nil && r.item == "" && r.id != "" && ev.ItemRole == "assistant" {
+			r.item = ev.ItemID // before its first audio delta: a cut before any audio still knows it
+		}
+		b.mu.Unlock()
 	case llmrt.EventResponseCreated:
 		b.mu.Lock()
-		if b.resp != nil && b.resp.id == "" {
-			b.resp.id = ev.Response.ID
+		if r := b.resp; r != nil && r.id == "" {
+			r.id = ev.Response.ID
+			if r.forwarded { // the server runs client events in order: the commit came first
+				r.userItem, b.committed = b.committed, ""
+			}
 		}
 		b.mu.Unlock()
 	case llmrt.EventOutputAudioTranscriptDelta:
@@ -242,14 +255,14 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	// A cut (Bridge.cut, on the reply's goroutine) sets interrupted and played under b.mu:
 	// read them under it too. A cut that comes after this sees the response no longer
 	// active and amends the history itself.
-	var interrupted bool
+	var interrupted, dropped bool
 	var played uint64
 	if r != nil {
 		r.status = ev.Response.Status
 		if r.transcript == "" {
 			r.transcript = r.deltas.String()
 		}
-		interrupted, played = r.interrupted, r.played
+		interrupted, played, dropped = r.interrupted, r.played, r.dropped
 	}
 	b.mu.Unlock()
 	if r == nil {
@@ -267,6 +280,8 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	if interrupted {
 		text = cutText(text, int(played)*frameBytes, r.audioBytes)
 	}
-	b.hist.add("", text, interrupted)
+	if !dropped {
+		b.hist.add("", text, interrupted)
+	}
 	close(r.done)
 }
