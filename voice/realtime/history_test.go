@@ -34,17 +34,23 @@ func TestHistorySummary(t *testing.T) {
 			if tt.want == nil && got != "" {
 				t.Fatalf("summary = %q, want empty", got)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("summary %q lacks %q", got, w)
-				}
-			}
-			for _, w := range tt.not {
-				if strings.Contains(got, w) {
-					t.Errorf("summary %q has %q", got, w)
-				}
-			}
+			checkSummary(t, got, tt.want, tt.not)
 		})
+	}
+}
+
+// checkSummary checks that summary has every line of want and nothing of not.
+func checkSummary(t *testing.T, summary string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(summary, w) {
+			t.Errorf("summary %q lacks %q", summary, w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(summary, w) {
+			t.Errorf("summary %q has %q", summary, w)
+		}
 	}
 }
 
@@ -110,17 +116,7 @@ func TestHistoryTakeBack(t *testing.T) {
 			if tt.forget != "" {
 				h.forget(tt.forget)
 			}
-			got := h.summary()
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("summary %q lacks %q", got, w)
-				}
-			}
-			for _, w := range tt.gone {
-				if strings.Contains(got, w) {
-					t.Errorf("summary %q still has %q", got, w)
-				}
-			}
+			checkSummary(t, h.summary(), tt.want, tt.gone)
 		})
 	}
 }
