@@ -57,6 +57,8 @@ func TestMatchText(t *testing.T) {
 		{"günaydın in capitals", "GÜNAYDIN BANTER", MatchAddress, PositionGreeting, false, 0.9, "BANTER"},
 		{"olá in capitals", "OLÁ BANTER", MatchAddress, PositionGreeting, false, 0.9, "BANTER"},
 		{"sağol", "sağol banter", MatchAddress, PositionGreeting, false, 0.9, "banter"},
+		{"sağol in capitals", "SAĞOL BANTER", MatchAddress, PositionGreeting, false, 0.9, "BANTER"},
+		{"sağol capitalised", "Sağol Banter", MatchAddress, PositionGreeting, false, 0.9, "Banter"},
 		{"lead inversion", "banter is it going to rain", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead question", "banter can you help", MatchAddress, PositionLeading, false, 0.85, "banter"},
 		{"lead then and", "banter, and you?", MatchAddress, PositionLeading, false, 0.9, "banter"},

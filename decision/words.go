@@ -2,6 +2,7 @@ package decision
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -96,7 +97,7 @@ func bucket(c byte) int {
 const maxListWord = 24 // longer words (in bytes) are in no list
 
 // lookupWord returns the list flags of w (ASCII case-insensitive; ’ counts
-// as '; Cyrillic capitals fold). A word not in the lists is tried again with
+// as '; capitals of any script fold). A word not in the lists is tried again with
 // held letters let go ("heyyy", "hiii", "thanksss"). It does not allocate.
 func lookupWord(w string) wordFlag {
 	var buf [maxListWord]byte
@@ -149,44 +150,39 @@ func lookupFolded(w []byte) wordFlag {
 	return 0
 }
 
-// foldWord writes w lower-cased into buf (’ as ', Latin-1 and Cyrillic
-// capitals folded) and returns its length, 0 when it is empty or too long for the
-// lists.
+// foldWord writes w lower-cased into buf (’ as ', any capital folded to its
+// small letter: "OLÁ", "SAĞOL", "ПРИВЕТ") and returns its length, 0 when it is
+// empty or too long for the lists.
 func foldWord(w string, buf *[maxListWord]byte) int {
 	if len(w) == 0 || len(w) > maxListWord*3 {
 		return 0
 	}
 	n := 0
-	for i := 0; i < len(w); i++ {
-		if n == len(buf) {
+	for i := 0; i < len(w); {
+		c := w[i]
+		if c < utf8.RuneSelf {
+			if n == len(buf) {
+				return 0
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w[i:])
+		i += size
+		if r == '’' {
+			r = '\''
+		} else {
+			r = unicode.ToLower(r)
+		}
+		if n+utf8.RuneLen(r) > len(buf) {
 			return 0
 		}
-		c := w[i]
-		switch {
-		case c >= utf8.RuneSelf && strings.HasPrefix(w[i:], "’"):
-			c = '\''
-			i += len("’") - 1
-		case c == 0xD0 && i+1 < len(w) && w[i+1] >= 0x90 && w[i+1] <= 0xAF && n+1 < len(buf):
-			// A Cyrillic capital (А-Я, U+0410-042F) folds to its small letter.
-			buf[n], buf[n+1] = 0xD0, w[i+1]+0x20
-			if w[i+1] >= 0xA0 {
-				buf[n], buf[n+1] = 0xD1, w[i+1]-0x20
-			}
-			n += 2
-			i++
-			continue
-		case c == 0xC3 && i+1 < len(w) && w[i+1] >= 0x80 && w[i+1] <= 0x9E && w[i+1] != 0x97 && n+1 < len(buf):
-			// A Latin-1 capital (À-Þ, U+00C0-00DE but ×) folds to its small letter:
-			// "OLÁ", "GÜNAYDIN"
-			buf[n], buf[n+1] = 0xC3, w[i+1]+0x20
-			n += 2
-			i++
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
+		n += utf8.EncodeRune(buf[n:], r)
 	}
 	return n
 }
