@@ -109,7 +109,7 @@ type sweepRound struct {
 // question, no false end; the end of voice → first bot audio the member received is logged.
 func TestRunVoiceDiscordJSPauseSweep(t *testing.T) {
 	question, goOn := voiceFixture(t, "hey-banter-weather"), voiceFixture(t, "mike-hear-me")
-	v, alice, stt := startSweep(t, 4*time.Minute)
+	v, alice, stt := startSweep(t, 4*time.Minute, sweepArm{})
 	var rounds []sweepRound
 	for _, ms := range []time.Duration{400, 500, 600, 700} {
 		// the fixtures start at their first loud 10 ms: the utterance's audio starts with the
@@ -123,20 +123,47 @@ func TestRunVoiceDiscordJSPauseSweep(t *testing.T) {
 	}
 }
 
-// startSweep launches banter (`banter run`, the shipped turn-taking, no join greeting) with the
+// sweepArm is how banter runs a sweep: more of its voice section (YAML lines under voice:;
+// "" the shipped turn-taking) and whether the simulated providers take BenchmarkSpeculative's
+// latencies (speech to text 150 ms, first token 200 ms, first speech byte 120 ms; else none).
+type sweepArm struct {
+	name      string
+	voiceYAML string
+	latencies bool
+}
+
+// Latencies of a sweepArm with latencies, those of voice's BenchmarkSpeculative.
+const (
+	sweepSTTLatency  = 150 * time.Millisecond
+	sweepTTFTLatency = 200 * time.Millisecond
+	sweepTTSLatency  = 120 * time.Millisecond
+)
+
+// startSweep launches banter (`banter run`, no join greeting, the turn-taking of arm) with the
 // sweep's transcriber and answers, and has an unmodified discord.js member, alice, join the
 // voice channel with banter and settle DAVE with it; timeout bounds the whole test.
-func startSweep(t *testing.T, timeout time.Duration) (*voiceBanter, *djsMember, *sweepSTT) {
+func startSweep(t *testing.T, timeout time.Duration, arm sweepArm) (*voiceBanter, *djsMember, *sweepSTT) {
 	t.Helper()
 	node, dir := interopNode(t)
+	var sttLat, genLat, ttsLat openaisim.Latency
+	if arm.latencies {
+		sttLat = openaisim.Latency{TimeToFirstToken: sweepSTTLatency}
+		genLat = openaisim.Latency{TimeToFirstToken: sweepTTFTLatency}
+		ttsLat = openaisim.Latency{TTSFirstByte: sweepTTSLatency}
+	}
 	gen := func(pattern string) openaisim.Match {
 		return openaisim.Match{Endpoint: openaisim.EndpointResponses, Stream: openaisim.Bool(true), InputPattern: pattern}
 	}
 	stt := &sweepSTT{}
-	v := launchVoiceBanter(t, timeout, "voice:\n  joinGreetingWindowSeconds: 0\n", append(stt.rules(),
-		openaisim.Rule{Match: gen(`like\?$`), Reply: openaisim.Reply{Text: "Let me tell you all about the weather. " +
+	rules := stt.rules()
+	for i := range rules {
+		rules[i].Latency = sttLat
+	}
+	v := launchVoiceBanter(t, timeout, "voice:\n  joinGreetingWindowSeconds: 0\n"+arm.voiceYAML, append(rules,
+		openaisim.Rule{Match: gen(`like\?$`), Latency: genLat, Reply: openaisim.Reply{Text: "Let me tell you all about the weather. " +
 			"In the morning there is fog over the hills. By noon the sun comes out and it gets quite warm."}},
-		openaisim.Rule{Match: gen("Paris"), Reply: openaisim.Reply{Text: sweepAnswer}})...)
+		openaisim.Rule{Match: gen("Paris"), Latency: genLat, Reply: openaisim.Reply{Text: sweepAnswer}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointSpeech}, Latency: ttsLat})...)
 	grant, err := v.dsim.JoinVoice(v.alice, v.vc)
 	if err != nil {
 		t.Fatal(err)

@@ -85,11 +85,18 @@ func realPauseSentences(t *testing.T, dir, split string, speakers []string, paus
 // Fillets' voices are left out: their recordings' reverberation tails are labelled speech, so
 // their "700 ms" pauses last up to 1 s (bench/vad/README.md, Limits).
 //
-// It takes about two minutes and needs the real recordings (make vad-data), so it runs only when
-// asked: BANTER_REAL_VOICES=1 (then missing data fails it).
+// It runs the sixteen rounds twice, against simulated providers with BenchmarkSpeculative's
+// latencies: speculative (the shipped defaults) and serial-defaults (speculation off, the same
+// end of turn, so the same guarantee), each in a banter of its own, and logs each arm's median
+// end of voice → first bot audio at the member and their ratio (issue 30's "speculative ≤ 0.6 ×
+// serial", measured on real voices; docs/voice.md, "Where a turn ends"). Both arms must pass
+// the checks above.
+//
+// It takes about four minutes and needs the real recordings (make vad-data), so it runs only
+// when asked: BANTER_REAL_VOICES=1 (then missing data fails it).
 func TestRunVoiceDiscordJSPauseSweepRealVoices(t *testing.T) {
 	if os.Getenv("BANTER_REAL_VOICES") != "1" {
-		t.Skip("set BANTER_REAL_VOICES=1 to run it (about 2 min; needs make vad-data)")
+		t.Skip("set BANTER_REAL_VOICES=1 to run it (about 4 min; needs make vad-data)")
 	}
 	dir := realset.DefaultDir()
 	if err := realset.Check(dir); err != nil {
@@ -98,13 +105,30 @@ func TestRunVoiceDiscordJSPauseSweepRealVoices(t *testing.T) {
 	pauses := []time.Duration{400 * time.Millisecond, 500 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond}
 	sentences := slices.Concat(realPauseSentences(t, dir, "test", []string{"allison", "carlo"}, pauses),
 		realPauseSentences(t, dir, "fresh", []string{"menardi", "armelle"}, pauses))
-	v, alice, stt := startSweep(t, 10*time.Minute)
-	t.Logf("sentence (pause: the speaker's gap and the silence inserted) | wrong starts (spurts/frames) | answers | end of voice → first bot audio at the member | banter: silence_ms, first_packet_ms")
-	for _, s := range sentences {
-		// before starts 200 ms before the first word, the pre-roll the utterance's audio takes;
-		// sweep inserts the silence, after the speaker's own gap at the end of before
-		t.Logf("round %s: %v of silence inserted into a gap of %v", s.name, s.inserted, s.pause-s.inserted)
-		r := v.sweep(t, alice, stt, s.before, s.after, s.inserted, 0)
-		t.Logf("%s (%v) | %d/%d | %d | %.1f ms | %v, %v", s.name, s.pause, r.wrongSpurts, r.wrongFrames, r.answers, r.ms, r.silenceMs, r.firstMs)
+	arms := []sweepArm{
+		{name: "speculative", latencies: true},
+		{name: "serial-defaults", voiceYAML: "  speculation:\n    enabled: false\n", latencies: true},
+	}
+	medians := make([]float64, len(arms))
+	for i, arm := range arms {
+		t.Run(arm.name, func(t *testing.T) {
+			v, alice, stt := startSweep(t, 10*time.Minute, arm)
+			t.Logf("sentence (pause: the speaker's gap and the silence inserted) | wrong starts (spurts/frames) | answers | end of voice → first bot audio at the member | banter: silence_ms, first_packet_ms")
+			var ms []float64
+			for _, s := range sentences {
+				// before starts 200 ms before the first word, the pre-roll the utterance's audio
+				// takes; sweep inserts the silence, after the speaker's own gap at the end of before
+				t.Logf("round %s: %v of silence inserted into a gap of %v", s.name, s.inserted, s.pause-s.inserted)
+				r := v.sweep(t, alice, stt, s.before, s.after, s.inserted, 0)
+				t.Logf("%s (%v) | %d/%d | %d | %.1f ms | %v, %v", s.name, s.pause, r.wrongSpurts, r.wrongFrames, r.answers, r.ms, r.silenceMs, r.firstMs)
+				ms = append(ms, r.ms)
+			}
+			slices.Sort(ms)
+			medians[i] = (ms[(len(ms)-1)/2] + ms[len(ms)/2]) / 2
+			t.Logf("%s: end of voice → first bot audio at the member, median %.1f ms (%.1f–%.1f)", arm.name, medians[i], ms[0], ms[len(ms)-1])
+		})
+	}
+	if medians[0] > 0 && medians[1] > 0 {
+		t.Logf("speculative / serial-defaults: %.1f / %.1f ms = %.3f×", medians[0], medians[1], medians[0]/medians[1])
 	}
 }
