@@ -12,13 +12,14 @@ import (
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // Provider latency injected by the simulator on the critical path of a turn.
 const (
-	injectedSTT  = 150 * time.Millisecond
-	injectedTTFT = 200 * time.Millisecond
-	injectedTTS  = 120 * time.Millisecond
+	injectedSTT  = openaitest.BenchSTTLatency
+	injectedTTFT = openaitest.BenchTTFTLatency
+	injectedTTS  = openaitest.BenchTTSLatency
 )
 
 // spokenEvents returns the stt_pipeline_reply_spoken log events.

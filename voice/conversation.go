@@ -128,12 +128,11 @@ func (s *session) startGreeting(attempt int) {
 	s.startReply(nil, decision.Decision{}, attempt)
 }
 
-// replyContext is the context of a reply: cancelled with the reply (with ErrFalseEnd as its
-// cause when a false end stops it), its model calls charged to the session's guild and added up
-// in the returned tally (the reply's cost_usd).
-func (s *session) replyContext() (context.Context, context.CancelCauseFunc, *llm.Tally) {
+// replyContext is the context of a reply: cancelled with the reply, its model calls charged
+// to the session's guild and added up in the returned tally (the reply's cost_usd).
+func (s *session) replyContext() (context.Context, context.CancelFunc, *llm.Tally) {
 	cost := &llm.Tally{}
-	ctx, cancel := context.WithCancelCause(llm.WithAccount(s.ctx, llm.Account{Guild: s.guildID, Tally: cost}))
+	ctx, cancel := context.WithCancel(llm.WithAccount(s.ctx, llm.Account{Guild: s.guildID, Tally: cost}))
 	return ctx, cancel, cost
 }
 
@@ -177,6 +176,8 @@ func (s *session) onReplyDone(r replyDone) {
 			state = resumeAnswered
 		}
 		rp.owner.settled(state)
+	} else if tb, ok := s.responder.(TakeBacker); ok && rp.turn != nil {
+		tb.TakeBack(rp.turn)
 	}
 	attrs := s.replyAttrs(rp, r)
 	if t := rp.turn; t != nil && r.err == nil && !interrupted && r.res.StageB.Outcome != decision.OutcomeUnknown {

@@ -1,7 +1,6 @@
 package voice
 
 import (
-	"errors"
 	"slices"
 	"time"
 
@@ -32,12 +31,6 @@ import (
 //	                                              and the new ones; answered as any turn, once
 //
 // A rejected resumption is an ordinary turn (and talk over the bot is a barge-in as ever).
-
-// ErrFalseEnd is the cause (context.Cause) of a reply's context when a false end stopped it: its
-// member went on with the turn it answered. The session drops the reply and the turn from its own
-// conversation, and the turn is answered again as a whole; a Responder that keeps a conversation
-// of its own (voice/realtime's, on the provider's side) drops them from it too.
-var ErrFalseEnd = errors.New("voice: the member went on with the turn (a false end)")
 
 // resume states of a turn (turn.resume).
 const (
@@ -202,7 +195,7 @@ func (s *session) stopForFalseEnd(ar *activeReply, by string) (time.Duration, bo
 		return s.playback.Played(), false
 	}
 	ar.interruptedBy.Store(by)
-	ar.cancel(ErrFalseEnd)
+	ar.cancel()
 	s.playback.Interrupt()
 	return s.playback.Played(), true
 }

@@ -361,7 +361,7 @@ func (s *session) checkBargeIn(sp *speaker, l *audio.Listener) {
 		ar.interruptedBy.Store(sp.userID)
 		// Cancel first (no frame is queued after it), then drop the frames a send clock holds
 		// ahead of their slots: what has played is then final.
-		ar.cancel(nil)
+		ar.cancel()
 		s.playback.Interrupt()
 		s.logger().Info("voice_barge_in", "user_id", sp.userID, "speech_ms", ms(speech-sp.bargeBase),
 			"played_ms", ms(s.playback.Played()))

@@ -211,7 +211,7 @@ func (s *session) respond(rp *replyRun) {
 		pb.Begin(rp.onFirstPacket)
 	}
 	res, err := s.responder.Respond(rp.ctx, r)
-	rp.ar.cancel(nil)
+	rp.ar.cancel()
 	done := replyDone{rp: rp, res: res, err: err}
 	if rp.hold == nil || rp.released.Load() {
 		// The talk spurt ends with silence frames even after a cut.

@@ -30,6 +30,16 @@ type Responder interface {
 	Respond(ctx context.Context, r *Reply) (Result, error)
 }
 
+// TakeBacker is a Responder that keeps a conversation of its own (voice/realtime's, on the
+// provider's side). After a false end (the member went on with the turn its reply answered; the
+// session drops the turn and the reply from its timeline and answers the whole as a new turn),
+// the session calls TakeBack with that turn, on the session loop once the reply has ended, so
+// the Responder drops the turn and its answer from its conversation too, before it answers the
+// whole. TakeBack must not block.
+type TakeBacker interface {
+	TakeBack(t *Turn)
+}
+
 // SpokenEventNamer is a Responder that names the log event of a turn it answered aloud
 // itself: a realtime turn is no STT pipeline turn, so voice/realtime's Responder logs
 // realtime_reply_spoken where the STT pipeline logs stt_pipeline_reply_spoken.

@@ -22,9 +22,7 @@ import (
 type activeReply struct {
 	id     uint64
 	target string // speaker answered ("" for the greeting)
-	// cancel ends the reply's context; its cause is ErrFalseEnd when a false end stopped it,
-	// else nil.
-	cancel context.CancelCauseFunc
+	cancel context.CancelFunc
 	// firstPacket is the unix-nano time of the first packet out (0 before):
 	// the echo guard runs from there.
 	firstPacket   atomic.Int64

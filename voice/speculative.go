@@ -149,7 +149,7 @@ func (s *session) confirmSpec(t *turn, end time.Time) {
 			// The reply was built on a conversation that has moved on: it is cut before a sound
 			// and the turn is decided again.
 			sp.phase = specAbandoned
-			sp.reply.ar.cancel(nil)
+			sp.reply.ar.cancel()
 			s.usedSpec(t, "transcript", sp.transcribedAt)
 			s.enter(t)
 			return
@@ -192,7 +192,7 @@ func (s *session) discardSpec(t *turn, reason string) {
 	case specReplying:
 		sp.phase = specCancelling
 		s.spec, s.deciding = nil, false
-		sp.reply.ar.cancel(nil)
+		sp.reply.ar.cancel()
 		s.pump()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
 )
 
 // What the member of the pause sweep says, and what banter should answer.
@@ -132,13 +133,6 @@ type sweepArm struct {
 	latencies bool
 }
 
-// Latencies of a sweepArm with latencies, those of voice's BenchmarkSpeculative.
-const (
-	sweepSTTLatency  = 150 * time.Millisecond
-	sweepTTFTLatency = 200 * time.Millisecond
-	sweepTTSLatency  = 120 * time.Millisecond
-)
-
 // startSweep launches banter (`banter run`, no join greeting, the turn-taking of arm) with the
 // sweep's transcriber and answers, and has an unmodified discord.js member, alice, join the
 // voice channel with banter and settle DAVE with it; timeout bounds the whole test.
@@ -147,9 +141,9 @@ func startSweep(t *testing.T, timeout time.Duration, arm sweepArm) (*voiceBanter
 	node, dir := interopNode(t)
 	var sttLat, genLat, ttsLat openaisim.Latency
 	if arm.latencies {
-		sttLat = openaisim.Latency{TimeToFirstToken: sweepSTTLatency}
-		genLat = openaisim.Latency{TimeToFirstToken: sweepTTFTLatency}
-		ttsLat = openaisim.Latency{TTSFirstByte: sweepTTSLatency}
+		sttLat = openaisim.Latency{TimeToFirstToken: openaitest.BenchSTTLatency}
+		genLat = openaisim.Latency{TimeToFirstToken: openaitest.BenchTTFTLatency}
+		ttsLat = openaisim.Latency{TTSFirstByte: openaitest.BenchTTSLatency}
 	}
 	gen := func(pattern string) openaisim.Match {
 		return openaisim.Match{Endpoint: openaisim.EndpointResponses, Stream: openaisim.Bool(true), InputPattern: pattern}

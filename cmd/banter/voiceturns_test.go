@@ -118,9 +118,10 @@ func TestRunVoiceRealtimeFalseEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.waitLog(t, `"msg":"realtime_reply_spoken"`, `"spoken":"`+whole+`"`)
-	fe, cut := v.events("voice_false_end"), v.events("realtime_interrupted")
-	if len(fe) != 1 || len(cut) != 1 || cut[0]["false_end"] != true || cut[0]["items_deleted"] != 2.0 {
-		t.Fatalf("false ends %v, cut answers %v: want the half-answer stopped by one false end, two items deleted", fe, cut)
+	fe, cut, deleted := v.events("voice_false_end"), v.events("realtime_interrupted"), v.events("realtime_items_deleted")
+	if len(fe) != 1 || len(cut) != 1 || len(deleted) != 1 || deleted[0]["sent"] != 2.0 {
+		t.Fatalf("false ends %v, cut answers %v, deletes %v: want the half-answer stopped by one false end, two items deleted",
+			fe, cut, deleted)
 	}
 	if n := len(v.events("realtime_reply_spoken")); n != 1 {
 		t.Errorf("%d answers spoken, want 1", n)

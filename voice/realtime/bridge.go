@@ -214,9 +214,15 @@ type Bridge struct {
 	connGen uint64
 	connCh  chan struct{} // closed while conn != nil
 	resp    *response     // the response in progress
-	// committed is the user item of the last input_audio_buffer.committed: the audio a
-	// native turn forwarded, taken by the response asked for next (response.created).
-	committed string
+	// committed are the user items of the input_audio_buffer.committed since the last
+	// response.created: the audio a native turn forwarded (one item, or several when the
+	// server's turn detection commits at pauses), taken by the response asked for next.
+	committed []string
+	last      *response // the latest response asked for: a take-back's (takeBack)
+	// deletes are the items a take-back left for the next reply to delete, in session
+	// deletesGen (flushDeletes).
+	deletes    []string
+	deletesGen uint64
 }
 
 // response is one requested response, from response.create to response.done.
@@ -225,10 +231,10 @@ type response struct {
 	requestedAt time.Time
 	gen         uint64
 	id          string
-	item        string // the assistant item
-	forwarded   bool   // the turn's audio was forwarded before it (native)
-	userItem    string // the user item of that audio (input_audio_buffer.committed)
-	dropped     bool   // a false end cut it: it leaves the conversation and the history
+	item        string   // the assistant item
+	forwarded   bool     // the turn's audio was forwarded before it (native)
+	userItems   []string // the user items of that audio (input_audio_buffer.committed)
+	dropped     bool     // taken back after a false end: its answer adds no line to the history
 	audioBytes  int
 	transcript  string
 	deltas      strings.Builder // transcript deltas, for a cancelled response

@@ -190,7 +190,7 @@ func FuzzCutText(f *testing.F) {
 			t.Fatalf("cutText(%q, %d, %d) = %q: not a prefix", text, played, total, got)
 		}
 		h := &history{max: 3, maxChars: 8}
-		h.add("x", text, true)
+		h.add("", "x", text, true)
 		_ = h.summary()
 	})
 }

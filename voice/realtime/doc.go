@@ -30,12 +30,12 @@
 // (conversation.item.truncate) at audio_end_ms = Playback.Played (clamped
 // to the audio received). Truncating only after response.done is also what
 // the simulator requires (it refuses a truncate that races the cancel, real
-// OpenAI accepts both orders). A cut by a false end (the reply's context
-// ends with voice.ErrFalseEnd as its cause: the member went on, and the
-// whole is answered as a new turn) deletes the answer's item and the
-// turn's forwarded audio item instead (conversation.item.delete), and the
-// summary loses both lines; on Gemini, which cannot delete, the next reply
-// waits for a fresh session started from that summary.
+// OpenAI accepts both orders). After a false end (the member went on, and
+// the whole is answered as a new turn) the session calls TakeBack
+// (voice.TakeBacker): the summary loses the turn's lines, and the next
+// reply first deletes the answer's item and the turn's forwarded audio
+// items (conversation.item.delete); on Gemini, which cannot delete, replies
+// wait for a fresh session started from that summary.
 //
 // Sessions: a dropped socket is reopened with back-off (llm/realtime Open
 // retries handshakes; the Bridge retries Open, 500 ms doubling to 30 s);

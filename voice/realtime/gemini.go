@@ -27,13 +27,14 @@ import (
 // Goroutines: a supervisor (owns the connection and its read loop). Close stops and waits for
 // it. Replies are served one at a time.
 type geminiBridge struct {
-	cfg   Config
-	log   *slog.Logger
-	m     *Metrics
-	now   func() time.Time
-	hist  history
-	away  chan struct{} // goAway seen (buffered 1)
-	fresh chan struct{} // a false end took a turn back: start a fresh session (buffered 1)
+	cfg  Config
+	log  *slog.Logger
+	m    *Metrics
+	now  func() time.Time
+	hist history
+	away chan struct{} // goAway seen (buffered 1)
+	// fresh is signalled when a take-back needs a fresh session (buffered 1).
+	fresh chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the bridge stops
@@ -48,6 +49,11 @@ type geminiBridge struct {
 	handle  string        // the last resumption handle
 	context string        // the last turn context sent in this session (sendContext)
 	resp    *gReply       // the reply in progress
+	last    *gReply       // the latest reply asked for: a take-back's (takeBack)
+	// freshPending: a take-back wants a session without the turn; replies wait (ready) until
+	// one opened without a handle is up, and freshDone is closed then.
+	freshPending bool
+	freshDone    chan struct{}
 
 	guild string // the voice session's: what its replies are charged to
 }
@@ -65,7 +71,7 @@ type gReply struct {
 	playedBytes int  // set when cut
 	muted       bool // cut by us: later audio is dropped
 	interrupted bool // the server said interrupted
-	dropped     bool // a false end cut it: it leaves the history (takeBack starts a fresh session)
+	dropped     bool // taken back after a false end: it adds no line to the history
 	lost        bool // the connection dropped first
 	// usage is the turn's last usageMetadata (nil: none yet), metered at turnComplete and
 	// charged to account.
@@ -88,13 +94,13 @@ func startGemini(ctx context.Context, cfg Config) (*geminiBridge, error) {
 		guild: llm.AccountFrom(ctx).Guild,
 		hist:  history{max: cfg.HistoryTurns, maxChars: cfg.HistoryChars}, away: make(chan struct{}, 1), fresh: make(chan struct{}, 1),
 		done: make(chan struct{}), connCh: make(chan struct{}), pcmBuf: make([]byte, 0, 2*geminiChunk)}
-	conn, err := g.open(ctx)
+	conn, fresh, err := g.open(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("realtime: start gemini: %w", err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
-	g.setConn(conn)
+	g.setConn(conn, fresh)
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -106,11 +112,15 @@ func startGemini(ctx context.Context, cfg Config) (*geminiBridge, error) {
 }
 
 // open dials with the last handle (the server keeps the conversation) or, without one, the
-// instructions plus banter's summary of the conversation so far.
-func (g *geminiBridge) open(ctx context.Context) (*gemini.Conn, error) {
+// instructions plus banter's summary of the conversation so far. While a take-back is pending
+// it dials without the handle, and fresh reports so (setConn).
+func (g *geminiBridge) open(ctx context.Context) (conn *gemini.Conn, fresh bool, err error) {
 	c := g.cfg.Gemini
 	g.mu.Lock()
 	c.Handle = g.handle
+	if fresh = g.freshPending; fresh { // a take-back: the old conversation still holds the turn
+		c.Handle, g.handle = "", ""
+	}
 	if c.Handle == "" {
 		g.context = "" // a new session holds no turn context yet
 	}
@@ -119,11 +129,11 @@ func (g *geminiBridge) open(ctx context.Context) (*gemini.Conn, error) {
 	if sum := g.hist.summary(); sum != "" && c.Handle == "" {
 		c.Instructions = strings.TrimSpace(c.Instructions + "\n\n" + sum)
 	}
-	conn, err := gemini.Open(ctx, c)
+	conn, err = gemini.Open(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("realtime: open gemini: %w", err)
+		return nil, false, fmt.Errorf("realtime: open gemini: %w", err)
 	}
-	return conn, nil
+	return conn, fresh, nil
 }
 
 // Close stops the bridge: the socket closes, its goroutines are waited for.
@@ -137,13 +147,29 @@ func (g *geminiBridge) stopped() <-chan struct{} { return g.done }
 
 func (g *geminiBridge) inputFormat() pcm.Format { return gemini16k }
 
-func (g *geminiBridge) remember(speaker, text string) { g.hist.add(speaker, text, false) }
+func (g *geminiBridge) remember(turnID, speaker, text string) {
+	g.hist.add(turnID, speaker, text, false)
+}
 
-// takeBack implements provider: the Live API cannot delete a turn from its conversation, so
-// after a false end the next reply waits for a fresh session that starts from banter's summary,
-// which no longer has the turn nor its answer. It opens while the member is still talking.
-func (g *geminiBridge) takeBack(speaker string) {
-	g.hist.forget(speaker)
+// takeBack implements provider. The Live API cannot delete a turn from its conversation, so the
+// next reply waits for a fresh session (no resumption handle) that starts from banter's summary,
+// which no longer has the turn nor its answer; it is opened at once, while the member is still
+// talking. The reply being taken back is over (the session calls takeBack after it returned);
+// its turnComplete, if still to come, adds no line.
+func (g *geminiBridge) takeBack(turnID string) {
+	g.mu.Lock()
+	g.hist.forget(turnID) // under g.mu: finish adds the answer's line under it
+	r := g.last
+	if r == nil || r.turnID != turnID {
+		g.mu.Unlock()
+		return // the turn was not answered (nothing of it reached the model)
+	}
+	r.dropped = true
+	if !g.freshPending {
+		g.freshPending, g.freshDone = true, make(chan struct{})
+	}
+	g.mu.Unlock()
+	g.log.Info("realtime_taken_back", "turn_id", turnID)
 	select {
 	case g.fresh <- struct{}{}:
 	default:
@@ -175,9 +201,9 @@ func (g *geminiBridge) supervise(ctx context.Context, conn *gemini.Conn) {
 			}
 			conn = g.afterClose(ctx, err)
 		case <-g.away:
-			conn = g.resume(ctx, conn, readErr, false)
+			conn = g.resume(ctx, conn, readErr)
 		case <-g.fresh:
-			conn = g.resume(ctx, conn, readErr, true)
+			conn = g.restartFresh(ctx, conn, readErr)
 		}
 	}
 }
@@ -202,11 +228,10 @@ func (g *geminiBridge) afterClose(ctx context.Context, err error) *gemini.Conn {
 	return g.reconnect(ctx, "drop")
 }
 
-// resume answers goAway (fresh false) or a false end (fresh): once the reply in progress has
-// ended (new replies wait), the old connection is closed (the API refuses a resumption while it
-// is open) and a new one opened, with the last handle, or without one (fresh: the conversation
-// starts again from banter's summary).
-func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-chan error, fresh bool) *gemini.Conn {
+// resume answers goAway: once the reply in progress has ended (new replies wait), the old
+// connection is closed (the API refuses a resumption while it is open) and a new one opened
+// with the last handle.
+func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-chan error) *gemini.Conn {
 	g.turnMu.Lock()
 	defer g.turnMu.Unlock()
 	g.mu.Lock()
@@ -224,13 +249,26 @@ func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-
 	if ctx.Err() != nil {
 		return nil
 	}
-	if fresh {
-		g.mu.Lock()
-		g.handle = "" // read loop done: no later handle comes in
-		g.mu.Unlock()
-		return g.reconnect(ctx, "false_end")
-	}
 	return g.reconnect(ctx, "go_away")
+}
+
+// restartFresh answers a take-back: unless a connection opened since is fresh already, the
+// connection is closed at once (the reply in progress, a cut one finishing its turn, is lost:
+// its audio is muted and it is taken back) and one is opened without a handle.
+func (g *geminiBridge) restartFresh(ctx context.Context, conn *gemini.Conn, readErr <-chan error) *gemini.Conn {
+	g.mu.Lock()
+	pending := g.freshPending
+	g.mu.Unlock()
+	if !pending {
+		return conn
+	}
+	_ = conn.Close()
+	<-readErr
+	g.dropConn()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return g.reconnect(ctx, "false_end")
 }
 
 // reconnect opens a connection with back-off until it succeeds, ctx ends, or a close says
@@ -238,12 +276,12 @@ func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-
 func (g *geminiBridge) reconnect(ctx context.Context, cause string) *gemini.Conn {
 	delay := g.cfg.ReconnectBackoff
 	for {
-		c, err := g.open(ctx)
+		c, fresh, err := g.open(ctx)
 		if err == nil {
 			g.mu.Lock()
 			resumed := g.handle != ""
 			g.mu.Unlock()
-			g.setConn(c)
+			g.setConn(c, fresh)
 			g.m.reconnect(cause)
 			g.log.Info("realtime_reconnected", "cause", cause, "resumed", resumed)
 			return c
@@ -268,13 +306,19 @@ func (g *geminiBridge) reconnect(ctx context.Context, cause string) *gemini.Conn
 	}
 }
 
-func (g *geminiBridge) setConn(c *gemini.Conn) {
+// setConn makes c the connection; fresh (opened without a handle while a take-back was pending)
+// lets the replies waiting for it go.
+func (g *geminiBridge) setConn(c *gemini.Conn, fresh bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conn == nil {
 		close(g.connCh)
 	}
 	g.conn = c
+	if fresh && g.freshPending {
+		g.freshPending = false
+		close(g.freshDone)
+	}
 }
 
 // dropConn forgets the connection: the reply in progress is lost.

@@ -10,7 +10,6 @@ import (
 	"github.com/banterbot/banter/audio/pcm"
 	"github.com/banterbot/banter/llm"
 	"github.com/banterbot/banter/llm/gemini"
-	"github.com/banterbot/banter/voice"
 )
 
 // readLoop reads server messages until the connection fails. A malformed message is counted
@@ -90,30 +89,27 @@ func (g *geminiBridge) answerCalls(c *gemini.Conn, calls []gemini.Call) {
 	}
 }
 
-// finish ends the reply in progress on turnComplete; the history gets what was played.
+// finish ends the reply in progress on turnComplete; the history gets what was played (unless
+// a false end took the turn back).
 func (g *geminiBridge) finish() {
 	g.mu.Lock()
 	r := g.resp
 	g.resp = nil
-	var text, heard string
-	cut := false
-	if r != nil {
-		cut = r.dropped
-		text, heard = r.transcript.String(), r.heard.String()
-		if r.muted {
-			text, cut = cutText(text, r.playedBytes, r.audioBytes), true
-		}
-		cut = cut || r.interrupted
-	}
-	g.mu.Unlock()
 	if r == nil {
+		g.mu.Unlock()
 		return
 	}
+	text, heard := r.transcript.String(), r.heard.String()
+	cut := r.interrupted
+	if r.muted {
+		text, cut = cutText(text, r.playedBytes, r.audioBytes), true
+	}
+	if !r.dropped { // under g.mu, as takeBack forgets the turn's lines
+		g.hist.add(r.turnID, "", text, cut)
+	}
+	g.mu.Unlock()
 	if r.usage != nil {
 		g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, meteredUsage(*r.usage))
-	}
-	if !r.dropped {
-		g.hist.add("", text, cut)
 	}
 	g.log.Info("realtime_transcripts", "turn_id", r.turnID, "heard", heard, "said", text, "cut", cut)
 	close(r.done)
@@ -156,7 +152,7 @@ func (g *geminiBridge) start(ctx context.Context, t *Turn, audio []int16, say, i
 	r := &gReply{turnID: turnID(t), requestedAt: g.now(), out: make(chan []byte, 1024), done: make(chan struct{}),
 		account: llm.Account{Guild: g.guild, Slot: SlotGeminiRealtime, Tally: llm.AccountFrom(ctx).Tally}}
 	g.mu.Lock()
-	g.resp = r
+	g.resp, g.last = r, r
 	g.mu.Unlock()
 	switch {
 	case say != "":
@@ -239,14 +235,18 @@ func (g *geminiBridge) forward(conn *gemini.Conn, audio []int16) error {
 	return conn.AudioStreamEnd()
 }
 
-// ready waits until a connection is up and no reply is in progress.
+// ready waits until a connection is up, no reply is in progress and no take-back waits for a
+// fresh session.
 func (g *geminiBridge) ready(ctx context.Context) (*gemini.Conn, error) {
 	for {
 		g.mu.Lock()
 		conn, connCh, r := g.conn, g.connCh, g.resp
+		fresh, freshDone := g.freshPending, g.freshDone
 		g.mu.Unlock()
 		var wait <-chan struct{}
 		switch {
+		case fresh: // a take-back: not on the conversation that holds the turn
+			wait = freshDone
 		case r != nil:
 			wait = r.done
 		case conn == nil:
@@ -270,9 +270,8 @@ func (g *geminiBridge) ready(ctx context.Context) (*gemini.Conn, error) {
 // nothing to truncate; banter's own history gets the played part.
 func (g *geminiBridge) cut(ctx context.Context, r *gReply, played time.Duration, cause error) (replyResult, error) {
 	playedBytes := int(played/(20*time.Millisecond)) * frameBytes
-	falseEnd := errors.Is(context.Cause(ctx), voice.ErrFalseEnd)
 	g.mu.Lock()
-	r.muted, r.playedBytes, r.dropped = true, playedBytes, falseEnd
+	r.muted, r.playedBytes = true, playedBytes
 	active, conn := g.resp == r, g.conn
 	g.mu.Unlock()
 	g.m.interrupted()
@@ -292,14 +291,11 @@ func (g *geminiBridge) cut(ctx context.Context, r *gReply, played time.Duration,
 	transcript, received := r.transcript.String(), r.audioBytes
 	g.mu.Unlock()
 	spoken := cutText(transcript, playedBytes, received)
-	switch {
-	case falseEnd && !active: // turnComplete came first and added the answer's line
-		g.hist.dropLastBot()
-	case !active:
+	if !active {
 		g.hist.amendLast(spoken)
 	}
 	g.log.Info("realtime_interrupted", "turn_id", r.turnID, "played_ms", playedBytes/(frameBytes/20),
-		"received_ms", received/(frameBytes/20), "cancelled", interrupted, "false_end", falseEnd)
+		"received_ms", received/(frameBytes/20), "cancelled", interrupted)
 	res := replyResult{transcript: transcript, spoken: spoken, interrupted: true}
 	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
 		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)

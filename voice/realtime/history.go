@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -8,6 +9,7 @@ import (
 
 // historyLine is one remembered turn.
 type historyLine struct {
+	turn string // the voice turn it belongs to (its member's words and the answer), "" for none
 	who  string // speaker name, or "" for the bot
 	text string
 	cut  bool // the bot was interrupted
@@ -24,7 +26,9 @@ type history struct {
 	lines []historyLine
 }
 
-func (h *history) add(who, text string, cut bool) {
+// add remembers a line of turn (a member's words, or the bot's answer to them; "" for none, such
+// as the join greeting).
+func (h *history) add(turn, who, text string, cut bool) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
@@ -38,7 +42,7 @@ func (h *history) add(who, text string, cut bool) {
 	if len(h.lines) >= h.max {
 		h.lines = append(h.lines[:0], h.lines[len(h.lines)-h.max+1:]...)
 	}
-	h.lines = append(h.lines, historyLine{who: who, text: text, cut: cut})
+	h.lines = append(h.lines, historyLine{turn: turn, who: who, text: text, cut: cut})
 }
 
 // summary renders the remembered turns, oldest first, or "" if none.
@@ -92,24 +96,13 @@ func (h *history) amendLast(text string) {
 	}
 }
 
-// dropLastBot removes the last line if it is the bot's: an answer a false end took back.
-func (h *history) dropLastBot() {
+// forget removes the lines of turn: a turn a false end took back, and the answer to it (its
+// words come again with the whole).
+func (h *history) forget(turn string) {
+	if turn == "" {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if n := len(h.lines); n > 0 && h.lines[n-1].who == "" {
-		h.lines = h.lines[:n-1]
-	}
-}
-
-// forget removes the last line of the member who: a turn a false end took back (its words come
-// again with the whole). Turns are answered one at a time, so it is the turn's own line.
-func (h *history) forget(who string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for i := len(h.lines) - 1; i >= 0; i-- {
-		if who != "" && h.lines[i].who == who {
-			h.lines = append(h.lines[:i], h.lines[i+1:]...)
-			return
-		}
-	}
+	h.lines = slices.DeleteFunc(h.lines, func(l historyLine) bool { return l.turn == turn })
 }

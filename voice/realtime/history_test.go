@@ -28,7 +28,7 @@ func TestHistorySummary(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &history{max: tt.max, maxChars: 100}
 			for _, l := range tt.lines {
-				h.add(l.who, l.text, l.cut)
+				h.add(l.turn, l.who, l.text, l.cut)
 			}
 			got := h.summary()
 			if tt.want == nil && got != "" {
@@ -56,7 +56,7 @@ func checkSummary(t *testing.T, summary string, want, not []string) {
 
 func TestHistoryLongLineCut(t *testing.T) {
 	h := &history{max: 2, maxChars: 5}
-	h.add("A", "abcdefghij", false)
+	h.add("", "A", "abcdefghij", false)
 	if got := h.summary(); !strings.Contains(got, "A: abcde…") {
 		t.Fatalf("summary = %q", got)
 	}
@@ -80,42 +80,40 @@ func TestCutText(t *testing.T) {
 	}
 }
 
-// TestHistoryTakeBack: after a false end the cut answer's line and the member's taken-back turn
-// leave the summary; the other lines (another member's, earlier answers) stay.
+// TestHistoryTakeBack: after a false end the lines of the turn taken back (the member's, and the
+// answer's) leave the summary; the other lines (other turns, the greeting) stay.
 func TestHistoryTakeBack(t *testing.T) {
 	tests := []struct {
 		name       string
 		lines      []historyLine
-		dropBot    bool   // the answer's line had been added (its response ended before the cut)
-		forget     string // the member whose turn is taken back
+		forget     string // the turn taken back
 		want, gone []string
 	}{
-		{name: "answer line added", dropBot: true, forget: "Alice",
-			lines: []historyLine{{who: "Bob", text: "hi all"}, {text: "hi Bob"}, {who: "Alice", text: "what's the weather like?"},
-				{text: "Let me tell you"}},
+		{name: "turn and answer", forget: "t3",
+			lines: []historyLine{{turn: "t1", who: "Bob", text: "hi all"}, {turn: "t1", text: "hi Bob"},
+				{turn: "t3", who: "Alice", text: "what's the weather like?"}, {turn: "t3", text: "Let me tell you", cut: true}},
 			want: []string{"- Bob: hi all", "- You: hi Bob"}, gone: []string{"weather", "Let me"}},
-		{name: "answer line not added", forget: "Alice",
-			lines: []historyLine{{who: "Alice", text: "first"}, {text: "an answer"}, {who: "Alice", text: "what's the weather like?"}},
-			want:  []string{"- Alice: first", "- You: an answer"}, gone: []string{"weather"}},
-		{name: "last line a member's: no bot line dropped", dropBot: true,
-			lines: []historyLine{{text: "an answer"}, {who: "Alice", text: "go on"}},
-			want:  []string{"- You: an answer", "- Alice: go on"}},
-		{name: "no line of the member", forget: "Carol",
-			lines: []historyLine{{who: "Alice", text: "hello"}},
+		{name: "no answer line yet", forget: "t2",
+			lines: []historyLine{{turn: "t1", who: "Alice", text: "first"}, {turn: "t1", text: "an answer"},
+				{turn: "t2", who: "Alice", text: "what's the weather like?"}},
+			want: []string{"- Alice: first", "- You: an answer"}, gone: []string{"weather"}},
+		{name: "the greeting stays", forget: "t1",
+			lines: []historyLine{{text: "hello all"}, {turn: "t1", who: "Alice", text: "go on"}},
+			want:  []string{"- You: hello all"}, gone: []string{"go on"}},
+		{name: "no turn named: nothing", forget: "",
+			lines: []historyLine{{text: "hello all"}, {turn: "t1", who: "Alice", text: "hello"}},
+			want:  []string{"- You: hello all", "- Alice: hello"}},
+		{name: "an unknown turn: nothing", forget: "t9",
+			lines: []historyLine{{turn: "t1", who: "Alice", text: "hello"}},
 			want:  []string{"- Alice: hello"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &history{max: 10, maxChars: 100}
 			for _, l := range tt.lines {
-				h.add(l.who, l.text, l.cut)
+				h.add(l.turn, l.who, l.text, l.cut)
 			}
-			if tt.dropBot {
-				h.dropLastBot()
-			}
-			if tt.forget != "" {
-				h.forget(tt.forget)
-			}
+			h.forget(tt.forget)
 			checkSummary(t, h.summary(), tt.want, tt.gone)
 		})
 	}

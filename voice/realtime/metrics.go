@@ -39,7 +39,7 @@ func NewMetricsFor(reg prometheus.Registerer, p Provider) *Metrics {
 //
 //	banter_voice_realtime_replies_requested_total{strategy}  responses requested
 //	banter_voice_realtime_replies_skipped_total{strategy}    turns not sent (denied, [SKIP], empty)
-//	banter_voice_realtime_reconnects_total{cause}            drop, rollover
+//	banter_voice_realtime_reconnects_total{cause}            drop, rollover, go_away, false_end
 //	banter_voice_realtime_interruptions_total                replies cut (barge-in, leave, playback failure)
 //	banter_voice_realtime_truncations_total                  conversation.item.truncate sent
 //	banter_voice_realtime_responses_failed_total             response.done failed/incomplete or lost in a drop
@@ -63,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		reconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_reconnects_total",
-			Help: "New realtime sessions after the first: after a dropped socket or a planned rollover.",
+			Help: "New realtime sessions after the first, by cause: drop (a dropped socket), rollover (planned), go_away (Gemini), false_end (Gemini: a fresh session after a false end).",
 		}, []string{"cause"}),
 		interrupts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "banter_voice_realtime_interruptions_total",

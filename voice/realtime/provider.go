@@ -27,14 +27,14 @@ type provider interface {
 	answer(ctx context.Context, t *Turn, audio []int16, say, instructions string, out audioOut) (replyResult, error)
 	// skipped logs a turn that is not forwarded.
 	skipped(ctx context.Context, t *Turn, reason string)
-	// remember adds a member's line to the summary a fresh conversation starts with.
-	remember(speaker, text string)
-	// takeBack undoes speaker's last turn after a false end cut its answer (the member went
-	// on; the whole comes as a turn of its own): its line leaves the summary, and the
-	// provider's conversation loses the turn and the answer (the Bridge deleted their items
-	// when it cut; the geminiBridge, which cannot delete, starts a fresh session from the
-	// summary).
-	takeBack(speaker string)
+	// remember adds a member's line of turn turnID to the summary a fresh conversation starts
+	// with.
+	remember(turnID, speaker, text string)
+	// takeBack undoes turn turnID after a false end (the member went on; the whole comes as a
+	// turn of its own): its lines leave the summary, and the provider's conversation loses the
+	// turn and the answer to it (the Bridge deletes their items; the geminiBridge, which cannot
+	// delete, starts a fresh session from the summary). It does not block.
+	takeBack(turnID string)
 	// inputFormat is the audio format the API takes.
 	inputFormat() pcm.Format
 	// stopped is closed when the provider has stopped (Close, the session's end, or a close
@@ -58,9 +58,7 @@ func (b *Bridge) answer(ctx context.Context, t *Turn, audio []int16, say, instru
 	return b.replyTo(ctx, t, audio, cmd, out)
 }
 
-func (b *Bridge) remember(speaker, text string) { b.hist.add(speaker, text, false) }
-
-func (b *Bridge) takeBack(speaker string) { b.hist.forget(speaker) }
+func (b *Bridge) remember(turnID, speaker, text string) { b.hist.add(turnID, speaker, text, false) }
 
 func (b *Bridge) inputFormat() pcm.Format { return pcm.Mono24k() }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/banterbot/banter/llm"
 	llmrt "github.com/banterbot/banter/llm/realtime"
-	"github.com/banterbot/banter/voice"
 )
 
 // errReplyLost is returned when the socket dropped during a reply.
@@ -177,6 +176,7 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 		}
 		return err
 	}
+	b.flushDeletes(ctx, conn, gen)
 	if len(forward) > 0 {
 		if err := b.forward(ctx, conn, forward); err != nil {
 			return nil, lost(err)
@@ -194,13 +194,10 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 
 // cut ends a reply early: further audio is dropped, the response (if still
 // streaming) is cancelled and awaited, and the item is truncated to played.
-// After a false end (voice.ErrFalseEnd) the answer and the turn it answered
-// leave the conversation instead (drop). cause is returned wrapped unless it
-// is ctx's own end.
+// cause is returned wrapped unless it is ctx's own end.
 func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cause error) (replyResult, error) {
-	falseEnd := errors.Is(context.Cause(ctx), voice.ErrFalseEnd)
 	b.mu.Lock()
-	r.muted, r.interrupted, r.dropped = true, true, falseEnd
+	r.muted, r.interrupted = true, true
 	r.played = uint64(played / (20 * time.Millisecond))
 	active := b.resp == r
 	conn, gen := b.conn, b.connGen
@@ -223,12 +220,8 @@ func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cau
 	if ref.transcript == "" {
 		ref.transcript = r.deltas.String()
 	}
-	userItem := r.userItem
 	conn, gen = b.conn, b.connGen
 	b.mu.Unlock()
-	if falseEnd {
-		return b.drop(cctx, conn, gen, r, ref, userItem, active, int(played/time.Millisecond), cancelled)
-	}
 	endMs, receivedMs, truncated := b.truncate(cctx, conn, gen, ref, int(played/time.Millisecond))
 	if !active {
 		b.hist.amendLast(cutText(ref.transcript, endMs, receivedMs))
@@ -240,35 +233,6 @@ func (b *Bridge) cut(ctx context.Context, r *response, played time.Duration, cau
 		return res, fmt.Errorf("realtime: reply interrupted: %w", cause)
 	}
 	return res, fmt.Errorf("realtime: play: %w", cause)
-}
-
-// drop takes a reply cut by a false end out of the conversation: its member went on, and the
-// turn is answered again as a whole, its audio forwarded again. The assistant item and the user
-// item of the turn's first half are deleted (conversation.item.delete) when they are in the
-// current session, so the model does not hear the first half twice nor its answer to it; the
-// history loses the answer's line (the Responder forgets the member's). Deletes are sent before
-// the next turn can forward anything, so the next response sees the conversation without them.
-func (b *Bridge) drop(ctx context.Context, conn *llmrt.Conn, gen uint64, r *response, ref itemRef, userItem string,
-	active bool, playedMs int, cancelled bool) (replyResult, error) {
-	if !active { // response.done came first and added the answer's line
-		b.hist.dropLastBot()
-	}
-	deleted := 0
-	for _, id := range []string{ref.id, userItem} {
-		if id == "" || ref.gen != gen || conn == nil {
-			continue
-		}
-		if err := conn.Send(ctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
-			b.log.Warn("realtime_delete_failed", "item_id", id, "err", err)
-			continue
-		}
-		deleted++
-	}
-	receivedMs := ref.audioBytes / (frameBytes / 20)
-	b.log.Info("realtime_interrupted", "turn_id", r.turnID, "item_id", ref.id, "played_ms", min(playedMs, receivedMs),
-		"received_ms", receivedMs, "cancelled", cancelled, "false_end", true, "items_deleted", deleted)
-	return replyResult{transcript: ref.transcript, interrupted: true},
-		fmt.Errorf("realtime: reply interrupted by a false end: %w", context.Canceled)
 }
 
 // truncate sends conversation.item.truncate for ref at playedMs (clamped
@@ -287,4 +251,54 @@ func (b *Bridge) truncate(ctx context.Context, conn *llmrt.Conn, gen uint64, ref
 	}
 	b.m.truncated()
 	return endMs, receivedMs, true
+}
+
+// takeBack implements provider: after a false end the turn and the answer to it leave the
+// summary at once (and a response.done still to come adds no line), and the conversation loses
+// their items: the answer's assistant item and, native, the user items of the turn's audio. The
+// deletes wait for the next reply, which sends them before it forwards anything (flushDeletes),
+// so the whole is answered from a conversation that holds it once. Items of an earlier session
+// (a reconnect or rollover since) are gone with it; that session's summary was built before the
+// take-back.
+func (b *Bridge) takeBack(turnID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hist.forget(turnID) // under b.mu: finish adds the answer's line under it
+	r := b.last
+	if r == nil || r.turnID != turnID {
+		return // the turn was not answered (nothing of it reached the model)
+	}
+	r.dropped = true
+	if b.conn == nil || r.gen != b.connGen {
+		return
+	}
+	if b.deletesGen != r.gen {
+		b.deletes, b.deletesGen = nil, r.gen
+	}
+	if r.item != "" {
+		b.deletes = append(b.deletes, r.item)
+	}
+	b.deletes = append(b.deletes, r.userItems...)
+	b.log.Info("realtime_taken_back", "turn_id", turnID, "items", len(b.deletes))
+}
+
+// flushDeletes sends the deletes a take-back left for session gen (conversation.item.delete).
+// Call with turnMu, before anything of the next reply is sent.
+func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64) {
+	b.mu.Lock()
+	ids, g := b.deletes, b.deletesGen
+	b.deletes = nil
+	b.mu.Unlock()
+	if len(ids) == 0 || g != gen {
+		return
+	}
+	sent := 0
+	for _, id := range ids {
+		if err := conn.Send(ctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
+			b.log.Warn("realtime_delete_failed", "item_id", id, "err", err)
+			continue
+		}
+		sent++
+	}
+	b.log.Info("realtime_items_deleted", "sent", sent, "of", len(ids))
 }

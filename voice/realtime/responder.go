@@ -15,7 +15,10 @@ import (
 	"github.com/banterbot/banter/voice"
 )
 
-var _ voice.Responder = (*Responder)(nil)
+var (
+	_ voice.Responder  = (*Responder)(nil)
+	_ voice.TakeBacker = (*Responder)(nil)
+)
 
 // ResponderOptions configure the realtime Responders.
 type ResponderOptions struct {
@@ -188,16 +191,13 @@ func (p *Responder) Respond(ctx context.Context, r *voice.Reply) (voice.Result, 
 			b.skipped(ctx, t, "audio_too_short")
 			return voice.Result{Skipped: true}, nil
 		}
-		b.remember(speakerName(t), t.Transcript)
+		b.remember(t.ID, speakerName(t), t.Transcript)
 	}
 	// Native has no Stage B: the model must not be told to answer [SKIP].
 	instructions := strings.TrimSpace(strings.ReplaceAll(r.Instructions, decision.SkipInstruction, ""))
 	res, err := b.answer(ctx, t, audio, "", instructions, out)
 	if err == nil {
 		p.answered()
-	}
-	if r.Turn != nil {
-		forgetFalseEnd(ctx, b, t)
 	}
 	return voice.Result{Spoken: res.spoken, Text: res.transcript, Skipped: res.transcript == "" && err == nil}, err
 }
@@ -227,14 +227,11 @@ func (p *Responder) brain(ctx context.Context, b provider, r *voice.Reply, t *Tu
 	}
 	r.Mark(voice.PhaseFirstSentence, p.now())
 	if t != nil {
-		b.remember(speakerName(t), t.Transcript)
+		b.remember(t.ID, speakerName(t), t.Transcript)
 	}
 	res, err := b.answer(ctx, t, nil, text, "", out)
 	if err == nil {
 		p.answered()
-	}
-	if t != nil {
-		forgetFalseEnd(ctx, b, t)
 	}
 	spoken := text
 	if res.interrupted {
@@ -243,11 +240,14 @@ func (p *Responder) brain(ctx context.Context, b provider, r *voice.Reply, t *Tu
 	return voice.Result{Spoken: spoken, Text: text, StageB: stageB}, err
 }
 
-// forgetFalseEnd takes t's line out of the provider's summary when a false end stopped its
-// answer (voice.ErrFalseEnd): its member went on, and the whole is answered as a turn of its own.
-func forgetFalseEnd(ctx context.Context, b provider, t *Turn) {
-	if errors.Is(context.Cause(ctx), voice.ErrFalseEnd) {
-		b.takeBack(speakerName(t))
+// TakeBack implements voice.TakeBacker: after a false end the turn t and the answer to it leave
+// the provider's conversation and the summary (docs/realtime.md, "A false end").
+func (p *Responder) TakeBack(t *voice.Turn) {
+	p.mu.Lock()
+	b := p.b
+	p.mu.Unlock()
+	if b != nil && t != nil {
+		b.takeBack(t.ID)
 	}
 }
 

@@ -119,7 +119,7 @@ func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {
 	if b.conn == nil {
 		close(b.connCh)
 	}
-	b.conn, b.connGen, b.committed = c, gen, ""
+	b.conn, b.connGen, b.committed = c, gen, nil
 }
 
 // dropConn forgets the session gen (its socket is gone): the response in
@@ -184,7 +184,7 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		}
 	case llmrt.EventInputAudioCommitted:
 		b.mu.Lock()
-		b.committed = ev.ItemID
+		b.committed = append(b.committed, ev.ItemID)
 		b.mu.Unlock()
 	case llmrt.EventItemAdded, llmrt.EventItemCreated:
 		b.mu.Lock()
@@ -197,7 +197,7 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		if r := b.resp; r != nil && r.id == "" {
 			r.id = ev.Response.ID
 			if r.forwarded { // the server runs client events in order: the commit came first
-				r.userItem, b.committed = b.committed, ""
+				r.userItems, b.committed = b.committed, nil
 			}
 		}
 		b.mu.Unlock()
@@ -255,19 +255,22 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 	// A cut (Bridge.cut, on the reply's goroutine) sets interrupted and played under b.mu:
 	// read them under it too. A cut that comes after this sees the response no longer
 	// active and amends the history itself.
-	var interrupted, dropped bool
-	var played uint64
-	if r != nil {
-		r.status = ev.Response.Status
-		if r.transcript == "" {
-			r.transcript = r.deltas.String()
-		}
-		interrupted, played, dropped = r.interrupted, r.played, r.dropped
-	}
-	b.mu.Unlock()
 	if r == nil {
+		b.mu.Unlock()
 		return
 	}
+	r.status = ev.Response.Status
+	if r.transcript == "" {
+		r.transcript = r.deltas.String()
+	}
+	text := r.transcript
+	if r.interrupted {
+		text = cutText(text, int(r.played)*frameBytes, r.audioBytes)
+	}
+	if !r.dropped { // under b.mu, as takeBack forgets the turn's lines
+		b.hist.add(r.turnID, "", text, r.interrupted)
+	}
+	b.mu.Unlock()
 	b.cfg.Meter.Record(context.Background(), r.account, b.cfg.Realtime.Model, usage(ev.Response.Usage))
 	switch st := ev.Response.Status; st {
 	case "completed", "cancelled":
@@ -275,13 +278,6 @@ func (b *Bridge) finish(ev *llmrt.Event) {
 		b.m.responseFailed()
 		b.log.Warn("realtime_reply_failed", "turn_id", r.turnID, "response_id", ev.Response.ID, "status", st,
 			"reason", ev.Response.StatusDetails.Reason, "code", ev.Response.StatusDetails.Error.Code)
-	}
-	text := r.transcript
-	if interrupted {
-		text = cutText(text, int(played)*frameBytes, r.audioBytes)
-	}
-	if !dropped {
-		b.hist.add("", text, interrupted)
 	}
 	close(r.done)
 }

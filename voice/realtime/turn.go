@@ -106,7 +106,7 @@ func (b *Bridge) newResponse(t *Turn, gen uint64) *response {
 // logs realtime_reply_requested. Call with turnMu.
 func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Turn, cmd llmrt.ResponseCreateCommand) error {
 	b.mu.Lock()
-	b.resp = r
+	b.resp, b.last = r, r
 	b.mu.Unlock()
 	if err := conn.Send(ctx, cmd); err != nil {
 		b.mu.Lock()
