@@ -126,6 +126,15 @@ func TestRunVoiceRealtimeFalseEnd(t *testing.T) {
 	if n := len(v.events("realtime_reply_spoken")); n != 1 {
 		t.Errorf("%d answers spoken, want 1", n)
 	}
+	// It stopped within 200 ms of audio of her confirmed speech, as the STT pipeline's answer does.
+	stopped := v.events("stt_pipeline_reply_interrupted")
+	atCut, _ := fe[0]["played_ms"].(float64)
+	if len(stopped) != 1 {
+		t.Fatalf("interrupted answers %v: want the half-answer", stopped)
+	}
+	if atEnd, _ := stopped[0]["played_ms"].(float64); stopped[0]["false_end"] != true || atCut <= 0 || atEnd < atCut || atEnd-atCut > 200 {
+		t.Errorf("played %v ms at the false end, %v ms when the answer ended: want at most 200 ms more", atCut, atEnd)
+	}
 	rec := v.osim.RequestsFor(openaisim.EndpointRealtimeResponse)
 	if len(rec) != 2 || rec[1].Rule != "whole" {
 		t.Fatalf("%d realtime responses: want the half-answer's and the whole's", len(rec))

@@ -68,6 +68,15 @@ func (w *serviceWorld) goOn(goneOn *atomic.Bool) map[string]any {
 	if fe["reason"] != "during_reply" || fe["stopped"] != true {
 		w.t.Errorf("voice_false_end %v: want the answer stopped while it played", fe)
 	}
+	// The realtime answer stops as the STT pipeline's does: at most 200 ms of its audio after
+	// her confirmed speech (the session's own count of the frames that went out).
+	cut := w.waitLog("stt_pipeline_reply_interrupted")
+	atCut, _ := fe["played_ms"].(float64)
+	atEnd, _ := cut["played_ms"].(float64)
+	if cut["false_end"] != true || atCut <= 0 || atEnd < atCut || atEnd-atCut > 200 {
+		w.t.Errorf("played %v ms at the false end, %v ms when the answer ended (%v): want it stopped within 200 ms",
+			atCut, atEnd, cut)
+	}
 	return fe
 }
 
