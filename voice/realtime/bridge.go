@@ -208,6 +208,9 @@ type Bridge struct {
 
 	turnMu sync.Mutex // serialises turns, and turns with a rollover
 	pcmBuf []byte     // guarded by turnMu: one append chunk
+	// unfinished (guarded by turnMu): a forward stopped between its first append and its
+	// commit, so the input buffer may hold its audio; the next forward clears it first.
+	unfinished bool
 
 	mu      sync.Mutex // guards following
 	conn    *llmrt.Conn
@@ -219,9 +222,11 @@ type Bridge struct {
 	// server's turn detection commits at pauses), taken by the response asked for next.
 	committed []string
 	last      *response // the latest response asked for: a take-back's (takeBack)
-	// deletes are the items a take-back left for the next reply to delete, in session
-	// deletesGen (flushDeletes).
-	deletes    []string
+	// takenBack and orphans are what take-backs left for the next reply to delete, in session
+	// deletesGen (flushDeletes): responses taken back (their items), and user items committed
+	// for no response.
+	takenBack  []*response
+	orphans    []string
 	deletesGen uint64
 }
 

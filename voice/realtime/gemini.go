@@ -187,23 +187,36 @@ func (g *geminiBridge) supervise(ctx context.Context, conn *gemini.Conn) {
 	for conn != nil {
 		readErr := make(chan error, 1)
 		go func(c *gemini.Conn) { readErr <- g.readLoop(c) }(conn) // waited for on every path below
+		conn = g.serve(ctx, conn, readErr)
+	}
+}
+
+// serve watches the connection conn, whose read loop reports to readErr, until it is replaced
+// (the next connection, with no read loop yet) or the bridge stops (nil).
+func (g *geminiBridge) serve(ctx context.Context, conn *gemini.Conn, readErr chan error) *gemini.Conn {
+	for {
 		select {
 		case <-ctx.Done():
 			_ = conn.Close()
 			<-readErr
 			g.dropConn()
-			return
+			return nil
 		case err := <-readErr:
 			_ = conn.Close()
 			g.dropConn()
 			if ctx.Err() != nil {
-				return
+				return nil
 			}
-			conn = g.afterClose(ctx, err)
+			return g.afterClose(ctx, err)
 		case <-g.away:
-			conn = g.resume(ctx, conn, readErr)
+			return g.resume(ctx, conn, readErr)
 		case <-g.fresh:
-			conn = g.restartFresh(ctx, conn, readErr)
+			g.mu.Lock()
+			pending := g.freshPending
+			g.mu.Unlock()
+			if pending { // else a connection opened since is fresh already: conn is it
+				return g.restartFresh(ctx, conn, readErr)
+			}
 		}
 	}
 }
@@ -252,16 +265,10 @@ func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-
 	return g.reconnect(ctx, "go_away")
 }
 
-// restartFresh answers a take-back: unless a connection opened since is fresh already, the
-// connection is closed at once (the reply in progress, a cut one finishing its turn, is lost:
-// its audio is muted and it is taken back) and one is opened without a handle.
+// restartFresh answers a pending take-back: the connection is closed at once (a reply still
+// finishing its turn there, the cut one, was taken back: it is dropped without counting as lost)
+// and one is opened without a handle.
 func (g *geminiBridge) restartFresh(ctx context.Context, conn *gemini.Conn, readErr <-chan error) *gemini.Conn {
-	g.mu.Lock()
-	pending := g.freshPending
-	g.mu.Unlock()
-	if !pending {
-		return conn
-	}
 	_ = conn.Close()
 	<-readErr
 	g.dropConn()
@@ -331,13 +338,24 @@ func (g *geminiBridge) dropConn() {
 	g.conn, g.connCh = nil, make(chan struct{})
 	r := g.resp
 	g.resp = nil
+	var dropped bool
+	var usage *gemini.Usage
 	if r != nil {
 		r.lost = true
+		dropped, usage = r.dropped, r.usage
 	}
 	g.mu.Unlock()
-	if r != nil {
+	if r == nil {
+		return
+	}
+	switch {
+	case dropped: // taken back: not a failure; what the model used so far is still billed
+		if usage != nil {
+			g.cfg.Meter.Record(context.Background(), r.account, g.cfg.Gemini.Model, meteredUsage(*usage))
+		}
+	default:
 		g.m.responseFailed()
 		g.log.Warn("realtime_reply_lost", "turn_id", r.turnID)
-		close(r.done)
 	}
+	close(r.done)
 }

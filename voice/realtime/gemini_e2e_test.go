@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -354,5 +355,43 @@ func TestGeminiNativeTurnContext(t *testing.T) {
 		if !strings.Contains(r.Prompt, turnContext) {
 			t.Errorf("Gemini turn prompt %q: want the turn's context", r.Prompt)
 		}
+	}
+}
+
+// TestGeminiStaleFreshSignal: a take-back's signal that finds a fresh connection already up (a
+// reconnect after a drop or goAway opened it without a handle while the take-back was pending)
+// leaves that connection alone: still one read loop on it, no new connection, and the next turn
+// answered whole there.
+func TestGeminiStaleFreshSignal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{strategy: StrategyNative, gemini: true, rules: []openaisim.Rule{
+		{Match: openaisim.Match{Endpoint: openaisim.EndpointGeminiResponse}, Reply: openaisim.Reply{Text: "Oslo has rain today."}},
+	}})
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	if o := h.reply(); o.err != nil {
+		t.Fatal(o.err)
+	}
+	h.responder.mu.Lock()
+	g, ok := h.responder.b.(*geminiBridge)
+	h.responder.mu.Unlock()
+	if !ok {
+		t.Fatalf("provider %T, want the Gemini bridge", h.responder.b)
+	}
+	// Three signals, each sent once the one before was taken: after the third, the supervisor has
+	// handled the first two to the end (a read loop it started for them is running by then).
+	for range 3 {
+		g.fresh <- struct{}{}
+	}
+	buf := make([]byte, 1<<20)
+	loop := fmt.Sprintf("(*geminiBridge).readLoop(%p", g) // this bridge's, by its receiver
+	if n := strings.Count(string(buf[:runtime.Stack(buf, true)]), loop); n != 1 {
+		t.Errorf("%d read loops on the connection, want 1", n)
+	}
+	h.say("hey-banter-weather.wav", "hey banter, what's the weather like today?")
+	if o := h.reply(); o.err != nil || o.res.Spoken != "Oslo has rain today." {
+		t.Fatalf("after the stale signals: Respond = %+v, %v", o.res, o.err)
+	}
+	if n := len(h.oa.RequestsFor(openaisim.EndpointGeminiLive)); n != 1 {
+		t.Errorf("%d connections, want 1", n)
 	}
 }

@@ -255,46 +255,59 @@ func (b *Bridge) truncate(ctx context.Context, conn *llmrt.Conn, gen uint64, ref
 
 // takeBack implements provider: after a false end the turn and the answer to it leave the
 // summary at once (and a response.done still to come adds no line), and the conversation loses
-// their items: the answer's assistant item and, native, the user items of the turn's audio. The
-// deletes wait for the next reply, which sends them before it forwards anything (flushDeletes),
-// so the whole is answered from a conversation that holds it once. Items of an earlier session
-// (a reconnect or rollover since) are gone with it; that session's summary was built before the
-// take-back.
+// their items: the answer's assistant item and, native, the user items of the turn's audio (or,
+// when the reply was cut between the commit and response.create, the items committed for no
+// response). The deletes wait for the next reply, which sends them before it forwards anything
+// (flushDeletes): by then the response has ended and its items are known, and the whole is
+// answered from a conversation that holds it once. Items of an earlier session (a reconnect or
+// rollover since) are gone with it; that session's summary was built before the take-back.
 func (b *Bridge) takeBack(turnID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.hist.forget(turnID) // under b.mu: finish adds the answer's line under it
-	r := b.last
-	if r == nil || r.turnID != turnID {
-		return // the turn was not answered (nothing of it reached the model)
+	if b.conn == nil {
+		return // no session: the next one starts from the summary
 	}
-	r.dropped = true
-	if b.conn == nil || r.gen != b.connGen {
-		return
+	if b.deletesGen != b.connGen {
+		b.takenBack, b.orphans, b.deletesGen = nil, nil, b.connGen
 	}
-	if b.deletesGen != r.gen {
-		b.deletes, b.deletesGen = nil, r.gen
+	if r := b.last; r != nil && r.turnID == turnID {
+		r.dropped = true
+		if r.gen == b.connGen {
+			b.takenBack = append(b.takenBack, r)
+		}
+	} else if len(b.committed) > 0 {
+		// No response was asked for the turn, but its audio was committed.
+		b.orphans, b.committed = append(b.orphans, b.committed...), nil
 	}
-	if r.item != "" {
-		b.deletes = append(b.deletes, r.item)
-	}
-	b.deletes = append(b.deletes, r.userItems...)
-	b.log.Info("realtime_taken_back", "turn_id", turnID, "items", len(b.deletes))
+	b.log.Info("realtime_taken_back", "turn_id", turnID)
 }
 
-// flushDeletes sends the deletes a take-back left for session gen (conversation.item.delete).
-// Call with turnMu, before anything of the next reply is sent.
+// flushDeletes sends the deletes take-backs left for session gen (conversation.item.delete).
+// Call with turnMu, after ready (the taken-back responses have ended), before anything of the
+// next reply is sent. The sends are not cut by the next reply's end: the deletes are owed.
 func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64) {
 	b.mu.Lock()
-	ids, g := b.deletes, b.deletesGen
-	b.deletes = nil
+	var ids []string
+	if b.deletesGen == gen {
+		for _, r := range b.takenBack {
+			if r.item != "" {
+				ids = append(ids, r.item)
+			}
+			ids = append(ids, r.userItems...)
+		}
+		ids = append(ids, b.orphans...)
+	}
+	b.takenBack, b.orphans = nil, nil
 	b.mu.Unlock()
-	if len(ids) == 0 || g != gen {
+	if len(ids) == 0 {
 		return
 	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
+	defer cancel()
 	sent := 0
 	for _, id := range ids {
-		if err := conn.Send(ctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
+		if err := conn.Send(sctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
 			b.log.Warn("realtime_delete_failed", "item_id", id, "err", err)
 			continue
 		}

@@ -39,6 +39,12 @@ type Turn struct {
 // forward appends audio (24 kHz mono) in 100 ms chunks and commits it: the
 // turn becomes a user item of the model's conversation. Call with turnMu.
 func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) error {
+	if b.unfinished {
+		if err := conn.Send(ctx, llmrt.InputAudioClearCommand{}); err != nil {
+			return fmt.Errorf("realtime: forward: clear: %w", err)
+		}
+	}
+	b.unfinished = true
 	for a := audio; len(a) > 0; {
 		n := min(len(a), appendChunk)
 		b.pcmBuf = pcm.AppendBytes(b.pcmBuf[:0], a[:n])
@@ -50,6 +56,7 @@ func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) e
 	if err := conn.Send(ctx, llmrt.InputAudioCommitCommand{}); err != nil {
 		return fmt.Errorf("realtime: forward: commit: %w", err)
 	}
+	b.unfinished = false
 	return nil
 }
 
