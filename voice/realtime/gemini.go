@@ -214,8 +214,11 @@ func (g *geminiBridge) serve(ctx context.Context, conn *gemini.Conn, readErr cha
 			g.mu.Lock()
 			pending := g.freshPending
 			g.mu.Unlock()
-			if pending { // else a connection opened since is fresh already: conn is it
-				return g.restartFresh(ctx, conn, readErr)
+			// A take-back: closed at once (a reply still finishing its turn there, the cut one,
+			// was taken back: dropped without counting as lost) and reopened without a handle.
+			// None pending: a connection opened since is fresh already, and conn is it.
+			if pending {
+				return g.replace(ctx, conn, readErr, "false_end")
 			}
 		}
 	}
@@ -256,26 +259,20 @@ func (g *geminiBridge) resume(ctx context.Context, conn *gemini.Conn, readErr <-
 		case <-ctx.Done():
 		}
 	}
-	_ = conn.Close()
-	<-readErr
-	g.dropConn()
-	if ctx.Err() != nil {
-		return nil
-	}
-	return g.reconnect(ctx, "go_away")
+	return g.replace(ctx, conn, readErr, "go_away")
 }
 
-// restartFresh answers a pending take-back: the connection is closed at once (a reply still
-// finishing its turn there, the cut one, was taken back: it is dropped without counting as lost)
-// and one is opened without a handle.
-func (g *geminiBridge) restartFresh(ctx context.Context, conn *gemini.Conn, readErr <-chan error) *gemini.Conn {
+// replace closes conn (its read loop reports to readErr), forgets it and opens the next
+// connection (reconnect, logged and counted with cause); nil when the bridge stops first. While
+// a take-back is pending the next one opens without a handle (open).
+func (g *geminiBridge) replace(ctx context.Context, conn *gemini.Conn, readErr <-chan error, cause string) *gemini.Conn {
 	_ = conn.Close()
 	<-readErr
 	g.dropConn()
 	if ctx.Err() != nil {
 		return nil
 	}
-	return g.reconnect(ctx, "false_end")
+	return g.reconnect(ctx, cause)
 }
 
 // reconnect opens a connection with back-off until it succeeds, ctx ends, or a close says
