@@ -228,6 +228,15 @@ type Bridge struct {
 	takenBack  []*response
 	orphans    []string
 	deletesGen uint64
+	// forwarding is the turn whose audio a forward has begun to send, until its response.create
+	// is sent: a take-back of it leaves audio appended or committed for no response.
+	forwarding string
+	// orphaned: such a take-back happened in session deletesGen. The items its commits made may
+	// not be announced yet, so the next reply's flushDeletes clears the input buffer and
+	// collects them at input_audio_buffer.cleared (cleared, closed then), which the server
+	// sends after the committed events of every earlier commit.
+	orphaned bool
+	cleared  chan struct{}
 }
 
 // response is one requested response, from response.create to response.done.

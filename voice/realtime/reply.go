@@ -178,6 +178,9 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 	}
 	b.flushDeletes(ctx, conn, gen)
 	if len(forward) > 0 {
+		b.mu.Lock()
+		b.forwarding = turnID(t)
+		b.mu.Unlock()
 		if err := b.forward(ctx, conn, forward); err != nil {
 			return nil, lost(err)
 		}
@@ -255,9 +258,10 @@ func (b *Bridge) truncate(ctx context.Context, conn *llmrt.Conn, gen uint64, ref
 
 // takeBack implements provider: after a false end the turn and the answer to it leave the
 // summary at once (and a response.done still to come adds no line), and the conversation loses
-// their items: the answer's assistant item and, native, the user items of the turn's audio (or,
-// when the reply was cut between the commit and response.create, the items committed for no
-// response). The deletes wait for the next reply, which sends them before it forwards anything
+// their items: the answer's assistant item and, native, the user items of the turn's audio. A
+// reply cut while its audio was forwarded, or between the commit and response.create, asked
+// for no response: what its audio committed is collected by the next reply (orphaned). The
+// deletes wait for the next reply, which sends them before it forwards anything
 // (flushDeletes): by then the response has ended and its items are known, and the whole is
 // answered from a conversation that holds it once. Items of an earlier session (a reconnect or
 // rollover since) are gone with it; that session's summary was built before the take-back.
@@ -269,16 +273,16 @@ func (b *Bridge) takeBack(turnID string) {
 		return // no session: the next one starts from the summary
 	}
 	if b.deletesGen != b.connGen {
-		b.takenBack, b.orphans, b.deletesGen = nil, nil, b.connGen
+		b.takenBack, b.orphans, b.orphaned, b.deletesGen = nil, nil, false, b.connGen
 	}
 	if r := b.last; r != nil && r.turnID == turnID {
 		r.dropped = true
 		if r.gen == b.connGen {
 			b.takenBack = append(b.takenBack, r)
 		}
-	} else if len(b.committed) > 0 {
-		// No response was asked for the turn, but its audio was committed.
-		b.orphans, b.committed = append(b.orphans, b.committed...), nil
+	}
+	if b.forwarding == turnID {
+		b.forwarding, b.orphaned = "", true
 	}
 	b.log.Info("realtime_taken_back", "turn_id", turnID)
 }
@@ -287,6 +291,15 @@ func (b *Bridge) takeBack(turnID string) {
 // Call with turnMu, after ready (the taken-back responses have ended), before anything of the
 // next reply is sent. The sends are not cut by the next reply's end: the deletes are owed.
 func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
+	defer cancel()
+	b.mu.Lock()
+	orphaned := b.orphaned && b.deletesGen == gen
+	b.orphaned = false
+	b.mu.Unlock()
+	if orphaned {
+		b.collectOrphans(sctx, conn)
+	}
 	b.mu.Lock()
 	var ids []string
 	if b.deletesGen == gen {
@@ -303,8 +316,6 @@ func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64)
 	if len(ids) == 0 {
 		return
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
-	defer cancel()
 	sent := 0
 	for _, id := range ids {
 		if err := conn.Send(sctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
@@ -314,4 +325,34 @@ func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64)
 		sent++
 	}
 	b.log.Info("realtime_items_deleted", "sent", sent, "of", len(ids))
+}
+
+// collectOrphans clears the input buffer (the audio a cut forward appended and did not
+// commit) and waits for input_audio_buffer.cleared: the server answers client events in
+// order, so every item committed before it has been announced by then, and none was taken by a
+// response (the last response has ended). Those items are the orphans. Call with turnMu.
+func (b *Bridge) collectOrphans(ctx context.Context, conn *llmrt.Conn) {
+	cleared := make(chan struct{})
+	b.mu.Lock()
+	b.cleared = cleared
+	b.mu.Unlock()
+	err := conn.Send(ctx, llmrt.InputAudioClearCommand{})
+	if err == nil {
+		b.unfinished = false
+		select {
+		case <-cleared:
+			return // handle took the committed items as orphans
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-b.done:
+			err = ErrClosed
+		}
+	}
+	b.log.Warn("realtime_orphans_unconfirmed", "err", err)
+	b.mu.Lock()
+	if b.cleared == cleared { // not answered: delete what has been announced
+		b.cleared = nil
+		b.orphans, b.committed = append(b.orphans, b.committed...), nil
+	}
+	b.mu.Unlock()
 }

@@ -186,6 +186,14 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		b.mu.Lock()
 		b.committed = append(b.committed, ev.ItemID)
 		b.mu.Unlock()
+	case llmrt.EventInputAudioCleared:
+		b.mu.Lock()
+		if b.cleared != nil { // collectOrphans waits: every earlier commit has been announced
+			b.orphans, b.committed = append(b.orphans, b.committed...), nil
+			close(b.cleared)
+			b.cleared = nil
+		}
+		b.mu.Unlock()
 	case llmrt.EventItemAdded, llmrt.EventItemCreated:
 		b.mu.Lock()
 		if r := b.resp; r != nil && r.item == "" && r.id != "" && ev.ItemRole == "assistant" {

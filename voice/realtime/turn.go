@@ -124,6 +124,11 @@ func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Tur
 		b.mu.Unlock()
 		return fmt.Errorf("realtime: response create: %w", err)
 	}
+	b.mu.Lock()
+	if b.forwarding == r.turnID {
+		b.forwarding = "" // the response takes the forwarded audio's items (response.created)
+	}
+	b.mu.Unlock()
 	logRequested(ctx, b.log, b.m, b.cfg.Strategy, t, r.requestedAt)
 	return nil
 }

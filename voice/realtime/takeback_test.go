@@ -1,0 +1,183 @@
+package realtime
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/audio/resample"
+	"github.com/banterbot/banter/audio/wav"
+	openaisim "github.com/banterbot/banter/sim/openai"
+	"github.com/banterbot/banter/sim/openai/openaitest"
+)
+
+// cutCtx is a reply's context that the member cuts just before the bridge sends the reply's
+// sends-th message: the bridge checks a send's context before writing it (llm/realtime
+// Conn.Send), so the cut lands between two messages, deterministically.
+type cutCtx struct {
+	context.Context
+	cancel context.CancelFunc
+	left   atomic.Int32
+}
+
+func newCutCtx(parent context.Context, sends int) *cutCtx {
+	ctx, cancel := context.WithCancel(parent)
+	c := &cutCtx{Context: ctx, cancel: cancel}
+	c.left.Store(int32(sends))
+	return c
+}
+
+func (c *cutCtx) Err() error {
+	if c.left.Add(-1) == 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// speech24k reads a 16 kHz mono fixture as the realtime model's input (24 kHz mono).
+func speech24k(t *testing.T, name string) []int16 {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f, err := wav.Decode(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resample.New(f, pcm.Mono24k())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int16, r.MaxOut(len(s)))
+	n, err := r.Process(out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out[:n]
+}
+
+// discardOut is an audioOut that takes the reply's audio at once.
+func discardOut() audioOut {
+	return audioOut{write: func(ctx context.Context, _ []byte) error { return ctx.Err() },
+		played: func() time.Duration { return 0 }}
+}
+
+// TestTakeBackWithoutResponse: a false end cuts a native reply before its response.create, so
+// the turn's audio went to the input buffer for no response: cut after the commit (the item
+// exists, and its committed event may come after the take-back), cut between two appends
+// (nothing committed, audio left in the buffer), and, with the server's turn detection, cut
+// before the commit after the server committed the first phrase at its pause. The take-back
+// leaves none of it in the conversation: the answer to the whole sees the earlier turn and the
+// whole, one user item each.
+func TestTakeBackWithoutResponse(t *testing.T) {
+	t.Parallel()
+	half := speech24k(t, "hey-banter-weather.wav")
+	chunks := (len(half) + appendChunk - 1) / appendChunk
+	paused := append(append(append([]int16(nil), half...), make([]int16, 24000*8/10)...), half...)
+	// The earlier turn and the whole end in a second of silence: with the server's turn
+	// detection each leaves its detector where it found it, so both make the same items.
+	ended := append(append([]int16(nil), half...), make([]int16, 24000)...)
+	for _, tc := range []struct {
+		name    string
+		audio   []int16
+		vad     bool
+		cutAt   int // the message the reply is cut before
+		commits int // the items the cut turn's audio made (-1: one or more, the server's detector decides)
+	}{
+		{"after the commit", half, false, chunks + 2, 1},
+		{"between appends", half, false, 2, 0},
+		{"server turn detection", paused, true, (len(paused)+appendChunk-1)/appendChunk + 1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			oa := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
+				Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
+			logs := newTestLog()
+			cfg := simConfig(oa, StrategyNative, logs)
+			cfg.ServerTurnDetection = tc.vad
+			b, err := Start(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			turn := func(id string) *Turn { return &Turn{ID: id, SpeakerID: testHuman, SpeakerName: "alice"} }
+			if _, err := b.answer(t.Context(), turn("t0"), ended, "", "Answer.", discardOut()); err != nil {
+				t.Fatalf("the earlier turn: %v", err)
+			}
+			if _, err := b.answer(newCutCtx(t.Context(), tc.cutAt), turn("t1"), tc.audio, "", "Answer.", discardOut()); err == nil {
+				t.Fatal("the cut reply returned no error")
+			}
+			want := 1 + boolInt(tc.cutAt > chunks+1 && !tc.vad)
+			commits, creates := 0, 0
+			for deadline := time.Now().Add(guard); ; time.Sleep(2 * time.Millisecond) {
+				commits, creates = 0, 0
+				for _, e := range oa.RealtimeEvents() {
+					switch e.Type {
+					case "input_audio_buffer.commit":
+						commits++
+					case "response.create":
+						creates++
+					}
+				}
+				if commits >= want || time.Now().After(deadline) {
+					break
+				}
+			}
+			if commits != want || creates != 1 {
+				t.Fatalf("before the take-back: %d commits, %d response.create; want %d and 1 (the cut is not where the test puts it)",
+					commits, creates, want)
+			}
+			b.takeBack("t1")
+			if _, err := b.answer(t.Context(), turn("t2"), ended, "", "Answer.", discardOut()); err != nil {
+				t.Fatalf("the whole: %v", err)
+			}
+			rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
+			if len(rec) != 2 {
+				t.Fatalf("%d responses, want 2", len(rec))
+			}
+			// The answer to the whole sees the earlier turn's items, its answer, and as many
+			// items again: the whole's, the same audio.
+			earlier := len(conversationLines(rec[0].Prompt, "user"))
+			before, after, _ := strings.Cut(rec[1].Prompt, "assistant: Sunny.")
+			if u, w := len(conversationLines(before, "user")), len(conversationLines(after, "user")); earlier == 0 || u != earlier || w != earlier {
+				t.Errorf("the answer to the whole saw %d user items, its answer and %d more; want %d and %d (none of the cut turn's):\n%s",
+					u, w, earlier, earlier, rec[1].Prompt)
+			}
+			deletes, clears := 0, 0
+			for _, e := range oa.RealtimeEvents() {
+				switch e.Type {
+				case "conversation.item.delete":
+					deletes++
+				case "input_audio_buffer.clear":
+					clears++
+				}
+			}
+			if (tc.commits >= 0 && deletes != tc.commits) || (tc.commits < 0 && deletes == 0) || clears != 1 {
+				t.Errorf("%d deletes, %d clears; want %d (-1: one or more) and 1", deletes, clears, tc.commits)
+			}
+			if deletes > 0 {
+				if d := logs.Events("realtime_items_deleted"); len(d) != 1 || d[0]["sent"] != float64(deletes) {
+					t.Errorf("realtime_items_deleted %v, want %d sent", d, deletes)
+				}
+			}
+			if w := logs.Events("realtime_orphans_unconfirmed"); len(w) != 0 {
+				t.Errorf("realtime_orphans_unconfirmed %v: the clear went unanswered", w)
+			}
+			if n := strings.Count(rec[1].Prompt, "assistant:"); n != 1 {
+				t.Errorf("%d answers in the conversation, want 1:\n%s", n, rec[1].Prompt)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
