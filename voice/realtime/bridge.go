@@ -73,7 +73,9 @@ type Config struct {
 	// meantime fail at once (ErrBackingOff) without dialling. Defaults 2 s and 5 min.
 	GiveUpBackoff, MaxGiveUpBackoff time.Duration
 	// CancelTimeout bounds how long Interrupt waits for the cancelled
-	// response's response.done before truncating. Default 2 s.
+	// response's response.done before truncating, and how long a reply
+	// after a take-back waits for input_audio_buffer.cleared and sends its
+	// deletes (flushDeletes). Default 2 s.
 	CancelTimeout time.Duration
 	// HistoryTurns and HistoryChars bound the summary of recent turns a new
 	// session starts with. Defaults 12 turns of at most 300 characters.
@@ -233,10 +235,13 @@ type Bridge struct {
 	forwarding string
 	// orphaned: such a take-back happened in session deletesGen. The items its commits made may
 	// not be announced yet, so the next reply's flushDeletes clears the input buffer and
-	// collects them at input_audio_buffer.cleared (cleared, closed then), which the server
-	// sends after the committed events of every earlier commit.
-	orphaned bool
-	cleared  chan struct{}
+	// collects them at the input_audio_buffer.cleared that answers its clear (the clearWant-th
+	// of the session; cleared is closed then, or when the session drops), which the server
+	// sends after the committed events of every earlier commit. clears counts the clears sent
+	// in the session, clearsSeen the cleared events received.
+	orphaned                      bool
+	cleared                       chan struct{}
+	clears, clearsSeen, clearWant int
 }
 
 // response is one requested response, from response.create to response.done.

@@ -291,18 +291,16 @@ func (b *Bridge) takeBack(turnID string) {
 // Call with turnMu, after ready (the taken-back responses have ended), before anything of the
 // next reply is sent. The sends are not cut by the next reply's end: the deletes are owed.
 func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
-	defer cancel()
 	b.mu.Lock()
 	orphaned := b.orphaned && b.deletesGen == gen
 	b.orphaned = false
 	b.mu.Unlock()
 	if orphaned {
-		b.collectOrphans(sctx, conn)
+		b.collectOrphans(ctx, conn, gen)
 	}
 	b.mu.Lock()
 	var ids []string
-	if b.deletesGen == gen {
+	if b.deletesGen == gen && b.conn == conn { // not dropped while collectOrphans waited
 		for _, r := range b.takenBack {
 			if r.item != "" {
 				ids = append(ids, r.item)
@@ -316,6 +314,8 @@ func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64)
 	if len(ids) == 0 {
 		return
 	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
+	defer cancel()
 	sent := 0
 	for _, id := range ids {
 		if err := conn.Send(sctx, llmrt.ItemDeleteCommand{ItemID: id}); err != nil {
@@ -328,27 +328,30 @@ func (b *Bridge) flushDeletes(ctx context.Context, conn *llmrt.Conn, gen uint64)
 }
 
 // collectOrphans clears the input buffer (the audio a cut forward appended and did not
-// commit) and waits for input_audio_buffer.cleared: the server answers client events in
-// order, so every item committed before it has been announced by then, and none was taken by a
-// response (the last response has ended). Those items are the orphans. Call with turnMu.
-func (b *Bridge) collectOrphans(ctx context.Context, conn *llmrt.Conn) {
+// commit) and waits for the input_audio_buffer.cleared that answers this clear: the server
+// answers client events in order, so every item committed before it has been announced by
+// then, and none was taken by a response (the last response has ended). Those items are the
+// orphans. The wait ends early when session gen drops (its items are gone with it). Call with
+// turnMu.
+func (b *Bridge) collectOrphans(ctx context.Context, conn *llmrt.Conn, gen uint64) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.CancelTimeout)
+	defer cancel()
 	cleared := make(chan struct{})
 	b.mu.Lock()
-	b.cleared = cleared
+	b.cleared, b.clearWant = cleared, b.clears+1
 	b.mu.Unlock()
-	err := conn.Send(ctx, llmrt.InputAudioClearCommand{})
+	err := b.clear(wctx, conn)
 	if err == nil {
-		b.unfinished = false
 		select {
 		case <-cleared:
-			return // handle took the committed items as orphans
-		case <-ctx.Done():
-			err = ctx.Err()
+			return // handle took the committed items as orphans, or the session dropped
+		case <-wctx.Done():
+			err = wctx.Err()
 		case <-b.done:
 			err = ErrClosed
 		}
 	}
-	b.log.Warn("realtime_orphans_unconfirmed", "err", err)
+	b.log.Warn("realtime_orphans_unconfirmed", "err", err, "session_gen", gen)
 	b.mu.Lock()
 	if b.cleared == cleared { // not answered: delete what has been announced
 		b.cleared = nil

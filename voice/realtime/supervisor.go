@@ -120,6 +120,7 @@ func (b *Bridge) setConn(c *llmrt.Conn, gen uint64) {
 		close(b.connCh)
 	}
 	b.conn, b.connGen, b.committed = c, gen, nil
+	b.clears, b.clearsSeen = 0, 0
 }
 
 // dropConn forgets the session gen (its socket is gone): the response in
@@ -134,6 +135,10 @@ func (b *Bridge) dropConn(gen uint64) {
 	b.connCh = make(chan struct{})
 	r := b.resp
 	b.resp = nil
+	if b.cleared != nil { // collectOrphans waits on this session: its items are gone with it
+		close(b.cleared)
+		b.cleared = nil
+	}
 	b.mu.Unlock()
 	if r != nil {
 		r.status = "lost"
@@ -188,7 +193,9 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		b.mu.Unlock()
 	case llmrt.EventInputAudioCleared:
 		b.mu.Lock()
-		if b.cleared != nil { // collectOrphans waits: every earlier commit has been announced
+		b.clearsSeen++
+		if b.cleared != nil && b.clearsSeen >= b.clearWant {
+			// the answer to collectOrphans's clear: every earlier commit has been announced
 			b.orphans, b.committed = append(b.orphans, b.committed...), nil
 			close(b.cleared)
 			b.cleared = nil

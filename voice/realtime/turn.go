@@ -40,8 +40,8 @@ type Turn struct {
 // turn becomes a user item of the model's conversation. Call with turnMu.
 func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) error {
 	if b.unfinished {
-		if err := conn.Send(ctx, llmrt.InputAudioClearCommand{}); err != nil {
-			return fmt.Errorf("realtime: forward: clear: %w", err)
+		if err := b.clear(ctx, conn); err != nil {
+			return fmt.Errorf("realtime: forward: %w", err)
 		}
 	}
 	b.unfinished = true
@@ -55,6 +55,19 @@ func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) e
 	}
 	if err := conn.Send(ctx, llmrt.InputAudioCommitCommand{}); err != nil {
 		return fmt.Errorf("realtime: forward: commit: %w", err)
+	}
+	b.unfinished = false
+	return nil
+}
+
+// clear sends input_audio_buffer.clear, counted in its session (Bridge.clears): the server
+// answers each with an input_audio_buffer.cleared, in order. Call with turnMu.
+func (b *Bridge) clear(ctx context.Context, conn *llmrt.Conn) error {
+	b.mu.Lock()
+	b.clears++ // before the send: its cleared may be read before Send returns
+	b.mu.Unlock()
+	if err := conn.Send(ctx, llmrt.InputAudioClearCommand{}); err != nil {
+		return fmt.Errorf("clear: %w", err)
 	}
 	b.unfinished = false
 	return nil
