@@ -26,10 +26,13 @@
 //   {"event":"error","message":M}
 //   {"event":"dave","version":V,"epoch":E,"auth":H,"ready":B}  answer to "dave"
 //   {"event":"transitioned","id":N}   a DAVE transition was executed
+//   {"event":"resumed","t":T}         "playafter": the file starts playing
 // Commands on stdin, one per line: "play" (1 s, 440 Hz tone), "play FILE"
-// (FILE: raw s16le 48 kHz stereo PCM), "dave" (the DAVE session's protocol
-// version, epoch and epoch authenticator, read through the connection's
-// state), "quit".
+// (FILE: raw s16le 48 kHz stereo PCM), "playafter N FILE" (play FILE once N
+// more Opus packets from PEER_USER_ID have been received: a member who goes on
+// talking N × 20 ms into the peer's answer), "dave" (the DAVE session's
+// protocol version, epoch and epoch authenticator, read through the
+// connection's state), "quit".
 import {
   joinVoiceChannel,
   entersState,
@@ -134,9 +137,16 @@ emit({ event: 'ready' });
 const stream = connection.receiver.subscribe(peerUserId, {
   end: { behavior: EndBehaviorType.Manual },
 });
-stream.on('data', (pkt) =>
-  emit({ event: 'opus', user: peerUserId, hex: Buffer.from(pkt).toString('hex'), t: performance.now() }),
-);
+// afterPeer is a "playafter" waiting for the peer's packets: left to come, and start.
+let afterPeer = null;
+stream.on('data', (pkt) => {
+  emit({ event: 'opus', user: peerUserId, hex: Buffer.from(pkt).toString('hex'), t: performance.now() });
+  if (afterPeer && --afterPeer.left === 0) {
+    const { start } = afterPeer;
+    afterPeer = null;
+    start();
+  }
+});
 connection.receiver.speaking.on('start', (user) => emit({ event: 'speaking', user, speaking: true, t: performance.now() }));
 connection.receiver.speaking.on('end', (user) => emit({ event: 'speaking', user, speaking: false, t: performance.now() }));
 
@@ -195,7 +205,22 @@ connection.dispatchAudio = () => {
 // play plays the tone, or the raw PCM in file, and reports "played" when the
 // player is idle again.
 async function play(file) {
-  const frames = await encode(file ? await readFile(file) : tone(1, 440));
+  start(await encode(file ? await readFile(file) : tone(1, 440)));
+}
+
+// playAfter plays file once n more packets from the peer have come. The file is encoded at
+// once, so that it starts playing at the n-th packet (the peer's first n × 20 ms of audio).
+async function playAfter(n, file) {
+  const encoded = readFile(file).then(encode);
+  await new Promise((resolve) => {
+    afterPeer = { left: n, start: resolve };
+  });
+  const frames = await encoded;
+  emit({ event: 'resumed', t: performance.now() });
+  start(frames);
+}
+
+function start(frames) {
   playing = { index: new Map(frames.map((f, i) => [f, i])), sent: 0, last: frames.length - 1 };
   const resource = createAudioResource(Readable.from(frames), { inputType: StreamType.Opus });
   player.play(resource);
@@ -210,6 +235,9 @@ rl.on('line', (line) => {
   switch (cmd) {
     case 'play':
       play(args.join(' ')).catch((e) => emit({ event: 'error', message: `play: ${e}` }));
+      break;
+    case 'playafter':
+      playAfter(Number(args[0]), args.slice(1).join(' ')).catch((e) => emit({ event: 'error', message: `playafter: ${e}` }));
       break;
     case 'dave': {
       const dave = connection.state.networking?.state?.dave;
