@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/bench/vad/realset"
+	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
 // falseEndRound is what one false end of a discord.js member gave.
@@ -100,13 +101,24 @@ func (v *voiceBanter) falseEnd(t *testing.T, alice *djsMember, stt *sweepSTT, na
 // AudioPlayer) asks "hey banter, what's the weather like?" to `banter run` with the shipped
 // defaults, stops, and goes on ("in Paris tomorrow?") at the fifth packet of the answer it
 // receives. The answer stops within 200 ms of audio of her confirmed speech, and the whole is
-// answered once. Twice, so that the second false end comes in a session that has had one.
+// answered once. Twice, so that the second false end comes in a session that has had one; then,
+// with a tenth of her packets lost on their way to the server and one in twenty reordered (a
+// poor network), a 700 ms pause inside the question (no bot audio before her end of voice, one
+// answer, to the whole) and a third false end.
 func TestRunVoiceDiscordJSFalseEnd(t *testing.T) {
 	question, goOn := voiceFixture(t, "hey-banter-weather"), voiceFixture(t, "mike-hear-me")
 	v, alice, stt := startSweep(t, 3*time.Minute, sweepArm{})
 	var rounds []falseEndRound
-	for i := range 2 {
-		rounds = append(rounds, v.falseEnd(t, alice, stt, []string{"first", "second"}[i], question, goOn, 200*time.Millisecond))
+	for _, name := range []string{"first", "second"} {
+		rounds = append(rounds, v.falseEnd(t, alice, stt, name, question, goOn, 200*time.Millisecond))
+	}
+	v.vs.SetFaults(string(v.alice), voicesim.ToServer, voicesim.Faults{LossPercent: 10, ReorderPercent: 5, Seed: 30})
+	p := v.sweep(t, alice, stt, question, goOn, 700*time.Millisecond, 200*time.Millisecond)
+	t.Logf("with loss: a 700 ms pause: wrong starts %d/%d, %d answers, end of voice → first bot audio at the member %.1f ms",
+		p.wrongSpurts, p.wrongFrames, p.answers, p.ms)
+	rounds = append(rounds, v.falseEnd(t, alice, stt, "with loss", question, goOn, 200*time.Millisecond))
+	if st := v.vs.Stats(); st.FaultDropped == 0 {
+		t.Errorf("no packet of hers was dropped: %+v", st)
 	}
 	logFalseEnds(t, rounds)
 }
