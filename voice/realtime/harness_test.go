@@ -46,6 +46,12 @@ const (
 // stereo, what a Discord member sends.
 func loadSpeech(t testing.TB, name string) []int16 {
 	t.Helper()
+	return loadSpeechAs(t, name, pcm.Discord())
+}
+
+// loadSpeechAs reads a WAV fixture and returns it in format to.
+func loadSpeechAs(t testing.TB, name string, to pcm.Format) []int16 {
+	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +60,7 @@ func loadSpeech(t testing.TB, name string) []int16 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := resample.New(f, pcm.Discord())
+	r, err := resample.New(f, to)
 	if err != nil {
 		t.Fatal(err)
 	}

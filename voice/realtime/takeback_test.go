@@ -2,15 +2,12 @@ package realtime
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
-	"github.com/banterbot/banter/audio/resample"
-	"github.com/banterbot/banter/audio/wav"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
@@ -38,29 +35,6 @@ func (c *cutCtx) Err() error {
 	return c.Context.Err()
 }
 
-// speech24k reads a 16 kHz mono fixture as the realtime model's input (24 kHz mono).
-func speech24k(t *testing.T, name string) []int16 {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, f, err := wav.Decode(nil, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := resample.New(f, pcm.Mono24k())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]int16, r.MaxOut(len(s)))
-	n, err := r.Process(out, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out[:n]
-}
-
 // discardOut is an audioOut that takes the reply's audio at once.
 func discardOut() audioOut {
 	return audioOut{write: func(ctx context.Context, _ []byte) error { return ctx.Err() },
@@ -76,7 +50,7 @@ func discardOut() audioOut {
 // whole, one user item each.
 func TestTakeBackWithoutResponse(t *testing.T) {
 	t.Parallel()
-	half := speech24k(t, "hey-banter-weather.wav")
+	half := loadSpeechAs(t, "hey-banter-weather.wav", pcm.Mono24k())
 	chunks := (len(half) + appendChunk - 1) / appendChunk
 	paused := append(append(append([]int16(nil), half...), make([]int16, 24000*8/10)...), half...)
 	// The earlier turn and the whole end in a second of silence: with the server's turn
