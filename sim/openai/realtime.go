@@ -35,6 +35,7 @@ type rtSession struct {
 	writeMu        sync.Mutex // guards following
 	sent           int        // server events written
 	dropAt         int        // drop the socket after this many events (0: never)
+	dropOn         string     // drop the socket when the client sends an event of this type
 	malformedNext  bool       // corrupt the next event
 	malformedDelta bool       // corrupt the next delta event
 	dead           bool
@@ -109,7 +110,7 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	rec.Status = http.StatusSwitchingProtocols
 	c := &rtSession{
 		s: s, id: s.newID("sess"), model: model, conn: conn, requestID: rec.RequestID,
-		dropAt: o.fault.DropAfterEvents, malformedNext: o.fault.MalformedJSON,
+		dropAt: o.fault.DropAfterEvents, dropOn: o.fault.DropOnClientEvent, malformedNext: o.fault.MalformedJSON,
 	}
 	c.ctx, c.stop = context.WithCancel(s.ctx)
 	if intent == intentTranscription {
@@ -207,6 +208,19 @@ func (c *rtSession) sendEvent(ev map[string]any, delta bool) {
 		c.dead = true
 		_ = c.conn.UnderlyingConn().Close() // abrupt: no close frame
 	}
+}
+
+// dropOnEvent drops the socket abruptly (no close frame) when the client event is of the type
+// Fault.DropOnClientEvent names, and reports whether it did.
+func (c *rtSession) dropOnEvent(typ string) bool {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.dropOn == "" || typ != c.dropOn || c.dead {
+		return false
+	}
+	c.dead = true
+	_ = c.conn.UnderlyingConn().Close()
+	return true
 }
 
 // itemAdded announces a new conversation item: conversation.item.added (GA),

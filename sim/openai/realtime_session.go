@@ -203,6 +203,9 @@ func (c *rtSession) handleEvent(data []byte) {
 	}
 	c.s.recordEvent(rec)
 	c.s.conformEvent(data)
+	if ev != nil && c.dropOnEvent(ev.Type) {
+		return
+	}
 	if err != nil {
 		eid := ""
 		if ev != nil {

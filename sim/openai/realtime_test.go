@@ -392,6 +392,22 @@ func TestRealtimeFaults(t *testing.T) {
 			t.Errorf("after drop: %v, want abrupt close", err)
 		}
 	})
+	t.Run("drop on a client event", func(t *testing.T) {
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{DropOnClientEvent: "input_audio_buffer.clear"}}))
+		c := dialRT(t, s, "gpt-realtime")
+		c.send(map[string]any{"type": "input_audio_buffer.commit"}) // another type: answered (an error: nothing to commit)
+		if ev := c.next(); ev["type"] != "error" {
+			t.Fatalf("event %v", ev)
+		}
+		c.send(map[string]any{"type": "input_audio_buffer.clear"})
+		_, err := c.read()
+		if err == nil || websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+			t.Errorf("after the clear: %v, want an abrupt close and no cleared", err)
+		}
+		if ev := s.RealtimeEvents(); len(ev) != 2 || ev[1].Type != "input_audio_buffer.clear" {
+			t.Errorf("recorded %v, want the commit and the clear", ev)
+		}
+	})
 	t.Run("drop mid response", func(t *testing.T) {
 		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "one two three"}, Fault: Fault{DropAfterEvents: 5}}))
 		c := dialRT(t, s, "gpt-realtime")

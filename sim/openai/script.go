@@ -178,6 +178,10 @@ type Fault struct {
 	// EndpointRealtime rules, from response.create for
 	// EndpointRealtimeResponse rules.
 	DropAfterEvents int `yaml:"drop_after_events" json:"drop_after_events,omitempty"`
+	// DropOnClientEvent closes an OpenAI realtime socket abruptly (no close frame) when the
+	// client sends an event of this type (EndpointRealtime rules), after recording it and
+	// before acting on it: a connection lost at a chosen point of a conversation.
+	DropOnClientEvent string `yaml:"drop_on_client_event" json:"drop_on_client_event,omitempty"`
 	// CloseCode closes a Gemini Live socket with this WebSocket close code (1007 invalid
 	// argument, 1008 policy, 1011 internal error) and Message (or the real API's usual reason
 	// for the code): after setup for EndpointGeminiLive rules (instead of setupComplete), at the

@@ -13,6 +13,9 @@ import (
 // errReplyLost is returned when the socket dropped during a reply.
 var errReplyLost = errors.New("realtime: reply lost: the realtime socket dropped")
 
+// errSessionGone is a reply's send after its session dropped.
+var errSessionGone = errors.New("the realtime session dropped")
+
 // audioOut is the reply's player (the voice session's voice.Playback):
 // write plays pcm16 24 kHz mono at the real-time pace and returns ctx's
 // error once ctx ends; played reports how much of the reply has gone out.
@@ -177,6 +180,12 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 		return err
 	}
 	b.flushDeletes(ctx, conn, gen)
+	b.mu.Lock()
+	gone := b.conn != conn // dropped while the deletes waited or went out
+	b.mu.Unlock()
+	if gone {
+		return nil, lost(errSessionGone)
+	}
 	if len(forward) > 0 {
 		b.mu.Lock()
 		b.forwarding = turnID(t)

@@ -161,3 +161,53 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestTakeBackDropDuringOrphanWait: the session drops when the reply after a take-back sends its
+// clear (the simulator's DropOnClientEvent), while it waits for the cleared. The wait ends with
+// the session, not at CancelTimeout; the cut turn's items are gone with it, and the whole is
+// asked again on the new session, once, which holds none of them.
+func TestTakeBackDropDuringOrphanWait(t *testing.T) {
+	t.Parallel()
+	half := loadSpeechAs(t, "hey-banter-weather.wav", pcm.Mono24k())
+	chunks := (len(half) + appendChunk - 1) / appendChunk
+	oa := openaitest.Serve(t, openaisim.WithRules(
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
+			Fault: openaisim.Fault{DropOnClientEvent: "input_audio_buffer.clear"}, Times: 1},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
+	logs := newTestLog()
+	cfg := simConfig(oa, StrategyNative, logs)
+	cfg.CancelTimeout = 20 * time.Second // a wait that ended only at the timeout logs realtime_orphans_unconfirmed
+	b, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	turn := func(id string) *Turn { return &Turn{ID: id, SpeakerID: testHuman, SpeakerName: "alice"} }
+	if _, err := b.answer(t.Context(), turn("t0"), half, "", "Answer.", discardOut()); err != nil {
+		t.Fatalf("the earlier turn: %v", err)
+	}
+	if _, err := b.answer(newCutCtx(t.Context(), chunks+2), turn("t1"), half, "", "Answer.", discardOut()); err == nil {
+		t.Fatal("the cut reply returned no error")
+	}
+	b.takeBack("t1")
+	if _, err := b.answer(t.Context(), turn("t2"), half, "", "Answer.", discardOut()); err != nil {
+		t.Fatalf("the whole: %v", err)
+	}
+	if n := len(logs.Events("realtime_socket_dropped")); n != 1 {
+		t.Errorf("%d realtime_socket_dropped, want 1", n)
+	}
+	if r := logs.Events("realtime_reply_retry"); len(r) != 1 || r[0]["turn_id"] != "t2" {
+		t.Errorf("realtime_reply_retry %v, want the whole asked again once", r)
+	}
+	if w := logs.Events("realtime_orphans_unconfirmed"); len(w) != 0 {
+		t.Errorf("realtime_orphans_unconfirmed %v: want the wait ended by the drop", w)
+	}
+	rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 2 {
+		t.Fatalf("%d responses, want 2 (the earlier turn's and the whole's)", len(rec))
+	}
+	// The new session's conversation: the whole's audio alone.
+	if u, a := conversationLines(rec[1].Prompt, "user"), conversationLines(rec[1].Prompt, "assistant"); len(u) != 1 || len(a) != 0 {
+		t.Errorf("the answer to the whole saw %d user and %d assistant items, want 1 and 0:\n%s", len(u), len(a), rec[1].Prompt)
+	}
+}

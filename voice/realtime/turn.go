@@ -126,6 +126,11 @@ func (b *Bridge) newResponse(t *Turn, gen uint64) *response {
 // logs realtime_reply_requested. Call with turnMu.
 func (b *Bridge) send(ctx context.Context, conn *llmrt.Conn, r *response, t *Turn, cmd llmrt.ResponseCreateCommand) error {
 	b.mu.Lock()
+	if b.conn != conn {
+		// The session dropped since ready (dropConn has run): nothing would end r.
+		b.mu.Unlock()
+		return fmt.Errorf("realtime: response create: %w", errSessionGone)
+	}
 	b.resp, b.last = r, r
 	b.mu.Unlock()
 	if err := conn.Send(ctx, cmd); err != nil {
