@@ -66,11 +66,15 @@ func TestTakeBackWithoutResponse(t *testing.T) {
 		// so the cut turn's forward starts with a clear of its own, whose cleared must not be
 		// taken for the answer to the take-back's
 		cutBefore bool
+		// queued: then a reply was cut before its first message (while it waited its turn), so
+		// the forward's clear was never written, and must not be counted as sent
+		queued bool
 	}{
-		{"after the commit", half, false, chunks + 2, 1, false},
-		{"between appends", half, false, 2, 0, false},
-		{"server turn detection", paused, true, (len(paused)+appendChunk-1)/appendChunk + 1, -1, false},
-		{"after the commit, after a cut forward", half, false, chunks + 3, 1, true},
+		{"after the commit", half, false, chunks + 2, 1, false, false},
+		{"between appends", half, false, 2, 0, false, false},
+		{"server turn detection", paused, true, (len(paused)+appendChunk-1)/appendChunk + 1, -1, false, false},
+		{"after the commit, after a cut forward", half, false, chunks + 3, 1, true, false},
+		{"after the commit, after a cut forward and a reply cut queued", half, false, chunks + 3, 1, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -91,6 +95,11 @@ func TestTakeBackWithoutResponse(t *testing.T) {
 			if tc.cutBefore {
 				if _, err := b.answer(newCutCtx(t.Context(), 2), turn("tx"), half, "", "Answer.", discardOut()); err == nil {
 					t.Fatal("the reply cut between appends returned no error")
+				}
+			}
+			if tc.queued {
+				if _, err := b.answer(newCutCtx(t.Context(), 1), turn("ty"), half, "", "Answer.", discardOut()); err == nil {
+					t.Fatal("the reply cut before its first message returned no error")
 				}
 			}
 			if _, err := b.answer(newCutCtx(t.Context(), tc.cutAt), turn("t1"), tc.audio, "", "Answer.", discardOut()); err == nil {

@@ -60,15 +60,26 @@ func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) e
 	return nil
 }
 
-// clear sends input_audio_buffer.clear, counted in its session (Bridge.clears): the server
-// answers each with an input_audio_buffer.cleared, in order. Call with turnMu.
+// clear sends input_audio_buffer.clear on conn, the session's, and counts it (Bridge.clears)
+// once written: the server answers each with an input_audio_buffer.cleared, in order. A clear
+// not written (ctx ended: Send does not write) or on a session that dropped is not counted.
+// Clears are sent under turnMu, one at a time, so collectOrphans knows the number of its own
+// before it sends it. Call with turnMu.
 func (b *Bridge) clear(ctx context.Context, conn *llmrt.Conn) error {
 	b.mu.Lock()
-	b.clears++ // before the send: its cleared may be read before Send returns
+	gone := b.conn != conn
 	b.mu.Unlock()
+	if gone {
+		return fmt.Errorf("clear: %w", errSessionGone)
+	}
 	if err := conn.Send(ctx, llmrt.InputAudioClearCommand{}); err != nil {
 		return fmt.Errorf("clear: %w", err)
 	}
+	b.mu.Lock()
+	if b.conn == conn {
+		b.clears++
+	}
+	b.mu.Unlock()
 	b.unfinished = false
 	return nil
 }
