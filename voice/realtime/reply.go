@@ -180,10 +180,7 @@ func (b *Bridge) startReply(ctx context.Context, t *Turn, forward []int16, cmd l
 		return err
 	}
 	b.flushDeletes(ctx, conn, gen)
-	b.mu.Lock()
-	gone := b.conn != conn // dropped while the deletes waited or went out
-	b.mu.Unlock()
-	if gone {
+	if !b.current(conn) { // dropped while the deletes waited or went out
 		return nil, lost(errSessionGone)
 	}
 	if len(forward) > 0 {
@@ -363,8 +360,17 @@ func (b *Bridge) collectOrphans(ctx context.Context, conn *llmrt.Conn, gen uint6
 	b.log.Warn("realtime_orphans_unconfirmed", "err", err, "session_gen", gen)
 	b.mu.Lock()
 	if b.cleared == cleared { // not answered: delete what has been announced
-		b.cleared = nil
-		b.orphans, b.committed = append(b.orphans, b.committed...), nil
+		b.endOrphanWaitLocked(true)
 	}
 	b.mu.Unlock()
+}
+
+// endOrphanWaitLocked ends collectOrphans's wait (b.cleared set); with take, the items committed
+// and not taken by a response are the orphans. Call with b.mu.
+func (b *Bridge) endOrphanWaitLocked(take bool) {
+	if take {
+		b.orphans, b.committed = append(b.orphans, b.committed...), nil
+	}
+	close(b.cleared)
+	b.cleared = nil
 }

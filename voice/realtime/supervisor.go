@@ -136,8 +136,7 @@ func (b *Bridge) dropConn(gen uint64) {
 	r := b.resp
 	b.resp = nil
 	if b.cleared != nil { // collectOrphans waits on this session: its items are gone with it
-		close(b.cleared)
-		b.cleared = nil
+		b.endOrphanWaitLocked(false)
 	}
 	b.mu.Unlock()
 	if r != nil {
@@ -195,10 +194,7 @@ func (b *Bridge) handle(ev *llmrt.Event) {
 		b.mu.Lock()
 		b.clearsSeen++
 		if b.cleared != nil && b.clearsSeen >= b.clearWant {
-			// the answer to collectOrphans's clear: every earlier commit has been announced
-			b.orphans, b.committed = append(b.orphans, b.committed...), nil
-			close(b.cleared)
-			b.cleared = nil
+			b.endOrphanWaitLocked(true) // the answer to its clear: every earlier commit is announced
 		}
 		b.mu.Unlock()
 	case llmrt.EventItemAdded, llmrt.EventItemCreated:

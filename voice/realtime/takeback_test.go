@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/banterbot/banter/audio/pcm"
+	"github.com/banterbot/banter/internal/logbuf"
 	openaisim "github.com/banterbot/banter/sim/openai"
 	"github.com/banterbot/banter/sim/openai/openaitest"
 )
@@ -39,6 +40,27 @@ func (c *cutCtx) Err() error {
 func discardOut() audioOut {
 	return audioOut{write: func(ctx context.Context, _ []byte) error { return ctx.Err() },
 		played: func() time.Duration { return 0 }}
+}
+
+// takeBackBridge starts a native Bridge on oa (edit adjusts its Config) and returns it with its
+// log; it is closed when the test ends.
+func takeBackBridge(t *testing.T, oa *openaisim.Server, edit func(*Config)) (*Bridge, *logbuf.Buffer) {
+	t.Helper()
+	logs := newTestLog()
+	cfg := simConfig(oa, StrategyNative, logs)
+	edit(&cfg)
+	b, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, logs
+}
+
+// ask has b answer alice's turn id, its audio forwarded, under ctx.
+func ask(ctx context.Context, b *Bridge, id string, audio []int16) error {
+	_, err := b.answer(ctx, &Turn{ID: id, SpeakerID: testHuman, SpeakerName: "alice"}, audio, "", "Answer.", discardOut())
+	return err
 }
 
 // TestTakeBackWithoutResponse: a false end cuts a native reply before its response.create, so
@@ -80,35 +102,27 @@ func TestTakeBackWithoutResponse(t *testing.T) {
 			t.Parallel()
 			oa := openaitest.Serve(t, openaisim.WithRules(openaisim.Rule{
 				Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
-			logs := newTestLog()
-			cfg := simConfig(oa, StrategyNative, logs)
-			cfg.ServerTurnDetection = tc.vad
-			b, err := Start(t.Context(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			turn := func(id string) *Turn { return &Turn{ID: id, SpeakerID: testHuman, SpeakerName: "alice"} }
-			if _, err := b.answer(t.Context(), turn("t0"), ended, "", "Answer.", discardOut()); err != nil {
+			b, logs := takeBackBridge(t, oa, func(c *Config) { c.ServerTurnDetection = tc.vad })
+			if err := ask(t.Context(), b, "t0", ended); err != nil {
 				t.Fatalf("the earlier turn: %v", err)
 			}
 			if tc.cutBefore {
-				if _, err := b.answer(newCutCtx(t.Context(), 2), turn("tx"), half, "", "Answer.", discardOut()); err == nil {
+				if err := ask(newCutCtx(t.Context(), 2), b, "tx", half); err == nil {
 					t.Fatal("the reply cut between appends returned no error")
 				}
 			}
 			if tc.queued {
-				if _, err := b.answer(newCutCtx(t.Context(), 1), turn("ty"), half, "", "Answer.", discardOut()); err == nil {
+				if err := ask(newCutCtx(t.Context(), 1), b, "ty", half); err == nil {
 					t.Fatal("the reply cut before its first message returned no error")
 				}
 			}
-			if _, err := b.answer(newCutCtx(t.Context(), tc.cutAt), turn("t1"), tc.audio, "", "Answer.", discardOut()); err == nil {
+			if err := ask(newCutCtx(t.Context(), tc.cutAt), b, "t1", tc.audio); err == nil {
 				t.Fatal("the cut reply returned no error")
 			}
 			// At once, as the session does: the server may not have read the cut turn's messages
 			// yet, nor answered them.
 			b.takeBack("t1")
-			if _, err := b.answer(t.Context(), turn("t2"), ended, "", "Answer.", discardOut()); err != nil {
+			if err := ask(t.Context(), b, "t2", ended); err != nil {
 				t.Fatalf("the whole: %v", err)
 			}
 			// The earlier turn, the cut one (when cut after its commit) and the whole committed;
@@ -183,23 +197,16 @@ func TestTakeBackDropDuringOrphanWait(t *testing.T) {
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
 			Fault: openaisim.Fault{DropOnClientEvent: "input_audio_buffer.clear"}, Times: 1},
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
-	logs := newTestLog()
-	cfg := simConfig(oa, StrategyNative, logs)
-	cfg.CancelTimeout = 20 * time.Second // a wait that ended only at the timeout logs realtime_orphans_unconfirmed
-	b, err := Start(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	turn := func(id string) *Turn { return &Turn{ID: id, SpeakerID: testHuman, SpeakerName: "alice"} }
-	if _, err := b.answer(t.Context(), turn("t0"), half, "", "Answer.", discardOut()); err != nil {
+	// a wait that ended only at the timeout logs realtime_orphans_unconfirmed
+	b, logs := takeBackBridge(t, oa, func(c *Config) { c.CancelTimeout = 20 * time.Second })
+	if err := ask(t.Context(), b, "t0", half); err != nil {
 		t.Fatalf("the earlier turn: %v", err)
 	}
-	if _, err := b.answer(newCutCtx(t.Context(), chunks+2), turn("t1"), half, "", "Answer.", discardOut()); err == nil {
+	if err := ask(newCutCtx(t.Context(), chunks+2), b, "t1", half); err == nil {
 		t.Fatal("the cut reply returned no error")
 	}
 	b.takeBack("t1")
-	if _, err := b.answer(t.Context(), turn("t2"), half, "", "Answer.", discardOut()); err != nil {
+	if err := ask(t.Context(), b, "t2", half); err != nil {
 		t.Fatalf("the whole: %v", err)
 	}
 	if n := len(logs.Events("realtime_socket_dropped")); n != 1 {

@@ -66,10 +66,7 @@ func (b *Bridge) forward(ctx context.Context, conn *llmrt.Conn, audio []int16) e
 // Clears are sent under turnMu, one at a time, so collectOrphans knows the number of its own
 // before it sends it. Call with turnMu.
 func (b *Bridge) clear(ctx context.Context, conn *llmrt.Conn) error {
-	b.mu.Lock()
-	gone := b.conn != conn
-	b.mu.Unlock()
-	if gone {
+	if !b.current(conn) {
 		return fmt.Errorf("clear: %w", errSessionGone)
 	}
 	if err := conn.Send(ctx, llmrt.InputAudioClearCommand{}); err != nil {
@@ -92,6 +89,14 @@ const speakPrompt = "Read the text below aloud exactly as written, in your usual
 func speakCommand(t *Turn, text string) llmrt.ResponseCreateCommand {
 	return llmrt.ResponseCreateCommand{Instructions: speakPrompt + text, OutputModalities: []string{"audio"},
 		Metadata: turnMetadata(t)}
+}
+
+// current reports whether conn is the session's connection: it has not dropped since a reply
+// got it from ready (a rollover, which replaces it, waits for turnMu).
+func (b *Bridge) current(conn *llmrt.Conn) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.conn == conn
 }
 
 // ready waits until the socket is up and no response is in progress; it
