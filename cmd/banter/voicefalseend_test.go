@@ -1,12 +1,9 @@
 package main
 
 import (
-	"os"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/banterbot/banter/bench/vad/realset"
 	"github.com/banterbot/banter/sim/discord/voicesim"
 )
 
@@ -144,16 +141,7 @@ func logFalseEnds(t *testing.T, rounds []falseEndRound) {
 // real recordings (make vad-data), so it runs only when asked: BANTER_REAL_VOICES=1 (about a
 // minute).
 func TestRunVoiceDiscordJSFalseEndRealVoices(t *testing.T) {
-	if os.Getenv("BANTER_REAL_VOICES") != "1" {
-		t.Skip("set BANTER_REAL_VOICES=1 to run it (about a minute; needs make vad-data)")
-	}
-	dir := realset.DefaultDir()
-	if err := realset.Check(dir); err != nil {
-		t.Fatalf("BANTER_REAL_VOICES=1: %v", err)
-	}
-	pauses := []time.Duration{700 * time.Millisecond}
-	sentences := slices.Concat(realPauseSentences(t, dir, "test", []string{"allison", "carlo"}, pauses),
-		realPauseSentences(t, dir, "fresh", []string{"menardi", "armelle"}, pauses))
+	sentences := realVoiceSentences(t, "about a minute", []time.Duration{700 * time.Millisecond})
 	v, alice, stt := startSweep(t, 5*time.Minute, sweepArm{})
 	var rounds []falseEndRound
 	for _, s := range sentences {

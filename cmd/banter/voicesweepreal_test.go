@@ -76,6 +76,24 @@ func realPauseSentences(t *testing.T, dir, split string, speakers []string, paus
 	return out
 }
 
+// realVoiceSentences returns the real-voice tests' sentences, cut at each of pauses: one of each
+// of bench/vad's Asterisk speakers Allison and Carlo (test split) and Menardi and Armelle (fresh
+// split). Those tests need the real recordings (make vad-data), so they run only when asked:
+// without BANTER_REAL_VOICES=1 the test is skipped (it takes long, as said), with it missing
+// data fails it.
+func realVoiceSentences(t *testing.T, long string, pauses []time.Duration) []realSentence {
+	t.Helper()
+	if os.Getenv("BANTER_REAL_VOICES") != "1" {
+		t.Skipf("set BANTER_REAL_VOICES=1 to run it (%s; needs make vad-data)", long)
+	}
+	dir := realset.DefaultDir()
+	if err := realset.Check(dir); err != nil {
+		t.Fatalf("BANTER_REAL_VOICES=1: %v", err)
+	}
+	return slices.Concat(realPauseSentences(t, dir, "test", []string{"allison", "carlo"}, pauses),
+		realPauseSentences(t, dir, "fresh", []string{"menardi", "armelle"}, pauses))
+}
+
 // TestRunVoiceDiscordJSPauseSweepRealVoices is TestRunVoiceDiscordJSPauseSweep with real voices
 // instead of the synthesized fixtures: one sentence of each of bench/vad's real Asterisk
 // speakers of the test split (Allison, Carlo) and of the fresh split (Menardi, Armelle), cut at
@@ -95,16 +113,8 @@ func realPauseSentences(t *testing.T, dir, split string, speakers []string, paus
 // It takes about four minutes and needs the real recordings (make vad-data), so it runs only
 // when asked: BANTER_REAL_VOICES=1 (then missing data fails it).
 func TestRunVoiceDiscordJSPauseSweepRealVoices(t *testing.T) {
-	if os.Getenv("BANTER_REAL_VOICES") != "1" {
-		t.Skip("set BANTER_REAL_VOICES=1 to run it (about 4 min; needs make vad-data)")
-	}
-	dir := realset.DefaultDir()
-	if err := realset.Check(dir); err != nil {
-		t.Fatalf("BANTER_REAL_VOICES=1: %v", err)
-	}
-	pauses := []time.Duration{400 * time.Millisecond, 500 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond}
-	sentences := slices.Concat(realPauseSentences(t, dir, "test", []string{"allison", "carlo"}, pauses),
-		realPauseSentences(t, dir, "fresh", []string{"menardi", "armelle"}, pauses))
+	sentences := realVoiceSentences(t, "about 4 min",
+		[]time.Duration{400 * time.Millisecond, 500 * time.Millisecond, 600 * time.Millisecond, 700 * time.Millisecond})
 	arms := []sweepArm{
 		{name: "speculative", latencies: true},
 		{name: "serial-defaults", voiceYAML: "  speculation:\n    enabled: false\n", latencies: true},
