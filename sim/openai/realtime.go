@@ -31,6 +31,7 @@ type rtSession struct {
 	ctx       context.Context
 	stop      context.CancelFunc
 	wg        sync.WaitGroup // response goroutines
+	ignore    string         // record client events of this type and do nothing with them
 
 	writeMu        sync.Mutex // guards following
 	sent           int        // server events written
@@ -110,7 +111,7 @@ func (s *Server) handleRealtime(w http.ResponseWriter, r *http.Request) {
 	rec.Status = http.StatusSwitchingProtocols
 	c := &rtSession{
 		s: s, id: s.newID("sess"), model: model, conn: conn, requestID: rec.RequestID,
-		dropAt: o.fault.DropAfterEvents, dropOn: o.fault.DropOnClientEvent, malformedNext: o.fault.MalformedJSON,
+		dropAt: o.fault.DropAfterEvents, dropOn: o.fault.DropOnClientEvent, ignore: o.fault.IgnoreClientEvent, malformedNext: o.fault.MalformedJSON,
 	}
 	c.ctx, c.stop = context.WithCancel(s.ctx)
 	if intent == intentTranscription {

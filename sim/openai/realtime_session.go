@@ -203,7 +203,7 @@ func (c *rtSession) handleEvent(data []byte) {
 	}
 	c.s.recordEvent(rec)
 	c.s.conformEvent(data)
-	if ev != nil && c.dropOnEvent(ev.Type) {
+	if ev != nil && (c.dropOnEvent(ev.Type) || c.ignore != "" && ev.Type == c.ignore) {
 		return
 	}
 	if err != nil {

@@ -408,6 +408,18 @@ func TestRealtimeFaults(t *testing.T) {
 			t.Errorf("recorded %v, want the commit and the clear", ev)
 		}
 	})
+	t.Run("ignore a client event", func(t *testing.T) {
+		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtime}, Fault: Fault{IgnoreClientEvent: "input_audio_buffer.clear"}}))
+		c := dialRT(t, s, "gpt-realtime")
+		c.send(map[string]any{"type": "input_audio_buffer.clear"})  // lost: no cleared
+		c.send(map[string]any{"type": "input_audio_buffer.commit"}) // answered (an error: nothing to commit)
+		if ev := c.next(); ev["type"] != "error" {
+			t.Fatalf("event %v, want the commit's error and no cleared before it", ev)
+		}
+		if ev := s.RealtimeEvents(); len(ev) != 2 || ev[0].Type != "input_audio_buffer.clear" {
+			t.Errorf("recorded %v, want the clear and the commit", ev)
+		}
+	})
 	t.Run("drop mid response", func(t *testing.T) {
 		s := serve(t, WithRules(Rule{Match: Match{Endpoint: EndpointRealtimeResponse}, Reply: Reply{Text: "one two three"}, Fault: Fault{DropAfterEvents: 5}}))
 		c := dialRT(t, s, "gpt-realtime")

@@ -182,6 +182,10 @@ type Fault struct {
 	// client sends an event of this type (EndpointRealtime rules), after recording it and
 	// before acting on it: a connection lost at a chosen point of a conversation.
 	DropOnClientEvent string `yaml:"drop_on_client_event" json:"drop_on_client_event,omitempty"`
+	// IgnoreClientEvent makes an OpenAI realtime session record every client event of this type
+	// and then do nothing with it (EndpointRealtime rules): no answer, no effect, as if the event
+	// were lost on its way. A client that waits for the answer has to give up on its own.
+	IgnoreClientEvent string `yaml:"ignore_client_event" json:"ignore_client_event,omitempty"`
 	// CloseCode closes a Gemini Live socket with this WebSocket close code (1007 invalid
 	// argument, 1008 policy, 1011 internal error) and Message (or the real API's usual reason
 	// for the code): after setup for EndpointGeminiLive rules (instead of setupComplete), at the

@@ -227,3 +227,58 @@ func TestTakeBackDropDuringOrphanWait(t *testing.T) {
 		t.Errorf("the answer to the whole saw %d user and %d assistant items, want 1 and 0:\n%s", len(u), len(a), rec[1].Prompt)
 	}
 }
+
+// TestTakeBackUnansweredClear: the server never answers the clear the reply after a take-back
+// sends (the simulator's IgnoreClientEvent: the event is lost). The wait ends at CancelTimeout;
+// the items announced by then (the cut turn's commit, announced long before) are deleted all the
+// same, on a context of their own, and the whole is answered from a conversation without the
+// cut turn.
+func TestTakeBackUnansweredClear(t *testing.T) {
+	t.Parallel()
+	half := loadSpeechAs(t, "hey-banter-weather.wav", pcm.Mono24k())
+	chunks := (len(half) + appendChunk - 1) / appendChunk
+	ended := append(append([]int16(nil), half...), make([]int16, 24000)...)
+	oa := openaitest.Serve(t, openaisim.WithRules(
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtime},
+			Fault: openaisim.Fault{IgnoreClientEvent: "input_audio_buffer.clear"}},
+		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
+	b, logs := takeBackBridge(t, oa, func(*Config) {}) // the default CancelTimeout, 2 s
+	if err := ask(t.Context(), b, "t0", ended); err != nil {
+		t.Fatalf("the earlier turn: %v", err)
+	}
+	if err := ask(newCutCtx(t.Context(), chunks+2), b, "t1", half); err == nil {
+		t.Fatal("the cut reply returned no error")
+	}
+	b.takeBack("t1")
+	if err := ask(t.Context(), b, "t2", ended); err != nil {
+		t.Fatalf("the whole: %v", err)
+	}
+	if w := logs.Events("realtime_orphans_unconfirmed"); len(w) != 1 {
+		t.Errorf("realtime_orphans_unconfirmed %v, want the wait ended once by its timeout", w)
+	}
+	commits, deletes := 0, 0
+	for _, e := range oa.RealtimeEvents() {
+		switch e.Type {
+		case "input_audio_buffer.commit":
+			commits++
+		case "conversation.item.delete":
+			deletes++
+		}
+	}
+	if commits != 3 {
+		t.Fatalf("%d commits, want 3: the earlier turn, the cut one and the whole (the cut is not where the test puts it)", commits)
+	}
+	if d := logs.Events("realtime_items_deleted"); deletes != 1 || len(d) != 1 || d[0]["sent"] != float64(1) {
+		t.Errorf("%d deletes, realtime_items_deleted %v; want the cut turn's item deleted", deletes, d)
+	}
+	rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 2 {
+		t.Fatalf("%d responses, want 2", len(rec))
+	}
+	earlier := len(conversationLines(rec[0].Prompt, "user"))
+	before, after, _ := strings.Cut(rec[1].Prompt, "assistant: Sunny.")
+	if u, w := len(conversationLines(before, "user")), len(conversationLines(after, "user")); earlier == 0 || u != earlier || w != earlier {
+		t.Errorf("the answer to the whole saw %d user items, its answer and %d more; want %d and %d (none of the cut turn's):\n%s",
+			u, w, earlier, earlier, rec[1].Prompt)
+	}
+}
