@@ -30,7 +30,20 @@ type ListenerConfig struct {
 	// about half the decode cost and no resampling (see docs/audio.md).
 	// libopus band-limits in the codec domain, so no aliasing is added.
 	DirectDecode bool
+	// MaxJitterHold caps the jitter hold [200 ms]: on a stream whose packets have come late,
+	// silence counts toward the end of an utterance only once it has lasted as long as the
+	// packets were late (the longest stall seen lately, less a tick), so a pause whose next
+	// packet is late is not heard as longer than it was. Negative disables it.
+	MaxJitterHold time.Duration
 }
+
+// stallDecay is how many packets a stall is remembered for before the jitter hold comes down
+// a tick (150: 3 s of audio).
+const stallDecay = 150
+
+// stallReset is how many ticks without packets are a pause or an outage, not a late packet
+// (25: 500 ms).
+const stallReset = 25
 
 // Listener is one speaker's receive pipeline: jitter buffer → Opus decode
 // (with loss concealment and FEC) → downmix and resample → VAD and
@@ -68,6 +81,18 @@ type Listener struct {
 	concealN    int // frames of loss concealment at most
 	gapN        int // silence frames fed for one gap at most
 	preN        int // pre-roll frames
+
+	// The jitter hold. ticks counts Ticks (the arrival clock); late is how much later than the
+	// fastest packet of the stream lately (by arrival tick against RTP timestamp) the last one
+	// came, in RTP units, measured against the one before it (lastArr, lastTS; RFC 3550's
+	// transit time, relative). stall is the most ticks late seen lately, at most stallMax; it
+	// comes down a tick every stallDecay packets (stallAge).
+	ticks, lastArr            int64
+	lastTS                    uint32
+	haveArr                   bool
+	late                      int64
+	stall, stallMax, stallAge int
+	tickFed                   int // silence frames Tick fed since the last packet arrived
 
 	stale  bool // silence frames were skipped: reset the decoder before the next
 	haveTS bool
@@ -129,6 +154,12 @@ func NewListener(cfg ListenerConfig, handle func(vad.Event), m *Metrics) (*Liste
 		concealN:    max(0, int(cfg.MaxConceal/pcm.FrameDuration)),
 		preN:        int(vc.PreRoll / pcm.FrameDuration),
 	}
+	switch {
+	case cfg.MaxJitterHold == 0:
+		l.stallMax = int(200*time.Millisecond/pcm.FrameDuration) + 1
+	case cfg.MaxJitterHold > 0:
+		l.stallMax = int(cfg.MaxJitterHold/pcm.FrameDuration) + 1
+	}
 	l.gapN = int((vc.EndSilence+vc.PreRoll)/pcm.FrameDuration) + 1
 	l.lost = dec.Rate() / 50 * dec.Channels()
 	l.tick = uint32(opus.SampleRate / dec.Rate())
@@ -165,10 +196,23 @@ func (l *Listener) Format() pcm.Format {
 // Stats returns the jitter buffer's counters.
 func (l *Listener) Stats() jitter.Stats { return l.jb.Stats() }
 
+// JitterHold returns how much later than EndSilence after the last packet an utterance ends
+// now: the longest stall of the stream's packets seen lately, less a tick (0 on a steady
+// stream), at most ListenerConfig.MaxJitterHold.
+func (l *Listener) JitterHold() time.Duration {
+	return time.Duration(l.hold()) * pcm.FrameDuration
+}
+
+func (l *Listener) hold() int { return max(0, l.stall-1) }
+
 // Push takes one received packet (the payload is copied) and runs every
 // frame it makes ready through the pipeline.
 func (l *Listener) Push(p jitter.Packet) {
-	l.pushed = l.pushed || !isDTX(p.Payload) // a DTX packet marks a pause: wall time runs on
+	dtx := isDTX(p.Payload)
+	l.pushed = l.pushed || !dtx // a DTX packet marks a pause: wall time runs on
+	if !dtx {
+		l.measureStall(&p)
+	}
 	sf := opus.SilenceFrame()
 	l.quiet = bytes.Equal(p.Payload, sf[:])
 	r := l.jb.Push(p)
@@ -178,32 +222,59 @@ func (l *Listener) Push(p jitter.Packet) {
 	}
 }
 
+// measureStall notes how late a packet came: the time since the last packet's arrival (in
+// Ticks) less the time between their timestamps, added to how late the last one came, and no
+// less than 0 (a packet faster than every one lately is the new measure of on time). A slow
+// leak keeps a sender's clock that runs a little slow from adding up over a long stream. The
+// first packet after a talk spurt closed with silence frames, or after stallReset ticks without
+// packets, starts the measure again: some clients (discord.js) do not advance
+// the timestamp over the time they sent nothing, so its lateness there says nothing.
+func (l *Listener) measureStall(p *jitter.Packet) {
+	if l.quiet || l.idle >= stallReset {
+		l.haveArr, l.late = false, 0
+	}
+	if l.haveArr {
+		d := (l.ticks-l.lastArr)*opus.FrameSamples - int64(int32(p.Timestamp-l.lastTS))
+		l.late = max(0, l.late+d-l.late/4096)
+	}
+	l.lastArr, l.lastTS, l.haveArr = l.ticks, p.Timestamp, true
+	if l.stallAge++; l.stallAge >= stallDecay {
+		l.stall, l.stallAge = max(0, l.stall-1), 0
+	}
+	if t := int(l.late / opus.FrameSamples); t > l.stall {
+		l.stall, l.stallAge = min(t, l.stallMax), 0
+	}
+}
+
 // Tick advances wall time by one 20 ms frame. Call it every 20 ms.
 func (l *Listener) Tick() {
+	l.ticks++
 	if l.pushed {
-		l.pushed, l.idle = false, 0
+		l.pushed, l.idle, l.tickFed = false, 0, 0
 		return
 	}
 	l.idle++
 	if l.idle <= l.windowTicks {
 		return
 	}
-	n := 1
 	if l.idle == l.windowTicks+1 { // the stream paused: release what is held
 		for o, ok := l.jb.Drain(); ok; o, ok = l.jb.Drain() {
 			l.process(&o)
 		}
-		if l.quiet {
-			// The client closed its talk spurt with silence frames and stopped: the window's
-			// ticks were silence too. Count them now, so that the pause (and the end of the
-			// utterance) is as long in audio time as on the wall clock. (Packets that merely
-			// stall mid-speech are not made into a longer pause.)
-			n = l.idle
-		}
 	}
-	for range n {
+	// The silence owed by now. When the client closed its talk spurt with silence frames and
+	// stopped, the window's ticks were silence too: they count once the window has passed, so
+	// that the pause (and the end of the utterance) is as long in audio time as on the wall
+	// clock. Packets that merely stall mid-speech are not made into a longer pause: their
+	// silence starts after the window. Either way the jitter hold's ticks come off, as the
+	// next packet may be as late as packets of this stream have been.
+	owed := l.idle - l.hold()
+	if !l.quiet {
+		owed -= l.windowTicks
+	}
+	for ; l.tickFed < owed; l.tickFed++ {
 		if !l.ep.Active() && l.ep.Idle() && l.filled >= l.preN {
-			break
+			continue // nothing to end and the pre-roll is full: the rest is compressed
 		}
 		l.silence(1)
 	}
@@ -225,7 +296,8 @@ func (l *Listener) Flush() {
 		l.rs.Reset()
 	}
 	l.haveTS, l.acc = false, l.acc[:0]
-	l.pushed, l.idle, l.filled = false, 0, 0
+	l.pushed, l.idle, l.filled, l.tickFed = false, 0, 0, 0
+	l.haveArr, l.late, l.stall, l.stallAge = false, 0, 0, 0
 }
 
 func (l *Listener) process(o *jitter.Output) {

@@ -302,7 +302,7 @@ func (sp *speaker) onHint(l *audio.Listener, h specHint) {
 		l.SetEndSilence(t.spec.endSilence)
 	}
 	sp.s.logger().Debug("voice_end_adapted", "turn_id", t.ID, "user_id", sp.userID, "turn_shape", t.spec.shape.String(),
-		"end_silence_ms", t.spec.endSilence.Milliseconds(), "silence_ms", ms(l.Silence()))
+		"end_silence_ms", t.spec.endSilence.Milliseconds(), "silence_ms", ms(l.Silence()), "jitter_hold_ms", ms(l.JitterHold()))
 	if t.spec.waitUntil > 0 && l.Silence() < t.spec.waitUntil {
 		return // proceeds in watch
 	}

@@ -101,7 +101,8 @@ func (v *voiceBanter) falseEnd(t *testing.T, alice *djsMember, stt *sweepSTT, na
 // answered once. Twice, so that the second false end comes in a session that has had one; then,
 // with a tenth of her packets lost on their way to the server and one in twenty reordered (a
 // poor network), a 700 ms pause inside the question (no bot audio before her end of voice, one
-// answer, to the whole) and a third false end.
+// answer, to the whole) and a third false end; and twice more the 700 ms pause, with her
+// packets 0–150 ms late on their way instead.
 func TestRunVoiceDiscordJSFalseEnd(t *testing.T) {
 	question, goOn := voiceFixture(t, "hey-banter-weather"), voiceFixture(t, "mike-hear-me")
 	v, alice, stt := startSweep(t, 3*time.Minute, sweepArm{})
@@ -116,6 +117,16 @@ func TestRunVoiceDiscordJSFalseEnd(t *testing.T) {
 	rounds = append(rounds, v.falseEnd(t, alice, stt, "with loss", question, goOn, 200*time.Millisecond))
 	if st := v.vs.Stats(); st.FaultDropped == 0 {
 		t.Errorf("no packet of hers was dropped: %+v", st)
+	}
+	// A path whose packets come 0–150 ms late (in order): the pause's packets, and the first of
+	// the words after it, may come up to 150 ms late. banter holds the end of the turn by the
+	// lateness it has measured on her stream (audio.Listener's jitter hold), so the pause is
+	// not heard as longer than it was.
+	v.vs.SetFaults(string(v.alice), voicesim.ToServer, voicesim.Faults{Jitter: 150 * time.Millisecond, Seed: 31})
+	for range 2 {
+		j := v.sweep(t, alice, stt, question, goOn, 700*time.Millisecond, 200*time.Millisecond)
+		t.Logf("with jitter: a 700 ms pause: wrong starts %d/%d, %d answers, end of voice → first bot audio at the member %.1f ms",
+			j.wrongSpurts, j.wrongFrames, j.answers, j.ms)
 	}
 	logFalseEnds(t, rounds)
 }

@@ -63,6 +63,43 @@ func ask(ctx context.Context, b *Bridge, id string, audio []int16) error {
 	return err
 }
 
+// falseEnd has b answer alice's earlier turn t0 (audio earlier), cut her reply t1 (audio cut)
+// before its cutAt-th message, take it back, and answer the whole t2 (audio whole), as the
+// session does after a false end.
+func falseEnd(t *testing.T, b *Bridge, earlier, cut, whole []int16, cutAt int) {
+	t.Helper()
+	if err := ask(t.Context(), b, "t0", earlier); err != nil {
+		t.Fatalf("the earlier turn: %v", err)
+	}
+	if err := ask(newCutCtx(t.Context(), cutAt), b, "t1", cut); err == nil {
+		t.Fatal("the cut reply returned no error")
+	}
+	b.takeBack("t1")
+	if err := ask(t.Context(), b, "t2", whole); err != nil {
+		t.Fatalf("the whole: %v", err)
+	}
+}
+
+// wantWholeWithoutCut checks the two responses asked for, the earlier turn's and the whole's:
+// the answer to the whole sees the earlier turn's items, its answer, and as many items again
+// (the whole's, the same audio), none of the cut turn's.
+func wantWholeWithoutCut(t *testing.T, oa *openaisim.Server) {
+	t.Helper()
+	rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
+	if len(rec) != 2 {
+		t.Fatalf("%d responses, want 2", len(rec))
+	}
+	earlier := len(conversationLines(rec[0].Prompt, "user"))
+	before, after, _ := strings.Cut(rec[1].Prompt, "assistant: Sunny.")
+	if u, w := len(conversationLines(before, "user")), len(conversationLines(after, "user")); earlier == 0 || u != earlier || w != earlier {
+		t.Errorf("the answer to the whole saw %d user items, its answer and %d more; want %d and %d (none of the cut turn's):\n%s",
+			u, w, earlier, earlier, rec[1].Prompt)
+	}
+	if n := strings.Count(rec[1].Prompt, "assistant:"); n != 1 {
+		t.Errorf("%d answers in the conversation, want 1:\n%s", n, rec[1].Prompt)
+	}
+}
+
 // TestTakeBackWithoutResponse: a false end cuts a native reply before its response.create, so
 // the turn's audio went to the input buffer for no response: cut after the commit (the item
 // exists, and its committed event may come after the take-back), cut between two appends
@@ -139,18 +176,7 @@ func TestTakeBackWithoutResponse(t *testing.T) {
 			if want := 2 + boolInt(tc.cutAt > chunks+1 && !tc.vad); commits != want || creates != 2 {
 				t.Fatalf("%d commits, %d response.create; want %d and 2 (the cut is not where the test puts it)", commits, creates, want)
 			}
-			rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
-			if len(rec) != 2 {
-				t.Fatalf("%d responses, want 2", len(rec))
-			}
-			// The answer to the whole sees the earlier turn's items, its answer, and as many
-			// items again: the whole's, the same audio.
-			earlier := len(conversationLines(rec[0].Prompt, "user"))
-			before, after, _ := strings.Cut(rec[1].Prompt, "assistant: Sunny.")
-			if u, w := len(conversationLines(before, "user")), len(conversationLines(after, "user")); earlier == 0 || u != earlier || w != earlier {
-				t.Errorf("the answer to the whole saw %d user items, its answer and %d more; want %d and %d (none of the cut turn's):\n%s",
-					u, w, earlier, earlier, rec[1].Prompt)
-			}
+			wantWholeWithoutCut(t, oa)
 			deletes, clears, wantClears := 0, 0, 1+boolInt(tc.cutBefore)
 			for _, e := range oa.RealtimeEvents() {
 				switch e.Type {
@@ -170,9 +196,6 @@ func TestTakeBackWithoutResponse(t *testing.T) {
 			}
 			if w := logs.Events("realtime_orphans_unconfirmed"); len(w) != 0 {
 				t.Errorf("realtime_orphans_unconfirmed %v: the clear went unanswered", w)
-			}
-			if n := strings.Count(rec[1].Prompt, "assistant:"); n != 1 {
-				t.Errorf("%d answers in the conversation, want 1:\n%s", n, rec[1].Prompt)
 			}
 		})
 	}
@@ -199,16 +222,7 @@ func TestTakeBackDropDuringOrphanWait(t *testing.T) {
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
 	// a wait that ended only at the timeout logs realtime_orphans_unconfirmed
 	b, logs := takeBackBridge(t, oa, func(c *Config) { c.CancelTimeout = 20 * time.Second })
-	if err := ask(t.Context(), b, "t0", half); err != nil {
-		t.Fatalf("the earlier turn: %v", err)
-	}
-	if err := ask(newCutCtx(t.Context(), chunks+2), b, "t1", half); err == nil {
-		t.Fatal("the cut reply returned no error")
-	}
-	b.takeBack("t1")
-	if err := ask(t.Context(), b, "t2", half); err != nil {
-		t.Fatalf("the whole: %v", err)
-	}
+	falseEnd(t, b, half, half, half, chunks+2)
 	if n := len(logs.Events("realtime_socket_dropped")); n != 1 {
 		t.Errorf("%d realtime_socket_dropped, want 1", n)
 	}
@@ -243,16 +257,7 @@ func TestTakeBackUnansweredClear(t *testing.T) {
 			Fault: openaisim.Fault{IgnoreClientEvent: "input_audio_buffer.clear"}},
 		openaisim.Rule{Match: openaisim.Match{Endpoint: openaisim.EndpointRealtimeResponse}, Reply: openaisim.Reply{Text: "Sunny."}}))
 	b, logs := takeBackBridge(t, oa, func(*Config) {}) // the default CancelTimeout, 2 s
-	if err := ask(t.Context(), b, "t0", ended); err != nil {
-		t.Fatalf("the earlier turn: %v", err)
-	}
-	if err := ask(newCutCtx(t.Context(), chunks+2), b, "t1", half); err == nil {
-		t.Fatal("the cut reply returned no error")
-	}
-	b.takeBack("t1")
-	if err := ask(t.Context(), b, "t2", ended); err != nil {
-		t.Fatalf("the whole: %v", err)
-	}
+	falseEnd(t, b, ended, half, ended, chunks+2)
 	if w := logs.Events("realtime_orphans_unconfirmed"); len(w) != 1 {
 		t.Errorf("realtime_orphans_unconfirmed %v, want the wait ended once by its timeout", w)
 	}
@@ -271,14 +276,5 @@ func TestTakeBackUnansweredClear(t *testing.T) {
 	if d := logs.Events("realtime_items_deleted"); deletes != 1 || len(d) != 1 || d[0]["sent"] != float64(1) {
 		t.Errorf("%d deletes, realtime_items_deleted %v; want the cut turn's item deleted", deletes, d)
 	}
-	rec := oa.RequestsFor(openaisim.EndpointRealtimeResponse)
-	if len(rec) != 2 {
-		t.Fatalf("%d responses, want 2", len(rec))
-	}
-	earlier := len(conversationLines(rec[0].Prompt, "user"))
-	before, after, _ := strings.Cut(rec[1].Prompt, "assistant: Sunny.")
-	if u, w := len(conversationLines(before, "user")), len(conversationLines(after, "user")); earlier == 0 || u != earlier || w != earlier {
-		t.Errorf("the answer to the whole saw %d user items, its answer and %d more; want %d and %d (none of the cut turn's):\n%s",
-			u, w, earlier, earlier, rec[1].Prompt)
-	}
+	wantWholeWithoutCut(t, oa)
 }

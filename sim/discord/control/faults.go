@@ -179,7 +179,7 @@ var errNoVoiceServer = errors.New("this simulator has no voice server")
 // the member's voice connection: close (with "code"; resumable codes keep
 // the session), drop (TCP cut), udp (impairments with "direction",
 // "loss_percent", "reorder_percent", "duplicate_percent", "garbage_percent",
-// "seed"; all zero clears) or corrupt_welcome (the next DAVE Welcome in
+// "delay_ms", "jitter_ms", "seed"; all zero clears) or corrupt_welcome (the next DAVE Welcome in
 // "channel", default the member's voice channel).
 func (c *Controller) voiceFault(w http.ResponseWriter, r *http.Request) {
 	var in struct {
@@ -192,6 +192,8 @@ func (c *Controller) voiceFault(w http.ResponseWriter, r *http.Request) {
 		Reorder   float64 `json:"reorder_percent"`
 		Duplicate float64 `json:"duplicate_percent"`
 		Garbage   float64 `json:"garbage_percent"`
+		DelayMs   int     `json:"delay_ms"`
+		JitterMs  int     `json:"jitter_ms"`
 		Seed      uint64  `json:"seed"`
 	}
 	if !decode(w, r, &in) {
@@ -222,8 +224,13 @@ func (c *Controller) voiceFault(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, fmt.Errorf(`"direction" %q: allowed values are to_server, from_server`, in.Direction))
 			return
 		}
+		if in.DelayMs < 0 || in.JitterMs < 0 || in.DelayMs > 10000 || in.JitterMs > 10000 {
+			fail(w, http.StatusBadRequest, fmt.Errorf(`"delay_ms" %d, "jitter_ms" %d: want 0 to 10000`, in.DelayMs, in.JitterMs))
+			return
+		}
 		vs.SetFaults(string(u), dir, voicesim.Faults{LossPercent: in.Loss, ReorderPercent: in.Reorder,
-			DuplicatePercent: in.Duplicate, GarbagePercent: in.Garbage, Seed: in.Seed})
+			DuplicatePercent: in.Duplicate, GarbagePercent: in.Garbage, Seed: in.Seed,
+			Delay: time.Duration(in.DelayMs) * time.Millisecond, Jitter: time.Duration(in.JitterMs) * time.Millisecond})
 	case "corrupt_welcome":
 		ch, cerr := c.voiceChannelOf(u, in.Channel)
 		if cerr != nil {

@@ -440,7 +440,8 @@ func TestControlVoiceFaults(t *testing.T) {
 	waitFor(t, "a DAVE group of bob and alice", func() bool { d := dave(); return d.Established && !d.Busy && len(d.Members) == 2 })
 
 	// UDP loss on what bob sends: the voice server counts the drops.
-	voiceFault(map[string]any{"as": "bob", "fault": "udp", "direction": "to_server", "loss_percent": 100, "seed": 1}, 204)
+	voiceFault(map[string]any{"as": "bob", "fault": "udp", "direction": "to_server", "jitter_ms": -1}, 400)
+	voiceFault(map[string]any{"as": "bob", "fault": "udp", "direction": "to_server", "delay_ms": 20, "jitter_ms": 40, "loss_percent": 100, "seed": 1}, 204)
 	tone := make([]int16, 48000/5)
 	for i := range tone {
 		tone[i] = int16((i % 96) * 300)

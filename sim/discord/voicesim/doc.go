@@ -167,11 +167,13 @@
 //   - DropVoice(userID): cuts the TCP connection without a close frame (the
 //     client sees 1006 and resumes); messages sent meanwhile are replayed.
 //   - SetFaults(userID, ToServer|FromServer, Faults{LossPercent,
-//     ReorderPercent, DuplicatePercent, GarbagePercent, Seed}): per-packet
-//     impairments of what the server receives from the user or what the
-//     forwarding unit sends the user. Reorder holds a packet until the next
-//     one passes; garbage injects a random datagram of 1–199 bytes before
-//     the packet. Decisions come from a PCG seeded with Seed, so a run is
+//     ReorderPercent, DuplicatePercent, GarbagePercent, Delay, Jitter,
+//     Seed}): per-packet impairments of what the server receives from the
+//     user or what the forwarding unit sends the user. Reorder holds a
+//     packet until the next one passes; garbage injects a random datagram of
+//     1–199 bytes before the packet; Delay holds every packet and Jitter
+//     each a further random 0 to Jitter (held on the UDP loop; a packet
+//     never overtakes the one ahead of it). Decisions come from a PCG seeded with Seed, so a run is
 //     reproducible for the same packet sequence. The zero Faults clears.
 //   - Options.RequireDAVE: Identify without DAVE support gets 4017.
 //

@@ -2,6 +2,7 @@ package voicesim
 
 import (
 	"math/rand/v2"
+	"time"
 )
 
 // Direction says which leg of a member's UDP path a fault applies to.
@@ -35,11 +36,16 @@ type Faults struct {
 	ReorderPercent   float64 // hold the packet and send it after the next one
 	DuplicatePercent float64 // send the packet twice
 	GarbagePercent   float64 // inject a datagram of random bytes before the packet
-	Seed             uint64
+	// Delay holds every packet this long, and Jitter each a further uniform random 0 to Jitter:
+	// a path whose queue delays packets by varying amounts. Packets keep their order (one
+	// behind a later one waits for it), as through one router's queue.
+	Delay, Jitter time.Duration
+	Seed          uint64
 }
 
 func (f Faults) zero() bool {
-	return f.LossPercent <= 0 && f.ReorderPercent <= 0 && f.DuplicatePercent <= 0 && f.GarbagePercent <= 0
+	return f.LossPercent <= 0 && f.ReorderPercent <= 0 && f.DuplicatePercent <= 0 && f.GarbagePercent <= 0 &&
+		f.Delay <= 0 && f.Jitter <= 0
 }
 
 type faultKey struct {
@@ -53,10 +59,29 @@ type faultPath struct {
 	f    Faults
 	rng  *rand.Rand
 	held []byte
+	last time.Time // when the last packet held by Delay or Jitter goes on
 }
 
 func newFaultPath(f Faults) *faultPath {
 	return &faultPath{f: f, rng: rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))}
+}
+
+// release is when a packet that reaches the path at now goes on (Delay, Jitter, and not
+// before the packet ahead of it); ok is false when the path holds nothing.
+func (fp *faultPath) release(now time.Time) (at time.Time, ok bool) {
+	if fp.f.Delay <= 0 && fp.f.Jitter <= 0 {
+		return time.Time{}, false
+	}
+	d := max(0, fp.f.Delay)
+	if fp.f.Jitter > 0 {
+		d += time.Duration(fp.rng.Int64N(int64(fp.f.Jitter) + 1))
+	}
+	at = now.Add(d)
+	if at.Before(fp.last) {
+		at = fp.last
+	}
+	fp.last = at
+	return at, true
 }
 
 func (fp *faultPath) roll(pct float64) bool {

@@ -23,6 +23,7 @@ func expectedCounts(dir Direction, f Faults, sent int) (server, toRx uint64) {
 	for i := range sent {
 		pkt := []byte{0x80, 0x78, byte(i >> 8), byte(i), 0xfa, 0xce, 0xfa, 0xce, 0xfa, 0xce, 0xfa, 0xce}
 		if fp.apply(pkt, func(b []byte) {
+			fp.release(time.Now()) // the same draws as the server's
 			emitted++
 			if len(b) == len(pkt) && bytes.Equal(b[4:], pkt[4:]) {
 				real++ // one of the burst's packets, not injected garbage
@@ -133,6 +134,17 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("heard %d, stats %+v", len(r.heard), st)
 			}
 		}},
+		{"jitter 30 ms to server", "tx", ToServer, Faults{Jitter: 30 * time.Millisecond, Seed: 5}, func(t *testing.T, r result) {
+			// sent 1 ms apart, each held 0-30 ms and none overtaken: all arrive, in order
+			if !slices.EqualFunc(r.heard, frames, bytes.Equal) {
+				t.Fatalf("heard %d frames, want the %d sent, in order", len(r.heard), n)
+			}
+		}},
+		{"delay and jitter from server", "rx", FromServer, Faults{Delay: 5 * time.Millisecond, Jitter: 5 * time.Millisecond, LossPercent: 10, Seed: 9}, func(t *testing.T, r result) {
+			if len(r.heard) == 0 || len(r.heard) >= n {
+				t.Fatalf("heard %d of %d, want some lost", len(r.heard), n)
+			}
+		}},
 		{"garbage 100 from server", "rx", FromServer, Faults{GarbagePercent: 100, Seed: 3}, func(t *testing.T, r result) {
 			ms := r.rx.Stats()
 			if len(r.heard) != n || ms.Malformed+ms.DecryptFailures+ms.UnknownSSRC != n+silenceTrailing {
@@ -164,4 +176,35 @@ func TestFaults(t *testing.T) {
 			t.Fatal("zero Faults did not clear")
 		}
 	})
+}
+
+// TestFaultPathRelease: Delay and Jitter hold each packet Delay plus 0 to Jitter after it
+// reaches the path, never before the packet ahead of it, and the draws vary.
+func TestFaultPathRelease(t *testing.T) {
+	const delay, jitter = 40 * time.Millisecond, 100 * time.Millisecond
+	fp := newFaultPath(Faults{Delay: delay, Jitter: jitter, Seed: 11})
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var last time.Time
+	waited := map[time.Duration]bool{}
+	for i := range 200 {
+		now := t0.Add(time.Duration(i) * 20 * time.Millisecond)
+		at, ok := fp.release(now)
+		if !ok {
+			t.Fatal("the path holds nothing")
+		}
+		if w := at.Sub(now); w < delay || w > delay+jitter && !at.Equal(last) {
+			t.Fatalf("packet %d held %v, want %v to %v (or until the one ahead of it)", i, w, delay, delay+jitter)
+		}
+		if at.Before(last) {
+			t.Fatalf("packet %d goes on at %v, before the one ahead of it (%v)", i, at, last)
+		}
+		last = at
+		waited[at.Sub(now).Round(20*time.Millisecond)] = true
+	}
+	if len(waited) < 4 {
+		t.Errorf("holds of %d distinct lengths, want the jitter's spread", len(waited))
+	}
+	if _, ok := newFaultPath(Faults{LossPercent: 5}).release(t0); ok {
+		t.Error("a path without Delay or Jitter holds packets")
+	}
 }

@@ -1,9 +1,11 @@
 package voicesim
 
 import (
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"net"
+	"time"
 )
 
 // udpScratch holds the UDP loop's reusable buffers; only the UDP loop
@@ -13,6 +15,40 @@ type udpScratch struct {
 	plain   []byte
 	out     []byte
 	targets []target
+	held    delayLine
+	heldSeq uint64
+}
+
+// delayed is a datagram a fault's Delay or Jitter holds: one the server received (to == nil:
+// processed when due, as if it arrived then), or one the forwarding unit sends to.
+type delayed struct {
+	at   time.Time
+	seq  uint64 // order of holding, for equal times
+	pkt  []byte
+	from *net.UDPAddr
+	to   *net.UDPAddr
+}
+
+// delayLine is the datagrams held, earliest due first (container/heap).
+type delayLine []delayed
+
+func (d delayLine) Len() int { return len(d) }
+func (d delayLine) Less(i, j int) bool {
+	return d[i].at.Before(d[j].at) || d[i].at.Equal(d[j].at) && d[i].seq < d[j].seq
+}
+func (d delayLine) Swap(i, j int) { d[i], d[j] = d[j], d[i] }
+func (d *delayLine) Push(x any)   { *d = append(*d, x.(delayed)) }
+func (d *delayLine) Pop() any {
+	old := *d
+	x := old[len(old)-1]
+	*d = old[:len(old)-1]
+	return x
+}
+
+// hold puts a copy of pkt on the delay line until at.
+func (sc *udpScratch) hold(at time.Time, pkt []byte, from, to *net.UDPAddr) {
+	sc.heldSeq++
+	heap.Push(&sc.held, delayed{at: at, seq: sc.heldSeq, pkt: append([]byte(nil), pkt...), from: from, to: to})
 }
 
 // target is one receiver of a forwarded packet.
@@ -27,12 +63,27 @@ func (s *Server) udpLoop() {
 	buf := make([]byte, 64*1024)
 	sc := &udpScratch{plain: make([]byte, 0, 64*1024), out: make([]byte, 0, 64*1024)}
 	for {
+		// Datagrams a fault held are let go when due, on this goroutine: the read waits no
+		// longer than the first of them.
+		for len(sc.held) > 0 && !sc.held[0].at.After(time.Now()) {
+			d := heap.Pop(&sc.held).(delayed)
+			if d.to != nil {
+				s.udp.WriteToUDP(d.pkt, d.to)
+			} else {
+				s.processDatagram(sc, d.pkt, d.from)
+			}
+		}
+		var deadline time.Time
+		if len(sc.held) > 0 {
+			deadline = sc.held[0].at
+		}
+		_ = s.udp.SetReadDeadline(deadline)
 		n, from, err := s.udp.ReadFromUDP(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			continue
+			continue // a read error, or the deadline of a held datagram
 		}
 		s.handleDatagram(sc, buf[:n], from)
 	}
@@ -54,7 +105,13 @@ func (s *Server) handleDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
 		s.processDatagram(sc, pkt, from)
 		return
 	}
-	if fp.apply(pkt, func(b []byte) { s.processDatagram(sc, b, from) }) {
+	if fp.apply(pkt, func(b []byte) {
+		if at, ok := fp.release(time.Now()); ok {
+			sc.hold(at, b, from, nil)
+			return
+		}
+		s.processDatagram(sc, b, from)
+	}) {
 		s.mu.Lock()
 		s.stats.Packets++
 		s.stats.FaultDropped++
@@ -88,7 +145,14 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 			emit(out, t.addr)
 			continue
 		}
-		if t.fp.apply(out, func(b []byte) { emit(b, t.addr) }) {
+		if t.fp.apply(out, func(b []byte) {
+			if at, ok := t.fp.release(time.Now()); ok {
+				sc.hold(at, b, nil, t.addr)
+				sent++
+				return
+			}
+			emit(b, t.addr)
+		}) {
 			dropped++
 		}
 	}

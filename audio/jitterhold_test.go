@@ -1,0 +1,159 @@
+package audio
+
+import (
+	"testing"
+	"time"
+
+	"github.com/banterbot/banter/audio/internal/testaudio"
+	"github.com/banterbot/banter/audio/jitter"
+	"github.com/banterbot/banter/audio/opus"
+	"github.com/banterbot/banter/audio/vad"
+)
+
+// closedSpurt is talk's packets of speech followed by the five silence frames with which a
+// Discord client closes a talk spurt before it stops sending.
+func closedSpurt(t testing.TB, speech []int16, start int, seq0 uint16, ts0 uint32) ([]sent, uint16, uint32) {
+	t.Helper()
+	pkts, seq, ts := talk(t, speech, start, seq0, ts0, true)
+	last := pkts[len(pkts)-1].tick
+	for k := range 5 {
+		sf := opus.SilenceFrame()
+		pkts = append(pkts, sent{last + 1 + k, jitter.Packet{SSRC: 42, Seq: seq, Timestamp: ts, Payload: sf[:]}})
+		seq, ts = seq+1, ts+opus.FrameSamples
+	}
+	return pkts, seq, ts
+}
+
+// arrive delays packets on their way: packet i by late(i) ticks, and never before the packet
+// sent ahead of it (a delay spike holds back what is sent behind it).
+func arrive(pkts []sent, late func(i int) int) []sent {
+	out := make([]sent, len(pkts))
+	for i, p := range pkts {
+		p.tick += late(i)
+		if i > 0 {
+			p.tick = max(p.tick, out[i-1].tick)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// TestJitterHoldsTheEnd: a member says a phrase, pauses 700 ms and goes on, as a Discord client
+// sends it (each spurt closed by five silence frames, nothing in the pause), and the network
+// delays the packet that resumes. On a stream whose packets have come 100 ms late before (the
+// jitter hold: 80 ms), a resuming packet 100 ms late does not end the utterance: one utterance.
+// On a steady stream nothing is held: the end comes 800 ms after the last speech on the wall
+// clock, as before; on the jittery one the hold later.
+func TestJitterHoldsTheEnd(t *testing.T) {
+	const pause, endSilence = 700 * ms, 800 * ms
+	first, second := testaudio.Voiced(t, "hey-banter-weather.wav"), testaudio.Voiced(t, "mike-hear-me.wav")
+	for _, tc := range []struct {
+		name      string
+		spikes    int // every 10th packet of the first phrase is this many ticks late
+		resume    int // the resuming packet is this many ticks late
+		maxHold   time.Duration
+		wantHold  time.Duration
+		wantUtter int
+	}{
+		{"steady, on time", 0, 0, 0, 0, 1},
+		{"jittery, on time", 5, 0, 0, 80 * ms, 1},
+		{"jittery, the resuming packet 100 ms late", 5, 5, 0, 80 * ms, 1},
+		{"jittery, the resuming packet 60 ms late", 5, 3, 0, 80 * ms, 1},
+		{"jittery, hold capped at 40 ms", 5, 0, 40 * ms, 40 * ms, 1},
+		{"jittery, hold off", 5, 0, -1, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, seq, ts := closedSpurt(t, first, 0, 1, 0)
+			n := len(a)
+			pauseTicks := int(pause / (20 * ms))
+			// the pause runs from the end of the last speech frame; the silence frames are in it
+			b, _, _ := closedSpurt(t, second, a[n-6].tick+1+pauseTicks, seq, ts+uint32(pauseTicks-5)*opus.FrameSamples)
+			sentPkts := append(a, b...)
+			pkts := arrive(sentPkts, func(i int) int {
+				switch {
+				case i < n-5 && i%10 == 9:
+					return tc.spikes
+				case i == n:
+					return tc.resume
+				}
+				return 0
+			})
+			var utterances, tick, endTick int
+			var hold time.Duration
+			l, err := NewListener(ListenerConfig{DirectDecode: true, MaxJitterHold: tc.maxHold, VAD: vad.Config{EndSilence: endSilence}},
+				func(ev vad.Event) {
+					if ev.Kind == vad.EventEnd && ev.Final {
+						utterances++
+						endTick = tick
+					}
+				}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := 0
+			for tick = 0; tick <= pkts[len(pkts)-1].tick+100; tick++ {
+				for j < len(pkts) && pkts[j].tick <= tick {
+					l.Push(pkts[j].pkt)
+					j++
+				}
+				if tick == pkts[n-1].tick {
+					hold = l.JitterHold() // at the pause
+				}
+				l.Tick()
+			}
+			if utterances != tc.wantUtter {
+				t.Errorf("%d utterances, want %d", utterances, tc.wantUtter)
+			}
+			if hold != tc.wantHold {
+				t.Errorf("jitter hold %v at the pause, want %v", hold, tc.wantHold)
+			}
+			// The end on the wall clock: from the tick of the last speech packet's arrival
+			// (the five silence frames follow it), EndSilence and the hold, and a tick for the
+			// frame the end is found in.
+			lastSpeech := pkts[len(pkts)-6].tick
+			want := int((endSilence + l.JitterHold()) / (20 * ms))
+			if got := endTick - lastSpeech; got < want || got > want+2 {
+				t.Errorf("the utterance ended %d ticks after the last speech packet, want %d (+2)", got, want)
+			}
+		})
+	}
+}
+
+// TestJitterHoldComesDown: the hold is the longest stall seen lately: on a steady stream it
+// comes down a tick every stallDecay packets.
+func TestJitterHoldComesDown(t *testing.T) {
+	speech := testaudio.Voiced(t, "long-story.wav")
+	pkts, _, _ := talk(t, append(append(append([]int16(nil), speech...), speech...), speech...), 0, 1, 0, false)
+	if len(pkts) < 20+2*stallDecay {
+		t.Fatalf("%d packets: too few for two decays", len(pkts))
+	}
+	pkts = arrive(pkts, func(i int) int {
+		if i == 10 {
+			return 6 // one spike of 120 ms, then steady
+		}
+		return 0
+	})
+	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := 0
+	var holds []time.Duration
+	for tick := 0; j < len(pkts); tick++ {
+		for j < len(pkts) && pkts[j].tick <= tick {
+			l.Push(pkts[j].pkt)
+			j++
+			if j == 11 || j == 11+stallDecay || j == 11+2*stallDecay {
+				holds = append(holds, l.JitterHold())
+			}
+		}
+		l.Tick()
+	}
+	if want := []time.Duration{100 * ms, 80 * ms, 60 * ms}; len(holds) != 3 || holds[0] != want[0] || holds[1] != want[1] || holds[2] != want[2] {
+		t.Errorf("holds %v after the spike and stallDecay and twice that packets later, want %v", holds, want)
+	}
+	l.Flush()
+	if h := l.JitterHold(); h != 0 {
+		t.Errorf("hold %v after Flush, want 0: a new stream", h)
+	}
+}
