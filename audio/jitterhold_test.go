@@ -56,11 +56,13 @@ func TestJitterHoldsTheEnd(t *testing.T) {
 		wantUtter int
 	}{
 		{"steady, on time", 0, 0, 0, 0, 1},
+		{"steady, the resuming packet 100 ms late: past the margin", 0, 5, 0, 0, 2},
 		{"jittery, on time", 5, 0, 0, 80 * ms, 1},
 		{"jittery, the resuming packet 100 ms late", 5, 5, 0, 80 * ms, 1},
 		{"jittery, the resuming packet 60 ms late", 5, 3, 0, 80 * ms, 1},
 		{"jittery, hold capped at 40 ms", 5, 0, 40 * ms, 40 * ms, 1},
 		{"jittery, hold off", 5, 0, -1, 0, 1},
+		{"jittery, hold off, the resuming packet 100 ms late", 5, 5, -1, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, seq, ts := closedSpurt(t, first, 0, 1, 0)
@@ -155,5 +157,97 @@ func TestJitterHoldComesDown(t *testing.T) {
 	l.Flush()
 	if h := l.JitterHold(); h != 0 {
 		t.Errorf("hold %v after Flush, want 0: a new stream", h)
+	}
+}
+
+// TestJitterHoldIgnoresWhatIsNotLate: on a steady stream, what only looks late (a duplicate
+// that comes five packets on, a timestamp the sender steps back by a second) leaves the hold at
+// 0, and a DTX packet in the pause after a closed talk spurt does not delay the end.
+func TestJitterHoldIgnoresWhatIsNotLate(t *testing.T) {
+	speech := testaudio.Voiced(t, "long-story.wav")
+	base, seq, ts := closedSpurt(t, speech, 0, 1, 0)
+	n := len(base)
+	for _, tc := range []struct {
+		name string
+		edit func([]sent) []sent
+	}{
+		{"steady", func(p []sent) []sent { return p }},
+		{"a duplicate five packets on", func(p []sent) []sent {
+			d := p[40]
+			d.tick = p[45].tick
+			return append(p[:46:46], append([]sent{d}, p[46:]...)...)
+		}},
+		{"the timestamp stepped back a second", func(p []sent) []sent {
+			for i := 60; i < len(p); i++ {
+				p[i].pkt.Timestamp -= 48000
+			}
+			return p
+		}},
+		{"a DTX packet in the pause", func(p []sent) []sent {
+			return append(p, sent{p[len(p)-1].tick + 10, jitter.Packet{SSRC: 42, Seq: seq, Timestamp: ts + 9*opus.FrameSamples, Payload: []byte{0xF8}}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pkts := tc.edit(append([]sent(nil), base...))
+			var tick, endTick int
+			l, err := NewListener(ListenerConfig{DirectDecode: true, VAD: vad.Config{EndSilence: 800 * ms}}, func(ev vad.Event) {
+				if ev.Kind == vad.EventEnd && ev.Final {
+					endTick = tick
+				}
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := 0
+			var hold time.Duration
+			for tick = 0; endTick == 0 && tick < pkts[len(pkts)-1].tick+100; tick++ {
+				for j < len(pkts) && pkts[j].tick <= tick {
+					l.Push(pkts[j].pkt)
+					j++
+				}
+				hold = max(hold, l.JitterHold())
+				l.Tick()
+			}
+			if hold != 0 {
+				t.Errorf("jitter hold %v, want 0", hold)
+			}
+			// the end: 800 ms after the last speech packet (40 ticks, the silence frames in
+			// them), and a tick for the frame it is found in
+			if got := endTick - base[n-6].tick; got < 40 || got > 41 {
+				t.Errorf("ended %d ticks after the last speech packet, want 40 (+1)", got)
+			}
+		})
+	}
+}
+
+// TestJitterHoldSlowSenderClock: a sender whose clock runs 0.05 % slow sends its packets a
+// little further apart than their timestamps say; over 100 s of continuous audio that is 50 ms,
+// which the measure's leak absorbs: the hold stays 0.
+func TestJitterHoldSlowSenderClock(t *testing.T) {
+	speech := testaudio.Voiced(t, "long-story.wav")
+	var long []int16
+	for len(long) < 16000*100 {
+		long = append(long, speech...)
+	}
+	pkts, _, _ := talk(t, long, 0, 1, 0, false)
+	for i := range pkts {
+		pkts[i].tick += i * 5 / 10000
+	}
+	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := 0
+	var hold time.Duration
+	for tick := 0; j < len(pkts); tick++ {
+		for j < len(pkts) && pkts[j].tick <= tick {
+			l.Push(pkts[j].pkt)
+			j++
+		}
+		hold = max(hold, l.JitterHold())
+		l.Tick()
+	}
+	if hold != 0 {
+		t.Errorf("jitter hold up to %v over %d packets, want 0", hold, len(pkts))
 	}
 }

@@ -210,13 +210,16 @@ func (l *Listener) hold() int { return max(0, l.stall-1) }
 func (l *Listener) Push(p jitter.Packet) {
 	dtx := isDTX(p.Payload)
 	l.pushed = l.pushed || !dtx // a DTX packet marks a pause: wall time runs on
-	if !dtx {
-		l.measureStall(&p)
-	}
-	sf := opus.SilenceFrame()
-	l.quiet = bytes.Equal(p.Payload, sf[:])
 	r := l.jb.Push(p)
 	l.metrics.pushed(r)
+	if !dtx {
+		if r == jitter.PushAccepted || r == jitter.PushRestarted { // not a duplicate, nor too late to play
+			l.measureStall(&p, r == jitter.PushRestarted)
+		}
+		// a DTX packet in a pause does not reopen the talk spurt the silence frames closed
+		sf := opus.SilenceFrame()
+		l.quiet = bytes.Equal(p.Payload, sf[:])
+	}
 	for o, ok := l.jb.Pop(); ok; o, ok = l.jb.Pop() {
 		l.process(&o)
 	}
@@ -224,24 +227,31 @@ func (l *Listener) Push(p jitter.Packet) {
 
 // measureStall notes how late a packet came: the time since the last packet's arrival (in
 // Ticks) less the time between their timestamps, added to how late the last one came, and no
-// less than 0 (a packet faster than every one lately is the new measure of on time). A slow
-// leak keeps a sender's clock that runs a little slow from adding up over a long stream. The
-// first packet after a talk spurt closed with silence frames, or after stallReset ticks without
-// packets, starts the measure again: some clients (discord.js) do not advance
-// the timestamp over the time they sent nothing, so its lateness there says nothing.
-func (l *Listener) measureStall(p *jitter.Packet) {
-	if l.quiet || l.idle >= stallReset {
+// less than 0 (a packet faster than every one lately is the new measure of on time). A leak of
+// one RTP unit a packet (1 ms a second) keeps a sender's clock that runs slow (up to 0.1 %)
+// from adding up over a long stream. The measure starts again at a new stream (restart), at
+// the first packet after a talk spurt closed with silence frames or after stallReset ticks
+// without packets (some clients, discord.js among them, do not advance the timestamp over the
+// time they sent nothing, so its lateness there says nothing), and where the timestamp steps
+// back further than that (the sender re-based it: no packet is that late without that many
+// ticks).
+func (l *Listener) measureStall(p *jitter.Packet, restart bool) {
+	if restart || l.quiet || l.idle >= stallReset {
 		l.haveArr, l.late = false, 0
 	}
 	if l.haveArr {
 		d := (l.ticks-l.lastArr)*opus.FrameSamples - int64(int32(p.Timestamp-l.lastTS))
-		l.late = max(0, l.late+d-l.late/4096)
+		if d > stallReset*opus.FrameSamples {
+			l.late = 0
+		} else {
+			l.late = max(0, l.late+d-1)
+		}
 	}
 	l.lastArr, l.lastTS, l.haveArr = l.ticks, p.Timestamp, true
 	if l.stallAge++; l.stallAge >= stallDecay {
 		l.stall, l.stallAge = max(0, l.stall-1), 0
 	}
-	if t := int(l.late / opus.FrameSamples); t > l.stall {
+	if t := int((l.late + opus.FrameSamples/2) / opus.FrameSamples); t > l.stall { // to the nearest tick
 		l.stall, l.stallAge = min(t, l.stallMax), 0
 	}
 }

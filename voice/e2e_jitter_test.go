@@ -13,11 +13,11 @@ import (
 // TestLateResumeIsNotAnEnd: the network delays a member's packets by varying amounts, and then
 // the one that ends a pause by more than the margin the end of turn leaves (60 ms over the
 // longest a 700 ms pause is heard). Alice first asks her question in one go while each of her
-// packets is held 0–200 ms on its way (voicesim's Jitter, in order): her listener learns how late
-// her packets come (the jitter hold). Then, the path steady again, she says half the question;
+// packets is held 0–300 ms on its way (voicesim's Jitter, in order): her listener learns how late
+// her packets come (the jitter hold, at most 200 ms). Then, the path steady again, she says half the question;
 // her client closes the talk spurt (five silence frames) and sends nothing in her 700 ms pause,
-// as Discord clients do; and the packet that resumes, with those behind it, is held 150 ms
-// (Delay): the pause lasts 850 ms at the bot. The hold keeps her turn open: no bot audio while
+// as Discord clients do; and the packet that resumes, with those behind it, is held 200 ms
+// (Delay): the pause lasts 900 ms at the bot. The hold keeps her turn open: no bot audio while
 // she talks, two answers, each to the whole question, and no false end. Without the hold her
 // turn ends at the pause.
 func TestLateResumeIsNotAnEnd(t *testing.T) {
@@ -44,7 +44,7 @@ func TestLateResumeIsNotAnEnd(t *testing.T) {
 				}
 			}
 			user := string(w.users["alice"])
-			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Jitter: 200 * time.Millisecond, Seed: seed})
+			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Jitter: 300 * time.Millisecond, Seed: seed})
 			if err := alice.PlayPCM(w.ctx, slices.Concat(first, second)); err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestLateResumeIsNotAnEnd(t *testing.T) {
 				<-pause.C
 			}
 			pause.Stop()
-			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Delay: 150 * time.Millisecond})
+			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Delay: 200 * time.Millisecond})
 			if err := alice.PlayPCM(w.ctx, second); err != nil {
 				t.Fatal(err)
 			}

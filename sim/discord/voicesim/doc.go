@@ -173,7 +173,8 @@
 //     packet until the next one passes; garbage injects a random datagram of
 //     1–199 bytes before the packet; Delay holds every packet and Jitter
 //     each a further random 0 to Jitter (held on the UDP loop; a packet
-//     never overtakes the one ahead of it). Decisions come from a PCG seeded with Seed, so a run is
+//     never overtakes the one ahead of it, unless the faults change while
+//     packets are held). Decisions come from a PCG seeded with Seed, so a run is
 //     reproducible for the same packet sequence. The zero Faults clears.
 //   - Options.RequireDAVE: Identify without DAVE support gets 4017.
 //
