@@ -45,6 +45,10 @@ const stallDecay = 150
 // (25: 500 ms).
 const stallReset = 25
 
+// catchUpWithin is how many packets the ones behind a late packet have to catch up (arrive
+// faster than they were sent) for its lateness to count as the path's (25: 500 ms).
+const catchUpWithin = 25
+
 // Listener is one speaker's receive pipeline: jitter buffer → Opus decode
 // (with loss concealment and FEC) → downmix and resample → VAD and
 // endpointing. Events go to the handler given to NewListener.
@@ -85,12 +89,15 @@ type Listener struct {
 	// The jitter hold. ticks counts Ticks (the arrival clock); late is how much later than the
 	// fastest packet of the stream lately (by arrival tick against RTP timestamp) the last one
 	// came, in RTP units, measured against the one before it (lastArr, lastTS; RFC 3550's
-	// transit time, relative). stall is the most ticks late seen lately, at most stallMax; it
-	// comes down a tick every stallDecay packets (stallAge).
+	// transit time, relative). spike is the most ticks late since late was last taken as on
+	// time, waiting for the packets behind it to catch up (caught, in RTP units, within
+	// spikeAge packets). stall is the most ticks late seen lately, at most stallMax; it comes
+	// down a tick every stallDecay packets (stallAge).
 	ticks, lastArr            int64
 	lastTS                    uint32
 	haveArr                   bool
-	late                      int64
+	late, caught              int64
+	spike, spikeAge           int
 	stall, stallMax, stallAge int
 	tickFed                   int // silence frames Tick fed since the last packet arrived
 
@@ -213,12 +220,16 @@ func (l *Listener) Push(p jitter.Packet) {
 	r := l.jb.Push(p)
 	l.metrics.pushed(r)
 	if !dtx {
-		if r == jitter.PushAccepted || r == jitter.PushRestarted { // not a duplicate, nor too late to play
-			l.measureStall(&p, r == jitter.PushRestarted)
-		}
 		// a DTX packet in a pause does not reopen the talk spurt the silence frames closed
 		sf := opus.SilenceFrame()
-		l.quiet = bytes.Equal(p.Payload, sf[:])
+		quiet := bytes.Equal(p.Payload, sf[:])
+		// Measured: audio the jitter buffer takes (not a duplicate, nor too late to play). The
+		// silence frames that close a talk spurt are not: when a client sends them is its own
+		// choice (some wait a while after the last word, with the timestamp where it was).
+		if !quiet && (r == jitter.PushAccepted || r == jitter.PushRestarted) {
+			l.measureStall(&p, r == jitter.PushRestarted)
+		}
+		l.quiet = quiet
 	}
 	for o, ok := l.jb.Pop(); ok; o, ok = l.jb.Pop() {
 		l.process(&o)
@@ -229,30 +240,56 @@ func (l *Listener) Push(p jitter.Packet) {
 // Ticks) less the time between their timestamps, added to how late the last one came, and no
 // less than 0 (a packet faster than every one lately is the new measure of on time). A leak of
 // one RTP unit a packet (1 ms a second) keeps a sender's clock that runs slow (up to 0.1 %)
-// from adding up over a long stream. The measure starts again at a new stream (restart), at
-// the first packet after a talk spurt closed with silence frames or after stallReset ticks
-// without packets (some clients, discord.js among them, do not advance the timestamp over the
-// time they sent nothing, so its lateness there says nothing), and where the timestamp steps
-// back further than that (the sender re-based it: no packet is that late without that many
-// ticks).
+// from adding up over a long stream.
+//
+// Lateness counts toward the hold once the packets behind the late one catch up with it (come
+// in faster than they were sent, by half its lateness, within catchUpWithin packets): that is
+// what a path that held a packet looks like, the ones sent meanwhile queued behind it. A packet
+// that comes after a gap with its timestamp where the last one left it, the ones after it on
+// time, is a sender that sent nothing for a while without advancing its timestamp (discord.js
+// does, and so does the playground's page): the measure starts again from it.
+//
+// The measure also starts again at a new stream (restart), at the first packet after a talk
+// spurt closed with silence frames or after stallReset ticks without packets, and where the
+// timestamp steps back further than that (the sender re-based it: no packet is that late
+// without that many ticks).
 func (l *Listener) measureStall(p *jitter.Packet, restart bool) {
 	if restart || l.quiet || l.idle >= stallReset {
-		l.haveArr, l.late = false, 0
+		l.haveArr = false
 	}
-	if l.haveArr {
+	if !l.haveArr {
+		l.late, l.spike, l.caught, l.spikeAge = 0, 0, 0, 0
+	} else {
 		d := (l.ticks-l.lastArr)*opus.FrameSamples - int64(int32(p.Timestamp-l.lastTS))
 		if d > stallReset*opus.FrameSamples {
-			l.late = 0
+			l.late, l.spike, l.caught, l.spikeAge = 0, 0, 0, 0
 		} else {
 			l.late = max(0, l.late+d-1)
+			if d < 0 {
+				l.caught -= d
+			}
 		}
 	}
 	l.lastArr, l.lastTS, l.haveArr = l.ticks, p.Timestamp, true
 	if l.stallAge++; l.stallAge >= stallDecay {
 		l.stall, l.stallAge = max(0, l.stall-1), 0
 	}
-	if t := int((l.late + opus.FrameSamples/2) / opus.FrameSamples); t > l.stall { // to the nearest tick
-		l.stall, l.stallAge = min(t, l.stallMax), 0
+	if t := int((l.late + opus.FrameSamples/2) / opus.FrameSamples); t >= 2 && t > l.spike { // to the nearest tick
+		l.spike, l.caught, l.spikeAge = t, 0, 0
+		return
+	}
+	if l.spike == 0 {
+		return
+	}
+	l.spikeAge++
+	switch {
+	case 2*l.caught >= int64(l.spike)*opus.FrameSamples: // the packets behind it caught up: the path held it
+		if l.spike > l.stall {
+			l.stall, l.stallAge = min(l.spike, l.stallMax), 0
+		}
+		l.spike, l.caught, l.spikeAge = 0, 0, 0
+	case l.spikeAge >= catchUpWithin: // they never did: the sender's timeline moved, not the path's
+		l.late, l.spike, l.caught, l.spikeAge = 0, 0, 0, 0
 	}
 }
 
