@@ -1,6 +1,8 @@
 package audio
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -258,4 +260,121 @@ func TestJitterHoldSlowSenderClock(t *testing.T) {
 	if hold != 0 {
 		t.Errorf("jitter hold up to %v over %d packets, want 0", hold, len(pkts))
 	}
+}
+
+// discordStream is what a Discord desktop client sends: spurts of speech packets (payloads
+// taken in turn from speech), each closed by five silence frames, then a pause with nothing
+// sent, the RTP timestamp running on through it.
+func discordStream(t *testing.T, spurts, perSpurt, pauseTicks int) []sent {
+	t.Helper()
+	speech, _, _ := talk(t, testaudio.Voiced(t, "long-story.wav"), 0, 0, 0, false)
+	var out []sent
+	var seq uint16
+	var ts uint32
+	tick := 0
+	for s := range spurts {
+		for i := range perSpurt {
+			out = append(out, sent{tick, jitter.Packet{SSRC: 42, Seq: seq, Timestamp: ts, Payload: speech[(s*perSpurt+i)%len(speech)].pkt.Payload}})
+			seq, ts, tick = seq+1, ts+opus.FrameSamples, tick+1
+		}
+		for range 5 {
+			sf := opus.SilenceFrame()
+			out = append(out, sent{tick, jitter.Packet{SSRC: 42, Seq: seq, Timestamp: ts, Payload: sf[:]}})
+			seq, ts, tick = seq+1, ts+opus.FrameSamples, tick+1
+		}
+		ts, tick = ts+uint32(pauseTicks)*opus.FrameSamples, tick+pauseTicks
+	}
+	return out
+}
+
+// holdsAt plays pkts into a listener and returns its jitter hold at the last packet of each
+// spurt (the one before each run of silence frames ends).
+func holdsAt(t *testing.T, pkts []sent) []time.Duration {
+	t.Helper()
+	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holds []time.Duration
+	j := 0
+	for tick := 0; j < len(pkts); tick++ {
+		for j < len(pkts) && pkts[j].tick <= tick {
+			l.Push(pkts[j].pkt)
+			j++
+			if isSilenceFrame(pkts[j-1].pkt.Payload) && (j == len(pkts) || !isSilenceFrame(pkts[j].pkt.Payload)) {
+				holds = append(holds, l.JitterHold())
+			}
+		}
+		l.Tick()
+	}
+	return holds
+}
+
+// TestJitterHoldOnADiscordStream: on a stream as a Discord desktop client sends it (spurts of
+// 40 packets closed by silence frames, 400 ms pauses), three packets held 100 ms on the way, in
+// order, are learnt wherever they fall in the spurt, the end of it too, where the packets
+// queued behind them are silence frames: a hold of 80 ms at the pause. The arrival of every
+// packet also wobbles by a tick (where it falls against the 20 ms clock), which alone holds
+// nothing.
+func TestJitterHoldOnADiscordStream(t *testing.T) {
+	const perSpurt = 40
+	wobble := func(i int) int { return boolTick(i%3 == 0) } // a tick late, the next on time
+	for _, at := range []int{-1, 5, 20, 35, 37, 38} {
+		t.Run(fmt.Sprint("burst at ", at), func(t *testing.T) {
+			pkts := discordStream(t, 4, perSpurt, 20)
+			spurt := perSpurt + 5
+			pkts = arrive(pkts, func(i int) int {
+				if k := i % spurt; i/spurt == 1 && k >= at && k < at+3 {
+					return 5 // the second spurt's burst
+				}
+				return wobble(i)
+			})
+			holds := holdsAt(t, pkts)
+			want := []time.Duration{0, 80 * ms, 80 * ms, 80 * ms}
+			if at < 0 {
+				want = []time.Duration{0, 0, 0, 0}
+			}
+			if !slices.Equal(holds, want) {
+				t.Errorf("holds at the pauses %v, want %v", holds, want)
+			}
+		})
+	}
+}
+
+// TestJitterHoldSenderGapWithTickPhase: a sender that sends nothing for 160 ms without
+// advancing its timestamp, and then goes on at its pace, is not a late path, even when the
+// arrivals wobble by a tick against the 20 ms clock (a tick late, the next on time).
+func TestJitterHoldSenderGapWithTickPhase(t *testing.T) {
+	pkts, _, _ := talk(t, testaudio.Voiced(t, "long-story.wav"), 0, 1, 0, false)
+	for i := range pkts {
+		if i >= 60 {
+			pkts[i].tick += 8
+		}
+		pkts[i].tick += boolTick(i%3 == 0)
+	}
+	pkts = arrive(pkts, func(int) int { return 0 }) // in order
+	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := 0
+	var hold time.Duration
+	for tick := 0; j < len(pkts); tick++ {
+		for j < len(pkts) && pkts[j].tick <= tick {
+			l.Push(pkts[j].pkt)
+			j++
+		}
+		hold = max(hold, l.JitterHold())
+		l.Tick()
+	}
+	if hold != 0 {
+		t.Errorf("jitter hold up to %v, want 0", hold)
+	}
+}
+
+func boolTick(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

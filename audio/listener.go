@@ -223,11 +223,9 @@ func (l *Listener) Push(p jitter.Packet) {
 		// a DTX packet in a pause does not reopen the talk spurt the silence frames closed
 		sf := opus.SilenceFrame()
 		quiet := bytes.Equal(p.Payload, sf[:])
-		// Measured: audio the jitter buffer takes (not a duplicate, nor too late to play). The
-		// silence frames that close a talk spurt are not: when a client sends them is its own
-		// choice (some wait a while after the last word, with the timestamp where it was).
-		if !quiet && (r == jitter.PushAccepted || r == jitter.PushRestarted) {
-			l.measureStall(&p, r == jitter.PushRestarted)
+		// Measured: what the jitter buffer takes (not a duplicate, nor too late to play).
+		if r == jitter.PushAccepted || r == jitter.PushRestarted {
+			l.measureStall(&p, r == jitter.PushRestarted, quiet)
 		}
 		l.quiet = quiet
 	}
@@ -249,12 +247,15 @@ func (l *Listener) Push(p jitter.Packet) {
 // time, is a sender that sent nothing for a while without advancing its timestamp (discord.js
 // does, and so does the playground's page): the measure starts again from it.
 //
-// The measure also starts again at a new stream (restart), at the first packet after a talk
-// spurt closed with silence frames or after stallReset ticks without packets, and where the
-// timestamp steps back further than that (the sender re-based it: no packet is that late
-// without that many ticks).
-func (l *Listener) measureStall(p *jitter.Packet, restart bool) {
-	if restart || l.quiet || l.idle >= stallReset {
+// The silence frames that close a talk spurt (closing) are measured, since the packets behind
+// a late one at the end of a spurt are those, but they raise no lateness of their own: when a
+// client sends them is its choice (the playground's page waits 200 ms after the last word,
+// with the timestamp where it was). The measure starts again at a new stream (restart), at the
+// first packet after them or after stallReset ticks without packets, and where the timestamp
+// steps back further than that (the sender re-based it: no packet is that late without that
+// many ticks).
+func (l *Listener) measureStall(p *jitter.Packet, restart, closing bool) {
+	if restart || l.quiet && !closing || l.idle >= stallReset {
 		l.haveArr = false
 	}
 	if !l.haveArr {
@@ -265,16 +266,14 @@ func (l *Listener) measureStall(p *jitter.Packet, restart bool) {
 			l.late, l.spike, l.caught, l.spikeAge = 0, 0, 0, 0
 		} else {
 			l.late = max(0, l.late+d-1)
-			if d < 0 {
-				l.caught -= d
-			}
+			l.caught -= d // net: a packet a tick late then one on time is no catching up
 		}
 	}
 	l.lastArr, l.lastTS, l.haveArr = l.ticks, p.Timestamp, true
 	if l.stallAge++; l.stallAge >= stallDecay {
 		l.stall, l.stallAge = max(0, l.stall-1), 0
 	}
-	if t := int((l.late + opus.FrameSamples/2) / opus.FrameSamples); t >= 2 && t > l.spike { // to the nearest tick
+	if t := int((l.late + opus.FrameSamples/2) / opus.FrameSamples); !closing && t >= 2 && t > l.spike { // to the nearest tick
 		l.spike, l.caught, l.spikeAge = t, 0, 0
 		return
 	}
