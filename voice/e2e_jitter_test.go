@@ -16,8 +16,8 @@ import (
 // packets is held 0–300 ms on its way (voicesim's Jitter, in order): her listener learns how late
 // her packets come (the jitter hold, at most 200 ms). Then, the path steady again, she says half the question;
 // her client closes the talk spurt (five silence frames) and sends nothing in her 700 ms pause,
-// as Discord clients do; and the packet that resumes, with those behind it, is held 200 ms
-// (Delay): the pause lasts 900 ms at the bot. The hold keeps her turn open: no bot audio while
+// as Discord clients do; and the packet that resumes, with those behind it, is held 160 ms
+// (Delay): the pause lasts 860 ms at the bot. The hold keeps her turn open: no bot audio while
 // she talks, two answers, each to the whole question, and no false end. Without the hold her
 // turn ends at the pause.
 func TestLateResumeIsNotAnEnd(t *testing.T) {
@@ -60,7 +60,7 @@ func TestLateResumeIsNotAnEnd(t *testing.T) {
 				<-pause.C
 			}
 			pause.Stop()
-			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Delay: 200 * time.Millisecond})
+			w.vsim.SetFaults(user, voicesim.ToServer, voicesim.Faults{Delay: 160 * time.Millisecond})
 			if err := alice.PlayPCM(w.ctx, second); err != nil {
 				t.Fatal(err)
 			}
