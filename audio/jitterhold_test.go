@@ -243,20 +243,7 @@ func TestJitterHoldSlowSenderClock(t *testing.T) {
 	for i := range pkts {
 		pkts[i].tick += i * 5 / 10000
 	}
-	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := 0
-	var hold time.Duration
-	for tick := 0; j < len(pkts); tick++ {
-		for j < len(pkts) && pkts[j].tick <= tick {
-			l.Push(pkts[j].pkt)
-			j++
-		}
-		hold = max(hold, l.JitterHold())
-		l.Tick()
-	}
+	hold := maxHold(t, pkts)
 	if hold != 0 {
 		t.Errorf("jitter hold up to %v over %d packets, want 0", hold, len(pkts))
 	}
@@ -353,6 +340,23 @@ func TestJitterHoldSenderGapWithTickPhase(t *testing.T) {
 		pkts[i].tick += boolTick(i%3 == 0)
 	}
 	pkts = arrive(pkts, func(int) int { return 0 }) // in order
+	hold := maxHold(t, pkts)
+	if hold != 0 {
+		t.Errorf("jitter hold up to %v, want 0", hold)
+	}
+}
+
+func boolTick(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// maxHold plays pkts into a listener on the 20 ms clock (what is due is pushed, then Tick) and
+// returns the largest jitter hold it had.
+func maxHold(t *testing.T, pkts []sent) time.Duration {
+	t.Helper()
 	l, err := NewListener(ListenerConfig{DirectDecode: true}, func(vad.Event) {}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -367,14 +371,5 @@ func TestJitterHoldSenderGapWithTickPhase(t *testing.T) {
 		hold = max(hold, l.JitterHold())
 		l.Tick()
 	}
-	if hold != 0 {
-		t.Errorf("jitter hold up to %v, want 0", hold)
-	}
-}
-
-func boolTick(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return hold
 }
