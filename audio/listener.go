@@ -161,10 +161,10 @@ func NewListener(cfg ListenerConfig, handle func(vad.Event), m *Metrics) (*Liste
 		concealN:    max(0, int(cfg.MaxConceal/pcm.FrameDuration)),
 		preN:        int(vc.PreRoll / pcm.FrameDuration),
 	}
-	switch {
-	case cfg.MaxJitterHold == 0:
-		l.stallMax = int(200*time.Millisecond/pcm.FrameDuration) + 1
-	case cfg.MaxJitterHold > 0:
+	if cfg.MaxJitterHold == 0 {
+		cfg.MaxJitterHold = 200 * time.Millisecond
+	}
+	if cfg.MaxJitterHold > 0 { // the hold is the stall less a tick
 		l.stallMax = int(cfg.MaxJitterHold/pcm.FrameDuration) + 1
 	}
 	l.gapN = int((vc.EndSilence+vc.PreRoll)/pcm.FrameDuration) + 1

@@ -45,10 +45,16 @@ func (d *delayLine) Pop() any {
 	return x
 }
 
-// hold puts a copy of pkt on the delay line until at.
-func (sc *udpScratch) hold(at time.Time, pkt []byte, from, to *net.UDPAddr) {
+// hold puts a copy of pkt on the delay line when fp's Delay or Jitter holds it, and reports
+// whether it did.
+func (sc *udpScratch) hold(fp *faultPath, pkt []byte, from, to *net.UDPAddr) bool {
+	at, ok := fp.release(time.Now())
+	if !ok {
+		return false
+	}
 	sc.heldSeq++
 	heap.Push(&sc.held, delayed{at: at, seq: sc.heldSeq, pkt: append([]byte(nil), pkt...), from: from, to: to})
+	return true
 }
 
 // target is one receiver of a forwarded packet.
@@ -62,6 +68,7 @@ type target struct {
 func (s *Server) udpLoop() {
 	buf := make([]byte, 64*1024)
 	sc := &udpScratch{plain: make([]byte, 0, 64*1024), out: make([]byte, 0, 64*1024)}
+	var armed time.Time // the read deadline set
 	for {
 		// Datagrams a fault held are let go when due, on this goroutine: the read waits no
 		// longer than the first of them.
@@ -77,7 +84,10 @@ func (s *Server) udpLoop() {
 		if len(sc.held) > 0 {
 			deadline = sc.held[0].at
 		}
-		_ = s.udp.SetReadDeadline(deadline)
+		if !deadline.Equal(armed) {
+			_ = s.udp.SetReadDeadline(deadline)
+			armed = deadline
+		}
 		n, from, err := s.udp.ReadFromUDP(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
@@ -106,11 +116,9 @@ func (s *Server) handleDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) {
 		return
 	}
 	if fp.apply(pkt, func(b []byte) {
-		if at, ok := fp.release(time.Now()); ok {
-			sc.hold(at, b, from, nil)
-			return
+		if !sc.hold(fp, b, from, nil) {
+			s.processDatagram(sc, b, from)
 		}
-		s.processDatagram(sc, b, from)
 	}) {
 		s.mu.Lock()
 		s.stats.Packets++
@@ -146,9 +154,8 @@ func (s *Server) processDatagram(sc *udpScratch, pkt []byte, from *net.UDPAddr) 
 			continue
 		}
 		if t.fp.apply(out, func(b []byte) {
-			if at, ok := t.fp.release(time.Now()); ok {
-				sc.hold(at, b, nil, t.addr)
-				sent++
+			if sc.hold(t.fp, b, nil, t.addr) {
+				sent++ // counted when handed to the delay line
 				return
 			}
 			emit(b, t.addr)
